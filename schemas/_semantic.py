@@ -1,0 +1,135 @@
+"""Checks JSON Schema cannot express: ordering, start <= end, times inside the video, consistency.
+
+Each checker takes one schema-valid record and an optional ``{video_id: duration_s}`` index
+and returns ``(json_path, message)`` pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from streamcue.schemas.taxonomy import PROACTIVE_TYPE
+
+Problem = tuple[str, str]
+Durations = Mapping[str, float] | None
+
+#: Slack for times compared with a video's duration (source durations are rounded to 10 ms).
+DURATION_TOLERANCE_S = 0.05
+
+
+def _span(path: str, start: float, end: float) -> Iterator[Problem]:
+    if end < start:
+        yield f"{path}.end_s", f"end_s {end} is before start_s {start}"
+
+
+def _inside(path: str, t: float, duration: float | None) -> Iterator[Problem]:
+    if duration is not None and t > duration + DURATION_TOLERANCE_S:
+        yield path, f"time {t} s is past the end of the video ({duration} s)"
+
+
+def _duration(record: Mapping[str, Any], durations: Durations) -> tuple[float | None, Iterator[Problem]]:
+    if durations is None:
+        return None, iter(())
+    vid = record.get("video_id")
+    if vid not in durations:
+        return None, iter([("$.video_id", f"unknown video_id {vid!r} (not in the videos file)")])
+    return durations[vid], iter(())
+
+
+def check_video(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
+    anon = record["anonymization"]
+    if record["source"] == "recorded" and anon["status"] == "not_required":
+        yield "$.anonymization.status", "a recorded video always needs anonymization (pending, passed or failed)"
+    if anon["status"] in ("passed", "failed") and not anon.get("report"):
+        yield "$.anonymization.report", f"status {anon['status']} needs the path of its report"
+
+
+def check_interval_qa(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
+    duration, problems = _duration(record, durations)
+    yield from problems
+    expected = PROACTIVE_TYPE[record["task_type"]]
+    if record["proactive_type"] != expected:
+        yield "$.proactive_type", f"task_type {record['task_type']} is {expected}, not {record['proactive_type']}"
+    if expected == "contextual" and "context" not in record:
+        yield "$.context", f"a contextual question ({record['task_type']}) needs context.group_id and context.turn"
+    q = record["query_time_s"]
+    yield from _inside("$.query_time_s", q, duration)
+    clip = record.get("clip")
+    if clip:
+        yield from _span("$.clip", clip["start_s"], clip["end_s"])
+        yield from _inside("$.clip.end_s", clip["end_s"], duration)
+        if not clip["start_s"] <= q <= clip["end_s"]:
+            yield "$.query_time_s", f"query time {q} s is outside the clip [{clip['start_s']}, {clip['end_s']}]"
+    previous = None
+    for i, ans in enumerate(record["answers"]):
+        path = f"$.answers[{i}]"
+        yield from _span(path, ans["start_s"], ans["end_s"])
+        yield from _inside(f"{path}.end_s", ans["end_s"], duration)
+        if ans["end_s"] < q:
+            yield f"{path}.end_s", f"answer interval ends at {ans['end_s']} s, before the question is asked ({q} s)"
+        opt = ans.get("optimal_s")
+        if opt is not None and not ans["start_s"] <= opt <= ans["end_s"]:
+            yield f"{path}.optimal_s", f"optimal_s {opt} is outside its interval [{ans['start_s']}, {ans['end_s']}]"
+        if clip and not (clip["start_s"] <= ans["start_s"] and ans["end_s"] <= clip["end_s"]):
+            yield path, "answer interval is outside the clip"
+        if previous is not None and (ans["start_s"], ans["end_s"]) < previous:
+            yield f"{path}.start_s", "answers are not sorted by start_s"
+        previous = (ans["start_s"], ans["end_s"])
+
+
+def check_dense_caption(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
+    duration, problems = _duration(record, durations)
+    yield from problems
+    for i, cap in enumerate(record["captions"]):
+        if cap["t_s"] != i:
+            yield f"$.captions[{i}].t_s", f"expected one caption per second: t_s should be {i}, got {cap['t_s']}"
+            break
+    last = record["captions"][-1]["t_s"]
+    yield from _inside(f"$.captions[{len(record['captions']) - 1}].t_s", last, duration)
+
+
+def check_guidance(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
+    duration, problems = _duration(record, durations)
+    yield from problems
+    known_steps = set()
+    for i, step in enumerate(record["plan"]):
+        if step["index"] != i:
+            yield f"$.plan[{i}].index", f"plan steps must be numbered 0.. in order, got {step['index']}"
+        for j, action in enumerate(step["actions"]):
+            yield from _span(f"$.plan[{i}].actions[{j}]", action["start_s"], action["end_s"])
+            yield from _inside(f"$.plan[{i}].actions[{j}].end_s", action["end_s"], duration)
+        known_steps.update(step["step_ids"])
+    events = record["events"]
+    previous = None
+    for i, ev in enumerate(events):
+        path = f"$.events[{i}]"
+        yield from _inside(f"{path}.t_s", ev["t_s"], duration)
+        if previous is not None and ev["t_s"] < previous:
+            yield f"{path}.t_s", f"events are not sorted by time ({ev['t_s']} after {previous})"
+        previous = ev["t_s"]
+        is_mistake = ev["type"] == "mistake"
+        if is_mistake != (ev["mistake_category"] is not None):
+            yield f"{path}.mistake_category", "mistake events need a mistake_category, other events must have null"
+        unknown = [s for s in ev["step_ids"] if s not in known_steps]
+        if unknown:
+            yield f"{path}.step_ids", f"step ids {unknown} are not in the plan"
+        plan_index = ev.get("plan_index")
+        if plan_index is not None and plan_index >= len(record["plan"]):
+            yield f"{path}.plan_index", f"plan_index {plan_index} is past the plan ({len(record['plan'])} steps)"
+    if events[0]["type"] != "instruction":
+        yield "$.events[0].type", "the first event must be an instruction"
+    finishes = [i for i, ev in enumerate(events) if ev["type"] == "finish"]
+    if finishes != [len(events) - 1]:
+        yield "$.events", "exactly one finish event, as the last event"
+    n_instructions = sum(ev["type"] == "instruction" for ev in events)
+    if n_instructions != len(record["plan"]):
+        yield "$.events", f"{n_instructions} instruction events for {len(record['plan'])} plan steps"
+
+
+CHECKS: dict[str, Callable[[Mapping[str, Any], Durations], Iterator[Problem]]] = {
+    "video": check_video,
+    "interval_qa": check_interval_qa,
+    "dense_caption": check_dense_caption,
+    "guidance": check_guidance,
+}

@@ -1,0 +1,171 @@
+"""Validation of records against the JSON Schema files plus the semantic checks."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from referencing import Registry, Resource
+
+from streamcue.errors import ConfigError, RecordValidationError, Violation
+from streamcue.io import iter_jsonl
+from streamcue.schemas._semantic import CHECKS
+
+#: Record kinds and the field that identifies a record of that kind.
+ID_FIELDS: dict[str, str] = {
+    "video": "video_id",
+    "interval_qa": "qa_id",
+    "dense_caption": "task_id",
+    "guidance": "video_id",
+    "interval_qa_prediction": "qa_id",
+    "dense_caption_prediction": "task_id",
+    "guidance_prediction": "video_id",
+}
+KINDS: tuple[str, ...] = tuple(ID_FIELDS)
+SCHEMA_VERSION = "1.0"
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in ID_FIELDS:
+        close = difflib.get_close_matches(kind, KINDS, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(f"unknown record kind {kind!r}.{hint} Known kinds: {', '.join(KINDS)}")
+
+
+def _schema_text(name: str) -> str:
+    return resources.files("streamcue.schemas").joinpath(f"{name}.schema.json").read_text(encoding="utf-8")
+
+
+@cache
+def _registry() -> Registry:
+    resources_ = [Resource.from_contents(json.loads(_schema_text(name))) for name in ("common", *KINDS)]
+    return Registry().with_resources((res.id(), res) for res in resources_)
+
+
+def load_schema(kind: str) -> dict[str, Any]:
+    """The JSON Schema (a dict) of a record kind."""
+    _check_kind(kind)
+    return json.loads(_schema_text(kind))
+
+
+@cache
+def _validator(kind: str) -> jsonschema.protocols.Validator:
+    schema = load_schema(kind)
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema, registry=_registry())
+
+
+def _json_path(error: jsonschema.ValidationError) -> str:
+    path = "$"
+    for part in error.absolute_path:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return path
+
+
+def _record_id(record: Any, kind: str) -> str | None:
+    if isinstance(record, Mapping):
+        value = record.get(ID_FIELDS[kind])
+        return f"{ID_FIELDS[kind]}={value}" if value is not None else None
+    return None
+
+
+def check(record: Any, kind: str, *, durations: Mapping[str, float] | None = None,
+          file: str | None = None, line: int | None = None) -> list[Violation]:
+    """Every violation of one record: JSON Schema errors, then (if none) semantic checks.
+
+    ``durations`` maps video_id to duration in seconds; when given, times are checked against
+    the video's length and unknown video ids are reported.
+    """
+    _check_kind(kind)
+    rid = _record_id(record, kind)
+    errors = sorted(_validator(kind).iter_errors(record), key=lambda e: list(map(str, e.absolute_path)))
+    violations = [Violation(_short(e), _json_path(e), file, line, rid) for e in errors]
+    if not violations and kind in CHECKS:
+        violations = [Violation(msg, path, file, line, rid) for path, msg in CHECKS[kind](record, durations)]
+    return violations
+
+
+def _short(error: jsonschema.ValidationError) -> str:
+    message = error.message
+    return message if len(message) <= 200 else message[:197] + "..."
+
+
+def validate(record: Any, kind: str, *, durations: Mapping[str, float] | None = None) -> None:
+    """Raise :class:`RecordValidationError` listing every violation of ``record``; else return None."""
+    violations = check(record, kind, durations=durations)
+    if violations:
+        raise RecordValidationError(violations)
+
+
+@dataclass
+class FileReport:
+    """Outcome of validating one JSONL file."""
+
+    path: str
+    kind: str
+    records: int = 0
+    violations: list[Violation] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+
+def check_records(records: Iterable[tuple[int | None, Any]], kind: str, *, file: str | None = None,
+                  durations: Mapping[str, float] | None = None) -> FileReport:
+    """Check ``(line, record)`` pairs, including that ids are unique across them."""
+    _check_kind(kind)
+    report = FileReport(path=file or "<records>", kind=kind)
+    seen: dict[Any, int | None] = {}
+    id_field = ID_FIELDS[kind]
+    for line, record in records:
+        report.records += 1
+        report.violations.extend(check(record, kind, durations=durations, file=file, line=line))
+        rid = record.get(id_field) if isinstance(record, Mapping) else None
+        if rid is None:
+            continue
+        if rid in seen:
+            where = f"line {seen[rid]}" if seen[rid] is not None else "an earlier record"
+            report.violations.append(Violation(f"duplicate {id_field} {rid!r} (first seen at {where})",
+                                               f"$.{id_field}", file, line, f"{id_field}={rid}"))
+        else:
+            seen[rid] = line
+    return report
+
+
+def check_file(path: str | Path, kind: str, *, videos: str | Path | None = None) -> FileReport:
+    """Validate a JSONL file of records of ``kind``.
+
+    ``videos`` is a ``videos.jsonl`` whose durations bound the times; when it is None and a
+    ``videos.jsonl`` lies beside ``path`` (and ``path`` is not it), that one is used.
+    """
+    path = Path(path)
+    durations = None
+    if videos is None and kind != "video" and path.with_name("videos.jsonl").is_file():
+        videos = path.with_name("videos.jsonl")
+    if videos is not None:
+        durations = load_durations(videos)
+    return check_records(iter_jsonl(path), kind, file=str(path), durations=durations)
+
+
+def load_durations(videos: str | Path) -> dict[str, float]:
+    """``{video_id: duration_s}`` from a videos JSONL file (itself validated first)."""
+    report = check_records(iter_jsonl(videos), "video", file=str(videos))
+    if not report.ok:
+        raise RecordValidationError(report.violations)
+    return {rec["video_id"]: float(rec["duration_s"]) for _, rec in iter_jsonl(videos)}
+
+
+def validate_file(path: str | Path, kind: str, *, videos: str | Path | None = None) -> FileReport:
+    """Like :func:`check_file` but raise :class:`RecordValidationError` if anything is wrong."""
+    report = check_file(path, kind, videos=videos)
+    if not report.ok:
+        raise RecordValidationError(report.violations)
+    return report
