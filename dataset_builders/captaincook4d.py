@@ -1,0 +1,259 @@
+"""CaptainCook4D -> LiveCook-style ``guidance`` records and ``video`` records.
+
+Input: the public CaptainCook4D annotation repository (``annotation_json/``,
+``data_splits/``, ``metadata/``). Output: one guidance record and one video record per
+recording. The plan/event rules are LiveCook's (see :mod:`streamcue.dataset_builders.guidance_plan`).
+
+Source quirks, each handled on purpose:
+
+* steps not performed have start and end -1: dropped, and their errors kept in
+  ``provenance.excluded`` (a step with only one of the two times at -1 is an error);
+* a step id can repeat within a recording (53 recordings; sometimes with a different
+  description): actions are identified by their position, never by step id;
+* steps listed out of time order (72 recordings): sorted by the grouping rule;
+* overlapping consecutive steps (453 pairs): grouped only when contained in the group's first
+  action, otherwise a new plan step;
+* several error tags on one step (532 steps): one mistake event per counted tag;
+* step end times up to a few ms past the metadata duration, which is rounded to 10 ms: the
+  video duration is raised to the last end time (more than 1 s past it is an error).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from streamcue.dataset_builders import captaincook4d_text as text
+from streamcue.dataset_builders.guidance_plan import Action, Mistake, group_actions, schedule_events
+from streamcue.errors import ConfigError, InputError
+from streamcue.io import read_json
+from streamcue.progress import track
+from streamcue.schemas import SCHEMA_VERSION
+from streamcue.schemas.taxonomy import COUNTED_MISTAKES
+
+BUILDER_VERSION = "1.0"
+VIDEO_LICENSE = "CaptainCook4D terms (videos are not redistributed; annotations MIT / Apache-2.0)"
+DURATION_SLACK_S = 1.0
+
+#: CaptainCook4D error tag -> streamcue mistake category.
+TAG_CATEGORIES: dict[str, str] = {
+    "Preparation Error": "preparation",
+    "Measurement Error": "measurement",
+    "Technique Error": "technique",
+    "Timing Error": "timing",
+    "Temperature Error": "temperature",
+    "Order Error": "order",
+    "Missing Step": "missing_step",
+    "Other": "other",
+}
+SPLIT_NAMES = {"train": "train", "val": "validation", "validation": "validation", "test": "test"}
+
+__all__ = ["Config", "build", "TAG_CATEGORIES"]
+
+
+@dataclass(frozen=True)
+class Config:
+    """Options of the CaptainCook4D guidance builder.
+
+    ``annotations``: the CaptainCook4D annotation repository folder.
+    ``counted_mistakes``: categories that become mistake events (LiveCook's five by default).
+    ``split_file``: recordings split, relative to ``annotations``.
+    """
+
+    annotations: Path
+    counted_mistakes: tuple[str, ...] = COUNTED_MISTAKES
+    split_file: str = "data_splits/recordings_data_split_combined.json"
+    steps_file: str = "annotation_json/complete_step_annotations.json"
+    errors_file: str = "annotation_json/error_annotations.json"
+    metadata_file: str = "metadata/video_information.csv"
+    video_uri: str = "captaincook4d/{recording_id}_360p.mp4"
+    recordings: tuple[str, ...] = field(default=())  # empty: all
+
+    def __post_init__(self) -> None:
+        unknown = set(self.counted_mistakes) - set(TAG_CATEGORIES.values())
+        if unknown:
+            raise ConfigError(f"unknown mistake categories {sorted(unknown)}; known: {sorted(TAG_CATEGORIES.values())}")
+
+
+def _field(obj: Mapping[str, Any], key: str, file: Path, record: str, where: str = "") -> Any:
+    if not isinstance(obj, Mapping) or key not in obj:
+        raise InputError("missing field", file=file, record=record, field=f"{where}{key}")
+    return obj[key]
+
+
+def _time(step: Mapping[str, Any], key: str, file: Path, record: str, where: str) -> float:
+    value = _field(step, key, file, record, where)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"expected a number of seconds, got {value!r}", file=file, record=record, field=where + key)
+    return float(value)
+
+
+def _load_durations(path: Path) -> dict[str, float]:
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+    except FileNotFoundError:
+        raise InputError("file not found (CaptainCook4D metadata with recording durations)", file=path) from None
+    durations = {}
+    for lineno, row in enumerate(rows, start=2):
+        try:
+            durations[row["recording_id"]] = float(row["duration(sec)"])
+        except (KeyError, TypeError, ValueError):
+            raise InputError("expected columns recording_id and duration(sec) with a number", file=path, line=lineno) from None
+    return durations
+
+
+def _load_splits(path: Path) -> dict[str, str]:
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise InputError("expected an object {split: [recording ids]}", file=path)
+    splits = {}
+    for name, ids in data.items():
+        if name not in SPLIT_NAMES:
+            raise InputError(f"unknown split {name!r}; expected train, val or test", file=path, field=name)
+        for rid in ids:
+            splits[str(rid)] = SPLIT_NAMES[name]
+    return splits
+
+
+def _errors_by_position(recording: Mapping[str, Any], errors: Mapping[str, Any] | None, file: Path, rid: str) -> list[list[dict]]:
+    """The error list of every step, joined by position and checked on (step_id, start, end)."""
+    steps = recording["steps"]
+    if errors is None:
+        return [[] for _ in steps]
+    annotated = _field(errors, "step_annotations", file, rid)
+    if len(annotated) != len(steps):
+        raise InputError(f"{len(annotated)} error step annotations for {len(steps)} steps", file=file, record=rid,
+                         field="step_annotations")
+    joined = []
+    for i, (step, err) in enumerate(zip(steps, annotated)):
+        key = lambda s: (s.get("step_id"), s.get("start_time"), s.get("end_time"))  # noqa: E731
+        if key(step) != key(err):
+            raise InputError(f"does not match step {i} of the step annotations", file=file, record=rid,
+                             field=f"step_annotations[{i}]")
+        tags = err.get("errors") or []
+        for j, e in enumerate(tags):
+            tag = _field(e, "tag", file, rid, f"step_annotations[{i}].errors[{j}].")
+            if tag not in TAG_CATEGORIES:
+                raise InputError(f"unknown error tag {tag!r}", file=file, record=rid, field=f"step_annotations[{i}].errors[{j}].tag")
+        joined.append(tags)
+    return joined
+
+
+def build_recording(recording: Mapping[str, Any], errors: Mapping[str, Any] | None, *, config: Config,
+                    duration_s: float, split: str, steps_file: Path, errors_file: Path) -> tuple[dict, dict]:
+    """One CaptainCook4D recording -> (guidance record, video record)."""
+    rid = str(_field(recording, "recording_id", steps_file, "?"))
+    steps = _field(recording, "steps", steps_file, rid)
+    activity = _field(recording, "activity_name", steps_file, rid)
+    step_errors = _errors_by_position(recording, errors, errors_file, rid)
+    actions: list[Action] = []
+    excluded: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for i, (step, errs) in enumerate(zip(steps, step_errors)):
+        where = f"steps[{i}]."
+        start, end = _time(step, "start_time", steps_file, rid, where), _time(step, "end_time", steps_file, rid, where)
+        step_id = _field(step, "step_id", steps_file, rid, where)
+        description = _field(step, "description", steps_file, rid, where)
+        if start == -1 and end == -1:
+            excluded.extend({"step_id": step_id, "category": TAG_CATEGORIES[e["tag"]], "description": e.get("description", ""),
+                             "reason": "step not performed"} for e in errs)
+            excluded.append({"step_id": step_id, "description": description, "reason": "step not performed (times -1)"})
+            continue
+        if start < 0 or end < 0:
+            raise InputError(f"only one of start_time/end_time is -1 ({start}, {end})", file=steps_file, record=rid, field=where + "start_time")
+        if end < start:
+            raise InputError(f"end_time {end} is before start_time {start}", file=steps_file, record=rid, field=where + "end_time")
+        mistakes = []
+        for e in errs:
+            category = TAG_CATEGORIES[e["tag"]]
+            if category in config.counted_mistakes:
+                mistakes.append(Mistake(category, text.mistake_text(category, e.get("description") or e["tag"], description)))
+            else:
+                excluded.append({"step_id": step_id, "category": category, "description": e.get("description", ""),
+                                 "reason": "category not counted"})
+        actions.append(Action(step_id, start, end, description, text.success_text(description), tuple(mistakes), i))
+    if not actions:
+        raise InputError("no performed steps (every step has times -1)", file=steps_file, record=rid, field="steps")
+    last_end = max(a.end_s for a in actions)
+    if last_end > duration_s + DURATION_SLACK_S:
+        raise InputError(f"a step ends at {last_end} s, past the video duration {duration_s} s", file=steps_file, record=rid, field="steps")
+    if last_end > duration_s:
+        notes.append(f"video duration raised from {duration_s} s to the last step end {last_end} s (metadata is rounded)")
+        duration_s = last_end
+    groups = group_actions(actions)
+    plan = [{
+        "index": i,
+        "text": text.instruction_text([a.instruction for a in group]),
+        "step_ids": list(dict.fromkeys(a.step_id for a in group)),
+        "actions": [{"step_id": a.step_id, "description": a.instruction, "start_s": a.start_s, "end_s": a.end_s} for a in group],
+    } for i, group in enumerate(groups)]
+    events = schedule_events(groups, [step["text"] for step in plan])
+    guidance = {
+        "schema_version": SCHEMA_VERSION,
+        "video_id": rid,
+        "activity": activity,
+        "activity_id": recording.get("activity_id"),
+        "plan": plan,
+        "events": events,
+        "provenance": {
+            "builder": "captaincook4d",
+            "version": BUILDER_VERSION,
+            "source": "CaptainCook4D complete_step_annotations.json + error_annotations.json",
+            "stage": "template",
+            "model": None,
+            "prompt_hash": None,
+            "counted_mistakes": list(config.counted_mistakes),
+            "notes": notes,
+            "excluded": excluded,
+        },
+        "verification": {"status": "unverified", "annotators": [], "checks": 0},
+    }
+    video = {
+        "schema_version": SCHEMA_VERSION,
+        "video_id": rid,
+        "source": "captaincook4d",
+        "duration_s": duration_s,
+        "fps": None,
+        "width": None,
+        "height": None,
+        "license": VIDEO_LICENSE,
+        "uri": config.video_uri.format(recording_id=rid),
+        "split": split,
+        "anonymization": {"status": "not_required", "report": None},
+    }
+    return guidance, video
+
+
+def build(config: Config) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield ``("guidance", record)`` and ``("video", record)`` for every recording."""
+    root = Path(config.annotations)
+    if not root.is_dir():
+        raise InputError("not a folder (expected the CaptainCook4D annotation repository)", file=root)
+    steps_file, errors_file = root / config.steps_file, root / config.errors_file
+    recordings = read_json(steps_file)
+    if not isinstance(recordings, dict):
+        raise InputError("expected an object {recording_id: recording}", file=steps_file)
+    error_list = read_json(errors_file) if errors_file.exists() else None
+    if error_list is not None and not isinstance(error_list, list):
+        raise InputError("expected a list of recordings", file=errors_file)
+    errors = {str(_field(e, "recording_id", errors_file, f"[{i}]")): e for i, e in enumerate(error_list or [])}
+    durations = _load_durations(root / config.metadata_file)
+    splits = _load_splits(root / config.split_file)
+    wanted = list(config.recordings) or list(recordings)
+    for rid in track(wanted, "captaincook4d recordings", total=len(wanted)):
+        if rid not in recordings:
+            raise InputError("unknown recording id", file=steps_file, record=rid)
+        if rid not in durations:
+            raise InputError("recording has no duration in the metadata", file=root / config.metadata_file, record=rid)
+        if rid not in splits:
+            raise InputError("recording is in no split", file=root / config.split_file, record=rid)
+        if error_list is not None and rid not in errors:
+            raise InputError("recording has no error annotation", file=errors_file, record=rid)
+        guidance, video = build_recording(recordings[rid], errors.get(rid), config=config, duration_s=durations[rid],
+                                          split=splits[rid], steps_file=steps_file, errors_file=errors_file)
+        yield "guidance", guidance
+        yield "video", video

@@ -1,0 +1,3 @@
+from streamcue.cli import main
+
+main()

@@ -1,0 +1,167 @@
+"""The ``streamcue`` command line: one subcommand per step of the pipeline.
+
+Library code raises :class:`streamcue.errors.StreamcueError`; :func:`main` alone turns it into
+a one-line message on stderr and a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import click
+import typer
+
+from streamcue import console
+from streamcue.errors import StreamcueError
+
+app = typer.Typer(
+    name="streamcue",
+    help="Build, verify, publish and score benchmarks for streaming-video assistants.\n\n"
+         "Start with: streamcue demo",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+build_app = typer.Typer(help="Turn source annotations into streamcue records.", no_args_is_help=True)
+app.add_typer(build_app, name="build")
+
+
+@build_app.command("captaincook4d")
+def build_captaincook4d(
+    annotations: Annotated[Path, typer.Option(help="CaptainCook4D annotation repository folder (annotation_json/, data_splits/, metadata/).")],
+    out: Annotated[Path, typer.Option(help="Output folder: guidance.jsonl and videos.jsonl are written there.")],
+    count_mistakes: Annotated[str, typer.Option(help="Comma-separated mistake categories that become mistake events.")] =
+        "technique,preparation,measurement,timing,temperature",
+    recording: Annotated[Optional[list[str]], typer.Option(help="Build only these recording ids (repeatable).")] = None,
+) -> None:
+    """Build LiveCook-style guidance records for every CaptainCook4D recording.
+
+    Example:
+
+        streamcue build captaincook4d --annotations ../shared/data/captaincook4d --out out/cc4d
+    """
+    from streamcue.dataset_builders import captaincook4d
+    from streamcue.dataset_builders.output import write_outputs
+
+    config = captaincook4d.Config(
+        annotations=annotations,
+        counted_mistakes=tuple(c.strip() for c in count_mistakes.split(",") if c.strip()),
+        recordings=tuple(recording or ()),
+    )
+    result = write_outputs(captaincook4d.build(config), out)
+    _print_guidance_summary(result.files["guidance"], result.files["video"])
+
+
+def _print_guidance_summary(guidance_path: Path, videos_path: Path) -> None:
+    from streamcue.dataset_builders.summaries import guidance_summary
+    from streamcue.io import read_jsonl
+
+    summary = guidance_summary(read_jsonl(guidance_path), read_jsonl(videos_path))
+    console.out.print(console.table(f"guidance records ({guidance_path})", summary["columns"], summary["rows"], "split"))
+    console.out.print(console.table("mistakes by category", ["mistakes"],
+                                    {k: {"mistakes": v} for k, v in summary["mistakes_by_category"].items()}, "category"))
+
+
+@app.command()
+def validate(
+    file: Annotated[Path, typer.Argument(help="JSONL file of records, one per line.")],
+    kind: Annotated[str, typer.Option(help="Record kind: video, interval_qa, dense_caption, guidance or a *_prediction kind.")],
+    videos: Annotated[Optional[Path], typer.Option(help="videos.jsonl to check times against (default: the one beside FILE, if any).")] = None,
+    max_errors: Annotated[int, typer.Option(help="Print at most this many violations.")] = 50,
+) -> None:
+    """Check every record of FILE against its schema and the semantic rules.
+
+    Every violation is printed on one line (file:line, record id, JSON path, message); the exit
+    code is non-zero when there is any.
+
+    Example:
+
+        streamcue validate out/cc4d/guidance.jsonl --kind guidance
+    """
+    from streamcue.schemas import check_file
+
+    report = check_file(file, kind, videos=videos)
+    if report.ok:
+        console.out.print(f"{file}: {report.records} {kind} records, all valid")
+        return
+    for violation in report.violations[:max_errors]:
+        console.err.print(str(violation), markup=False)
+    hidden = len(report.violations) - max_errors
+    console.err.print(f"{file}: {len(report.violations)} violations in {report.records} records"
+                      + (f" ({hidden} not shown)" if hidden > 0 else ""), markup=False)
+    raise typer.Exit(2)
+
+
+@app.command()
+def schema(kind: Annotated[str, typer.Argument(help="Record kind, e.g. interval_qa.")]) -> None:
+    """Print the fields of a record kind, from its JSON Schema file.
+
+    Example:
+
+        streamcue schema guidance
+    """
+    from streamcue.schemas.fields import field_rows
+
+    console.out.print(console.table(f"{kind} fields", ["field", "type", "required", "meaning"], field_rows(kind)))
+
+
+@app.command("ls")
+def list_things() -> None:
+    """List record kinds, builders and metrics.
+
+    Example:
+
+        streamcue ls
+    """
+    from streamcue.dataset_builders import BUILDERS
+    from streamcue.schemas import KINDS
+
+    console.out.print("record kinds: " + ", ".join(KINDS))
+    console.out.print("builders:     " + ", ".join(BUILDERS))
+    try:
+        from streamcue.metrics import METRICS
+        console.out.print("metrics:      " + ", ".join(METRICS))
+    except ImportError:  # pragma: no cover - metrics always ship
+        pass
+
+
+@app.command()
+def demo(
+    out: Annotated[Path, typer.Option(help="Folder for the demo's outputs.")] = Path("streamcue-demo"),
+    annotations: Annotated[Optional[Path], typer.Option(help="CaptainCook4D annotations (default: ../shared/data/captaincook4d beside the repository, or $STREAMCUE_CAPTAINCOOK4D).")] = None,
+) -> None:
+    """Run the main job offline on the embedded defaults: no network, no API key.
+
+    Builds the CaptainCook4D guidance set, validates it and prints a summary.
+
+    Example:
+
+        streamcue demo --out streamcue-demo
+    """
+    from streamcue.demo import run_demo
+
+    run_demo(out, annotations)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``streamcue`` console script."""
+    try:
+        app(args=argv, prog_name="streamcue", standalone_mode=False)
+    except StreamcueError as exc:
+        console.err.print(f"error: {exc}", markup=False, soft_wrap=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        console.err.print("interrupted", markup=False)
+        sys.exit(130)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
