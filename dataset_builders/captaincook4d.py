@@ -166,7 +166,7 @@ def build_recording(recording: Mapping[str, Any], errors: Mapping[str, Any] | No
         if start < 0 or end < 0:
             raise InputError(f"only one of start_time/end_time is -1 ({start}, {end})", file=steps_file, record=rid, field=where + "start_time")
         if end < start:
-            raise InputError(f"end_time {end} is before start_time {start}", file=steps_file, record=rid, field=where + "end_time")
+            raise InputError(f"end_time {round(end, 6)} is before start_time {round(start, 6)}", file=steps_file, record=rid, field=where + "end_time")
         mistakes = []
         for e in errs:
             category = TAG_CATEGORIES[e["tag"]]

@@ -10,10 +10,12 @@ __all__ = ["field_rows"]
 
 
 def _resolve(node: dict[str, Any]) -> dict[str, Any]:
+    base_uri = "urn:streamcue:common"  # the only file with local refs
     while "$ref" in node:
         ref = node["$ref"]
         base, _, pointer = ref.partition("#")
-        target = _registry().contents(base)
+        base_uri = base or base_uri
+        target = _registry().contents(base_uri)
         for part in pointer.strip("/").split("/"):
             target = target[part]
         node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}

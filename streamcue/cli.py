@@ -149,7 +149,7 @@ def demo(
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``streamcue`` console script."""
     try:
-        app(args=argv, prog_name="streamcue", standalone_mode=False)
+        code = app(args=argv, prog_name="streamcue", standalone_mode=False)
     except StreamcueError as exc:
         console.err.print(f"error: {exc}", markup=False, soft_wrap=True)
         sys.exit(exc.exit_code)
@@ -161,6 +161,9 @@ def main(argv: list[str] | None = None) -> None:
     except (click.exceptions.Abort, KeyboardInterrupt):
         console.err.print("interrupted", markup=False)
         sys.exit(130)
+    # Without standalone mode click returns the code of a typer.Exit instead of exiting.
+    if isinstance(code, int) and code:
+        sys.exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,64 @@
+"""Shared fixtures: where the public source data lies, small valid records of every kind."""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("STREAMCUE_SHARED_DATA", REPO.parent / "shared" / "data"))
+CAPTAINCOOK4D = SHARED_DATA / "captaincook4d"
+GOALSTEP_VAL = SHARED_DATA / "ego4d_goalstep" / "data" / "goalstep_valid.json"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    """Never touch the user's cache from a test."""
+    monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.setenv("STREAMCUE_NO_PROGRESS", "1")
+
+
+VALID = {
+    "video": {
+        "schema_version": "1.0", "video_id": "v1", "source": "recorded", "duration_s": 30.0, "fps": 30.0,
+        "width": 1280, "height": 720, "license": "CC BY 4.0", "uri": "recorded/v1.mp4", "split": "test",
+        "anonymization": {"status": "passed", "report": "reports/v1.json"},
+    },
+    "interval_qa": {
+        "schema_version": "1.0", "qa_id": "q1", "video_id": "v1", "clip": {"start_s": 0.0, "end_s": 30.0},
+        "task_type": "OR", "proactive_type": "explicit", "question": "Tell me when you see a red cup.",
+        "query_time_s": 1.0,
+        "answers": [{"start_s": 2.0, "end_s": 4.0, "text": "A red cup on the table."},
+                    {"start_s": 10.0, "end_s": 12.5, "optimal_s": 10.5, "text": "The red cup is in the sink."}],
+        "provenance": {"builder": "test", "version": "1"}, "verification": {"status": "unverified"},
+    },
+    "dense_caption": {
+        "schema_version": "1.0", "task_id": "t1", "video_id": "v1", "task_type": "present", "category": "cooking",
+        "prompt": "Describe what the person is doing now.", "fps": 1,
+        "captions": [{"t_s": 0, "text": "Cutting an onion."}, {"t_s": 1, "text": "Cutting an onion.", "corrected": True}],
+        "provenance": {"builder": "test", "version": "1"}, "verification": {"status": "verified", "annotators": ["a"], "checks": 1},
+    },
+    "guidance": {
+        "schema_version": "1.0", "video_id": "v1", "activity": "Coffee", "activity_id": 3,
+        "plan": [{"index": 0, "text": "Boil water.", "step_ids": [1],
+                  "actions": [{"step_id": 1, "description": "Boil-Boil water", "start_s": 1.0, "end_s": 10.0}]}],
+        "events": [
+            {"t_s": 1.0, "type": "instruction", "text": "Boil water.", "plan_index": 0, "step_ids": [1], "mistake_category": None, "time_source": "annotation"},
+            {"t_s": 10.0, "type": "mistake", "text": "Too little water.", "plan_index": 0, "step_ids": [1], "mistake_category": "measurement", "time_source": "step_end_default"},
+            {"t_s": 10.0, "type": "finish", "text": "You have finished all the steps.", "plan_index": None, "step_ids": [], "mistake_category": None, "time_source": "annotation"},
+        ],
+        "provenance": {"builder": "test", "version": "1"}, "verification": {"status": "unverified"},
+    },
+    "interval_qa_prediction": {"qa_id": "q1", "responses": [{"t_s": 2.5, "text": "a red cup"}]},
+    "dense_caption_prediction": {"task_id": "t1", "responses": [{"t_s": 0.0, "text": "cutting"}]},
+    "guidance_prediction": {"video_id": "v1", "events": [{"t_s": 9.0, "type": "mistake", "text": "more water"}]},
+}
+
+
+@pytest.fixture
+def valid():
+    """A deep copy of a valid record of each kind, safe to mutate."""
+    return copy.deepcopy(VALID)

@@ -1,0 +1,55 @@
+"""The command line as a user runs it: a real subprocess, exit codes, one-line errors."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import CAPTAINCOOK4D, VALID
+
+COMMANDS = [["build", "captaincook4d"], ["validate"], ["schema"], ["ls"], ["demo"]]
+
+
+def run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "streamcue", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, env={"STREAMCUE_NO_PROGRESS": "1", "PATH": "/usr/bin:/bin", "COLUMNS": "200"})
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_every_command_has_help_with_an_example(command):
+    result = run(*command, "--help")
+    assert result.returncode == 0, result.stderr
+    assert "Example" in result.stdout
+
+
+def test_validate_reports_each_violation_on_one_line(tmp_path):
+    bad = dict(VALID["interval_qa"], qa_id="q9", task_type="ZZ")
+    path = tmp_path / "qa.jsonl"
+    path.write_text(json.dumps(VALID["interval_qa"]) + "\n" + json.dumps(bad) + "\n")
+    result = run("validate", path, "--kind", "interval_qa")
+    assert result.returncode == 2
+    assert f"{path}:2, record qa_id=q9: $.task_type: 'ZZ' is not one of" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["validate", "missing.jsonl", "--kind", "guidance"], "error: missing.jsonl: file not found"),
+    (["validate", "x.jsonl", "--kind", "guidanse"], "error: unknown record kind 'guidanse'. Did you mean 'guidance'?"),
+    (["build", "captaincook4d", "--annotations", "nowhere", "--out", "o"], "error: nowhere: not a folder"),
+])
+def test_expected_problems_are_one_line_errors(tmp_path, args, message):
+    result = run(*args, cwd=tmp_path)
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()]
+    assert result.stderr.startswith(message), result.stderr
+
+
+def test_build_then_validate_real_captaincook4d(tmp_path):
+    out = tmp_path / "out"
+    result = run("build", "captaincook4d", "--annotations", CAPTAINCOOK4D, "--out", out)
+    assert result.returncode == 0, result.stderr
+    assert "384" in result.stdout
+    result = run("validate", out / "guidance.jsonl", "--kind", "guidance")
+    assert result.returncode == 0, result.stderr
+    assert "384 guidance records, all valid" in result.stdout
