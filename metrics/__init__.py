@@ -1,0 +1,68 @@
+"""Metrics of the papers behind streamcue, as pure functions plus a file-level evaluator.
+
+* ``estp-f1`` (:mod:`~streamcue.metrics.estp`): ESTP-Bench's answer + timing F1 for interval_qa.
+* ``vsas`` (:mod:`~streamcue.metrics.vsas`): VSAS-Bench accuracy and consistency for dense_caption.
+* ``livecook`` (:mod:`~streamcue.metrics.livecook`): LiveCook IC-Acc, mistake P/R/F1, ROUGE-L, BERTScore.
+
+>>> from streamcue.metrics import evaluate                                    # doctest: +SKIP
+>>> report = evaluate("estp-f1", "gt.jsonl", "pred.jsonl", judge="token-f1")  # doctest: +SKIP
+>>> report["overall"]["f1"]                                                   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from streamcue.errors import ConfigError
+
+__all__ = ["METRICS", "MetricInfo", "evaluate"]
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    record_kind: str
+    config: str
+    higher_is_better: bool
+    uses_judge: bool
+    summary: str
+
+
+#: name -> what it scores.
+METRICS: dict[str, MetricInfo] = {
+    "estp-f1": MetricInfo("interval_qa", "estp_f1", True, True, "ESTP-Bench answer + timing F1 (appendix B.3)"),
+    "vsas": MetricInfo("dense_caption", "vsas", True, True, "VSAS-Bench accuracy and consistency (Sec. 3.3)"),
+    "livecook": MetricInfo("guidance", "livecook", True, False, "LiveCook IC-Acc, mistake P/R/F1, ROUGE-L, BERTScore"),
+}
+
+
+def metric_info(name: str) -> MetricInfo:
+    if name not in METRICS:
+        close = difflib.get_close_matches(name, METRICS, n=1)
+        raise ConfigError(f"unknown metric {name!r}." + (f" Did you mean {close[0]!r}?" if close else "")
+                          + f" Known metrics: {', '.join(METRICS)}")
+    return METRICS[name]
+
+
+def evaluate(metric: str, gt: str | Path, pred: str | Path, *, judge: str = "token-f1", config_version: int | None = None,
+             judge_options: dict[str, Any] | None = None, use_cache: bool = True, bertscore: bool = True,
+             bertscore_model: str | None = None, **params: Any) -> dict[str, Any]:
+    """Score the predictions in ``pred`` against the ground truth in ``gt``; returns the report dict.
+
+    ``params`` override parameters of the metric's versioned config (recorded in the report).
+    """
+    from streamcue.metrics.configs import load_config
+    from streamcue.metrics.evaluate import evaluate_estp, evaluate_livecook, evaluate_vsas, read_pairs
+    from streamcue.metrics.judges import JudgeRunner, make_judge
+
+    info = metric_info(metric)
+    config = load_config(info.config, config_version, **params)
+    gt_records, preds = read_pairs(gt, pred, info.record_kind)
+    if metric == "livecook":
+        return evaluate_livecook(gt_records, preds, config, bertscore=bertscore, bertscore_model=bertscore_model)
+    runner = JudgeRunner(make_judge(judge, **(judge_options or {})), use_cache=use_cache)
+    if metric == "estp-f1":
+        return evaluate_estp(gt_records, preds, runner, config)
+    return evaluate_vsas(gt_records, preds, runner, config)

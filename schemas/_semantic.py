@@ -133,3 +133,19 @@ CHECKS: dict[str, Callable[[Mapping[str, Any], Durations], Iterator[Problem]]] =
     "dense_caption": check_dense_caption,
     "guidance": check_guidance,
 }
+
+
+def check_interval_qa_minimal(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
+    for i, ans in enumerate(record["answers"]):
+        yield from _span(f"$.answers[{i}]", ans["start_s"], ans["end_s"])
+
+
+def check_dense_caption_minimal(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
+    for i, cap in enumerate(record["captions"]):
+        if cap["t_s"] != i:
+            yield f"$.captions[{i}].t_s", f"expected one caption per second: t_s should be {i}, got {cap['t_s']}"
+            break
+
+
+CHECKS["interval_qa_minimal"] = check_interval_qa_minimal
+CHECKS["dense_caption_minimal"] = check_dense_caption_minimal

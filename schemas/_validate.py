@@ -27,6 +27,9 @@ ID_FIELDS: dict[str, str] = {
     "interval_qa_prediction": "qa_id",
     "dense_caption_prediction": "task_id",
     "guidance_prediction": "video_id",
+    "interval_qa_minimal": "qa_id",
+    "dense_caption_minimal": "task_id",
+    "guidance_minimal": "video_id",
 }
 KINDS: tuple[str, ...] = tuple(ID_FIELDS)
 SCHEMA_VERSION = "1.0"

@@ -96,6 +96,62 @@ def validate(
 
 
 @app.command()
+def evaluate(
+    metric: Annotated[str, typer.Argument(help="estp-f1 (interval_qa), vsas (dense_caption) or livecook (guidance).")],
+    gt: Annotated[Path, typer.Option(help="Ground truth JSONL: full records or minimal ones.")],
+    pred: Annotated[Path, typer.Option(help="Predictions JSONL in the matching *_prediction schema.")],
+    judge: Annotated[str, typer.Option(help="Answer judge: exact, token-f1, embedding or llm.")] = "token-f1",
+    output: Annotated[Optional[Path], typer.Option(help="Write the full JSON report (overall, groups, per_item) here.")] = None,
+    config_version: Annotated[Optional[int], typer.Option(help="Metric config version (default: latest).")] = None,
+    judge_model: Annotated[Optional[str], typer.Option(help="embedding: model folder; llm: model name.")] = None,
+    llm_base_url: Annotated[Optional[str], typer.Option(help="llm judge: OpenAI-compatible base URL (or $STREAMCUE_LLM_BASE_URL).")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the persistent judge cache.")] = False,
+    bertscore: Annotated[bool, typer.Option(help="livecook: compute BERTScore (needs the [embed] extra).")] = True,
+    bertscore_model: Annotated[Optional[str], typer.Option(help="livecook: local BERTScore model folder (default: packaged MiniLM, layer 4).")] = None,
+    param: Annotated[Optional[list[str]], typer.Option(help="Override a metric parameter, NAME=VALUE (e.g. window_s=10); recorded in the report.")] = None,
+) -> None:
+    """Score predictions against ground truth and print a table (overall and per group).
+
+    Examples:
+
+        streamcue evaluate estp-f1 --gt qa.jsonl --pred pred.jsonl --judge token-f1
+
+        streamcue evaluate vsas --gt captions.jsonl --pred pred.jsonl --judge embedding --output report.json
+
+        streamcue evaluate livecook --gt guidance.jsonl --pred pred.jsonl --param window_s=10
+    """
+    from streamcue.io import write_json
+    from streamcue.metrics import evaluate as run_evaluate
+    from streamcue.metrics.report import print_report
+
+    report = run_evaluate(metric, gt, pred, judge=judge, config_version=config_version, use_cache=not no_cache,
+                          judge_options={"model_path" if judge == "embedding" else "model": judge_model,
+                                         **({"base_url": llm_base_url} if judge == "llm" else {})},
+                          bertscore=bertscore, bertscore_model=bertscore_model, **_params(param or []))
+    print_report(report)
+    if output:
+        write_json(output, report)
+        console.out.print(f"report written to {output}")
+
+
+def _params(items: list[str]) -> dict:
+    import json
+
+    from streamcue.errors import ConfigError
+
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--param expects NAME=VALUE, got {item!r}")
+        try:
+            out[name] = json.loads(value)
+        except json.JSONDecodeError:
+            out[name] = value
+    return out
+
+
+@app.command()
 def schema(kind: Annotated[str, typer.Argument(help="Record kind, e.g. interval_qa.")]) -> None:
     """Print the fields of a record kind, from its JSON Schema file.
 

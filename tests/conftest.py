@@ -55,6 +55,9 @@ VALID = {
     "interval_qa_prediction": {"qa_id": "q1", "responses": [{"t_s": 2.5, "text": "a red cup"}]},
     "dense_caption_prediction": {"task_id": "t1", "responses": [{"t_s": 0.0, "text": "cutting"}]},
     "guidance_prediction": {"video_id": "v1", "events": [{"t_s": 9.0, "type": "mistake", "text": "more water"}]},
+    "interval_qa_minimal": {"qa_id": "q1", "task_type": "AR", "answers": [{"start_s": 1, "end_s": 2, "text": "now"}]},
+    "dense_caption_minimal": {"task_id": "t1", "task_type": "present", "captions": [{"t_s": 0, "text": "a"}]},
+    "guidance_minimal": {"video_id": "v1", "events": [{"t_s": 3, "type": "success", "text": "done"}]},
 }
 
 

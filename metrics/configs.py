@@ -1,0 +1,90 @@
+"""Versioned, frozen metric parameters.
+
+Every metric reads its parameters from a JSON file ``configs/<name>.v<N>.json`` and records
+the file's content in every report. A change of behaviour is a new file with a new version,
+never an edit of an old one (a test pins the content of each released version).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from streamcue.errors import ConfigError
+
+__all__ = ["EstpConfig", "VsasConfig", "LiveCookConfig", "load_config", "LATEST"]
+
+LATEST = {"estp_f1": 1, "vsas": 1, "livecook": 1}
+
+
+@dataclass(frozen=True)
+class EstpConfig:
+    """ESTP-F1 parameters: a response at t matches [s, e] when s - anticipation_s <= t <= e + latency_s."""
+
+    version: int = 1
+    anticipation_s: float = 1.0
+    latency_s: float = 2.0
+
+
+@dataclass(frozen=True)
+class VsasConfig:
+    """VSAS consistency parameters (the paper leaves these open).
+
+    ``common``: ``substring`` (longest common substring) or ``subsequence``.
+    ``clip``: clip each term to [0, 1] (``term``) or only the final mean (``total``).
+    ``denominator``: ``n`` divides the N_t - 1 terms by N_t as written; ``pairs`` by N_t - 1.
+    """
+
+    version: int = 1
+    common: str = "substring"
+    clip: str = "term"
+    denominator: str = "n"
+
+    def __post_init__(self) -> None:
+        for name, allowed in (("common", ("substring", "subsequence")), ("clip", ("term", "total")),
+                              ("denominator", ("n", "pairs"))):
+            if getattr(self, name) not in allowed:
+                raise ConfigError(f"vsas {name} must be one of {allowed}, got {getattr(self, name)!r}")
+
+
+@dataclass(frozen=True)
+class LiveCookConfig:
+    """LiveCook parameters: a prediction at t matches a ground-truth event at g when |t - g| <= window_s."""
+
+    version: int = 1
+    window_s: float = 15.0
+    rouge_use_stemmer: bool = True
+    bertscore_num_layers: int = 4
+
+
+_CLASSES = {"estp_f1": EstpConfig, "vsas": VsasConfig, "livecook": LiveCookConfig}
+
+
+@cache
+def _raw(name: str, version: int) -> dict[str, Any]:
+    try:
+        text = resources.files("streamcue.metrics").joinpath(f"configs/{name}.v{version}.json").read_text()
+    except FileNotFoundError:
+        raise ConfigError(f"no configuration {name}.v{version}; known: {name}.v1..v{LATEST.get(name, 0)}") from None
+    return json.loads(text)
+
+
+def load_config(name: str, version: int | None = None, **overrides: Any) -> Any:
+    """The frozen config ``name.v<version>`` (latest by default), with explicit overrides applied.
+
+    Overridden parameters are visible in the report, which records the full config.
+    """
+    if name not in _CLASSES:
+        raise ConfigError(f"unknown metric config {name!r}; known: {', '.join(_CLASSES)}")
+    raw = _raw(name, version or LATEST[name])
+    cls = _CLASSES[name]
+    names = {f.name for f in fields(cls)}
+    unknown = set(overrides) - names
+    if unknown:
+        raise ConfigError(f"unknown {name} parameters {sorted(unknown)}; known: {sorted(names - {'version'})}")
+    values = {k: v for k, v in raw.items() if k in names}
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return cls(**values)

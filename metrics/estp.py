@@ -1,0 +1,125 @@
+"""ESTP-F1: answer quality and timing of proactive responses (ESTP-Bench, appendix B.3).
+
+For one question with ground-truth answers ``g_k = (c_k, [s_k, e_k], o_k)``, k = 1..M, and the
+model's responses ``p_i = (text_i, t_i)``, i = 1..N:
+
+* optimal time ``o_k`` = the record's ``optimal_s`` when given; else ``s_k`` for task types
+  OR, AP, TRU, OL, OFR, IFR, ORC; else the midpoint ``(s_k + e_k) / 2``;
+* ``p_i`` is a valid match of ``g_k`` when ``s_k - a <= t_i <= e_k + l`` (anticipation
+  ``a`` = 1 s, latency ``l`` = 2 s); ``P_k`` = the valid matches of ``g_k`` (one response can
+  match several answers);
+* ``S(p, g_k) = (answer_score + time_score) / 10`` with ``answer_score`` in [1, 5] from the
+  judge and ``time_score = 5 * (1 - min(1, |t - o_k| / scale))``,
+  ``scale = max(1, e_k - s_k + a + l)`` (= ``e_k - s_k + 1 + 2`` with the defaults);
+* ``S(g_k)`` = mean of ``S(p, g_k)`` over ``P_k`` (every valid match counts, not the best),
+  0 when ``P_k`` is empty;
+* ``FN`` = #{k : P_k empty}; ``FP = max(0, N - #{k : P_k non-empty})`` (repeats are
+  penalised; one response matching two answers can make N smaller than the matched count);
+* ``ESTP-F1 = 2 ΣS / (2 ΣS + FP + FN)``, with ``precision = ΣS / (ΣS + FP)`` and
+  ``recall = ΣS / (ΣS + FN)`` (so F1 is their harmonic mean).
+
+Edge cases: M >= 1 always (records need an answer), so the F1 denominator is positive
+(ΣS = 0 implies FN = M). With no responses, precision is 0/0 and is reported as 0.
+Scores lie in [0, 1]; a response exactly at every ``o_k`` with answer score 5, one per answer,
+scores 1.
+
+The score of the benchmark is the mean over questions, reported overall, per task type and
+per proactive type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from streamcue.metrics.configs import EstpConfig
+from streamcue.schemas.taxonomy import OPTIMAL_AT_START, PROACTIVE_TYPE
+
+__all__ = ["Answer", "Response", "QuestionScore", "optimal_time", "time_score", "match_sets", "score_question",
+           "higher_is_better"]
+
+higher_is_better = True
+
+
+@dataclass(frozen=True)
+class Answer:
+    start_s: float
+    end_s: float
+    text: str
+    optimal_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Response:
+    t_s: float
+    text: str
+
+
+@dataclass
+class QuestionScore:
+    f1: float
+    precision: float
+    recall: float
+    sum_s: float
+    matched: int
+    fp: int
+    fn: int
+    n_responses: int
+    answer_scores: list[float] = field(default_factory=list)  # S(g_k) per answer
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def optimal_time(task_type: str, answer: Answer) -> float:
+    """``o_k``: explicit ``optimal_s``, else start (answer-at-first-sight types) or midpoint."""
+    if answer.optimal_s is not None:
+        return answer.optimal_s
+    if task_type in OPTIMAL_AT_START:
+        return answer.start_s
+    return (answer.start_s + answer.end_s) / 2
+
+
+def time_score(t: float, task_type: str, answer: Answer, config: EstpConfig) -> float:
+    """``5 * (1 - min(1, |t - o| / max(1, e - s + a + l)))``, in [0, 5]."""
+    scale = max(1.0, answer.end_s - answer.start_s + config.anticipation_s + config.latency_s)
+    return 5.0 * (1.0 - min(1.0, abs(t - optimal_time(task_type, answer)) / scale))
+
+
+def match_sets(answers: Sequence[Answer], responses: Sequence[Response], config: EstpConfig) -> list[list[int]]:
+    """``P_k`` for every answer: indices of the responses inside its tolerant window."""
+    return [[i for i, r in enumerate(responses)
+             if a.start_s - config.anticipation_s <= r.t_s <= a.end_s + config.latency_s] for a in answers]
+
+
+def score_question(task_type: str, answers: Sequence[Answer], responses: Sequence[Response],
+                   answer_score: Mapping[tuple[int, int], float], config: EstpConfig) -> QuestionScore:
+    """ESTP-F1 of one question; ``answer_score[(k, i)]`` in [1, 5] for every valid match (k, i)."""
+    if not answers:
+        raise ValueError("a question needs at least one ground-truth answer")
+    sets = match_sets(answers, responses, config)
+    per_answer = []
+    for k, (answer, matched) in enumerate(zip(answers, sets)):
+        if not matched:
+            per_answer.append(0.0)
+            continue
+        total = 0.0
+        for i in matched:
+            score = answer_score[(k, i)]
+            if not 1.0 <= score <= 5.0:
+                raise ValueError(f"answer score {score} outside [1, 5]")
+            total += (score + time_score(responses[i].t_s, task_type, answer, config)) / 10.0
+        per_answer.append(total / len(matched))
+    sum_s = sum(per_answer)
+    matched = sum(1 for m in sets if m)
+    fn = len(answers) - matched
+    fp = max(0, len(responses) - matched)
+    precision = sum_s / (sum_s + fp) if sum_s + fp > 0 else 0.0
+    recall = sum_s / (sum_s + fn) if sum_s + fn > 0 else 0.0
+    f1 = 2 * sum_s / (2 * sum_s + fp + fn)
+    return QuestionScore(f1, precision, recall, sum_s, matched, fp, fn, len(responses), per_answer)
+
+
+def proactive_type(task_type: str) -> str:
+    return PROACTIVE_TYPE.get(task_type, "unknown")

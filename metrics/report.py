@@ -1,0 +1,31 @@
+"""Print a metric report as tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from streamcue import console
+
+__all__ = ["print_report"]
+
+
+def print_report(report: dict[str, Any]) -> None:
+    overall = report["overall"]
+    columns = [k for k, v in overall.items() if v is not None]
+    console.out.print(console.table(f"{report['metric']} (config v{report['config']['version']})", columns,
+                                    {"overall": overall}))
+    for group, rows in report["groups"].items():
+        if rows:
+            cols = list(next(iter(rows.values())))
+            console.out.print(console.table(f"by {group}", cols, rows, group))
+    judge = report.get("judge")
+    if judge:
+        console.out.print(f"judge {judge['judge']}: {judge['distinct']} distinct of {judge['requested']} requests, "
+                          f"{judge['calls']} judged, {judge['cache_hits']} from cache")
+    if report.get("bertscore_model"):
+        b = report["bertscore_model"]
+        console.out.print(f"BERTScore model {b['model']}, layer {b['num_layers']}, "
+                          f"on {report['overall']['feedback_pairs']} true-positive pairs")
+    if report["missing_predictions"]:
+        console.err.print(f"warning: {len(report['missing_predictions'])} items have no prediction (scored as no response)",
+                          markup=False)

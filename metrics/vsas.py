@@ -1,0 +1,123 @@
+"""VSAS-Bench accuracy and consistency of per-second streaming answers (VSAS-Bench, Sec. 3.3).
+
+A task has ground truth ``G_0 .. G_{N_t-1}``, one text per second.
+
+* Extrapolation: timestep ``i`` takes the text of the latest response emitted at or before
+  ``i``: a response at time ``t`` counts from timestep ``floor(t)``; of several in one second
+  the last one (latest ``t``; equal times: later in the list) wins; before the first response,
+  the empty string. Responses at ``t >= N_t`` are ignored.
+* Accuracy ``A_t = (1/N_t) Σ_i Judge(G_i, R_i)`` with a binary judge verdict; the mean 0-3
+  rubric score is reported beside it. An empty response never matches a non-empty truth and
+  two empty texts match (rubric 3) without calling the judge.
+* Consistency ``C_t = (1/N_t) Σ_{i=1}^{N_t-1} (1 - D(R_i, R_{i+1}) + D(G_i, G_{i+1}))``
+  (written here for timesteps 0..N_t-1), with ``D(a, b) = 1 - L(a, b) / max(|a|, |b|)``
+  (0 when both are empty), ``L`` the length in characters of the longest common substring
+  (default) or subsequence. The paper clips to [0, 1]; by default each term is clipped
+  (``clip="term"``) so that a stable answer cannot earn more than 1 at a step where the
+  truth changes; ``clip="total"`` clips the mean instead. With ``denominator="n"`` (as
+  written) a perfect run scores ``(N_t - 1)/N_t``; ``denominator="pairs"`` divides by N_t - 1.
+* Benchmark scores are means over tasks; the inverse-category and inverse-task-type
+  reweightings of the paper (each task weighted by 1 / size of its group, i.e. the mean of
+  group means) are reported too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+
+from streamcue.metrics.configs import VsasConfig
+from streamcue.metrics.estp import Response
+
+__all__ = ["extrapolate", "longest_common_substring", "longest_common_subsequence", "distance", "consistency",
+           "group_mean", "higher_is_better"]
+
+higher_is_better = True
+
+
+def extrapolate(responses: Sequence[Response], n: int) -> list[str]:
+    """The response text in force at each of the ``n`` timesteps."""
+    latest: dict[int, tuple[float, int, str]] = {}
+    for order, r in enumerate(responses):
+        step = math.floor(r.t_s)
+        if 0 <= step < n and (step not in latest or (r.t_s, order) >= latest[step][:2]):
+            latest[step] = (r.t_s, order, r.text)
+    out, current = [], ""
+    for i in range(n):
+        if i in latest:
+            current = latest[i][2]
+        out.append(current)
+    return out
+
+
+def _codes(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+
+
+@lru_cache(maxsize=65536)
+def longest_common_substring(a: str, b: str) -> int:
+    """Length of the longest common substring, vectorised over the diagonals of the match matrix.
+
+    Row ``i`` of the equality matrix is shifted right by ``i`` so every diagonal becomes a
+    column; the longest run of matches down a column is the answer. O(|a| (|a| + |b|)) work
+    in numpy, no Python loop over characters.
+    """
+    if not a or not b:
+        return 0
+    if a == b:
+        return len(a)
+    if len(a) > len(b):
+        a, b = b, a
+    x, y = _codes(a), _codes(b)
+    n, m = len(x), len(y)
+    equal = x[:, None] == y[None, :]
+    skewed = np.zeros((n, n + m - 1), dtype=np.int32)
+    rows = np.arange(n)[:, None]
+    skewed[rows, np.arange(m)[None, :] + (n - 1 - rows)] = equal
+    counts = np.cumsum(skewed, axis=0)
+    resets = np.maximum.accumulate(np.where(skewed == 0, counts, 0), axis=0)
+    return int((counts - resets).max())
+
+
+def longest_common_subsequence(a: str, b: str) -> int:
+    """Length of the longest common subsequence (rapidfuzz's bit-parallel implementation)."""
+    from rapidfuzz.distance import LCSseq
+
+    return int(LCSseq.similarity(a, b))
+
+
+def distance(a: str, b: str, common: str = "substring") -> float:
+    """``D(a, b) = 1 - L(a, b) / max(|a|, |b|)``; 0 for two empty strings."""
+    longest = max(len(a), len(b))
+    if longest == 0:
+        return 0.0
+    if a == b:
+        return 0.0
+    length = longest_common_substring(a, b) if common == "substring" else longest_common_subsequence(a, b)
+    return 1.0 - length / longest
+
+
+def consistency(truth: Sequence[str], responses: Sequence[str], config: VsasConfig) -> float:
+    """``C_t`` of one task (see the module docstring); 1.0 for a single-second task."""
+    n = len(truth)
+    if n != len(responses):
+        raise ValueError("truth and responses must have one text per timestep")
+    if n < 2:
+        return 1.0
+    terms = [1.0 - distance(responses[i], responses[i + 1], config.common) + distance(truth[i], truth[i + 1], config.common)
+             for i in range(n - 1)]
+    if config.clip == "term":
+        terms = [min(1.0, max(0.0, t)) for t in terms]
+    value = sum(terms) / (n if config.denominator == "n" else n - 1)
+    return min(1.0, max(0.0, value))
+
+
+def group_mean(values: Sequence[float], groups: Sequence[str]) -> float:
+    """Mean with each item weighted by 1 / size of its group (the mean of group means)."""
+    by_group: dict[str, list[float]] = {}
+    for value, group in zip(values, groups):
+        by_group.setdefault(group, []).append(value)
+    return sum(sum(v) / len(v) for v in by_group.values()) / len(by_group) if by_group else 0.0

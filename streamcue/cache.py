@@ -1,0 +1,58 @@
+"""A small persistent key-value cache on SQLite, shared by the judges and the LLM client.
+
+Keys are SHA-256 digests of a canonical JSON of everything that determines the value
+(who answers, which model, which prompt version, the exact inputs); values are JSON.
+Never store secrets in a key or value: callers pass no API key here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from streamcue.paths import cache_dir
+
+__all__ = ["Cache", "cache_key"]
+
+
+def cache_key(*parts: Any) -> str:
+    """Digest of the canonical JSON of ``parts``."""
+    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class Cache:
+    """``get``/``put`` JSON values by key in one SQLite table; safe across threads and processes."""
+
+    def __init__(self, path: str | Path | None = None, table: str = "entries") -> None:
+        self.path = Path(path) if path is not None else cache_dir() / "cache.sqlite3"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not table.isidentifier():
+            raise ValueError(f"bad table name {table!r}")
+        self.table = table
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+    def get(self, key: str) -> Any | None:
+        with self._lock:
+            row = self._db.execute(f"SELECT value FROM {self.table} WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put(self, key: str, value: Any) -> None:
+        blob = json.dumps(value, ensure_ascii=False)
+        with self._lock:
+            self._db.execute(f"INSERT OR REPLACE INTO {self.table} (key, value) VALUES (?, ?)", (key, blob))
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute(f"SELECT COUNT(*) FROM {self.table}").fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

