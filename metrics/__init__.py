@@ -54,7 +54,7 @@ def evaluate(metric: str, gt: str | Path, pred: str | Path, *, judge: str = "tok
     ``params`` override parameters of the metric's versioned config (recorded in the report).
     """
     from streamcue.metrics.configs import load_config
-    from streamcue.metrics.evaluate import evaluate_estp, evaluate_livecook, evaluate_vsas, read_pairs
+    from streamcue.metrics.scoring import evaluate_estp, evaluate_livecook, evaluate_vsas, read_pairs
     from streamcue.metrics.judges import JudgeRunner, make_judge
 
     info = metric_info(metric)

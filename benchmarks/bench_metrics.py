@@ -1,0 +1,97 @@
+"""Speed of the metric computation on benchmark-sized synthetic inputs.
+
+ESTP-F1: 2,264 questions (ESTP-Bench's size) with about 20 responses each.
+VSAS: 92 tasks (VSAS-Bench's size) x 300 seconds with captions of ~100 characters.
+
+The judge is ``exact`` and answered from memory on the timed run, so the figures are the
+metric itself; the first (cold) run shows the cost with judging included.
+
+    python benchmarks/bench_metrics.py
+"""
+
+from __future__ import annotations
+
+import platform
+import random
+import tempfile
+import time
+import os
+
+from streamcue.metrics.configs import load_config
+from streamcue.metrics.judges import ExactJudge, JudgeRunner
+from streamcue.metrics.scoring import evaluate_estp, evaluate_vsas
+from streamcue.schemas.taxonomy import TASK_TYPES
+
+WORDS = ("the person picks up a red cup from the table and walks to the sink while holding a knife "
+         "near the stove with an onion on the cutting board then opens the fridge door").split()
+
+
+def sentence(rng: random.Random, n: int = 18) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+def estp_data(rng: random.Random, questions: int = 2264, responses: int = 20):
+    gt, preds = {}, {}
+    for q in range(questions):
+        answers, t = [], rng.uniform(0, 30)
+        for _ in range(rng.randint(1, 7)):  # ESTP-Bench: 3.96 intervals per question on average
+            length = rng.uniform(0, 15)
+            answers.append({"start_s": t, "end_s": t + length, "text": sentence(rng, 6)})
+            t += length + rng.uniform(5, 60)
+        qa_id = f"q{q}"
+        gt[qa_id] = {"qa_id": qa_id, "task_type": rng.choice(TASK_TYPES), "question": "what?", "answers": answers}
+        preds[qa_id] = {"qa_id": qa_id, "responses": [{"t_s": rng.uniform(0, t), "text": rng.choice(answers)["text"]
+                                                       if rng.random() < 0.5 else sentence(rng, 6)} for _ in range(responses)]}
+    return gt, preds
+
+
+def vsas_data(rng: random.Random, tasks: int = 92, seconds: int = 300):
+    gt, preds = {}, {}
+    for k in range(tasks):
+        captions, text = [], sentence(rng)
+        for i in range(seconds):
+            if rng.random() < 0.2:
+                text = sentence(rng)
+            captions.append({"t_s": i, "text": text})
+        task_id = f"t{k}"
+        gt[task_id] = {"task_id": task_id, "task_type": rng.choice(["present", "cumulative", "future"]),
+                       "category": rng.choice(["cooking", "street", "ui"]), "captions": captions}
+        responses = [{"t_s": i + rng.random(), "text": captions[i]["text"] if rng.random() < 0.6 else sentence(rng)}
+                     for i in range(0, seconds, 3)]
+        preds[task_id] = {"task_id": task_id, "responses": responses}
+    return gt, preds
+
+
+def timed(fn, *args):
+    start = time.perf_counter()
+    result = fn(*args)
+    return time.perf_counter() - start, result
+
+
+def main() -> None:
+    os.environ.setdefault("STREAMCUE_CACHE_DIR", tempfile.mkdtemp())
+    rng = random.Random(0)
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    gt, preds = estp_data(rng)
+    runner = JudgeRunner(ExactJudge(), use_cache=False)
+    cold, report = timed(evaluate_estp, gt, preds, runner, load_config("estp_f1"))
+    warm, _ = timed(evaluate_estp, gt, preds, runner, load_config("estp_f1"))
+    n_resp = sum(len(p["responses"]) for p in preds.values())
+    print(f"ESTP-F1  {len(gt)} questions, {n_resp} responses, {report['judge']['distinct']} distinct judged pairs: "
+          f"{cold:.3f} s with judging, {warm:.3f} s judge cached")
+    gt, preds = vsas_data(rng)
+    for common in ("substring", "subsequence"):
+        from streamcue.metrics.vsas import longest_common_substring
+
+        longest_common_substring.cache_clear()
+        runner = JudgeRunner(ExactJudge(), use_cache=False)
+        config = load_config("vsas", common=common)
+        cold, report = timed(evaluate_vsas, gt, preds, runner, config)
+        longest_common_substring.cache_clear()
+        warm, _ = timed(evaluate_vsas, gt, preds, runner, config)
+        print(f"VSAS ({common:11s}) {len(gt)} tasks x 300 s, {report['judge']['requested']} judged timesteps, "
+              f"{report['judge']['distinct']} distinct pairs: {cold:.3f} s with judging, {warm:.3f} s judge cached")
+
+
+if __name__ == "__main__":
+    main()

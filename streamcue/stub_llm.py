@@ -1,0 +1,185 @@
+"""A small, deterministic OpenAI-compatible chat server on 127.0.0.1, for tests and offline demos.
+
+It speaks the real HTTP protocol (``POST /v1/chat/completions``, ``GET /v1/models``), so the
+``openai`` client, its retries and streamcue's validation all run for real. It is plumbing,
+not a model: answers are computed by a ``responder`` function from the request. The default
+responder grades judge prompts by token overlap and otherwise fills the requested JSON
+Schema with a deterministic instance.
+
+Fault injection for tests: :meth:`StubLLMServer.inject` queues HTTP errors or malformed
+answers for the next requests; ``api_key`` makes it refuse other keys with 401.
+
+>>> with StubLLMServer() as server:                     # doctest: +SKIP
+...     print(server.base_url)                          # http://127.0.0.1:PORT/v1
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections import deque
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from streamcue.metrics.text import token_f1
+
+__all__ = ["StubLLMServer", "default_responder", "schema_instance", "message_text"]
+
+Responder = Callable[[dict[str, Any]], str]
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """The text parts of a chat message (string content or a list of content parts)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.get("text", "") for part in content or [] if part.get("type") == "text")
+
+
+def request_schema(body: dict[str, Any]) -> dict[str, Any] | None:
+    fmt = body.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        return fmt.get("json_schema", {}).get("schema")
+    return fmt.get("schema")
+
+
+def schema_instance(schema: dict[str, Any], seed: str = "") -> Any:
+    """A deterministic value valid for simple JSON Schemas (objects, arrays, enums, scalars)."""
+    digest = int(hashlib.sha256(seed.encode()).hexdigest()[:8], 16)
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][digest % len(schema["enum"])]
+    kind = schema.get("type", "object")
+    kind = kind[0] if isinstance(kind, list) else kind
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {name: schema_instance(sub, f"{seed}/{name}") for name, sub in props.items()}
+    if kind == "array":
+        n = max(schema.get("minItems", 1), 1)
+        return [schema_instance(schema.get("items", {}), f"{seed}/{i}") for i in range(n)]
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", 0)
+        high = schema.get("maximum", low + 10)
+        value = low + digest % (int(high - low) + 1)
+        return int(value) if kind == "integer" else float(value)
+    if kind == "boolean":
+        return bool(digest % 2)
+    return f"text {digest % 1000}"
+
+
+_BLOCK = re.compile(r"Reference answer:\s*\n(.*?)\n\s*\nAssistant's answer:\s*\n(.*?)\n\s*\n", re.S)
+
+
+def default_responder(body: dict[str, Any]) -> str:
+    """Grade judge prompts by token F1; fill any other requested schema deterministically."""
+    messages = body.get("messages", [])
+    text = message_text(messages[-1]) if messages else ""
+    schema = request_schema(body) or {"type": "object", "properties": {"answer": {"type": "string"}}}
+    match = _BLOCK.search(text)
+    if match and "score" in schema.get("properties", {}):
+        f1 = token_f1(match.group(1).strip(), match.group(2).strip())
+        if "match" in schema["properties"]:
+            score = int(round(3 * f1))
+            return json.dumps({"score": score, "match": score >= 2})
+        return json.dumps({"score": 1 + int(round(4 * f1))})
+    return json.dumps(schema_instance(schema, text))
+
+
+class StubLLMServer:
+    """Run the stub in a background thread; use as a context manager."""
+
+    def __init__(self, responder: Responder = default_responder, *, api_key: str | None = None,
+                 model: str = "stub-model", port: int = 0) -> None:
+        self.responder = responder
+        self.api_key = api_key
+        self.model = model
+        self.requests: list[dict[str, Any]] = []
+        self._faults: deque[tuple[str, Any]] = deque()
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    @property
+    def completions(self) -> int:
+        """How many chat completions were answered successfully."""
+        return sum(1 for r in self.requests if r.get("_answered"))
+
+    def inject(self, kind: str, value: Any = None, times: int = 1) -> None:
+        """Queue faults for the next requests: ``("status", 500)``, ``("content", "not json")``."""
+        with self._lock:
+            self._faults.extend([(kind, value)] * times)
+
+    def start(self) -> StubLLMServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> StubLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def _send(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _authorized(self) -> bool:
+                if stub.api_key is None:
+                    return True
+                return self.headers.get("Authorization") == f"Bearer {stub.api_key}"
+
+            def do_GET(self) -> None:  # noqa: N802
+                if self.path.rstrip("/") == "/v1/models":
+                    self._send(200, {"object": "list", "data": [{"id": stub.model, "object": "model"}]})
+                else:
+                    self._send(404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with stub._lock:
+                    stub.requests.append(body)
+                    fault = stub._faults.popleft() if stub._faults else None
+                if self.path.rstrip("/") != "/v1/chat/completions":
+                    return self._send(404, {"error": {"message": "not found"}})
+                if not self._authorized():
+                    return self._send(401, {"error": {"message": "invalid api key", "type": "invalid_request_error"}})
+                if fault and fault[0] == "status":
+                    return self._send(fault[1], {"error": {"message": f"injected {fault[1]}"}})
+                content = fault[1] if fault and fault[0] == "content" else stub.responder(body)
+                body["_answered"] = True
+                prompt_tokens = sum(len(message_text(m).split()) for m in body.get("messages", []))
+                self._send(200, {
+                    "id": f"chatcmpl-{len(stub.requests)}", "object": "chat.completion", "created": 0,
+                    "model": body.get("model", stub.model),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": content}}],
+                    "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(content.split()),
+                              "total_tokens": prompt_tokens + len(content.split())},
+                })
+
+        return Handler
