@@ -20,13 +20,14 @@ def bertscore_f1(references: Sequence[str], candidates: Sequence[str], model_pat
                  num_layers: int = 4) -> tuple[list[float], dict]:
     """BERTScore F1 per pair, and ``{"model", "num_layers"}`` describing how it was computed."""
     from streamcue.embedding import default_model_path, model_name
+    from streamcue.embedding import quiet_offline
 
     path = Path(model_path) if model_path else default_model_path()
     info = {"model": model_name(model_path), "num_layers": num_layers, "rescale_with_baseline": False}
     if not references:
         return [], info
     bert_score = require("bert_score", "embed", "bert-score")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    quiet_offline()
     _, _, f1 = bert_score.score(list(candidates), list(references), model_type=str(path), num_layers=num_layers,
                                 batch_size=64, verbose=False)
     return [float(x) for x in f1], info

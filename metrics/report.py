@@ -11,9 +11,9 @@ __all__ = ["print_report"]
 
 def print_report(report: dict[str, Any]) -> None:
     overall = report["overall"]
-    columns = [k for k, v in overall.items() if v is not None]
-    console.out.print(console.table(f"{report['metric']} (config v{report['config']['version']})", columns,
-                                    {"overall": overall}))
+    rows = [[name, value] for name, value in overall.items() if value is not None]
+    console.out.print(console.table(f"{report['metric']} overall (config v{report['config']['version']})",
+                                    ["score", "value"], rows))
     for group, rows in report["groups"].items():
         if rows:
             cols = list(next(iter(rows.values())))

@@ -26,3 +26,25 @@ def run_demo(out: Path, annotations: Path | None = None) -> None:
     report = validate_file(result.files["guidance"], "guidance", videos=result.files["video"])
     console.out.print(f"validated {report.records} guidance records in {result.files['guidance']}")
     _print_guidance_summary(result.files["guidance"], result.files["video"])
+
+    console.out.rule("2. Score a trivial baseline with the LiveCook metrics")
+    _score_baseline(result.files["guidance"], out)
+
+
+def _score_baseline(guidance: Path, out: Path) -> None:
+    import importlib.util
+
+    from streamcue.io import read_jsonl, write_json, write_jsonl
+    from streamcue.loaders.baselines import periodic_guidance
+    from streamcue.metrics import evaluate
+    from streamcue.metrics.report import print_report
+
+    predictions = out / "captaincook4d" / "baseline_predictions.jsonl"
+    write_jsonl(predictions, periodic_guidance(read_jsonl(guidance)))
+    bertscore = importlib.util.find_spec("bert_score") is not None
+    if not bertscore:
+        console.out.print("(BERTScore skipped: install the [embed] extra for it)")
+    report = evaluate("livecook", guidance, predictions, bertscore=bertscore)
+    print_report(report)
+    write_json(out / "captaincook4d" / "baseline_livecook_report.json", report)
+    console.out.print(f"baseline: a success every 30 s and a generic mistake every 120 s; report in {out / 'captaincook4d'}")

@@ -16,7 +16,18 @@ import numpy as np
 from streamcue.errors import ConfigError
 from streamcue.extras import require
 
-__all__ = ["default_model_path", "model_name", "Embedder"]
+__all__ = ["default_model_path", "model_name", "Embedder", "quiet_offline"]
+
+
+def quiet_offline() -> None:
+    """Never reach a hub, and keep model-loading progress bars out of our output."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
 
 
 def default_model_path() -> Path:
@@ -42,7 +53,7 @@ class Embedder:
         if not path.is_dir():
             raise ConfigError(f"{path}: not a sentence-transformers model folder")
         st = require("sentence_transformers", "embed", "sentence-transformers")
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        quiet_offline()
         self.model = st.SentenceTransformer(str(path), device="cpu")
         self.batch_size = batch_size
 
