@@ -55,6 +55,72 @@ def build_captaincook4d(
     _print_guidance_summary(result.files["guidance"], result.files["video"])
 
 
+@build_app.command("ego4d")
+def build_ego4d(
+    goalstep: Annotated[Path, typer.Option(help="Ego4D GoalStep annotation JSON with timed steps (the val file).")],
+    out: Annotated[Path, typer.Option(help="Output folder: interval_qa.jsonl, videos.jsonl and build_report.json.")],
+    narrations: Annotated[Optional[Path], typer.Option(help="Ego4D narration.json: AR questions and the coverage check.")] = None,
+    captions: Annotated[Optional[Path], typer.Option(help="Captions JSONL {video_id, start_s, end_s, kind, text}: enables the LLM stages.")] = None,
+    llm_base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible base URL (or $STREAMCUE_LLM_BASE_URL).")] = None,
+    llm_model: Annotated[Optional[str], typer.Option(help="Model name (or $STREAMCUE_LLM_MODEL). The key comes from $STREAMCUE_LLM_API_KEY.")] = None,
+    llm_structured: Annotated[str, typer.Option(help="Structured output: json_schema (OpenAI, vLLM), json_object (llama.cpp server) or none.")] = "json_schema",
+    llm_concurrency: Annotated[int, typer.Option(help="Requests in flight at most.")] = 4,
+    no_llm: Annotated[bool, typer.Option("--no-llm", help="Run only the stages that need no LLM, even with captions.")] = False,
+    min_clip_s: Annotated[float, typer.Option(help="Drop clips (top-level steps) shorter than this.")] = 10.0,
+    min_coverage: Annotated[float, typer.Option(help="Drop clips whose narration coverage is below this (with --narrations).")] = 0.3,
+    video: Annotated[Optional[list[str]], typer.Option(help="Build only these video ids (repeatable).")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM response cache.")] = False,
+) -> None:
+    """Build ESTP-Bench style proactive questions (interval_qa) from Ego4D annotations.
+
+    Without captions only the template stages run (NAR, TU, TRC from GoalStep; AR from
+    narrations). With captions and an LLM endpoint the ESTP-Gen stages run too: one-to-one
+    generation, one-to-many retrieval expansion and many-to-many grouping. LLM answers are
+    cached: re-running makes no new calls and a killed build resumes.
+
+    Examples:
+
+        streamcue build ego4d --goalstep ../shared/data/ego4d_goalstep/data/goalstep_valid.json --out out/ego4d
+
+        streamcue build ego4d --goalstep val.json --narrations narration.json --captions captions.jsonl \\
+            --llm-base-url http://127.0.0.1:8000/v1 --llm-model Qwen2.5-7B-Instruct --out out/ego4d
+    """
+    from streamcue.dataset_builders import ego4d
+    from streamcue.dataset_builders.estp_gen.clean import CleanConfig
+    from streamcue.dataset_builders.output import write_outputs
+    from streamcue.io import write_json
+    from streamcue.llm import LLMSettings
+
+    settings = None
+    if captions and not no_llm:
+        settings = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured,
+                                       max_concurrency=llm_concurrency)
+    config = ego4d.Config(goalstep=goalstep, narrations=narrations, captions=captions, llm=settings,
+                          use_cache=not no_cache, clean=CleanConfig(min_duration_s=min_clip_s, min_coverage=min_coverage),
+                          videos=tuple(video or ()))
+    report = ego4d.BuildReport()
+    result = write_outputs(ego4d.build(config, report), out)
+    write_json(out / "build_report.json", report.to_dict())
+    print_ego4d_summary(report, result.counts)
+
+
+def print_ego4d_summary(report, counts) -> None:
+    from collections import Counter
+
+    console.out.print(console.table("interval_qa by task type", ["questions"],
+                                    {k: {"questions": v} for k, v in sorted(report.by_task_type.items())}, "task type"))
+    reasons = Counter(d["reason"].split(" (")[0] for d in report.dropped_clips)
+    console.out.print(f"{counts.get('interval_qa', 0)} questions from {report.usable_videos} of {report.videos} videos; "
+                      f"{len(report.dropped_clips)} clips dropped ({', '.join(f'{n} {r}' for r, n in reasons.items()) or 'none'})")
+    if report.llm_skipped:
+        console.out.print(report.llm_skipped)
+    if report.llm:
+        u = report.llm
+        cost = f", cost ${u['cost_usd']:.4f}" if u.get("cost_usd") is not None else ""
+        console.out.print(f"LLM {u['model']}: {u['calls']} calls, {u['cache_hits']} cache hits, {u['invalid_answers']} invalid answers retried, "
+                          f"{u['prompt_tokens']} prompt + {u['completion_tokens']} completion tokens{cost}")
+
+
 def _print_guidance_summary(guidance_path: Path, videos_path: Path) -> None:
     from streamcue.dataset_builders.summaries import guidance_summary
     from streamcue.io import read_jsonl

@@ -170,7 +170,10 @@ class StubLLMServer:
                     return self._send(401, {"error": {"message": "invalid api key", "type": "invalid_request_error"}})
                 if fault and fault[0] == "status":
                     return self._send(fault[1], {"error": {"message": f"injected {fault[1]}"}})
-                content = fault[1] if fault and fault[0] == "content" else stub.responder(body)
+                try:
+                    content = fault[1] if fault and fault[0] == "content" else stub.responder(body)
+                except Exception as exc:  # a responder that fails answers HTTP 500, like a crashed model server
+                    return self._send(500, {"error": {"message": f"responder failed: {exc}"}})
                 body["_answered"] = True
                 prompt_tokens = sum(len(message_text(m).split()) for m in body.get("messages", []))
                 self._send(200, {

@@ -1,0 +1,141 @@
+"""Ego4D (GoalStep, narrations, captions) -> ESTP-Bench style ``interval_qa`` records and ``video`` records.
+
+Stages (see :mod:`streamcue.dataset_builders.estp_gen`): clean, templates (AR, NAR, TU, TRC),
+and, when captions and an LLM endpoint are given, one-to-one generation, one-to-many retrieval
+expansion and many-to-many grouping. Every LLM answer goes through the shared LLM client's
+persistent cache, so a re-run makes no new calls and a killed build resumes where it stopped,
+producing the same records as an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from streamcue.dataset_builders.ego4d_sources import load_captions, load_goalstep, load_narrations
+from streamcue.dataset_builders.estp_gen.clean import CleanConfig, clean_video
+from streamcue.dataset_builders.estp_gen.many_to_many import many_to_many
+from streamcue.dataset_builders.estp_gen.one_to_many import ExpandConfig, one_to_many
+from streamcue.dataset_builders.estp_gen.one_to_one import GenerateConfig, one_to_one
+from streamcue.dataset_builders.estp_gen.templates import TemplateConfig, template_questions
+from streamcue.errors import ConfigError
+from streamcue.io import read_json
+from streamcue.llm import LLMClient, LLMSettings
+from streamcue.progress import track
+from streamcue.schemas import SCHEMA_VERSION
+
+__all__ = ["Config", "build", "BuildReport"]
+
+VIDEO_LICENSE = "Ego4D license (videos are not redistributed; GoalStep annotations MIT)"
+SPLITS = {"val": "validation", "valid": "validation", "validation": "validation", "train": "train", "test": "test"}
+
+
+@dataclass(frozen=True)
+class Config:
+    """Options of the Ego4D builder.
+
+    ``llm``: settings of the OpenAI-compatible endpoint for stages 3-5 (None: template stages only).
+    ``embedding_model``: sentence-transformers folder for retrieval (None: the packaged MiniLM).
+    """
+
+    goalstep: Path
+    narrations: Path | None = None
+    captions: Path | None = None
+    llm: LLMSettings | None = None
+    use_cache: bool = True
+    clean: CleanConfig = CleanConfig()
+    templates: TemplateConfig = TemplateConfig()
+    generate: GenerateConfig = GenerateConfig()
+    expand: ExpandConfig = ExpandConfig()
+    embedding_model: str | None = None
+    video_uri: str = "ego4d/v2/full_scale/{video_uid}.mp4"
+    videos: tuple[str, ...] = ()  # empty: all
+
+
+@dataclass
+class BuildReport:
+    """What the build did: kept and dropped clips, counts, LLM usage (never the key)."""
+
+    videos: int = 0
+    usable_videos: int = 0
+    dropped_clips: list[dict] = field(default_factory=list)
+    unusable_videos: list[str] = field(default_factory=list)
+    source_notes: dict[str, list[str]] = field(default_factory=dict)
+    by_task_type: Counter = field(default_factory=Counter)
+    by_stage: Counter = field(default_factory=Counter)
+    invalid_groups: int = 0
+    llm: dict | None = None
+    llm_skipped: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"videos": self.videos, "usable_videos": self.usable_videos, "dropped_clips": self.dropped_clips,
+                "unusable_videos": self.unusable_videos, "source_notes": self.source_notes,
+                "by_task_type": dict(sorted(self.by_task_type.items())), "by_stage": dict(self.by_stage),
+                "invalid_groups": self.invalid_groups, "llm": self.llm, "llm_skipped": self.llm_skipped}
+
+
+def _split(path: Path) -> str:
+    data = read_json(path)
+    return SPLITS.get(str(data.get("split", "val")).lower(), "validation") if isinstance(data, dict) else "validation"
+
+
+def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield ``("interval_qa", record)`` and ``("video", record)`` pairs; fill ``report``."""
+    report = report if report is not None else BuildReport()
+    videos = load_goalstep(config.goalstep)
+    if config.videos:
+        unknown = set(config.videos) - {v.video_uid for v in videos}
+        if unknown:
+            raise ConfigError(f"video ids not in {config.goalstep}: {sorted(unknown)}")
+        videos = [v for v in videos if v.video_uid in config.videos]
+    narrations = load_narrations(config.narrations) if config.narrations else {}
+    captions = load_captions(config.captions, {v.video_uid for v in videos}) if config.captions else {}
+    split = _split(config.goalstep)
+    source = Path(config.goalstep).name
+    llm = embedder = None
+    if config.captions and config.llm is not None:
+        llm = LLMClient(config.llm, use_cache=config.use_cache)
+        from streamcue.embedding import Embedder
+
+        embedder = Embedder(config.embedding_model)
+    elif config.captions:
+        report.llm_skipped = "captions given but no LLM endpoint: stages 3-5 skipped"
+    else:
+        report.llm_skipped = "no captions file: stages 3-5 (one-to-one, one-to-many, many-to-many) skipped"
+    report.videos = len(videos)
+    for video in track(videos, "ego4d videos", total=len(videos)):
+        if video.notes:
+            report.source_notes[video.video_uid] = video.notes
+        points = narrations.get(video.video_uid) if config.narrations else None
+        cleaned = clean_video(video, points, config.clean)
+        report.dropped_clips.extend(cleaned.dropped)
+        records = template_questions(video, cleaned.kept, points, config.templates, source)
+        video_captions = captions.get(video.video_uid, [])
+        if llm is not None and video_captions:
+            generated = one_to_one(video, video_captions, llm, config.generate, source)
+            generated = one_to_many(generated, video_captions, llm, embedder, config.expand)
+            grouped, invalid = many_to_many(video.video_uid, video.goal_description, generated, llm, source)
+            report.invalid_groups += invalid
+            records += generated + grouped
+        if not records:
+            report.unusable_videos.append(video.video_uid)
+            continue
+        report.usable_videos += 1
+        for record in records:
+            if video.members:
+                record["provenance"]["notes"].append(
+                    f"{video.video_uid} concatenates {len(video.members)} Ego4D videos: {', '.join(video.members)}")
+            report.by_task_type[record["task_type"]] += 1
+            report.by_stage[record["provenance"]["stage"]] += 1
+            yield "interval_qa", record
+        yield "video", {
+            "schema_version": SCHEMA_VERSION, "video_id": video.video_uid, "source": "ego4d",
+            "duration_s": video.end_s, "fps": None, "width": None, "height": None, "license": VIDEO_LICENSE,
+            "uri": config.video_uri.format(video_uid=video.video_uid), "split": split,
+            "anonymization": {"status": "not_required", "report": None},
+        }
+    if llm is not None:
+        report.llm = {"model": llm.settings.model, **llm.usage.to_dict()}
