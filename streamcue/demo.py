@@ -30,6 +30,27 @@ def run_demo(out: Path, annotations: Path | None = None) -> None:
     console.out.rule("2. Score a trivial baseline with the LiveCook metrics")
     _score_baseline(result.files["guidance"], out)
 
+    console.out.rule("3. Ego4D GoalStep val -> proactive questions (interval_qa, template stage)")
+    _ego4d(out)
+
+
+def _ego4d(out: Path) -> None:
+    from streamcue.cli import print_ego4d_summary
+    from streamcue.dataset_builders import ego4d
+    from streamcue.dataset_builders.output import write_outputs
+    from streamcue.io import write_json
+    from streamcue.paths import default_goalstep
+
+    goalstep = default_goalstep()
+    if not goalstep.is_file():
+        console.out.print(f"skipped: no GoalStep file at {goalstep}")
+        return
+    report = ego4d.BuildReport()
+    result = write_outputs(ego4d.build(ego4d.Config(goalstep=goalstep), report), out / "ego4d")
+    write_json(out / "ego4d" / "build_report.json", report.to_dict())
+    print_ego4d_summary(report, result.counts)
+    console.out.print("The LLM stages need captions and an OpenAI-compatible endpoint: see streamcue build ego4d --help")
+
 
 def _score_baseline(guidance: Path, out: Path) -> None:
     import importlib.util

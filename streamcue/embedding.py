@@ -52,8 +52,8 @@ class Embedder:
         path = Path(model_path) if model_path is not None else default_model_path()
         if not path.is_dir():
             raise ConfigError(f"{path}: not a sentence-transformers model folder")
-        st = require("sentence_transformers", "embed", "sentence-transformers")
         quiet_offline()
+        st = require("sentence_transformers", "embed", "sentence-transformers")
         self.model = st.SentenceTransformer(str(path), device="cpu")
         self.batch_size = batch_size
 

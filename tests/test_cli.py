@@ -8,7 +8,7 @@ import pytest
 
 from conftest import CAPTAINCOOK4D, VALID
 
-COMMANDS = [["build", "captaincook4d"], ["validate"], ["schema"], ["ls"], ["demo"]]
+COMMANDS = [["build", "captaincook4d"], ["build", "ego4d"], ["validate"], ["evaluate"], ["schema"], ["ls"], ["demo"]]
 
 
 def run(*args, cwd=None):
@@ -53,3 +53,12 @@ def test_build_then_validate_real_captaincook4d(tmp_path):
     result = run("validate", out / "guidance.jsonl", "--kind", "guidance")
     assert result.returncode == 0, result.stderr
     assert "384 guidance records, all valid" in result.stdout
+
+
+@pytest.mark.slow
+def test_demo_runs_offline_end_to_end(tmp_path):
+    result = run("demo", "--out", tmp_path / "demo", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    for part in ("validated 384 guidance records", "livecook overall", "interval_qa by task type", "stages 3-5"):
+        assert part in result.stdout
+    assert (tmp_path / "demo" / "ego4d" / "interval_qa.jsonl").is_file()
