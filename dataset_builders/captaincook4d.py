@@ -29,6 +29,8 @@ from typing import Any
 from streamcue.dataset_builders import captaincook4d_text as text
 from streamcue.dataset_builders.guidance_plan import Action, Mistake, group_actions, schedule_events
 from streamcue.errors import ConfigError, InputError
+from streamcue.fields import field as _field
+from streamcue.fields import seconds as _time
 from streamcue.io import read_json
 from streamcue.progress import track
 from streamcue.schemas import SCHEMA_VERSION
@@ -76,19 +78,6 @@ class Config:
         unknown = set(self.counted_mistakes) - set(TAG_CATEGORIES.values())
         if unknown:
             raise ConfigError(f"unknown mistake categories {sorted(unknown)}; known: {sorted(TAG_CATEGORIES.values())}")
-
-
-def _field(obj: Mapping[str, Any], key: str, file: Path, record: str, where: str = "") -> Any:
-    if not isinstance(obj, Mapping) or key not in obj:
-        raise InputError("missing field", file=file, record=record, field=f"{where}{key}")
-    return obj[key]
-
-
-def _time(step: Mapping[str, Any], key: str, file: Path, record: str, where: str) -> float:
-    value = _field(step, key, file, record, where)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(f"expected a number of seconds, got {value!r}", file=file, record=record, field=where + key)
-    return float(value)
 
 
 def _load_durations(path: Path) -> dict[str, float]:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.errors import InputError
+from streamcue.fields import seconds as _num
 from streamcue.io import iter_jsonl, read_json
 
 __all__ = ["Step", "GoalVideo", "Narration", "Caption", "load_goalstep", "load_narrations", "load_captions"]
@@ -81,15 +82,6 @@ class Caption:
     end_s: float
     kind: str
     text: str
-
-
-def _num(obj: Mapping[str, Any], key: str, file: Path, record: str, where: str) -> float:
-    if key not in obj:
-        raise InputError("missing field", file=file, record=record, field=where + key)
-    value = obj[key]
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(f"expected seconds, got {value!r}", file=file, record=record, field=where + key)
-    return float(value)
 
 
 def _text(obj: Mapping[str, Any], key: str, file: Path, record: str, where: str) -> str:

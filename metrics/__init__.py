@@ -11,12 +11,11 @@
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from streamcue.errors import ConfigError
+from streamcue.fields import unknown_name
 
 __all__ = ["METRICS", "MetricInfo", "evaluate"]
 
@@ -40,9 +39,7 @@ METRICS: dict[str, MetricInfo] = {
 
 def metric_info(name: str) -> MetricInfo:
     if name not in METRICS:
-        close = difflib.get_close_matches(name, METRICS, n=1)
-        raise ConfigError(f"unknown metric {name!r}." + (f" Did you mean {close[0]!r}?" if close else "")
-                          + f" Known metrics: {', '.join(METRICS)}")
+        raise unknown_name("metric", name, METRICS)
     return METRICS[name]
 
 

@@ -24,13 +24,12 @@ the exact texts; it counts calls made and cache hits.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from streamcue.cache import Cache, cache_key
-from streamcue.errors import ConfigError
+from streamcue.fields import unknown_name
 from streamcue.metrics.text import normalize_answer, token_f1
 
 __all__ = ["Verdict", "Judge", "JudgeRunner", "JUDGES", "make_judge", "similarity_verdict"]
@@ -129,9 +128,7 @@ JUDGES: dict[str, Callable[..., Judge]] = {
 def make_judge(name: str, **options: Any) -> Judge:
     """Build a judge by name; options that are None are dropped."""
     if name not in JUDGES:
-        close = difflib.get_close_matches(name, JUDGES, n=1)
-        raise ConfigError(f"unknown judge {name!r}." + (f" Did you mean {close[0]!r}?" if close else "")
-                          + f" Known judges: {', '.join(JUDGES)}")
+        raise unknown_name("judge", name, JUDGES)
     return JUDGES[name](**{k: v for k, v in options.items() if v is not None})
 
 

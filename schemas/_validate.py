@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -14,7 +13,8 @@ from typing import Any
 import jsonschema
 from referencing import Registry, Resource
 
-from streamcue.errors import ConfigError, RecordValidationError, Violation
+from streamcue.errors import RecordValidationError, Violation
+from streamcue.fields import unknown_name
 from streamcue.io import iter_jsonl
 from streamcue.schemas._semantic import CHECKS
 
@@ -37,9 +37,7 @@ SCHEMA_VERSION = "1.0"
 
 def _check_kind(kind: str) -> None:
     if kind not in ID_FIELDS:
-        close = difflib.get_close_matches(kind, KINDS, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise ConfigError(f"unknown record kind {kind!r}.{hint} Known kinds: {', '.join(KINDS)}")
+        raise unknown_name("record kind", kind, KINDS)
 
 
 def _schema_text(name: str) -> str:
