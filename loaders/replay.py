@@ -1,0 +1,159 @@
+"""Replay a video's timeline to a model under test (VSAS-Bench Sec. 3.2 and Algorithm 1).
+
+Two protocols, both on a simulated clock (deterministic and fast; frames are indices and
+timestamps, the pixels are optional):
+
+* **synchronous**: frame ``i`` (at ``i / fps``) is handed over and the model answers before
+  the next frame; its latency does not matter and its responses are stamped at the frame time.
+* **asynchronous**: a camera pushes frame ``i`` at ``i / fps`` into a bounded camera buffer
+  (oldest dropped when full). Whenever the model is free it takes every frame in the buffer
+  (the most recent ones), thinks for its ``latency_s``, and its response is stamped when it
+  finishes. A slow model sees fewer frames and answers late; frames that leave the buffer
+  before the model takes them are counted as dropped.
+
+Memory policies choose which of the frames the model has taken it sees in one call
+(``k`` frames): ``SW`` the last k; ``U`` k spread uniformly over all; ``SW+U`` the last k/2
+plus k - k/2 spread uniformly over the older ones.
+
+The model interface is one method: ``respond(frames, prompt, history, now) -> str | None``
+with an attribute ``latency_s`` (seconds per call, used by the asynchronous protocol).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from streamcue.errors import ConfigError
+
+__all__ = ["Frame", "Model", "select_frames", "ReplayResult", "replay", "POLICIES"]
+
+POLICIES = ("SW", "U", "SW+U")
+
+
+@dataclass(frozen=True)
+class Frame:
+    index: int
+    t_s: float
+    image: Any = None
+
+
+class Model(Protocol):
+    latency_s: float
+
+    def respond(self, frames: Sequence[Frame], prompt: str, history: Sequence[tuple[float, str]], now: float) -> str | None:
+        """An answer, or None to stay silent."""
+
+
+def _uniform(items: Sequence[Frame], k: int) -> list[Frame]:
+    if k <= 0 or not items:
+        return []
+    if len(items) <= k:
+        return list(items)
+    if k == 1:
+        return [items[-1]]
+    step = (len(items) - 1) / (k - 1)
+    return [items[round(i * step)] for i in range(k)]
+
+
+def select_frames(frames: Sequence[Frame], k: int, policy: str = "SW+U") -> list[Frame]:
+    """The ``k`` frames a memory policy keeps out of ``frames`` (oldest first)."""
+    if policy not in POLICIES:
+        raise ConfigError(f"unknown memory policy {policy!r}; known: {', '.join(POLICIES)}")
+    if k < 1:
+        raise ConfigError("k must be at least 1")
+    if policy == "SW":
+        return list(frames[-k:])
+    if policy == "U":
+        return _uniform(frames, k)
+    recent = k // 2 if k > 1 else 1
+    older = frames[:-recent] if len(frames) > recent else []
+    return _uniform(older, k - recent) + list(frames[-recent:])
+
+
+@dataclass
+class ReplayResult:
+    responses: list[dict[str, Any]] = field(default_factory=list)  # {t_s, text}
+    calls: int = 0
+    frames_total: int = 0
+    frames_seen: int = 0
+    frames_dropped: int = 0       # evicted from the camera buffer before the model took them
+    frames_unprocessed: int = 0   # still waiting when the stream ended
+    latencies: list[float] = field(default_factory=list)
+
+    def report(self, duration_s: float) -> dict[str, Any]:
+        lat = self.latencies or [0.0]
+        return {"responses": len(self.responses), "calls": self.calls, "frames_total": self.frames_total,
+                "frames_seen": self.frames_seen, "frames_dropped": self.frames_dropped,
+                "frames_unprocessed": self.frames_unprocessed,
+                "latency_mean_s": statistics.fmean(lat), "latency_max_s": max(lat),
+                "actions_per_second": len(self.responses) / duration_s if duration_s > 0 else 0.0}
+
+
+def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[float, str]], *,
+           protocol: str = "synchronous", k: int = 64, policy: str = "SW+U", camera_buffer: int = 600) -> ReplayResult:
+    """Play ``duration_s`` seconds at ``fps`` to ``model``.
+
+    ``prompts`` are ``(time, text)`` events (a question at its query time, a task prompt at 0);
+    the latest prompt delivered so far is the current one and earlier ones form the history,
+    with the model's answers (for contextual multi-turn questions).
+    """
+    if protocol not in ("synchronous", "asynchronous"):
+        raise ConfigError(f"unknown protocol {protocol!r}; use synchronous or asynchronous")
+    if fps <= 0 or camera_buffer < 1:
+        raise ConfigError("fps must be positive and the camera buffer at least 1 frame")
+    n = int(duration_s * fps)
+    frames = [Frame(i, i / fps) for i in range(n)]
+    pending = sorted(prompts)
+    result = ReplayResult(frames_total=n)
+    taken: list[Frame] = []
+    history: list[tuple[float, str]] = []
+
+    def prompt_at(now: float) -> str:
+        while pending and pending[0][0] <= now:
+            history.append(pending.pop(0))
+        return history[-1][1] if history else ""
+
+    def call(now: float, stamp: float) -> None:
+        prompt = prompt_at(now)
+        answer = model.respond(select_frames(taken, k, policy), prompt, list(history), now)
+        result.calls += 1
+        result.latencies.append(stamp - now)
+        if answer is not None:
+            result.responses.append({"t_s": stamp, "text": answer})
+            history.append((stamp, answer))
+
+    if protocol == "synchronous":
+        for frame in frames:
+            taken.append(frame)
+            call(frame.t_s, frame.t_s)
+        result.frames_seen = len(taken)
+        return result
+    buffer: deque[Frame] = deque()
+    free_at = 0.0
+    i = 0
+    while i < n or buffer:
+        # the camera keeps pushing until the model is free
+        while i < n and frames[i].t_s <= free_at:
+            buffer.append(frames[i])
+            if len(buffer) > camera_buffer:
+                buffer.popleft()
+                result.frames_dropped += 1
+            i += 1
+        if not buffer:
+            free_at = frames[i].t_s
+            continue
+        now = max(free_at, buffer[-1].t_s)
+        finish = now + model.latency_s
+        if finish > duration_s:  # the stream ends before the model could answer
+            break
+        taken.extend(buffer)
+        buffer.clear()
+        call(now, finish)
+        free_at = finish
+    result.frames_unprocessed = len(buffer) + (n - i)
+    result.frames_seen = len(taken)
+    return result
