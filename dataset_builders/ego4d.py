@@ -22,7 +22,6 @@ from streamcue.dataset_builders.estp_gen.one_to_many import ExpandConfig, one_to
 from streamcue.dataset_builders.estp_gen.one_to_one import GenerateConfig, one_to_one
 from streamcue.dataset_builders.estp_gen.templates import TemplateConfig, template_questions
 from streamcue.errors import ConfigError
-from streamcue.io import read_json
 from streamcue.llm import LLMClient, LLMSettings
 from streamcue.progress import track
 from streamcue.schemas import SCHEMA_VERSION
@@ -30,7 +29,6 @@ from streamcue.schemas import SCHEMA_VERSION
 __all__ = ["Config", "build", "BuildReport"]
 
 VIDEO_LICENSE = "Ego4D license (videos are not redistributed; GoalStep annotations MIT)"
-SPLITS = {"val": "validation", "valid": "validation", "validation": "validation", "train": "train", "test": "test"}
 
 
 @dataclass(frozen=True)
@@ -77,11 +75,6 @@ class BuildReport:
                 "invalid_groups": self.invalid_groups, "llm": self.llm, "llm_skipped": self.llm_skipped}
 
 
-def _split(path: Path) -> str:
-    data = read_json(path)
-    return SPLITS.get(str(data.get("split", "val")).lower(), "validation") if isinstance(data, dict) else "validation"
-
-
 def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield ``("interval_qa", record)`` and ``("video", record)`` pairs; fill ``report``."""
     report = report if report is not None else BuildReport()
@@ -93,7 +86,6 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
         videos = [v for v in videos if v.video_uid in config.videos]
     narrations = load_narrations(config.narrations) if config.narrations else {}
     captions = load_captions(config.captions, {v.video_uid for v in videos}) if config.captions else {}
-    split = _split(config.goalstep)
     source = Path(config.goalstep).name
     llm = embedder = None
     if config.captions and config.llm is not None:
@@ -134,7 +126,7 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
         yield "video", {
             "schema_version": SCHEMA_VERSION, "video_id": video.video_uid, "source": "ego4d",
             "duration_s": video.end_s, "fps": None, "width": None, "height": None, "license": VIDEO_LICENSE,
-            "uri": config.video_uri.format(video_uid=video.video_uid), "split": split,
+            "uri": config.video_uri.format(video_uid=video.video_uid), "split": video.split,
             "anonymization": {"status": "not_required", "report": None},
         }
     if llm is not None:

@@ -40,6 +40,7 @@ from streamcue.io import iter_jsonl, read_json
 __all__ = ["Step", "GoalVideo", "Narration", "Caption", "load_goalstep", "load_narrations", "load_captions"]
 
 RELEVANCE = ("essential", "optional", "irrelevant", "unsure")
+SPLITS = {"val": "validation", "valid": "validation", "validation": "validation", "train": "train", "test": "test"}
 CAPTION_KINDS = ("narration", "event", "scene")
 
 
@@ -68,6 +69,7 @@ class GoalVideo:
     steps: list[Step]
     members: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    split: str = "validation"
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,7 @@ def load_goalstep(path: str | Path) -> list[GoalVideo]:
         raise InputError("this GoalStep file has only step_segments without times (the test split): "
                          "interval questions need timed steps, use the val file", file=path)
     groups = _groups(path)
+    split = SPLITS.get(str(data.get("split", "val")).lower(), "validation")
     out = []
     seen = set()
     for i, raw in enumerate(videos):
@@ -164,7 +167,7 @@ def load_goalstep(path: str | Path) -> list[GoalVideo]:
             notes.append(f"a step ends at {last:.3f} s, after the video's end_time {end:.3f} s: end raised to it")
             end = last
         video = GoalVideo(vid, start, end, raw.get("goal_category", ""), _text(raw, "goal_description", path, vid, ""),
-                          steps, notes=notes)
+                          steps, notes=notes, split=split)
         if vid.startswith("grp-"):
             video.notes.append("grp- video: several Ego4D videos concatenated on one timeline")
             # a grp- id is "grp-" + the id of one of its member videos

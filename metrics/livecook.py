@@ -19,6 +19,7 @@ window ``w`` (default 15 s, i.e. a 30 s window centred on the true time):
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -37,8 +38,6 @@ class Event:
 def ic_hits(truth: Sequence[Event], predicted: Sequence[Event], window_s: float) -> list[bool]:
     """For each ground-truth success: is there a predicted success within the window?"""
     times = sorted(e.t_s for e in predicted if e.type == "success")
-    import bisect
-
     hits = []
     for event in (e for e in truth if e.type == "success"):
         j = bisect.bisect_left(times, event.t_s - window_s)

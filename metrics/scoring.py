@@ -19,7 +19,7 @@ from streamcue.io import iter_jsonl
 from streamcue.metrics import estp, livecook, vsas
 from streamcue.metrics.configs import EstpConfig, LiveCookConfig, VsasConfig
 from streamcue.metrics.judges import JudgeRunner
-from streamcue.schemas import check_records
+from streamcue.schemas import ID_FIELDS, check_records
 from streamcue.version import __version__
 
 __all__ = ["read_pairs", "evaluate_estp", "evaluate_vsas", "evaluate_livecook"]
@@ -30,7 +30,7 @@ def read_pairs(gt_path: str | Path, pred_path: str | Path, kind: str) -> tuple[d
 
     A prediction for an id that is not in the ground truth is an error.
     """
-    id_field = {"interval_qa": "qa_id", "dense_caption": "task_id", "guidance": "video_id"}[kind]
+    id_field = ID_FIELDS[kind]
     gt_lines = list(iter_jsonl(gt_path))
     full = all("schema_version" in r for _, r in gt_lines) and gt_lines
     gt_kind = kind if full else f"{kind}_minimal"

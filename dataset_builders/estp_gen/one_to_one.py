@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from streamcue.dataset_builders.ego4d_sources import Caption, GoalVideo
-from streamcue.dataset_builders.estp_gen.records import make_qa
+from streamcue.dataset_builders.estp_gen.records import evenly_spaced, make_qa
 from streamcue.llm import LLMClient, Request
 from streamcue.prompts import load_prompt
 
@@ -54,10 +54,7 @@ def key_segments(captions: Sequence[Caption], limit: int) -> list[int]:
             last_scene = cap.text
         elif EGO_EVENT.search(cap.text):
             keys.append(i)
-    if len(keys) > limit:  # evenly spaced, deterministic
-        stride = len(keys) / limit
-        keys = [keys[int(i * stride)] for i in range(limit)]
-    return keys
+    return evenly_spaced(keys, limit)
 
 
 def _context(captions: Sequence[Caption], key: int, context_s: float) -> str:

@@ -11,7 +11,15 @@ from streamcue.schemas.taxonomy import PROACTIVE_TYPE
 BUILDER = "ego4d"
 BUILDER_VERSION = "1.0"
 
-__all__ = ["make_qa", "merge_answers", "BUILDER", "BUILDER_VERSION"]
+__all__ = ["make_qa", "merge_answers", "evenly_spaced", "BUILDER", "BUILDER_VERSION"]
+
+
+def evenly_spaced(items: Sequence[Any], limit: int) -> list[Any]:
+    """At most ``limit`` items spread evenly over ``items`` (deterministic; all when they fit)."""
+    if len(items) <= limit:
+        return list(items)
+    stride = len(items) / limit
+    return [items[int(i * stride)] for i in range(limit)]
 
 
 def make_qa(qa_id: str, video_id: str, task_type: str, question: str, query_time_s: float,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from streamcue.dataset_builders.ego4d_sources import GoalVideo, Narration, Step
-from streamcue.dataset_builders.estp_gen.records import make_qa
+from streamcue.dataset_builders.estp_gen.records import evenly_spaced, make_qa
 
 __all__ = ["TemplateConfig", "verb_phrase", "second_person", "template_questions"]
 
@@ -98,10 +98,7 @@ def _ar(video: GoalVideo, narrations: Sequence[Narration], config: TemplateConfi
 
 
 def _nar(video: GoalVideo, steps: Sequence[Step], config: TemplateConfig, source: str) -> list[dict[str, Any]]:
-    pairs = list(zip(steps, steps[1:]))
-    if len(pairs) > config.nar_per_video:  # evenly spaced, deterministic
-        stride = len(pairs) / config.nar_per_video
-        pairs = [pairs[int(i * stride)] for i in range(config.nar_per_video)]
+    pairs = evenly_spaced(list(zip(steps, steps[1:])), config.nar_per_video)
     return [make_qa(f"{video.video_uid}:NAR:{current.index}", video.video_uid, "NAR",
                     f"The step I'm on now: \"{current.description.rstrip('.')}\". When I move on to the next step, tell me what it is.",
                     current.start_s, [{"start_s": nxt.start_s, "end_s": nxt.end_s, "text": nxt.description}],
