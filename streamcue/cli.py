@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
-import click
 import typer
+from typer.exceptions import TyperException
 
 from streamcue import console
 from streamcue.errors import StreamcueError
@@ -275,12 +275,12 @@ def main(argv: list[str] | None = None) -> None:
     except StreamcueError as exc:
         console.err.print(f"error: {exc}", markup=False, soft_wrap=True)
         sys.exit(exc.exit_code)
-    except click.exceptions.ClickException as exc:
+    except TyperException as exc:  # usage errors: typer's vendored click reports them
         exc.show()
+        sys.exit(getattr(exc, "exit_code", 2))
+    except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt):
         console.err.print("interrupted", markup=False)
         sys.exit(130)
     # Without standalone mode click returns the code of a typer.Exit instead of exiting.

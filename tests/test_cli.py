@@ -45,6 +45,13 @@ def test_expected_problems_are_one_line_errors(tmp_path, args, message):
     assert result.stderr.startswith(message), result.stderr
 
 
+def test_usage_errors_show_usage_not_a_traceback(tmp_path):
+    result = run("build", "captaincook4d", "--out", tmp_path)
+    assert result.returncode == 2
+    assert "Missing option '--annotations'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_build_then_validate_real_captaincook4d(tmp_path):
     out = tmp_path / "out"
     result = run("build", "captaincook4d", "--annotations", CAPTAINCOOK4D, "--out", out)
