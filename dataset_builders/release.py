@@ -1,0 +1,162 @@
+"""``streamcue release build``: a Hub-ready dataset folder from a builder's validated records.
+
+The folder holds one Parquet file per config and split (nested features derived from the
+schemas), a README.md dataset card whose YAML declares the configs, figures, CHANGELOG.md and
+manifest.json (row counts, schema version and the SHA-256 of every file). It is assembled in a
+temporary folder and renamed into place, so a failed build leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from streamcue.anonymize.report import sha256_file
+from streamcue.dataset_builders import release_card as card
+from streamcue.dataset_builders.release_diff import changelog_lines, diff, keyed, read_release
+from streamcue.dataset_builders.release_gates import collect
+from streamcue.errors import ConfigError, InputError
+from streamcue.extras import require
+from streamcue.io import atomic_write, read_json, write_json
+from streamcue.loaders.features import encode, features, json_columns
+from streamcue.progress import track
+from streamcue.schemas import SCHEMA_VERSION
+from streamcue.version import __version__
+
+MANIFEST = "manifest.json"
+_VERSION = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
+
+
+@dataclass
+class ReleaseOptions:
+    records: Path
+    version: str
+    out: Path
+    title: str = "streamcue benchmark"
+    license: str = "apache-2.0"
+    repo: str | None = None
+    previous: Path | None = None
+    allow_unverified: bool = False
+    video_root: Path | None = None
+    citation: str | None = None
+
+
+def parse_version(text: str) -> tuple[int, int, int]:
+    """``"1.2.3"`` -> ``(1, 2, 3)``; a leading ``v`` is accepted."""
+    match = _VERSION.match(text.removeprefix("v"))
+    if not match:
+        raise ConfigError(f"version {text!r} is not X.Y.Z (semantic versioning, e.g. 1.0.0)")
+    return tuple(int(g) for g in match.groups())  # type: ignore[return-value]
+
+
+def read_manifest(dist: str | Path) -> dict[str, Any]:
+    path = Path(dist) / MANIFEST
+    if not path.is_file():
+        raise InputError("not a streamcue release folder (no manifest.json)", file=dist)
+    return read_json(path)
+
+
+def verify_files(dist: str | Path) -> dict[str, Any]:
+    """Check every file against the manifest's SHA-256; return the manifest."""
+    dist = Path(dist)
+    manifest = read_manifest(dist)
+    for rel, digest in manifest["files"].items():
+        path = dist / rel
+        if not path.is_file():
+            raise InputError("listed in manifest.json but missing", file=path)
+        if sha256_file(path) != digest:
+            raise InputError("changed since the release was built (SHA-256 differs from manifest.json)", file=path)
+    return manifest
+
+
+def _write_parquet(records: list[dict[str, Any]], kind: str, path: Path) -> None:
+    datasets = require("datasets", "release")
+    datasets.disable_progress_bars()
+    table = datasets.Dataset.from_list([encode(r, kind) for r in records], features=features(kind))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table.to_parquet(str(path))
+
+
+def build_release(opts: ReleaseOptions) -> dict[str, Any]:
+    """Apply the gates, then write the release folder; returns its manifest."""
+    version = parse_version(opts.version)
+    out = Path(opts.out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ConfigError(f"{out} already exists: a built version is never overwritten; choose a new --out")
+    old_manifest, old_records = (None, None)
+    if opts.previous is not None:
+        old_manifest, old_records = read_release(opts.previous)
+        if parse_version(old_manifest["version"]) >= version:
+            raise ConfigError(f"version {opts.version} is not newer than the previous release "
+                              f"{old_manifest['version']} ({opts.previous})")
+    data = collect(opts.records, allow_unverified=opts.allow_unverified, video_root=opts.video_root)
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    try:
+        files: dict[str, dict[str, str]] = {}
+        rows: dict[str, dict[str, int]] = {}
+        for kind, splits in track(list(data.records.items()), "writing Parquet"):
+            files[kind], rows[kind] = {}, {}
+            for split, records in splits.items():
+                if records:
+                    files[kind][split] = card.data_path(kind, split)
+                    rows[kind][split] = len(records)
+                    _write_parquet(records, kind, tmp / files[kind][split])
+        stats = card.statistics(data.records)
+        figures = card.write_figures(stats, tmp / "figures")
+        meta = {
+            "title": opts.title, "version": ".".join(map(str, version)), "license": opts.license,
+            "repo": opts.repo, "schema_version": SCHEMA_VERSION, "streamcue_version": __version__,
+            "json_columns": {k: json_columns(k) for k in rows}, "citation": opts.citation,
+            "unverified_in_benchmark": dict(data.unverified_in_benchmark),
+            "rejected_left_out": dict(data.rejected_left_out),
+            "total_rows": sum(n for r in rows.values() for n in r.values()),
+        }
+        (tmp / "README.md").write_text(card.card_header(meta, files) + "\n" + card.card_body(meta, rows, stats, figures),
+                                       encoding="utf-8")
+        _write_changelog(tmp, meta["version"], opts.previous, old_manifest,
+                         diff(old_records, keyed(data.records)) if old_records is not None else None)
+        manifest = {
+            "format": "streamcue.release/1", "title": opts.title, "version": meta["version"],
+            "schema_version": SCHEMA_VERSION, "streamcue_version": __version__, "license": opts.license,
+            "previous_version": old_manifest["version"] if old_manifest else None,
+            "allow_unverified": opts.allow_unverified,
+            "unverified_in_benchmark": meta["unverified_in_benchmark"],
+            "rejected_left_out": meta["rejected_left_out"],
+            "configs": {k: {s: {"path": p, "rows": rows[k][s]} for s, p in f.items()} for k, f in files.items()},
+            "files": {str(p.relative_to(tmp)): sha256_file(p) for p in sorted(tmp.rglob("*")) if p.is_file()},
+        }
+        write_json(tmp / MANIFEST, manifest)
+        if out.exists():
+            out.rmdir()
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return manifest
+
+
+def _write_changelog(folder: Path, version: str, previous: Path | None, old_manifest: dict[str, Any] | None,
+                     changes: Any) -> None:
+    lines = [f"## v{version}", ""]
+    if changes is None:
+        lines.append("- First release.")
+    else:
+        lines.append(f"Changes since v{old_manifest['version']}:")
+        lines += changelog_lines(changes)
+    older = ""
+    if previous is not None and (previous / "CHANGELOG.md").is_file():
+        older = (previous / "CHANGELOG.md").read_text(encoding="utf-8").removeprefix("# Changelog\n").lstrip()
+    with atomic_write(folder / "CHANGELOG.md") as fh:
+        fh.write("# Changelog\n\n" + "\n".join(lines) + "\n\n" + older)
+
+
+def manifest_summary(manifest: dict[str, Any]) -> str:
+    return json.dumps({k: {s: i["rows"] for s, i in v.items()} for k, v in manifest["configs"].items()})

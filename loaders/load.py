@@ -1,0 +1,86 @@
+"""Read a release back as typed records, through ``datasets.load_dataset``.
+
+>>> from streamcue.loaders import load, by_video
+>>> qas = load("interval_qa", "ORG/NAME", revision="v1.0.0", split="test")   # doctest: +SKIP
+>>> for video_id, records in by_video(qas): ...                              # doctest: +SKIP
+
+``source`` is a Hub repository id (``HF_ENDPOINT`` points at another Hub-compatible server) or
+a local release folder. Videos are not part of a release: :func:`video_path` joins a video's
+relative ``uri`` to the video root you keep them under.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from itertools import groupby
+from pathlib import Path
+from typing import Any
+
+from streamcue.dataset_builders.release_card import CONFIG_NAMES
+from streamcue.errors import ConfigError, InputError, ServiceError
+from streamcue.extras import require
+from streamcue.fields import unknown_name
+from streamcue.loaders.features import RELEASE_KINDS, decode
+from streamcue.loaders.records import record_class
+
+_KIND_OF = {**{k: k for k in RELEASE_KINDS}, **{v: k for k, v in CONFIG_NAMES.items()}}
+
+
+def _kind(name: str) -> str:
+    if name not in _KIND_OF:
+        raise unknown_name("record kind", name, tuple(_KIND_OF))
+    return _KIND_OF[name]
+
+
+def _load_dataset(source: str, config: str, revision: str | None, split: str | None) -> Any:
+    datasets = require("datasets", "release")
+    datasets.disable_progress_bars()
+    local = Path(source).is_dir()
+    if local and revision is not None:
+        # load_dataset(folder, revision=...) silently ignores the revision; refuse rather than mislead.
+        raise ConfigError(f"{source} is a local folder, which has no revisions; load the version's own folder, "
+                          "or its repository id through a Hub-compatible server (HF_ENDPOINT)")
+    try:
+        return datasets.load_dataset(str(source), config, revision=revision, split=split)
+    except ValueError as exc:
+        raise ConfigError(f"{source}: {str(exc).splitlines()[0]}") from None
+    except FileNotFoundError as exc:
+        raise InputError(f"not found: {str(exc).splitlines()[0]}", file=source) from None
+    except OSError as exc:  # connection problems, HTTP errors from the Hub client
+        endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+        raise ServiceError(f"could not load {source} (revision {revision or 'main'}) from {endpoint}: "
+                           f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+
+
+def load(kind: str, source: str | Path, revision: str | None = None, split: str | None = None) -> Any:
+    """Typed records of one config: a list for one ``split``, else ``{split: list}``.
+
+    ``kind`` is a record kind or config name (``interval_qa``, ``dense_caption``, ``guidance``,
+    ``videos``); ``revision`` is a tag such as ``"v1.0.0"`` (Hub sources only).
+    """
+    kind = _kind(kind)
+    loaded = _load_dataset(str(source), CONFIG_NAMES[kind], revision, split)
+    cls = record_class(kind)
+    if split is not None:
+        return [cls.from_dict(decode(row, kind)) for row in loaded]
+    return {name: [cls.from_dict(decode(row, kind)) for row in part] for name, part in loaded.items()}
+
+
+def by_video(records: Iterable[Any]) -> Iterator[tuple[str, list[Any]]]:
+    """``(video_id, records)`` groups, in order of first appearance of each video."""
+    records = list(records)
+    order = {}
+    for rec in records:
+        order.setdefault(rec.video_id, len(order))
+    ordered = sorted(records, key=lambda r: order[r.video_id])
+    for video_id, group in groupby(ordered, key=lambda r: r.video_id):
+        yield video_id, list(group)
+
+
+def video_path(video: Any, video_root: str | Path) -> Path:
+    """Where a video's file lives under ``video_root`` (its ``uri`` is relative to the root)."""
+    uri = video.uri if hasattr(video, "uri") else video["uri"]
+    if "://" in uri:
+        raise InputError(f"video {getattr(video, 'video_id', '?')} is a URL ({uri}), not a path under a video root")
+    return Path(video_root) / uri
