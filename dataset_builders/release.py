@@ -8,7 +8,6 @@ temporary folder and renamed into place, so a failed build leaves nothing behind
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -157,6 +156,3 @@ def _write_changelog(folder: Path, version: str, previous: Path | None, old_mani
     with atomic_write(folder / "CHANGELOG.md") as fh:
         fh.write("# Changelog\n\n" + "\n".join(lines) + "\n\n" + older)
 
-
-def manifest_summary(manifest: dict[str, Any]) -> str:
-    return json.dumps({k: {s: i["rows"] for s, i in v.items()} for k, v in manifest["configs"].items()})

@@ -1,0 +1,269 @@
+"""Releases from real builder output: Parquet + card, read back with datasets.load_dataset, gates, push, diff."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import CAPTAINCOOK4D, GOALSTEP_VAL, VALID
+from hub_server import olah_server
+
+datasets = pytest.importorskip("datasets")
+
+from streamcue.anonymize.report import REPORT_FORMAT, sha256_file  # noqa: E402
+from streamcue.dataset_builders import captaincook4d, ego4d  # noqa: E402
+from streamcue.dataset_builders.output import write_outputs  # noqa: E402
+from streamcue.dataset_builders.release import ReleaseOptions, build_release, read_manifest  # noqa: E402
+from streamcue.dataset_builders.release_diff import diff, read_release  # noqa: E402
+from streamcue.dataset_builders.release_push import push  # noqa: E402
+from streamcue.errors import ConfigError, InputError, RecordValidationError  # noqa: E402
+from streamcue.io import read_jsonl, write_jsonl  # noqa: E402
+from streamcue.loaders import by_video, load  # noqa: E402
+
+REPO_ID = "streamcue/cc4d-guidance"
+
+
+@pytest.fixture(scope="module")
+def cc4d(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cc4d")
+    write_outputs(captaincook4d.build(captaincook4d.Config(annotations=CAPTAINCOOK4D)), out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def release_v1(cc4d, tmp_path_factory):
+    dist = tmp_path_factory.mktemp("dist") / "v1.0.0"
+    build_release(ReleaseOptions(records=cc4d, version="1.0.0", out=dist, allow_unverified=True, repo=REPO_ID))
+    return dist
+
+
+def copy_records(src, dst, edit=None):
+    dst.mkdir(parents=True, exist_ok=True)
+    for path in src.glob("*.jsonl"):
+        records = read_jsonl(path)
+        if edit:
+            records = edit(path.name, records)
+        write_jsonl(dst / path.name, records)
+    return dst
+
+
+def test_load_dataset_on_the_folder_keeps_the_nested_features(release_v1, cc4d):
+    ds = datasets.load_dataset(str(release_v1), "guidance", split="test")
+    assert ds.num_rows == 109
+    events = ds.features["events"]
+    assert isinstance(events, datasets.List)
+    assert events.feature["t_s"] == datasets.Value("float64")
+    assert ds.features["plan"].feature["actions"].feature["end_s"] == datasets.Value("float64")
+    first = ds[0]
+    assert first["events"][0]["type"] == "instruction"
+    assert datasets.load_dataset(str(release_v1), "videos", split="validation").num_rows == 62
+
+
+def test_typed_records_round_trip_exactly(release_v1, cc4d):
+    original = {r["video_id"]: r for r in read_jsonl(cc4d / "guidance.jsonl")}
+    loaded = load("guidance", release_v1)
+    assert {split: len(recs) for split, recs in loaded.items()} == {"train": 213, "validation": 62, "test": 109}
+    for records in loaded.values():
+        for rec in records:
+            assert rec.to_dict() == original[rec.video_id]
+    rec = loaded["test"][0]
+    assert type(rec).__name__ == "Guidance" and type(rec.events[0]).__name__ == "GuidanceEvent"
+    videos = {r["video_id"]: r for r in read_jsonl(cc4d / "videos.jsonl")}
+    assert all(v.to_dict() == videos[v.video_id] for v in load("videos", release_v1, split="train"))
+
+
+def test_interval_qa_and_dense_captions_round_trip(tmp_path):
+    out = tmp_path / "ego"
+    write_outputs(ego4d.build(ego4d.Config(goalstep=GOALSTEP_VAL), ego4d.BuildReport()), out)
+    dense = dict(VALID["dense_caption"], video_id=read_jsonl(out / "videos.jsonl")[0]["video_id"])
+    write_jsonl(out / "dense_caption.jsonl", [dense])
+    dist = tmp_path / "dist"
+    manifest = build_release(ReleaseOptions(records=out, version="0.1.0", out=dist, allow_unverified=True))
+    assert set(manifest["configs"]) == {"video", "interval_qa", "dense_caption"}
+    original = {r["qa_id"]: r for r in read_jsonl(out / "interval_qa.jsonl")}
+    loaded = [q for split in load("interval_qa", dist).values() for q in split]
+    assert len(loaded) == len(original)
+    assert all(q.to_dict() == original[q.qa_id] for q in loaded)
+    [(video_id, [record])] = list(by_video(r for split in load("dense_caption", dist).values() for r in split))
+    assert video_id == dense["video_id"] and record.to_dict() == dense
+    card = (dist / "README.md").read_text()
+    assert "| task type | count |" in card and "figures/task_types.png" in card
+    assert (dist / "figures" / "interval_length.png").is_file()
+
+
+def test_card_manifest_and_changelog(release_v1):
+    card = (release_v1 / "README.md").read_text()
+    header = card.split("---")[1]
+    assert "config_name: guidance" in header and "path: data/guidance/test-00000-of-00001.parquet" in header
+    assert "license: apache-2.0" in header and "task_categories:" in header
+    assert "Released with `--allow-unverified`" in card
+    manifest = read_manifest(release_v1)
+    assert manifest["configs"]["guidance"]["test"]["rows"] == 109
+    assert manifest["schema_version"] == "1.0"
+    for rel, digest in manifest["files"].items():
+        assert sha256_file(release_v1 / rel) == digest
+    assert "## v1.0.0" in (release_v1 / "CHANGELOG.md").read_text()
+
+
+def test_a_build_is_reproducible(cc4d, release_v1, tmp_path):
+    again = build_release(ReleaseOptions(records=cc4d, version="1.0.0", out=tmp_path / "again",
+                                         allow_unverified=True, repo=REPO_ID))
+    assert again["files"] == read_manifest(release_v1)["files"]
+
+
+# --- gates -------------------------------------------------------------------------------------
+
+def test_unverified_benchmark_records_are_refused(cc4d, tmp_path):
+    with pytest.raises(InputError) as err:
+        build_release(ReleaseOptions(records=cc4d, version="1.0.0", out=tmp_path / "d"))
+    assert "guidance.jsonl:" in str(err.value) and "$.verification.status" in str(err.value)
+    assert "--allow-unverified" in str(err.value)
+    assert not (tmp_path / "d").exists()
+
+
+def test_verified_records_pass_and_rejected_ones_are_left_out(cc4d, tmp_path):
+    def verify(name, records):
+        if name == "guidance.jsonl":
+            for i, r in enumerate(records):
+                r["verification"] = {"status": "rejected" if i == 0 else "verified", "annotators": ["a"], "checks": 1}
+        return records
+    records = copy_records(cc4d, tmp_path / "rec", verify)
+    manifest = build_release(ReleaseOptions(records=records, version="1.0.0", out=tmp_path / "d"))
+    assert manifest["rejected_left_out"] == {"guidance": 1}
+    assert sum(s["rows"] for s in manifest["configs"]["guidance"].values()) == 383
+    assert "Every record in the validation and test splits is human-verified" in (tmp_path / "d" / "README.md").read_text()
+
+
+def test_invalid_records_are_refused(cc4d, tmp_path):
+    def corrupt(name, records):
+        if name == "guidance.jsonl":
+            records[2]["events"][0]["t_s"] = -1
+        return records
+    records = copy_records(cc4d, tmp_path / "rec", corrupt)
+    with pytest.raises(RecordValidationError, match=r"guidance.jsonl:3, record video_id=\S+: \$.events\[0\].t_s"):
+        build_release(ReleaseOptions(records=records, version="1.0.0", out=tmp_path / "d", allow_unverified=True))
+
+
+def recorded_set(tmp_path, status="passed", tamper=False):
+    """A recorded video with its anonymization report and one dense-caption record."""
+    root, rec = tmp_path / "videos", tmp_path / "rec"
+    (root / "recorded").mkdir(parents=True)
+    video = root / "recorded" / "v1.mp4"
+    video.write_bytes(b"blurred video bytes")
+    (rec / "reports").mkdir(parents=True)
+    report = {"format": REPORT_FORMAT, "status": status, "output": {"path": str(video), "sha256": sha256_file(video)}}
+    (rec / "reports" / "v1.json").write_text(json.dumps(report))
+    if tamper:
+        video.write_bytes(b"the unblurred original")
+    write_jsonl(rec / "videos.jsonl", [VALID["video"]])
+    write_jsonl(rec / "dense_caption.jsonl", [VALID["dense_caption"]])
+    return rec, root
+
+
+def test_recorded_video_with_a_passing_report_is_released(tmp_path):
+    rec, root = recorded_set(tmp_path)
+    manifest = build_release(ReleaseOptions(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
+    assert manifest["configs"]["dense_caption"]["test"]["rows"] == 1
+
+
+@pytest.mark.parametrize("status, tamper, message", [
+    ("failed", False, "anonymization status is 'failed'"),
+    ("passed", True, "does not match the SHA-256"),
+])
+def test_recorded_video_without_a_valid_report_is_refused(tmp_path, status, tamper, message):
+    rec, root = recorded_set(tmp_path, status, tamper)
+    with pytest.raises(InputError, match=message) as err:
+        build_release(ReleaseOptions(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
+    assert "videos.jsonl:1, record video_id=v1, field $.anonymization.report" in str(err.value)
+
+
+def test_recorded_video_needs_a_video_root_and_a_report(tmp_path):
+    rec, root = recorded_set(tmp_path)
+    with pytest.raises(ConfigError, match="--video-root"):
+        build_release(ReleaseOptions(records=rec, version="1.0.0", out=tmp_path / "d"))
+    (rec / "reports" / "v1.json").unlink()
+    with pytest.raises(InputError, match="report .* not found"):
+        build_release(ReleaseOptions(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
+
+
+def test_versions_are_never_overwritten(cc4d, release_v1, tmp_path):
+    with pytest.raises(ConfigError, match="never overwritten"):
+        build_release(ReleaseOptions(records=cc4d, version="1.0.1", out=release_v1, allow_unverified=True))
+    with pytest.raises(ConfigError, match="not newer than the previous release 1.0.0"):
+        build_release(ReleaseOptions(records=cc4d, version="1.0.0", out=tmp_path / "d", previous=release_v1,
+                                     allow_unverified=True))
+    with pytest.raises(ConfigError, match="not X.Y.Z"):
+        build_release(ReleaseOptions(records=cc4d, version="1.0", out=tmp_path / "d", allow_unverified=True))
+
+
+# --- diff, push, pinned loads ------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def release_v2(cc4d, release_v1, tmp_path_factory):
+    def edit(name, records):
+        if name == "guidance.jsonl":
+            records[1]["activity"] = "Changed activity"
+            del records[0]
+        return records
+    base = tmp_path_factory.mktemp("v2")
+    records = copy_records(cc4d, base / "rec", edit)
+    build_release(ReleaseOptions(records=records, version="1.1.0", out=base / "v1.1.0", previous=release_v1,
+                                 allow_unverified=True, repo=REPO_ID))
+    return base / "v1.1.0"
+
+
+def test_diff_and_changelog(release_v1, release_v2, cc4d):
+    first = read_jsonl(cc4d / "guidance.jsonl")[:2]
+    changes = diff(read_release(release_v1)[1], read_release(release_v2)[1])
+    assert changes["guidance"].removed == [f"train/{first[0]['video_id']}"]
+    assert changes["guidance"].modified == [f"train/{first[1]['video_id']}"]
+    assert not changes["guidance"].added and not changes["video"].changed
+    changelog = (release_v2 / "CHANGELOG.md").read_text()
+    assert changelog.index("## v1.1.0") < changelog.index("## v1.0.0")
+    assert "guidance: 0 added, 1 removed, 1 modified" in changelog
+
+
+def test_push_refuses_a_changed_release_folder(release_v1, tmp_path):
+    tampered = tmp_path / "tampered"
+    subprocess.run(["cp", "-r", str(release_v1), str(tampered)], check=True)
+    (tampered / "CHANGELOG.md").write_text("edited by hand")
+    with pytest.raises(InputError, match="changed since the release was built"):
+        push(tampered, REPO_ID, git_root=tmp_path / "hub")
+
+
+@pytest.mark.slow
+@pytest.mark.hub_server
+def test_pinned_versions_load_through_a_hub_compatible_server(release_v1, release_v2, cc4d, tmp_path):
+    hub = tmp_path / "hub"
+    first = push(release_v1, REPO_ID, git_root=hub)
+    second = push(release_v2, REPO_ID, git_root=hub)
+    assert (first.tag, second.tag) == ("v1.0.0", "v1.1.0") and first.commit != second.commit
+    with pytest.raises(ConfigError, match="v1.0.0 is already published"):
+        push(release_v1, REPO_ID, git_root=hub)
+    with pytest.raises(ConfigError, match="no revisions"):
+        load("guidance", release_v1, revision="v1.0.0")
+
+    script = (
+        "import json, sys\n"
+        "from streamcue.loaders import load\n"
+        "out = {rev: [r.to_dict() for r in load('guidance', sys.argv[1], revision=rev, split='train')]\n"
+        "       for rev in ('v1.0.0', 'v1.1.0')}\n"
+        "print(json.dumps(out))\n"
+    )
+    with olah_server(hub, tmp_path, REPO_ID) as endpoint:
+        env = {**os.environ, "HF_ENDPOINT": endpoint, "HF_HOME": str(tmp_path / "hf-home"),
+               "HF_HUB_DISABLE_TELEMETRY": "1"}
+        done = subprocess.run([sys.executable, "-c", script, REPO_ID], capture_output=True, text=True, env=env,
+                              cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    source = read_jsonl(cc4d / "guidance.jsonl")
+    train_ids = {r["video_id"] for r in read_jsonl(cc4d / "videos.jsonl") if r["split"] == "train"}
+    expected = [r for r in source if r["video_id"] in train_ids]
+    assert loaded["v1.0.0"] == expected
+    assert len(loaded["v1.1.0"]) == len(expected) - 1
+    assert loaded["v1.1.0"][0]["activity"] == "Changed activity"
