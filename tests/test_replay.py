@@ -1,9 +1,18 @@
 """Replay protocols with a fake slow model: frames dropped, memory policies, timestamps."""
 
+import json
+import time
+
 import pytest
 
+from conftest import VALID
 from streamcue.errors import ConfigError
+from streamcue.llm import LLMSettings
+from streamcue.loaders.openai_model import OpenAIVisionModel
 from streamcue.loaders.replay import Frame, replay, select_frames
+from streamcue.loaders.replay_records import PeriodicBaseline, replay_records
+from streamcue.schemas import validate
+from streamcue.stub_llm import StubLLMServer, message_text
 
 
 class Recorder:
@@ -34,7 +43,8 @@ def test_synchronous_protocol_is_lockstep_and_ignores_latency():
     result = replay(model, duration_s=3, fps=2, prompts=[(0, "describe"), (1.0, "what now?")], k=2, policy="SW")
     assert [c[0] for c in model.calls] == [[0], [0, 1], [1, 2], [2, 3], [3, 4], [4, 5]]
     assert [r["t_s"] for r in result.responses] == [0.0, 0.5, 1.0, 1.5, 2.0, 2.5]
-    assert model.calls[2][1] == "what now?" and result.frames_dropped == 0
+    assert [c[1] for c in model.calls] == ["describe"] * 2 + ["what now?"] * 4  # answers never become the prompt
+    assert result.frames_dropped == 0
 
 
 def test_asynchronous_small_buffer_drops_frames_large_buffer_does_not():
@@ -62,4 +72,87 @@ def test_contextual_history_holds_earlier_turns_and_answers():
     model = Recorder()
     replay(model, duration_s=3, fps=1, prompts=[(0, "turn 1"), (2, "turn 2")], k=1, policy="SW")
     _, prompt, history, _ = model.calls[-1]
-    assert prompt == "turn 2" and (0, "turn 1") in history and (0.0, "saw 0") in history
+    assert prompt == "turn 2"
+    assert history == [(0, "user", "turn 1"), (0.0, "assistant", "saw 0"), (1.0, "assistant", "saw 1"),
+                       (2, "user", "turn 2")]
+
+
+# --- whole records, baselines, the OpenAI-compatible vision adapter ----------------------------
+
+def contextual_pair():
+    first = dict(VALID["interval_qa"], qa_id="q1", task_type="ORC", proactive_type="contextual",
+                 context={"group_id": "g1", "turn": 1}, query_time_s=1.0, question="Where is the cup?")
+    second = dict(first, qa_id="q2", context={"group_id": "g1", "turn": 2}, query_time_s=5.0, question="And now?")
+    return first, second
+
+
+def test_records_replay_to_valid_predictions_with_dialogue_history():
+    model = Recorder()
+    predictions, report = replay_records(model, contextual_pair(), "interval_qa", {"v1": 8.0})
+    for pred in predictions:
+        validate(pred, "interval_qa_prediction")
+    assert [r["t_s"] for r in predictions[1]["responses"]] == [5.0, 6.0, 7.0]  # from its query time on
+    _, prompt, history, _ = model.calls[-1]
+    assert prompt == "And now?" and (1.0, "user", "Where is the cup?") in history
+    assert report["runs"] == 2 and report["frames_total"] == 16 and report["frames_dropped"] == 0
+
+
+def test_periodic_baseline_through_replay_is_scored(tmp_path):
+    from streamcue.metrics import evaluate
+
+    gt = dict(VALID["guidance"])
+    predictions, _ = replay_records(PeriodicBaseline(every_s=5, mistake_every_s=10), [gt], "guidance", {"v1": 30.0})
+    validate(predictions[0], "guidance_prediction")
+    assert [(e["t_s"], e["type"]) for e in predictions[0]["events"]][:3] == [(5.0, "success"), (10.0, "mistake"),
+                                                                             (15.0, "success")]
+    (tmp_path / "gt.jsonl").write_text(json.dumps(gt) + "\n")
+    (tmp_path / "pred.jsonl").write_text(json.dumps(predictions[0]) + "\n")
+    report = evaluate("livecook", tmp_path / "gt.jsonl", tmp_path / "pred.jsonl", bertscore=False)
+    assert report["metric"] == "livecook"
+
+
+class Sleeper(Recorder):
+    def respond(self, frames, prompt, history, now):
+        time.sleep(0.02)
+        return super().respond(frames, prompt, history, now)
+
+
+def test_wall_clock_uses_the_measured_latency():
+    simulated = replay(Sleeper(latency_s=5.0), duration_s=2, fps=10, prompts=[], protocol="asynchronous")
+    wall = replay(Sleeper(latency_s=5.0), duration_s=2, fps=10, prompts=[], protocol="asynchronous", clock="wall")
+    assert simulated.calls == 0  # a 5 s model never answers within a 2 s stream
+    assert wall.calls >= 5 and all(0.015 < lat < 1.0 for lat in wall.latencies)
+    with pytest.raises(ConfigError, match="unknown clock"):
+        replay(Recorder(), 1, 1, [], clock="cpu")
+
+
+def vision_responder(body):
+    """Answers only when a frame image from t >= 2 s is in the request, naming the prompt it saw."""
+    user = body["messages"][-1]
+    images = [p for p in user["content"] if p["type"] == "image_url"]
+    assert all(p["image_url"]["url"].startswith("data:image/jpeg;base64,") for p in images)
+    times = [float(p["text"].split()[2]) for p in user["content"]
+             if p["type"] == "text" and p["text"].startswith("Frame at")]
+    speak = bool(images) and max(times) >= 2.0
+    task = message_text(user).split("Task: ")[1].splitlines()[0]
+    return json.dumps({"speak": speak, "text": f"seen at {max(times):.0f}: {task}" if speak else ""})
+
+
+@pytest.mark.llm_server
+def test_openai_vision_adapter_sends_frames_and_polls():
+    qa = dict(VALID["interval_qa"], query_time_s=0.0)
+    with StubLLMServer(vision_responder) as server:
+        settings = LLMSettings(base_url=server.base_url, model="stub-vl", structured="json_schema")
+        model = OpenAIVisionModel(settings, kind="interval_qa")
+        images = lambda index, t_s: b"\xff\xd8jpeg-" + str(index).encode()  # noqa: E731
+        predictions, report = replay_records(model, [qa], "interval_qa", {"v1": 4.0}, k=2, policy="SW",
+                                             frame_image=images)
+        assert server.completions == 4 and report["calls"] == 4
+        assert predictions[0]["responses"] == [{"t_s": 2.0, "text": "seen at 2: Tell me when you see a red cup."},
+                                               {"t_s": 3.0, "text": "seen at 3: Tell me when you see a red cup."}]
+        # each call carries the memory policy's frames: the last two
+        last = server.requests[-1]["messages"][-1]["content"]
+        assert sum(p["type"] == "image_url" for p in last) == 2
+        again, _ = replay_records(OpenAIVisionModel(settings, kind="interval_qa"), [qa], "interval_qa", {"v1": 4.0},
+                                  k=2, policy="SW", frame_image=images)
+        assert again == predictions and server.completions == 4  # answered from the cache

@@ -1,0 +1,80 @@
+"""A replay model backed by any OpenAI-compatible vision endpoint (polling: asked at every step).
+
+Each call sends the frames the memory policy kept (as JPEG data URLs, labelled with their
+times), the current prompt and the dialogue so far, and asks for a structured decision
+``{"speak": bool, "text": str[, "type": ...]}``. Answers are validated, retried when invalid,
+and cached like every other LLM call in streamcue (the cache key covers the images).
+
+>>> model = OpenAIVisionModel(LLMSettings.resolve(base_url=..., model="Qwen2.5-VL-7B"), kind="interval_qa")  # doctest: +SKIP
+>>> replay_records(model, records, "interval_qa", durations, protocol="asynchronous", clock="wall")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from typing import Any
+
+from streamcue.llm import LLMClient, LLMSettings, Request
+from streamcue.loaders.replay import Frame
+from streamcue.loaders.replay_records import GUIDANCE_TYPES
+from streamcue.prompts import load_prompt
+
+PROMPT = "replay_vision.v1"
+_RULES = {
+    "interval_qa": "The user asked a question: answer it at the moment the video shows the answer, and again "
+                   "each time the answer changes; keep answers short.",
+    "dense_caption": "Describe what is happening right now in one short sentence, every time you are asked.",
+    "guidance": "Guide the user through the plan: give the next instruction when a step starts, acknowledge "
+                "a finished step (type success), point out a mistake at once (type mistake), and say when "
+                "everything is done (type finish).",
+}
+
+
+def _jpeg_url(image: Any) -> str:
+    data = image if isinstance(image, bytes) else bytes(image)
+    return "data:image/jpeg;base64," + base64.b64encode(data).decode("ascii")
+
+
+class OpenAIVisionModel:
+    """``respond(frames, prompt, history, now)`` through an OpenAI-compatible chat endpoint.
+
+    ``latency_s`` is the simulated inference time for the asynchronous protocol; use
+    ``clock="wall"`` in the replay to use the endpoint's real speed instead. Frames without
+    pixels are described by their times only.
+    """
+
+    def __init__(self, settings: LLMSettings, *, kind: str = "interval_qa", latency_s: float = 1.0,
+                 use_cache: bool = True) -> None:
+        self.client = LLMClient(settings, use_cache=use_cache)
+        self.kind = kind
+        self.latency_s = latency_s
+        guidance = kind == "guidance"
+        self._prompt = load_prompt("streamcue.loaders", PROMPT)
+        self._system = self._prompt.render(
+            task_rules=_RULES[kind],
+            type_field=', "type": "instruction" | "success" | "mistake" | "finish"' if guidance else "")
+        props: dict[str, Any] = {"speak": {"type": "boolean"}, "text": {"type": "string"}}
+        if guidance:
+            props["type"] = {"type": "string", "enum": list(GUIDANCE_TYPES)}
+        self._schema = {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+    def respond(self, frames: Sequence[Frame], prompt: str, history: Sequence[tuple[float, str, str]],
+                now: float) -> str | dict[str, str] | None:
+        content: list[dict[str, Any]] = [{"type": "text", "text": f"Time now: {now:.1f} s.\nTask: {prompt}"}]
+        earlier = [turn for turn in history if not (turn[1] == "user" and turn[2] == prompt)]
+        if earlier:
+            lines = "\n".join(f"[{t:.1f} s] {who}: {text}" for t, who, text in earlier)
+            content.append({"type": "text", "text": f"Dialogue so far:\n{lines}"})
+        for frame in frames:
+            content.append({"type": "text", "text": f"Frame at {frame.t_s:.1f} s"})
+            if frame.image is not None:
+                content.append({"type": "image_url", "image_url": {"url": _jpeg_url(frame.image)}})
+        answer = self.client.complete(Request(
+            messages=({"role": "system", "content": self._system}, {"role": "user", "content": content}),
+            schema=self._schema, prompt_version=self._prompt.version, name="replay_decision"))
+        if not answer["speak"] or not answer["text"].strip():
+            return None
+        if self.kind == "guidance":
+            return {"type": answer["type"], "text": answer["text"]}
+        return answer["text"]
