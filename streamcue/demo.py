@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import shutil
 from pathlib import Path
 
 from streamcue import console
@@ -27,8 +29,12 @@ def run_demo(out: Path, annotations: Path | None = None) -> None:
     console.out.print(f"validated {report.records} guidance records in {result.files['guidance']}")
     _print_guidance_summary(result.files["guidance"], result.files["video"])
 
-    console.out.rule("2. Score a trivial baseline with the LiveCook metrics")
-    _score_baseline(result.files["guidance"], out)
+    console.out.rule("2. Publish v1.0.0 as a local versioned release, load it back, score a trivial baseline")
+    if importlib.util.find_spec("datasets") is None:
+        console.out.print("skipped: the release path needs the [release] extra (pip install 'streamcue[release]')")
+    else:
+        release = _publish(out / "captaincook4d", out)
+        _score_baseline(release, out)
 
     console.out.rule("3. Ego4D GoalStep val -> proactive questions (interval_qa, template stage)")
     _ego4d(out)
@@ -52,20 +58,47 @@ def _ego4d(out: Path) -> None:
     console.out.print("The LLM stages need captions and an OpenAI-compatible endpoint: see streamcue build ego4d --help")
 
 
-def _score_baseline(guidance: Path, out: Path) -> None:
+def _publish(records: Path, out: Path) -> Path:
+    from streamcue.dataset_builders.release import ReleaseOptions, build_release
+    from streamcue.dataset_builders.release_push import push
+
+    dist, mirror = out / "release" / "v1.0.0", out / "hub"
+    for owned in (dist, mirror):  # the demo's own outputs from an earlier run
+        shutil.rmtree(owned, ignore_errors=True)
+    manifest = build_release(ReleaseOptions(records=records, version="1.0.0", out=dist, allow_unverified=True,
+                                            title="CaptainCook4D guidance (streamcue demo)",
+                                            repo="streamcue-demo/captaincook4d-guidance"))
+    pushed = push(dist, "streamcue-demo/captaincook4d-guidance", git_root=mirror)
+    rows = sum(info["rows"] for splits in manifest["configs"].values() for info in splits.values())
+    console.out.print(f"release {manifest['version']}: {rows} rows in {len(manifest['files'])} files at {dist} "
+                      "(unverified records allowed, as the card says)")
+    console.out.print(f"committed and tagged {pushed.tag} in the local git mirror {pushed.target}")
+    return dist
+
+
+def _score_baseline(release: Path, out: Path) -> None:
     import importlib.util
 
-    from streamcue.io import read_jsonl, write_json, write_jsonl
-    from streamcue.loaders.baselines import periodic_guidance
+    from streamcue.io import write_json, write_jsonl
+    from streamcue.loaders import load
+    from streamcue.loaders.replay_records import PeriodicBaseline, replay_records
     from streamcue.metrics import evaluate
     from streamcue.metrics.report import print_report
 
-    predictions = out / "captaincook4d" / "baseline_predictions.jsonl"
-    write_jsonl(predictions, periodic_guidance(read_jsonl(guidance)))
+    guidance = load("guidance", release, split="test")
+    durations = {v.video_id: v.duration_s for v in load("videos", release, split="test")}
+    console.out.print(f"loaded {len(guidance)} test guidance records back with datasets.load_dataset")
+    predictions, replay_report = replay_records(PeriodicBaseline(), guidance, "guidance", durations)
+    folder = out / "captaincook4d"
+    write_jsonl(folder / "baseline_predictions.jsonl", predictions)
+    write_jsonl(folder / "test_guidance.jsonl", [g.to_dict() for g in guidance])
     bertscore = importlib.util.find_spec("bert_score") is not None
     if not bertscore:
         console.out.print("(BERTScore skipped: install the [embed] extra for it)")
-    report = evaluate("livecook", guidance, predictions, bertscore=bertscore)
+    report = evaluate("livecook", folder / "test_guidance.jsonl", folder / "baseline_predictions.jsonl",
+                      bertscore=bertscore)
     print_report(report)
-    write_json(out / "captaincook4d" / "baseline_livecook_report.json", report)
-    console.out.print(f"baseline: a success every 30 s and a generic mistake every 120 s; report in {out / 'captaincook4d'}")
+    write_json(folder / "baseline_livecook_report.json", {**report, "replay": replay_report})
+    console.out.print(f"baseline (replayed at 1 fps): a success every 30 s, a generic mistake every 120 s; "
+                      f"{replay_report['responses']} responses over {replay_report['runs']} videos; "
+                      f"report in {folder}")

@@ -8,7 +8,8 @@ import pytest
 
 from conftest import CAPTAINCOOK4D, VALID
 
-COMMANDS = [["build", "captaincook4d"], ["build", "ego4d"], ["validate"], ["evaluate"], ["schema"], ["ls"], ["demo"]]
+COMMANDS = [["build", "captaincook4d"], ["build", "ego4d"], ["validate"], ["evaluate"], ["schema"], ["ls"], ["demo"],
+            ["release", "build"], ["release", "push"], ["release", "diff"]]
 
 
 def run(*args, cwd=None):
@@ -37,6 +38,10 @@ def test_validate_reports_each_violation_on_one_line(tmp_path):
     (["validate", "missing.jsonl", "--kind", "guidance"], "error: missing.jsonl: file not found"),
     (["validate", "x.jsonl", "--kind", "guidanse"], "error: unknown record kind 'guidanse'. Did you mean 'guidance'?"),
     (["build", "captaincook4d", "--annotations", "nowhere", "--out", "o"], "error: nowhere: not a folder"),
+    (["release", "build", "--records", "nowhere", "--version", "1.0.0", "--out", "d"], "error: nowhere: not a folder"),
+    (["release", "build", "--records", ".", "--version", "one", "--out", "d"], "error: version 'one' is not X.Y.Z"),
+    (["release", "push", "--dist", ".", "--repo", "org/name", "--git-root", "g"], "error: .: not a streamcue release folder"),
+    (["release", "push", "--dist", ".", "--repo", "noslash"], "error: --repo 'noslash' is not ORG/NAME"),
 ])
 def test_expected_problems_are_one_line_errors(tmp_path, args, message):
     result = run(*args, cwd=tmp_path)
@@ -66,6 +71,7 @@ def test_build_then_validate_real_captaincook4d(tmp_path):
 def test_demo_runs_offline_end_to_end(tmp_path):
     result = run("demo", "--out", tmp_path / "demo", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    for part in ("validated 384 guidance records", "livecook overall", "interval_qa by task type", "stages 3-5"):
+    for part in ("validated 384 guidance records", "release 1.0.0: 768 rows", "tagged v1.0.0",
+                 "loaded 109 test guidance records back", "livecook overall", "interval_qa by task type", "stages 3-5"):
         assert part in result.stdout
     assert (tmp_path / "demo" / "ego4d" / "interval_qa.jsonl").is_file()
