@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.anonymize.report import sha256_file
+from streamcue.bulk import gc_paused
 from streamcue.dataset_builders import release_card as card
 from streamcue.dataset_builders.release_diff import changelog_lines, diff, keyed, read_release
 from streamcue.dataset_builders.release_gates import collect
@@ -94,6 +95,12 @@ def build_release(opts: ReleaseOptions) -> dict[str, Any]:
         if parse_version(old_manifest["version"]) >= version:
             raise ConfigError(f"version {opts.version} is not newer than the previous release "
                               f"{old_manifest['version']} ({opts.previous})")
+    with gc_paused():
+        return _build(opts, version, out, old_manifest, old_records)
+
+
+def _build(opts: ReleaseOptions, version: tuple[int, int, int], out: Path, old_manifest: dict[str, Any] | None,
+           old_records: Any) -> dict[str, Any]:
     data = collect(opts.records, allow_unverified=opts.allow_unverified, video_root=opts.video_root)
 
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -17,11 +17,12 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
+from streamcue.bulk import gc_paused
 from streamcue.dataset_builders.release_card import CONFIG_NAMES
 from streamcue.errors import ConfigError, InputError, ServiceError
 from streamcue.extras import require
 from streamcue.fields import unknown_name
-from streamcue.loaders.features import RELEASE_KINDS, decode
+from streamcue.loaders.features import RELEASE_KINDS
 from streamcue.loaders.records import record_class
 
 _KIND_OF = {**{k: k for k in RELEASE_KINDS}, **{v: k for k, v in CONFIG_NAMES.items()}}
@@ -62,9 +63,11 @@ def load(kind: str, source: str | Path, revision: str | None = None, split: str 
     kind = _kind(kind)
     loaded = _load_dataset(str(source), CONFIG_NAMES[kind], revision, split)
     cls = record_class(kind)
-    if split is not None:
-        return [cls.from_dict(decode(row, kind)) for row in loaded]
-    return {name: [cls.from_dict(decode(row, kind)) for row in part] for name, part in loaded.items()}
+    with gc_paused():  # millions of small objects: the cyclic GC would rescan them over and over
+        if split is not None:
+            return [cls.from_row(row) for row in loaded.to_list()]
+        return {name: [cls.from_row(row) for row in part.to_list()] for name, part in loaded.items()}
+
 
 
 def by_video(records: Iterable[Any]) -> Iterator[tuple[str, list[Any]]]:

@@ -42,6 +42,14 @@ class _Record:
             values[name] = _to_obj(sub, cls._nested.get(name), data.get(name))
         return cls(**values)
 
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Any:
+        """From a Parquet row of the release (JSON columns still encoded), in one pass."""
+        values = {}
+        for name, sub in cls._codec.props.items():
+            values[name] = _row_to_obj(sub, cls._nested.get(name), row.get(name))
+        return cls(**values)
+
     def to_dict(self) -> dict[str, Any]:
         out = {}
         for name, sub in self._codec.props.items():
@@ -59,6 +67,16 @@ def _to_obj(sub: Codec, cls: type | None, value: Any) -> Any:
     if sub.form == "list":
         return [_to_obj(sub.item, cls, v) for v in value]
     return value
+
+
+def _row_to_obj(sub: Codec, cls: type | None, value: Any) -> Any:
+    if value is None:
+        return None
+    if sub.form == "struct":
+        return cls.from_row(value)
+    if sub.form == "list":
+        return [_row_to_obj(sub.item, cls, v) for v in value]
+    return sub.decode(value) if sub.form == "json" else value
 
 
 def _to_data(sub: Codec, value: Any) -> Any:

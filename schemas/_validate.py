@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import jsonschema_rs
 from referencing import Registry, Resource
 
 from streamcue.errors import RecordValidationError, Violation
@@ -63,6 +64,17 @@ def _validator(kind: str) -> jsonschema.protocols.Validator:
     return cls(schema, registry=_registry())
 
 
+@cache
+def _fast_validator(kind: str) -> Any:
+    """A compiled validator (jsonschema-rs, ~200x faster) that answers only "valid or not".
+
+    Records it passes are valid; for the others the reference ``jsonschema`` validator finds
+    and words every violation, so messages do not depend on the fast path.
+    """
+    resources = [(s["$id"], s) for s in (json.loads(_schema_text(n)) for n in ("common", *KINDS))]
+    return jsonschema_rs.validator_for(load_schema(kind), registry=jsonschema_rs.Registry(resources))
+
+
 def _json_path(error: jsonschema.ValidationError) -> str:
     path = "$"
     for part in error.absolute_path:
@@ -86,7 +98,8 @@ def check(record: Any, kind: str, *, durations: Mapping[str, float] | None = Non
     """
     _check_kind(kind)
     rid = _record_id(record, kind)
-    errors = sorted(_validator(kind).iter_errors(record), key=lambda e: list(map(str, e.absolute_path)))
+    errors = [] if _fast_validator(kind).is_valid(record) else \
+        sorted(_validator(kind).iter_errors(record), key=lambda e: list(map(str, e.absolute_path)))
     violations = [Violation(_short(e), _json_path(e), file, line, rid) for e in errors]
     if not violations and kind in CHECKS:
         violations = [Violation(msg, path, file, line, rid) for path, msg in CHECKS[kind](record, durations)]

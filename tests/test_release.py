@@ -256,7 +256,7 @@ def test_pinned_versions_load_through_a_hub_compatible_server(release_v1, releas
     )
     with olah_server(hub, tmp_path, REPO_ID) as endpoint:
         env = {**os.environ, "HF_ENDPOINT": endpoint, "HF_HOME": str(tmp_path / "hf-home"),
-               "HF_HUB_DISABLE_TELEMETRY": "1"}
+               "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_OFFLINE": "0", "HF_DATASETS_OFFLINE": "0"}
         done = subprocess.run([sys.executable, "-c", script, REPO_ID], capture_output=True, text=True, env=env,
                               cwd=tmp_path, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]

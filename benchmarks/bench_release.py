@@ -1,0 +1,99 @@
+"""Release figures: build and load times for 20,000 records.
+
+    python benchmarks/bench_release.py [--kind interval_qa|guidance] [--records 20000]
+
+The records are real builder output multiplied to the target size under new ids: the Ego4D
+template stage on GoalStep val (interval_qa) or the CaptainCook4D guidance set (guidance),
+with each copy of a video given its own id. Figures: ``release build`` (validation, gates,
+Parquet, card with figures, manifest), then a first ``datasets.load_dataset`` of every split
+(which prepares the Arrow cache), a second one (from the cache), and the typed records of
+``streamcue.loaders.load``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("STREAMCUE_NO_PROGRESS", "1")
+
+from streamcue.dataset_builders import captaincook4d, ego4d  # noqa: E402
+from streamcue.dataset_builders.output import write_outputs  # noqa: E402
+from streamcue.dataset_builders.release import ReleaseOptions, build_release  # noqa: E402
+from streamcue.io import read_jsonl, write_jsonl  # noqa: E402
+from streamcue.paths import default_captaincook4d, default_goalstep  # noqa: E402
+from streamcue.schemas import ID_FIELDS  # noqa: E402
+
+
+def source_records(kind: str, folder: Path) -> Path:
+    if kind == "guidance":
+        items = captaincook4d.build(captaincook4d.Config(annotations=default_captaincook4d()))
+    else:
+        items = ego4d.build(ego4d.Config(goalstep=default_goalstep()), ego4d.BuildReport())
+    write_outputs(items, folder)
+    return folder
+
+
+def multiply(src: Path, dst: Path, kind: str, target: int) -> int:
+    videos, records = read_jsonl(src / "videos.jsonl"), read_jsonl(src / f"{kind}.jsonl")
+    out_videos, out_records, copy = [], [], 0
+    while len(out_records) < target:
+        suffix = f"-c{copy}" if copy else ""
+        out_videos += [dict(v, video_id=v["video_id"] + suffix) for v in videos]
+        for r in records:
+            if len(out_records) == target:
+                break
+            new = dict(r, video_id=r["video_id"] + suffix)
+            if kind != "guidance":
+                new[ID_FIELDS[kind]] = r[ID_FIELDS[kind]] + suffix
+            if new.get("context"):
+                new["context"] = dict(new["context"], group_id=new["context"]["group_id"] + suffix)
+            out_records.append(new)
+        copy += 1
+    dst.mkdir(parents=True, exist_ok=True)
+    write_jsonl(dst / "videos.jsonl", out_videos)
+    write_jsonl(dst / f"{kind}.jsonl", out_records)
+    return len(out_videos)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kind", default="interval_qa", choices=["interval_qa", "guidance"])
+    parser.add_argument("--records", type=int, default=20_000)
+    args = parser.parse_args()
+    import datasets
+
+    from streamcue.loaders import load
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        os.environ["HF_DATASETS_CACHE"] = str(tmp / "hf-cache")
+        n_videos = multiply(source_records(args.kind, tmp / "src"), tmp / "records", args.kind, args.records)
+        start = time.perf_counter()
+        manifest = build_release(ReleaseOptions(records=tmp / "records", version="1.0.0", out=tmp / "dist",
+                                                allow_unverified=True))
+        built = time.perf_counter() - start
+        size = sum(p.stat().st_size for p in (tmp / "dist").rglob("*.parquet")) / 1e6
+        config = "interval_qa" if args.kind == "interval_qa" else "guidance"
+        timings = []
+        for _ in range(2):
+            start = time.perf_counter()
+            ds = datasets.load_dataset(str(tmp / "dist"), config)
+            timings.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        typed = load(config, tmp / "dist")
+        typed_s = time.perf_counter() - start
+        rows = sum(len(v) for v in typed.values())
+        print(f"{args.kind}: {rows} records on {n_videos} videos, Parquet {size:.1f} MB "
+              f"({sum(len(s) for s in ds.values())} rows via load_dataset)")
+        print(f"release build: {built:.1f} s ({rows / built:,.0f} records/s) incl. validation, gates, card and figures")
+        print(f"load_dataset: {timings[0]:.2f} s first (prepares the Arrow cache), {timings[1]:.2f} s cached")
+        print(f"streamcue.loaders.load (typed records): {typed_s:.2f} s")
+        assert manifest["version"] == "1.0.0"
+
+
+if __name__ == "__main__":
+    main()
