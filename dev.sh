@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up a virtualenv in .venv (once) and run streamcue's demo or its tests.
 #
-#   ./dev.sh demo [streamcue demo options]   offline demo on the bundled defaults (core + [release])
+#   ./dev.sh demo [streamcue demo options]   offline demo on the bundled defaults (core + [release,anonymize])
 #   ./dev.sh test [pytest options]           the whole test suite (what CI runs)
 #
 # Re-running is cheap: installs are skipped while pyproject.toml is unchanged.
@@ -27,7 +27,7 @@ setup() {  # $1: the extra to install ("" for the core)
 case "${1:-}" in
     demo)
         shift
-        setup release
+        setup release,anonymize
         exec "$VENV/bin/streamcue" demo "$@"
         ;;
     test)

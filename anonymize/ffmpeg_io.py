@@ -1,0 +1,161 @@
+"""Decode and encode video through ffmpeg (commands built with ffmpeg-python, frames piped raw).
+
+The ffmpeg binary is ``$STREAMCUE_FFMPEG``, else ``ffmpeg`` on the PATH, else the static build
+inside the ``imageio-ffmpeg`` wheel. Metadata comes from ``imageio_ffmpeg``'s header parser, so
+no ``ffprobe`` is needed (the wheel ships none).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from streamcue.errors import InputError, MissingExtraError, ServiceError
+from streamcue.extras import require
+
+
+@cache
+def ffmpeg_exe() -> str:
+    """The ffmpeg binary to run; a clear error naming both ways to get one."""
+    env = os.environ.get("STREAMCUE_FFMPEG")
+    if env:
+        if not Path(env).is_file():
+            raise InputError("STREAMCUE_FFMPEG does not point to a file", file=env)
+        return env
+    found = shutil.which("ffmpeg")
+    if found:
+        return found
+    try:
+        import imageio_ffmpeg
+    except ImportError:
+        raise MissingExtraError("no ffmpeg: install the system package (apt install ffmpeg) or "
+                                "pip install 'streamcue[anonymize]' (imageio-ffmpeg ships a static ffmpeg)") from None
+    return imageio_ffmpeg.get_ffmpeg_exe()
+
+
+@cache
+def ffmpeg_version() -> str:
+    done = subprocess.run([ffmpeg_exe(), "-version"], capture_output=True, text=True)
+    return (done.stdout.splitlines() or ["ffmpeg (unknown version)"])[0]
+
+
+@dataclass(frozen=True)
+class VideoInfo:
+    width: int
+    height: int
+    fps: float
+    duration_s: float
+    codec: str
+    has_audio: bool
+
+
+def probe(path: str | Path) -> VideoInfo:
+    """Size, frame rate, duration, codec and audio presence; a one-line error for non-video input."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("video file not found", file=path)
+    imageio_ffmpeg = require("imageio_ffmpeg", "anonymize", "imageio-ffmpeg")
+    reader = imageio_ffmpeg.read_frames(str(path), bits_per_pixel=24)
+    try:
+        meta = next(reader)
+    except (OSError, RuntimeError, StopIteration):
+        raise InputError("not a readable video (ffmpeg found no video stream)", file=path) from None
+    finally:
+        reader.close()
+    width, height = meta.get("size") or (0, 0)
+    fps = float(meta.get("fps") or 0)
+    if not width or not height or fps <= 0:
+        raise InputError(f"not a readable video (size {width}x{height}, {fps} fps)", file=path)
+    return VideoInfo(int(width), int(height), fps, float(meta.get("duration") or 0.0), str(meta.get("codec", "?")),
+                     bool(meta.get("audio_codec")))
+
+
+def _run(stream: Any, **pipes: Any) -> tuple[subprocess.Popen, Any]:
+    ffmpeg = require("ffmpeg", "anonymize", "ffmpeg-python")
+    args = ffmpeg.compile(stream.global_args("-hide_banner", "-loglevel", "error", "-nostdin"), cmd=ffmpeg_exe())
+    log = tempfile.TemporaryFile()
+    return subprocess.Popen(args, stderr=log, **pipes), log
+
+
+def _log_text(log: Any) -> str:
+    log.seek(0)
+    lines = log.read().decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else "no message"
+
+
+def read_frames(path: str | Path, info: VideoInfo, *, fps: float | None = None,
+                size: tuple[int, int] | None = None) -> Iterator[np.ndarray]:
+    """BGR frames (H, W, 3) uint8; ``fps`` resamples (e.g. 1 for captions), ``size`` scales."""
+    ffmpeg = require("ffmpeg", "anonymize", "ffmpeg-python")
+    width, height = size or (info.width, info.height)
+    stream = ffmpeg.input(str(path))
+    if fps is not None:
+        stream = stream.filter("fps", fps=fps)
+    if size is not None:
+        stream = stream.filter("scale", width, height)
+    proc, log = _run(stream.output("pipe:", format="rawvideo", pix_fmt="bgr24"), stdout=subprocess.PIPE)
+    frame_bytes = width * height * 3
+    try:
+        while True:
+            data = proc.stdout.read(frame_bytes)
+            if len(data) < frame_bytes:
+                break
+            yield np.frombuffer(data, np.uint8).reshape(height, width, 3)
+    finally:
+        proc.stdout.close()
+        code = proc.wait()
+        if code != 0:
+            raise InputError(f"ffmpeg could not decode it: {_log_text(log)}", file=path)
+        log.close()
+
+
+class FrameWriter:
+    """Encode BGR frames to H.264 (yuv420p, or yuv444p for odd sizes) at the source's frame rate.
+
+    ``audio_from`` copies the audio of that file into the output (only with --keep-audio).
+    Call :meth:`close` to finish; :meth:`abort` kills the encoder.
+    """
+
+    def __init__(self, path: str | Path, width: int, height: int, fps: float, *, crf: int = 18,
+                 preset: str = "veryfast", audio_from: str | Path | None = None) -> None:
+        ffmpeg = require("ffmpeg", "anonymize", "ffmpeg-python")
+        self.path = Path(path)
+        video = ffmpeg.input("pipe:", format="rawvideo", pix_fmt="bgr24", s=f"{width}x{height}", framerate=fps)
+        pix_fmt = "yuv420p" if width % 2 == 0 and height % 2 == 0 else "yuv444p"
+        options: dict[str, Any] = dict(vcodec="libx264", pix_fmt=pix_fmt, crf=crf, preset=preset, r=fps,
+                                       movflags="+faststart", format="mp4")
+        if audio_from is not None:
+            audio = ffmpeg.input(str(audio_from)).audio
+            out = ffmpeg.output(video, audio, str(self.path), acodec="copy", shortest=None, **options)
+        else:
+            out = ffmpeg.output(video, str(self.path), an=None, **options)
+        self.proc, self._log = _run(out.overwrite_output(), stdin=subprocess.PIPE)
+        self.frames = 0
+
+    def write(self, frame: np.ndarray) -> None:
+        try:
+            self.proc.stdin.write(np.ascontiguousarray(frame).tobytes())
+        except BrokenPipeError:
+            self.proc.wait()
+            raise ServiceError(f"ffmpeg stopped encoding {self.path}: {_log_text(self._log)}") from None
+        self.frames += 1
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        if self.proc.wait() != 0:
+            raise ServiceError(f"ffmpeg could not encode {self.path}: {_log_text(self._log)}")
+        self._log.close()
+
+    def abort(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+        self._log.close()
