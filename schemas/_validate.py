@@ -31,6 +31,7 @@ ID_FIELDS: dict[str, str] = {
     "interval_qa_minimal": "qa_id",
     "dense_caption_minimal": "task_id",
     "guidance_minimal": "video_id",
+    "recorded_task": "task_id",
 }
 KINDS: tuple[str, ...] = tuple(ID_FIELDS)
 SCHEMA_VERSION = "1.0"

@@ -15,6 +15,7 @@ from typer.exceptions import TyperException
 
 from streamcue import console
 from streamcue.cli_anonymize import anonymize
+from streamcue.cli_recorded import build_recorded, stats_app
 from streamcue.cli_release import release_app
 from streamcue.errors import StreamcueError
 
@@ -31,6 +32,8 @@ build_app = typer.Typer(help="Turn source annotations into streamcue records.", 
 app.add_typer(build_app, name="build")
 app.add_typer(release_app, name="release")
 app.command("anonymize")(anonymize)
+build_app.command("recorded")(build_recorded)
+app.add_typer(stats_app, name="stats")
 
 
 @build_app.command("captaincook4d")

