@@ -14,6 +14,14 @@ CAPTAINCOOK4D = SHARED_DATA / "captaincook4d"
 GOALSTEP_VAL = SHARED_DATA / "ego4d_goalstep" / "data" / "goalstep_valid.json"
 
 
+def pytest_configure(config):
+    """Module-scoped fixtures run outside the per-test isolation below: give them a cache too."""
+    import tempfile
+
+    os.environ["STREAMCUE_CACHE_DIR"] = tempfile.mkdtemp(prefix="streamcue-test-cache-")
+    os.environ["STREAMCUE_NO_PROGRESS"] = "1"
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory, monkeypatch):
     """Never touch the user's cache from a test."""

@@ -75,7 +75,8 @@ def config(videos, out, server, **kw):
 @pytest.fixture(scope="module")
 def built(videos, tmp_path_factory):
     out = tmp_path_factory.mktemp("built")
-    with StubLLMServer(vision_responder) as server:
+    with StubLLMServer(vision_responder) as server, pytest.MonkeyPatch.context() as mp:
+        mp.setenv("STREAMCUE_CACHE_DIR", str(tmp_path_factory.mktemp("built-cache")))
         report = recorded.BuildReport()
         write_outputs(recorded.build(config(videos, out, server, k=2), report), out)
         requests = list(server.requests)
