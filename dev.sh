@@ -24,6 +24,17 @@ setup() {  # $1: the extra to install ("" for the core)
     touch "$stamp"
 }
 
+# Label Studio pins pyarrow<25 and Django (clashing with datasets): the tests run the server
+# from its own virtualenv; streamcue itself only needs the SDK ([annotation] extra).
+setup_label_studio() {
+    local venv=.venv-label-studio version="${STREAMCUE_LABEL_STUDIO_VERSION:-1.23.2}"
+    [ -f "$venv/.streamcue-label-studio-$version" ] && return 0
+    [ -x "$venv/bin/python" ] || "$PY" -m venv "$venv"
+    "$venv/bin/python" -m pip install -q --upgrade pip
+    "$venv/bin/python" -m pip install -q "label-studio==$version"
+    touch "$venv/.streamcue-label-studio-$version"
+}
+
 case "${1:-}" in
     demo)
         shift
@@ -33,6 +44,7 @@ case "${1:-}" in
     test)
         shift
         setup dev
+        setup_label_studio
         exec "$VENV/bin/python" -m pytest "$@"
         ;;
     *)

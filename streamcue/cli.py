@@ -14,6 +14,7 @@ import typer
 from typer.exceptions import TyperException
 
 from streamcue import console
+from streamcue.cli_annotate import annotate_app
 from streamcue.cli_anonymize import anonymize
 from streamcue.cli_recorded import build_recorded, stats_app
 from streamcue.cli_release import release_app
@@ -34,6 +35,7 @@ app.add_typer(release_app, name="release")
 app.command("anonymize")(anonymize)
 build_app.command("recorded")(build_recorded)
 app.add_typer(stats_app, name="stats")
+app.add_typer(annotate_app, name="annotate")
 
 
 @build_app.command("captaincook4d")

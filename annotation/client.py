@@ -1,0 +1,116 @@
+"""Talking to a Label Studio server through ``label-studio-sdk``, with one-line errors.
+
+The server URL comes from ``--url`` or ``$LABEL_STUDIO_URL``; the token from
+``$LABEL_STUDIO_API_KEY`` only (never an option, so it stays out of shell history, logs and
+files).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from streamcue.errors import ConfigError, ServiceError
+from streamcue.extras import require
+
+_MARKER = re.compile(r"<!--\s*streamcue:(\w+):(v\d+)\s*-->")
+
+
+@cache
+def label_config(kind: str) -> str:
+    """The labeling config file of a record kind (``annotation/configs/<kind>.v1.xml``)."""
+    return resources.files("streamcue.annotation").joinpath(f"configs/{kind}.v1.xml").read_text(encoding="utf-8")
+
+
+def config_kind(config: str) -> str | None:
+    match = _MARKER.search(config or "")
+    return match.group(1) if match else None
+
+
+@dataclass
+class Server:
+    url: str
+    client: Any
+
+    def call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """Run one SDK call; connection problems and HTTP errors become ServiceError lines."""
+        sdk = require("label_studio_sdk", "annotation", "label-studio-sdk")
+        httpx = require("httpx", "annotation")
+        try:
+            return fn(*args, **kwargs)
+        except sdk.core.api_error.ApiError as exc:
+            if exc.status_code in (401, 403):
+                raise ServiceError(f"Label Studio at {self.url} refused the token (HTTP {exc.status_code}); "
+                                   "check $LABEL_STUDIO_API_KEY") from None
+            detail = exc.body.get("detail") if isinstance(exc.body, dict) else None
+            raise ServiceError(f"Label Studio at {self.url}: {what} failed with HTTP {exc.status_code}"
+                               + (f" ({detail})" if detail else "")) from None
+        except httpx.HTTPError as exc:
+            raise ServiceError(f"cannot reach Label Studio at {self.url} ({type(exc).__name__}); is it running?") from None
+
+
+def connect(url: str | None = None) -> Server:
+    sdk = require("label_studio_sdk", "annotation", "label-studio-sdk")
+    url = (url or os.environ.get("LABEL_STUDIO_URL") or "").rstrip("/")
+    if not url:
+        raise ConfigError("no Label Studio URL: pass --url or set LABEL_STUDIO_URL")
+    token = os.environ.get("LABEL_STUDIO_API_KEY")
+    if not token:
+        raise ConfigError("no Label Studio token: set LABEL_STUDIO_API_KEY (Account & Settings > Access Token)")
+    server = Server(url, sdk.LabelStudio(base_url=url, api_key=token, timeout=120))
+    server.call("checking the token", server.client.users.whoami)
+    return server
+
+
+def find_project(server: Server, title: str) -> Any | None:
+    projects = server.call("listing projects", lambda: list(server.client.projects.list(title=title)))
+    exact = [p for p in projects if p.title == title]
+    return exact[0] if exact else None
+
+
+def project_for(server: Server, title: str, kind: str | None = None, *, create: bool = False) -> tuple[Any, str]:
+    """The project named ``title`` and its record kind; created when asked and missing."""
+    project = find_project(server, title)
+    if project is None:
+        if not create:
+            raise ConfigError(f"no Label Studio project named {title!r} at {server.url}")
+        project = server.call("creating the project", server.client.projects.create, title=title,
+                              label_config=label_config(kind), description=f"streamcue {kind} records")
+        return project, kind
+    found = config_kind(project.label_config)
+    if found is None:
+        raise ConfigError(f"project {title!r} was not made by streamcue (its labeling config has no streamcue marker)")
+    if kind is not None and found != kind:
+        raise ConfigError(f"project {title!r} was built for {found} records, not {kind}")
+    return project, found
+
+
+def export_tasks(server: Server, project_id: int) -> list[dict[str, Any]]:
+    """Every task with its annotations (JSON export, including tasks nobody annotated)."""
+    chunks = server.call("exporting", lambda: b"".join(server.client.projects.exports.download_sync(
+        project_id, export_type="JSON", download_all_tasks=True)))
+    try:
+        tasks = json.loads(chunks)
+    except json.JSONDecodeError:
+        raise ServiceError(f"Label Studio at {server.url} returned an export that is not JSON") from None
+    return sorted(tasks, key=lambda t: t["id"])
+
+
+def user_names(server: Server) -> dict[Any, str]:
+    users = server.call("listing users", server.client.users.list)
+    return {u.id: u.email or u.username or f"user:{u.id}" for u in users}
+
+
+def ensure_local_storage(server: Server, project_id: int, folder: Path) -> None:
+    """A local-files import storage on ``folder``, so the browser may load videos from it."""
+    storages = server.call("listing storages", server.client.import_storage.local.list, project=project_id)
+    if any(Path(s.path or "") == folder for s in storages):
+        return
+    server.call("adding local-files storage", server.client.import_storage.local.create, project=project_id,
+                path=str(folder), title="streamcue videos", use_blob_urls=False)

@@ -1,0 +1,239 @@
+"""Records <-> Label Studio tasks and annotation results (pure functions, no server).
+
+Times: ``TimelineLabels`` ranges are integer frames, 1-based and inclusive, at the task's
+``fps`` (the same value the ``<Video frameRate="$fps">`` tag uses). A span [start_s, end_s] is
+frames ``round(start_s * fps) + 1`` to ``round(end_s * fps)``; back, ``start_s = (start - 1) /
+fps`` and ``end_s = end / fps``; a moment t is the one-frame range at ``round(t * fps) + 1``.
+A region the annotator did not move keeps the record's own seconds exactly (no rounding
+drift); only moved regions take their times from frames.
+
+Every region of a prediction has a stable id (``a0``, ``c3``, ``e12``: kind letter + index in
+the record); the result rows of one region (range, per-region text, per-region choice) share
+it, which is how an annotation's rows are joined back.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from streamcue.errors import InputError
+
+DEFAULT_FPS = 30.0
+GLOBAL_CONTROLS = ("question", "flags")
+KINDS = ("interval_qa", "dense_caption", "guidance")
+ID_FIELD = {"interval_qa": "qa_id", "dense_caption": "task_id", "guidance": "video_id"}
+
+
+def span_to_frames(start_s: float, end_s: float, fps: float) -> tuple[int, int]:
+    start = round(start_s * fps) + 1
+    return start, max(start, round(end_s * fps))
+
+
+def frames_to_span(start: int, end: int, fps: float) -> tuple[float, float]:
+    return (start - 1) / fps, end / fps
+
+
+def moment_to_frame(t_s: float, fps: float) -> int:
+    return round(t_s * fps) + 1
+
+
+def _range(rid: str, control: str, label: str, start: int, end: int) -> dict[str, Any]:
+    return {"id": rid, "from_name": control, "to_name": "video", "type": "timelinelabels",
+            "value": {"ranges": [{"start": start, "end": end}], "timelinelabels": [label]}}
+
+
+def _text(rid: str, control: str, text: str) -> dict[str, Any]:
+    return {"id": rid, "from_name": control, "to_name": "video", "type": "textarea", "value": {"text": [text]}}
+
+
+def prediction(record: dict[str, Any], kind: str, fps: float) -> list[dict[str, Any]]:
+    """The record's current content as a Label Studio result (the annotator's starting point)."""
+    rows: list[dict[str, Any]] = []
+    if kind == "interval_qa":
+        rows.append(_text("question", "question", record["question"]))
+        for i, answer in enumerate(record["answers"]):
+            rows.append(_range(f"a{i}", "answers", "answer", *span_to_frames(answer["start_s"], answer["end_s"], fps)))
+            rows.append(_text(f"a{i}", "answer_text", answer["text"]))
+    elif kind == "dense_caption":
+        for i, caption in enumerate(record["captions"]):
+            rows.append(_range(f"c{i}", "seconds", "caption",
+                               *span_to_frames(caption["t_s"], caption["t_s"] + 1, fps)))
+            rows.append(_text(f"c{i}", "caption", caption["text"]))
+    else:
+        for i, event in enumerate(record["events"]):
+            frame = moment_to_frame(event["t_s"], fps)
+            rows.append(_range(f"e{i}", "events", event["type"], frame, frame))
+            rows.append(_text(f"e{i}", "event_text", event["text"]))
+    return rows
+
+
+def task_data(record: dict[str, Any], kind: str, video_url: str, fps: float) -> dict[str, Any]:
+    """The task's data: what the labeling config shows, plus the whole record (nothing is lost)."""
+    data: dict[str, Any] = {"video": video_url, "fps": fps, "kind": kind, "record_id": record[ID_FIELD[kind]],
+                            "record_json": json.dumps(record, ensure_ascii=False)}
+    if kind == "interval_qa":
+        data.update(question=record["question"], query_time_s=record["query_time_s"], task_type=record["task_type"])
+    elif kind == "dense_caption":
+        data.update(prompt=record["prompt"], task_type=record["task_type"], category=record["category"])
+    else:
+        data.update(activity=record["activity"],
+                    plan="\n".join(f"{s['index'] + 1}. {s['text']}" for s in record["plan"]))
+    return data
+
+
+@dataclass
+class Applied:
+    """One annotation turned into a record, and what it changed."""
+
+    record: dict[str, Any]
+    rejected: bool = False
+    changes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Where:
+    project: str
+    task: int
+    annotation: int | None
+    record: str
+
+    def error(self, message: str, region: str | None = None) -> InputError:
+        spot = f"task {self.task}" + (f", annotation {self.annotation}" if self.annotation is not None else "")
+        spot += f", region {region}" if region else ""
+        return InputError(f"{spot}: {message}", file=f"Label Studio project {self.project!r}", record=self.record)
+
+
+def _regions(result: list[dict[str, Any]], where: Where) -> dict[str, dict[str, Any]]:
+    """Rows joined by region id: ``{id: {"range": (label, start, end), "text": str, "choices": [...]}}``."""
+    regions: dict[str, dict[str, Any]] = {}
+    for row in result:
+        rid, value, kind = row.get("id"), row.get("value") or {}, row.get("type")
+        if row.get("from_name") in GLOBAL_CONTROLS:  # whole-task controls: joined by name, not id
+            rid = "@" + row["from_name"]
+        if not rid:
+            raise where.error("a result row without a region id")
+        region = regions.setdefault(rid, {})
+        if kind == "timelinelabels":
+            ranges, labels = value.get("ranges") or [], value.get("timelinelabels") or []
+            if len(ranges) != 1 or len(labels) != 1:
+                raise where.error(f"expected one range and one label, got {len(ranges)} and {len(labels)}", rid)
+            start, end = ranges[0].get("start"), ranges[0].get("end")
+            if not isinstance(start, int) or not isinstance(end, int) or start < 1 or end < start:
+                raise where.error(f"range {start}-{end} is not two frame numbers with 1 <= start <= end", rid)
+            region["range"] = (labels[0], start, end)
+        elif kind == "textarea":
+            texts = value.get("text") or []
+            region["text"] = " ".join(t.strip() for t in texts if isinstance(t, str)).strip()
+        elif kind == "choices":
+            region["choices"] = list(value.get("choices") or [])
+    return regions
+
+
+def apply(record: dict[str, Any], kind: str, fps: float, result: list[dict[str, Any]], where: Where) -> Applied:
+    """The record as this annotation leaves it (``record`` itself is not modified)."""
+    regions = _regions(result, where)
+    predicted = _regions(prediction(record, kind, fps), where)
+    out = copy.deepcopy(record)
+    applied = Applied(out)
+    if kind == "interval_qa":
+        _apply_qa(out, regions, predicted, fps, where, applied)
+    elif kind == "dense_caption":
+        _apply_captions(out, regions, fps, where, applied)
+    else:
+        _apply_guidance(out, regions, predicted, fps, where, applied)
+    return applied
+
+
+def _apply_qa(out: dict[str, Any], regions: dict[str, Any], predicted: dict[str, Any], fps: float, where: Where,
+              applied: Applied) -> None:
+    flags = regions.pop("@flags", {}).get("choices", [])
+    predicted.pop("@question", None)
+    question = regions.pop("@question", {}).get("text")
+    if question and question != out["question"]:
+        applied.changes.append("question edited")
+        out["question"] = question
+    applied.rejected = "reject" in flags
+    if applied.rejected:
+        applied.changes.append("question rejected")
+    if "ambiguous question" in flags:
+        applied.changes.append("question flagged ambiguous")
+    originals = {f"a{i}": a for i, a in enumerate(out["answers"])}
+    answers = []
+    for rid, region in regions.items():
+        if "range" not in region:
+            raise where.error("an answer text without its interval", rid)
+        label, start, end = region["range"]
+        original = originals.get(rid)
+        text = region.get("text") or (original["text"] if original else "")
+        if not text:
+            raise where.error("a new answer interval without an answer text", rid)
+        if original and predicted[rid]["range"] == region["range"]:
+            answer = dict(original, text=text)
+        else:
+            start_s, end_s = frames_to_span(start, end, fps)
+            answer = {"start_s": start_s, "end_s": end_s, "text": text}
+            if original and "optimal_s" in original and start_s <= original["optimal_s"] <= end_s:
+                answer = {"start_s": start_s, "end_s": end_s, "optimal_s": original["optimal_s"], "text": text}
+            applied.changes.append(f"interval {rid} moved" if original else f"interval {rid} added")
+        if original and text != original["text"]:
+            applied.changes.append(f"answer {rid} edited")
+        answers.append((_position(rid, len(originals)), answer))
+    for rid in originals.keys() - regions.keys():
+        applied.changes.append(f"interval {rid} deleted")
+    if not answers and not applied.rejected:
+        raise where.error("every answer interval was deleted; reject the question instead")
+    out["answers"] = [a for _, a in sorted(answers, key=lambda p: (p[1]["start_s"], p[1]["end_s"], p[0]))] \
+        or out["answers"]
+
+
+def _apply_captions(out: dict[str, Any], regions: dict[str, Any], fps: float, where: Where,
+                    applied: Applied) -> None:
+    for i, caption in enumerate(out["captions"]):
+        region = regions.get(f"c{i}")
+        if region is None:
+            continue  # a deleted caption region changes nothing: every second keeps a caption
+        text = region.get("text") or caption["text"]
+        flagged = "corrected" in region.get("choices", [])
+        if text != caption["text"] or flagged:
+            caption["text"] = text
+            caption["corrected"] = True
+            applied.changes.append(f"caption {caption['t_s']:g}s corrected")
+    extra = [rid for rid in regions if not (rid.startswith("c") and rid[1:].isdigit() and int(rid[1:]) < len(out["captions"]))]
+    if extra:
+        raise where.error("caption regions can only be edited, not added", extra[0])
+
+
+def _apply_guidance(out: dict[str, Any], regions: dict[str, Any], predicted: dict[str, Any], fps: float,
+                    where: Where, applied: Applied) -> None:
+    originals = {f"e{i}": e for i, e in enumerate(out["events"])}
+    events = []
+    for rid, region in regions.items():
+        if "range" not in region:
+            raise where.error("an event text without its moment on the timeline", rid)
+        label, start, _ = region["range"]
+        original = originals.get(rid)
+        if original is None and label != "mistake":
+            raise where.error(f"only mistakes can be added, not a {label!r} event", rid)
+        text = region.get("text") or (original["text"] if original else "")
+        if not text:
+            raise where.error("a new mistake without its feedback text", rid)
+        if original is not None and predicted[rid]["range"] == region["range"]:
+            event = dict(original, text=text)
+        else:
+            base = original or {"plan_index": None, "step_ids": [], "mistake_category": "other"}
+            event = dict(base, t_s=(start - 1) / fps, type=label, text=text, time_source="annotator")
+            applied.changes.append(f"{label} {rid} moved to {(start - 1) / fps:g}s" if original else f"mistake {rid} added")
+        if original is not None and text != original["text"]:
+            applied.changes.append(f"{label} {rid} text edited")
+        events.append((_position(rid, len(originals)), event))
+    for rid in originals.keys() - regions.keys():
+        applied.changes.append(f"{originals[rid]['type']} {rid} deleted")
+    out["events"] = [e for _, e in sorted(events, key=lambda p: (p[1]["t_s"], p[0]))]
+
+
+def _position(rid: str, known: int) -> int:
+    """A region's place in the record (its index for predicted regions; after them for new ones)."""
+    return int(rid[1:]) if rid[1:].isdigit() and int(rid[1:]) < known else known

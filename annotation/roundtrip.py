@@ -1,0 +1,157 @@
+"""``annotate push | pull | status``: records to Label Studio tasks and back.
+
+push: one task per record with the record's content as a prediction (the annotator's
+starting point) and the whole record in the task data, so a pull can always rebuild it.
+pull: every task back to a record of the same schema, verification filled in by the
+double-check rule (:mod:`streamcue.annotation.verify`); all records are checked before the
+output is written atomically, so a failed pull never leaves partial data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from streamcue.annotation import client as ls
+from streamcue.annotation.convert import DEFAULT_FPS, ID_FIELD, KINDS, Where, prediction, task_data
+from streamcue.annotation.verify import Outcome, verify
+from streamcue.errors import ConfigError, InputError, RecordValidationError
+from streamcue.extras import require
+from streamcue.io import iter_jsonl, write_jsonl
+from streamcue.progress import track
+from streamcue.schemas import check, check_file
+from streamcue.version import __version__
+
+BATCH = 250
+
+
+def _kind(kind: str) -> str:
+    if kind not in KINDS:
+        from streamcue.fields import unknown_name
+
+        raise unknown_name("record kind", kind, KINDS)
+    return kind
+
+
+def _video_url(video: dict[str, Any] | None, videos_root: Path | None, document_root: Path | None) -> str:
+    uri = (video or {}).get("uri", "")
+    if "://" in uri or videos_root is None:
+        return uri
+    path = (videos_root / uri).resolve()
+    return "/data/local-files/?d=" + quote(str(path.relative_to(document_root)))
+
+
+@dataclass
+class PushResult:
+    project: str
+    project_id: int
+    imported: int
+    skipped: int
+
+
+def push(kind: str, records_path: Path, project: str, *, url: str | None = None, videos: Path | None = None,
+         videos_root: Path | None = None, document_root: Path | None = None) -> PushResult:
+    """Create (or reuse) the project and import one task per record not already in it."""
+    kind = _kind(kind)
+    report = check_file(records_path, kind, videos=videos)
+    if not report.ok:
+        raise RecordValidationError(report.violations)
+    videos = videos or records_path.with_name("videos.jsonl")
+    video_of = {v["video_id"]: v for _, v in iter_jsonl(videos)} if videos.is_file() else {}
+    if videos_root is not None:
+        videos_root = videos_root.resolve()
+        env_root = os.environ.get("LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT")
+        document_root = (document_root or (Path(env_root) if env_root else None))
+        if document_root is None:
+            raise ConfigError("--videos-root needs the server's local-files document root: pass --document-root "
+                              "or set LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT (as on the server)")
+        document_root = document_root.resolve()
+        if videos_root == document_root or document_root not in videos_root.parents:
+            raise ConfigError(f"--videos-root {videos_root} must be a subfolder of the document root {document_root}")
+    server = ls.connect(url)
+    proj, _ = ls.project_for(server, project, kind, create=True)
+    if videos_root is not None:
+        ls.ensure_local_storage(server, proj.id, videos_root)
+    present = {t["data"].get("record_id") for t in ls.export_tasks(server, proj.id)}
+    interface = require("label_studio_sdk.label_interface", "annotation", "label-studio-sdk").LabelInterface(
+        ls.label_config(kind))
+    tasks = []
+    for line, record in iter_jsonl(records_path):
+        if record[ID_FIELD[kind]] in present:
+            continue
+        video = video_of.get(record["video_id"])
+        fps = float((video or {}).get("fps") or DEFAULT_FPS)
+        rows = prediction(record, kind, fps)
+        errors = interface.validate_prediction({"result": rows}, return_errors=True)
+        if errors:
+            raise InputError(f"cannot be shown in the labeling config: {errors[0]}", file=records_path, line=line,
+                             record=f"{ID_FIELD[kind]}={record[ID_FIELD[kind]]}")
+        tasks.append({"data": task_data(record, kind, _video_url(video, videos_root, document_root), fps),
+                      "predictions": [{"model_version": f"streamcue-{__version__}", "result": rows}]})
+    for start in track(range(0, len(tasks), BATCH), "importing tasks", total=-(-len(tasks) // BATCH)):
+        server.call("importing tasks", server.client.projects.import_tasks, proj.id,
+                    request=tasks[start:start + BATCH])
+    return PushResult(project, proj.id, len(tasks), len(present))
+
+
+@dataclass
+class PullResult:
+    records: int
+    states: Counter = field(default_factory=Counter)
+    changes: dict[str, list[str]] = field(default_factory=dict)
+    disagreements: dict[str, str] = field(default_factory=dict)
+
+
+def _outcomes(project: str, url: str | None, required: int, tolerance_s: float) -> tuple[str, list[tuple[dict, Outcome]]]:
+    if required < 1:
+        raise ConfigError("--required must be at least 1")
+    server = ls.connect(url)
+    proj, kind = ls.project_for(server, project)
+    names = ls.user_names(server)
+    results = []
+    for task in ls.export_tasks(server, proj.id):
+        data = task.get("data") or {}
+        try:
+            record = json.loads(data["record_json"])
+        except (KeyError, TypeError, json.JSONDecodeError):
+            raise InputError(f"task {task.get('id')} holds no streamcue record (was it imported by hand?)",
+                             file=f"Label Studio project {project!r}") from None
+        where = Where(project, task["id"], None, f"{ID_FIELD[kind]}={record[ID_FIELD[kind]]}")
+        outcome = verify(record, kind, float(data.get("fps") or DEFAULT_FPS), task.get("annotations") or [],
+                         names, where, required=required, tolerance_s=tolerance_s)
+        results.append((task, outcome))
+    return kind, results
+
+
+def pull(project: str, out: Path, *, url: str | None = None, required: int = 2, tolerance_s: float = 1.0) -> PullResult:
+    """Write every task's record (verified where the rule allows) to ``out``, all or nothing."""
+    kind, results = _outcomes(project, url, required, tolerance_s)
+    violations = []
+    for task, outcome in results:
+        for v in check(outcome.record, kind, file=f"<task {task['id']}>"):
+            violations.append(v)
+    if violations:
+        raise RecordValidationError(violations)
+    summary = PullResult(len(results))
+    for _, outcome in results:
+        rid = outcome.record[ID_FIELD[kind]]
+        summary.states[outcome.state] += 1
+        if outcome.changes and outcome.state in ("verified", "rejected"):
+            summary.changes[rid] = outcome.changes
+        if outcome.disagreement:
+            summary.disagreements[rid] = outcome.disagreement
+    write_jsonl(out, [outcome.record for _, outcome in results])
+    return summary
+
+
+def status(project: str, *, url: str | None = None, required: int = 2, tolerance_s: float = 1.0) -> list[dict[str, Any]]:
+    """Per task: annotations, agreement state and how many checks are missing."""
+    kind, results = _outcomes(project, url, required, tolerance_s)
+    return [{"task": task["id"], "record": outcome.record[ID_FIELD[kind]], "annotations": outcome.annotations,
+             "state": outcome.state, "missing": max(0, required - outcome.annotations),
+             "note": outcome.disagreement or ""} for task, outcome in results]

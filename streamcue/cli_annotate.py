@@ -1,0 +1,100 @@
+"""``streamcue annotate push|pull|status``: human verification in Label Studio."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from streamcue import console
+
+annotate_app = typer.Typer(help="Send records to Label Studio for human verification and bring the work back.",
+                           no_args_is_help=True)
+URL_HELP = "Label Studio URL (or $LABEL_STUDIO_URL). The token is read from $LABEL_STUDIO_API_KEY only."
+
+
+@annotate_app.command("push")
+def annotate_push(
+    kind: Annotated[str, typer.Option(help="Record kind: interval_qa, dense_caption or guidance.")],
+    records: Annotated[Path, typer.Option(help="JSONL file of records (a videos.jsonl beside it gives each video's uri and fps).")],
+    project: Annotated[str, typer.Option(help="Project title; created with the kind's labeling config when missing, reused otherwise.")],
+    url: Annotated[Optional[str], typer.Option(help=URL_HELP)] = None,
+    videos: Annotated[Optional[Path], typer.Option(help="videos.jsonl, when it is not beside the records.")] = None,
+    videos_root: Annotated[Optional[Path], typer.Option(help="Folder the video uris are relative to; served to the browser through Label Studio's local files (a subfolder of its document root).")] = None,
+    document_root: Annotated[Optional[Path], typer.Option(help="The server's LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT (default: the same variable here).")] = None,
+) -> None:
+    """Import one task per record, its current content as the annotator's starting point.
+
+    Records already in the project (same id) are skipped, so pushing again is safe.
+
+    Example:
+
+        LABEL_STUDIO_API_KEY=... streamcue annotate push --kind interval_qa --records out/ego4d/interval_qa.jsonl \\
+            --project "ego4d val QA" --url http://127.0.0.1:8080 --videos-root /data/files/ego4d
+    """
+    from streamcue.annotation.roundtrip import push
+
+    result = push(kind, records, project, url=url, videos=videos, videos_root=videos_root, document_root=document_root)
+    console.out.print(f"{result.imported} tasks imported into project {result.project!r} (id {result.project_id}); "
+                      f"{result.skipped} already there")
+
+
+@annotate_app.command("pull")
+def annotate_pull(
+    project: Annotated[str, typer.Option(help="Project title.")],
+    out: Annotated[Path, typer.Option(help="JSONL file for the records (written atomically, all or nothing).")],
+    url: Annotated[Optional[str], typer.Option(help=URL_HELP)] = None,
+    required: Annotated[int, typer.Option(help="Annotators who must agree before a record is verified.")] = 2,
+    tolerance: Annotated[float, typer.Option(help="Seconds two annotators' boundaries may differ and still agree.")] = 1.0,
+    changes: Annotated[Optional[Path], typer.Option(help="Also write what changed per record as JSON here.")] = None,
+) -> None:
+    """Bring the annotators' work back as records of the same schema, verification filled in.
+
+    A record becomes verified (or rejected) only when REQUIRED annotators agree; a
+    disagreement leaves it unverified with a note. Skipped annotations are ignored; a record
+    nobody touched comes back identical.
+
+    Example:
+
+        streamcue annotate pull --project "ego4d val QA" --out verified/interval_qa.jsonl
+    """
+    from streamcue.annotation.roundtrip import pull
+    from streamcue.io import write_json
+
+    result = pull(project, out, url=url, required=required, tolerance_s=tolerance)
+    console.out.print(console.table(f"{result.records} records -> {out}", ["records"],
+                                    {state: {"records": n} for state, n in sorted(result.states.items())}, "state"))
+    for rid, what in list(result.changes.items())[:20]:
+        console.out.print(f"{rid}: {'; '.join(what)}", markup=False)
+    for rid, why in result.disagreements.items():
+        console.out.print(f"{rid}: annotators disagree ({why})", markup=False)
+    if changes:
+        write_json(changes, {"changes": result.changes, "disagreements": result.disagreements,
+                             "states": dict(result.states)})
+
+
+@annotate_app.command("status")
+def annotate_status(
+    project: Annotated[str, typer.Option(help="Project title.")],
+    url: Annotated[Optional[str], typer.Option(help=URL_HELP)] = None,
+    required: Annotated[int, typer.Option(help="Annotators who must agree before a record is verified.")] = 2,
+    tolerance: Annotated[float, typer.Option(help="Seconds two annotators' boundaries may differ and still agree.")] = 1.0,
+) -> None:
+    """Per task: annotations so far, agreement, and how many checks are still missing.
+
+    Example:
+
+        streamcue annotate status --project "ego4d val QA"
+    """
+    from collections import Counter
+
+    from streamcue.annotation.roundtrip import status
+
+    rows = status(project, url=url, required=required, tolerance_s=tolerance)
+    console.out.print(console.table(f"project {project!r}", ["task", "record", "annotations", "state", "missing", "note"],
+                                    [[r["task"], r["record"], r["annotations"], r["state"], r["missing"], r["note"]]
+                                     for r in rows]))
+    counts = Counter(r["state"] for r in rows)
+    console.out.print(", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+                      + f"; {sum(r['missing'] for r in rows)} checks missing")

@@ -1,0 +1,92 @@
+"""A real Label Studio server on 127.0.0.1, run from its own virtualenv (it pins pyarrow<25 and
+Django, which clash with ``datasets``): ``./dev.sh test`` installs it in ``.venv-label-studio``;
+``$STREAMCUE_LABEL_STUDIO`` may point to another ``label-studio`` executable.
+
+The first start runs the database migrations (about a minute); the migrated data folder is
+then kept in ``.venv-label-studio/migrated-data`` and copied for later sessions (seconds).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from hub_server import free_port
+
+REPO = Path(__file__).resolve().parents[1]
+VENV = REPO / ".venv-label-studio"
+TEMPLATE = VENV / "migrated-data"
+TOKEN = "streamcue-test-token-0123456789abcdef"
+ADMIN = "admin@streamcue.test"
+
+
+def executable() -> Path | None:
+    path = Path(os.environ.get("STREAMCUE_LABEL_STUDIO") or VENV / "bin" / "label-studio")
+    return path if path.is_file() else None
+
+
+@dataclass
+class LabelStudio:
+    url: str
+    token: str
+    document_root: Path
+
+
+@contextmanager
+def label_studio(workdir: Path):
+    """Start a server with a clean, migrated database; yields its URL, token and file root."""
+    if not TEMPLATE.is_dir() and VENV.is_dir():
+        migrated = workdir / "first-start"
+        with _serve(migrated):  # migrations, admin and token: done once, then reused
+            pass
+        shutil.copytree(migrated / "data", TEMPLATE)
+    with _serve(workdir, TEMPLATE if TEMPLATE.is_dir() else None) as server:
+        yield server
+
+
+@contextmanager
+def _serve(workdir: Path, template: Path | None = None):
+    exe = executable()
+    data, root = workdir / "data", workdir / "files"
+    root.mkdir(parents=True)
+    if template is not None:
+        shutil.copytree(template, data)
+    port = free_port()
+    env = {  # a clean environment: it also reads bare USERNAME, PASSWORD, PORT, HOST, DEBUG, CI
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(workdir), "LANG": "C.UTF-8",
+        "LABEL_STUDIO_BASE_DATA_DIR": str(data), "LABEL_STUDIO_USERNAME": ADMIN,
+        "LABEL_STUDIO_PASSWORD": "streamcue-test-password", "LABEL_STUDIO_USER_TOKEN": TOKEN,
+        "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true", "LABEL_STUDIO_LOCAL_FILES_SERVING_ENABLED": "true",
+        "LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT": str(root), "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
+    }
+    log = open(workdir / "label-studio.log", "w")
+    proc = subprocess.Popen([str(exe), "start", "--no-browser", "--internal-host", "127.0.0.1", "-p", str(port)],
+                            env=env, cwd=workdir, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                request = urllib.request.Request(f"{url}/api/current-user/whoami",
+                                                 headers={"Authorization": f"Token {TOKEN}"})
+                urllib.request.urlopen(request, timeout=5)
+                break
+            except (OSError, urllib.error.HTTPError):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("Label Studio did not start:\n" + (workdir / "label-studio.log").read_text()[-3000:])
+                time.sleep(1)
+        yield LabelStudio(url, TOKEN, root)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()

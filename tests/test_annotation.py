@@ -1,0 +1,242 @@
+"""The Label Studio round-trip against a real server: push, annotate through the API, pull."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import CAPTAINCOOK4D, VALID
+from label_studio_server import executable, label_studio
+
+pytest.importorskip("label_studio_sdk")
+httpx = pytest.importorskip("httpx")
+
+from streamcue.annotation import client as ls  # noqa: E402
+from streamcue.annotation.convert import frames_to_span, prediction, span_to_frames  # noqa: E402
+from streamcue.annotation.roundtrip import pull, push, status  # noqa: E402
+from streamcue.dataset_builders import captaincook4d  # noqa: E402
+from streamcue.dataset_builders.output import write_outputs  # noqa: E402
+from streamcue.errors import ConfigError, InputError, ServiceError  # noqa: E402
+from streamcue.io import read_jsonl, write_jsonl  # noqa: E402
+
+pytestmark = [pytest.mark.label_studio, pytest.mark.slow,
+              pytest.mark.skipif(executable() is None, reason="no Label Studio server: ./dev.sh test installs it "
+                                 "in .venv-label-studio (or set STREAMCUE_LABEL_STUDIO)")]
+FPS = 30.0
+_names = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    with label_studio(tmp_path_factory.mktemp("label-studio")) as running:
+        yield running
+
+
+@pytest.fixture(autouse=True)
+def _connection(server, monkeypatch):
+    monkeypatch.setenv("LABEL_STUDIO_URL", server.url)
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", server.token)
+
+
+@pytest.fixture(scope="session")
+def annotators(server):
+    ids = []
+    for name in ("ann1", "ann2"):
+        r = httpx.post(f"{server.url}/api/users/", headers={"Authorization": f"Token {server.token}"},
+                       json={"email": f"{name}@streamcue.test", "username": name})
+        r.raise_for_status()
+        ids.append(r.json()["id"])
+    return ids
+
+
+def project_name(kind):
+    return f"{kind}-{next(_names)}"
+
+
+def records_dir(tmp_path, kind, records):
+    write_jsonl(tmp_path / "videos.jsonl", [VALID["video"]])
+    write_jsonl(tmp_path / f"{kind}.jsonl", records)
+    return tmp_path / f"{kind}.jsonl"
+
+
+def qa_records():
+    first = copy.deepcopy(VALID["interval_qa"])
+    second = dict(copy.deepcopy(VALID["interval_qa"]), qa_id="q2", question="When is the tap running?",
+                  answers=[{"start_s": 20.0, "end_s": 25.0, "text": "The tap is running."}])
+    third = dict(copy.deepcopy(VALID["interval_qa"]), qa_id="q3", question="Tell me when the lid is on.")
+    return [first, second, third]
+
+
+def task_ids(project):
+    server = ls.connect()
+    proj, _ = ls.project_for(server, project)
+    return {t["data"]["record_id"]: t["id"] for t in ls.export_tasks(server, proj.id)}
+
+
+def annotate(server, task, result, user, cancelled=False):
+    r = httpx.post(f"{server.url}/api/tasks/{task}/annotations/", headers={"Authorization": f"Token {server.token}"},
+                   json={"result": result, "completed_by": user, "was_cancelled": cancelled})
+    r.raise_for_status()
+
+
+def rows(result, rid, from_name):
+    return next(r for r in result if r["id"] == rid and r["from_name"] == from_name)
+
+
+def test_frame_conversion_is_exact():
+    for start_s, end_s in [(0.0, 1.0), (2.0, 4.0), (10.5, 12.5)]:
+        start, end = span_to_frames(start_s, end_s, FPS)
+        assert frames_to_span(start, end, FPS) == (start_s, end_s)
+    assert span_to_frames(0.0, 1.0, 30) == (1, 30)  # 1-based, inclusive
+
+
+def test_untouched_records_of_every_kind_come_back_identical(server, tmp_path):
+    out = tmp_path / "cc"
+    write_outputs(captaincook4d.build(captaincook4d.Config(annotations=CAPTAINCOOK4D, recordings=("1_7", "1_10", "2_3"))), out)
+    cases = [("guidance", out / "guidance.jsonl")]
+    for kind, records in (("interval_qa", qa_records()), ("dense_caption", [VALID["dense_caption"]]),
+                          ("guidance", [VALID["guidance"]])):
+        cases.append((kind, records_dir(tmp_path / kind, kind, records)))
+    for kind, path in cases:
+        name = project_name(kind)
+        result = push(kind, path, name)
+        assert result.imported == len(read_jsonl(path)) and result.skipped == 0
+        assert push(kind, path, name).imported == 0  # pushing again adds nothing
+        pulled = tmp_path / f"{name}.jsonl"
+        summary = pull(name, pulled)
+        assert summary.states == {"untouched": len(read_jsonl(path))}
+        assert pulled.read_text() == path.read_text()
+
+
+def test_interval_qa_moved_edited_rejected_and_disputed(server, annotators, tmp_path):
+    records = qa_records()
+    path = records_dir(tmp_path, "interval_qa", records)
+    name = project_name("interval_qa")
+    push("interval_qa", path, name)
+    tasks = task_ids(name)
+    # q1: both annotators move the second interval by a few frames and edit its text the same way
+    for user, end_frame in zip(annotators, (390, 395)):
+        result = prediction(records[0], "interval_qa", FPS)
+        rows(result, "a1", "answers")["value"]["ranges"] = [{"start": 301, "end": end_frame}]
+        rows(result, "a1", "answer_text")["value"]["text"] = ["The red cup is by the sink."]
+        annotate(server, tasks["q1"], result, user)
+    # q2: both reject it; one skipped annotation is ignored
+    for user in annotators:
+        result = prediction(records[1], "interval_qa", FPS) + [
+            {"id": "flags1", "from_name": "flags", "to_name": "video", "type": "choices",
+             "value": {"choices": ["reject"]}}]
+        annotate(server, tasks["q2"], result, user)
+    annotate(server, tasks["q2"], [], annotators[0], cancelled=True)
+    # q3: they disagree on the answer text
+    for user, text in zip(annotators, ("A red cup on the table.", "A blue cup on the table.")):
+        result = prediction(records[2], "interval_qa", FPS)
+        rows(result, "a0", "answer_text")["value"]["text"] = [text]
+        annotate(server, tasks["q3"], result, user)
+
+    summary = pull(name, tmp_path / "pulled.jsonl")
+    pulled = {r["qa_id"]: r for r in read_jsonl(tmp_path / "pulled.jsonl")}
+    q1 = pulled["q1"]
+    assert q1["answers"][0] == records[0]["answers"][0]  # untouched interval: exact seconds kept
+    assert q1["answers"][1] == {"start_s": 10.0, "end_s": 13.0, "optimal_s": 10.5, "text": "The red cup is by the sink."}
+    assert q1["verification"] == {"status": "verified", "annotators": ["ann1@streamcue.test", "ann2@streamcue.test"],
+                                  "checks": 2}
+    assert "interval a1 moved" in summary.changes["q1"] and "answer a1 edited" in summary.changes["q1"]
+    assert pulled["q2"]["verification"]["status"] == "rejected" and pulled["q2"]["answers"] == records[1]["answers"]
+    assert pulled["q2"]["verification"]["checks"] == 2
+    q3 = pulled["q3"]
+    assert {k: v for k, v in q3.items() if k != "verification"} == {k: v for k, v in records[2].items() if k != "verification"}
+    assert q3["verification"]["status"] == "unverified" and q3["verification"]["checks"] == 2
+    assert q3["verification"]["notes"][-1].startswith("disagreement: item 0: text")
+    assert "q3" in summary.disagreements
+    states = {row["record"]: (row["state"], row["annotations"], row["missing"]) for row in status(name)}
+    assert states == {"q1": ("verified", 2, 0), "q2": ("rejected", 2, 0), "q3": ("disagreement", 2, 0)}
+
+
+def test_dense_captions_corrected_and_guidance_mistake_moved(server, annotators, tmp_path):
+    dense = copy.deepcopy(VALID["dense_caption"])
+    path = records_dir(tmp_path / "d", "dense_caption", [dense])
+    name = project_name("dense_caption")
+    push("dense_caption", path, name)
+    for user in annotators:
+        result = prediction(dense, "dense_caption", FPS)
+        rows(result, "c1", "caption")["value"]["text"] = ["Slicing the onion into rings."]
+        annotate(server, task_ids(name)["t1"], result, user)
+    pull(name, tmp_path / "dense.jsonl")
+    [record] = read_jsonl(tmp_path / "dense.jsonl")
+    assert record["captions"] == [dense["captions"][0], {"t_s": 1, "text": "Slicing the onion into rings.", "corrected": True}]
+    assert record["verification"]["status"] == "verified"
+
+    guidance = copy.deepcopy(VALID["guidance"])
+    path = records_dir(tmp_path / "g", "guidance", [guidance])
+    name = project_name("guidance")
+    push("guidance", path, name)
+    tasks = task_ids(name)
+    # one annotator so far: pending, nothing applied yet
+    result = prediction(guidance, "guidance", FPS)
+    rows(result, "e1", "events")["value"]["ranges"] = [{"start": 211, "end": 211}]  # the mistake shows at 7 s
+    rows(result, "e1", "event_text")["value"]["text"] = ["Add more water: the kettle is below the line."]
+    annotate(server, tasks["v1"], result, annotators[0])
+    pull(name, tmp_path / "g1.jsonl")
+    [pending] = read_jsonl(tmp_path / "g1.jsonl")
+    assert pending["events"] == guidance["events"]
+    assert pending["verification"] == {"status": "unverified", "annotators": ["ann1@streamcue.test"], "checks": 1}
+    annotate(server, tasks["v1"], result, annotators[1])
+    pull(name, tmp_path / "g2.jsonl")
+    [record] = read_jsonl(tmp_path / "g2.jsonl")
+    mistake = [e for e in record["events"] if e["type"] == "mistake"][0]
+    assert mistake == {**guidance["events"][1], "t_s": 7.0, "text": "Add more water: the kettle is below the line.",
+                       "time_source": "annotator"}
+    assert [e["type"] for e in record["events"]] == ["instruction", "mistake", "finish"]
+
+
+def test_clear_errors_and_no_partial_output(server, annotators, tmp_path, monkeypatch):
+    path = records_dir(tmp_path, "guidance", [VALID["guidance"]])
+    name = project_name("guidance")
+    push("guidance", path, name)
+    with pytest.raises(ConfigError, match=f"project '{name}' was built for guidance records, not interval_qa"):
+        push("interval_qa", records_dir(tmp_path / "qa", "interval_qa", qa_records()), name)
+    # a malformed region: the range ends before it starts
+    result = prediction(VALID["guidance"], "guidance", FPS)
+    rows(result, "e0", "events")["value"]["ranges"] = [{"start": 50, "end": 10}]
+    annotate(server, task_ids(name)["v1"], result, annotators[0])
+    out = tmp_path / "out.jsonl"
+    out.write_text("previous pull\n")
+    with pytest.raises(InputError, match=r"task \d+, annotation \d+, region e0: range 50-10 is not two frame numbers"):
+        pull(name, out)
+    assert out.read_text() == "previous pull\n"
+
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", "wrong-token")
+    with pytest.raises(ServiceError, match="refused the token"):
+        pull(name, out)
+    monkeypatch.setenv("LABEL_STUDIO_URL", "http://127.0.0.1:9")
+    with pytest.raises(ServiceError, match="cannot reach Label Studio at http://127.0.0.1:9"):
+        pull(name, out)
+    assert out.read_text() == "previous pull\n"
+
+
+def test_cli_push_status_pull(server, tmp_path):
+    path = records_dir(tmp_path, "interval_qa", qa_records())
+    name = project_name("interval_qa")
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "streamcue", "annotate", *args], capture_output=True, text=True,
+                              env={"PATH": "/usr/bin:/bin", "LABEL_STUDIO_URL": server.url, "COLUMNS": "200",
+                                   "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1"})
+
+    done = run("push", "--kind", "interval_qa", "--records", str(path), "--project", name)
+    assert done.returncode == 0, done.stderr
+    assert "3 tasks imported" in done.stdout
+    done = run("status", "--project", name)
+    assert done.returncode == 0 and "untouched" in done.stdout and "q3" in done.stdout
+    done = run("pull", "--project", name, "--out", str(tmp_path / "pulled.jsonl"))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "pulled.jsonl").read_text() == path.read_text()
+    assert server.token not in done.stdout + done.stderr
+    done = run("pull", "--project", "no-such-project", "--out", str(tmp_path / "x.jsonl"))
+    assert done.returncode == 2 and done.stderr.startswith("error: no Label Studio project named 'no-such-project'")
+    assert json.loads((tmp_path / "pulled.jsonl").read_text().splitlines()[0])["qa_id"] == "q1"
