@@ -1,16 +1,17 @@
-"""Builders that turn source annotations and videos into streamcue records.
+"""Builders: source annotations -> streamcue records.
 
-Each builder is a module with a frozen ``Config`` and ``build(config)`` yielding
-``(kind, record)`` pairs; :data:`BUILDERS` lists them all.
+Each builder module has a ``Config`` and a ``build(config, ...)`` generator of
+``(kind, record)`` pairs; :data:`BUILDERS` lists them all (module name: what it makes).
+Releases (``release*.py``) and the caption agreement statistics live here too.
 """
 
 from __future__ import annotations
 
-from streamcue.dataset_builders import captaincook4d
-
-#: name -> builder module (``Config`` + ``build``).
+#: builder name (module ``streamcue.dataset_builders.<name>``, command ``streamcue build <name>``) -> what it makes.
 BUILDERS = {
-    "captaincook4d": captaincook4d,
+    "captaincook4d": "guidance records (LiveCook protocol) from CaptainCook4D annotations",
+    "ego4d": "interval_qa proactive questions (ESTP-Gen) from Ego4D GoalStep and narrations",
+    "recorded": "dense_caption records (VSAS-Bench style) from anonymized recorded videos",
 }
 
 __all__ = ["BUILDERS"]

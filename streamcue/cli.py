@@ -252,6 +252,8 @@ def list_things() -> None:
 
     console.out.print("record kinds: " + ", ".join(KINDS))
     console.out.print("builders:     " + ", ".join(BUILDERS))
+    for name, what in BUILDERS.items():
+        console.out.print(f"  build {name}: {what}", markup=False)
     try:
         from streamcue.metrics import METRICS
         console.out.print("metrics:      " + ", ".join(METRICS))

@@ -240,3 +240,20 @@ def test_cli_push_status_pull(server, tmp_path):
     done = run("pull", "--project", "no-such-project", "--out", str(tmp_path / "x.jsonl"))
     assert done.returncode == 2 and done.stderr.startswith("error: no Label Studio project named 'no-such-project'")
     assert json.loads((tmp_path / "pulled.jsonl").read_text().splitlines()[0])["qa_id"] == "q1"
+
+
+def test_videos_are_served_through_local_files(server, tmp_path):
+    path = records_dir(tmp_path, "dense_caption", [VALID["dense_caption"]])
+    name = project_name("dense_caption")
+    with pytest.raises(ConfigError, match="must be a subfolder of the document root"):
+        push("dense_caption", path, name, videos_root=server.document_root, document_root=server.document_root)
+    sub = server.document_root / "videos"
+    (sub / "recorded").mkdir(parents=True, exist_ok=True)
+    (sub / "recorded" / "v1.mp4").write_bytes(b"served bytes")
+    push("dense_caption", path, name, videos_root=sub, document_root=server.document_root)
+    conn = ls.connect()
+    project, _ = ls.project_for(conn, name)
+    [task] = ls.export_tasks(conn, project.id)
+    assert task["data"]["video"] == "/data/local-files/?d=videos/recorded/v1.mp4"
+    served = httpx.get(server.url + task["data"]["video"], headers={"Authorization": f"Token {server.token}"})
+    assert served.status_code == 200 and served.content == b"served bytes"
