@@ -159,3 +159,13 @@ class FrameWriter:
         self.proc.kill()
         self.proc.wait()
         self._log.close()
+
+
+def jpeg_frames(path: str | Path, *, fps: float = 1.0, side: int | None = 448, quality: int = 85) -> list[bytes]:
+    """The video sampled at ``fps`` as JPEG images, scaled to ``side`` pixels on the longest side."""
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    info = probe(path)
+    scale = min(1.0, side / max(info.width, info.height)) if side else 1.0
+    size = (max(2, round(info.width * scale / 2) * 2), max(2, round(info.height * scale / 2) * 2))
+    return [cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, quality])[1].tobytes()
+            for frame in read_frames(path, info, fps=fps, size=size)]

@@ -108,18 +108,6 @@ def prepare_video(source: Path, config: Config, anonymizer: Any) -> tuple[Path, 
     return video, report, f"videos/{report.name}"
 
 
-def sample_jpegs(video: Path, side: int, quality: int) -> list[bytes]:
-    """One JPEG per second of video, scaled to ``side`` on its longest side."""
-    from streamcue.anonymize.ffmpeg_io import probe, read_frames
-
-    cv2 = require("cv2", "anonymize", "opencv-python")
-    info = probe(video)
-    scale = min(1.0, side / max(info.width, info.height))
-    size = (max(2, round(info.width * scale / 2) * 2), max(2, round(info.height * scale / 2) * 2))
-    return [cv2.imencode(".jpg", f, [cv2.IMWRITE_JPEG_QUALITY, quality])[1].tobytes()
-            for f in read_frames(video, info, fps=1, size=size)]
-
-
 def _request(prompt: Any, task: dict[str, Any], memory: list[Frame], t: int, previous: str | None) -> Request:
     import base64
 
@@ -173,9 +161,10 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
             prepared[source] = prepare_video(source, config, anonymizer)
     client = LLMClient(config.llm, use_cache=config.use_cache)
     prompt = load_prompt("streamcue.dataset_builders", PROMPT)
-    from streamcue.anonymize.ffmpeg_io import probe
+    from streamcue.anonymize.ffmpeg_io import jpeg_frames, probe
 
-    jpegs = {src: sample_jpegs(video, config.frame_side, config.jpeg_quality) for src, (video, _, _) in prepared.items()}
+    jpegs = {src: jpeg_frames(video, fps=1, side=config.frame_side, quality=config.jpeg_quality)
+             for src, (video, _, _) in prepared.items()}
 
     seen_videos: set[str] = set()
     for task in tasks:

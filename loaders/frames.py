@@ -1,0 +1,30 @@
+"""Frames for the replay harness from a video file under your video root (releases hold no video).
+
+>>> frames = VideoFrames(video_path(video, "/data/ego4d"), fps=1)      # doctest: +SKIP
+>>> replay_records(model, records, "interval_qa", durations, fps=1, frame_image=frames)  # doctest: +SKIP
+
+Decoding uses ffmpeg through the [anonymize] extra (ffmpeg-python + imageio-ffmpeg); frames are
+JPEG bytes, the form the OpenAI-compatible adapter sends.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamcue.errors import InputError
+
+
+class VideoFrames:
+    """``frame_image(index, t_s)`` for :func:`streamcue.loaders.replay.replay`: the video sampled at ``fps``."""
+
+    def __init__(self, path: str | Path, fps: float = 1.0, side: int | None = 448, quality: int = 85) -> None:
+        from streamcue.anonymize.ffmpeg_io import jpeg_frames
+
+        self.path = Path(path)
+        self.images = jpeg_frames(self.path, fps=fps, side=side, quality=quality)
+
+    def __call__(self, index: int, t_s: float) -> bytes | None:
+        """The frame's JPEG; None past the end (a duration rounded up by a frame)."""
+        if index < 0:
+            raise InputError(f"frame index {index} is negative", file=self.path)
+        return self.images[index] if index < len(self.images) else None
