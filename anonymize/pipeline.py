@@ -6,8 +6,10 @@ feeds the encoding ffmpeg process. Recall before precision:
 
 * a low detector threshold, boxes padded by ``pad`` of their size;
 * temporal dilation: a region found at time t is hidden from t - dilate_s to t + dilate_s,
-  which covers missed detections and motion blur (and the frames between two detections when
-  ``stride`` > 1: the window is at least ``stride - 1`` frames);
+  which covers missed detections and motion blur;
+* with ``stride`` > 1 (detect on every stride-th frame), a frame between two detections also
+  hides each face or plate at its position interpolated between them (boxes paired by
+  nearest centre), and the dilation window is at least ``stride - 1`` frames;
 * the hidden pixels are pixelated to a few blocks and smoothed.
 
 For thousands of video-hours, run :func:`anonymize_video` per file on an existing engine,
@@ -103,6 +105,13 @@ class Anonymizer:
 
         def emit(j: int, frame: np.ndarray) -> FrameResult:
             near = [found.get(i, empty) for i in range(j - d, j + d + 1)]
+            if j not in found:  # between two detections: hide where each region should be now
+                before = [k for k in found if k < j]
+                after = [k for k in found if k > j]
+                if before and after:
+                    p, n = max(before), min(after)
+                    w = (j - p) / (n - p)
+                    near.append((interpolate(found[p][0], found[n][0], w), interpolate(found[p][1], found[n][1], w)))
             faces = np.concatenate([f for f, _ in near])
             plates = np.concatenate([p for _, p in near])
             mask = region_mask(frame.shape[:2], faces, plates)
@@ -117,8 +126,28 @@ class Anonymizer:
             pending.append((i, frame))
             if len(pending) > d:
                 yield emit(*pending.popleft())
+        if pending and pending[-1][0] not in found:  # the last frame is always looked at
+            found[pending[-1][0]] = self._detect(pending[-1][1])
         while pending:
             yield emit(*pending.popleft())
+
+
+def interpolate(a: np.ndarray, b: np.ndarray, w: float) -> np.ndarray:
+    """Boxes a fraction ``w`` of the way from ``a`` to ``b``, pairing each box of ``a`` with the
+    box of ``b`` whose centre is nearest (within the box's own size); unpaired boxes are left
+    to the dilation window."""
+    if len(a) == 0 or len(b) == 0:
+        return np.zeros((0, 4), np.int32)
+    ca, cb = (a[:, :2] + a[:, 2:]) / 2, (b[:, :2] + b[:, 2:]) / 2
+    dist = np.linalg.norm(ca[:, None, :] - cb[None, :, :], axis=2)
+    reach = np.maximum(a[:, 2] - a[:, 0], a[:, 3] - a[:, 1])[:, None]
+    out, used = [], set()
+    for i, k in sorted(((i, int(np.argmin(dist[i]))) for i in range(len(a))), key=lambda p: dist[p[0], p[1]]):
+        if k in used or dist[i, k] > reach[i, 0]:
+            continue
+        used.add(k)
+        out.append((i, np.round(a[i] * (1 - w) + b[k] * w)))
+    return np.asarray([box for _, box in sorted(out, key=lambda p: p[0])], np.int32).reshape(-1, 4)
 
 
 def _prefetch(items: Iterator[Any], size: int = 8) -> Iterator[Any]:
@@ -206,7 +235,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeOp
         "output": {"path": str(out_path), "sha256": sha256_file(out_path), "frames": frames,
                    "audio": "kept" if options.keep_audio and info.has_audio else "dropped"},
         "frames_processed": frames,
-        "frames_detected": len(range(0, frames, options.stride)),
+        "frames_detected": len(range(0, frames, options.stride)) + int(frames > 0 and (frames - 1) % options.stride != 0),
         "detectors": anonymizer.describe(),
         "settings": {"pad": options.pad, "plate_pad": options.plate_pad, "dilate_s": options.dilate_s,
                      "dilate_frames": anonymizer.window(info.fps),

@@ -150,3 +150,22 @@ def test_a_folder_in_parallel_workers(tmp_path):
     assert all(r["status"] == "passed" for r in results.values())
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "a.anonymization.json", "a.mp4", "b.anonymization.json", "b.mp4"]
+
+
+def test_interpolation_pairs_boxes_by_nearest_centre():
+    from streamcue.anonymize.pipeline import interpolate
+
+    a = np.array([[0, 0, 10, 10], [100, 100, 120, 120]], np.int32)
+    b = np.array([[104, 100, 124, 120], [6, 0, 16, 10], [500, 500, 510, 510]], np.int32)
+    assert interpolate(a, b, 0.5).tolist() == [[3, 0, 13, 10], [102, 100, 122, 120]]
+    far = np.array([[300, 300, 310, 310]], np.int32)
+    assert interpolate(a[:1], far, 0.5).shape == (0, 4)  # too far to be the same face
+    assert interpolate(a, np.zeros((0, 4), np.int32), 0.5).shape == (0, 4)
+
+
+@pytest.mark.slow
+def test_stride_two_keeps_recall_close(anonymizer):
+    strided = Anonymizer(AnonymizeOptions(stride=2))
+    pairs = list(clip_frames(1280, 720, fps=10, seconds=1))
+    results = list(strided.process((frame for frame, _ in pairs), fps=10))
+    assert recall([r.mask for r in results], [truth for _, truth in pairs])["face"] >= 0.95
