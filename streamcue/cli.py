@@ -181,7 +181,7 @@ def evaluate(
     judge_model: Annotated[Optional[str], typer.Option(help="embedding: model folder; llm: model name.")] = None,
     llm_base_url: Annotated[Optional[str], typer.Option(help="llm judge: OpenAI-compatible base URL (or $STREAMCUE_LLM_BASE_URL).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the persistent judge cache.")] = False,
-    bertscore: Annotated[bool, typer.Option(help="livecook: compute BERTScore (needs the [embed] extra).")] = True,
+    bertscore: Annotated[bool, typer.Option(help="livecook: compute BERTScore (needs the embed extra).")] = True,
     bertscore_model: Annotated[Optional[str], typer.Option(help="livecook: local BERTScore model folder (default: packaged MiniLM, layer 4).")] = None,
     param: Annotated[Optional[list[str]], typer.Option(help="Override a metric parameter, NAME=VALUE (e.g. window_s=10); recorded in the report.")] = None,
 ) -> None:

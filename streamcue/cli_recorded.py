@@ -14,7 +14,7 @@ stats_app = typer.Typer(help="Statistics on built and verified records.", no_arg
 
 def build_recorded(
     videos: Annotated[Path, typer.Option(help="Folder of recorded videos (the tasks file names files in it).")],
-    tasks: Annotated[Path, typer.Option(help="Tasks file, YAML or JSONL: task_id, video, task_type (present|cumulative|future), category, prompt[, split, license, video_id].")],
+    tasks: Annotated[Path, typer.Option(help="Tasks file, YAML or JSONL: task_id, video, task_type (present|cumulative|future), category, prompt; optional: split, license, video_id.")],
     out: Annotated[Path, typer.Option(help="Output folder: dense_caption.jsonl, videos.jsonl, build_report.json, videos/ (blurred copies and reports).")],
     llm_base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible base URL of a vision model (or $STREAMCUE_LLM_BASE_URL).")] = None,
     llm_model: Annotated[Optional[str], typer.Option(help="Vision model name (or $STREAMCUE_LLM_MODEL). The key comes from $STREAMCUE_LLM_API_KEY.")] = None,

@@ -8,8 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+out = Console(highlight=False, markup=False)  # record texts and extras like [embed] print as they are
+err = Console(stderr=True, highlight=False, markup=False)
 
 __all__ = ["out", "err", "table", "fmt"]
 
