@@ -131,7 +131,7 @@ def card_body(meta: dict[str, Any], rows: dict[str, dict[str, int]], stats: dict
              f"built with streamcue {meta['streamcue_version']}.\n"]
     parts.append("## Load it\n\n```python\nfrom datasets import load_dataset\n\n"
                   f'ds = load_dataset("{repo}", "{first}", split="test", revision="v{meta["version"]}")\n'
-                  "# typed records, grouped by video:\n"
+                  "# or typed records (dataclasses generated from the schemas):\n"
                   "from streamcue.loaders import load\n"
                   f'records = load("{first}", "{repo}", revision="v{meta["version"]}", split="test")\n```\n')
     parts.append("Videos are not redistributed: the `videos` config gives each video's id and its path "
@@ -168,6 +168,8 @@ def card_body(meta: dict[str, Any], rows: dict[str, dict[str, int]], stats: dict
     parts.append("## Licence and citation\n\nAnnotations: " + meta["license"] + ". Videos keep their own licences "
                  "(see the `license` column of `videos`)."
                  + (" Please also cite the source datasets: " + "; ".join(sources) + "." if sources else "") + "\n")
-    if meta.get("citation"):
-        parts.append("```bibtex\n" + meta["citation"].strip() + "\n```\n")
+    citation = meta.get("citation") or (
+        f"@misc{{streamcue_{meta['version'].replace('.', '_')},\n  title = {{{meta['title']}}},\n"
+        f"  note = {{Version {meta['version']}, built with streamcue {meta['streamcue_version']}}}\n}}")
+    parts.append("```bibtex\n" + citation.strip() + "\n```\n")
     return "\n".join(parts)

@@ -10,7 +10,7 @@ from conftest import CAPTAINCOOK4D, VALID
 
 COMMANDS = [["build", "captaincook4d"], ["build", "ego4d"], ["validate"], ["evaluate"], ["schema"], ["ls"], ["demo"],
             ["release", "build"], ["release", "push"], ["release", "diff"], ["anonymize"], ["build", "recorded"],
-            ["stats", "agreement"]]
+            ["stats", "agreement"], ["annotate", "push"], ["annotate", "pull"], ["annotate", "status"]]
 
 
 def run(*args, cwd=None):
