@@ -113,6 +113,8 @@ def _outcomes(project: str, url: str | None, required: int, tolerance_s: float) 
     server = ls.connect(url)
     proj, kind = ls.project_for(server, project)
     names = ls.user_names(server)
+    interface = require("label_studio_sdk.label_interface", "annotation", "label-studio-sdk").LabelInterface(
+        ls.label_config(kind))
     results = []
     for task in ls.export_tasks(server, proj.id):
         data = task.get("data") or {}
@@ -122,6 +124,13 @@ def _outcomes(project: str, url: str | None, required: int, tolerance_s: float) 
             raise InputError(f"task {task.get('id')} holds no streamcue record (was it imported by hand?)",
                              file=f"Label Studio project {project!r}") from None
         where = Where(project, task["id"], None, f"{ID_FIELD[kind]}={record[ID_FIELD[kind]]}")
+        for annotation in task.get("annotations") or []:
+            # the server does not check results against the labeling config: we do
+            errors = [] if annotation.get("was_cancelled") else interface.validate_prediction(
+                {"result": annotation.get("result") or []}, return_errors=True)
+            if errors:
+                raise Where(project, task["id"], annotation.get("id"), where.record).error(
+                    f"does not fit the labeling config: {errors[0]}")
         outcome = verify(record, kind, float(data.get("fps") or DEFAULT_FPS), task.get("annotations") or [],
                          names, where, required=required, tolerance_s=tolerance_s)
         results.append((task, outcome))

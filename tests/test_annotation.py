@@ -210,6 +210,16 @@ def test_clear_errors_and_no_partial_output(server, annotators, tmp_path, monkey
         pull(name, out)
     assert out.read_text() == "previous pull\n"
 
+    # a label the config does not have
+    other = project_name("guidance")
+    push("guidance", path, other)
+    result = prediction(VALID["guidance"], "guidance", FPS)
+    rows(result, "e1", "events")["value"]["timelinelabels"] = ["warning"]
+    annotate(server, task_ids(other)["v1"], result, annotators[0])
+    with pytest.raises(InputError, match=r"annotation \d+: does not fit the labeling config: .*valid labels"):
+        pull(other, out)
+    assert out.read_text() == "previous pull\n"
+
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", "wrong-token")
     with pytest.raises(ServiceError, match="refused the token"):
         pull(name, out)
