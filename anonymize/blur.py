@@ -1,11 +1,21 @@
 """Regions to hide and how they are hidden: padded boxes, ellipses for faces, a blur that
-leaves nothing to recognise (pixelate to a few blocks, then smooth)."""
+leaves nothing to recognise (pixelate to a few blocks, then smooth).
+
+The cost of hiding one frame does not grow with the dilation window times the number of
+faces: :class:`WindowMask` keeps the union of the window's regions as a per-pixel count
+(a frame's regions are added once when they enter the window and subtracted once when they
+leave), and :func:`hide` pixelates each connected region of that union once.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from streamcue.extras import require
+
+__all__ = ["WindowMask", "hide", "pad_boxes", "region_mask", "stamps"]
+
+Stamp = tuple[int, int, int, int, np.ndarray]  # x1, y1, x2, y2 and the uint8 mask inside that box
 
 
 def pad_boxes(boxes: np.ndarray, pad: float, width: int, height: int) -> np.ndarray:
@@ -21,31 +31,71 @@ def pad_boxes(boxes: np.ndarray, pad: float, width: int, height: int) -> np.ndar
     return grown[(grown[:, 2] > grown[:, 0]) & (grown[:, 3] > grown[:, 1])]
 
 
+def stamps(faces: np.ndarray, plates: np.ndarray) -> list[Stamp]:
+    """Each region as its box and the uint8 mask inside it: the inscribed ellipse for a face,
+    the whole box for a plate."""
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    out: list[Stamp] = []
+    for x1, y1, x2, y2 in faces:
+        w, h = int(x2 - x1), int(y2 - y1)
+        sub = np.zeros((h, w), np.uint8)
+        cv2.ellipse(sub, (w // 2, h // 2), (max(1, w // 2), max(1, h // 2)), 0, 0, 360, 1, thickness=-1)
+        out.append((int(x1), int(y1), int(x2), int(y2), sub))
+    for x1, y1, x2, y2 in plates:
+        out.append((int(x1), int(y1), int(x2), int(y2), np.ones((int(y2 - y1), int(x2 - x1)), np.uint8)))
+    return out
+
+
 def region_mask(shape: tuple[int, int], faces: np.ndarray, plates: np.ndarray) -> np.ndarray:
     """Boolean mask of what to hide: an ellipse inscribed in each face box, each plate box whole."""
-    cv2 = require("cv2", "anonymize", "opencv-python")
     mask = np.zeros(shape, np.uint8)
-    for x1, y1, x2, y2 in faces:
-        center = ((x1 + x2) // 2, (y1 + y2) // 2)
-        axes = (max(1, (x2 - x1) // 2), max(1, (y2 - y1) // 2))
-        cv2.ellipse(mask, center, axes, 0, 0, 360, 1, thickness=-1)
-    for x1, y1, x2, y2 in plates:
-        mask[y1:y2, x1:x2] = 1
+    for x1, y1, x2, y2, sub in stamps(faces, plates):
+        np.maximum(mask[y1:y2, x1:x2], sub, out=mask[y1:y2, x1:x2])
     return mask.astype(bool)
 
 
-def obscure(frame: np.ndarray, boxes: np.ndarray, mask: np.ndarray, blocks: int = 5) -> np.ndarray:
-    """A copy of ``frame`` where the masked pixels of each box are pixelated to about ``blocks``
-    blocks across and smoothed: faces and characters become a few colour patches."""
+class WindowMask:
+    """The union of the regions of every frame inside a sliding window, as a per-pixel count."""
+
+    def __init__(self, shape: tuple[int, int]) -> None:
+        self.count = np.zeros(shape, np.uint16)
+
+    def add(self, regions: list[Stamp]) -> None:
+        for x1, y1, x2, y2, sub in regions:
+            self.count[y1:y2, x1:x2] += sub
+
+    def remove(self, regions: list[Stamp]) -> None:
+        for x1, y1, x2, y2, sub in regions:
+            self.count[y1:y2, x1:x2] -= sub
+
+    def mask(self, extra: list[Stamp] = ()) -> np.ndarray:
+        """The union now (a new array), with ``extra`` regions for this frame only."""
+        mask = self.count > 0
+        for x1, y1, x2, y2, sub in extra:
+            mask[y1:y2, x1:x2] |= sub.astype(bool)
+        return mask
+
+
+def hide(frame: np.ndarray, mask: np.ndarray, blocks: int = 5) -> np.ndarray:
+    """``frame`` with the masked pixels hidden (the same array when nothing is masked).
+
+    Each connected region of the mask is pixelated once to about ``blocks`` blocks across its
+    short side, the blocks are smoothed and scaled back: a face or a plate's characters
+    become a few colour patches. Regions of several frames that overlap (a moving face over
+    the dilation window) merge into one region, so their blocks are larger, never smaller.
+    """
     cv2 = require("cv2", "anonymize", "opencv-python")
+    if not mask.any():
+        return frame
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask.view(np.uint8), connectivity=8)
     out = frame.copy()
-    for x1, y1, x2, y2 in boxes:
-        roi = frame[y1:y2, x1:x2]
-        h, w = roi.shape[:2]
-        small = cv2.resize(roi, (max(1, min(w, blocks)), max(1, min(h, blocks))), interpolation=cv2.INTER_AREA)
+    for k in range(1, n):
+        x, y, w, h = (int(v) for v in stats[k, :4])
+        cell = max(1.0, min(w, h) / blocks)
+        nx, ny = max(1, round(w / cell)), max(1, round(h / cell))
+        small = cv2.resize(frame[y:y + h, x:x + w], (nx, ny), interpolation=cv2.INTER_AREA)
+        small = cv2.GaussianBlur(small, (3, 3), 0)
         hidden = cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
-        k = max(3, (min(w, h) // 3) | 1)
-        hidden = cv2.GaussianBlur(hidden, (k, k), 0)
-        region = mask[y1:y2, x1:x2]
-        out[y1:y2, x1:x2][region] = hidden[region]
+        region = labels[y:y + h, x:x + w] == k
+        np.copyto(out[y:y + h, x:x + w], hidden, where=region[..., None])
     return out

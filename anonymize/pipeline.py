@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from streamcue.anonymize.blur import obscure, pad_boxes, region_mask
+from streamcue.anonymize.blur import WindowMask, hide, pad_boxes, stamps
 from streamcue.anonymize.detectors import make_face_detector, make_plate_detector
 from streamcue.anonymize.ffmpeg_io import FrameWriter, ffmpeg_exe, ffmpeg_version, probe, read_frames
 from streamcue.anonymize.report import REPORT_FORMAT, sha256_file
@@ -43,6 +43,20 @@ from streamcue.version import __version__
 VIDEO_SUFFIXES = (".mp4", ".mov", ".mkv", ".avi", ".webm", ".m4v", ".mpg", ".mpeg")
 
 
+PRESETS: dict[str, dict[str, Any]] = {
+    # every frame at full size, plates too: the most CenterFace and the cascade can find
+    "thorough": {"max_side": None, "stride": 1, "full_every": 0, "plate_max_side": None, "plate_step": 1.05,
+                 "pad": 0.25},
+    # every frame at 640 px (large faces), every 2nd at full size (small faces); plates on every frame
+    "balanced": {"max_side": 640, "stride": 1, "full_every": 2, "plate_max_side": None, "plate_step": 1.1,
+                 "pad": 0.25},
+    # every 2nd frame at 640 px, every 4th at full size; boxes carried between looks, padded more
+    "fast": {"max_side": 640, "stride": 2, "full_every": 4, "plate_max_side": None, "plate_step": 1.1,
+             "pad": 0.3},
+}
+DEFAULT_PRESET = "balanced"
+
+
 @dataclass
 class AnonymizeOptions:
     face: str = "centerface"
@@ -51,17 +65,32 @@ class AnonymizeOptions:
     plate: str = "haar"
     plate_model: str | None = None
     plate_threshold: float | None = None
-    max_side: int | None = 1280   # detect on frames scaled to this longest side (None: full size)
+    preset: str = DEFAULT_PRESET   # named detection schedule (see PRESETS); the fields below override it
+    max_side: int | None = 640    # detect on frames scaled to this longest side (None: full size)
+    stride: int = 1               # detect on every stride-th frame
+    full_every: int = 2           # instead at full size on every full_every-th frame (0: never)
+    plate_max_side: int | None = None  # plates are looked for on frames scaled to this longest side
+    plate_step: float = 1.1       # scale step of the plate cascade's search (smaller: finer, slower)
     pad: float = 0.25             # face boxes grow by this share of their size on each side
     plate_pad: float = 0.1
     dilate_s: float = 0.2         # seconds before and after a detection that stay hidden
-    stride: int = 1               # detect on every stride-th frame
     keep_audio: bool = False
     crf: int = 18
+    threads: int | None = None    # detector threads (None: the cores this process may use)
 
     def __post_init__(self) -> None:
-        if self.stride < 1 or self.dilate_s < 0 or self.pad < 0 or self.plate_pad < 0:
-            raise ConfigError("stride must be >= 1 and dilate_s, pad, plate_pad >= 0")
+        if self.stride < 1 or self.full_every < 0 or self.dilate_s < 0 or self.pad < 0 or self.plate_pad < 0:
+            raise ConfigError("stride must be >= 1 and full_every, dilate_s, pad, plate_pad >= 0")
+        if self.preset not in PRESETS:
+            raise ConfigError(f"unknown preset {self.preset!r}; known: {', '.join(PRESETS)}")
+
+    @classmethod
+    def from_preset(cls, preset: str = DEFAULT_PRESET, **overrides: Any) -> AnonymizeOptions:
+        """The preset's detection schedule, then every override that is not None."""
+        if preset not in PRESETS:
+            raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
+        given = {k: v for k, v in overrides.items() if v is not None}
+        return cls(preset=preset, **{**PRESETS[preset], **given})
 
 
 @dataclass
@@ -70,16 +99,29 @@ class FrameResult:
     mask: np.ndarray
     faces: int
     plates: int
+    detected: bool = True
+
+
+@dataclass
+class _Detected:
+    index: int
+    frame: np.ndarray
+    faces: np.ndarray | None = None   # padded boxes; None: not looked at
+    plates: np.ndarray | None = None
+    full: bool = False                # looked at full size (small faces too)
 
 
 class Anonymizer:
     """Detectors plus the dilation window; usable on any frame iterator (files, arrays, tests)."""
 
     def __init__(self, options: AnonymizeOptions | None = None) -> None:
-        self.options = options or AnonymizeOptions()
+        self.options = options or AnonymizeOptions.from_preset()
         o = self.options
-        self.face = make_face_detector(o.face, model=o.face_model, threshold=o.face_threshold, max_side=o.max_side)
-        self.plate = make_plate_detector(o.plate, model=o.plate_model, threshold=o.plate_threshold)
+        self.face = make_face_detector(o.face, model=o.face_model, threshold=o.face_threshold, max_side=o.max_side,
+                                       threads=o.threads)
+        self.plate = make_plate_detector(o.plate, model=o.plate_model, threshold=o.plate_threshold,
+                                         max_side=o.plate_max_side, step=o.plate_step)
+        self._full = o.full_every if o.full_every and o.max_side and hasattr(self.face, "detect_at") else 0
 
     def window(self, fps: float) -> int:
         """Frames hidden on each side of a detection."""
@@ -90,57 +132,117 @@ class Anonymizer:
             return None if det is None else {"name": det.name, "version": det.version, "settings": det.settings}
         return {"face": one(self.face), "plate": one(self.plate)}
 
-    def _detect(self, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def schedule(self) -> dict[str, Any]:
+        """The detection schedule as the report states it."""
+        o = self.options
+        return {"preset": o.preset, "stride": o.stride, "max_side": o.max_side, "full_every": self._full,
+                "plate_max_side": o.plate_max_side, "plate_step": o.plate_step}
+
+    def _look(self, item: _Detected, full: bool) -> _Detected:
+        frame = item.frame
         h, w = frame.shape[:2]
-        faces = self.face.detect(frame) if self.face else np.zeros((0, 5))
+        if self.face is None:
+            faces = np.zeros((0, 5))
+        else:
+            faces = self.face.detect_at(frame, None) if full and self._full else self.face.detect(frame)
         plates = self.plate.detect(frame) if self.plate else np.zeros((0, 5))
-        return pad_boxes(faces, self.options.pad, w, h), pad_boxes(plates, self.options.plate_pad, w, h)
+        item.faces, item.plates = pad_boxes(faces, self.options.pad, w, h), pad_boxes(plates, self.options.plate_pad, w, h)
+        item.full = full or not self._full
+        return item
 
-    def process(self, frames: Iterable[np.ndarray], fps: float) -> Iterator[FrameResult]:
-        """Hidden frames in order, each with the mask of what was hidden and its detection counts."""
-        d, stride = self.window(fps), self.options.stride
-        pending: deque[tuple[int, np.ndarray]] = deque()
-        found: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        empty = (np.zeros((0, 4), np.int32), np.zeros((0, 4), np.int32))
-
-        def emit(j: int, frame: np.ndarray) -> FrameResult:
-            near = [found.get(i, empty) for i in range(j - d, j + d + 1)]
-            if j not in found:  # between two detections: hide where each region should be now
-                before = [k for k in found if k < j]
-                after = [k for k in found if k > j]
-                if before and after:
-                    p, n = max(before), min(after)
-                    w = (j - p) / (n - p)
-                    near.append((interpolate(found[p][0], found[n][0], w), interpolate(found[p][1], found[n][1], w)))
-            faces = np.concatenate([f for f, _ in near])
-            plates = np.concatenate([p for _, p in near])
-            mask = region_mask(frame.shape[:2], faces, plates)
-            own = found.get(j, empty)
-            for i in [k for k in found if k < j - d]:
-                del found[i]
-            return FrameResult(obscure(frame, np.concatenate([faces, plates]), mask), mask, len(own[0]), len(own[1]))
-
+    def detect(self, frames: Iterable[np.ndarray]) -> Iterator[_Detected]:
+        """Each frame with its detections when the schedule looks at it (the last frame always)."""
+        stride, full = self.options.stride, self._full
+        previous: _Detected | None = None
         for i, frame in enumerate(frames):
-            if i % stride == 0:
-                found[i] = self._detect(frame)
-            pending.append((i, frame))
-            if len(pending) > d:
-                yield emit(*pending.popleft())
-        if pending and pending[-1][0] not in found:  # the last frame is always looked at
-            found[pending[-1][0]] = self._detect(pending[-1][1])
+            if previous is not None:
+                yield previous
+            item = _Detected(i, frame)
+            if full and i % full == 0:
+                item = self._look(item, True)
+            elif i % stride == 0:
+                item = self._look(item, False)
+            previous = item
+        if previous is not None:  # the last frame is looked at (at full size with two sizes): nothing after it
+            yield previous if previous.full and previous.faces is not None else self._look(previous, bool(full))
+
+    def process(self, frames: Iterable[np.ndarray], fps: float, *, overlap: bool = False) -> Iterator[FrameResult]:
+        """Hidden frames in order, each with the mask of what was hidden and its detection counts.
+
+        ``overlap`` runs detection in its own thread, ahead of hiding.
+        """
+        detected = self.detect(frames)
+        return self.hide_frames(_prefetch(detected, 4) if overlap else detected, fps)
+
+    def hide_frames(self, items: Iterable[_Detected], fps: float) -> Iterator[FrameResult]:
+        """Hide what the +-window asks for in each frame: the union of the regions found in the
+        window (one running count, see :class:`WindowMask`) plus, on a frame between two
+        detections, each region at its position interpolated between them."""
+        d = self.window(fps)
+        ahead = max(d, self.options.stride - 1, self._full - 1)   # frames read before one is hidden
+        pending: deque[_Detected] = deque()
+        looked: deque[_Detected] = deque()     # looked-at frames from j - d (or the last before it) on
+        full: deque[_Detected] = deque()       # full-size looks from the last one before j on
+        added: deque[tuple[int, list]] = deque()
+        window: WindowMask | None = None
+        last_added = -1
+
+        def between(j: int, seq: deque[_Detected]) -> list:
+            before = [x for x in seq if x.index < j]
+            after = [x for x in seq if x.index > j]
+            if not before or not after:
+                return []
+            p, n = before[-1], after[0]
+            w = (j - p.index) / (n.index - p.index)
+            reach = max(1.0, (n.index - p.index) / 2)  # faces move further between looks far apart
+            return stamps(interpolate(p.faces, n.faces, w, reach), interpolate(p.plates, n.plates, w, reach))
+
+        def emit(item: _Detected) -> FrameResult:
+            nonlocal window, last_added
+            j = item.index
+            if window is None:
+                window = WindowMask(item.frame.shape[:2])
+            for x in looked:
+                if last_added < x.index <= j + d:
+                    regions = stamps(x.faces, x.plates)
+                    window.add(regions)
+                    added.append((x.index, regions))
+                    last_added = x.index
+            while added and added[0][0] < j - d:
+                window.remove(added.popleft()[1])
+            extra = [] if item.faces is not None else between(j, looked)
+            if self._full and not item.full:
+                extra += between(j, full)
+            mask = window.mask(extra)
+            while len(looked) > 1 and looked[1].index <= j - d:
+                looked.popleft()
+            while len(full) > 1 and full[1].index <= j:
+                full.popleft()
+            own = item.faces is not None
+            return FrameResult(hide(item.frame, mask), mask, len(item.faces) if own else 0,
+                               len(item.plates) if own else 0, own)
+
+        for item in items:
+            if item.faces is not None:
+                looked.append(item)
+                if item.full:
+                    full.append(item)
+            pending.append(item)
+            if len(pending) > ahead:
+                yield emit(pending.popleft())
         while pending:
-            yield emit(*pending.popleft())
+            yield emit(pending.popleft())
 
 
-def interpolate(a: np.ndarray, b: np.ndarray, w: float) -> np.ndarray:
+def interpolate(a: np.ndarray, b: np.ndarray, w: float, reach: float = 1.0) -> np.ndarray:
     """Boxes a fraction ``w`` of the way from ``a`` to ``b``, pairing each box of ``a`` with the
-    box of ``b`` whose centre is nearest (within the box's own size); unpaired boxes are left
-    to the dilation window."""
+    box of ``b`` whose centre is nearest (within ``reach`` times the box's own size); unpaired
+    boxes are left to the dilation window."""
     if len(a) == 0 or len(b) == 0:
         return np.zeros((0, 4), np.int32)
     ca, cb = (a[:, :2] + a[:, 2:]) / 2, (b[:, :2] + b[:, 2:]) / 2
     dist = np.linalg.norm(ca[:, None, :] - cb[None, :, :], axis=2)
-    reach = np.maximum(a[:, 2] - a[:, 0], a[:, 3] - a[:, 1])[:, None]
+    reach = np.maximum(a[:, 2] - a[:, 0], a[:, 3] - a[:, 1])[:, None] * reach
     out, used = [], set()
     for i, k in sorted(((i, int(np.argmin(dist[i]))) for i in range(len(a))), key=lambda p: dist[p[0], p[1]]):
         if k in used or dist[i, k] > reach[i, 0]:
@@ -196,13 +298,17 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeOp
     face_counts: list[int] = []
     plate_counts: list[int] = []
     hidden_share = 0.0
+    looked = 0
     try:
-        results = anonymizer.process(_prefetch(read_frames(video, info)), info.fps)
+        # four stages at once: ffmpeg decodes (a process, read by a thread), the detector looks (a thread),
+        # hiding (a thread) and this thread feeds the encoding ffmpeg process
+        results = anonymizer.process(_prefetch(read_frames(video, info)), info.fps, overlap=True)
         expected = round(info.duration_s * info.fps) or None
         for result in track(_prefetch(results, 4), f"anonymizing {video.name}", total=expected):
             writer.write(result.frame)
             face_counts.append(result.faces)
             plate_counts.append(result.plates)
+            looked += result.detected
             hidden_share += float(result.mask.mean())
         writer.close()
     except BaseException:
@@ -235,11 +341,12 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeOp
         "output": {"path": str(out_path), "sha256": sha256_file(out_path), "frames": frames,
                    "audio": "kept" if options.keep_audio and info.has_audio else "dropped"},
         "frames_processed": frames,
-        "frames_detected": len(range(0, frames, options.stride)) + int(frames > 0 and (frames - 1) % options.stride != 0),
+        "frames_detected": looked,
         "detectors": anonymizer.describe(),
         "settings": {"pad": options.pad, "plate_pad": options.plate_pad, "dilate_s": options.dilate_s,
                      "dilate_frames": anonymizer.window(info.fps),
-                     "stride": options.stride, "blur": "pixelate to 5 blocks + gaussian, ellipse for faces"},
+                     **anonymizer.schedule(),
+                     "blur": "ellipse for faces; each merged region pixelated to 5 blocks + gaussian"},
         "detections": {"face": counts(face_counts), "plate": counts(plate_counts)},
         "hidden_share_mean": hidden_share / frames if frames else 0.0,
         "wall_s": round(wall, 3),

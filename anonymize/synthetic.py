@@ -33,13 +33,13 @@ class Truth:
     boxes: list[tuple[str, int, int, int, int]] = field(default_factory=list)
 
 
-def _faces() -> list[np.ndarray]:
+def _faces(lfw_indices: tuple[int, ...] = (0, 7, 21, 34, 55)) -> list[np.ndarray]:
     cv2 = require("cv2", "anonymize", "opencv-python")
     data = require("skimage.data", "anonymize", "scikit-image")
     x1, y1, x2, y2 = _ASTRONAUT_FACE
     faces = [cv2.cvtColor(data.astronaut()[y1:y2, x1:x2], cv2.COLOR_RGB2BGR)]
     lfw = data.lfw_subset()  # the first 100 of 200 are faces
-    for i in (0, 7, 21, 34, 55):
+    for i in lfw_indices:
         faces.append(cv2.cvtColor((lfw[i] * 255).astype(np.uint8), cv2.COLOR_GRAY2BGR))
     return faces
 
@@ -55,18 +55,25 @@ def _plate(width: int, text: str) -> np.ndarray:
     return plate
 
 
-def _background(width: int, height: int, seed: int) -> np.ndarray:
+def _background(width: int, height: int, seed: int, image: str = "coffee") -> np.ndarray:
     cv2 = require("cv2", "anonymize", "opencv-python")
     data = require("skimage.data", "anonymize", "scikit-image")
-    scene = cv2.cvtColor(data.coffee(), cv2.COLOR_RGB2BGR)
+    scene = cv2.cvtColor(getattr(data, image)(), cv2.COLOR_RGB2BGR)
     scene = cv2.resize(scene, (width, height), interpolation=cv2.INTER_LINEAR)
     noise = np.random.default_rng(seed).normal(0, 6, scene.shape)
     return np.clip(scene * 0.6 + 40 + noise, 0, 255).astype(np.uint8)
 
 
 def clip_frames(width: int = 1280, height: int = 720, fps: float = 10, seconds: float = 3,
-                seed: int = 0) -> Iterator[tuple[np.ndarray, Truth]]:
-    """``(frame, truth)`` pairs: faces and plates moving left to right at known positions."""
+                seed: int = 0, scene: str = "street") -> Iterator[tuple[np.ndarray, Truth]]:
+    """``(frame, truth)`` pairs: faces and plates moving left to right at known positions.
+
+    ``scene="crowd"`` is another clip, never used to choose settings: other faces, other
+    sizes, another background, and faces that move diagonally and bounce at other speeds.
+    """
+    if scene == "crowd":
+        yield from _crowd_frames(width, height, fps, seconds, seed)
+        return
     cv2 = require("cv2", "anonymize", "opencv-python")
     k = height / 720
     faces = _faces()
@@ -89,6 +96,43 @@ def clip_frames(width: int = 1280, height: int = 720, fps: float = 10, seconds: 
             span = max(1, width - pw - 1)
             x = int((j * 137 * k + t * (4 + j) * k * 30 / fps) % span)
             y = min(y, height - ph - 1)
+            frame[y:y + ph, x:x + pw] = patch
+            truth.boxes.append((kind, x, y, x + pw, y + ph))
+        yield frame, truth
+
+
+#: Face heights at 720p in the crowd scene.
+CROWD_FACE_SIZES = (34, 48, 66, 96, 136, 200, 60)
+
+
+def _crowd_frames(width: int, height: int, fps: float, seconds: float,
+                  seed: int) -> Iterator[tuple[np.ndarray, Truth]]:
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    k = height / 720
+    faces = _faces((3, 12, 40, 66, 80, 95))
+    background = _background(width, height, seed, "rocket")
+    rng = np.random.default_rng(seed + 17)
+    movers = []
+    for i, size in enumerate(CROWD_FACE_SIZES):
+        face = faces[(i + 1) % len(faces)]
+        h = max(12, round(size * k))
+        w = max(10, round(h * face.shape[1] / face.shape[0]))
+        patch = cv2.resize(face, (w, h), interpolation=cv2.INTER_CUBIC)
+        start = rng.uniform(0, 1, 2)
+        speed = rng.uniform(60, 260, 2) * k * rng.choice([-1, 1], 2)  # pixels per second, both axes
+        movers.append(("face", patch, start, speed))
+    plate = _plate(max(24, round(150 * k)), "M314OP21")
+    movers.append(("plate", plate, rng.uniform(0, 1, 2), np.array([120.0, -40.0]) * k))
+    n = int(round(fps * seconds))
+    for t in range(n):
+        frame = background.copy()
+        truth = Truth()
+        for kind, patch, start, speed in movers:
+            ph, pw = patch.shape[:2]
+            span = np.array([max(1, width - pw - 1), max(1, height - ph - 1)], float)
+            pos = start * span + speed * t / fps
+            pos = np.abs((pos + span) % (2 * span) - span)  # bounce off the edges
+            x, y = int(pos[0]), int(pos[1])
             frame[y:y + ph, x:x + pw] = patch
             truth.boxes.append((kind, x, y, x + pw, y + ph))
         yield frame, truth
