@@ -68,7 +68,8 @@ def main() -> None:
     print(f"{'baseline':46} {'config':11} {'IC-Acc':>7} {'mistake P':>9} {'R':>6} {'F1':>6}")
     for name, by_version in results.items():
         for version, o in by_version.items():
-            print(f"{name:46} livecook.v{version:<2} {o['ic_acc']:7.3f} {o['precision']:9.3f} {o['recall']:6.3f} {o['f1']:6.3f}")
+            print(f"{name:46} livecook.v{version:<2} {o['ic_acc']:7.3f} {o['precision']:9.3f} "
+                  f"{o['recall']:6.3f} {o['f1']:6.3f}")
 
 
 if __name__ == "__main__":

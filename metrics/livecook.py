@@ -154,7 +154,8 @@ def ic_matches(truth: Sequence[Event], predicted: Sequence[Event], window_s: flo
     return sorted(pairs)
 
 
-def match_mistakes_maximum(truth: Sequence[Event], predicted: Sequence[Event], window_s: float) -> list[tuple[int, int]]:
+def match_mistakes_maximum(truth: Sequence[Event], predicted: Sequence[Event],
+                           window_s: float) -> list[tuple[int, int]]:
     """v2: a maximum one-to-one matching of mistake events within the window (:func:`window_matching`)."""
     t_idx = [i for i, e in enumerate(truth) if e.type == "mistake"]
     p_idx = [j for j, e in enumerate(predicted) if e.type == "mistake"]
