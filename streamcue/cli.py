@@ -16,6 +16,7 @@ from typer.exceptions import TyperException
 from streamcue import console
 from streamcue.cli_annotate import annotate_app
 from streamcue.cli_anonymize import anonymize
+from streamcue.cli_evidence import verify_evidence
 from streamcue.cli_recorded import build_recorded, stats_app
 from streamcue.cli_release import release_app
 from streamcue.errors import StreamcueError
@@ -33,6 +34,7 @@ build_app = typer.Typer(help="Turn source annotations into streamcue records.", 
 app.add_typer(build_app, name="build")
 app.add_typer(release_app, name="release")
 app.command("anonymize")(anonymize)
+app.command("verify-evidence")(verify_evidence)
 build_app.command("recorded")(build_recorded)
 app.add_typer(stats_app, name="stats")
 app.add_typer(annotate_app, name="annotate")
