@@ -15,9 +15,9 @@ from typing import Any
 
 from streamcue.errors import ConfigError
 
-__all__ = ["EstpConfig", "VsasConfig", "LiveCookConfig", "load_config", "LATEST"]
+__all__ = ["EstpConfig", "VsasConfig", "LiveCookConfig", "ReasoningConfig", "load_config", "LATEST"]
 
-LATEST = {"estp_f1": 1, "vsas": 1, "livecook": 1}
+LATEST = {"estp_f1": 1, "vsas": 1, "livecook": 1, "reasoning": 1}
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,19 @@ class LiveCookConfig:
     bertscore_num_layers: int = 4
 
 
-_CLASSES = {"estp_f1": EstpConfig, "vsas": VsasConfig, "livecook": LiveCookConfig}
+@dataclass(frozen=True)
+class ReasoningConfig:
+    """MiRA reasoning-trace parameters: the judge rates each axis from 1 to ``scale_max``."""
+
+    version: int = 1
+    scale_max: int = 3
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.scale_max, int) or isinstance(self.scale_max, bool) or self.scale_max < 2:
+            raise ConfigError(f"reasoning scale_max must be an integer >= 2, got {self.scale_max!r}")
+
+
+_CLASSES = {"estp_f1": EstpConfig, "vsas": VsasConfig, "livecook": LiveCookConfig, "reasoning": ReasoningConfig}
 
 
 @cache

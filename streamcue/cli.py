@@ -174,10 +174,10 @@ def validate(
 
 @app.command()
 def evaluate(
-    metric: Annotated[str, typer.Argument(help="estp-f1 (interval_qa), vsas (dense_caption) or livecook (guidance).")],
+    metric: Annotated[str, typer.Argument(help="estp-f1 (interval_qa), vsas (dense_caption), livecook (guidance) or reasoning (reasoning_trace).")],
     gt: Annotated[Path, typer.Option(help="Ground truth JSONL: full records or minimal ones.")],
     pred: Annotated[Path, typer.Option(help="Predictions JSONL in the matching *_prediction schema.")],
-    judge: Annotated[str, typer.Option(help="Answer judge: exact, token-f1, embedding or llm.")] = "token-f1",
+    judge: Annotated[Optional[str], typer.Option(help="Answer judge: exact, token-f1 (default), embedding or llm; mira for reasoning.")] = None,
     output: Annotated[Optional[Path], typer.Option(help="Write the full JSON report (overall, groups, per_item) here.")] = None,
     config_version: Annotated[Optional[int], typer.Option(help="Metric config version (default: latest).")] = None,
     judge_model: Annotated[Optional[str], typer.Option(help="embedding: model folder; llm: model name.")] = None,
@@ -196,6 +196,9 @@ def evaluate(
         streamcue evaluate vsas --gt captions.jsonl --pred pred.jsonl --judge embedding --output report.json
 
         streamcue evaluate livecook --gt guidance.jsonl --pred pred.jsonl --param window_s=10
+
+        streamcue evaluate reasoning --gt traces.jsonl --pred pred.jsonl --judge mira --judge-model MODEL \\
+            --llm-base-url http://127.0.0.1:8000/v1
     """
     from streamcue.io import write_json
     from streamcue.metrics import evaluate as run_evaluate
@@ -203,7 +206,7 @@ def evaluate(
 
     report = run_evaluate(metric, gt, pred, judge=judge, config_version=config_version, use_cache=not no_cache,
                           judge_options={"model_path" if judge == "embedding" else "model": judge_model,
-                                         **({"base_url": llm_base_url} if judge == "llm" else {})},
+                                         **({"base_url": llm_base_url} if llm_base_url else {})},
                           bertscore=bertscore, bertscore_model=bertscore_model, **_params(param or []))
     print_report(report)
     if output:
