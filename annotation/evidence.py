@@ -42,7 +42,8 @@ from streamcue.errors import ConfigError
 from streamcue.llm import LLMClient, Request, image_content
 from streamcue.prompts import Prompt, load_prompt
 
-__all__ = ["EvidenceConfig", "FrameSource", "check_record", "verify_records", "question_kind", "VERDICTS"]
+__all__ = ["EvidenceConfig", "FrameSource", "check_record", "verify_records", "question_kind", "verdict_agreement",
+           "VERDICTS", "OUTCOMES"]
 
 VERDICTS = ("supported", "unsupported", "unsure")
 PROMPTS = {"plan": "evidence_plan.v1", "observe": "evidence_observe.v1", "reflect": "evidence_reflect.v1"}
@@ -252,3 +253,38 @@ def verify_records(records: Sequence[dict[str, Any]], durations: dict[str, float
         "prompts": prompts.versions(),
     }
     return checked, report
+
+
+def _outcome(checked: dict[str, Any], verified: dict[str, Any] | None) -> str:
+    """What the annotators did: confirmed (verified, unchanged), corrected, rejected or pending."""
+    if verified is None or verified["verification"]["status"] == "unverified":
+        return "pending"
+    if verified["verification"]["status"] == "rejected":
+        return "rejected"
+    same = all(checked.get(k) == verified.get(k) for k in ("question", "answers", "query_time_s"))
+    return "confirmed" if same else "corrected"
+
+
+OUTCOMES = ("confirmed", "corrected", "rejected", "pending")
+
+
+def verdict_agreement(checked: Sequence[dict[str, Any]], verified: Sequence[dict[str, Any]],
+                      id_field: str = "qa_id") -> dict[str, Any]:
+    """How often the annotators' outcome agreed with the pre-check's verdict.
+
+    Agreement: ``supported`` records confirmed unchanged, ``unsupported`` ones corrected or rejected.
+    ``unsure`` verdicts and records still pending are counted but left out of the agreement share.
+    """
+    pulled = {r[id_field]: r for r in verified}
+    table = {v: dict.fromkeys(OUTCOMES, 0) for v in VERDICTS}
+    agree = decided = 0
+    for record in checked:
+        block = record.get("provenance", {}).get("evidence_check")
+        if block is None:
+            continue
+        outcome = _outcome(record, pulled.get(record[id_field]))
+        table[block["verdict"]][outcome] += 1
+        if outcome != "pending" and block["verdict"] != "unsure":
+            decided += 1
+            agree += (block["verdict"] == "supported") == (outcome == "confirmed")
+    return {"by_verdict": table, "decided": decided, "agreement": agree / decided if decided else None}

@@ -101,3 +101,31 @@ def verify_evidence(
     u = report["llm"]
     console.out.print(f"{report['records']} records, {report['calls_per_record']:.2f} calls per record; "
                       f"{u['model']}: {u['calls']} calls, {u['cache_hits']} cache hits -> {target}")
+
+
+def evidence_stats(
+    checked: Annotated[Path, typer.Option(help="Records written by verify-evidence (with provenance.evidence_check).")],
+    verified: Annotated[Path, typer.Option(help="The same records after annotation (streamcue annotate pull).")],
+    output: Annotated[Optional[Path], typer.Option(help="Also write the figures as JSON here.")] = None,
+) -> None:
+    """How often annotators agreed with the evidence pre-check's verdicts.
+
+    A supported record that annotators confirmed unchanged, or an unsupported one they corrected
+    or rejected, is an agreement; unsure verdicts and records still pending are shown apart.
+
+    Example:
+
+        streamcue stats evidence --checked out/ego4d-checked/interval_qa.jsonl --verified verified.jsonl
+    """
+    from streamcue.annotation.evidence import verdict_agreement
+    from streamcue.io import read_jsonl, write_json
+
+    figures = verdict_agreement(read_jsonl(checked), read_jsonl(verified))
+    table = figures["by_verdict"]
+    console.out.print(console.table("annotators' outcome by evidence verdict", list(table["supported"]), table,
+                                    "verdict"))
+    share = figures["agreement"]
+    console.out.print(f"agreement on {figures['decided']} decided records: "
+                      + (f"{share:.3f}" if share is not None else "n/a (none decided yet)"))
+    if output:
+        write_json(output, figures)

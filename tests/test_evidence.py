@@ -211,3 +211,28 @@ def test_cli_writes_checked_records_and_refuses_bad_input(built, tmp_path):
                        "--llm-model", "m")
         assert missing.returncode == 2 and "not found under --video-root" in missing.stderr
         assert len(missing.stderr.strip().splitlines()) == 1 and not (tmp_path / "o2").exists()
+
+
+def test_agreement_of_annotators_with_the_verdicts(built, tmp_path):
+    records = built[3][:4]
+    checked = []
+    for record, verdict in zip(records, ("supported", "supported", "unsupported", "unsure")):
+        r = copy.deepcopy(record)
+        r["provenance"]["evidence_check"] = {"verdict": verdict, "confidence": 0.9, "evidence": [], "rounds": 1,
+                                             "calls": 3, "model": "m", "prompts": {}}
+        checked.append(r)
+    verified = copy.deepcopy(records)
+    verified[0]["verification"] = {"status": "verified", "annotators": ["1", "2"], "checks": 2}   # confirmed: agrees
+    verified[1]["verification"] = {"status": "verified", "annotators": ["1", "2"], "checks": 2}   # corrected: disagrees
+    verified[1]["answers"][0]["end_s"] += 5
+    verified[2]["verification"] = {"status": "rejected", "annotators": ["1", "2"], "checks": 2}   # rejected: agrees
+    write_jsonl(tmp_path / "checked.jsonl", checked)
+    write_jsonl(tmp_path / "verified.jsonl", verified)
+    done = subprocess.run([sys.executable, "-m", "streamcue", "stats", "evidence", "--checked", tmp_path / "checked.jsonl",
+                           "--verified", tmp_path / "verified.jsonl", "--output", tmp_path / "a.json"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    figures = json.loads((tmp_path / "a.json").read_text())
+    assert figures["by_verdict"]["supported"] == {"confirmed": 1, "corrected": 1, "rejected": 0, "pending": 0}
+    assert figures["by_verdict"]["unsure"]["pending"] == 1
+    assert figures["decided"] == 3 and figures["agreement"] == pytest.approx(2 / 3)
