@@ -12,12 +12,17 @@ rate in the first round, the claims densely in the second, and the whole video i
 from __future__ import annotations
 
 import base64
+import copy
 import json
+import random
 import re
+import subprocess
 
 import cv2
 import numpy as np
 
+from streamcue.anonymize.ffmpeg_io import ffmpeg_exe
+from streamcue.loaders import video_path
 from streamcue.stub_llm import message_text
 
 SPAN = re.compile(r"\[([\d.]+)-([\d.]+) s\] (.*)")
@@ -113,3 +118,48 @@ class EvidenceModel:
                         "justification": f"seen at the claimed time: {claim}", "missing": ""}
         return {"verdict": "unsupported", "sufficient": True, "confidence": 0.85,
                 "justification": "what the record claims is seen elsewhere or not at all", "missing": ""}
+
+
+#: One colour per test video (RGB), so the scripted model can tell the videos apart from the pixels.
+COLOURS = [(230, 25, 75), (60, 180, 75), (255, 225, 25), (0, 130, 200), (245, 130, 48), (145, 30, 180),
+           (70, 240, 240), (240, 50, 230), (128, 128, 0), (0, 0, 128), (170, 110, 40), (128, 0, 0),
+           (170, 255, 195), (255, 215, 180), (0, 128, 128), (220, 190, 255), (255, 250, 200), (128, 128, 128),
+           (255, 255, 255), (0, 0, 0), (64, 0, 128), (0, 64, 0), (192, 64, 0), (64, 192, 192), (100, 60, 20)]
+
+
+def write_test_videos(videos, root):
+    """A small one-colour video (64x48, 2 fps) at each video record's uri under ``root``, as long as the video."""
+    for n, video in enumerate(videos):
+        path = video_path(video, root)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        r, g, b = COLOURS[n]
+        source = f"color=c=0x{r:02x}{g:02x}{b:02x}:size=64x48:rate=2"
+        subprocess.run([ffmpeg_exe(), "-loglevel", "error", "-y", "-f", "lavfi", "-i", source,
+                        "-t", f"{video['duration_s']:.3f}", "-pix_fmt", "yuv420p", str(path)], check=True)
+
+
+def scripted_model(videos, records, what=None):
+    """The scripted model for ``videos`` (in the order their files were written) whose truth is ``records``."""
+    colours = {vid: COLOURS[n][::-1] for n, vid in enumerate(videos)}  # BGR, as OpenCV decodes
+    truth = {(r["video_id"], r["question"], round(r["query_time_s"], 1)):
+             [(a["start_s"], a["end_s"], what or a["text"]) for a in r["answers"]] for r in records}
+    return EvidenceModel(truth, colours)
+
+
+def shifted_records(records, durations, seed=0):
+    """Each record whose answers can all move by more than their length inside the video, moved."""
+    rng = random.Random(seed)
+    out = []
+    for record in records:
+        duration = durations[record["video_id"]]
+        moved = copy.deepcopy(record)
+        for answer in moved["answers"]:
+            shift = answer["end_s"] - answer["start_s"] + rng.uniform(5.0, 15.0)
+            options = [s for s in (shift, -shift) if answer["start_s"] + s >= 0 and answer["end_s"] + s <= duration]
+            if not options:
+                break
+            s = rng.choice(options)
+            answer["start_s"], answer["end_s"] = answer["start_s"] + s, answer["end_s"] + s
+        else:
+            out.append(moved)
+    return out

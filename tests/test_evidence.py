@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import random
 import subprocess
 import sys
 
@@ -13,7 +12,6 @@ import pytest
 pytest.importorskip("imageio_ffmpeg")
 
 from streamcue.annotation.evidence import EvidenceConfig, verify_records  # noqa: E402
-from streamcue.anonymize.ffmpeg_io import ffmpeg_exe  # noqa: E402
 from streamcue.dataset_builders import ego4d  # noqa: E402
 from streamcue.dataset_builders.output import write_outputs  # noqa: E402
 from streamcue.errors import ConfigError  # noqa: E402
@@ -25,7 +23,7 @@ from streamcue.schemas import validate, validate_file  # noqa: E402
 from streamcue.stub_llm import StubLLMServer  # noqa: E402
 
 from conftest import GOALSTEP_VAL  # noqa: E402
-from evidence_responder import EvidenceModel  # noqa: E402
+from evidence_responder import scripted_model, shifted_records, write_test_videos  # noqa: E402
 
 pytestmark = [pytest.mark.llm_server, pytest.mark.video]
 
@@ -44,27 +42,12 @@ def built(tmp_path_factory):
     write_jsonl(out / "videos.jsonl", videos.values())
     write_jsonl(out / "interval_qa.jsonl", records)
     root = tmp_path_factory.mktemp("videos")
-    for n, video in enumerate(videos.values()):
-        path = video_path(video, root)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        r, g, b = COLOURS[n]
-        source = f"color=c=0x{r:02x}{g:02x}{b:02x}:size=64x48:rate=2"
-        subprocess.run([ffmpeg_exe(), "-loglevel", "error", "-f", "lavfi", "-i", source,
-                        "-t", f"{video['duration_s']:.3f}", "-pix_fmt", "yuv420p", str(path)], check=True)
+    write_test_videos(videos.values(), root)
     return out, root, videos, records
 
 
-#: One colour per test video (RGB), so the scripted model can tell the videos apart from the pixels.
-COLOURS = [(230, 25, 75), (60, 180, 75), (255, 225, 25), (0, 130, 200), (245, 130, 48), (145, 30, 180),
-           (70, 240, 240), (240, 50, 230), (128, 128, 0), (0, 0, 128), (170, 110, 40), (128, 0, 0)]
-
-
 def model_for(built, records, what=None):
-    videos = built[2]
-    colours = {vid: COLOURS[n][::-1] for n, vid in enumerate(videos)}  # BGR, as OpenCV decodes
-    truth = {(r["video_id"], r["question"], round(r["query_time_s"], 1)): [(a["start_s"], a["end_s"], what or a["text"]) for a in r["answers"]]
-             for r in records}
-    return EvidenceModel(truth, colours)
+    return scripted_model(built[2], records, what)
 
 
 def _run(records, built, model, config=EvidenceConfig(), **kw):
@@ -141,30 +124,10 @@ def test_calls_are_three_per_round_and_a_rerun_makes_none(built):
     assert second == first
 
 
-def _shifted(records, durations, seed=0):
-    """Each record whose answers can all move by more than their length inside the video, moved."""
-    rng = random.Random(seed)
-    out = []
-    for record in records:
-        duration = durations[record["video_id"]]
-        moved = copy.deepcopy(record)
-        for answer in moved["answers"]:
-            length = answer["end_s"] - answer["start_s"]
-            shift = length + rng.uniform(5.0, 15.0)
-            options = [s for s in (shift, -shift) if 0 <= answer["start_s"] + s and answer["end_s"] + s <= duration]
-            if not options:
-                break
-            s = rng.choice(options)
-            answer["start_s"], answer["end_s"] = answer["start_s"] + s, answer["end_s"] + s
-        else:
-            out.append(moved)
-    return out
-
-
 def test_shifted_intervals_are_flagged(built):
     _, _, videos, records = built
     durations = {vid: v["duration_s"] for vid, v in videos.items()}
-    shifted = _shifted(records, durations)
+    shifted = shifted_records(records, durations)
     assert len(shifted) >= 15
     model = model_for(built, records)
     checked, report, _ = _run(shifted, built, model)
