@@ -147,10 +147,11 @@ def test_cli_prints_tables_and_writes_the_report(estp_files, tmp_path):
     assert "by task_type" in result.stdout and "judge exact" in result.stdout
     report = json.loads(out.read_text())
     assert set(report) >= {"overall", "groups", "per_item", "config", "judge"}
+    assert report["config_version"] == "estp_f1.v1" and "(config estp_f1.v1)" in result.stdout
 
 
 # Pinned in tests/data/config_hashes.json: a change of behaviour is a new version file, never an edit.
-RELEASED_CONFIGS = ["estp_f1.v1", "vsas.v1", "livecook.v1"]
+RELEASED_CONFIGS = ["estp_f1.v1", "vsas.v1", "livecook.v1", "vsas.v2", "livecook.v2"]
 
 
 @pytest.mark.parametrize("name", RELEASED_CONFIGS)

@@ -90,9 +90,10 @@ def test_the_reference_itself_scores_one_on_every_axis(tmp_path, server):
     report = _score(tmp_path, server, _preds())
     assert report["overall"]["mira_total"] == 1.0 and report["overall"]["answer_accuracy"] == 1.0
     assert all(report["overall"][name] == 1.0 for name in AXES)
-    assert set(report) == {"metric", "config", "judge", "overall", "groups", "per_item", "missing_predictions",
+    assert set(report) == {"metric", "config_version", "config", "judge", "overall", "groups", "per_item",
+                           "missing_predictions",
                            "streamcue_version"}
-    assert report["config"] == {"version": 1, "scale_max": 3}
+    assert report["config"] == {"version": 1, "scale_max": 3} and report["config_version"] == "reasoning.v1"
     assert report["judge"]["judge"] == "mira" and report["judge"]["calls"] == 3
     assert set(report["groups"]["task_type"]) == {"temporal", "counting", "causal"}
 
