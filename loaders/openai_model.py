@@ -11,11 +11,10 @@ and cached like every other LLM call in streamcue (the cache key covers the imag
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Sequence
 from typing import Any
 
-from streamcue.llm import LLMClient, LLMSettings, Request
+from streamcue.llm import LLMClient, LLMSettings, Request, image_content
 from streamcue.loaders.replay import Frame
 from streamcue.loaders.replay_records import GUIDANCE_TYPES
 from streamcue.prompts import load_prompt
@@ -29,11 +28,6 @@ _RULES = {
                 "a finished step (type success), point out a mistake at once (type mistake), and say when "
                 "everything is done (type finish).",
 }
-
-
-def _jpeg_url(image: Any) -> str:
-    data = image if isinstance(image, bytes) else bytes(image)
-    return "data:image/jpeg;base64," + base64.b64encode(data).decode("ascii")
 
 
 class OpenAIVisionModel:
@@ -69,7 +63,7 @@ class OpenAIVisionModel:
         for frame in frames:
             content.append({"type": "text", "text": f"Frame at {frame.t_s:.1f} s"})
             if frame.image is not None:
-                content.append({"type": "image_url", "image_url": {"url": _jpeg_url(frame.image)}})
+                content.append(image_content(frame.image))
         answer = self.client.complete(Request(
             messages=({"role": "system", "content": self._system}, {"role": "user", "content": content}),
             schema=self._schema, prompt_version=self._prompt.version, name="replay_decision"))

@@ -15,11 +15,11 @@ from typing import Any
 
 from streamcue.errors import ConfigError
 
-__all__ = ["EstpConfig", "VsasConfig", "LiveCookConfig", "load_config", "LATEST"]
+__all__ = ["EstpConfig", "VsasConfig", "LiveCookConfig", "ReasoningConfig", "load_config", "LATEST"]
 
 #: The version ``load_config`` (and ``streamcue evaluate``) uses when none is asked for. vsas and
 #: livecook moved to v2 on 2026-11-23 (a change of default behaviour: see each config's changelog).
-LATEST = {"estp_f1": 1, "vsas": 2, "livecook": 2}
+LATEST = {"estp_f1": 1, "vsas": 2, "livecook": 2, "reasoning": 1}
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,19 @@ class LiveCookConfig:
                 raise ConfigError(f"livecook {name} must be one of {allowed}, got {getattr(self, name)!r}")
 
 
-_CLASSES = {"estp_f1": EstpConfig, "vsas": VsasConfig, "livecook": LiveCookConfig}
+@dataclass(frozen=True)
+class ReasoningConfig:
+    """MiRA reasoning-trace parameters: the judge rates each axis from 1 to ``scale_max``."""
+
+    version: int = 1
+    scale_max: int = 3
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.scale_max, int) or isinstance(self.scale_max, bool) or self.scale_max < 2:
+            raise ConfigError(f"reasoning scale_max must be an integer >= 2, got {self.scale_max!r}")
+
+
+_CLASSES = {"estp_f1": EstpConfig, "vsas": VsasConfig, "livecook": LiveCookConfig, "reasoning": ReasoningConfig}
 
 
 @cache

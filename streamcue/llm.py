@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -32,7 +33,7 @@ from streamcue.cache import Cache, cache_key
 from streamcue.errors import ConfigError, ServiceError
 from streamcue.extras import require
 
-__all__ = ["LLMSettings", "LLMClient", "Request", "Usage", "STRUCTURED_MODES"]
+__all__ = ["LLMSettings", "LLMClient", "Request", "Usage", "STRUCTURED_MODES", "image_content"]
 
 STRUCTURED_MODES = ("json_schema", "json_object", "none")
 
@@ -96,6 +97,12 @@ class Usage:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def image_content(jpeg: bytes) -> dict[str, Any]:
+    """A chat message part carrying one JPEG image as a data URL (what vision endpoints accept)."""
+    url = "data:image/jpeg;base64," + base64.b64encode(bytes(jpeg)).decode("ascii")
+    return {"type": "image_url", "image_url": {"url": url}}
 
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
