@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from streamcue.llm import LLMClient, LLMSettings, Request, image_content
+from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.loaders.replay import Frame
 from streamcue.loaders.replay_records import GUIDANCE_TYPES
 from streamcue.loaders.strategies.base import dialogue_text, frame_parts
@@ -61,19 +61,10 @@ class OpenAIVisionModel:
         content: list[dict[str, Any]] = [{"type": "text", "text": f"Time now: {now:.1f} s.\nTask: {prompt}"}]
         earlier = dialogue_text(history, prompt)
         if earlier:
-<<<<<<< HEAD
             content.append({"type": "text", "text": f"Dialogue so far:\n{earlier}"})
         if context:
             content.append({"type": "text", "text": f"Memory of earlier events:\n{context}"})
         content += frame_parts(frames)
-=======
-            lines = "\n".join(f"[{t:.1f} s] {who}: {text}" for t, who, text in earlier)
-            content.append({"type": "text", "text": f"Dialogue so far:\n{lines}"})
-        for frame in frames:
-            content.append({"type": "text", "text": f"Frame at {frame.t_s:.1f} s"})
-            if frame.image is not None:
-                content.append(image_content(frame.image))
->>>>>>> main
         answer = self.client.complete(Request(
             messages=({"role": "system", "content": self._system}, {"role": "user", "content": content}),
             schema=self._schema, prompt_version=self._prompt.version, name="replay_decision"))

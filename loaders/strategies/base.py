@@ -14,7 +14,6 @@ Other replay harnesses (OVO-Bench, StreamingBench) use the same objects: build o
 
 from __future__ import annotations
 
-import base64
 import statistics
 import time
 from collections import Counter
@@ -22,21 +21,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from streamcue.errors import ConfigError
-from streamcue.llm import LLMClient, LLMSettings, Request
+from streamcue.llm import LLMClient, LLMSettings, Request, image_content
 from streamcue.loaders.replay import Episode, Frame
 from streamcue.prompts import Prompt, load_prompt
 
-__all__ = ["Asker", "VisionStrategy", "frame_parts", "dialogue_text", "jpeg_url", "YES_NO"]
+__all__ = ["Asker", "VisionStrategy", "frame_parts", "dialogue_text", "YES_NO"]
 
 YES_NO = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
           "required": ["answer"], "additionalProperties": False}
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"],
         "additionalProperties": False}
-
-
-def jpeg_url(image: Any) -> str:
-    data = image if isinstance(image, bytes) else bytes(image)
-    return "data:image/jpeg;base64," + base64.b64encode(data).decode("ascii")
 
 
 def frame_parts(frames: Sequence[Frame], label: Any = None) -> list[dict[str, Any]]:
@@ -45,7 +39,7 @@ def frame_parts(frames: Sequence[Frame], label: Any = None) -> list[dict[str, An
     for frame in frames:
         parts.append({"type": "text", "text": label(frame) if label else f"Frame at {frame.t_s:.1f} s"})
         if frame.image is not None:
-            parts.append({"type": "image_url", "image_url": {"url": jpeg_url(frame.image)}})
+            parts.append(image_content(frame.image))
     return parts
 
 
