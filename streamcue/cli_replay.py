@@ -119,7 +119,7 @@ def replay_command(
     write_jsonl(predictions_path, predictions)
     report = {"records": records.name, "kind": kind, "strategy": strategy, "memory": memory, "fps": fps,
               "options": {key: value for key, value in options.items() if key != "use_cache"},
-              "replay": report, "endpoint": model.report() if hasattr(model, "report") else _usage(model),
+              "replay": {"steps" if key == "calls" else key: value for key, value in report.items()}, "endpoint": model.report() if hasattr(model, "report") else _usage(model),
               **({"memory_calls": policy.report()} if memory == "OASIS" else {})}
     write_json(out / "replay_report.json", report)
     endpoint = report["endpoint"]

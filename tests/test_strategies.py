@@ -341,3 +341,66 @@ def test_strategy_prompt_snapshots(name):
 
     pinned = json.loads((Path(__file__).parent / "data" / "strategy_prompt_hashes.json").read_text())
     assert load_prompt("streamcue.loaders", name).sha256 == pinned[name]
+
+
+# --- the streamcue replay command ----------------------------------------------------------------
+
+def cli(*args, cache=None):
+    import os
+
+    env = dict(os.environ, STREAMCUE_NO_PROGRESS="1")
+    if cache:
+        env["STREAMCUE_CACHE_DIR"] = str(cache)
+    return subprocess.run([sys.executable, "-m", "streamcue", *map(str, args)], capture_output=True, text=True,
+                          env=env)
+
+
+def test_replay_command_writes_predictions_and_report_and_resumes_from_the_cache(estp, tmp_path):
+    records, _, durations = estp
+    qa = tmp_path / "interval_qa.jsonl"
+    qa.write_text("".join(json.dumps(r) + "\n" for r in records[:2]))
+    (tmp_path / "videos.jsonl").write_text(json.dumps(dict(VALID["video"], video_id=VIDEO, source="ego4d",
+                                                           duration_s=durations[VIDEO])) + "\n")
+    with StubLLMServer(OracleTiming(records)) as server:
+        args = [qa, "--out", tmp_path / "run", "--strategy", "polling", "--poll-hz", "1",
+                "--llm-base-url", server.base_url, "--llm-model", "scripted-vl"]
+        done = cli("replay", *args, cache=tmp_path / "cache")
+        assert done.returncode == 0, done.stderr
+        report = json.loads((tmp_path / "run" / "replay_report.json").read_text())
+        calls = server.completions
+        assert report["endpoint"]["endpoint_calls"] == calls == report["endpoint"]["requests"] > 0
+        assert report["endpoint"]["cache_hits"] == 0 and report["endpoint"]["prompt_tokens"] > 0
+        assert report["options"] == {"hz": 1.0} and str(tmp_path) not in json.dumps(report)
+        again = cli("replay", *args, cache=tmp_path / "cache")
+        assert again.returncode == 0 and server.completions == calls  # a re-run makes no new call
+        assert json.loads((tmp_path / "run" / "replay_report.json").read_text())["endpoint"]["cache_hits"] == calls
+        scored = cli("evaluate", "estp-f1", "--gt", qa, "--pred", tmp_path / "run" / "predictions.jsonl")
+        assert scored.returncode == 0, scored.stderr
+
+
+def test_replay_command_refuses_with_one_line(estp, tmp_path):
+    records, _, _ = estp
+    qa = tmp_path / "interval_qa.jsonl"
+    qa.write_text(json.dumps(records[0]) + "\n")
+    (tmp_path / "videos.jsonl").write_text(json.dumps(dict(VALID["video"], video_id=VIDEO, duration_s=4000)) + "\n")
+    base = ["--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m"]
+    cases = [
+        (["--strategy", "oracle"], 2, "unknown strategy 'oracle'"),
+        (["--strategy", "turn-loop"], 2, "plays guidance records, not interval_qa"),
+        (["--memory", "LRU"], 2, "unknown memory 'LRU'"),
+        (["--poll-hz", "0"], 2, "polling frequency"),
+        (["--fps", "nan"], 2, "--fps must be a positive number"),
+        ([], 4, "cannot reach the LLM server"),
+    ]
+    for extra, code, message in cases:
+        done = cli("replay", qa, "--out", tmp_path / "run", *base, *extra)
+        assert done.returncode == code and message in done.stderr, (extra, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    done = cli("replay", qa, "--out", tmp_path, *base)  # predictions.jsonl beside the input is fine, the input is not
+    assert done.returncode == 4
+    (tmp_path / "predictions.jsonl").write_text(json.dumps(records[0]) + "\n")
+    done = cli("replay", tmp_path / "predictions.jsonl", "--out", tmp_path, *base)
+    assert done.returncode == 2 and "would overwrite the input" in done.stderr
+    assert json.loads((tmp_path / "predictions.jsonl").read_text()) == records[0]
+    done = cli("replay", tmp_path / "missing.jsonl", "--out", tmp_path / "run", *base)
+    assert done.returncode == 2 and "no such records file" in done.stderr
