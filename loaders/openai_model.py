@@ -17,7 +17,7 @@ from typing import Any
 from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.loaders.replay import Frame
 from streamcue.loaders.replay_records import GUIDANCE_TYPES
-from streamcue.loaders.strategies.base import dialogue_text, frame_parts
+from streamcue.loaders.strategies.base import user_content
 from streamcue.prompts import load_prompt
 
 PROMPT = "replay_vision.v1"
@@ -58,13 +58,7 @@ class OpenAIVisionModel:
 
     def respond(self, frames: Sequence[Frame], prompt: str, history: Sequence[tuple[float, str, str]],
                 now: float, context: str | None = None) -> str | dict[str, str] | None:
-        content: list[dict[str, Any]] = [{"type": "text", "text": f"Time now: {now:.1f} s.\nTask: {prompt}"}]
-        earlier = dialogue_text(history, prompt)
-        if earlier:
-            content.append({"type": "text", "text": f"Dialogue so far:\n{earlier}"})
-        if context:
-            content.append({"type": "text", "text": f"Memory of earlier events:\n{context}"})
-        content += frame_parts(frames)
+        content = user_content(frames, prompt, history, now, context)
         answer = self.client.complete(Request(
             messages=({"role": "system", "content": self._system}, {"role": "user", "content": content}),
             schema=self._schema, prompt_version=self._prompt.version, name="replay_decision"))

@@ -89,7 +89,8 @@ def _prediction(record: dict[str, Any], kind: str, responses: list[dict[str, Any
     for r in responses:
         kind_ = r.get("type", "instruction")
         if kind_ not in GUIDANCE_TYPES:
-            raise InputError(f"the model answered an unknown guidance event type {kind_!r}; use one of {GUIDANCE_TYPES}",
+            raise InputError(f"the model answered an unknown guidance event type {kind_!r}; "
+                             f"use one of {GUIDANCE_TYPES}",
                              record=f"video_id={record['video_id']}")
         event = {"t_s": r["t_s"], "type": kind_, "text": r["text"]}
         if r.get("plan_index") is not None:

@@ -26,23 +26,35 @@ def _kind(first: dict[str, Any], records: Path) -> str:
 def replay_command(
     records: Annotated[Path, typer.Argument(help="JSONL records: interval_qa, dense_caption or guidance.")],
     out: Annotated[Path, typer.Option(help="Output folder: predictions.jsonl and replay_report.json.")],
-    strategy: Annotated[str, typer.Option(help="periodic, single-call, polling, response-in-last, turn-loop or self-check.")] = "polling",
+    strategy: Annotated[str, typer.Option(
+        help="periodic, single-call, polling, response-in-last, turn-loop or self-check.")] = "polling",
     kind: Annotated[Optional[str], typer.Option(help="Record kind (default: told from the first record).")] = None,
-    videos: Annotated[Optional[Path], typer.Option(help="videos.jsonl with the durations (default: the one beside RECORDS).")] = None,
-    video_root: Annotated[Optional[Path], typer.Option(help="Folder the videos' uri fields are relative to; without it frames carry only their times.")] = None,
+    videos: Annotated[Optional[Path], typer.Option(
+        help="videos.jsonl with the durations (default: the one beside RECORDS).")] = None,
+    video_root: Annotated[Optional[Path], typer.Option(
+        help="Folder the videos' uri fields are relative to; without it frames carry only their times.")] = None,
     fps: Annotated[float, typer.Option(help="Frames per second sampled from the video.")] = 1.0,
-    poll_hz: Annotated[float, typer.Option(help="polling: polls per second (ESTP-Bench: 0.175; StreamingBench: 1).")] = 0.175,
-    every_s: Annotated[Optional[float], typer.Option(help="turn-loop (5), self-check (1), periodic (30): seconds between steps.")] = None,
-    memory: Annotated[str, typer.Option(help="Memory policy: SW, U, SW+U or OASIS (event memory; needs the embed extra).")] = "SW+U",
+    poll_hz: Annotated[float, typer.Option(
+        help="polling: polls per second (ESTP-Bench: 0.175; StreamingBench: 1).")] = 0.175,
+    every_s: Annotated[Optional[float], typer.Option(
+        help="turn-loop (5), self-check (1), periodic (30): seconds between steps.")] = None,
+    memory: Annotated[str, typer.Option(
+        help="Memory policy: SW, U, SW+U or OASIS (event memory; needs the embed extra).")] = "SW+U",
     k: Annotated[int, typer.Option(help="Frames per call (OASIS: its short window is min(k, 8)).")] = 16,
     window_s: Annotated[Optional[float], typer.Option(help="Show only the frames of the last N seconds.")] = None,
-    span: Annotated[str, typer.Option(help="interval_qa: clip (the record's clip, else query time to 5 s after the last answer) or video.")] = "clip",
-    turns: Annotated[str, typer.Option(help="Earlier turns of multi-turn questions: own (the model's answers) or gold.")] = "own",
+    span: Annotated[str, typer.Option(
+        help="interval_qa: clip (the record's clip, else query time to 5 s after the last answer) or "
+             "video.")] = "clip",
+    turns: Annotated[str, typer.Option(
+        help="Earlier turns of multi-turn questions: own (the model's answers) or gold.")] = "own",
     protocol: Annotated[str, typer.Option(help="synchronous or asynchronous (VSAS-Bench).")] = "synchronous",
     limit: Annotated[Optional[int], typer.Option(help="Play only the first N records.")] = None,
-    llm_base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible base URL of a vision model (or $STREAMCUE_LLM_BASE_URL).")] = None,
-    llm_model: Annotated[Optional[str], typer.Option(help="Model name (or $STREAMCUE_LLM_MODEL). The key comes from $STREAMCUE_LLM_API_KEY.")] = None,
-    llm_structured: Annotated[str, typer.Option(help="Structured output: json_schema, json_object or none.")] = "json_schema",
+    llm_base_url: Annotated[Optional[str], typer.Option(
+        help="OpenAI-compatible base URL of a vision model (or $STREAMCUE_LLM_BASE_URL).")] = None,
+    llm_model: Annotated[Optional[str], typer.Option(
+        help="Model name (or $STREAMCUE_LLM_MODEL). The key comes from $STREAMCUE_LLM_API_KEY.")] = None,
+    llm_structured: Annotated[str, typer.Option(
+        help="Structured output: json_schema, json_object or none.")] = "json_schema",
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM response cache.")] = False,
 ) -> None:
     """Replay records to a vision model with one of the papers' strategies and write its predictions.
@@ -119,7 +131,8 @@ def replay_command(
     write_jsonl(predictions_path, predictions)
     report = {"records": records.name, "kind": kind, "strategy": strategy, "memory": memory, "fps": fps,
               "options": {key: value for key, value in options.items() if key != "use_cache"},
-              "replay": {"steps" if key == "calls" else key: value for key, value in report.items()}, "endpoint": model.report() if hasattr(model, "report") else _usage(model),
+              "replay": {"steps" if key == "calls" else key: value for key, value in report.items()},
+              "endpoint": model.report() if hasattr(model, "report") else _usage(model),
               **({"memory_calls": policy.report()} if memory == "OASIS" else {})}
     write_json(out / "replay_report.json", report)
     endpoint = report["endpoint"]

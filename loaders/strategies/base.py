@@ -25,7 +25,7 @@ from streamcue.llm import LLMClient, LLMSettings, Request, image_content
 from streamcue.loaders.replay import Episode, Frame
 from streamcue.prompts import Prompt, load_prompt
 
-__all__ = ["Asker", "VisionStrategy", "frame_parts", "dialogue_text", "YES_NO"]
+__all__ = ["Asker", "VisionStrategy", "frame_parts", "dialogue_text", "user_content", "YES_NO"]
 
 YES_NO = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
           "required": ["answer"], "additionalProperties": False}
@@ -47,6 +47,18 @@ def dialogue_text(history: Sequence[tuple[float, str, str]], skip_prompt: str | 
     """The dialogue so far, one ``[t s] who: text`` line per turn (the current prompt left out)."""
     turns = [turn for turn in history if not (turn[1] == "user" and turn[2] == skip_prompt)]
     return "\n".join(f"[{t:.1f} s] {who}: {text}" for t, who, text in turns)
+
+
+def user_content(frames: Sequence[Frame], prompt: str, history: Sequence[tuple[float, str, str]], now: float,
+                 context: str | None = None, label: Any = None) -> list[dict[str, Any]]:
+    """The user message of a replay call: time, task, dialogue so far, memory context, frames."""
+    parts: list[dict[str, Any]] = [{"type": "text", "text": f"Time now: {now:.1f} s.\nTask: {prompt}"}]
+    dialogue = dialogue_text(history, prompt)
+    if dialogue:
+        parts.append({"type": "text", "text": f"Dialogue so far:\n{dialogue}"})
+    if context:
+        parts.append({"type": "text", "text": f"Memory of earlier events:\n{context}"})
+    return parts + frame_parts(frames, label)
 
 
 class Asker:
@@ -113,11 +125,4 @@ class VisionStrategy(Asker):
 
     def content(self, frames: Sequence[Frame], prompt: str, history: Sequence[tuple[float, str, str]], now: float,
                 context: str | None, label: Any = None) -> list[dict[str, Any]]:
-        """The user message: time, task, dialogue so far, memory context, frames."""
-        parts: list[dict[str, Any]] = [{"type": "text", "text": f"Time now: {now:.1f} s.\nTask: {prompt}"}]
-        dialogue = dialogue_text(history, prompt)
-        if dialogue:
-            parts.append({"type": "text", "text": f"Dialogue so far:\n{dialogue}"})
-        if context:
-            parts.append({"type": "text", "text": f"Memory of earlier events:\n{context}"})
-        return parts + frame_parts(frames, label)
+        return user_content(frames, prompt, history, now, context, label)
