@@ -81,6 +81,10 @@ def task_data(record: dict[str, Any], kind: str, video_url: str, fps: float) -> 
     else:
         data.update(activity=record["activity"],
                     plan="\n".join(f"{s['index'] + 1}. {s['text']}" for s in record["plan"]))
+    check = record.get("provenance", {}).get("evidence_check")
+    if check:  # the evidence pre-check's verdict: a Data Manager column annotators can sort and filter by
+        data.update(evidence_verdict=check["verdict"], evidence_confidence=check["confidence"],
+                    evidence_note=check.get("justification", ""))
     return data
 
 

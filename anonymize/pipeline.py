@@ -34,7 +34,7 @@ import numpy as np
 from streamcue.anonymize.blur import WindowMask, hide, pad_boxes, stamps
 from streamcue.anonymize.detectors import make_face_detector, make_plate_detector
 from streamcue.anonymize.ffmpeg_io import FrameWriter, ffmpeg_exe, ffmpeg_version, probe, read_frames
-from streamcue.anonymize.report import REPORT_FORMAT, sha256_file
+from streamcue.anonymize.report import REPORT_FORMAT, anonymization_status, sha256_file
 from streamcue.errors import ConfigError
 from streamcue.io import write_json
 from streamcue.progress import track
@@ -333,16 +333,18 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeOp
         return {"total": int(sum(values)), "frames_with": int(sum(v > 0 for v in values)),
                 "max_per_frame": int(max(values, default=0)), "per_frame": values}
 
+    detectors = anonymizer.describe()
     report = {
         "format": REPORT_FORMAT,
-        "status": "failed" if problems else "passed",
+        "status": anonymization_status(problems, detectors),
         "problems": problems,
-        "input": {"path": str(video), "sha256": sha256_file(video), **asdict(info)},
-        "output": {"path": str(out_path), "sha256": sha256_file(out_path), "frames": frames,
+        "missing_detectors": [what for what in ("face", "plate") if not detectors.get(what)],
+        "input": {"path": video.name, "sha256": sha256_file(video), **asdict(info)},
+        "output": {"path": out_path.name, "sha256": sha256_file(out_path), "frames": frames,
                    "audio": "kept" if options.keep_audio and info.has_audio else "dropped"},
         "frames_processed": frames,
         "frames_detected": looked,
-        "detectors": anonymizer.describe(),
+        "detectors": detectors,
         "settings": {"pad": options.pad, "plate_pad": options.plate_pad, "dilate_s": options.dilate_s,
                      "dilate_frames": anonymizer.window(info.fps),
                      **anonymizer.schedule(),
@@ -351,7 +353,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeOp
         "hidden_share_mean": hidden_share / frames if frames else 0.0,
         "wall_s": round(wall, 3),
         "fps": round(frames / wall, 2) if wall > 0 else None,
-        "ffmpeg": {"binary": ffmpeg_exe(), "version": ffmpeg_version()},
+        "ffmpeg": {"binary": Path(ffmpeg_exe()).name, "version": ffmpeg_version()},  # never a local path
         "streamcue_version": __version__,
     }
     write_json(report_path, report)

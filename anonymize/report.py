@@ -2,11 +2,19 @@
 
 A report is a JSON object; the fields a release relies on are::
 
-    {"format": "streamcue.anonymization/1", "status": "passed" | "failed",
-     "input": {"path": ..., "sha256": ...}, "output": {"path": ..., "sha256": ...}, ...}
+    {"format": "streamcue.anonymization/1", "status": "passed" | "failed" | "not_anonymized",
+     "input": {"path": NAME, "sha256": ...}, "output": {"path": NAME, "sha256": ..., "frames": N},
+     "detectors": {"face": {"name", "version", "settings"} | null, "plate": ... | null},
+     "detections": {"face": {"per_frame": [...], ...}, "plate": {...}}, ...}
 
-A recorded video may be published only when its report exists, says ``passed`` and names the
-SHA-256 of exactly the file being published.
+``status`` is ``failed`` when the output does not match the input (size, rate, duration, no
+frames), ``not_anonymized`` when a detector was switched off (``--detector none`` or
+``--plate-detector none``: faces or plates were never looked for, so nothing says they are
+hidden), else ``passed``. Paths in a report are file names only, never a local folder.
+
+A recorded video may be published only when its report exists, says ``passed``, names both
+detectors with their versions, holds a detection log for every frame, and names the SHA-256
+of exactly the file being published.
 """
 
 from __future__ import annotations
@@ -19,6 +27,18 @@ from streamcue.errors import InputError
 from streamcue.io import read_json
 
 REPORT_FORMAT = "streamcue.anonymization/1"
+DETECTED = ("face", "plate")
+
+__all__ = ["REPORT_FORMAT", "sha256_file", "anonymization_status", "report_problem"]
+
+
+def anonymization_status(problems: list[str], detectors: dict[str, Any]) -> str:
+    """``failed`` with problems; ``not_anonymized`` when a detector is off; else ``passed``."""
+    if problems:
+        return "failed"
+    if any(not detectors.get(what) for what in DETECTED):
+        return "not_anonymized"
+    return "passed"
 
 
 def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
@@ -43,9 +63,29 @@ def report_problem(report_path: str | Path, video_path: str | Path) -> str | Non
         return f"{report_path} is not a streamcue anonymization report (format {REPORT_FORMAT})"
     if report.get("status") != "passed":
         return f"{report_path}: anonymization status is {report.get('status')!r}, not 'passed'"
+    problem = _evidence_problem(report)
+    if problem:
+        return f"{report_path}: {problem}"
     if not video_path.is_file():
         return f"video file {video_path} not found"
     expected = (report.get("output") or {}).get("sha256")
     if expected != sha256_file(video_path):
         return f"{video_path} does not match the SHA-256 in {report_path} (changed after anonymization?)"
+    return None
+
+
+def _evidence_problem(report: dict[str, Any]) -> str | None:
+    """What a passing report lacks to prove the video was looked at: detectors, versions, detections."""
+    detectors = report.get("detectors") if isinstance(report.get("detectors"), dict) else {}
+    detections = report.get("detections") if isinstance(report.get("detections"), dict) else {}
+    frames = (report.get("output") or {}).get("frames")
+    if not isinstance(frames, int) or frames < 1:
+        return "no frame count in the report's output (output.frames)"
+    for what in DETECTED:
+        det = detectors.get(what)
+        if not isinstance(det, dict) or not det.get("name") or not det.get("version"):
+            return f"the report names no {what} detector with its version (detectors.{what})"
+        log = (detections.get(what) or {}).get("per_frame") if isinstance(detections.get(what), dict) else None
+        if not isinstance(log, list) or len(log) != frames:
+            return f"the report's {what} detection log does not cover its {frames} frames (detections.{what}.per_frame)"
     return None

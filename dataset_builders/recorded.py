@@ -17,6 +17,8 @@ build resumes from the cache without repeating a call.
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -89,6 +91,11 @@ def _video_id(task: dict[str, Any]) -> str:
     return task.get("video_id") or Path(task["video"]).stem
 
 
+def _relative(path: Path, out: Path) -> str:
+    """``path`` relative to the output folder: records and reports never name a local absolute path."""
+    return Path(os.path.relpath(Path(path).resolve(), Path(out).resolve())).as_posix()
+
+
 def prepare_video(source: Path, config: Config, anonymizer: Any) -> tuple[Path, Path, str]:
     """The anonymized file, its report, and the report path as the video record states it."""
     if config.anonymized:
@@ -96,7 +103,7 @@ def prepare_video(source: Path, config: Config, anonymizer: Any) -> tuple[Path, 
         problem = report_problem(report, source)
         if problem:
             raise InputError(f"{problem} (run streamcue anonymize, or drop --anonymized to blur here)", file=source)
-        return source, report, str(report.resolve())
+        return source, report, _relative(report, config.out)
     out_dir = config.out / "videos"
     video, report = output_paths(source, out_dir)
     if report.is_file() and report_problem(report, video) is None \
@@ -176,7 +183,8 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
         seen_videos.add(vid)
         info = probe(video)
         uri = video.name if not config.anonymized else task["video"]
-        report.videos[vid] = {"anonymized": str(video), "report": str(report_path), "seconds": len(jpegs[source])}
+        report.videos[vid] = {"anonymized": _relative(video, config.out), "report": _relative(report_path, config.out),
+                              "seconds": len(jpegs[source])}
         yield "video", {
             "schema_version": "1.0", "video_id": vid, "source": "recorded", "duration_s": info.duration_s,
             "fps": info.fps, "width": info.width, "height": info.height,
@@ -192,7 +200,7 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
             "schema_version": "1.0", "task_id": task["task_id"], "video_id": _video_id(task),
             "task_type": task["task_type"], "category": task["category"], "prompt": task["prompt"], "fps": 1,
             "captions": captions,
-            "provenance": {"builder": "streamcue.recorded", "version": __version__, "source": str(config.tasks),
+            "provenance": {"builder": "streamcue.recorded", "version": __version__, "source": config.tasks.name,
                            "stage": "vision_llm", "model": config.llm.model, "prompt_hash": prompt.sha256[:16],
                            "memory": {"policy": "SW+U", "k": config.k, "frame_side": config.frame_side}},
             "verification": {"status": "unverified", "annotators": [], "checks": 0},

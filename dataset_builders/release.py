@@ -20,7 +20,7 @@ from streamcue.anonymize.report import sha256_file
 from streamcue.bulk import gc_paused
 from streamcue.dataset_builders import release_card as card
 from streamcue.dataset_builders.release_diff import changelog_lines, diff, keyed, read_release
-from streamcue.dataset_builders.release_gates import collect
+from streamcue.dataset_builders.release_gates import collect, scan_published
 from streamcue.errors import ConfigError, InputError
 from streamcue.extras import require
 from streamcue.io import atomic_write, read_json, write_json
@@ -72,6 +72,7 @@ def verify_files(dist: str | Path) -> dict[str, Any]:
             raise InputError("listed in manifest.json but missing", file=path)
         if sha256_file(path) != digest:
             raise InputError("changed since the release was built (SHA-256 differs from manifest.json)", file=path)
+    scan_published(dist)
     return manifest
 
 
@@ -140,6 +141,7 @@ def _build(opts: ReleaseOptions, version: tuple[int, int, int], out: Path, old_m
             "files": {str(p.relative_to(tmp)): sha256_file(p) for p in sorted(tmp.rglob("*")) if p.is_file()},
         }
         write_json(tmp / MANIFEST, manifest)
+        scan_published(tmp)
         if out.exists():
             out.rmdir()
         os.replace(tmp, out)

@@ -1,11 +1,13 @@
-"""What a release must check before it writes anything: validity, verification, anonymization.
+"""What a release must check: validity, verification, anonymization, and no local path in what it publishes.
 
 Each gate refuses with one message naming the file, record and field, and says how to proceed.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,3 +109,93 @@ def _check_anonymization(videos: dict[str, tuple[int, dict[str, Any]]], path: Pa
                                  Path(video_root) / rec["uri"])
         if problem:
             raise InputError(problem, field="$.anonymization.report", **where)
+
+
+#: A local absolute path or home directory inside a string: ``/a/b...``, ``/home``, ``/root``,
+#: ``/Users``, ``~/``, ``$HOME`` or a Windows drive, at the start of the string or after a space,
+#: quote, bracket, ``=``, ``,`` or ``;`` (so ``1/2 cup``, ``and/or`` and ``https://...`` pass).
+#: RE2-compatible: Arrow scans Parquet string columns with it.
+ABSOLUTE_PATH = r"""(^|[\s"'(\[=,;])(/[A-Za-z0-9._-]+/[^\s/]|/(home|root|Users)\b|~/|\$HOME\b|[A-Za-z]:[\\/])"""
+_ABSOLUTE = re.compile(ABSOLUTE_PATH)
+
+
+def absolute_path_in(text: str) -> str | None:
+    """The start of the first local absolute path or home directory in ``text`` (for a message), or None."""
+    match = _ABSOLUTE.search(text)
+    if match is None:
+        return None
+    head = match.group(2)
+    cut = head.find("/", 1)
+    return (head[:cut + 1] if cut > 0 else head) + "..."  # never the whole path, not even in an error
+
+
+def scan_published(folder: str | Path) -> None:
+    """Refuse a release folder in which any string of any file names a local absolute path or home directory.
+
+    Parquet: every string value of every column, nested lists and structs included; JSON and
+    Markdown: the text; PNG: its text chunks; any other file must be UTF-8 text.
+    """
+    folder = Path(folder)
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = path.relative_to(folder).as_posix()
+        for where, text in _strings(path):
+            found = absolute_path_in(text)
+            if found:
+                raise InputError(f"a published file names a local absolute path or home directory ({found}); "
+                                 "records, reports and cards must hold relative paths only",
+                                 file=rel, field=where)
+
+
+def _strings(path: Path) -> Iterator[tuple[str | None, str]]:
+    if path.suffix == ".parquet":
+        yield from _parquet_strings(path)
+    elif path.suffix == ".png":
+        yield from ((f"PNG text {key}", value) for key, value in _png_text(path.read_bytes()))
+    else:
+        try:
+            yield None, path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise InputError("cannot check a binary file of this type for local paths", file=path) from None
+
+
+def _parquet_strings(path: Path) -> Iterator[tuple[str, str]]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    def leaves(array: Any, name: str) -> Iterator[tuple[str, Any]]:
+        kind = array.type
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            yield name, array
+        elif pa.types.is_struct(kind):
+            for i in range(kind.num_fields):
+                yield from leaves(array.field(i), f"{name}.{kind.field(i).name}")
+        elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
+            yield from leaves(array.flatten(), f"{name}[]")
+
+    table = pq.read_table(path)
+    for column in table.column_names:
+        for chunk in table.column(column).chunks:
+            for name, strings in leaves(chunk, column):
+                hits = pc.match_substring_regex(strings, ABSOLUTE_PATH).fill_null(False)
+                if pc.any(hits).as_py():
+                    yield name, strings.filter(hits)[0].as_py()
+
+
+def _png_text(data: bytes) -> Iterator[tuple[str, str]]:
+    """``(keyword, text)`` of a PNG's tEXt, zTXt and iTXt chunks."""
+    import zlib
+
+    pos = 8
+    while pos + 8 <= len(data):
+        length = int.from_bytes(data[pos:pos + 4], "big")
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
+        pos += 12 + length
+        if kind in (b"tEXt", b"zTXt", b"iTXt"):
+            key, _, rest = body.partition(b"\0")
+            if kind == b"zTXt":
+                rest = zlib.decompress(rest[1:])
+            elif kind == b"iTXt":
+                compressed, rest = rest[0], rest[2:].split(b"\0", 2)[-1]
+                rest = zlib.decompress(rest) if compressed else rest
+            yield key.decode("latin-1"), rest.decode("utf-8", "replace")

@@ -28,3 +28,23 @@ class VideoFrames:
         if index < 0:
             raise InputError(f"frame index {index} is negative", file=self.path)
         return self.images[index] if index < len(self.images) else None
+
+
+class SpanFrames:
+    """``frames(video_id, start_s, end_s, fps)`` -> ``[(t_s, jpeg)]``: only the spans asked for are decoded.
+
+    ``paths`` maps video ids to files (e.g. :func:`streamcue.loaders.video_path` of each video record).
+    The evidence pre-check (:mod:`streamcue.annotation.evidence`) takes one of these.
+    """
+
+    def __init__(self, paths: dict[str, Path], side: int | None = 448, quality: int = 85) -> None:
+        self.paths, self.side, self.quality = paths, side, quality
+
+    def __call__(self, video_id: str, start_s: float, end_s: float, fps: float) -> list[tuple[float, bytes]]:
+        from streamcue.anonymize.ffmpeg_io import jpeg_frames
+
+        if video_id not in self.paths:
+            raise InputError(f"no video file for video {video_id}", record=video_id, field="video_id")
+        images = jpeg_frames(self.paths[video_id], fps=fps, side=self.side, quality=self.quality,
+                             span=(start_s, end_s))
+        return [(start_s + i / fps, jpeg) for i, jpeg in enumerate(images)]

@@ -3,6 +3,7 @@
 * ``estp-f1`` (:mod:`~streamcue.metrics.estp`): ESTP-Bench's answer + timing F1 for interval_qa.
 * ``vsas`` (:mod:`~streamcue.metrics.vsas`): VSAS-Bench accuracy and consistency for dense_caption.
 * ``livecook`` (:mod:`~streamcue.metrics.livecook`): LiveCook IC-Acc, mistake P/R/F1, ROUGE-L, BERTScore.
+* ``reasoning`` (:mod:`~streamcue.metrics.mira`): MiRA rubric of reasoning traces (AVP B.1), judge ``mira``.
 
 >>> from streamcue.metrics import evaluate                                    # doctest: +SKIP
 >>> report = evaluate("estp-f1", "gt.jsonl", "pred.jsonl", judge="token-f1")  # doctest: +SKIP
@@ -27,6 +28,7 @@ class MetricInfo:
     higher_is_better: bool
     uses_judge: bool
     summary: str
+    default_judge: str = "token-f1"
 
 
 #: name -> what it scores.
@@ -34,6 +36,8 @@ METRICS: dict[str, MetricInfo] = {
     "estp-f1": MetricInfo("interval_qa", "estp_f1", True, True, "ESTP-Bench answer + timing F1 (appendix B.3)"),
     "vsas": MetricInfo("dense_caption", "vsas", True, True, "VSAS-Bench accuracy and consistency (Sec. 3.3)"),
     "livecook": MetricInfo("guidance", "livecook", True, False, "LiveCook IC-Acc, mistake P/R/F1, ROUGE-L, BERTScore"),
+    "reasoning": MetricInfo("reasoning_trace", "reasoning", True, True, "MiRA rubric of reasoning traces (AVP B.1)",
+                            default_judge="mira"),
 }
 
 
@@ -43,7 +47,7 @@ def metric_info(name: str) -> MetricInfo:
     return METRICS[name]
 
 
-def evaluate(metric: str, gt: str | Path, pred: str | Path, *, judge: str = "token-f1", config_version: int | None = None,
+def evaluate(metric: str, gt: str | Path, pred: str | Path, *, judge: str | None = None, config_version: int | None = None,
              judge_options: dict[str, Any] | None = None, use_cache: bool = True, bertscore: bool = True,
              bertscore_model: str | None = None, **params: Any) -> dict[str, Any]:
     """Score the predictions in ``pred`` against the ground truth in ``gt``; returns the report dict.
@@ -55,7 +59,10 @@ def evaluate(metric: str, gt: str | Path, pred: str | Path, *, judge: str = "tok
     from streamcue.metrics.judges import JudgeRunner, make_judge
 
     info = metric_info(metric)
+    judge = judge or info.default_judge
     config = load_config(info.config, config_version, **params)
+    if metric == "reasoning":
+        return _evaluate_reasoning(gt, pred, judge, config, judge_options or {}, use_cache)
     gt_records, preds = read_pairs(gt, pred, info.record_kind)
     if metric == "livecook":
         return evaluate_livecook(gt_records, preds, config, bertscore=bertscore, bertscore_model=bertscore_model)
@@ -63,3 +70,19 @@ def evaluate(metric: str, gt: str | Path, pred: str | Path, *, judge: str = "tok
     if metric == "estp-f1":
         return evaluate_estp(gt_records, preds, runner, config)
     return evaluate_vsas(gt_records, preds, runner, config)
+
+
+def _evaluate_reasoning(gt: str | Path, pred: str | Path, judge: str, config: Any, judge_options: dict[str, Any],
+                        use_cache: bool) -> dict[str, Any]:
+    from streamcue.errors import ConfigError
+    from streamcue.metrics.judges import JudgeRunner
+    from streamcue.metrics.mira import MiraJudge, read_reasoning, score_reasoning
+    from streamcue.metrics.scoring import _report
+
+    if judge != "mira":
+        raise ConfigError(f"reasoning traces are scored by the mira judge (an LLM rubric), not {judge!r}")
+    gt_records, preds = read_reasoning(gt, pred)
+    options = {k: v for k, v in judge_options.items() if v is not None and k in ("model", "base_url")}
+    runner = JudgeRunner(MiraJudge.from_options(scale_max=config.scale_max, **options), use_cache=use_cache)
+    overall, groups, per_item = score_reasoning(gt_records, preds, runner, config)
+    return _report("reasoning", config, runner, overall, groups, per_item, sorted(set(gt_records) - set(preds)))

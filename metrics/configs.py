@@ -15,9 +15,11 @@ from typing import Any
 
 from streamcue.errors import ConfigError
 
-__all__ = ["EstpConfig", "VsasConfig", "LiveCookConfig", "load_config", "LATEST"]
+__all__ = ["EstpConfig", "VsasConfig", "LiveCookConfig", "ReasoningConfig", "load_config", "LATEST"]
 
-LATEST = {"estp_f1": 1, "vsas": 1, "livecook": 1}
+#: The version ``load_config`` (and ``streamcue evaluate``) uses when none is asked for. vsas and
+#: livecook moved to v2 on 2026-11-23 (a change of default behaviour: see each config's changelog).
+LATEST = {"estp_f1": 1, "vsas": 2, "livecook": 2, "reasoning": 1}
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,8 @@ class VsasConfig:
     """VSAS consistency parameters (the paper leaves these open).
 
     ``common``: ``substring`` (longest common substring) or ``subsequence``.
-    ``clip``: clip each term to [0, 1] (``term``) or only the final mean (``total``).
+    ``clip``: clip each term to [0, 1] (``term``, v1) or only the final mean (``total``, v2: the
+    paper's reading, "per-task consistency scores are clipped between 0 and 1", VSAS-Bench Sec. 3.3).
     ``denominator``: ``n`` divides the N_t - 1 terms by N_t as written; ``pairs`` by N_t - 1.
     """
 
@@ -52,15 +55,41 @@ class VsasConfig:
 
 @dataclass(frozen=True)
 class LiveCookConfig:
-    """LiveCook parameters: a prediction at t matches a ground-truth event at g when |t - g| <= window_s."""
+    """LiveCook parameters: a prediction at t matches a ground-truth event at g when |t - g| <= window_s.
+
+    ``success_matching``: ``any`` (v1: any predicted success in the window detects a completion)
+    or ``plan_step`` (v2: a success counts only for its own plan step, one completion each).
+    ``mistake_matching``: ``closest_first`` (v1, greedy) or ``maximum`` (v2, a maximum
+    one-to-one matching, ties by smallest total offset). See :mod:`streamcue.metrics.livecook`.
+    """
 
     version: int = 1
     window_s: float = 15.0
     rouge_use_stemmer: bool = True
     bertscore_num_layers: int = 4
+    success_matching: str = "any"
+    mistake_matching: str = "closest_first"
+
+    def __post_init__(self) -> None:
+        for name, allowed in (("success_matching", ("any", "plan_step")),
+                              ("mistake_matching", ("closest_first", "maximum"))):
+            if getattr(self, name) not in allowed:
+                raise ConfigError(f"livecook {name} must be one of {allowed}, got {getattr(self, name)!r}")
 
 
-_CLASSES = {"estp_f1": EstpConfig, "vsas": VsasConfig, "livecook": LiveCookConfig}
+@dataclass(frozen=True)
+class ReasoningConfig:
+    """MiRA reasoning-trace parameters: the judge rates each axis from 1 to ``scale_max``."""
+
+    version: int = 1
+    scale_max: int = 3
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.scale_max, int) or isinstance(self.scale_max, bool) or self.scale_max < 2:
+            raise ConfigError(f"reasoning scale_max must be an integer >= 2, got {self.scale_max!r}")
+
+
+_CLASSES = {"estp_f1": EstpConfig, "vsas": VsasConfig, "livecook": LiveCookConfig, "reasoning": ReasoningConfig}
 
 
 @cache

@@ -17,11 +17,17 @@ model's responses ``p_i = (text_i, t_i)``, i = 1..N:
   penalised; one response matching two answers can make N smaller than the matched count);
 * ``ESTP-F1 = 2 ΣS / (2 ΣS + FP + FN)``, with ``precision = ΣS / (ΣS + FP)`` and
   ``recall = ΣS / (ΣS + FN)`` (so F1 is their harmonic mean).
+* **Saturation** (follows from eq. 11 as printed, kept as the paper defines it): when every
+  interval has exactly one response in its window and there are no other responses, FP = FN = 0
+  and ``ESTP-F1 = 2 ΣS / 2 ΣS = 1`` *whatever the answers' quality and timing* (as long as
+  ΣS > 0, which always holds since the answer score is at least 1). The scores ``S`` only
+  matter once some interval is missed or some response is extra; read ``precision`` and
+  ``recall`` and the mean ``S`` in the per-question report beside F1.
 
 Edge cases: M >= 1 always (records need an answer), so the F1 denominator is positive
 (ΣS = 0 implies FN = M). With no responses, precision is 0/0 and is reported as 0.
-Scores lie in [0, 1]; a response exactly at every ``o_k`` with answer score 5, one per answer,
-scores 1.
+Scores lie in [0, 1]; F1 = 1 exactly when FP = FN = 0 (see saturation above), so a response
+at every ``o_k`` with answer score 5 scores 1, and so does any one in-window response per answer.
 
 The score of the benchmark is the mean over questions, reported overall, per task type and
 per proactive type.

@@ -148,6 +148,8 @@ class JudgeRunner:
         self.cache = (cache or Cache(table="judge_verdicts")) if use_cache else None
         self.stats = JudgeStats()
         self._identity = judge.identity()
+        # A judge may give richer verdicts than Verdict (e.g. MiRA's four axes): it names their type.
+        self._verdict_type = getattr(judge, "verdict_type", Verdict)
         self._memo: dict[tuple[str, Triple], Verdict] = {}
 
     def verdicts(self, triples: Sequence[Triple], task: str) -> list[Verdict]:
@@ -161,7 +163,7 @@ class JudgeRunner:
             cached = self.cache.get(key) if self.cache is not None else None
             if cached is not None:
                 self.stats.cache_hits += 1
-                self._memo[(task, triple)] = Verdict(**cached)
+                self._memo[(task, triple)] = self._verdict_type(**cached)
             else:
                 todo[triple] = key
         if todo:

@@ -1,20 +1,41 @@
 """LiveCook guidance metrics (LiveCook, Sec. 3): IC-Acc, mistake precision/recall/F1, feedback fluency.
 
-Per recording, with ground-truth events and predicted events (each ``(t_s, type, text)``) and a
-window ``w`` (default 15 s, i.e. a 30 s window centred on the true time):
+Per recording, with ground-truth events and predicted events (each ``(t_s, type, text)``, and
+optionally the ``plan_index`` of the plan step the event is about) and a window ``w``
+(default 15 s, i.e. a 30 s window centred on the true time). Two config versions:
 
-* **IC-Acc**: the share of ground-truth ``success`` events (instruction completions) for which
-  the model emits at least one ``success`` event with ``|t_pred - t_gt| <= w``. Predictions are
-  not consumed (the paper counts detections, not one-to-one matches). Pooled over the whole set:
-  hits / ground-truth successes.
-* **Mistake detection**: predicted and ground-truth ``mistake`` events are matched one to one
-  within the window, closest pairs first (ties: earlier ground truth, then earlier prediction).
-  ``precision = TP / predicted``, ``recall = TP / true``, ``F1 = 2PR / (P + R)``, pooled over
-  the whole set (0 when undefined).
-* **Feedback fluency** on the true-positive pairs only: ROUGE-L F-measure (``rouge-score``)
-  and BERTScore F1 (``bert-score``) of the predicted feedback against the true feedback, with
-  the number of pairs and the BERTScore model and layer named in the report (scores from
-  different models are not comparable).
+**v2** (``livecook.v2.json``, the default since 2026-11-23). The paper defines IC-Acc as the
+share of instructions for which "the model provides the correct instruction, the user
+completes it, and the model identifies this completion" (LiveCook, Sec. 3), so a success
+must be *about* the step it completes:
+
+* **IC-Acc**: each ground-truth ``success`` event of plan step ``s`` is matched to at most one
+  predicted ``success`` of the same step ``s`` with ``|t_pred - t_gt| <= w``, and each prediction
+  completes at most one ground-truth success (a maximum one-to-one matching per step, see
+  below). ``IC-Acc = matched ground-truth successes / ground-truth successes``, pooled over the
+  set. The step of an event is its ``plan_index`` when given; otherwise the turn-based loop of
+  the paper decides (:func:`plan_steps`): an event belongs to the step of the latest
+  ``instruction`` before it in the list (step k after the (k+1)-th instruction; before any
+  instruction, to no step); in a list without any instruction the k-th success (k = 0, 1, ...)
+  belongs to step k (each acknowledgement closes the current step and moves on).
+* **Mistake detection**: predicted and ground-truth ``mistake`` events are matched by a
+  *maximum* one-to-one matching within the window (the largest number of pairs; among those,
+  the smallest total ``|t_pred - t_gt|``; ``scipy.optimize.linear_sum_assignment``). Truth
+  mistakes at 10 s and 30 s with predictions at 22 s and 40 s give two true positives.
+
+**v1** (``livecook.v1.json``, kept for comparison with earlier reports). A ground-truth success
+counts as detected when *any* predicted success lies within the window, whatever step it was
+for, and predictions are not consumed; mistakes are matched closest pairs first (ties: earlier
+ground truth, then earlier prediction), which can miss pairs a maximum matching finds. A model
+that sees nothing and says "success" every 30 s scores IC-Acc 0.998 on the CaptainCook4D set
+under v1 (see the README for both versions' figures).
+
+For both versions: ``precision = TP / predicted``, ``recall = TP / true``,
+``F1 = 2PR / (P + R)``, pooled over the whole set (0 when undefined). **Feedback fluency** on
+the true-positive mistake pairs only: ROUGE-L F-measure (``rouge-score``) and BERTScore F1
+(``bert-score``) of the predicted feedback against the true feedback, with the number of pairs
+and the BERTScore model and layer named in the report (scores from different models are not
+comparable).
 """
 
 from __future__ import annotations
@@ -23,7 +44,10 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Event", "ic_hits", "match_mistakes", "prf", "rouge_l", "higher_is_better"]
+import numpy as np
+
+__all__ = ["Event", "ic_hits", "match_mistakes", "plan_steps", "window_matching", "ic_matches",
+           "match_mistakes_maximum", "prf", "rouge_l", "higher_is_better"]
 
 higher_is_better = True
 
@@ -33,10 +57,11 @@ class Event:
     t_s: float
     type: str
     text: str
+    plan_index: int | None = None
 
 
 def ic_hits(truth: Sequence[Event], predicted: Sequence[Event], window_s: float) -> list[bool]:
-    """For each ground-truth success: is there a predicted success within the window?"""
+    """v1: for each ground-truth success, is there a predicted success (any step) within the window?"""
     times = sorted(e.t_s for e in predicted if e.type == "success")
     hits = []
     for event in (e for e in truth if e.type == "success"):
@@ -46,7 +71,7 @@ def ic_hits(truth: Sequence[Event], predicted: Sequence[Event], window_s: float)
 
 
 def match_mistakes(truth: Sequence[Event], predicted: Sequence[Event], window_s: float) -> list[tuple[int, int]]:
-    """One-to-one closest-first matching of mistake events: ``(truth index, prediction index)`` pairs.
+    """v1: one-to-one closest-first matching of mistake events: ``(truth index, prediction index)`` pairs.
 
     Indices refer to the positions in ``truth`` and ``predicted``.
     """
@@ -61,6 +86,81 @@ def match_mistakes(truth: Sequence[Event], predicted: Sequence[Event], window_s:
             used_p.add(j)
             pairs.append((i, j))
     return sorted(pairs)
+
+
+def plan_steps(events: Sequence[Event]) -> list[int | None]:
+    """The plan step of each event: its ``plan_index``, else the paper's turn-based loop.
+
+    Without a ``plan_index`` an event belongs to the step of the latest instruction before it in
+    the list (the first instruction opens step 0); before any instruction, to no step (None).
+    In a list without instructions the k-th success belongs to step k.
+    """
+    has_instructions = any(e.type == "instruction" for e in events)
+    steps: list[int | None] = []
+    instructions = successes = 0
+    for e in events:
+        if e.plan_index is not None:
+            steps.append(e.plan_index)
+        elif has_instructions:
+            steps.append(instructions if e.type == "instruction" else (instructions - 1 if instructions else None))
+        else:
+            steps.append(successes if e.type == "success" else None)
+        instructions += e.type == "instruction"
+        successes += e.type == "success"
+    return steps
+
+
+def window_matching(truth_s: Sequence[float], pred_s: Sequence[float], window_s: float) -> list[tuple[int, int]]:
+    """A maximum one-to-one matching of truth and predicted times with ``|t_pred - t_gt| <= window_s``.
+
+    Of all matchings with the most pairs, one with the smallest total time offset: an
+    assignment (``scipy.optimize.linear_sum_assignment``) where a pair in the window costs
+    ``offset - big`` with ``big > (pairs + 1) * window_s``, so one more pair always outweighs
+    any offsets, and a pair outside the window costs 0 and is dropped. Returns sorted
+    ``(truth position, prediction position)`` pairs.
+    """
+    if not truth_s or not pred_s:
+        return []
+    from scipy.optimize import linear_sum_assignment
+
+    offsets = np.abs(np.asarray(pred_s, dtype=float)[None, :] - np.asarray(truth_s, dtype=float)[:, None])
+    inside = offsets <= window_s
+    if not inside.any():
+        return []
+    big = (min(len(truth_s), len(pred_s)) + 1) * (window_s + 1.0)
+    cost = np.where(inside, offsets - big, 0.0)
+    rows, cols = linear_sum_assignment(cost)
+    return sorted((int(i), int(j)) for i, j in zip(rows, cols) if inside[i, j])
+
+
+def ic_matches(truth: Sequence[Event], predicted: Sequence[Event], window_s: float) -> list[tuple[int, int]]:
+    """v2: ``(truth index, prediction index)`` pairs of successes of the same plan step within the window.
+
+    One maximum matching (:func:`window_matching`) per plan step; a success of no step matches nothing.
+    """
+    def by_step(events: Sequence[Event]) -> dict[int, list[int]]:
+        out: dict[int, list[int]] = {}
+        for i, (e, step) in enumerate(zip(events, plan_steps(events))):
+            if e.type == "success" and step is not None:
+                out.setdefault(step, []).append(i)
+        return out
+
+    truth_steps, pred_steps = by_step(truth), by_step(predicted)
+    pairs = []
+    for step, t_idx in truth_steps.items():
+        p_idx = pred_steps.get(step, [])
+        matched = window_matching([truth[i].t_s for i in t_idx], [predicted[j].t_s for j in p_idx], window_s)
+        pairs.extend((t_idx[a], p_idx[b]) for a, b in matched)
+    return sorted(pairs)
+
+
+def match_mistakes_maximum(truth: Sequence[Event], predicted: Sequence[Event],
+                           window_s: float) -> list[tuple[int, int]]:
+    """v2: a maximum one-to-one matching of mistake events within the window (:func:`window_matching`)."""
+    t_idx = [i for i, e in enumerate(truth) if e.type == "mistake"]
+    p_idx = [j for j, e in enumerate(predicted) if e.type == "mistake"]
+    matched = window_matching([truth[i].t_s for i in t_idx], [predicted[j].t_s for j in p_idx], window_s)
+    return sorted((t_idx[a], p_idx[b]) for a, b in matched)
 
 
 def prf(tp: int, n_pred: int, n_true: int) -> tuple[float, float, float]:

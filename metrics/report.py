@@ -12,7 +12,7 @@ __all__ = ["print_report"]
 def print_report(report: dict[str, Any]) -> None:
     overall = report["overall"]
     rows = [[name, value] for name, value in overall.items() if value is not None]
-    console.out.print(console.table(f"{report['metric']} overall (config v{report['config']['version']})",
+    console.out.print(console.table(f"{report['metric']} overall (config {report['config_version']})",
                                     ["score", "value"], rows))
     for group, rows in report["groups"].items():
         if rows:

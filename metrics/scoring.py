@@ -4,7 +4,7 @@ Each ``evaluate_*`` works in explicit phases: read and check the inputs, collect
 request, judge them in one batch (deduplicated, cached), compute per-item scores, then
 aggregate. Reports have the same shape for every metric::
 
-    {"metric", "config", "judge", "overall", "groups": {group name: {value: scores}},
+    {"metric", "config_version" (e.g. "livecook.v2"), "config", "judge", "overall", "groups": {group name: {value: scores}},
      "per_item": {id: scores}, "missing_predictions": [ids], "streamcue_version"}
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from streamcue.errors import InputError, RecordValidationError
 from streamcue.io import iter_jsonl
-from streamcue.metrics import estp, livecook, vsas
+from streamcue.metrics import METRICS, estp, livecook, vsas
 from streamcue.metrics.configs import EstpConfig, LiveCookConfig, VsasConfig
 from streamcue.metrics.judges import JudgeRunner
 from streamcue.schemas import ID_FIELDS, check_records
@@ -68,6 +68,7 @@ def _report(metric: str, config: Any, runner: JudgeRunner | None, overall: dict,
 
     return {
         "metric": metric,
+        "config_version": f"{METRICS[metric].config}.v{config.version}",
         "config": asdict(config),
         "judge": runner.report() if runner is not None else None,
         "overall": overall,
@@ -153,6 +154,14 @@ def evaluate_vsas(gt: Mapping[str, dict], preds: Mapping[str, dict], runner: Jud
     return _report("vsas", config, runner, overall, groups, per_item, sorted(set(gt) - set(preds)))
 
 
+def _ic_hits(truth: list, predicted: list, config: LiveCookConfig) -> list[bool]:
+    """Per ground-truth success: detected? (v1: any success in the window; v2: its own step, one-to-one)."""
+    if config.success_matching == "any":
+        return livecook.ic_hits(truth, predicted, config.window_s)
+    matched = {i for i, _ in livecook.ic_matches(truth, predicted, config.window_s)}
+    return [i in matched for i, e in enumerate(truth) if e.type == "success"]
+
+
 def evaluate_livecook(gt: Mapping[str, dict], preds: Mapping[str, dict], config: LiveCookConfig, *,
                       bertscore_model: str | None = None, bertscore: bool = True) -> dict:
     """IC-Acc and mistake P/R/F1 pooled over recordings; ROUGE-L and BERTScore on true positives."""
@@ -161,10 +170,12 @@ def evaluate_livecook(gt: Mapping[str, dict], preds: Mapping[str, dict], config:
     refs: list[str] = []
     cands: list[str] = []
     for video_id, record in gt.items():
-        truth = [livecook.Event(e["t_s"], e["type"], e["text"]) for e in record["events"]]
-        predicted = [livecook.Event(e["t_s"], e["type"], e["text"]) for e in preds.get(video_id, {}).get("events", [])]
-        hits = livecook.ic_hits(truth, predicted, config.window_s)
-        pairs = livecook.match_mistakes(truth, predicted, config.window_s)
+        truth = [livecook.Event(e["t_s"], e["type"], e["text"], e.get("plan_index")) for e in record["events"]]
+        predicted = [livecook.Event(e["t_s"], e["type"], e["text"], e.get("plan_index"))
+                     for e in preds.get(video_id, {}).get("events", [])]
+        hits = _ic_hits(truth, predicted, config)
+        pairs = (livecook.match_mistakes_maximum if config.mistake_matching == "maximum"
+                 else livecook.match_mistakes)(truth, predicted, config.window_s)
         n_pred = sum(e.type == "mistake" for e in predicted)
         n_true = sum(e.type == "mistake" for e in truth)
         p, r, f = livecook.prf(len(pairs), n_pred, n_true)

@@ -12,9 +12,12 @@ A task has ground truth ``G_0 .. G_{N_t-1}``, one text per second.
 * Consistency ``C_t = (1/N_t) Σ_{i=1}^{N_t-1} (1 - D(R_i, R_{i+1}) + D(G_i, G_{i+1}))``
   (written here for timesteps 0..N_t-1), with ``D(a, b) = 1 - L(a, b) / max(|a|, |b|)``
   (0 when both are empty), ``L`` the length in characters of the longest common substring
-  (default) or subsequence. The paper clips to [0, 1]; by default each term is clipped
-  (``clip="term"``) so that a stable answer cannot earn more than 1 at a step where the
-  truth changes; ``clip="total"`` clips the mean instead. With ``denominator="n"`` (as
+  (default) or subsequence. The paper says "per-task consistency scores are clipped between
+  0 and 1" (VSAS-Bench Sec. 3.3): config **v2** (the default since 2026-11-23) clips the
+  per-task mean ``C_t`` only (``clip="total"``), so a term above 1 (stable answers where the
+  truth changes) can offset a term below 0 elsewhere in the task; **v1** clipped each term
+  (``clip="term"``), which reads the paper more strictly than it is written and gives results
+  up to about 0.2 apart on random cases. With ``denominator="n"`` (as
   written) a perfect run scores ``(N_t - 1)/N_t``; ``denominator="pairs"`` divides by N_t - 1.
 * Benchmark scores are means over tasks; the inverse-category and inverse-task-type
   reweightings of the paper (each task weighted by 1 / size of its group, i.e. the mean of

@@ -32,6 +32,8 @@ ID_FIELDS: dict[str, str] = {
     "dense_caption_minimal": "task_id",
     "guidance_minimal": "video_id",
     "recorded_task": "task_id",
+    "reasoning_trace": "id",
+    "reasoning_trace_prediction": "id",
 }
 KINDS: tuple[str, ...] = tuple(ID_FIELDS)
 SCHEMA_VERSION = "1.0"

@@ -16,8 +16,10 @@ from typer.exceptions import TyperException
 from streamcue import console
 from streamcue.cli_annotate import annotate_app
 from streamcue.cli_anonymize import anonymize
+from streamcue.cli_evidence import evidence_stats, verify_evidence
 from streamcue.cli_recorded import build_recorded, stats_app
 from streamcue.cli_release import release_app
+from streamcue.cli_replay import replay_command
 from streamcue.errors import StreamcueError
 
 app = typer.Typer(
@@ -33,9 +35,12 @@ build_app = typer.Typer(help="Turn source annotations into streamcue records.", 
 app.add_typer(build_app, name="build")
 app.add_typer(release_app, name="release")
 app.command("anonymize")(anonymize)
+app.command("verify-evidence")(verify_evidence)
 build_app.command("recorded")(build_recorded)
 app.add_typer(stats_app, name="stats")
+stats_app.command("evidence")(evidence_stats)
 app.add_typer(annotate_app, name="annotate")
+app.command("replay")(replay_command)
 
 
 @build_app.command("captaincook4d")
@@ -172,10 +177,10 @@ def validate(
 
 @app.command()
 def evaluate(
-    metric: Annotated[str, typer.Argument(help="estp-f1 (interval_qa), vsas (dense_caption) or livecook (guidance).")],
+    metric: Annotated[str, typer.Argument(help="estp-f1 (interval_qa), vsas (dense_caption), livecook (guidance) or reasoning (reasoning_trace).")],
     gt: Annotated[Path, typer.Option(help="Ground truth JSONL: full records or minimal ones.")],
     pred: Annotated[Path, typer.Option(help="Predictions JSONL in the matching *_prediction schema.")],
-    judge: Annotated[str, typer.Option(help="Answer judge: exact, token-f1, embedding or llm.")] = "token-f1",
+    judge: Annotated[Optional[str], typer.Option(help="Answer judge: exact, token-f1 (default), embedding or llm; mira for reasoning.")] = None,
     output: Annotated[Optional[Path], typer.Option(help="Write the full JSON report (overall, groups, per_item) here.")] = None,
     config_version: Annotated[Optional[int], typer.Option(help="Metric config version (default: latest).")] = None,
     judge_model: Annotated[Optional[str], typer.Option(help="embedding: model folder; llm: model name.")] = None,
@@ -194,6 +199,9 @@ def evaluate(
         streamcue evaluate vsas --gt captions.jsonl --pred pred.jsonl --judge embedding --output report.json
 
         streamcue evaluate livecook --gt guidance.jsonl --pred pred.jsonl --param window_s=10
+
+        streamcue evaluate reasoning --gt traces.jsonl --pred pred.jsonl --judge mira --judge-model MODEL \\
+            --llm-base-url http://127.0.0.1:8000/v1
     """
     from streamcue.io import write_json
     from streamcue.metrics import evaluate as run_evaluate
@@ -201,7 +209,7 @@ def evaluate(
 
     report = run_evaluate(metric, gt, pred, judge=judge, config_version=config_version, use_cache=not no_cache,
                           judge_options={"model_path" if judge == "embedding" else "model": judge_model,
-                                         **({"base_url": llm_base_url} if judge == "llm" else {})},
+                                         **({"base_url": llm_base_url} if llm_base_url else {})},
                           bertscore=bertscore, bertscore_model=bertscore_model, **_params(param or []))
     print_report(report)
     if output:

@@ -45,16 +45,21 @@ def anonymize(
                                face_threshold=face_threshold, plate=plate_detector,
                                plate_model=str(plate_model) if plate_model else None, max_side=max_side or None,
                                stride=stride, dilate_s=dilate, pad=pad, keep_audio=keep_audio)
-    rows, failures = [], []
+    rows, failures, not_anonymized = [], [], []
     for video, result in anonymize_many(videos, out, options, workers):
         if isinstance(result, BaseException):
             failures.append((video, result))
             rows.append([video.name, "error", "-", "-", "-", "-"])
             continue
+        if result["status"] == "not_anonymized":
+            not_anonymized.append((video.name, result["missing_detectors"]))
         det = result["detections"]
         rows.append([video.name, result["status"], result["frames_processed"], det["face"]["total"],
                      det["plate"]["total"], f"{result['fps']:.1f}"])
     console.out.print(console.table(f"anonymized into {out}", ["video", "status", "frames", "faces", "plates", "fps"], rows))
+    for video, missing in not_anonymized:
+        console.err.print(f"warning: {video}: status not_anonymized (no {' and no '.join(missing)} detector); "
+                          "a release refuses it", markup=False)
     for video, exc in failures:
         console.err.print(f"error: {exc}", markup=False, soft_wrap=True)
     if failures:

@@ -68,6 +68,10 @@ VALID = {
     "guidance_minimal": {"video_id": "v1", "events": [{"t_s": 3, "type": "success", "text": "done"}]},
     "recorded_task": {"task_id": "t1", "video": "kitchen.mp4", "task_type": "present", "category": "cooking",
                       "prompt": "Describe what the person is doing with their hands right now."},
+    "reasoning_trace": {"id": "r1", "video_id": "v1", "question": "What is added after the onions brown?",
+                        "options": ["Salt", "Garlic"], "answer": "Garlic", "task_type": "temporal",
+                        "reference_trace": "At 3:40 the onions turn brown; at 3:55 garlic is added."},
+    "reasoning_trace_prediction": {"id": "r1", "answer": "B", "trace": "The onions brown, then garlic goes in."},
 }
 
 

@@ -267,3 +267,21 @@ def test_videos_are_served_through_local_files(server, tmp_path):
     assert task["data"]["video"] == "/data/local-files/?d=videos/recorded/v1.mp4"
     served = httpx.get(server.url + task["data"]["video"], headers={"Authorization": f"Token {server.token}"})
     assert served.status_code == 200 and served.content == b"served bytes"
+
+
+def test_the_evidence_verdict_is_a_task_field_and_survives_the_round_trip(server, tmp_path):
+    records = qa_records()
+    records[1]["provenance"]["evidence_check"] = {
+        "verdict": "unsupported", "confidence": 0.85, "justification": "the tap runs at 40 s, not at 20 s",
+        "evidence": [{"start_s": 40.0, "end_s": 44.0, "description": "The tap is running."}],
+        "observed": [{"start_s": 0.0, "end_s": 30.0}], "rounds": 2, "calls": 6, "model": "m", "prompts": {}}
+    path = records_dir(tmp_path / "ev", "interval_qa", records)
+    name = project_name("interval_qa")
+    push("interval_qa", path, name)
+    session = ls.connect()
+    project, _ = ls.project_for(session, name)
+    data = {t["data"]["record_id"]: t["data"] for t in ls.export_tasks(session, project.id)}
+    assert (data["q2"]["evidence_verdict"], data["q2"]["evidence_confidence"]) == ("unsupported", 0.85)
+    assert "evidence_verdict" not in data["q1"]
+    pull(name, tmp_path / "pulled.jsonl")
+    assert (tmp_path / "pulled.jsonl").read_text() == path.read_text()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -137,6 +138,55 @@ def test_audio_is_dropped_unless_kept(tmp_path, anonymizer):
     keep = Anonymizer(AnonymizeOptions(keep_audio=True, face="none", plate="none"))
     kept = anonymize_video(src, tmp_path / "b", anonymizer=keep)
     assert probe(tmp_path / "b" / "talk.mp4").has_audio and kept["output"]["audio"] == "kept"
+
+
+@pytest.mark.parametrize("face, plate, missing", [("none", "none", ["face", "plate"]), ("centerface", "none", ["plate"]),
+                                                  ("none", "haar", ["face"])])
+def test_a_switched_off_detector_is_never_passed(tmp_path, face, plate, missing):
+    src = tmp_path / "in.mp4"
+    write_clip(src, width=320, height=240, fps=5, seconds=1)
+    report = anonymize_video(src, tmp_path / "out", AnonymizeOptions(face=face, plate=plate))
+    assert report["status"] == "not_anonymized" and report["problems"] == []
+    assert report["missing_detectors"] == missing
+    problem = report_problem(tmp_path / "out" / "in.anonymization.json", tmp_path / "out" / "in.mp4")
+    assert "anonymization status is 'not_anonymized', not 'passed'" in problem
+
+
+def test_the_report_names_no_local_path(clip, blurred):
+    from streamcue.dataset_builders.release_gates import absolute_path_in
+
+    video, report = blurred
+    assert report["input"]["path"] == "street.mp4" and report["output"]["path"] == "street.mp4"
+    assert report["ffmpeg"]["binary"] in ("ffmpeg", Path(ffmpeg_exe()).name)
+
+    def strings(value):
+        if isinstance(value, dict):
+            for v in value.values():
+                yield from strings(v)
+        elif isinstance(value, list):
+            for v in value:
+                yield from strings(v)
+        elif isinstance(value, str):
+            yield value
+
+    saved = json.loads(video.with_name("street.anonymization.json").read_text())
+    assert [s for s in strings(saved) if absolute_path_in(s)] == []
+
+
+@pytest.mark.parametrize("tamper, message", [
+    (lambda r: r["detectors"].update(plate=None), "names no plate detector"),
+    (lambda r: r["detectors"]["face"].update(version=""), "names no face detector with its version"),
+    (lambda r: r["detections"]["face"].update(per_frame=[]), "face detection log does not cover its 10 frames"),
+    (lambda r: r.pop("detections"), "face detection log"),
+    (lambda r: r["output"].pop("frames"), "no frame count"),
+])
+def test_a_passing_report_must_carry_its_evidence(blurred, tmp_path, tamper, message):
+    video, report = blurred
+    forged = json.loads(json.dumps(report))
+    tamper(forged)
+    path = tmp_path / "street.anonymization.json"
+    path.write_text(json.dumps(forged))
+    assert message in report_problem(path, video)
 
 
 @pytest.mark.slow

@@ -117,3 +117,12 @@ def test_property_perfect_predictions_score_one(answers, task_type):
     result = score(task_type, spread, responses)
     assert result.f1 == 1.0
     assert result.answer_scores == pytest.approx([1.0] * len(spread))
+
+
+def test_saturation_one_in_window_response_per_interval_scores_one_whatever_its_quality():
+    # Eq. 11 as printed: FP = FN = 0 gives F1 = 2ΣS / 2ΣS = 1. Wrong answers (score 1), late, still F1 = 1.
+    answers = [Answer(10, 12, "a red cup"), Answer(40, 42, "a knife")]
+    result = score("OR", answers, [Response(14, "nonsense"), Response(44, "nonsense")])
+    assert (result.fp, result.fn, result.f1) == (0, 0, 1.0)
+    # S = (1 + 5(1 - 4/5)) / 10 = 0.2 per answer: the quality shows only in the answer scores.
+    assert result.answer_scores == pytest.approx([0.2, 0.2], abs=1e-15)

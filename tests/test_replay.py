@@ -107,8 +107,16 @@ def test_periodic_baseline_through_replay_is_scored(tmp_path):
                                                                              (15.0, "success")]
     (tmp_path / "gt.jsonl").write_text(json.dumps(gt) + "\n")
     (tmp_path / "pred.jsonl").write_text(json.dumps(predictions[0]) + "\n")
-    report = evaluate("livecook", tmp_path / "gt.jsonl", tmp_path / "pred.jsonl", bertscore=False)
-    assert report["metric"] == "livecook"
+    # Truth: one mistake at 10 s, no success. Predictions: mistakes at 10 and 20 s, successes at 5, 15, 25 s.
+    for version in (1, 2):
+        report = evaluate("livecook", tmp_path / "gt.jsonl", tmp_path / "pred.jsonl", config_version=version,
+                          bertscore=False)
+        overall = report["overall"]
+        assert report["config_version"] == f"livecook.v{version}"
+        assert overall["ic_acc"] == 0.0 and report["per_item"]["v1"]["successes"] == 0
+        assert (overall["precision"], overall["recall"]) == (0.5, 1.0)
+        assert overall["f1"] == pytest.approx(2 / 3, abs=1e-12)
+        assert overall["feedback_pairs"] == 1 and overall["rouge_l"] == 0.0  # "Check that step again." shares no word
 
 
 class Sleeper(Recorder):
