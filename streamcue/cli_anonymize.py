@@ -19,12 +19,16 @@ def anonymize(
     face_threshold: Annotated[Optional[float], typer.Option(help="Face score threshold (default: 0.2 centerface, 0.3 scrfd, 0.5 egoblur); lower finds more.")] = None,
     plate_detector: Annotated[str, typer.Option(help="Plate detector: haar (offline default, OpenCV cascade), egoblur (needs --plate-model), none.")] = "haar",
     plate_model: Annotated[Optional[Path], typer.Option(help="Model file for the egoblur plate detector (or another Haar cascade XML).")] = None,
-    max_side: Annotated[int, typer.Option(help="Detect on frames scaled to this longest side (0: full size). Smaller is faster but misses small faces.")] = 1280,
-    stride: Annotated[int, typer.Option(help="Detect on every N-th frame (faster; the dilation covers the frames between).")] = 1,
+    preset: Annotated[str, typer.Option(help="Detection schedule: fast (every 2nd frame at 640 px, every 4th at full size), balanced (every frame at 640 px, every 2nd at full size) or thorough (every frame at full size). The report states it.")] = "balanced",
+    max_side: Annotated[Optional[int], typer.Option(help="Override the preset: detect on frames scaled to this longest side (0: full size).")] = None,
+    stride: Annotated[Optional[int], typer.Option(help="Override the preset: detect on every N-th frame (boxes are carried between looks).")] = None,
+    full_every: Annotated[Optional[int], typer.Option(help="Override the preset: look at full size on every N-th frame (0: never).")] = None,
     dilate: Annotated[float, typer.Option(help="Seconds before and after a detection that stay blurred.")] = 0.2,
-    pad: Annotated[float, typer.Option(help="Grow face boxes by this share of their size on each side.")] = 0.25,
+    pad: Annotated[Optional[float], typer.Option(help="Override the preset: grow face boxes by this share of their size on each side (0.25; fast: 0.3).")] = None,
     keep_audio: Annotated[bool, typer.Option("--keep-audio", help="Keep the audio track (dropped by default: voices identify people).")] = False,
-    workers: Annotated[int, typer.Option(help="Videos processed in parallel (processes).")] = 1,
+    workers: Annotated[int, typer.Option(help="Videos processed in parallel (processes; with --engine ray and no --address, the CPUs of the local Ray instance).")] = 1,
+    engine: Annotated[str, typer.Option(help="local (processes on this machine) or ray (Ray Data, one task per video; pip install 'streamcue[scale]').")] = "local",
+    address: Annotated[Optional[str], typer.Option(help="With --engine ray: a running Ray cluster (HOST:6379, ray://HOST:10001 or auto); default: a local instance.")] = None,
 ) -> None:
     """Blur every face and licence plate; keep size, frame rate and duration; write a report per video.
 
@@ -32,19 +36,37 @@ def anonymize(
     frame, wall time and fps. `streamcue release build` refuses recorded videos without a
     passing report that matches the file.
 
-    Example:
+    With --engine ray, videos whose output and passing report already match the input's
+    SHA-256 are skipped, a video that fails is reported while the others go on, and the
+    summary lists done, skipped and failed.
+
+    Examples:
 
         streamcue anonymize recordings/ --out anonymized/ --workers 2
+
+        streamcue anonymize recordings/ --out anonymized/ --preset fast
+
+        streamcue anonymize /shared/recordings --out /shared/anonymized --engine ray --address auto
     """
     from streamcue.anonymize.pipeline import AnonymizeOptions, anonymize_many, find_videos, output_paths
+    from streamcue.errors import ConfigError
 
+    if engine not in ("local", "ray"):
+        raise ConfigError(f"unknown engine {engine!r}; known: local, ray")
+    if address and engine != "ray":
+        raise ConfigError("--address needs --engine ray")
     videos = find_videos(input)
     if not videos:
         raise InputError("no video files in this folder", file=input)
-    options = AnonymizeOptions(face=detector, face_model=str(face_model) if face_model else None,
-                               face_threshold=face_threshold, plate=plate_detector,
-                               plate_model=str(plate_model) if plate_model else None, max_side=max_side or None,
-                               stride=stride, dilate_s=dilate, pad=pad, keep_audio=keep_audio)
+    options = AnonymizeOptions.from_preset(
+        preset, face=detector, face_model=str(face_model) if face_model else None, face_threshold=face_threshold,
+        plate=plate_detector, plate_model=str(plate_model) if plate_model else None,
+        max_side=max_side, stride=stride, full_every=full_every, dilate_s=dilate, pad=pad, keep_audio=keep_audio)
+    if max_side == 0:
+        options.max_side = None
+    if engine == "ray":
+        _on_ray(videos, out, options, address, workers)
+        return
     rows, failures, not_anonymized = [], [], []
     for video, result in anonymize_many(videos, out, options, workers):
         if isinstance(result, BaseException):
@@ -65,3 +87,23 @@ def anonymize(
     if failures:
         raise typer.Exit(2)
     console.out.print(f"reports: {output_paths(videos[0], out)[1].name} and the like, beside each video")
+
+
+def _on_ray(videos: list[Path], out: Path, options: object, address: Optional[str], workers: int) -> None:
+    from streamcue.anonymize.ray_engine import anonymize_on_ray
+
+    rows, failed = [], []
+    for outcome in anonymize_on_ray(videos, out, options, address=address, cpus=max(1, workers)):
+        report = outcome.report or {}
+        frames = report.get("frames_processed", "-")
+        rows.append([outcome.video.name, outcome.state, report.get("status", "-"), frames])
+        if outcome.state == "failed":
+            failed.append(outcome)
+    console.out.print(console.table(f"anonymized into {out} on Ray", ["video", "state", "status", "frames"], rows))
+    counts = {state: sum(r[1] == state for r in rows) for state in ("done", "skipped", "failed")}
+    console.out.print(f"done {counts['done']}, skipped {counts['skipped']}, failed {counts['failed']}")
+    for outcome in failed:
+        where = "" if outcome.video.name in (outcome.error or "") else f"{outcome.video}: "
+        console.err.print(f"error: {where}{outcome.error}", markup=False, soft_wrap=True)
+    if failed:
+        raise typer.Exit(2)

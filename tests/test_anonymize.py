@@ -219,3 +219,59 @@ def test_stride_two_keeps_recall_close(anonymizer):
     pairs = list(clip_frames(1280, 720, fps=10, seconds=1))
     results = list(strided.process((frame for frame, _ in pairs), fps=10))
     assert recall([r.mask for r in results], [truth for _, truth in pairs])["face"] >= 0.95
+
+
+def test_presets_are_named_in_the_report_and_defaults_are_balanced(blurred):
+    from streamcue.anonymize.pipeline import PRESETS
+
+    assert blurred[1]["settings"]["preset"] == "balanced"
+    defaults = AnonymizeOptions()
+    assert all(getattr(defaults, k) == v for k, v in PRESETS["balanced"].items())
+    with pytest.raises(Exception, match="unknown preset 'quick'"):
+        AnonymizeOptions.from_preset("quick")
+    assert AnonymizeOptions.from_preset("fast", stride=3, pad=None).stride == 3
+    assert AnonymizeOptions.from_preset("fast", pad=None).pad == 0.3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", ["fast", "thorough"])
+def test_every_preset_hides_the_faces_of_both_clips(preset):
+    """Recall of the other presets, on the tuned clip and on the crowd clip (other faces, sizes, motion)."""
+    anonymizer = Anonymizer(AnonymizeOptions.from_preset(preset))
+    for scene in ("street", "crowd"):
+        pairs = list(clip_frames(1280, 720, fps=10, seconds=1, scene=scene))
+        results = list(anonymizer.process((frame for frame, _ in pairs), fps=10, overlap=True))
+        scores = recall([r.mask for r in results], [truth for _, truth in pairs])
+        assert scores["face"] >= 0.97 and scores["hidden_share"] < 0.3, (scene, scores)
+
+
+def test_window_mask_is_the_union_of_the_window_and_hiding_touches_only_the_mask():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from streamcue.anonymize.blur import WindowMask, hide, region_mask, stamps
+
+    box = st.tuples(st.integers(0, 50), st.integers(0, 50), st.integers(1, 30), st.integers(1, 30)).map(
+        lambda b: [b[0], b[1], min(64, b[0] + b[2]), min(64, b[1] + b[3])])
+    frames = st.lists(st.tuples(st.lists(box, max_size=3), st.lists(box, max_size=2)), min_size=1, max_size=8)
+
+    @settings(max_examples=60, deadline=None)
+    @given(frames, st.integers(1, 4))
+    def check(found, d):
+        window = WindowMask((64, 64))
+        arrays = [(np.asarray(f, np.int32).reshape(-1, 4), np.asarray(p, np.int32).reshape(-1, 4)) for f, p in found]
+        for i, (faces, plates) in enumerate(arrays):
+            window.add(stamps(faces, plates))
+            if i - d - 1 >= 0:
+                window.remove(stamps(*arrays[i - d - 1]))
+            expected = np.zeros((64, 64), bool)
+            for faces_k, plates_k in arrays[max(0, i - d):i + 1]:
+                expected |= region_mask((64, 64), faces_k, plates_k)
+            assert (window.mask() == expected).all()
+
+    check()
+    frame = np.random.default_rng(0).integers(0, 255, (120, 160, 3), dtype=np.uint8)
+    mask = region_mask((120, 160), np.array([[10, 10, 70, 80], [50, 40, 110, 110]]), np.array([[120, 5, 158, 20]]))
+    out = hide(frame, mask)
+    assert (out[~mask] == frame[~mask]).all() and (out[mask] != frame[mask]).mean() > 0.9
+    assert hide(frame, np.zeros((120, 160), bool)) is frame

@@ -1,0 +1,106 @@
+"""Many videos on Ray Data: one task per video, on a local Ray instance or a cluster.
+
+Each task runs :func:`~streamcue.anonymize.pipeline.anonymize_video` on one file and returns
+one row (``done`` or ``failed`` with its one-line error); a failed video never stops the others.
+Before anything is sent, videos whose output and passing report already match the input's
+SHA-256 are ``skipped``, so a re-run does only what is missing or failed.
+
+On a cluster every node must see the input and output folders at the same paths (shared
+storage) and have ``streamcue[anonymize,scale]`` installed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from streamcue.anonymize.pipeline import AnonymizeOptions, anonymize_video, output_paths
+from streamcue.anonymize.report import report_problem, sha256_file
+from streamcue.errors import StreamcueError
+from streamcue.extras import require
+from streamcue.io import read_json
+
+__all__ = ["VideoOutcome", "already_done", "anonymize_on_ray"]
+
+
+@dataclass
+class VideoOutcome:
+    video: Path
+    state: str                      # done, skipped or failed
+    report: dict[str, Any] | None = None
+    error: str | None = None
+
+
+def already_done(video: Path, out_dir: Path) -> dict[str, Any] | None:
+    """The report of an earlier run when its output and passing report match ``video``'s bytes."""
+    out, report_path = output_paths(video, out_dir)
+    if not report_path.is_file() or report_problem(report_path, out) is not None:
+        return None
+    report = read_json(report_path)
+    return report if (report.get("input") or {}).get("sha256") == sha256_file(video) else None
+
+
+def _one(row: dict[str, Any]) -> dict[str, Any]:
+    """The Ray task: one video, never raising (the error travels back as text)."""
+    options = AnonymizeOptions(**json.loads(row["options"]))
+    try:
+        report = anonymize_video(row["video"], row["out"], options)
+    except Exception as exc:  # reported per video; the other tasks go on
+        message = str(exc) if isinstance(exc, StreamcueError) else f"{type(exc).__name__}: {exc}"
+        return {"video": row["video"], "state": "failed", "error": message, "report": ""}
+    state = "done" if report["status"] == "passed" else "failed"
+    error = "" if state == "done" else f"status {report['status']}: {'; '.join(report['problems'])}"
+    return {"video": row["video"], "state": state, "error": error, "report": json.dumps(report)}
+
+
+def _quiet() -> None:
+    """Ray's INFO lines name local session folders; its errors still show."""
+    for name in ("ray", "ray.data"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def anonymize_on_ray(videos: list[Path], out_dir: Path, options: AnonymizeOptions, *, address: str | None = None,
+                     cpus: int | None = None) -> Iterator[VideoOutcome]:
+    """Skipped videos first, then one outcome per video as the Ray tasks finish.
+
+    ``address`` is a running cluster (``ray://HOST:10001`` or ``HOST:6379``, or ``auto``);
+    without it a local instance with ``cpus`` CPUs is started and shut down at the end. An
+    instance that this process already joined is used as it is.
+    """
+    ray = require("ray", "scale", "ray[data]")
+    out_dir = Path(out_dir).resolve()
+    todo = []
+    for video in videos:
+        report = already_done(video, out_dir)
+        if report is not None:
+            yield VideoOutcome(video, "skipped", report)
+        else:
+            todo.append(video)
+    if not todo:
+        return
+    started = False
+    _quiet()
+    if not ray.is_initialized():
+        ray.init(address=address, num_cpus=None if address else cpus, include_dashboard=False,
+                 log_to_driver=False, logging_level="ERROR", configure_logging=False)
+        started = True
+    try:
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = False
+        _quiet()
+        # one CPU and one detector thread per task: the tasks, not the threads, fill the cores
+        task_options = asdict(options) | {"threads": options.threads or 1}
+        rows = [{"video": str(v.resolve()), "out": str(out_dir), "options": json.dumps(task_options)} for v in todo]
+        by_path = {str(v.resolve()): v for v in todo}
+        dataset = ray.data.from_items(rows, override_num_blocks=len(rows)).map(_one, num_cpus=1)
+        for row in dataset.iter_rows():
+            report = json.loads(row["report"]) if row["report"] else None
+            video = by_path[row["video"]]  # errors name the video as the user gave it
+            yield VideoOutcome(video, row["state"], report, row["error"].replace(row["video"], str(video)) or None)
+    finally:
+        if started:
+            ray.shutdown()

