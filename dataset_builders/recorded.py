@@ -18,9 +18,9 @@ build resumes from the cache without repeating a call.
 from __future__ import annotations
 
 import os
-
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,7 @@ class Config:
     anonymize: AnonymizeOptions = field(default_factory=AnonymizeOptions)
     license: str = "CC BY 4.0"
     use_cache: bool = True
+    concurrency: int | None = None  # videos processed at once (default: llm.max_concurrency)
 
 
 @dataclass
@@ -145,6 +146,22 @@ def caption_task(client: LLMClient, task: dict[str, Any], jpegs: list[bytes], k:
     return captions
 
 
+def _concurrently(fn: Any, items: Iterable[Any], workers: int, what: str) -> list[Any]:
+    """``fn`` over ``items`` with at most ``workers`` at once; results in the order of ``items``.
+    The first error stops what has not started and is raised."""
+    items = list(items)
+    if workers <= 1 or len(items) <= 1:
+        return [fn(item) for item in track(items, what)]
+    pool = ThreadPoolExecutor(max_workers=min(workers, len(items)))
+    try:
+        futures = [pool.submit(fn, item) for item in items]
+        for _ in track(as_completed(futures), what, total=len(futures)):
+            pass
+        return [future.result() for future in futures]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """``("video", record)`` and ``("dense_caption", record)`` pairs for the writer."""
     report = report if report is not None else BuildReport()
@@ -154,24 +171,34 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
         if not (config.videos / task["video"]).is_file():
             raise InputError("video file not found", file=config.videos / task["video"],
                              record=f"task_id={task['task_id']}", field="$.video")
-    cache: dict[str, Any] = {}
+    by_source: dict[Path, list[dict[str, Any]]] = {}
+    for task in tasks:
+        by_source.setdefault(config.videos / task["video"], []).append(task)
+    workers = max(1, config.concurrency or config.llm.max_concurrency)
+    local = threading.local()
 
-    def anonymizer() -> Anonymizer:
-        if "a" not in cache:
-            cache["a"] = Anonymizer(config.anonymize)
-        return cache["a"]
+    def anonymizer() -> Anonymizer:  # one per thread: a detector is never shared between threads
+        if not hasattr(local, "anonymizer"):
+            local.anonymizer = Anonymizer(config.anonymize)
+        return local.anonymizer
 
-    prepared: dict[str, tuple[Path, Path, str]] = {}
-    for task in track(tasks, "anonymizing"):
-        source = config.videos / task["video"]
-        if source not in prepared:
-            prepared[source] = prepare_video(source, config, anonymizer)
-    client = LLMClient(config.llm, use_cache=config.use_cache)
-    prompt = load_prompt("streamcue.dataset_builders", PROMPT)
     from streamcue.anonymize.ffmpeg_io import jpeg_frames, probe
 
-    jpegs = {src: jpeg_frames(video, fps=1, side=config.frame_side, quality=config.jpeg_quality)
-             for src, (video, _, _) in prepared.items()}
+    # every video is anonymized (or its report checked) before the first LLM call, then each video's
+    # tasks are captioned in order (each second sees the previous caption), videos side by side
+    prepared = dict(zip(by_source, _concurrently(lambda src: prepare_video(src, config, anonymizer), by_source,
+                                                 workers, "anonymizing")))
+    client = LLMClient(config.llm, use_cache=config.use_cache)
+    prompt = load_prompt("streamcue.dataset_builders", PROMPT)
+
+    def caption_video(source: Path) -> tuple[list[bytes], list[list[dict[str, Any]]]]:
+        frames = jpeg_frames(prepared[source][0], fps=1, side=config.frame_side, quality=config.jpeg_quality)
+        return frames, [caption_task(client, task, frames, config.k) for task in by_source[source]]
+
+    done = dict(zip(by_source, _concurrently(caption_video, by_source, workers, "captioning")))
+    jpegs = {source: frames for source, (frames, _) in done.items()}
+    captions_of = {id(task): captions for source, (_, per_task) in done.items()
+                   for task, captions in zip(by_source[source], per_task)}
 
     seen_videos: set[str] = set()
     for task in tasks:
@@ -191,10 +218,8 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
             "license": task.get("license", config.license), "uri": uri, "split": task.get("split", "test"),
             "anonymization": {"status": "passed", "report": report_ref},
         }
-    with ThreadPoolExecutor(max_workers=config.llm.max_concurrency) as pool:
-        futures = [pool.submit(caption_task, client, t, jpegs[config.videos / t["video"]], config.k) for t in tasks]
-        results = [f.result() for f in track(futures, "captioning")]
-    for task, captions in zip(tasks, results):
+    for task in tasks:
+        captions = captions_of[id(task)]
         report.captions += len(captions)
         yield "dense_caption", {
             "schema_version": "1.0", "task_id": task["task_id"], "video_id": _video_id(task),

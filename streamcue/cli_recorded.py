@@ -19,7 +19,8 @@ def build_recorded(
     llm_base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible base URL of a vision model (or $STREAMCUE_LLM_BASE_URL).")] = None,
     llm_model: Annotated[Optional[str], typer.Option(help="Vision model name (or $STREAMCUE_LLM_MODEL). The key comes from $STREAMCUE_LLM_API_KEY.")] = None,
     llm_structured: Annotated[str, typer.Option(help="Structured output: json_schema, json_object or none.")] = "json_schema",
-    llm_concurrency: Annotated[int, typer.Option(help="Tasks captioned in parallel (each task's seconds go in order).")] = 4,
+    llm_concurrency: Annotated[int, typer.Option(help="Videos captioned at once unless --concurrency is given.")] = 4,
+    concurrency: Annotated[Optional[int], typer.Option(min=1, help="Videos processed at once (anonymized, then captioned: each video's tasks and seconds in order). Default: --llm-concurrency.")] = None,
     k: Annotated[int, typer.Option(help="Frames of memory per request (SW+U: k/2 recent + k/2 older).")] = 42,
     frame_side: Annotated[int, typer.Option(help="Longest side of the frames sent to the model, in pixels.")] = 448,
     anonymized: Annotated[bool, typer.Option("--anonymized", help="The videos are already blurred: each needs a passing NAME.anonymization.json beside it.")] = False,
@@ -46,7 +47,7 @@ def build_recorded(
     settings = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured,
                                    max_concurrency=llm_concurrency)
     config = recorded.Config(videos=videos, tasks=tasks, out=out, llm=settings, k=k, frame_side=frame_side,
-                             anonymized=anonymized, license=license, use_cache=not no_cache)
+                             anonymized=anonymized, license=license, use_cache=not no_cache, concurrency=concurrency)
     report = recorded.BuildReport()
     result = write_outputs(recorded.build(config, report), out)
     write_json(out / "build_report.json", {"tasks": report.tasks, "captions": report.captions,

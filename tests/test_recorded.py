@@ -211,3 +211,42 @@ def test_stats_agreement_after_verification(built, tmp_path):
     assert numbers["overall"]["share_corrected"] == pytest.approx(1 / 8)
     assert numbers["overall"]["share_above"] == pytest.approx(7 / 8)
     assert set(numbers["groups"]) == {"cooking", "street"}
+
+
+@pytest.mark.slow
+def test_videos_run_concurrently_with_the_same_results_as_in_sequence(tmp_path):
+    """Four videos with --concurrency 4 finish in about the time of one; every record is the same as in sequence."""
+    from streamcue.anonymize.pipeline import AnonymizeOptions, Anonymizer, anonymize_video
+
+    folder = tmp_path / "blurred"
+    anonymizer = Anonymizer(AnonymizeOptions.from_preset("fast"))
+    names = [f"v{i}" for i in range(4)]
+    for i, name in enumerate(names):
+        write_clip(tmp_path / f"{name}.mp4", width=160, height=120, fps=5, seconds=3, seed=i)
+        anonymize_video(tmp_path / f"{name}.mp4", folder, anonymizer=anonymizer)
+    tasks = [{"task_id": f"{name}-now", "video": f"{name}.mp4", "task_type": "present", "category": "c",
+              "prompt": f"Describe {name}."} for name in names]
+    write_jsonl(tmp_path / "all.jsonl", tasks)
+    write_jsonl(tmp_path / "one.jsonl", tasks[:1])
+
+    def slow(body):
+        time.sleep(0.4)  # the model's latency, not our CPU, is what concurrency hides
+        return vision_responder(body)
+
+    def run(tasks_file, concurrency, out):
+        with StubLLMServer(slow) as server:
+            cfg = recorded.Config(videos=folder, tasks=tasks_file, out=out, anonymized=True, use_cache=False,
+                                  llm=LLMSettings(base_url=server.base_url, model="stub-vl", max_concurrency=1),
+                                  concurrency=concurrency, k=2)
+            start = time.perf_counter()
+            write_outputs(recorded.build(cfg), out)
+            return time.perf_counter() - start, server.completions
+
+    one, calls_one = run(tmp_path / "one.jsonl", 1, tmp_path / "one")
+    sequential, calls_seq = run(tmp_path / "all.jsonl", 1, tmp_path / "seq")
+    concurrent, calls_conc = run(tmp_path / "all.jsonl", 4, tmp_path / "conc")
+    assert calls_one == 3 and calls_seq == calls_conc == 12
+    assert sequential > 4 * 3 * 0.4 and concurrent < one * 1.5 + 0.5, (one, sequential, concurrent)
+    for kind in ("dense_caption.jsonl", "videos.jsonl"):
+        assert read_jsonl(tmp_path / "seq" / kind) == read_jsonl(tmp_path / "conc" / kind)
+    assert [r["task_id"] for r in read_jsonl(tmp_path / "conc" / "dense_caption.jsonl")] == [t["task_id"] for t in tasks]
