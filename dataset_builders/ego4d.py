@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from streamcue.dataset_builders.ego4d_sources import load_captions, load_goalstep, load_narrations
+from streamcue.dataset_builders.ego4d_sources import GoalVideo, load_captions, load_goalstep, load_narrations
 from streamcue.dataset_builders.estp_gen.clean import CleanConfig, clean_video
 from streamcue.dataset_builders.estp_gen.many_to_many import many_to_many
 from streamcue.dataset_builders.estp_gen.one_to_many import ExpandConfig, one_to_many
@@ -26,7 +26,7 @@ from streamcue.llm import LLMClient, LLMSettings
 from streamcue.progress import track
 from streamcue.schemas import SCHEMA_VERSION
 
-__all__ = ["Config", "build", "BuildReport"]
+__all__ = ["Config", "build", "BuildReport", "video_record"]
 
 VIDEO_LICENSE = "Ego4D license (videos are not redistributed; GoalStep annotations MIT)"
 
@@ -73,6 +73,16 @@ class BuildReport:
                 "unusable_videos": self.unusable_videos, "source_notes": self.source_notes,
                 "by_task_type": dict(sorted(self.by_task_type.items())), "by_stage": dict(self.by_stage),
                 "invalid_groups": self.invalid_groups, "llm": self.llm, "llm_skipped": self.llm_skipped}
+
+
+def video_record(video: GoalVideo, video_uri: str) -> dict[str, Any]:
+    """The ``video`` record of a GoalStep video (not redistributed: the URI names Ego4D's file)."""
+    return {
+        "schema_version": SCHEMA_VERSION, "video_id": video.video_uid, "source": "ego4d",
+        "duration_s": video.end_s, "fps": None, "width": None, "height": None, "license": VIDEO_LICENSE,
+        "uri": video_uri.format(video_uid=video.video_uid), "split": video.split,
+        "anonymization": {"status": "not_required", "report": None},
+    }
 
 
 def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -123,11 +133,6 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
             report.by_task_type[record["task_type"]] += 1
             report.by_stage[record["provenance"]["stage"]] += 1
             yield "interval_qa", record
-        yield "video", {
-            "schema_version": SCHEMA_VERSION, "video_id": video.video_uid, "source": "ego4d",
-            "duration_s": video.end_s, "fps": None, "width": None, "height": None, "license": VIDEO_LICENSE,
-            "uri": config.video_uri.format(video_uid=video.video_uid), "split": video.split,
-            "anonymization": {"status": "not_required", "report": None},
-        }
+        yield "video", video_record(video, config.video_uri)
     if llm is not None:
         report.llm = {"model": llm.settings.model, **llm.usage.to_dict()}

@@ -34,6 +34,8 @@ ID_FIELDS: dict[str, str] = {
     "recorded_task": "task_id",
     "reasoning_trace": "id",
     "reasoning_trace_prediction": "id",
+    "mistake_summary": "summary_id",
+    "counterfactual_mistake": "cf_id",
 }
 KINDS: tuple[str, ...] = tuple(ID_FIELDS)
 SCHEMA_VERSION = "1.0"

@@ -17,6 +17,7 @@ from streamcue import console
 from streamcue.cli_annotate import annotate_app
 from streamcue.cli_anonymize import anonymize
 from streamcue.cli_evidence import evidence_stats, verify_evidence
+from streamcue.cli_livecook import build_livecook_augment, build_livecook_summaries
 from streamcue.cli_recorded import build_recorded, stats_app
 from streamcue.cli_release import release_app
 from streamcue.errors import StreamcueError
@@ -36,6 +37,8 @@ app.add_typer(release_app, name="release")
 app.command("anonymize")(anonymize)
 app.command("verify-evidence")(verify_evidence)
 build_app.command("recorded")(build_recorded)
+build_app.command("livecook-summaries")(build_livecook_summaries)
+build_app.command("livecook-augment")(build_livecook_augment)
 app.add_typer(stats_app, name="stats")
 stats_app.command("evidence")(evidence_stats)
 app.add_typer(annotate_app, name="annotate")
