@@ -26,7 +26,7 @@ from streamcue.llm import LLMClient, LLMSettings
 from streamcue.progress import track
 from streamcue.schemas import SCHEMA_VERSION
 
-__all__ = ["Config", "build", "BuildReport", "video_record"]
+__all__ = ["Config", "build", "BuildReport", "load_videos", "video_record"]
 
 VIDEO_LICENSE = "Ego4D license (videos are not redistributed; GoalStep annotations MIT)"
 
@@ -75,6 +75,17 @@ class BuildReport:
                 "invalid_groups": self.invalid_groups, "llm": self.llm, "llm_skipped": self.llm_skipped}
 
 
+def load_videos(goalstep: Path, wanted: tuple[str, ...] = ()) -> list[GoalVideo]:
+    """The GoalStep videos of a file, only the ``wanted`` ids when given (an unknown id is an error)."""
+    videos = load_goalstep(goalstep)
+    if wanted:
+        unknown = set(wanted) - {v.video_uid for v in videos}
+        if unknown:
+            raise ConfigError(f"video ids not in {goalstep}: {sorted(unknown)}")
+        videos = [v for v in videos if v.video_uid in wanted]
+    return videos
+
+
 def video_record(video: GoalVideo, video_uri: str) -> dict[str, Any]:
     """The ``video`` record of a GoalStep video (not redistributed: the URI names Ego4D's file)."""
     return {
@@ -88,12 +99,7 @@ def video_record(video: GoalVideo, video_uri: str) -> dict[str, Any]:
 def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield ``("interval_qa", record)`` and ``("video", record)`` pairs; fill ``report``."""
     report = report if report is not None else BuildReport()
-    videos = load_goalstep(config.goalstep)
-    if config.videos:
-        unknown = set(config.videos) - {v.video_uid for v in videos}
-        if unknown:
-            raise ConfigError(f"video ids not in {config.goalstep}: {sorted(unknown)}")
-        videos = [v for v in videos if v.video_uid in config.videos]
+    videos = load_videos(config.goalstep, config.videos)
     narrations = load_narrations(config.narrations) if config.narrations else {}
     captions = load_captions(config.captions, {v.video_uid for v in videos}) if config.captions else {}
     source = Path(config.goalstep).name

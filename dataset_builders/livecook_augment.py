@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.dataset_builders.ego4d import Config as Ego4dConfig
-from streamcue.dataset_builders.ego4d import video_record
-from streamcue.dataset_builders.ego4d_sources import GoalVideo, Step, load_goalstep, load_narrations
+from streamcue.dataset_builders.ego4d import load_videos, video_record
+from streamcue.dataset_builders.ego4d_sources import GoalVideo, Step, load_narrations
 from streamcue.dataset_builders.estp_gen.clean import CleanConfig, clean_video
 from streamcue.dataset_builders.guidance_plan import FINISH_TEXT
 from streamcue.dataset_builders.jitter import jitter_counterfactual, jitter_guidance
@@ -51,8 +51,10 @@ BUILDER = "livecook-augment"
 BUILDER_VERSION = "1.0"
 COMPLETION_PROMPT = ("streamcue.dataset_builders", "instruction_completion.v1")
 CRITICAL_PROMPT = ("streamcue.dataset_builders", "critical_subaction.v1")
-FHO_NOTE = ("critical sub-action chosen by the LLM among the step's GoalStep substeps: "
-            "Ego4D FHO (critical frames, points of no return) is not public here")
+FHO_NOTE = (
+    "critical sub-action chosen by the LLM among the step's GoalStep substeps: "
+    "Ego4D FHO (critical frames, points of no return) is not public here"
+)
 _ARTICLES = re.compile(r"^(the|a|an|some|his|her|their|my|your)\s+", re.I)
 
 
@@ -93,10 +95,17 @@ class BuildReport:
     llm: dict | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"videos": self.videos, "kept_steps": self.kept_steps, "dropped_steps": self.dropped_steps,
-                "completion_records": self.completion_records, "counterfactuals": dict(sorted(self.counterfactuals.items())),
-                "steps_without_substeps": self.steps_without_substeps,
-                "skipped_counterfactuals": self.skipped_counterfactuals, "jitter": self.jitter, "llm": self.llm}
+        return {
+            "videos": self.videos,
+            "kept_steps": self.kept_steps,
+            "dropped_steps": self.dropped_steps,
+            "completion_records": self.completion_records,
+            "counterfactuals": dict(sorted(self.counterfactuals.items())),
+            "steps_without_substeps": self.steps_without_substeps,
+            "skipped_counterfactuals": self.skipped_counterfactuals,
+            "jitter": self.jitter,
+            "llm": self.llm,
+        }
 
 
 def _sentence(text: str) -> str:
@@ -120,36 +129,73 @@ def _lines(steps: Sequence[Step]) -> str:
 
 def _completion_request(video: GoalVideo, steps: Sequence[Step], prompt: Prompt) -> Request:
     n = len(steps)
-    schema = {"type": "object", "required": ["instructions"], "additionalProperties": False,
-              "properties": {"instructions": {"type": "array", "minItems": n, "maxItems": n,
-                                              "items": {"type": "string", "minLength": 1}}}}
+    schema = {
+        "type": "object",
+        "required": ["instructions"],
+        "additionalProperties": False,
+        "properties": {
+            "instructions": {"type": "array", "minItems": n, "maxItems": n, "items": {"type": "string", "minLength": 1}}
+        },
+    }
     content = prompt.render(goal=video.goal_description, steps=_lines(steps))
     return Request(({"role": "user", "content": content},), schema, prompt.version, "instruction_completion")
 
 
 def _critical_request(video: GoalVideo, step: Step, prompt: Prompt) -> Request:
     n = len(step.substeps)
-    action = {"type": "object", "required": ["verb", "noun"], "additionalProperties": False,
-              "properties": {"verb": {"type": "string", "minLength": 1}, "noun": {"type": "string", "minLength": 1}}}
-    schema = {"type": "object", "required": ["actions", "critical"], "additionalProperties": False,
-              "properties": {"actions": {"type": "array", "minItems": n, "maxItems": n, "items": action},
-                             "critical": {"type": "integer", "minimum": 0, "maximum": n - 1}}}
+    action = {
+        "type": "object",
+        "required": ["verb", "noun"],
+        "additionalProperties": False,
+        "properties": {"verb": {"type": "string", "minLength": 1}, "noun": {"type": "string", "minLength": 1}},
+    }
+    schema = {
+        "type": "object",
+        "required": ["actions", "critical"],
+        "additionalProperties": False,
+        "properties": {
+            "actions": {"type": "array", "minItems": n, "maxItems": n, "items": action},
+            "critical": {"type": "integer", "minimum": 0, "maximum": n - 1},
+        },
+    }
     content = prompt.render(goal=video.goal_description, step=step.description, substeps=_lines(step.substeps))
     return Request(({"role": "user", "content": content},), schema, prompt.version, "critical_subaction")
 
 
 def _provenance(stage: str, source: str, model: str, prompt: Prompt, notes: list[str], **extra: Any) -> dict[str, Any]:
-    return {"builder": BUILDER, "version": BUILDER_VERSION, "source": source, "stage": stage, "model": model,
-            "prompt_hash": prompt.sha256[:16], "notes": notes, **extra}
+    return {
+        "builder": BUILDER,
+        "version": BUILDER_VERSION,
+        "source": source,
+        "stage": stage,
+        "model": model,
+        "prompt_hash": prompt.sha256[:16],
+        "notes": notes,
+        **extra,
+    }
 
 
-def completion_record(video: GoalVideo, steps: Sequence[Step], instructions: Sequence[str], *, source: str,
-                      model: str, prompt: Prompt, dropped: list[dict]) -> dict[str, Any]:
+def completion_record(
+    video: GoalVideo,
+    steps: Sequence[Step],
+    instructions: Sequence[str],
+    *,
+    source: str,
+    model: str,
+    prompt: Prompt,
+    dropped: list[dict],
+) -> dict[str, Any]:
     """The success-only guidance record of one video (module docstring, 1)."""
     texts = [_sentence(t) for t in instructions]
-    plan = [{"index": i, "text": text, "step_ids": [s.index],
-             "actions": [{"step_id": s.index, "description": s.description, "start_s": s.start_s, "end_s": s.end_s}]}
-            for i, (s, text) in enumerate(zip(steps, texts))]
+    plan = [
+        {
+            "index": i,
+            "text": text,
+            "step_ids": [s.index],
+            "actions": [{"step_id": s.index, "description": s.description, "start_s": s.start_s, "end_s": s.end_s}],
+        }
+        for i, (s, text) in enumerate(zip(steps, texts))
+    ]
     keyed = []
     for i, (s, text) in enumerate(zip(steps, texts)):
         ack = f"Well done, that step is complete: {text[:1].lower()}{text[1:]}"
@@ -157,11 +203,17 @@ def completion_record(video: GoalVideo, steps: Sequence[Step], instructions: Seq
         keyed.append(((s.end_s, i, 1), _event(s.end_s, "success", ack, [s.index], i)))
     end = max(s.end_s for s in steps)
     keyed.append(((end, len(steps), 2), _event(end, "finish", FINISH_TEXT, [], None)))
-    notes = ["success feedback only (LiveCook App. D): each kept step is instructed at its start and acknowledged "
-             "at its end; the LLM rewrote the step descriptions as instructions", *video.notes]
+    notes = [
+        "success feedback only (LiveCook App. D): each kept step is instructed at its start and acknowledged "
+        "at its end; the LLM rewrote the step descriptions as instructions",
+        *video.notes,
+    ]
     return {
-        "schema_version": SCHEMA_VERSION, "video_id": video.video_uid, "activity": video.goal_description or "unknown",
-        "activity_id": video.goal_category or None, "plan": plan,
+        "schema_version": SCHEMA_VERSION,
+        "video_id": video.video_uid,
+        "activity": video.goal_description or "unknown",
+        "activity_id": video.goal_category or None,
+        "plan": plan,
         "events": [ev for _, ev in sorted(keyed, key=lambda pair: pair[0])],
         "provenance": _provenance("instruction_completion", source, model, prompt, notes, excluded=dropped),
         "verification": {"status": "unverified", "annotators": [], "checks": 0},
@@ -169,17 +221,34 @@ def completion_record(video: GoalVideo, steps: Sequence[Step], instructions: Seq
 
 
 def _event(t: float, type_: str, text: str, step_ids: list, plan_index: int | None) -> dict[str, Any]:
-    return {"t_s": t, "type": type_, "text": text, "plan_index": plan_index, "step_ids": step_ids,
-            "mistake_category": None, "time_source": "annotation"}
+    return {
+        "t_s": t,
+        "type": type_,
+        "text": text,
+        "plan_index": plan_index,
+        "step_ids": step_ids,
+        "mistake_category": None,
+        "time_source": "annotation",
+    }
 
 
 def _action(verb: str, noun: str) -> dict[str, str]:
     return {"verb": verb, "noun": noun, "text": _sentence(f"{verb} the {noun}")}
 
 
-def counterfactual_records(video: GoalVideo, step: Step, answer: dict, video_nouns: set[str], all_verbs: set[str], *,
-                           seed: int, source: str, model: str, prompt: Prompt,
-                           skipped: list[dict]) -> list[dict[str, Any]]:
+def counterfactual_records(
+    video: GoalVideo,
+    step: Step,
+    answer: dict,
+    video_nouns: set[str],
+    all_verbs: set[str],
+    *,
+    seed: int,
+    source: str,
+    model: str,
+    prompt: Prompt,
+    skipped: list[dict],
+) -> list[dict[str, Any]]:
     """The noun and verb counterfactuals of one step (module docstring, 2); what cannot be made goes to ``skipped``."""
     j = answer["critical"]
     sub = step.substeps[j]
@@ -199,22 +268,44 @@ def counterfactual_records(video: GoalVideo, step: Step, answer: dict, video_nou
             continue
         other = random.Random(f"{seed}:{cf_id}").choice(candidates)
         cf = _action(other, noun) if slot == "verb" else _action(verb, other)
-        records.append({
-            "schema_version": SCHEMA_VERSION, "cf_id": cf_id, "video_id": video.video_uid,
-            "source": {"dataset": "ego4d_goalstep", "video_uid": video.video_uid, "step_index": step.index,
-                       "step_description": step.description, "substep_index": sub.index,
-                       "substep_description": sub.description},
-            "critical": {"start_s": sub.start_s, "end_s": sub.end_s, "chosen_from": "goalstep_substeps"},
-            "original": original, "counterfactual": cf, "changed_slot": slot,
-            "instruction": {"t_s": step.start_s, "text": cf["text"]},
-            "mistake": {"t_s": sub.end_s, "time_source": "substep_end",
-                        "text": f"Wait, the instruction was to {cf['verb']} the {cf['noun']}, "
-                                f"but you {original['verb']} the {original['noun']}."},
-            "provenance": _provenance("counterfactual_mistake", source, model, prompt,
-                                      [FHO_NOTE, f"{slot} chosen with seed {seed} among {len(candidates)} candidates "
-                                       f"({'nouns of this video' if slot == 'noun' else 'verbs of the file'})"]),
-            "verification": {"status": "unverified", "annotators": [], "checks": 0},
-        })
+        records.append(
+            {
+                "schema_version": SCHEMA_VERSION,
+                "cf_id": cf_id,
+                "video_id": video.video_uid,
+                "source": {
+                    "dataset": "ego4d_goalstep",
+                    "video_uid": video.video_uid,
+                    "step_index": step.index,
+                    "step_description": step.description,
+                    "substep_index": sub.index,
+                    "substep_description": sub.description,
+                },
+                "critical": {"start_s": sub.start_s, "end_s": sub.end_s, "chosen_from": "goalstep_substeps"},
+                "original": original,
+                "counterfactual": cf,
+                "changed_slot": slot,
+                "instruction": {"t_s": step.start_s, "text": cf["text"]},
+                "mistake": {
+                    "t_s": sub.end_s,
+                    "time_source": "substep_end",
+                    "text": f"Wait, the instruction was to {cf['verb']} the {cf['noun']}, "
+                    f"but you {original['verb']} the {original['noun']}.",
+                },
+                "provenance": _provenance(
+                    "counterfactual_mistake",
+                    source,
+                    model,
+                    prompt,
+                    [
+                        FHO_NOTE,
+                        f"{slot} chosen with seed {seed} among {len(candidates)} candidates "
+                        f"({'nouns of this video' if slot == 'noun' else 'verbs of the file'})",
+                    ],
+                ),
+                "verification": {"status": "unverified", "annotators": [], "checks": 0},
+            }
+        )
     return records
 
 
@@ -222,19 +313,14 @@ def _answers(llm: LLMClient, requests: Sequence[Request], what: str) -> list[Any
     batch = max(1, 8 * llm.settings.max_concurrency)
     answers: list[Any] = []
     for start in track(range(0, len(requests), batch), what, total=-(-len(requests) // batch)):
-        answers.extend(llm.complete_many(requests[start:start + batch]))
+        answers.extend(llm.complete_many(requests[start : start + batch]))
     return answers
 
 
 def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield ``("guidance" | "counterfactual_mistake" | "video", record)``; fill ``report``."""
     report = report if report is not None else BuildReport()
-    videos = load_goalstep(config.goalstep)
-    if config.videos:
-        unknown = set(config.videos) - {v.video_uid for v in videos}
-        if unknown:
-            raise ConfigError(f"video ids not in {Path(config.goalstep).name}: {sorted(unknown)}")
-        videos = [v for v in videos if v.video_uid in config.videos]
+    videos = load_videos(config.goalstep, config.videos)
     narrations = load_narrations(config.narrations) if config.narrations else {}
     source = Path(config.goalstep).name
     kept: dict[str, list[Step]] = {}
@@ -248,15 +334,18 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
     llm = LLMClient(config.llm, use_cache=config.use_cache)
     completion, critical = load_prompt(*COMPLETION_PROMPT), load_prompt(*CRITICAL_PROMPT)
     usable = [v for v in videos if kept[v.video_uid]]
-    instructions = _answers(llm, [_completion_request(v, kept[v.video_uid], completion) for v in usable],
-                            "instruction completions (videos)")
+    instructions = _answers(
+        llm, [_completion_request(v, kept[v.video_uid], completion) for v in usable], "instruction completions (videos)"
+    )
     with_subs = [(v, s) for v in usable for s in kept[v.video_uid] if s.substeps] if config.counterfactuals else []
     report.steps_without_substeps = sum(1 for v in usable for s in kept[v.video_uid] if not s.substeps)
     parsed = _answers(llm, [_critical_request(v, s, critical) for v, s in with_subs], "critical sub-actions (steps)")
     nouns: dict[str, set[str]] = {}
     verbs: set[str] = set()
     for (video, _), answer in zip(with_subs, parsed):
-        nouns.setdefault(video.video_uid, set()).update(filter(None, (normalise_noun(a["noun"]) for a in answer["actions"])))
+        nouns.setdefault(video.video_uid, set()).update(
+            filter(None, (normalise_noun(a["noun"]) for a in answer["actions"]))
+        )
         verbs.update(filter(None, (_normalise_verb(a["verb"]) for a in answer["actions"])))
     by_video: dict[str, list[tuple[Step, dict]]] = {}
     for (video, step), answer in zip(with_subs, parsed):
@@ -264,14 +353,30 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
     model = config.llm.model
     for video, texts in zip(usable, instructions):
         dropped = [d for d in report.dropped_steps if d["video_id"] == video.video_uid]
-        record = completion_record(video, kept[video.video_uid], texts["instructions"], source=source, model=model,
-                                   prompt=completion, dropped=dropped)
+        record = completion_record(
+            video,
+            kept[video.video_uid],
+            texts["instructions"],
+            source=source,
+            model=model,
+            prompt=completion,
+            dropped=dropped,
+        )
         report.completion_records += 1
         yield "guidance", jitter_guidance(record, config.jitter_s, config.seed)
         for step, answer in by_video.get(video.video_uid, []):
-            for cf in counterfactual_records(video, step, answer, nouns.get(video.video_uid, set()), verbs,
-                                             seed=config.seed, source=source, model=model, prompt=critical,
-                                             skipped=report.skipped_counterfactuals):
+            for cf in counterfactual_records(
+                video,
+                step,
+                answer,
+                nouns.get(video.video_uid, set()),
+                verbs,
+                seed=config.seed,
+                source=source,
+                model=model,
+                prompt=critical,
+                skipped=report.skipped_counterfactuals,
+            ):
                 report.counterfactuals[cf["changed_slot"]] += 1
                 yield "counterfactual_mistake", jitter_counterfactual(cf, config.jitter_s, config.seed)
         yield "video", video_record(video, config.video_uri)

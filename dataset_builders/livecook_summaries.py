@@ -44,8 +44,19 @@ from streamcue.prompts import load_prompt
 from streamcue.schemas import SCHEMA_VERSION
 from streamcue.schemas.taxonomy import COUNTED_MISTAKES
 
-__all__ = ["Config", "BuildReport", "TrainExample", "Query", "build", "train_index", "queries", "retrieve",
-           "retrieval_figures", "guidance_and_splits", "PROMPT"]
+__all__ = [
+    "Config",
+    "BuildReport",
+    "TrainExample",
+    "Query",
+    "build",
+    "train_index",
+    "queries",
+    "retrieve",
+    "retrieval_figures",
+    "guidance_and_splits",
+    "PROMPT",
+]
 
 BUILDER = "livecook-summaries"
 BUILDER_VERSION = "1.0"
@@ -54,8 +65,14 @@ SUMMARY_SPLITS = ("validation", "test")
 ANSWER_SCHEMA = {
     "type": "object",
     "required": ["possible_mistakes"],
-    "properties": {"possible_mistakes": {"type": "array", "minItems": 1, "maxItems": 5,
-                                         "items": {"type": "string", "minLength": 1}}},
+    "properties": {
+        "possible_mistakes": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 5,
+            "items": {"type": "string", "minLength": 1},
+        }
+    },
     "additionalProperties": False,
 }
 
@@ -82,8 +99,10 @@ class Config:
     def __post_init__(self) -> None:
         wrong = [s for s in self.splits if s not in SUMMARY_SPLITS]
         if wrong or not self.splits:
-            raise ConfigError(f"summaries are made for the validation and test splits, not {wrong or 'none'}: "
-                              "the training split is the retrieval index")
+            raise ConfigError(
+                f"summaries are made for the validation and test splits, not {wrong or 'none'}: "
+                "the training split is the retrieval index"
+            )
         if self.k < 1:
             raise ConfigError(f"k must be at least 1, got {self.k}")
 
@@ -121,11 +140,18 @@ class BuildReport:
     llm: dict | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"recordings": self.recordings, "index_size": self.index_size, "summaries": self.summaries,
-                "retrieval": self.retrieval, "llm": self.llm}
+        return {
+            "recordings": self.recordings,
+            "index_size": self.index_size,
+            "summaries": self.summaries,
+            "retrieval": self.retrieval,
+            "llm": self.llm,
+        }
 
 
-def guidance_and_splits(annotations: Path, counted: Sequence[str] = COUNTED_MISTAKES) -> tuple[list[dict], dict[str, str]]:
+def guidance_and_splits(
+    annotations: Path, counted: Sequence[str] = COUNTED_MISTAKES
+) -> tuple[list[dict], dict[str, str]]:
     """Every CaptainCook4D guidance record (the captaincook4d builder's) and the split of each recording."""
     cc = captaincook4d.Config(annotations=Path(annotations), counted_mistakes=tuple(counted))
     guidance, splits = [], {}
@@ -137,8 +163,12 @@ def guidance_and_splits(annotations: Path, counted: Sequence[str] = COUNTED_MIST
     return guidance, splits
 
 
-def train_index(annotations: Path, splits: dict[str, str], counted: Sequence[str] = COUNTED_MISTAKES,
-                index_splits: Sequence[str] = ("train",)) -> list[TrainExample]:
+def train_index(
+    annotations: Path,
+    splits: dict[str, str],
+    counted: Sequence[str] = COUNTED_MISTAKES,
+    index_splits: Sequence[str] = ("train",),
+) -> list[TrainExample]:
     """Every performed action of the ``index_splits`` recordings with a counted mistake, in file order.
 
     ``index_splits`` is ``("train",)`` in every build; the split-hygiene test widens it once to
@@ -156,9 +186,11 @@ def train_index(annotations: Path, splits: dict[str, str], counted: Sequence[str
         for step in rec.get("step_annotations") or []:
             if step.get("start_time") == -1:
                 continue  # not performed: its mistakes are "missing step"
-            mistakes = tuple((captaincook4d.TAG_CATEGORIES[e["tag"]], (e.get("description") or "").strip())
-                             for e in step.get("errors") or []
-                             if captaincook4d.TAG_CATEGORIES.get(e.get("tag")) in counted)
+            mistakes = tuple(
+                (captaincook4d.TAG_CATEGORIES[e["tag"]], (e.get("description") or "").strip())
+                for e in step.get("errors") or []
+                if captaincook4d.TAG_CATEGORIES.get(e.get("tag")) in counted
+            )
             if mistakes:
                 examples.append(TrainExample(rid, step["step_id"], clean_description(step["description"]), mistakes))
     return examples
@@ -178,16 +210,29 @@ def queries(guidance: Sequence[dict], splits: dict[str, str], wanted: Sequence[s
                     by_step[event["plan_index"]][sid].add(event["mistake_category"])
         for step in record["plan"]:
             mistaken = tuple((sid, frozenset(cats)) for sid, cats in by_step[step["index"]].items())
-            out.append(Query(record["video_id"], step["index"], split, record["activity"], step["text"],
-                             tuple(step["step_ids"]), mistaken))
+            out.append(
+                Query(
+                    record["video_id"],
+                    step["index"],
+                    split,
+                    record["activity"],
+                    step["text"],
+                    tuple(step["step_ids"]),
+                    mistaken,
+                )
+            )
     return out
 
 
-def retrieve(embedder: Any, index: Sequence[TrainExample], texts: Sequence[str], k: int) -> list[list[tuple[int, float]]]:
+def retrieve(
+    embedder: Any, index: Sequence[TrainExample], texts: Sequence[str], k: int
+) -> list[list[tuple[int, float]]]:
     """The ``k`` most similar index entries of each text: ``(position, cosine)``, ties by position."""
     if not index:
-        raise InputError("no training-split action with a counted mistake: nothing to retrieve from",
-                         file=captaincook4d.Config.errors_file)
+        raise InputError(
+            "no training-split action with a counted mistake: nothing to retrieve from",
+            file=captaincook4d.Config.errors_file,
+        )
     unique = list(dict.fromkeys(e.instruction for e in index))
     vectors = embedder.encode(unique + list(dict.fromkeys(texts)))
     row = {t: i for i, t in enumerate(unique)}
@@ -202,8 +247,9 @@ def retrieve(embedder: Any, index: Sequence[TrainExample], texts: Sequence[str],
     return result
 
 
-def retrieval_figures(qs: Sequence[Query], neighbours: Sequence[Sequence[tuple[int, float]]],
-                      index: Sequence[TrainExample]) -> dict[str, Any]:
+def retrieval_figures(
+    qs: Sequence[Query], neighbours: Sequence[Sequence[tuple[int, float]]], index: Sequence[TrainExample]
+) -> dict[str, Any]:
     """Retrieval quality over the actions with a counted mistake (module docstring), beside the ceiling."""
     by_step: dict[Any, set[str]] = defaultdict(set)
     for e in index:
@@ -221,20 +267,33 @@ def retrieval_figures(qs: Sequence[Query], neighbours: Sequence[Sequence[tuple[i
             ceil_same += step_id in by_step
             ceil_cat += bool(cats & by_step.get(step_id, set()))
     share = (lambda x: round(x / n, 4)) if n else (lambda x: None)
-    return {"actions_with_counted_mistake": int(n), "same_step": share(same),
-            "same_step_category": share(same_cat), "category_overlap": share(overlap),
-            "category_recall": share(recall), "ceiling_same_step": share(ceil_same),
-            "ceiling_category": share(ceil_cat)}
+    return {
+        "actions_with_counted_mistake": int(n),
+        "same_step": share(same),
+        "same_step_category": share(same_cat),
+        "category_overlap": share(overlap),
+        "category_recall": share(recall),
+        "ceiling_same_step": share(ceil_same),
+        "ceiling_category": share(ceil_cat),
+    }
 
 
 def _mistake_lines(hits: Sequence[tuple[int, float]], index: Sequence[TrainExample]) -> str:
-    lines = dict.fromkeys(f"- {index[j].instruction} -> [{c}] {d or '(no description)'}"
-                          for j, _ in hits for c, d in index[j].mistakes)
+    lines = dict.fromkeys(
+        f"- {index[j].instruction} -> [{c}] {d or '(no description)'}" for j, _ in hits for c, d in index[j].mistakes
+    )
     return "\n".join(lines)
 
 
-def _record(q: Query, hits: Sequence[tuple[int, float]], index: Sequence[TrainExample], answer: dict,
-            config: Config, model_name: str, prompt_hash: str) -> dict[str, Any]:
+def _record(
+    q: Query,
+    hits: Sequence[tuple[int, float]],
+    index: Sequence[TrainExample],
+    answer: dict,
+    config: Config,
+    model_name: str,
+    prompt_hash: str,
+) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "summary_id": f"{q.video_id}:{q.plan_index}",
@@ -244,19 +303,33 @@ def _record(q: Query, hits: Sequence[tuple[int, float]], index: Sequence[TrainEx
         "instruction": q.instruction,
         "step_ids": list(q.step_ids),
         "summary": "\n".join(" ".join(line.split()) for line in answer["possible_mistakes"]),
-        "neighbours": [{"video_id": index[j].video_id, "step_id": index[j].step_id, "instruction": index[j].instruction,
-                        "similarity": sim, "mistakes": [{"category": c, "description": d} for c, d in index[j].mistakes]}
-                       for j, sim in hits],
+        "neighbours": [
+            {
+                "video_id": index[j].video_id,
+                "step_id": index[j].step_id,
+                "instruction": index[j].instruction,
+                "similarity": sim,
+                "mistakes": [{"category": c, "description": d} for c, d in index[j].mistakes],
+            }
+            for j, sim in hits
+        ],
         "retrieval": {"index_split": "train", "embedding_model": model_name, "k": config.k, "index_size": len(index)},
-        "provenance": {"builder": BUILDER, "version": BUILDER_VERSION,
-                       "source": "CaptainCook4D complete_step_annotations.json + error_annotations.json (train split)",
-                       "stage": "mistake_summary", "model": config.llm.model, "prompt_hash": prompt_hash, "notes": []},
+        "provenance": {
+            "builder": BUILDER,
+            "version": BUILDER_VERSION,
+            "source": "CaptainCook4D complete_step_annotations.json + error_annotations.json (train split)",
+            "stage": "mistake_summary",
+            "model": config.llm.model,
+            "prompt_hash": prompt_hash,
+            "notes": [],
+        },
         "verification": {"status": "unverified", "annotators": [], "checks": 0},
     }
 
 
-def build(config: Config, report: BuildReport | None = None, *,
-          _index_splits: Sequence[str] = ("train",)) -> Iterator[tuple[str, dict[str, Any]]]:
+def build(
+    config: Config, report: BuildReport | None = None, *, _index_splits: Sequence[str] = ("train",)
+) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield ``("mistake_summary", record)`` for every instruction of the chosen splits; fill ``report``."""
     from streamcue.embedding import Embedder, model_name
 
@@ -274,18 +347,35 @@ def build(config: Config, report: BuildReport | None = None, *,
     neighbours = retrieve(embedder, index, [q.instruction for q in qs], config.k)
     measured = "test" if "test" in config.splits else "validation"
     pairs = [(q, h) for q, h in zip(qs, neighbours) if q.split == measured]
-    report.retrieval = {"k": config.k, "embedding_model": model_name(config.embedding_model), "measured_on": measured,
-                        **retrieval_figures([q for q, _ in pairs], [h for _, h in pairs], index)}
+    report.retrieval = {
+        "k": config.k,
+        "embedding_model": model_name(config.embedding_model),
+        "measured_on": measured,
+        **retrieval_figures([q for q, _ in pairs], [h for _, h in pairs], index),
+    }
     prompt = load_prompt(*PROMPT)
     llm = LLMClient(config.llm, use_cache=config.use_cache)
-    requests = [Request(({"role": "user", "content": prompt.render(activity=q.activity, instruction=q.instruction,
-                                                                  mistakes=_mistake_lines(hits, index))},),
-                        ANSWER_SCHEMA, prompt.version, "mistake_summary") for q, hits in zip(qs, neighbours)]
+    requests = [
+        Request(
+            (
+                {
+                    "role": "user",
+                    "content": prompt.render(
+                        activity=q.activity, instruction=q.instruction, mistakes=_mistake_lines(hits, index)
+                    ),
+                },
+            ),
+            ANSWER_SCHEMA,
+            prompt.version,
+            "mistake_summary",
+        )
+        for q, hits in zip(qs, neighbours)
+    ]
     batch = max(1, 8 * config.llm.max_concurrency)
     name = model_name(config.embedding_model)
     for start in track(range(0, len(qs), batch), "mistake summaries", total=-(-len(qs) // batch)):
-        answers = llm.complete_many(requests[start:start + batch])
-        for q, hits, answer in zip(qs[start:start + batch], neighbours[start:start + batch], answers):
+        answers = llm.complete_many(requests[start : start + batch])
+        for q, hits, answer in zip(qs[start : start + batch], neighbours[start : start + batch], answers):
             report.summaries[q.split] = report.summaries.get(q.split, 0) + 1
             yield "mistake_summary", _record(q, hits, index, answer, config, name, prompt.sha256[:16])
     report.llm = {"model": llm.settings.model, **llm.usage.to_dict()}

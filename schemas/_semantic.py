@@ -137,9 +137,10 @@ def check_counterfactual_mistake(record: Mapping[str, Any], durations: Durations
     kept = "verb" if slot == "noun" else "noun"
     original, counterfactual = record["original"], record["counterfactual"]
     if original[slot] == counterfactual[slot]:
-        yield f"$.counterfactual.{slot}", f"changed_slot is {slot} but the {slot} is the original's ({original[slot]!r})"
+        yield f"$.counterfactual.{slot}", f"changed_slot is {slot} but the {slot} is unchanged ({original[slot]!r})"
     if original[kept] != counterfactual[kept]:
-        yield f"$.counterfactual.{kept}", f"only the {slot} may change, the {kept} differs ({original[kept]!r} -> {counterfactual[kept]!r})"
+        yield (f"$.counterfactual.{kept}",
+               f"only the {slot} may change, the {kept} differs ({original[kept]!r} -> {counterfactual[kept]!r})")
     if record["mistake"]["t_s"] < record["instruction"]["t_s"]:
         yield "$.mistake.t_s", "the mistake feedback comes before the instruction"
     yield from _inside("$.mistake.t_s", record["mistake"]["t_s"], duration)

@@ -103,10 +103,33 @@ def test_jitter_is_seeded_bounded_and_keeps_records_valid(val_build, tmp_path):
 
 
 def command(server, out, cache, *extra):
-    return ([sys.executable, "-m", "streamcue", "build", "livecook-augment", "--goalstep", str(GOALSTEP_VAL),
-             "--video", VID, "--out", str(out), "--llm-base-url", server.base_url, "--llm-model", "stub-model",
-             "--llm-concurrency", "1", "--jitter-s", "30", "--seed", "3", *extra],
-            {**os.environ, "STREAMCUE_CACHE_DIR": str(cache), "STREAMCUE_NO_PROGRESS": "1"})
+    return (
+        [
+            sys.executable,
+            "-m",
+            "streamcue",
+            "build",
+            "livecook-augment",
+            "--goalstep",
+            str(GOALSTEP_VAL),
+            "--video",
+            VID,
+            "--out",
+            str(out),
+            "--llm-base-url",
+            server.base_url,
+            "--llm-model",
+            "stub-model",
+            "--llm-concurrency",
+            "1",
+            "--jitter-s",
+            "30",
+            "--seed",
+            "3",
+            *extra,
+        ],
+        {**os.environ, "STREAMCUE_CACHE_DIR": str(cache), "STREAMCUE_NO_PROGRESS": "1"},
+    )
 
 
 @pytest.mark.slow
@@ -143,18 +166,26 @@ def test_killed_build_resumes_with_same_output_and_a_rebuild_makes_no_call(tmp_p
         assert subprocess.run(cmd, env=env, capture_output=True).returncode == 0
         assert server.completions == before  # a rebuild with a warm cache makes no call
     for name in ("guidance.jsonl", "counterfactual_mistakes.jsonl", "videos.jsonl"):
-        assert (tmp_path / "a" / name).read_text() == (tmp_path / "b" / name).read_text() == (tmp_path / "c" / name).read_text()
+        assert (
+            (tmp_path / "a" / name).read_text()
+            == (tmp_path / "b" / name).read_text()
+            == (tmp_path / "c" / name).read_text()
+        )
     report = json.loads((tmp_path / "c" / "build_report.json").read_text())
     assert report["jitter"] == {"k_s": 30.0, "seed": 3} and report["llm"]["calls"] == 0
 
 
 def test_hostile_options_are_one_line_errors(tmp_path):
     with StubLLMServer(livecook_responder) as server:
-        for extra, words in ((("--jitter-s", "-5"), "jitter must be"), (("--jitter-s", "nan"), "jitter must be"),
-                             (("--video", "nope"), "video ids not in")):
+        for extra, words in (
+            (("--jitter-s", "-5"), "jitter must be"),
+            (("--jitter-s", "nan"), "jitter must be"),
+            (("--video", "nope"), "video ids not in"),
+        ):
             cmd, env = command(server, tmp_path / "x", tmp_path / "cache", *extra)
-            done = subprocess.run(cmd[:-4] + list(extra) if extra[0] == "--jitter-s" else cmd, env=env,
-                                  capture_output=True, text=True)
+            done = subprocess.run(
+                cmd[:-4] + list(extra) if extra[0] == "--jitter-s" else cmd, env=env, capture_output=True, text=True
+            )
             assert done.returncode == 2 and words in done.stderr and done.stderr.count("\n") == 1, done.stderr
         test_file = GOALSTEP_VAL.with_name("goalstep_test.json")
         cmd, env = command(server, tmp_path / "x", tmp_path / "cache")

