@@ -3,11 +3,8 @@
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
-import threading
-import time
 
 import pytest
 
@@ -21,6 +18,7 @@ from streamcue.schemas import validate_file
 from streamcue.stub_llm import StubLLMServer
 
 from conftest import GOALSTEP_VAL
+from kill_resume import HangAtCall, kill_at_hanging_call, resume_without_repeats
 from livecook_responder import livecook_responder
 
 pytestmark = pytest.mark.llm_server
@@ -134,31 +132,12 @@ def command(server, out, cache, *extra):
 
 @pytest.mark.slow
 def test_killed_build_resumes_with_same_output_and_a_rebuild_makes_no_call(tmp_path):
-    release = threading.Event()
-    seen = []
-
-    def blocking(body):
-        seen.append(body)
-        if len(seen) == 3 and not release.is_set():  # the third call hangs until the build is killed
-            release.wait(60)
-            raise RuntimeError("client gone")
-        return livecook_responder(body)
-
-    with StubLLMServer(blocking) as server:
+    hang = HangAtCall(livecook_responder)  # the third call hangs until the build is killed
+    with StubLLMServer(hang) as server:
         cmd, env = command(server, tmp_path / "a", tmp_path / "cache-a")
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.time() + 120
-        while len(seen) < 3 and time.time() < deadline:
-            time.sleep(0.05)
-        assert len(seen) == 3, proc.stderr.read() if proc.poll() is not None else "build never reached call 3"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        release.set()
+        kill_at_hanging_call(cmd, env, hang)
         assert not (tmp_path / "a").exists() or not any((tmp_path / "a").iterdir())  # nothing half-written
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr
-        answered = [json.dumps(b["messages"]) for b in server.requests if b.get("_answered")]
-        assert len(answered) == len(set(answered))  # no call answered twice
+        resume_without_repeats(cmd, env, server)
         cmd, env = command(server, tmp_path / "b", tmp_path / "cache-b")
         assert subprocess.run(cmd, env=env, capture_output=True).returncode == 0
         before = server.completions
