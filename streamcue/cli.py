@@ -20,6 +20,7 @@ from streamcue.cli_benchmarks import build_ovo_bench, build_streamingbench
 from streamcue.cli_evidence import evidence_stats, verify_evidence
 from streamcue.cli_recorded import build_recorded, stats_app
 from streamcue.cli_release import release_app
+from streamcue.cli_replay import replay_command
 from streamcue.errors import StreamcueError
 
 app = typer.Typer(
@@ -42,6 +43,7 @@ build_app.command("streamingbench")(build_streamingbench)
 app.add_typer(stats_app, name="stats")
 stats_app.command("evidence")(evidence_stats)
 app.add_typer(annotate_app, name="annotate")
+app.command("replay")(replay_command)
 
 
 @build_app.command("captaincook4d")
