@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cache, lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -22,12 +23,16 @@ EXAMPLES = 5
 
 
 def canonical(record: dict[str, Any], kind: str) -> dict[str, Any]:
-    """The record in the schemas' canonical form (nullable keys present, others only with a value),
-    so that a release round-trips it exactly (see :mod:`streamcue.loaders.features`)."""
+    """The record in the schemas' canonical form: optional nullable top-level keys present (null when
+    unknown), so that a release round-trips it exactly (see :mod:`streamcue.loaders.features`)."""
+    return {**_nullable_defaults(kind), **record}
+
+
+@cache
+def _nullable_defaults(kind: str) -> dict[str, None]:
     from streamcue.loaders.features import codec
 
-    node = codec(kind)
-    return node.decode(node.encode(record))
+    return {name: None for name, sub in codec(kind).props.items() if not sub.required and sub.nullable}
 
 
 def option_letter(index: int) -> str:
@@ -86,11 +91,19 @@ def parse_time(value: Any, file: str | Path, record: str, name: str,
 
 def relative_uri(path: Any, file: str | Path, record: str, name: str) -> str:
     """A video path as a relative POSIX path (``./`` dropped); absolute paths and ``..`` are refused."""
-    if not isinstance(path, str) or not path.strip():
-        raise InputError(f"expected a video path, got {path!r}", file=file, record=record, field=name)
-    pure = PurePosixPath(path.strip())
-    if pure.is_absolute() or ".." in pure.parts:
+    clean = _relative(path) if isinstance(path, str) else None
+    if clean is None:
+        if not isinstance(path, str) or not path.strip():
+            raise InputError(f"expected a video path, got {path!r}", file=file, record=record, field=name)
         raise InputError(f"video path {path!r} is not relative to a video root", file=file, record=record, field=name)
+    return clean
+
+
+@lru_cache(maxsize=65536)
+def _relative(path: str) -> str | None:
+    pure = PurePosixPath(path.strip())
+    if not path.strip() or pure.is_absolute() or ".." in pure.parts:
+        return None
     return str(pure)
 
 

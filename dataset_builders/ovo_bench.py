@@ -92,12 +92,12 @@ def _probes(item: dict[str, Any], task: str, rid: str, file: Path, report: Quirk
             count = field(probe, "count", file, rid, where)
             if isinstance(count, bool) or not isinstance(count, int) or count < 0:
                 raise InputError(f"expected a count >= 0, got {count!r}", file=file, record=rid, field=where + "count")
-            probes.append({"t_s": t_s, "expected": str(count)})
+            probes.append({"t_s": t_s, "expected": str(count), "step": None})
             continue
         kind = field(probe, "type", file, rid, where)
         if kind not in (0, 1) or isinstance(kind, bool):
             raise InputError(f"expected type 0 or 1, got {kind!r}", file=file, record=rid, field=where + "type")
-        entry = {"t_s": t_s, "expected": "Yes" if kind == 1 else "No"}
+        entry = {"t_s": t_s, "expected": "Yes" if kind == 1 else "No", "step": None}
         if task == "SSR":
             entry["step"] = str(field(probe, "step", file, rid, where))
         probes.append(entry)

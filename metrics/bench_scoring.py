@@ -19,7 +19,7 @@ from streamcue.metrics import ovo_bench, streamingbench_score
 from streamcue.metrics.scoring import _report
 from streamcue.schemas import check_records
 
-__all__ = ["read_ground_truth", "evaluate_benchmark", "PRED_FORMATS"]
+__all__ = ["record_files", "read_ground_truth", "evaluate_benchmark", "PRED_FORMATS"]
 
 PRED_FORMATS = {"ovo-bench": ("streamcue", "ovo-results"), "streamingbench": ("streamcue", "streamingbench")}
 _KINDS = ("mc_question", "active_item")
@@ -29,20 +29,24 @@ def _letter(index: int) -> str:
     return chr(65 + index)
 
 
-def read_ground_truth(path: str | Path, benchmark: str) -> dict[str, dict[str, Any]]:
-    """``{id: record}`` of a builder's folder (mc_question.jsonl, active_item.jsonl) or one record file.
-
-    Records are validated; records of another benchmark are an error.
-    """
+def record_files(path: str | Path) -> list[tuple[str, Path]]:
+    """``(kind, file)`` of a builder's folder (mc_question.jsonl, active_item.jsonl) or of one record file."""
     path = Path(path)
     if path.is_dir():
         files = [(k, path / FILE_NAMES[k]) for k in _KINDS if (path / FILE_NAMES[k]).is_file()]
         if not files:
             raise InputError(f"no {' or '.join(FILE_NAMES[k] for k in _KINDS)} in the folder", file=path)
-    else:
-        first = next(iter_jsonl(path), (None, {}))[1]
-        kind = "active_item" if "item_id" in first else "mc_question"
-        files = [(kind, path)]
+        return files
+    first = next(iter_jsonl(path), (None, {}))[1]
+    return [("active_item" if "item_id" in first else "mc_question", path)]
+
+
+def read_ground_truth(path: str | Path, benchmark: str) -> dict[str, dict[str, Any]]:
+    """``{id: record}`` of a builder's folder or one record file (see :func:`record_files`).
+
+    Records are validated; records of another benchmark are an error.
+    """
+    files = record_files(path)
     records: dict[str, dict[str, Any]] = {}
     for kind, file in files:
         lines = list(iter_jsonl(file))

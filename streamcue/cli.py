@@ -16,7 +16,7 @@ from typer.exceptions import TyperException
 from streamcue import console
 from streamcue.cli_annotate import annotate_app
 from streamcue.cli_anonymize import anonymize
-from streamcue.cli_benchmarks import build_ovo_bench, build_streamingbench
+from streamcue.cli_benchmarks import build_ovo_bench, build_streamingbench, replay_benchmark_command
 from streamcue.cli_evidence import evidence_stats, verify_evidence
 from streamcue.cli_recorded import build_recorded, stats_app
 from streamcue.cli_release import release_app
@@ -40,6 +40,7 @@ app.command("verify-evidence")(verify_evidence)
 build_app.command("recorded")(build_recorded)
 build_app.command("ovo-bench")(build_ovo_bench)
 build_app.command("streamingbench")(build_streamingbench)
+app.command("replay-benchmark")(replay_benchmark_command)
 app.add_typer(stats_app, name="stats")
 stats_app.command("evidence")(evidence_stats)
 app.add_typer(annotate_app, name="annotate")

@@ -37,20 +37,21 @@ def cli(*args, cwd=None):
                           cwd=cwd, env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "STREAMCUE_NO_PROGRESS": "1"})
 
 
+def _built(tmp_path_factory, name, items_of):
+    out = tmp_path_factory.mktemp(name)
+    report = QuirkReport()
+    write_outputs(items_of(report), out)
+    return out, report.to_dict()
+
+
 @pytest.fixture(scope="module")
 def ovo_out(tmp_path_factory):
-    out = tmp_path_factory.mktemp("ovo")
-    report = QuirkReport()
-    write_outputs(ovo_bench.build(ovo_bench.Config(OVO_FILE), report), out)
-    return out, report.to_dict()
+    return _built(tmp_path_factory, "ovo", lambda r: ovo_bench.build(ovo_bench.Config(OVO_FILE), r))
 
 
 @pytest.fixture(scope="module")
 def sb_out(tmp_path_factory):
-    out = tmp_path_factory.mktemp("sb")
-    report = QuirkReport()
-    write_outputs(streamingbench.build(streamingbench.Config(SB), report), out)
-    return out, report.to_dict()
+    return _built(tmp_path_factory, "sb", lambda r: streamingbench.build(streamingbench.Config(SB), r))
 
 
 # ---------------------------------------------------------------- builders
@@ -355,3 +356,111 @@ def test_schema_and_validate_commands_know_the_new_kinds(tmp_path):
     write_jsonl(bad, [record])
     result = cli("validate", bad, "--kind", "mc_question")
     assert result.returncode == 2 and "$.answer: answer index 2 is out of range (2 options)" in result.stderr
+
+
+# ---------------------------------------------------------------- replay through the OpenAI-compatible adapter
+
+class ProtocolChecker:
+    """A scripted vision model on the stub server that checks what each call may see.
+
+    Multiple choice: always "A". Yes/no: yes (so proactive items answer at the first poll).
+    Open questions: "1". Every call's frames must lie in [now - 60 s, now].
+    """
+
+    def __init__(self):
+        self.violations = []
+        self.sqa_dialogues = []
+
+    def __call__(self, body):
+        import re
+
+        system = body["messages"][0]["content"]
+        user = body["messages"][-1]["content"]
+        texts = [p["text"] for p in user if p["type"] == "text"]
+        now = float(re.match(r"Time now: ([\d.]+) s", texts[0]).group(1))
+        times = [float(t.split()[2]) for t in texts if t.startswith("Frame at")]
+        if not times or max(times) > now + 1e-9 or min(times) < now - 60 - 1e-9:
+            self.violations.append((now, times))
+        if any(t.startswith("Dialogue so far") for t in texts):
+            self.sqa_dialogues.append(next(t for t in texts if t.startswith("Dialogue so far")))
+        if '"answer": "yes" or "no"' in system:
+            return json.dumps({"answer": "yes"})
+        if "only the letter" in system:
+            return json.dumps({"text": "A"})
+        return json.dumps({"text": "1"})
+
+
+@pytest.mark.llm_server
+def test_replayed_predictions_follow_the_protocols_and_score(tmp_path):
+    from streamcue.stub_llm import StubLLMServer
+
+    fixtures = SHARED_DATA / "fixtures"
+    sb_dir = tmp_path / "sb_src"
+    sb_dir.mkdir()
+    (sb_dir / "questions_proactive.json").write_text((fixtures / "streamingbench" / "questions_proactive.first3.json")
+                                                     .read_text())
+    (sb_dir / "questions_sqa_stream.json").write_text((fixtures / "streamingbench" /
+                                                       "questions_sqa_stream.first1.json").read_text())
+    ovo_src = fixtures / "ovo_bench" / "ovo_bench_new.one_per_task.json"
+    assert cli("build", "ovo-bench", "--annotations", ovo_src, "--out", tmp_path / "ovo").returncode == 0
+    assert cli("build", "streamingbench", "--questions", sb_dir, "--out", tmp_path / "sb").returncode == 0
+    checker = ProtocolChecker()
+    with StubLLMServer(checker) as server:
+        for name in ("ovo", "sb"):
+            done = cli("replay-benchmark", tmp_path / name, "--out", tmp_path / f"run_{name}", "--window-s", "60",
+                       "--llm-base-url", server.base_url, "--llm-model", "scripted-vl")
+            assert done.returncode == 0, done.stderr
+    assert not checker.violations
+    # SQA: the second and later turns carry the earlier questions with their gold answers
+    sqa = [r for r in read_jsonl(tmp_path / "sb" / "mc_question.jsonl")]
+    first = sqa[0]
+    assert any(f"{chr(65 + first['answer'])}. {first['options'][first['answer']]}" in d for d in checker.sqa_dialogues)
+
+    ovo_report = evaluate("ovo-bench", tmp_path / "ovo", tmp_path / "run_ovo" / "predictions.jsonl", rules="strict")
+    mc = read_jsonl(tmp_path / "ovo" / "mc_question.jsonl")
+    for r in mc:  # "A" is right exactly where the gold option is A
+        assert ovo_report["per_item"][r["question_id"]]["correct"] == (r["answer"] == 0)
+    forward = {r["item_id"]: r for r in read_jsonl(tmp_path / "ovo" / "active_item.jsonl")}
+    preds = {p["item_id"]: p for p in read_jsonl(tmp_path / "run_ovo" / "predictions.jsonl") if "item_id" in p}
+    for item_id, record in forward.items():  # asked once at every probe time
+        assert [r["t_s"] for r in preds[item_id]["responses"]] == [p["t_s"] for p in record["probes"]]
+
+    sb_report = evaluate("streamingbench", tmp_path / "sb", tmp_path / "run_sb" / "predictions.jsonl")
+    proactive = read_jsonl(tmp_path / "sb" / "active_item.jsonl")
+    sb_preds = {p.get("item_id"): p for p in read_jsonl(tmp_path / "run_sb" / "predictions.jsonl")}
+    for r in proactive:  # yes at the first poll: question time + 1 s, then the answer
+        said = sb_preds[r["item_id"]]["responses"]
+        assert [s["t_s"] for s in said] == [r["query_time_s"] + 1] * 4 and said[1]["text"] == "Yes"
+    expected_time = sum(abs(r["query_time_s"] + 1 - r["target"]["t_s"]) <= 2 for r in proactive) / len(proactive)
+    assert sb_report["overall"]["time_accuracy"] == expected_time
+    assert sb_report["overall"]["accuracy"] == sum(r["answer"] == 0 for r in sqa) / len(sqa)
+
+
+@pytest.mark.llm_server
+def test_proactive_polling_stops_at_ground_truth_plus_4_and_own_history(tmp_path):
+    from streamcue.llm import LLMSettings
+    from streamcue.loaders.replay_benchmarks import BenchmarkAsker, replay_benchmark
+    from streamcue.stub_llm import StubLLMServer
+
+    def never(body):
+        system = body["messages"][0]["content"]
+        return json.dumps({"answer": "no"} if '"answer"' in system else {"text": "C"})
+
+    item = {"item_id": "p1", "video_id": "v1", "benchmark": "streamingbench", "task": "Proactive Output",
+            "group": "proactive", "question": "Say when.", "query_time_s": 10.0, "probes": [],
+            "target": {"t_s": 13.0, "text": "now"}}
+    turns = [dict(VALID_SQA, question_id=f"s{n}", query_time_s=float(n), context={"group_id": "g", "turn": n})
+             for n in (1, 2)]
+    with StubLLMServer(never) as server:
+        asker = BenchmarkAsker(LLMSettings(base_url=server.base_url, model="stub-vl"), use_cache=False)
+        preds, report = replay_benchmark(asker, [item, *turns], history="own", k=2)
+        dialogue = [m["text"] for m in server.requests[-1]["messages"][-1]["content"] if m["type"] == "text"]
+    polls = next(p for p in preds if p.get("item_id") == "p1")["responses"]
+    assert [r["t_s"] for r in polls if r["role"] == "assistant"] == [11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0]
+    assert all(r["text"] == "No" for r in polls if r["role"] == "assistant")
+    assert any("assistant: C" in t for t in dialogue), dialogue  # turn 2 sees the model's own turn-1 answer
+    assert report["ask_yes_no"] == 7 and report["ask_choice"] == 2
+
+
+VALID_SQA = {"video_id": "v1", "benchmark": "streamingbench", "task": "Sequential Question Answering", "group": "sqa",
+             "question": "Who serves?", "options": ["Ma", "Fan"], "answer": 1}
