@@ -464,3 +464,18 @@ def test_proactive_polling_stops_at_ground_truth_plus_4_and_own_history(tmp_path
 
 VALID_SQA = {"video_id": "v1", "benchmark": "streamingbench", "task": "Sequential Question Answering", "group": "sqa",
              "question": "Who serves?", "options": ["Ma", "Fan"], "answer": 1}
+
+
+#: A prompt edit must be deliberate: a new version file, and its hash here.
+BENCH_PROMPTS = {
+    "bench_choice.v1": "e6af999011e3464bdcf2b198ac6666b390270f024ac183f083b219a5751e0119",
+    "bench_open.v1": "9b3e7f33f22e6a7409fdedf1e1e3fe7e28a798fa991c9520dca63bd654cf1f63",
+    "bench_yes_no.v1": "baf0b49d5ed7a7b0487b9c1c85ea4d4f7513d75eb41fef75c615259275cb1f96",
+}
+
+
+@pytest.mark.parametrize("name", BENCH_PROMPTS)
+def test_replay_prompts_never_change(name):
+    from streamcue.prompts import load_prompt
+
+    assert load_prompt("streamcue.loaders", name).sha256 == BENCH_PROMPTS[name]
