@@ -37,13 +37,16 @@ def ovo(shared: Path, work: Path) -> dict[str, float]:
     build_s, result = timed(lambda: write_outputs(ovo_bench.build(ovo_bench.Config(shared / "ovo_bench" /
                                                                                     "ovo_bench_new.json")), out))
     rng = random.Random(0)
-    preds = [{"question_id": r["question_id"], "response": rng.choice("ABCD")} for r in read_jsonl(out / "mc_question.jsonl")]
-    preds += [{"item_id": r["item_id"], "responses": [{"t_s": p["t_s"], "probe": i, "text": rng.choice(["Yes", "No", "1"])}
-                                                      for i, p in enumerate(r["probes"])]}
+    preds = [{"question_id": r["question_id"], "response": rng.choice("ABCD")}
+             for r in read_jsonl(out / "mc_question.jsonl")]
+    preds += [{"item_id": r["item_id"],
+               "responses": [{"t_s": p["t_s"], "probe": i, "text": rng.choice(["Yes", "No", "1"])}
+                             for i, p in enumerate(r["probes"])]}
               for r in read_jsonl(out / "active_item.jsonl")]
     write_jsonl(work / "ovo_pred.jsonl", preds)
     score_s, _ = timed(lambda: evaluate("ovo-bench", out, work / "ovo_pred.jsonl"))
-    folders_s, _ = timed(lambda: [evaluate("ovo-bench", out, shared / "ovo_bench" / "results" / m, pred_format="ovo-results")
+    results = shared / "ovo_bench" / "results"
+    folders_s, _ = timed(lambda: [evaluate("ovo-bench", out, results / m, pred_format="ovo-results")
                                   for m in ("GPT", "InternVL2", "LLaVA_OneVision")])
     return {"items": sum(result.counts.get(k, 0) for k in ("mc_question", "active_item")), "build_s": build_s,
             "score_streamcue_s": score_s, "score_3_result_folders_s": folders_s}
@@ -54,7 +57,8 @@ def sb(shared: Path, work: Path) -> dict[str, float]:
     folder = shared / "streamingbench"
     build_s, result = timed(lambda: write_outputs(streamingbench.build(streamingbench.Config(folder)), out))
     rng = random.Random(0)
-    preds = [{"question_id": r["question_id"], "response": rng.choice("ABCD")} for r in read_jsonl(out / "mc_question.jsonl")]
+    preds = [{"question_id": r["question_id"], "response": rng.choice("ABCD")}
+             for r in read_jsonl(out / "mc_question.jsonl")]
     preds += [{"item_id": r["item_id"], "responses": [{"t_s": r["target"]["t_s"], "text": r["target"]["text"]}]}
               for r in read_jsonl(out / "active_item.jsonl")]
     write_jsonl(work / "sb_pred.jsonl", preds)

@@ -144,7 +144,8 @@ def _ovo_results(folder: Path, gt: Mapping[str, dict[str, Any]]) -> tuple[list[o
     mismatches: list[str] = []
     for file in files:
         data = read_json(file)
-        if not isinstance(data, dict) or not all(isinstance(data.get(g), list) for g in ("backward", "realtime", "forward")):
+        groups = ("backward", "realtime", "forward")
+        if not isinstance(data, dict) or not all(isinstance(data.get(g), list) for g in groups):
             raise InputError("expected an object with backward, realtime and forward lists", file=file)
         for group in ("backward", "realtime", "forward"):
             for n, item in enumerate(data[group]):

@@ -193,8 +193,11 @@ def evaluate(
     bertscore: Annotated[bool, typer.Option(help="livecook: compute BERTScore (needs the embed extra).")] = True,
     bertscore_model: Annotated[Optional[str], typer.Option(help="livecook: local BERTScore model folder (default: packaged MiniLM, layer 4).")] = None,
     param: Annotated[Optional[list[str]], typer.Option(help="Override a metric parameter, NAME=VALUE (e.g. window_s=10); recorded in the report.")] = None,
-    pred_format: Annotated[str, typer.Option(help="ovo-bench: streamcue or ovo-results (a results folder); streamingbench: streamcue or streamingbench (an answered questions file).")] = "streamcue",
-    model: Annotated[Optional[str], typer.Option(help="--pred-format streamingbench: the key the model's answers are stored under.")] = None,
+    pred_format: Annotated[str, typer.Option(
+        help="ovo-bench: streamcue or ovo-results (a results folder); streamingbench: streamcue or "
+             "streamingbench (an answered questions file).")] = "streamcue",
+    model: Annotated[Optional[str], typer.Option(
+        help="--pred-format streamingbench: the key the model's answers are stored under.")] = None,
 ) -> None:
     """Score predictions against ground truth and print a table (overall and per group).
 

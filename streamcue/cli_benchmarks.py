@@ -19,7 +19,8 @@ def _write(items, report, out: Path) -> None:
     result = write_outputs(items, out)
     summary = report.to_dict()
     write_json(out / "build_report.json", summary)
-    rows = {f"{group} {task}": {"records": n} for group, tasks in summary["by_task"].items() for task, n in tasks.items()}
+    rows = {f"{group} {task}": {"records": n}
+            for group, tasks in summary["by_task"].items() for task, n in tasks.items()}
     console.out.print(console.table("records by group and task", ["records"], rows, "task"))
     quirks = ", ".join(f"{n} {name}" for name, n in summary["quirks"].items()) or "none"
     counts = ", ".join(f"{n} {kind}" for kind, n in sorted(result.counts.items()))
@@ -28,7 +29,8 @@ def _write(items, report, out: Path) -> None:
 
 def build_ovo_bench(
     annotations: Annotated[Path, typer.Option(help="OVO-Bench's data/ovo_bench_new.json.")],
-    out: Annotated[Path, typer.Option(help="Output folder: mc_question.jsonl, active_item.jsonl, videos.jsonl, build_report.json.")],
+    out: Annotated[Path, typer.Option(
+        help="Output folder: mc_question.jsonl, active_item.jsonl, videos.jsonl, build_report.json.")],
 ) -> None:
     """Convert OVO-Bench: backward and real-time questions to mc_question, forward REC/SSR/CRR to active_item.
 
@@ -48,8 +50,10 @@ def build_ovo_bench(
 
 def build_streamingbench(
     questions: Annotated[Path, typer.Option(help="StreamingBench's src/data folder with the questions_*.json files.")],
-    out: Annotated[Path, typer.Option(help="Output folder: mc_question.jsonl, active_item.jsonl, videos.jsonl, build_report.json.")],
-    subset: Annotated[Optional[list[str]], typer.Option(help="Convert only questions_<SUBSET>.json (repeatable), e.g. real, sqa, proactive.")] = None,
+    out: Annotated[Path, typer.Option(
+        help="Output folder: mc_question.jsonl, active_item.jsonl, videos.jsonl, build_report.json.")],
+    subset: Annotated[Optional[list[str]], typer.Option(
+        help="Convert only questions_<SUBSET>.json (repeatable), e.g. real, sqa, proactive.")] = None,
 ) -> None:
     """Convert StreamingBench: real, omni and SQA questions to mc_question, proactive ones to active_item.
 
@@ -68,9 +72,11 @@ def build_streamingbench(
 
 
 def replay_benchmark_command(
-    records: Annotated[Path, typer.Argument(help="A build ovo-bench / build streamingbench folder, or one record file.")],
+    records: Annotated[Path, typer.Argument(
+        help="A build ovo-bench / build streamingbench folder, or one record file.")],
     out: Annotated[Path, typer.Option(help="Output folder: predictions.jsonl and replay_report.json.")],
-    window_s: Annotated[Optional[float], typer.Option(help="Show only the frames of the last N seconds (e.g. 60).")] = None,
+    window_s: Annotated[Optional[float], typer.Option(
+        help="Show only the frames of the last N seconds (e.g. 60).")] = None,
     history: Annotated[str, typer.Option(help="Earlier SQA turns carry the gold answers (gold, as the official code) "
                                               "or the model's own (own).")] = "gold",
     fps: Annotated[float, typer.Option(help="Frames per second sampled up to each question's time.")] = 1.0,
@@ -79,9 +85,12 @@ def replay_benchmark_command(
     video_root: Annotated[Optional[Path], typer.Option(help="Folder the videos' uri fields are relative to; "
                                                              "without it frames carry only their times.")] = None,
     limit: Annotated[Optional[int], typer.Option(help="Play only the first N records of each kind.")] = None,
-    llm_base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible base URL (or $STREAMCUE_LLM_BASE_URL).")] = None,
-    llm_model: Annotated[Optional[str], typer.Option(help="Model name (or $STREAMCUE_LLM_MODEL); key from $STREAMCUE_LLM_API_KEY.")] = None,
-    llm_structured: Annotated[str, typer.Option(help="Structured output: json_schema, json_object or none.")] = "json_schema",
+    llm_base_url: Annotated[Optional[str], typer.Option(
+        help="OpenAI-compatible base URL (or $STREAMCUE_LLM_BASE_URL).")] = None,
+    llm_model: Annotated[Optional[str], typer.Option(
+        help="Model name (or $STREAMCUE_LLM_MODEL); key from $STREAMCUE_LLM_API_KEY.")] = None,
+    llm_structured: Annotated[str, typer.Option(
+        help="Structured output: json_schema, json_object or none.")] = "json_schema",
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM response cache.")] = False,
 ) -> None:
     """Replay OVO-Bench / StreamingBench records to a vision model with each benchmark's protocol.
