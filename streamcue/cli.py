@@ -262,6 +262,9 @@ def list_things() -> None:
     console.out.print("builders:     " + ", ".join(BUILDERS))
     for name, what in BUILDERS.items():
         console.out.print(f"  build {name}: {what}", markup=False)
+    from streamcue.loaders.strategies import STRATEGIES
+
+    console.out.print("strategies:   " + ", ".join(STRATEGIES) + " (streamcue replay)", markup=False)
     try:
         from streamcue.metrics import METRICS
         console.out.print("metrics:      " + ", ".join(METRICS))
