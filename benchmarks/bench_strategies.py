@@ -97,8 +97,11 @@ def polling_frequency():
     out = {}
     for kind, record in ego4d.build(ego4d.Config(goalstep=GOALSTEP)):
         out.setdefault(kind, []).append(record)
-    records = [r for r in out["interval_qa"] if r["task_type"] == "NAR"
-               and r["answers"][-1]["end_s"] - r["query_time_s"] < 90][:40]
+    unique = {}  # one record per question text, so the scripted model knows which question it is asked
+    for r in out["interval_qa"]:
+        if r["task_type"] == "NAR" and r["answers"][-1]["end_s"] - r["query_time_s"] < 90:
+            unique.setdefault(r["question"], r)
+    records = list(unique.values())[:40]
     durations = {v["video_id"]: v["duration_s"] for v in out["video"]}
     tmp = Path(tempfile.mkdtemp(prefix="bench-polling-"))
     (tmp / "gt.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))

@@ -116,13 +116,14 @@ def test_response_in_last_maps_frame_indices_through_the_sampling_rate():
         assert predictions[0]["responses"][1] == {"t_s": 7.0, "text": "a cup"}  # [6] at 2 fps: 3 s after the start
 
 
-def test_response_in_last_one_call_per_record_on_real_records(estp):
+def test_response_in_last_one_call_per_record_on_real_records(estp, tmp_path):
     records, _, durations = estp
     with StubLLMServer(lambda body: json.dumps({"text": "[0] now\n[3] later"})) as server:
         model = make_strategy("response-in-last", llm(server), "interval_qa")
         predictions, _ = replay_records(model, records, "interval_qa", durations, span="clip")
         assert server.completions == len(records)
         assert [p["responses"][0]["t_s"] for p in predictions] == [math.ceil(r["query_time_s"]) for r in records]
+    assert 0.0 <= estp_f1(tmp_path, records, predictions, "last") <= 1.0
 
 
 def test_parse_lines_never_fails():
@@ -156,7 +157,9 @@ def test_turn_loop_events_name_the_right_plan_step_and_score(cooking, tmp_path):
     assert scored["overall"]["ic_acc"] == 1.0
 
 
-def test_self_check_answers_again_only_when_the_last_answer_no_longer_holds():
+def test_self_check_answers_again_only_when_the_last_answer_no_longer_holds(tmp_path):
+    from streamcue.metrics import evaluate
+
     changes = {0.0: "cutting", 3.0: "frying", 6.0: "plating"}
 
     def respond(body):
@@ -175,6 +178,11 @@ def test_self_check_answers_again_only_when_the_last_answer_no_longer_holds():
             (0.0, "cutting"), (3.0, "frying"), (6.0, "plating")]
         # 1 first answer + 8 checks (seconds 1-8) + 2 new answers
         assert server.completions == 11 and report["strategy"]["ask_check"] == 8
+    (tmp_path / "gt.jsonl").write_text(json.dumps(dict(task, captions=[
+        {"t_s": t, "text": changes[max(c for c in changes if c <= t)]} for t in range(9)])) + "\n")
+    (tmp_path / "pred.jsonl").write_text(json.dumps(predictions[0]) + "\n")
+    scored = evaluate("vsas", tmp_path / "gt.jsonl", tmp_path / "pred.jsonl", judge="exact")
+    assert scored["overall"]["accuracy"] == 1.0  # silence carries the last answer forward
 
 
 def test_strategies_refuse_kinds_and_bad_options():
