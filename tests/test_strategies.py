@@ -361,6 +361,7 @@ def cli(*args, cache=None):
                           env=env)
 
 
+@pytest.mark.slow
 def test_replay_command_writes_predictions_and_report_and_resumes_from_the_cache(estp, tmp_path):
     records, _, durations = estp
     qa = tmp_path / "interval_qa.jsonl"
@@ -384,6 +385,7 @@ def test_replay_command_writes_predictions_and_report_and_resumes_from_the_cache
         assert scored.returncode == 0, scored.stderr
 
 
+@pytest.mark.slow
 def test_replay_command_refuses_with_one_line(estp, tmp_path):
     records, _, _ = estp
     qa = tmp_path / "interval_qa.jsonl"
@@ -396,6 +398,8 @@ def test_replay_command_refuses_with_one_line(estp, tmp_path):
         (["--memory", "LRU"], 2, "unknown memory 'LRU'"),
         (["--poll-hz", "0"], 2, "polling frequency"),
         (["--fps", "nan"], 2, "--fps must be a positive number"),
+        (["--fps", "1000"], 2, "--fps must be a positive number"),
+        (["--kind", "guidance"], 2, "interval_qa.jsonl:1"),
         ([], 4, "cannot reach the LLM server"),
     ]
     for extra, code, message in cases:
