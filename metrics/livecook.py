@@ -15,8 +15,9 @@ must be *about* the step it completes:
   below). ``IC-Acc = matched ground-truth successes / ground-truth successes``, pooled over the
   set (the same denominator as v1, so the versions compare). A plan step of k parallel actions
   carries k ground-truth successes: a model acknowledges each action to score all k. The step
-  of an event is its ``plan_index`` when given; otherwise the turn-based loop of the paper decides (:func:`plan_steps`): an event belongs to the step of the latest
-  ``instruction`` before it in the list (step k after the (k+1)-th instruction; before any
+  of an event is its ``plan_index`` when given; otherwise the turn-based loop of the paper
+  decides (:func:`plan_steps`): an event belongs to the step of the latest ``instruction``
+  before it in the list (step k after the (k+1)-th instruction; before any
   instruction, to no step); in a list without any instruction the k-th success (k = 0, 1, ...)
   belongs to step k (each acknowledgement closes the current step and moves on).
 * **Mistake detection**: predicted and ground-truth ``mistake`` events are matched by a
