@@ -279,9 +279,15 @@ def list_things() -> None:
     console.out.print("builders:     " + ", ".join(BUILDERS))
     for name, what in BUILDERS.items():
         console.out.print(f"  build {name}: {what}", markup=False)
+    from streamcue.loaders.strategies import STRATEGIES
+
+    console.out.print("strategies:   " + ", ".join(STRATEGIES) + " (streamcue replay)", markup=False)
     try:
         from streamcue.metrics import METRICS
-        console.out.print("metrics:      " + ", ".join(METRICS))
+        from streamcue.metrics.configs import LATEST
+
+        console.out.print("metrics:      " + ", ".join(f"{name} (default config {info.config}.v{LATEST[info.config]})"
+                                                       for name, info in METRICS.items()), markup=False)
     except ImportError:  # pragma: no cover - metrics always ship
         pass
 
