@@ -49,6 +49,9 @@ def replay_command(
         help="Earlier turns of multi-turn questions: own (the model's answers) or gold.")] = "own",
     protocol: Annotated[str, typer.Option(help="synchronous or asynchronous (VSAS-Bench).")] = "synchronous",
     limit: Annotated[Optional[int], typer.Option(help="Play only the first N records.")] = None,
+    mistake_summaries: Annotated[Optional[Path], typer.Option(
+        help="turn-loop: mistake_summaries.jsonl (streamcue build livecook-summaries); each instruction's summary "
+             "goes into the mistake question.")] = None,
     llm_base_url: Annotated[Optional[str], typer.Option(
         help="OpenAI-compatible base URL of a vision model (or $STREAMCUE_LLM_BASE_URL).")] = None,
     llm_model: Annotated[Optional[str], typer.Option(
@@ -111,6 +114,11 @@ def replay_command(
         options["every_s"] = every_s if every_s is not None else DEFAULT_EVERY[strategy]
     if strategy != "periodic":
         options["use_cache"] = not no_cache
+    if mistake_summaries is not None:
+        if strategy != "turn-loop":
+            raise ConfigError("--mistake-summaries feeds the turn-loop strategy's mistake question")
+        validate_file(mistake_summaries, "mistake_summary")
+        options["hints"] = {r["summary_id"]: r["summary"] for r in read_jsonl(mistake_summaries)}
     model = make_strategy(strategy, settings, kind, **options)
     policy: Any = memory
     if memory == "OASIS":
