@@ -57,7 +57,8 @@ def read_ground_truth(path: str | Path, benchmark: str) -> dict[str, dict[str, A
             raise RecordValidationError(report.violations)
         for line, rec in lines:
             if rec["benchmark"] != benchmark:
-                raise InputError(f"a {rec['benchmark']} record; this scorer is for {benchmark}", file=file, line=line,
+                raise InputError(f"this is an {rec['benchmark']!r} record; this scorer is for {benchmark}",
+                                 file=file, line=line,
                                  field="benchmark")
             records[rec["question_id" if kind == "mc_question" else "item_id"]] = rec
     return records
