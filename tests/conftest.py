@@ -72,6 +72,21 @@ VALID = {
                         "options": ["Salt", "Garlic"], "answer": "Garlic", "task_type": "temporal",
                         "reference_trace": "At 3:40 the onions turn brown; at 3:55 garlic is added."},
     "reasoning_trace_prediction": {"id": "r1", "answer": "B", "trace": "The onions brown, then garlic goes in."},
+    "mc_question": {
+        "schema_version": "1.0", "question_id": "ovo-1", "video_id": "v1", "benchmark": "ovo-bench", "task": "EPM",
+        "group": "backward", "question": "What did I cut?", "options": ["an onion", "a carrot"], "answer": 1,
+        "answer_text": "a carrot", "query_time_s": 12.0,
+        "provenance": {"builder": "test", "version": "1"}, "verification": {"status": "unverified"},
+    },
+    "active_item": {
+        "schema_version": "1.0", "item_id": "ovo-2", "video_id": "v1", "benchmark": "ovo-bench", "task": "REC",
+        "group": "forward", "activity": "jumping", "query_time_s": 5.0,
+        "spans": [{"start_s": 4.0, "end_s": 6.0, "text": None}],
+        "probes": [{"t_s": 5.0, "expected": "0"}, {"t_s": 7.0, "expected": "1"}],
+        "provenance": {"builder": "test", "version": "1"}, "verification": {"status": "unverified"},
+    },
+    "mc_question_prediction": {"question_id": "ovo-1", "response": "B"},
+    "active_item_prediction": {"item_id": "ovo-2", "responses": [{"t_s": 5.0, "probe": 0, "text": "0"}]},
 }
 
 
