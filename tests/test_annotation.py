@@ -144,7 +144,7 @@ def test_interval_qa_moved_edited_rejected_and_disputed(server, annotators, tmp_
     assert q1["answers"][0] == records[0]["answers"][0]  # untouched interval: exact seconds kept
     assert q1["answers"][1] == {"start_s": 10.0, "end_s": 13.0, "optimal_s": 10.5, "text": "The red cup is by the sink."}
     assert q1["verification"] == {"status": "verified", "annotators": ["ann1@streamcue.test", "ann2@streamcue.test"],
-                                  "checks": 2}
+                                  "checks": 2, "guideline": "interval_qa.v1"}
     assert "interval a1 moved" in summary.changes["q1"] and "answer a1 edited" in summary.changes["q1"]
     assert pulled["q2"]["verification"]["status"] == "rejected" and pulled["q2"]["answers"] == records[1]["answers"]
     assert pulled["q2"]["verification"]["checks"] == 2
@@ -184,7 +184,8 @@ def test_dense_captions_corrected_and_guidance_mistake_moved(server, annotators,
     pull(name, tmp_path / "g1.jsonl")
     [pending] = read_jsonl(tmp_path / "g1.jsonl")
     assert pending["events"] == guidance["events"]
-    assert pending["verification"] == {"status": "unverified", "annotators": ["ann1@streamcue.test"], "checks": 1}
+    assert pending["verification"] == {"status": "unverified", "annotators": ["ann1@streamcue.test"], "checks": 1,
+                                       "guideline": "guidance.v1"}
     annotate(server, tasks["v1"], result, annotators[1])
     pull(name, tmp_path / "g2.jsonl")
     [record] = read_jsonl(tmp_path / "g2.jsonl")
