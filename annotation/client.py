@@ -125,21 +125,25 @@ def project_for(server: Server, title: str, kind: str | None = None, *, create: 
     return project, found
 
 
-def set_guideline(server: Server, project: Any, kind: str, annotated: bool) -> str:
-    """Make the project show the kind's newest guideline before annotating; its version.
+def configure(server: Server, project: Any, kind: str, *, annotated: bool, checks: int) -> str:
+    """Make the project show the kind's newest guideline before annotating, and hand each task to
+    ``checks`` annotators (Label Studio's overlap, ``maximum_annotations``); the guideline version.
 
     A project's guideline never changes once someone annotated in it, so that every pulled record
     names the one version its annotators saw: a newer guideline then needs a new project.
     """
     version, html = guideline(kind)
     current = guideline_version(project.expert_instruction)
-    if current == version and project.show_instruction:
-        return version
-    if annotated and current != version:
-        raise ConfigError(f"project {project.title!r} was annotated under guideline {current or '(none)'}; "
-                          f"push to a new project to use guideline {version}")
-    server.call("setting the guideline", server.client.projects.update, project.id, expert_instruction=html,
-                show_instruction=True)
+    changes: dict[str, Any] = {}
+    if current != version or not project.show_instruction:
+        if annotated and current != version:
+            raise ConfigError(f"project {project.title!r} was annotated under guideline {current or '(none)'}; "
+                              f"push to a new project to use guideline {version}")
+        changes.update(expert_instruction=html, show_instruction=True)
+    if project.maximum_annotations != checks:
+        changes.update(maximum_annotations=checks)
+    if changes:
+        server.call("configuring the project", server.client.projects.update, project.id, **changes)
     return version
 
 

@@ -60,13 +60,17 @@ class PushResult:
 
 
 def push(kind: str, records_path: Path, project: str, *, url: str | None = None, videos: Path | None = None,
-         videos_root: Path | None = None, document_root: Path | None = None, order: bool = False) -> PushResult:
+         videos_root: Path | None = None, document_root: Path | None = None, order: bool = False,
+         checks: int = 2) -> PushResult:
     """Create (or reuse) the project and import one task per record not already in it.
 
-    The project shows the kind's guideline before annotating (see :func:`client.set_guideline`).
+    The project shows the kind's guideline before annotating and gives each task to ``checks``
+    annotators (see :func:`client.configure`).
     With ``order``, tasks are imported most-likely-wrong first (:mod:`streamcue.annotation.order`).
     """
     kind = _kind(kind)
+    if checks < 1:
+        raise ConfigError("--required must be at least 1")
     report = check_file(records_path, kind, videos=videos)
     if not report.ok:
         raise RecordValidationError(report.violations)
@@ -87,7 +91,7 @@ def push(kind: str, records_path: Path, project: str, *, url: str | None = None,
     if videos_root is not None:
         ls.ensure_local_storage(server, proj.id, videos_root)
     existing = ls.export_tasks(server, proj.id)
-    guideline = ls.set_guideline(server, proj, kind, annotated=any(t.get("annotations") for t in existing))
+    guideline = ls.configure(server, proj, kind, annotated=any(t.get("annotations") for t in existing), checks=checks)
     present = {t["data"].get("record_id") for t in existing}
     interface = require("label_studio_sdk.label_interface", "annotation", "label-studio-sdk").LabelInterface(
         ls.label_config(kind))

@@ -23,6 +23,7 @@ def annotate_push(
     videos: Annotated[Optional[Path], typer.Option(help="videos.jsonl, when it is not beside the records.")] = None,
     videos_root: Annotated[Optional[Path], typer.Option(help="Folder the video uris are relative to; served to the browser through Label Studio's local files (a subfolder of its document root).")] = None,
     document_root: Annotated[Optional[Path], typer.Option(help="The server's LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT (default: the same variable here).")] = None,
+    required: Annotated[int, typer.Option(help="Annotators each task goes to (Label Studio's overlap); use the same number for pull.")] = 2,
     order: Annotated[bool, typer.Option("--order", help="Import the records most likely wrong first (evidence verdict, then the generator's confidence), so annotators review them first.")] = False,
 ) -> None:
     """Import one task per record, its current content as the annotator's starting point.
@@ -39,7 +40,7 @@ def annotate_push(
     from streamcue.annotation.roundtrip import push
 
     result = push(kind, records, project, url=url, videos=videos, videos_root=videos_root, document_root=document_root,
-                  order=order)
+                  order=order, checks=required)
     console.out.print(f"{result.imported} tasks imported into project {result.project!r} (id {result.project_id})"
                       f"{', most likely wrong first' if order else ''}; {result.skipped} already there; "
                       f"guideline {result.guideline}")
