@@ -303,3 +303,52 @@ def test_guidance_mistake_moved_in_the_page(browser, server, videos, annotators,
     expected["verification"] = verified("guidance")
     assert pulled == expected
     assert summary.changes == {"v1": ["mistake e1 moved to 7s"]}
+
+
+def relabel(page, rid, label):
+    select_region(page, rid)
+    page.locator(".lsf-label").filter(has=page.locator(".lsf-label__text", has_text=label)).first.click()
+    head = page.locator(".lsf-detailed-region").first
+    head.locator(".lsf-labels-list", has_text=label).wait_for()
+
+
+def test_guidance_events_relabelled_in_the_page(browser, server, videos, annotators, tmp_path):
+    """success <-> mistake through the label buttons: a success that becomes a mistake has no category
+    (the page cannot give one), so that record alone is reported and kept as pushed; the other is written."""
+    to_mistake = copy.deepcopy(VALID["guidance"])
+    to_mistake["events"][1] = {"t_s": 6.0, "type": "success", "text": "The water boils.", "plan_index": 0,
+                               "step_ids": [1], "mistake_category": None, "time_source": "annotation"}
+    to_success = dict(copy.deepcopy(VALID["guidance"]), video_id="v2", activity="Tea")
+    write_jsonl(tmp_path / "videos.jsonl", [VALID["video"], dict(VALID["video"], video_id="v2")])
+    write_jsonl(tmp_path / "guidance.jsonl", [to_mistake, to_success])
+    name = "guidance relabelled in the browser"
+    pushed = push("guidance", tmp_path / "guidance.jsonl", name, videos_root=videos,
+                  document_root=server.document_root, checks=1)
+    title = ls.guideline("guidance")[1].split("</h1>")[0].removeprefix("<h1>")
+    with logged_in(browser, server, ANNOTATORS[0]) as page:
+        try:
+            open_next_task(page, server, pushed.project_id, title, pushed.guideline)
+            page.get_by_text("Activity: Coffee").wait_for()
+            relabel(page, "e1", "mistake")
+            submit(page)
+            page.get_by_text("Activity: Tea").wait_for()  # the stream moves on to the next task
+            page.locator(".lsf-outliner-item").first.wait_for()
+            relabel(page, "e1", "success")
+            submit(page)
+        except Exception:
+            page.screenshot(path=str(tmp_path / "failed-relabel.png"))
+            raise
+    summary = pull(name, tmp_path / "pulled.jsonl", required=1)
+    pulled = {r["video_id"]: r for r in read_jsonl(tmp_path / "pulled.jsonl")}
+    assert summary.states == {"invalid": 1, "verified": 1}
+    assert "mistake_category" in summary.invalid["v1"]
+    assert {k: v for k, v in pulled["v1"].items() if k != "verification"} == \
+        {k: v for k, v in to_mistake.items() if k != "verification"}
+    assert pulled["v1"]["verification"]["status"] == "unverified"
+    assert pulled["v1"]["verification"]["notes"][0].startswith("invalid: $.events[1].mistake_category")
+    expected = copy.deepcopy(to_success)
+    expected["events"][1].update(type="success", mistake_category=None)
+    expected["verification"] = {"status": "verified", "annotators": [ANNOTATORS[0]], "checks": 1,
+                                "guideline": "guidance.v1"}
+    assert pulled["v2"] == expected
+    assert summary.changes == {"v2": ["mistake e1 relabelled success"]}
