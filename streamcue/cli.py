@@ -182,7 +182,9 @@ def evaluate(
     pred: Annotated[Path, typer.Option(help="Predictions JSONL in the matching *_prediction schema.")],
     judge: Annotated[Optional[str], typer.Option(help="Answer judge: exact, token-f1 (default), embedding or llm; mira for reasoning.")] = None,
     output: Annotated[Optional[Path], typer.Option(help="Write the full JSON report (overall, groups, per_item) here.")] = None,
-    config_version: Annotated[Optional[int], typer.Option(help="Metric config version (default: latest).")] = None,
+    config_version: Annotated[Optional[int], typer.Option(help="Metric config version (default: the latest, "
+                                                          "livecook v2 and vsas v2 since 2026-11-23; 1 reproduces "
+                                                          "earlier reports). The report names it (config_version).")] = None,
     judge_model: Annotated[Optional[str], typer.Option(help="embedding: model folder; llm: model name.")] = None,
     llm_base_url: Annotated[Optional[str], typer.Option(help="llm judge: OpenAI-compatible base URL (or $STREAMCUE_LLM_BASE_URL).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the persistent judge cache.")] = False,
