@@ -47,7 +47,8 @@ def guideline(kind: str) -> tuple[str, str]:
     text = versions[max(versions)].read_text(encoding="utf-8")
     version = guideline_version(text)
     if version != f"{kind}.v{max(versions)}":
-        raise ConfigError(f"guideline {kind}.v{max(versions)} does not end with 'streamcue guideline {kind}.v{max(versions)}'")
+        raise ConfigError(f"guideline {kind}.v{max(versions)} does not end with its version line "
+                          f"'streamcue guideline {kind}.v{max(versions)}'")
     return version, markdown_it.MarkdownIt("commonmark").render(text)
 
 
@@ -79,7 +80,7 @@ class Server:
                                    "check $LABEL_STUDIO_API_KEY") from None
             detail = exc.body.get("detail") if isinstance(exc.body, dict) else None
             invalid = exc.body.get("validation_errors") if isinstance(exc.body, dict) else None
-            if isinstance(invalid, dict) and invalid:  # e.g. {'title': ['Ensure this field has at least 3 characters.']}
+            if isinstance(invalid, dict) and invalid:  # {'title': ['Ensure this field has at least 3 characters.']}
                 field, why = next(iter(invalid.items()))
                 detail = f"{field}: {why[0] if isinstance(why, list) and why else why}"
             raise ServiceError(f"Label Studio at {self.url}: {what} failed with HTTP {exc.status_code}"

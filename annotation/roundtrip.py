@@ -198,7 +198,8 @@ def pull(project: str, out: Path, *, url: str | None = None, required: int = 2, 
     return summary
 
 
-def status(project: str, *, url: str | None = None, required: int = 2, tolerance_s: float = 1.0) -> list[dict[str, Any]]:
+def status(project: str, *, url: str | None = None, required: int = 2,
+           tolerance_s: float = 1.0) -> list[dict[str, Any]]:
     """Per task: annotators so far, agreement state and how many checks are missing."""
     return status_report(project, url=url, required=required, tolerance_s=tolerance_s)[0]
 

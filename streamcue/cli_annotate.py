@@ -23,8 +23,11 @@ def annotate_push(
     videos: Annotated[Optional[Path], typer.Option(help="videos.jsonl, when it is not beside the records.")] = None,
     videos_root: Annotated[Optional[Path], typer.Option(help="Folder the video uris are relative to; served to the browser through Label Studio's local files (a subfolder of its document root).")] = None,
     document_root: Annotated[Optional[Path], typer.Option(help="The server's LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT (default: the same variable here).")] = None,
-    required: Annotated[int, typer.Option(help="Annotators each task goes to (Label Studio's overlap); use the same number for pull.")] = 2,
-    order: Annotated[bool, typer.Option("--order", help="Import the records most likely wrong first (evidence verdict, then the generator's confidence), so annotators review them first.")] = False,
+    required: Annotated[int, typer.Option(
+        help="Annotators each task goes to (Label Studio's overlap); use the same number for pull.")] = 2,
+    order: Annotated[bool, typer.Option("--order", help=(
+        "Import the records most likely wrong first (evidence verdict, then the generator's confidence), "
+        "so annotators review them first."))] = False,
 ) -> None:
     """Import one task per record, its current content as the annotator's starting point.
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from conftest import CAPTAINCOOK4D, VALID
-from label_studio_server import executable, label_studio
+from label_studio_server import connected, executable, server  # noqa: F401 (fixtures)
 
 pytest.importorskip("label_studio_sdk")
 httpx = pytest.importorskip("httpx")
@@ -25,26 +25,14 @@ from streamcue.dataset_builders.output import write_outputs  # noqa: E402
 from streamcue.errors import ConfigError, InputError, ServiceError  # noqa: E402
 from streamcue.io import read_jsonl, write_jsonl  # noqa: E402
 
-pytestmark = [pytest.mark.label_studio, pytest.mark.slow,
+pytestmark = [pytest.mark.label_studio, pytest.mark.slow, pytest.mark.usefixtures("connected"),
               pytest.mark.skipif(executable() is None, reason="no Label Studio server: ./dev.sh test installs it "
                                  "in .venv-label-studio (or set STREAMCUE_LABEL_STUDIO)")]
 FPS = 30.0
 _names = itertools.count()
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory):
-    with label_studio(tmp_path_factory.mktemp("label-studio")) as running:
-        yield running
-
-
-@pytest.fixture(autouse=True)
-def _connection(server, monkeypatch):
-    monkeypatch.setenv("LABEL_STUDIO_URL", server.url)
-    monkeypatch.setenv("LABEL_STUDIO_API_KEY", server.token)
-
-
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def annotators(server):
     ids = []
     for name in ("ann1", "ann2"):
@@ -315,8 +303,8 @@ def test_double_check_counts_distinct_annotators_not_annotations(server, annotat
     pull(name, tmp_path / "twice.jsonl")
     [record] = read_jsonl(tmp_path / "twice.jsonl")
     assert record["answers"][1]["text"] == "The red cup is by the sink."
-    assert record["verification"] == {"status": "verified", "annotators": ["ann1@streamcue.test", "ann2@streamcue.test"],
-                                      "checks": 2, "guideline": "interval_qa.v1"}
+    assert record["verification"] == {"status": "verified", "checks": 2, "guideline": "interval_qa.v1",
+                                      "annotators": ["ann1@streamcue.test", "ann2@streamcue.test"]}
     rows_, people = status_report(name)
     assert rows_[0]["annotations"] == 2 and rows_[0]["missing"] == 0
     # throughput: ann1 did one task (two submissions), timed by their latest annotation
@@ -408,8 +396,9 @@ def checked(qa_id, verdict=None, sure=None, confidence=None):
 
 def test_push_order_puts_the_records_most_likely_wrong_first(server, tmp_path):
     records = [checked("rule"), checked("ok-sure", "supported", 0.9), checked("bad-doubt", "unsupported", 0.6),
-               checked("gen-low", confidence=0.2), checked("unsure", "unsure", 0.5), checked("ok-doubt", "supported", 0.3),
-               checked("bad-sure", "unsupported", 0.95), checked("gen-high", confidence=0.8)]
+               checked("gen-low", confidence=0.2), checked("unsure", "unsure", 0.5),
+               checked("ok-doubt", "supported", 0.3), checked("bad-sure", "unsupported", 0.95),
+               checked("gen-high", confidence=0.8)]
     name = project_name("interval_qa")
     push("interval_qa", records_dir(tmp_path, "interval_qa", records), name, order=True)
     conn = ls.connect()

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from conftest import VALID
-from label_studio_server import executable, label_studio
+from label_studio_server import connected, executable, server  # noqa: F401 (fixtures)
 
 CHROMIUM = Path(os.environ.get("STREAMCUE_CHROMIUM", "/usr/bin/chromium"))
 
@@ -46,7 +46,7 @@ def _missing() -> str | None:
 
 pytest.importorskip("label_studio_sdk")
 httpx = pytest.importorskip("httpx")
-pytestmark = [pytest.mark.browser, pytest.mark.label_studio, pytest.mark.slow,
+pytestmark = [pytest.mark.browser, pytest.mark.label_studio, pytest.mark.slow, pytest.mark.usefixtures("connected"),
               pytest.mark.skipif(_missing() is not None, reason=_missing() or "")]
 
 from streamcue.annotation import client as ls  # noqa: E402
@@ -58,18 +58,6 @@ FPS = 30.0
 ANNOTATORS = ("anna@streamcue.test", "ben@streamcue.test")
 PASSWORD = "annotator-password-7"
 TIMINGS: dict[str, list[float]] = {}
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with label_studio(tmp_path_factory.mktemp("label-studio")) as running:
-        yield running
-
-
-@pytest.fixture(autouse=True)
-def _connection(server, monkeypatch):
-    monkeypatch.setenv("LABEL_STUDIO_URL", server.url)
-    monkeypatch.setenv("LABEL_STUDIO_API_KEY", server.token)
 
 
 @pytest.fixture(scope="module")
@@ -189,7 +177,9 @@ def move_region(page, rid, start, end):
     select_region(page, rid)
     first, last = page.locator(".lsf-region-editor input[type=number]").nth(0), \
         page.locator(".lsf-region-editor input[type=number]").nth(1)
-    for box, value in ((first, start), (last, end)) if start < int(first.input_value()) else ((last, end), (first, start)):
+    # an earlier start first, a later end first: the page keeps start <= end at every step
+    steps = ((first, start), (last, end)) if start < int(first.input_value()) else ((last, end), (first, start))
+    for box, value in steps:
         box.fill(str(value))
         box.press("Enter")
     assert (int(first.input_value()), int(last.input_value())) == (start, end)
@@ -283,7 +273,8 @@ def test_dense_caption_corrected_in_the_page(browser, server, videos, annotators
     def change(page):
         edit_region_text(page, "c1", "caption", "Slicing the onion into rings.")
 
-    pulled, summary = annotate_in_browser(browser, server, "dense_caption", record, videos, tmp_path, ANNOTATORS, change)
+    pulled, summary = annotate_in_browser(browser, server, "dense_caption", record, videos, tmp_path, ANNOTATORS,
+                                          change)
     expected = copy.deepcopy(record)
     expected["captions"][1] = {"t_s": 1, "text": "Slicing the onion into rings.", "corrected": True}
     expected["verification"] = verified("dense_caption")
