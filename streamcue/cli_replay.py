@@ -81,8 +81,8 @@ def replay_command(
         raise ConfigError(f"unknown strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
     if memory not in MEMORIES:
         raise ConfigError(f"unknown memory {memory!r}; known: {', '.join(MEMORIES)}")
-    if not fps > 0 or fps == float("inf"):
-        raise ConfigError(f"--fps must be a positive number, got {fps}")
+    if not 0 < fps <= 60:
+        raise ConfigError(f"--fps must be a positive number of frames per second, at most 60, got {fps}")
     if k < 1 or (limit is not None and limit < 1):
         raise ConfigError("--k and --limit must be at least 1")
     if not records.is_file():
