@@ -127,11 +127,31 @@ def check_guidance(record: Mapping[str, Any], durations: Durations) -> Iterator[
         yield "$.events", f"{n_instructions} instruction events for {len(record['plan'])} plan steps"
 
 
+def check_counterfactual_mistake(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
+    duration, problems = _duration(record, durations)
+    yield from problems
+    critical = record["critical"]
+    yield from _span("$.critical", critical["start_s"], critical["end_s"])
+    yield from _inside("$.critical.end_s", critical["end_s"], duration)
+    slot = record["changed_slot"]
+    kept = "verb" if slot == "noun" else "noun"
+    original, counterfactual = record["original"], record["counterfactual"]
+    if original[slot] == counterfactual[slot]:
+        yield f"$.counterfactual.{slot}", f"changed_slot is {slot} but the {slot} is unchanged ({original[slot]!r})"
+    if original[kept] != counterfactual[kept]:
+        yield (f"$.counterfactual.{kept}",
+               f"only the {slot} may change, the {kept} differs ({original[kept]!r} -> {counterfactual[kept]!r})")
+    if record["mistake"]["t_s"] < record["instruction"]["t_s"]:
+        yield "$.mistake.t_s", "the mistake feedback comes before the instruction"
+    yield from _inside("$.mistake.t_s", record["mistake"]["t_s"], duration)
+
+
 CHECKS: dict[str, Callable[[Mapping[str, Any], Durations], Iterator[Problem]]] = {
     "video": check_video,
     "interval_qa": check_interval_qa,
     "dense_caption": check_dense_caption,
     "guidance": check_guidance,
+    "counterfactual_mistake": check_counterfactual_mistake,
 }
 
 

@@ -34,6 +34,8 @@ ID_FIELDS: dict[str, str] = {
     "recorded_task": "task_id",
     "reasoning_trace": "id",
     "reasoning_trace_prediction": "id",
+    "mistake_summary": "summary_id",
+    "counterfactual_mistake": "cf_id",
     "mc_question": "question_id",
     "active_item": "item_id",
     "mc_question_prediction": "question_id",

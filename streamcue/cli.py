@@ -18,6 +18,7 @@ from streamcue.cli_annotate import annotate_app
 from streamcue.cli_anonymize import anonymize
 from streamcue.cli_benchmarks import build_ovo_bench, build_streamingbench, replay_benchmark_command
 from streamcue.cli_evidence import evidence_stats, verify_evidence
+from streamcue.cli_livecook import build_livecook_augment, build_livecook_summaries
 from streamcue.cli_recorded import build_recorded, stats_app
 from streamcue.cli_release import release_app
 from streamcue.cli_replay import replay_command
@@ -38,6 +39,8 @@ app.add_typer(release_app, name="release")
 app.command("anonymize")(anonymize)
 app.command("verify-evidence")(verify_evidence)
 build_app.command("recorded")(build_recorded)
+build_app.command("livecook-summaries")(build_livecook_summaries)
+build_app.command("livecook-augment")(build_livecook_augment)
 build_app.command("ovo-bench")(build_ovo_bench)
 build_app.command("streamingbench")(build_streamingbench)
 app.command("replay-benchmark")(replay_benchmark_command)
