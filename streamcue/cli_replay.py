@@ -48,6 +48,9 @@ def replay_command(
     turns: Annotated[str, typer.Option(
         help="Earlier turns of multi-turn questions: own (the model's answers) or gold.")] = "own",
     protocol: Annotated[str, typer.Option(help="synchronous or asynchronous (VSAS-Bench).")] = "synchronous",
+    mistake_hints: Annotated[Optional[Path], typer.Option(
+        help="turn-loop: JSON object {instruction text: typical mistakes}, shown with the mistake question "
+             "(LiveCook's per-instruction summary).")] = None,
     limit: Annotated[Optional[int], typer.Option(help="Play only the first N records.")] = None,
     mistake_summaries: Annotated[Optional[Path], typer.Option(
         help="turn-loop: mistake_summaries.jsonl (streamcue build livecook-summaries); each instruction's summary "
@@ -114,11 +117,14 @@ def replay_command(
         options["every_s"] = every_s if every_s is not None else DEFAULT_EVERY[strategy]
     if strategy != "periodic":
         options["use_cache"] = not no_cache
-    if mistake_summaries is not None:
+    if mistake_hints is not None or mistake_summaries is not None:
         if strategy != "turn-loop":
-            raise ConfigError("--mistake-summaries feeds the turn-loop strategy's mistake question")
-        validate_file(mistake_summaries, "mistake_summary")
-        options["hints"] = {r["summary_id"]: r["summary"] for r in read_jsonl(mistake_summaries)}
+            raise ConfigError("--mistake-hints and --mistake-summaries are for --strategy turn-loop")
+        hints: dict[Any, str] = _hints(mistake_hints) if mistake_hints is not None else {}
+        if mistake_summaries is not None:  # keyed by (recording, plan step): they win over text keys
+            validate_file(mistake_summaries, "mistake_summary")
+            hints.update({(r["video_id"], r["plan_index"]): r["summary"] for r in read_jsonl(mistake_summaries)})
+        options["hints"] = hints
     model = make_strategy(strategy, settings, kind, **options)
     policy: Any = memory
     if memory == "OASIS":
@@ -138,7 +144,8 @@ def replay_command(
         validate(prediction, prediction_kind)
     write_jsonl(predictions_path, predictions)
     report = {"records": records.name, "kind": kind, "strategy": strategy, "memory": memory, "fps": fps,
-              "options": {key: value for key, value in options.items() if key != "use_cache"},
+              "options": {key: value for key, value in options.items() if key not in ("use_cache", "hints")},
+              **({"mistake_hints": mistake_hints.name} if mistake_hints else {}),
               "replay": {"steps" if key == "calls" else key: value for key, value in report.items()},
               "endpoint": model.report() if hasattr(model, "report") else _usage(model),
               **({"memory_calls": policy.report()} if memory == "OASIS" else {})}
@@ -153,6 +160,18 @@ def replay_command(
         if endpoint.get(key):
             console.out.print(f"{endpoint[key]} {key.replace('_', ' ')} in the model's answers (counted, skipped)",
                               markup=False)
+
+
+def _hints(path: Path) -> dict[str, str]:
+    from streamcue.errors import InputError
+    from streamcue.io import read_json
+
+    if not path.is_file():
+        raise InputError("no such mistake-hints file", file=path)
+    hints = read_json(path)
+    if not isinstance(hints, dict) or not all(isinstance(v, str) for v in hints.values()):
+        raise InputError("mistake hints must be a JSON object of instruction text -> hint text", file=path)
+    return hints
 
 
 def _usage(model: Any) -> dict[str, Any]:
