@@ -119,7 +119,8 @@ def replay_command(
         options["use_cache"] = not no_cache
     if mistake_hints is not None or mistake_summaries is not None:
         if strategy != "turn-loop":
-            raise ConfigError("--mistake-hints and --mistake-summaries are for --strategy turn-loop")
+            given = "--mistake-hints" if mistake_hints is not None else "--mistake-summaries"
+            raise ConfigError(f"{given} is for --strategy turn-loop")
         hints: dict[Any, str] = _hints(mistake_hints) if mistake_hints is not None else {}
         if mistake_summaries is not None:  # keyed by (recording, plan step): they win over text keys
             validate_file(mistake_summaries, "mistake_summary")
