@@ -49,12 +49,10 @@ def replay_command(
         help="Earlier turns of multi-turn questions: own (the model's answers) or gold.")] = "own",
     protocol: Annotated[str, typer.Option(help="synchronous or asynchronous (VSAS-Bench).")] = "synchronous",
     mistake_hints: Annotated[Optional[Path], typer.Option(
-        help="turn-loop: JSON object {instruction text: typical mistakes}, shown with the mistake question "
-             "(LiveCook's per-instruction summary).")] = None,
+        help="turn-loop: LiveCook's typical mistakes per instruction, shown with the mistake question: the "
+             "mistake_summaries.jsonl of `build livecook-summaries`, or a JSON object {instruction text: hint}.")]
+        = None,
     limit: Annotated[Optional[int], typer.Option(help="Play only the first N records.")] = None,
-    mistake_summaries: Annotated[Optional[Path], typer.Option(
-        help="turn-loop: mistake_summaries.jsonl (streamcue build livecook-summaries); each instruction's summary "
-             "goes into the mistake question.")] = None,
     llm_base_url: Annotated[Optional[str], typer.Option(
         help="OpenAI-compatible base URL of a vision model (or $STREAMCUE_LLM_BASE_URL).")] = None,
     llm_model: Annotated[Optional[str], typer.Option(
@@ -117,15 +115,10 @@ def replay_command(
         options["every_s"] = every_s if every_s is not None else DEFAULT_EVERY[strategy]
     if strategy != "periodic":
         options["use_cache"] = not no_cache
-    if mistake_hints is not None or mistake_summaries is not None:
+    if mistake_hints is not None:
         if strategy != "turn-loop":
-            given = "--mistake-hints" if mistake_hints is not None else "--mistake-summaries"
-            raise ConfigError(f"{given} is for --strategy turn-loop")
-        hints: dict[Any, str] = _hints(mistake_hints) if mistake_hints is not None else {}
-        if mistake_summaries is not None:  # keyed by (recording, plan step): they win over text keys
-            validate_file(mistake_summaries, "mistake_summary")
-            hints.update({(r["video_id"], r["plan_index"]): r["summary"] for r in read_jsonl(mistake_summaries)})
-        options["hints"] = hints
+            raise ConfigError("--mistake-hints is for --strategy turn-loop")
+        options["hints"] = _hints(mistake_hints)
     model = make_strategy(strategy, settings, kind, **options)
     policy: Any = memory
     if memory == "OASIS":
@@ -163,12 +156,16 @@ def replay_command(
                               markup=False)
 
 
-def _hints(path: Path) -> dict[str, str]:
+def _hints(path: Path) -> dict[Any, str]:
     from streamcue.errors import InputError
-    from streamcue.io import read_json
+    from streamcue.io import read_json, read_jsonl
+    from streamcue.schemas import validate_file
 
     if not path.is_file():
         raise InputError("no such mistake-hints file", file=path)
+    if path.suffix == ".jsonl":
+        validate_file(path, "mistake_summary")
+        return {(r["video_id"], r["plan_index"]): r["summary"] for r in read_jsonl(path)}
     hints = read_json(path)
     if not isinstance(hints, dict) or not all(isinstance(v, str) for v in hints.values()):
         raise InputError("mistake hints must be a JSON object of instruction text -> hint text", file=path)

@@ -169,7 +169,7 @@ def test_train_split_and_bad_options_are_refused(tmp_path):
 
 
 def test_summaries_feed_the_turn_loop_mistake_question(tmp_path):
-    """replay --strategy turn-loop --mistake-summaries: each instruction's summary reaches the mistake prompt."""
+    """replay --strategy turn-loop --mistake-hints: each instruction's summary reaches the mistake prompt."""
     from streamcue.dataset_builders import captaincook4d
     from streamcue.stub_llm import message_text
 
@@ -189,7 +189,7 @@ def test_summaries_feed_the_turn_loop_mistake_question(tmp_path):
         before = len(server.requests)
         played = subprocess.run([sys.executable, "-m", "streamcue", "replay", str(tmp_path / "cc" / "guidance.jsonl"),
                                  "--out", str(tmp_path / "run"), "--strategy", "turn-loop", "--every-s", "60",
-                                 "--mistake-summaries", str(tmp_path / "sum" / "mistake_summaries.jsonl"), *llm],
+                                 "--mistake-hints", str(tmp_path / "sum" / "mistake_summaries.jsonl"), *llm],
                                 capture_output=True, text=True, env=env)
         assert played.returncode == 0, played.stderr
         prompts = ["\n".join(message_text(m) for m in body["messages"]) for body in server.requests[before:]]
@@ -198,6 +198,6 @@ def test_summaries_feed_the_turn_loop_mistake_question(tmp_path):
     assert f"Typical mistakes for this instruction: {summaries[0]}" in asked[0]
     refused = subprocess.run([sys.executable, "-m", "streamcue", "replay", str(tmp_path / "cc" / "guidance.jsonl"),
                               "--out", str(tmp_path / "run2"), "--strategy", "periodic",
-                              "--mistake-summaries", str(tmp_path / "sum" / "mistake_summaries.jsonl")],
+                              "--mistake-hints", str(tmp_path / "sum" / "mistake_summaries.jsonl")],
                              capture_output=True, text=True, env=env)
     assert refused.returncode == 2 and "turn-loop" in refused.stderr
