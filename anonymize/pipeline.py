@@ -1,20 +1,25 @@
 """Blur every face and licence plate of a video; write the blurred copy and its report.
 
-Frames flow through a pipeline: ffmpeg decodes in its own process, a reader thread prefetches
-frames, detection runs in the main thread (onnxruntime releases the GIL), a writer thread
-feeds the encoding ffmpeg process. Recall before precision:
+Four stages overlap: ffmpeg decodes in its own process (a thread reads its frames), the
+detector looks in a thread (onnxruntime releases the GIL; its threads are set and never spin,
+see :class:`~streamcue.anonymize.detectors.CenterFaceDetector`), hiding runs in a thread, and
+the calling thread feeds the encoding ffmpeg process. Recall before precision:
 
 * a low detector threshold, boxes padded by ``pad`` of their size;
 * temporal dilation: a region found at time t is hidden from t - dilate_s to t + dilate_s,
   which covers missed detections and motion blur;
-* with ``stride`` > 1 (detect on every stride-th frame), a frame between two detections also
-  hides each face or plate at its position interpolated between them (boxes paired by
-  nearest centre), and the dilation window is at least ``stride - 1`` frames;
-* the hidden pixels are pixelated to a few blocks and smoothed.
+* a named detection schedule (``PRESETS``): frames looked at on every ``stride``-th frame at
+  ``max_side`` pixels (large faces), and at full size on every ``full_every``-th frame (small
+  faces); a frame between two looks also hides each face or plate at its position interpolated
+  between them (boxes paired by nearest centre), and the dilation window is at least
+  ``stride - 1`` frames;
+* the window's regions are merged per frame (one running count, :class:`WindowMask`) and each
+  merged region is pixelated once to a few blocks and smoothed, so hiding costs the same
+  however long the window and however many faces it holds.
 
-For thousands of video-hours, run :func:`anonymize_video` per file on an existing engine,
-e.g. ``datasets.Dataset.from_dict({"path": paths}).map(fn, num_proc=N)`` or Ray Data's
-``map``; each call is independent and writes its own output and report atomically.
+For many videos, ``streamcue anonymize DIR --engine ray`` runs one Ray Data task per file
+(:mod:`streamcue.anonymize.ray_engine`); each call is independent and writes its own output
+and report atomically.
 """
 
 from __future__ import annotations
@@ -46,13 +51,14 @@ VIDEO_SUFFIXES = (".mp4", ".mov", ".mkv", ".avi", ".webm", ".m4v", ".mpg", ".mpe
 PRESETS: dict[str, dict[str, Any]] = {
     # every frame at full size, plates too: the most CenterFace and the cascade can find
     "thorough": {"max_side": None, "stride": 1, "full_every": 0, "plate_max_side": None, "plate_step": 1.05,
-                 "pad": 0.25},
+                 "plates_at_full_only": False, "pad": 0.25, "dilate_s": 0.2},
     # every frame at 640 px (large faces), every 2nd at full size (small faces); plates on every frame
     "balanced": {"max_side": 640, "stride": 1, "full_every": 2, "plate_max_side": None, "plate_step": 1.1,
-                 "pad": 0.25},
-    # every 2nd frame at 640 px, every 4th at full size; boxes carried between looks, padded more
-    "fast": {"max_side": 640, "stride": 2, "full_every": 4, "plate_max_side": None, "plate_step": 1.1,
-             "pad": 0.3},
+                 "plates_at_full_only": False, "pad": 0.25, "dilate_s": 0.2},
+    # every 2nd frame at 640 px, every 6th at full size (small faces, plates); boxes carried between looks
+    # (interpolated), padded and dilated more
+    "fast": {"max_side": 640, "stride": 2, "full_every": 6, "plate_max_side": None, "plate_step": 1.1,
+             "plates_at_full_only": True, "pad": 0.35, "dilate_s": 0.3},
 }
 DEFAULT_PRESET = "balanced"
 
@@ -71,6 +77,7 @@ class AnonymizeOptions:
     full_every: int = 2           # instead at full size on every full_every-th frame (0: never)
     plate_max_side: int | None = None  # plates are looked for on frames scaled to this longest side
     plate_step: float = 1.1       # scale step of the plate cascade's search (smaller: finer, slower)
+    plates_at_full_only: bool = False  # with two sizes, look for plates on the full-size looks only
     pad: float = 0.25             # face boxes grow by this share of their size on each side
     plate_pad: float = 0.1
     dilate_s: float = 0.2         # seconds before and after a detection that stay hidden
@@ -136,7 +143,8 @@ class Anonymizer:
         """The detection schedule as the report states it."""
         o = self.options
         return {"preset": o.preset, "stride": o.stride, "max_side": o.max_side, "full_every": self._full,
-                "plate_max_side": o.plate_max_side, "plate_step": o.plate_step}
+                "plate_max_side": o.plate_max_side, "plate_step": o.plate_step,
+                "plates_at_full_only": bool(o.plates_at_full_only and self._full)}
 
     def _look(self, item: _Detected, full: bool) -> _Detected:
         frame = item.frame
@@ -145,8 +153,10 @@ class Anonymizer:
             faces = np.zeros((0, 5))
         else:
             faces = self.face.detect_at(frame, None) if full and self._full else self.face.detect(frame)
-        plates = self.plate.detect(frame) if self.plate else np.zeros((0, 5))
-        item.faces, item.plates = pad_boxes(faces, self.options.pad, w, h), pad_boxes(plates, self.options.plate_pad, w, h)
+        skip_plates = self.options.plates_at_full_only and self._full and not full
+        plates = self.plate.detect(frame) if self.plate and not skip_plates else np.zeros((0, 5))
+        item.faces = pad_boxes(faces, self.options.pad, w, h)
+        item.plates = pad_boxes(plates, self.options.plate_pad, w, h)
         item.full = full or not self._full
         return item
 

@@ -230,7 +230,7 @@ def test_presets_are_named_in_the_report_and_defaults_are_balanced(blurred):
     with pytest.raises(Exception, match="unknown preset 'quick'"):
         AnonymizeOptions.from_preset("quick")
     assert AnonymizeOptions.from_preset("fast", stride=3, pad=None).stride == 3
-    assert AnonymizeOptions.from_preset("fast", pad=None).pad == 0.3
+    assert AnonymizeOptions.from_preset("fast", pad=None).pad == 0.35
 
 
 @pytest.mark.slow

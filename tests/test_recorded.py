@@ -249,4 +249,5 @@ def test_videos_run_concurrently_with_the_same_results_as_in_sequence(tmp_path):
     assert sequential > 4 * 3 * 0.4 and concurrent < one * 1.5 + 0.5, (one, sequential, concurrent)
     for kind in ("dense_caption.jsonl", "videos.jsonl"):
         assert read_jsonl(tmp_path / "seq" / kind) == read_jsonl(tmp_path / "conc" / kind)
-    assert [r["task_id"] for r in read_jsonl(tmp_path / "conc" / "dense_caption.jsonl")] == [t["task_id"] for t in tasks]
+    order = [r["task_id"] for r in read_jsonl(tmp_path / "conc" / "dense_caption.jsonl")]
+    assert order == [t["task_id"] for t in tasks]
