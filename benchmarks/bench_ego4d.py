@@ -24,7 +24,7 @@ from estp_responder import estp_responder  # noqa: E402
 from streamcue.dataset_builders import ego4d  # noqa: E402
 from streamcue.llm import LLMSettings  # noqa: E402
 from streamcue.paths import default_goalstep  # noqa: E402
-from streamcue.stub_llm import StubLLMServer  # noqa: E402
+from streamcue.testing.stub_llm import StubLLMServer  # noqa: E402
 
 
 def main() -> None:

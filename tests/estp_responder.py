@@ -8,7 +8,7 @@ two content words with the visual cue; many-to-many pairs consecutive questions.
 import json
 import re
 
-from streamcue.stub_llm import default_responder, message_text
+from streamcue.testing.stub_llm import default_responder, message_text
 
 STOP = {"the", "a", "an", "and", "of", "on", "to", "c", "with", "from", "at", "in", "his", "her", "again"}
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from streamcue.anonymize.ffmpeg_io import ffmpeg_exe
 from streamcue.loaders import video_path
-from streamcue.stub_llm import message_text
+from streamcue.testing.stub_llm import message_text
 
 SPAN = re.compile(r"\[([\d.]+)-([\d.]+) s\] (.*)")
 

@@ -21,7 +21,7 @@ from streamcue.dataset_builders.output import write_outputs
 from streamcue.errors import InputError
 from streamcue.llm import LLMSettings
 from streamcue.schemas import validate_file
-from streamcue.stub_llm import StubLLMServer
+from streamcue.testing.stub_llm import StubLLMServer
 
 from conftest import GOALSTEP_VAL
 from estp_responder import estp_responder

@@ -20,7 +20,7 @@ from streamcue.llm import LLMClient, LLMSettings  # noqa: E402
 from streamcue.loaders import video_path  # noqa: E402
 from streamcue.loaders.frames import SpanFrames  # noqa: E402
 from streamcue.schemas import validate, validate_file  # noqa: E402
-from streamcue.stub_llm import StubLLMServer  # noqa: E402
+from streamcue.testing.stub_llm import StubLLMServer  # noqa: E402
 
 from conftest import GOALSTEP_VAL  # noqa: E402
 from evidence_responder import scripted_model, shifted_records, write_test_videos  # noqa: E402

@@ -10,7 +10,7 @@ import pytest
 
 from streamcue.errors import ConfigError, ServiceError
 from streamcue.llm import LLMClient, LLMSettings, Request
-from streamcue.stub_llm import StubLLMServer, default_responder
+from streamcue.testing.stub_llm import StubLLMServer, default_responder
 
 pytestmark = pytest.mark.llm_server
 

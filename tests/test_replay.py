@@ -12,7 +12,7 @@ from streamcue.loaders.openai_model import OpenAIVisionModel
 from streamcue.loaders.replay import Frame, replay, select_frames
 from streamcue.loaders.replay_records import PeriodicBaseline, replay_records
 from streamcue.schemas import validate
-from streamcue.stub_llm import StubLLMServer, message_text
+from streamcue.testing.stub_llm import StubLLMServer, message_text
 
 
 class Recorder:
