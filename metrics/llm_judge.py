@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from streamcue.llm import LLMClient, LLMSettings, Request
-from streamcue.metrics.judges import Triple, Verdict
+from streamcue.metrics.verdict import Triple, Verdict
 from streamcue.prompts import load_prompt
 
 __all__ = ["LLMJudge"]
