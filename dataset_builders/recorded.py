@@ -31,7 +31,7 @@ from streamcue.errors import InputError, RecordValidationError
 from streamcue.extras import require
 from streamcue.io import iter_jsonl, read_json
 from streamcue.llm import LLMClient, LLMSettings, Request
-from streamcue.loaders.replay import Frame, select_frames
+from streamcue.frame_memory import Frame, select_frames
 from streamcue.progress import track
 from streamcue.prompts import load_prompt
 from streamcue.schemas import check
