@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
+from streamcue import console
+from streamcue.io import read_jsonl
 from streamcue.schemas.taxonomy import EVENT_TYPES
 
-__all__ = ["guidance_summary"]
+__all__ = ["guidance_summary", "print_ego4d_summary", "print_guidance_summary"]
 
 
 def guidance_summary(guidance: Iterable[Mapping[str, Any]], videos: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -29,3 +32,27 @@ def guidance_summary(guidance: Iterable[Mapping[str, Any]], videos: Iterable[Map
     rows = {split: {c: per_split[split][c] for c in columns} for split in order}
     rows["all"] = {c: sum(r[c] for r in rows.values()) for c in columns}
     return {"columns": columns, "rows": rows, "mistakes_by_category": dict(mistakes.most_common())}
+
+
+def print_ego4d_summary(report: Any, counts: Mapping[str, int]) -> None:
+    """Questions by task type, clips dropped and LLM usage of an Ego4D build (``report``: its BuildReport)."""
+    console.out.print(console.table("interval_qa by task type", ["questions"],
+                                    {k: {"questions": v} for k, v in sorted(report.by_task_type.items())}, "task type"))
+    reasons = Counter(d["reason"].split(" (")[0] for d in report.dropped_clips)
+    console.out.print(f"{counts.get('interval_qa', 0)} questions from {report.usable_videos} of {report.videos} videos; "
+                      f"{len(report.dropped_clips)} clips dropped ({', '.join(f'{n} {r}' for r, n in reasons.items()) or 'none'})")
+    if report.llm_skipped:
+        console.out.print(report.llm_skipped)
+    if report.llm:
+        u = report.llm
+        cost = f", cost ${u['cost_usd']:.4f}" if u.get("cost_usd") is not None else ""
+        console.out.print(f"LLM {u['model']}: {u['calls']} calls, {u['cache_hits']} cache hits, {u['invalid_answers']} invalid answers retried, "
+                          f"{u['prompt_tokens']} prompt + {u['completion_tokens']} completion tokens{cost}")
+
+
+def print_guidance_summary(guidance_path: Path, videos_path: Path) -> None:
+    """The :func:`guidance_summary` tables of a guidance build, printed."""
+    summary = guidance_summary(read_jsonl(guidance_path), read_jsonl(videos_path))
+    console.out.print(console.table(f"guidance records ({guidance_path})", summary["columns"], summary["rows"], "split"))
+    console.out.print(console.table("mistakes by category", ["mistakes"],
+                                    {k: {"mistakes": v} for k, v in summary["mistakes_by_category"].items()}, "category"))

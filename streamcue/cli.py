@@ -57,6 +57,7 @@ def build_captaincook4d(
     """
     from streamcue.dataset_builders import captaincook4d
     from streamcue.dataset_builders.output import write_outputs
+    from streamcue.dataset_builders.summaries import print_guidance_summary
 
     config = captaincook4d.Config(
         annotations=annotations,
@@ -64,7 +65,7 @@ def build_captaincook4d(
         recordings=tuple(recording or ()),
     )
     result = write_outputs(captaincook4d.build(config), out)
-    _print_guidance_summary(result.files["guidance"], result.files["video"])
+    print_guidance_summary(result.files["guidance"], result.files["video"])
 
 
 @build_app.command("ego4d")
@@ -100,6 +101,7 @@ def build_ego4d(
     from streamcue.dataset_builders import ego4d
     from streamcue.dataset_builders.estp_gen.clean import CleanConfig
     from streamcue.dataset_builders.output import write_outputs
+    from streamcue.dataset_builders.summaries import print_ego4d_summary
     from streamcue.io import write_json
     from streamcue.llm import LLMSettings
 
@@ -114,33 +116,6 @@ def build_ego4d(
     result = write_outputs(ego4d.build(config, report), out)
     write_json(out / "build_report.json", report.to_dict())
     print_ego4d_summary(report, result.counts)
-
-
-def print_ego4d_summary(report, counts) -> None:
-    from collections import Counter
-
-    console.out.print(console.table("interval_qa by task type", ["questions"],
-                                    {k: {"questions": v} for k, v in sorted(report.by_task_type.items())}, "task type"))
-    reasons = Counter(d["reason"].split(" (")[0] for d in report.dropped_clips)
-    console.out.print(f"{counts.get('interval_qa', 0)} questions from {report.usable_videos} of {report.videos} videos; "
-                      f"{len(report.dropped_clips)} clips dropped ({', '.join(f'{n} {r}' for r, n in reasons.items()) or 'none'})")
-    if report.llm_skipped:
-        console.out.print(report.llm_skipped)
-    if report.llm:
-        u = report.llm
-        cost = f", cost ${u['cost_usd']:.4f}" if u.get("cost_usd") is not None else ""
-        console.out.print(f"LLM {u['model']}: {u['calls']} calls, {u['cache_hits']} cache hits, {u['invalid_answers']} invalid answers retried, "
-                          f"{u['prompt_tokens']} prompt + {u['completion_tokens']} completion tokens{cost}")
-
-
-def _print_guidance_summary(guidance_path: Path, videos_path: Path) -> None:
-    from streamcue.dataset_builders.summaries import guidance_summary
-    from streamcue.io import read_jsonl
-
-    summary = guidance_summary(read_jsonl(guidance_path), read_jsonl(videos_path))
-    console.out.print(console.table(f"guidance records ({guidance_path})", summary["columns"], summary["rows"], "split"))
-    console.out.print(console.table("mistakes by category", ["mistakes"],
-                                    {k: {"mistakes": v} for k, v in summary["mistakes_by_category"].items()}, "category"))
 
 
 @app.command()

@@ -14,9 +14,9 @@ __all__ = ["run_demo"]
 
 
 def run_demo(out: Path, annotations: Path | None = None) -> None:
-    from streamcue.cli import _print_guidance_summary
     from streamcue.dataset_builders import captaincook4d
     from streamcue.dataset_builders.output import write_outputs
+    from streamcue.dataset_builders.summaries import print_guidance_summary
     from streamcue.schemas import validate_file
 
     annotations = annotations or default_captaincook4d()
@@ -27,7 +27,7 @@ def run_demo(out: Path, annotations: Path | None = None) -> None:
     result = write_outputs(captaincook4d.build(captaincook4d.Config(annotations=annotations)), out / "captaincook4d")
     report = validate_file(result.files["guidance"], "guidance", videos=result.files["video"])
     console.out.print(f"validated {report.records} guidance records in {result.files['guidance']}")
-    _print_guidance_summary(result.files["guidance"], result.files["video"])
+    print_guidance_summary(result.files["guidance"], result.files["video"])
 
     console.out.rule("2. Publish v1.0.0 as a local versioned release, load it back, score a trivial baseline")
     if importlib.util.find_spec("datasets") is None:
@@ -47,9 +47,9 @@ def run_demo(out: Path, annotations: Path | None = None) -> None:
 
 
 def _ego4d(out: Path) -> None:
-    from streamcue.cli import print_ego4d_summary
     from streamcue.dataset_builders import ego4d
     from streamcue.dataset_builders.output import write_outputs
+    from streamcue.dataset_builders.summaries import print_ego4d_summary
     from streamcue.io import write_json
     from streamcue.paths import default_goalstep
 
@@ -87,8 +87,8 @@ def _anonymize_sample(folder: Path) -> None:
 
 
 def _publish(records: Path, out: Path) -> Path:
-    from streamcue.dataset_builders.release import ReleaseOptions, build_release
-    from streamcue.dataset_builders.release_push import push
+    from streamcue.release.build import ReleaseOptions, build_release
+    from streamcue.release.push import push
 
     dist, mirror = out / "release" / "v1.0.0", out / "hub"
     for owned in (dist, mirror):  # the demo's own outputs from an earlier run
