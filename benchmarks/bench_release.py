@@ -22,7 +22,7 @@ os.environ.setdefault("STREAMCUE_NO_PROGRESS", "1")
 
 from streamcue.dataset_builders import captaincook4d, ego4d  # noqa: E402
 from streamcue.dataset_builders.output import write_outputs  # noqa: E402
-from streamcue.dataset_builders.release import ReleaseOptions, build_release  # noqa: E402
+from streamcue.release.build import ReleaseOptions, build_release  # noqa: E402
 from streamcue.io import read_jsonl, write_jsonl  # noqa: E402
 from streamcue.paths import default_captaincook4d, default_goalstep  # noqa: E402
 from streamcue.schemas import ID_FIELDS  # noqa: E402

@@ -2,7 +2,6 @@
 
 Each builder module has a ``Config`` and a ``build(config, ...)`` generator of
 ``(kind, record)`` pairs; :data:`BUILDERS` lists them all (module name: what it makes).
-Releases (``release*.py``) and the caption agreement statistics live here too.
 """
 
 from __future__ import annotations

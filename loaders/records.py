@@ -7,7 +7,7 @@
 
 Nested objects become their own classes (``IntervalQaAnswer``, ``GuidanceEvent``, ...);
 open-ended objects (``provenance``, ``verification``) stay plain dicts. ``to_dict`` gives the
-record back in the canonical form described in :mod:`streamcue.loaders.features`.
+record back in the canonical form described in :mod:`streamcue.release.features`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import dataclasses
 from functools import cache
 from typing import Any, Optional
 
-from streamcue.loaders.features import Codec, codec
+from streamcue.release.features import Codec, codec
 
 _PY_TYPES = {"string": str, "int64": int, "float64": float, "bool": bool}
 

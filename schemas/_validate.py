@@ -49,7 +49,8 @@ def _schema_text(name: str) -> str:
 
 
 @cache
-def _registry() -> Registry:
+def schema_registry() -> Registry:
+    """Every schema file by its ``$id``, so that ``$ref`` between files resolve."""
     resources_ = [Resource.from_contents(json.loads(_schema_text(name))) for name in ("common", *KINDS)]
     return Registry().with_resources((res.id(), res) for res in resources_)
 
@@ -64,7 +65,7 @@ def load_schema(kind: str) -> dict[str, Any]:
 def _validator(kind: str) -> jsonschema.protocols.Validator:
     schema = load_schema(kind)
     cls = jsonschema.validators.validator_for(schema)
-    return cls(schema, registry=_registry())
+    return cls(schema, registry=schema_registry())
 
 
 @cache

@@ -76,7 +76,7 @@ def agreement(
 
         streamcue stats agreement --generated out/recorded/dense_caption.jsonl --verified verified/dense_caption.jsonl
     """
-    from streamcue.dataset_builders.agreement import caption_agreement
+    from streamcue.annotation.agreement import caption_agreement
     from streamcue.io import write_json
 
     result = caption_agreement(generated, verified, threshold=threshold, model_path=model)

@@ -36,8 +36,8 @@ def release_build(
 
         streamcue release build --records out/cc4d --version 1.0.0 --out dist/v1.0.0 --repo ORG/NAME
     """
-    from streamcue.dataset_builders.release import ReleaseOptions, build_release
-    from streamcue.dataset_builders.release_card import CONFIG_NAMES
+    from streamcue.release.build import ReleaseOptions, build_release
+    from streamcue.release.card import CONFIG_NAMES
 
     text = citation.read_text(encoding="utf-8") if citation else None
     manifest = build_release(ReleaseOptions(records=records, version=version, out=out, title=title, license=license,
@@ -70,7 +70,7 @@ def release_push(
 
         streamcue release push --dist dist/v1.0.0 --repo ORG/NAME --git-root hub-mirror
     """
-    from streamcue.dataset_builders.release_push import push
+    from streamcue.release.push import push
 
     result = push(dist, repo, git_root=git_root, endpoint=endpoint, private=private)
     console.out.print(f"published {result.tag} to {result.target} (commit {result.commit[:12]})")
@@ -91,7 +91,7 @@ def release_diff(
 
         streamcue release diff dist/v1.0.0 dist/v1.1.0
     """
-    from streamcue.dataset_builders.release_diff import changelog_lines, diff, read_release
+    from streamcue.release.diff import changelog_lines, diff, read_release
 
     old_manifest, old_records = read_release(old)
     new_manifest, new_records = read_release(new)

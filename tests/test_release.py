@@ -17,9 +17,10 @@ datasets = pytest.importorskip("datasets")
 from streamcue.anonymize.report import REPORT_FORMAT, sha256_file  # noqa: E402
 from streamcue.dataset_builders import captaincook4d, ego4d  # noqa: E402
 from streamcue.dataset_builders.output import write_outputs  # noqa: E402
-from streamcue.dataset_builders.release import ReleaseOptions, build_release, read_manifest  # noqa: E402
-from streamcue.dataset_builders.release_diff import diff, read_release  # noqa: E402
-from streamcue.dataset_builders.release_push import push  # noqa: E402
+from streamcue.release.build import ReleaseOptions, build_release  # noqa: E402
+from streamcue.release.manifest import read_manifest  # noqa: E402
+from streamcue.release.diff import diff, read_release  # noqa: E402
+from streamcue.release.push import push  # noqa: E402
 from streamcue.errors import ConfigError, InputError, RecordValidationError  # noqa: E402
 from streamcue.io import read_jsonl, write_jsonl  # noqa: E402
 from streamcue.loaders import by_video, load  # noqa: E402
@@ -223,7 +224,7 @@ def test_an_absolute_path_in_any_published_string_is_refused(tmp_path, where):
 
 
 def test_published_text_files_are_scanned_too(tmp_path):
-    from streamcue.dataset_builders.release_gates import scan_published
+    from streamcue.release.gates import scan_published
 
     (tmp_path / "README.md").write_text("Built from ~/data/cc4d on a laptop.\n")
     with pytest.raises(InputError, match=r"README.md: a published file names .* \(~/...\)"):

@@ -18,18 +18,18 @@ from typing import Any
 
 from streamcue.anonymize.report import sha256_file
 from streamcue.bulk import gc_paused
-from streamcue.dataset_builders import release_card as card
-from streamcue.dataset_builders.release_diff import changelog_lines, diff, keyed, read_release
-from streamcue.dataset_builders.release_gates import collect, scan_published
-from streamcue.errors import ConfigError, InputError
+from streamcue.errors import ConfigError
 from streamcue.extras import require
-from streamcue.io import atomic_write, read_json, write_json
-from streamcue.loaders.features import encode, features, json_columns
+from streamcue.io import atomic_write, write_json
 from streamcue.progress import track
+from streamcue.release import card
+from streamcue.release.diff import changelog_lines, diff, keyed, read_release
+from streamcue.release.features import encode, features, json_columns
+from streamcue.release.gates import collect, scan_published
+from streamcue.release.manifest import MANIFEST
 from streamcue.schemas import SCHEMA_VERSION
 from streamcue.version import __version__
 
-MANIFEST = "manifest.json"
 _VERSION = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 
 
@@ -53,27 +53,6 @@ def parse_version(text: str) -> tuple[int, int, int]:
     if not match:
         raise ConfigError(f"version {text!r} is not X.Y.Z (semantic versioning, e.g. 1.0.0)")
     return tuple(int(g) for g in match.groups())  # type: ignore[return-value]
-
-
-def read_manifest(dist: str | Path) -> dict[str, Any]:
-    path = Path(dist) / MANIFEST
-    if not path.is_file():
-        raise InputError("not a streamcue release folder (no manifest.json)", file=dist)
-    return read_json(path)
-
-
-def verify_files(dist: str | Path) -> dict[str, Any]:
-    """Check every file against the manifest's SHA-256; return the manifest."""
-    dist = Path(dist)
-    manifest = read_manifest(dist)
-    for rel, digest in manifest["files"].items():
-        path = dist / rel
-        if not path.is_file():
-            raise InputError("listed in manifest.json but missing", file=path)
-        if sha256_file(path) != digest:
-            raise InputError("changed since the release was built (SHA-256 differs from manifest.json)", file=path)
-    scan_published(dist)
-    return manifest
 
 
 def _write_parquet(records: list[dict[str, Any]], kind: str, path: Path) -> None:

@@ -22,7 +22,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from streamcue.dataset_builders.release import verify_files
+from streamcue.release.manifest import verify_files
 from streamcue.errors import ConfigError, ServiceError
 from streamcue.extras import require
 

@@ -16,7 +16,7 @@ from streamcue.anonymize.report import report_problem
 from streamcue.dataset_builders.output import FILE_NAMES
 from streamcue.errors import ConfigError, InputError, RecordValidationError
 from streamcue.io import iter_jsonl
-from streamcue.loaders.features import RELEASE_KINDS
+from streamcue.release.features import RELEASE_KINDS
 from streamcue.schemas import ID_FIELDS, check_file
 
 #: Splits that are benchmarks: their records must be human-verified before release.
