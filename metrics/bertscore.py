@@ -27,7 +27,7 @@ def bertscore_f1(references: Sequence[str], candidates: Sequence[str], model_pat
     if not references:
         return [], info
     bert_score = require("bert_score", "embed", "bert-score")
-    quiet_offline()
-    _, _, f1 = bert_score.score(list(candidates), list(references), model_type=str(path), num_layers=num_layers,
-                                batch_size=64, verbose=False)
+    with quiet_offline():  # offline for this call only (the model loads inside it)
+        _, _, f1 = bert_score.score(list(candidates), list(references), model_type=str(path), num_layers=num_layers,
+                                    batch_size=64, verbose=False)
     return [float(x) for x in f1], info

@@ -8,7 +8,8 @@ sentence-transformers folder. Nothing is downloaded.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -19,15 +20,42 @@ from streamcue.extras import require
 __all__ = ["default_model_path", "model_name", "Embedder", "quiet_offline"]
 
 
-def quiet_offline() -> None:
-    """Never reach a hub, and keep model-loading progress bars out of our output."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+#: Set only while a model loads: nothing may reach a hub then.
+_OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+#: Kept for the process (they only silence output): progress bars, verbosity, tokenizer threads.
+_QUIET = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error", "TOKENIZERS_PARALLELISM": "false"}
 
 
+@contextmanager
+def quiet_offline() -> Iterator[None]:
+    """Inside the block nothing reaches a hub; afterwards the process is as online as it was.
+
+    ``huggingface_hub`` reads ``HF_HUB_OFFLINE`` once, at import, into
+    ``huggingface_hub.constants.HF_HUB_OFFLINE`` (which ``transformers`` asks too), so both the
+    environment and that constant are set for the block and restored after it: a later Hub
+    load in the same process (``datasets.load_dataset``, a release push) still works.
+    """
+    for name, value in _QUIET.items():
+        os.environ.setdefault(name, value)
+    saved_env = {name: os.environ.get(name) for name in _OFFLINE}
+    os.environ.update(_OFFLINE)
+    try:
+        import huggingface_hub.constants as hub_constants
+    except ImportError:  # no hub client: nothing else to switch
+        hub_constants = None
+    saved_flag = getattr(hub_constants, "HF_HUB_OFFLINE", None)
+    if hub_constants is not None:
+        hub_constants.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        if hub_constants is not None:
+            hub_constants.HF_HUB_OFFLINE = saved_flag
 
 
 def default_model_path() -> Path:
@@ -52,9 +80,9 @@ class Embedder:
         path = Path(model_path) if model_path is not None else default_model_path()
         if not path.is_dir():
             raise ConfigError(f"{path}: not a sentence-transformers model folder")
-        quiet_offline()
         st = require("sentence_transformers", "embed", "sentence-transformers")
-        self.model = st.SentenceTransformer(str(path), device="cpu")
+        with quiet_offline():
+            self.model = st.SentenceTransformer(str(path), device="cpu")
         self.batch_size = batch_size
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:

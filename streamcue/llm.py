@@ -6,12 +6,13 @@
 * Structured output is requested per endpoint: ``json_schema`` (OpenAI, vLLM),
   ``json_object`` with the schema beside it (llama.cpp's server), or ``none`` (the prompt alone
   asks for JSON). Every answer is parsed and validated against the JSON Schema on receipt; an
-  invalid answer is asked again (``invalid_retries``), then reported as a :class:`ServiceError`,
-  never dropped.
+  invalid answer is asked again (``invalid_retries``) with the invalid answer and what was
+  wrong with it appended to the conversation, then reported as a :class:`ServiceError`, never dropped.
 * Transport retries with exponential backoff on 408/409/429/5xx and connection errors are the
   ``openai`` package's own (``max_retries``).
 * Bounded concurrency (:meth:`LLMClient.complete_many`), a persistent response cache keyed by
-  model, prompt version, messages and schema (a re-run makes no new calls; a killed run resumes
+  everything that can change an answer (endpoint, model, structured mode, temperature, max
+  tokens, prompt version, messages and schema; never the key) (a re-run makes no new calls; a killed run resumes
   from what was cached), and token/cost accounting (:attr:`LLMClient.usage`).
 """
 
@@ -24,7 +25,7 @@ import re
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import jsonschema
@@ -75,6 +76,18 @@ class LLMSettings:
                               "STREAMCUE_LLM_BASE_URL and STREAMCUE_LLM_MODEL (key: STREAMCUE_LLM_API_KEY)")
         return cls(**values)
 
+    def answer_identity(self) -> dict[str, Any]:
+        """Everything in the settings that can change an answer: endpoint (without credentials), model,
+        structured-output mode and sampling parameters. Part of every cache key; never the API key."""
+        from urllib.parse import urlsplit, urlunsplit
+
+        url = urlsplit(self.base_url.strip())
+        host = url.hostname or ""
+        netloc = host + (f":{url.port}" if url.port else "")
+        endpoint = urlunsplit((url.scheme.lower(), netloc.lower(), url.path.rstrip("/"), url.query, ""))
+        return {"endpoint": endpoint, "model": self.model, "structured": self.structured,
+                "temperature": self.temperature, "max_tokens": self.max_tokens}
+
 
 @dataclass(frozen=True)
 class Request:
@@ -105,6 +118,14 @@ def image_content(jpeg: bytes) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": url}}
 
 
+def retry_request(request: Request, answer: str, problem: str) -> Request:
+    """The request again, with the invalid answer and what was wrong with it (not an identical resend)."""
+    feedback = (f"Your previous answer was invalid: {problem}. Answer again with only a JSON value that "
+                f"follows this JSON Schema:\n{json.dumps(request.schema, ensure_ascii=False)}")
+    return replace(request, messages=(*request.messages, {"role": "assistant", "content": answer},
+                                      {"role": "user", "content": feedback}))
+
+
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
 
 
@@ -128,7 +149,9 @@ class LLMClient:
         self._lock = threading.Lock()
 
     def key(self, request: Request) -> str:
-        return cache_key(self.settings.model, request.prompt_version, request.messages, request.schema)
+        """The cache key: endpoint, model, sampling parameters, prompt version, messages and schema."""
+        return cache_key("llm/2", self.settings.answer_identity(), request.prompt_version, request.messages,
+                         request.schema)
 
     def cached(self, request: Request) -> Any | None:
         return self.cache.get(self.key(request)) if self.cache is not None else None
@@ -144,8 +167,9 @@ class LLMClient:
                 return hit["answer"]
         validator = jsonschema.Draft202012Validator(request.schema)
         problem = ""
+        asked = request
         for attempt in range(1 + self.settings.invalid_retries):
-            text = self._call(request)
+            text = self._call(asked)
             try:
                 answer = parse_json(text)
                 errors = sorted(validator.iter_errors(answer), key=lambda e: list(map(str, e.path)))
@@ -153,11 +177,13 @@ class LLMClient:
                     if self.cache is not None:
                         self.cache.put(key, {"answer": answer})
                     return answer
-                problem = f"answer violates the schema: {errors[0].message}"
+                where = "/".join(map(str, errors[0].absolute_path)) or "the top level"
+                problem = f"answer violates the schema at {where}: {errors[0].message}"
             except json.JSONDecodeError as exc:
-                problem = f"answer is not JSON ({exc.msg})"
+                problem = f"answer is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
             with self._lock:
                 self.usage.invalid_answers += 1
+            asked = retry_request(request, text, problem)
         raise ServiceError(f"{self.settings.model} at {self.settings.base_url}: {problem} "
                            f"after {1 + self.settings.invalid_retries} attempts ({request.name}, prompt {request.prompt_version})")
 

@@ -100,6 +100,53 @@ def test_embedding_judge_with_the_packaged_model():
     assert "all-MiniLM-L6-v2" in judge.identity()["model"]
 
 
+@pytest.mark.embedding
+def test_offline_switch_is_scoped_to_the_model_load(monkeypatch):
+    """After the packaged model loads offline, a Hub request in the same process still goes out (real HTTP)."""
+    import http.server
+    import os
+    import threading
+
+    import huggingface_hub
+    import huggingface_hub.constants
+
+    from streamcue.embedding import Embedder, quiet_offline
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    hits = []
+
+    class Hub(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            hits.append(self.path)
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_HEAD = do_GET
+
+        def log_message(self, *args):
+            pass
+
+    hub = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hub)
+    threading.Thread(target=hub.serve_forever, daemon=True).start()
+    endpoint = f"http://127.0.0.1:{hub.server_address[1]}"
+    try:
+        Embedder()
+        assert "HF_HUB_OFFLINE" not in os.environ and "TRANSFORMERS_OFFLINE" not in os.environ
+        assert huggingface_hub.constants.HF_HUB_OFFLINE is False
+        with quiet_offline(), pytest.raises(Exception, match="offline"):
+            huggingface_hub.HfApi(endpoint=endpoint).model_info("org/model")
+        assert hits == []  # inside the block nothing went out
+        with pytest.raises(huggingface_hub.errors.HfHubHTTPError):
+            huggingface_hub.HfApi(endpoint=endpoint).model_info("org/model")
+        assert hits and hits[0].startswith("/api/models/org/model")
+    finally:
+        hub.shutdown()
+        hub.server_close()
+
+
 def test_persistent_cache_answers_the_second_run(tmp_path):
     class Counting(ExactJudge):
         calls = 0

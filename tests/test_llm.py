@@ -52,8 +52,48 @@ def test_malformed_answer_is_retried_then_reported(server):
     assert "answer" in client(server).complete(request("a"))
     assert server.completions == 2
     server.inject("content", '{"wrong": 1}', times=3)
-    with pytest.raises(ServiceError, match=r"answer violates the schema: 'answer' is a required property after 3 attempts"):
+    with pytest.raises(ServiceError, match=r"answer violates the schema at the top level: 'answer' is a required "
+                                           r"property after 3 attempts"):
         client(server).complete(request("b"))
+
+
+def test_the_retry_says_what_was_wrong(server):
+    server.inject("content", "not json at all")
+    server.inject("content", '{"answer": 7}')
+    assert "answer" in client(server, invalid_retries=2).complete(request("a"))
+    first, second, third = (r["messages"] for r in server.requests)
+    assert first == [{"role": "user", "content": "a"}]
+    assert second[:2] == [{"role": "user", "content": "a"}, {"role": "assistant", "content": "not json at all"}]
+    assert second[2]["role"] == "user" and "answer is not JSON (Expecting value at line 1 column 1)" in second[2]["content"]
+    assert '"required": ["answer"]' in second[2]["content"]  # the schema it must follow
+    assert third[1] == {"role": "assistant", "content": '{"answer": 7}'}
+    assert "violates the schema at answer: 7 is not of type 'string'" in third[2]["content"]
+
+
+def test_the_cache_key_covers_endpoint_model_and_sampling(server, tmp_path):
+    from streamcue.cache import Cache
+
+    cache = Cache(tmp_path / "c.sqlite3", table="llm_responses")
+
+    def ask(srv, **kw):
+        llm = LLMClient(LLMSettings(base_url=srv.base_url, model=kw.pop("model", "stub-model"), api_key="sk-secret-1",
+                                    **kw), cache=cache)
+        llm.complete(request())
+        return llm.usage.calls
+
+    assert ask(server) == 1
+    assert ask(server) == 0  # the same request, answered from the cache
+    assert LLMClient(LLMSettings(base_url=server.base_url + "/", model="stub-model"), cache=cache).key(request()) == \
+        LLMClient(LLMSettings(base_url=server.base_url, model="stub-model"), cache=cache).key(request())
+    assert ask(server, temperature=0.7) == 1
+    assert ask(server, max_tokens=16) == 1
+    assert ask(server, model="other-model") == 1
+    assert ask(server, structured="json_object") == 1
+    with StubLLMServer() as other:  # another endpoint answers for itself
+        assert ask(other) == 1 and other.completions == 1
+    assert server.completions == 5
+    cache.close()
+    assert b"sk-secret-1" not in (tmp_path / "c.sqlite3").read_bytes()
 
 
 def test_server_errors_are_retried_with_backoff(server):
