@@ -20,7 +20,7 @@ from pathlib import Path
 
 os.environ.setdefault("STREAMCUE_NO_PROGRESS", "1")
 
-from streamcue.dataset_builders import captaincook4d, ego4d  # noqa: E402
+from streamcue.dataset_builders import BuildReport, captaincook4d, ego4d  # noqa: E402
 from streamcue.dataset_builders.output import write_outputs  # noqa: E402
 from streamcue.release.build import ReleaseOptions, build_release  # noqa: E402
 from streamcue.io import read_jsonl, write_jsonl  # noqa: E402
@@ -32,7 +32,7 @@ def source_records(kind: str, folder: Path) -> Path:
     if kind == "guidance":
         items = captaincook4d.build(captaincook4d.Config(annotations=default_captaincook4d()))
     else:
-        items = ego4d.build(ego4d.Config(goalstep=default_goalstep()), ego4d.BuildReport())
+        items = ego4d.build(ego4d.Config(goalstep=default_goalstep()), BuildReport("ego4d"))
     write_outputs(items, folder)
     return folder
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from streamcue.dataset_builders import captaincook4d_text as text
 from streamcue.dataset_builders.guidance_plan import Action, Mistake, group_actions, schedule_events
+from streamcue.dataset_builders.output import BuildReport
 from streamcue.errors import ConfigError, InputError
 from streamcue.fields import field as _field
 from streamcue.fields import seconds as _time
@@ -217,8 +218,9 @@ def build_recording(recording: Mapping[str, Any], errors: Mapping[str, Any] | No
     return guidance, video
 
 
-def build(config: Config) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield ``("guidance", record)`` and ``("video", record)`` for every recording."""
+def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield ``("guidance", record)`` and ``("video", record)`` for every recording; ``report`` gets the counts."""
+    report = report if report is not None else BuildReport("captaincook4d")
     root = Path(config.annotations)
     if not root.is_dir():
         raise InputError("not a folder (expected the CaptainCook4D annotation repository)", file=root)
@@ -246,3 +248,4 @@ def build(config: Config) -> Iterator[tuple[str, dict[str, Any]]]:
                                           split=splits[rid], steps_file=steps_file, errors_file=errors_file)
         yield "guidance", guidance
         yield "video", video
+    report.details = {"recordings": len(wanted), "counted_mistakes": list(config.counted_mistakes)}

@@ -27,6 +27,7 @@ from typing import Any
 
 from streamcue.anonymize.pipeline import AnonymizeOptions, Anonymizer, anonymize_video, output_paths
 from streamcue.anonymize.report import report_problem, sha256_file
+from streamcue.dataset_builders.output import BuildReport
 from streamcue.errors import InputError, RecordValidationError
 from streamcue.extras import require
 from streamcue.io import iter_jsonl, read_json
@@ -42,8 +43,10 @@ CAPTION_SCHEMA = {"type": "object", "properties": {"caption": {"type": "string",
                   "required": ["caption"], "additionalProperties": False}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Config:
+    """``out`` is the build's output folder: blurred copies go to ``OUT/videos/``, and paths are relative to it."""
+
     videos: Path
     tasks: Path
     out: Path
@@ -55,14 +58,6 @@ class Config:
     anonymize: AnonymizeOptions = field(default_factory=AnonymizeOptions)
     license: str = "CC BY 4.0"
     use_cache: bool = True
-
-
-@dataclass
-class BuildReport:
-    tasks: int = 0
-    captions: int = 0
-    videos: dict[str, Any] = field(default_factory=dict)
-    llm: dict[str, Any] = field(default_factory=dict)
 
 
 def read_tasks(path: Path) -> list[tuple[int | None, dict[str, Any]]]:
@@ -147,9 +142,10 @@ def caption_task(client: LLMClient, task: dict[str, Any], jpegs: list[bytes], k:
 
 def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """``("video", record)`` and ``("dense_caption", record)`` pairs for the writer."""
-    report = report if report is not None else BuildReport()
+    report = report if report is not None else BuildReport("recorded")
+    videos: dict[str, Any] = {}
+    caption_count = 0
     tasks = [t for _, t in read_tasks(config.tasks)]
-    report.tasks = len(tasks)
     for task in tasks:
         if not (config.videos / task["video"]).is_file():
             raise InputError("video file not found", file=config.videos / task["video"],
@@ -183,8 +179,8 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
         seen_videos.add(vid)
         info = probe(video)
         uri = video.name if not config.anonymized else task["video"]
-        report.videos[vid] = {"anonymized": _relative(video, config.out), "report": _relative(report_path, config.out),
-                              "seconds": len(jpegs[source])}
+        videos[vid] = {"anonymized": _relative(video, config.out), "report": _relative(report_path, config.out),
+                       "seconds": len(jpegs[source])}
         yield "video", {
             "schema_version": "1.0", "video_id": vid, "source": "recorded", "duration_s": info.duration_s,
             "fps": info.fps, "width": info.width, "height": info.height,
@@ -195,7 +191,7 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
         futures = [pool.submit(caption_task, client, t, jpegs[config.videos / t["video"]], config.k) for t in tasks]
         results = [f.result() for f in track(futures, "captioning")]
     for task, captions in zip(tasks, results):
-        report.captions += len(captions)
+        caption_count += len(captions)
         yield "dense_caption", {
             "schema_version": "1.0", "task_id": task["task_id"], "video_id": _video_id(task),
             "task_type": task["task_type"], "category": task["category"], "prompt": task["prompt"], "fps": 1,
@@ -205,4 +201,5 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
                            "memory": {"policy": "SW+U", "k": config.k, "frame_side": config.frame_side}},
             "verification": {"status": "unverified", "annotators": [], "checks": 0},
         }
+    report.details = {"tasks": len(tasks), "captions": caption_count, "videos": videos}
     report.llm = {"model": config.llm.model, **client.usage.to_dict()}

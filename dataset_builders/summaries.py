@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from streamcue import console
+from streamcue.dataset_builders.output import BuildReport
 from streamcue.io import read_jsonl
 from streamcue.schemas.taxonomy import EVENT_TYPES
 
@@ -34,19 +35,24 @@ def guidance_summary(guidance: Iterable[Mapping[str, Any]], videos: Iterable[Map
     return {"columns": columns, "rows": rows, "mistakes_by_category": dict(mistakes.most_common())}
 
 
-def print_ego4d_summary(report: Any, counts: Mapping[str, int]) -> None:
-    """Questions by task type, clips dropped and LLM usage of an Ego4D build (``report``: its BuildReport)."""
+def print_ego4d_summary(report: BuildReport) -> None:
+    """Questions by task type, clips dropped and LLM usage of an Ego4D build."""
+    figures = report.details
     console.out.print(console.table("interval_qa by task type", ["questions"],
-                                    {k: {"questions": v} for k, v in sorted(report.by_task_type.items())}, "task type"))
-    reasons = Counter(d["reason"].split(" (")[0] for d in report.dropped_clips)
-    console.out.print(f"{counts.get('interval_qa', 0)} questions from {report.usable_videos} of {report.videos} videos; "
-                      f"{len(report.dropped_clips)} clips dropped ({', '.join(f'{n} {r}' for r, n in reasons.items()) or 'none'})")
-    if report.llm_skipped:
-        console.out.print(report.llm_skipped)
+                                    {k: {"questions": v} for k, v in sorted(figures["by_task_type"].items())},
+                                    "task type"))
+    dropped = figures["dropped_clips"]
+    reasons = Counter(d["reason"].split(" (")[0] for d in dropped)
+    console.out.print(f"{report.counts.get('interval_qa', 0)} questions from {figures['usable_videos']} of "
+                      f"{figures['videos']} videos; {len(dropped)} clips dropped "
+                      f"({', '.join(f'{n} {r}' for r, n in reasons.items()) or 'none'})")
+    if figures["llm_skipped"]:
+        console.out.print(figures["llm_skipped"])
     if report.llm:
         u = report.llm
         cost = f", cost ${u['cost_usd']:.4f}" if u.get("cost_usd") is not None else ""
-        console.out.print(f"LLM {u['model']}: {u['calls']} calls, {u['cache_hits']} cache hits, {u['invalid_answers']} invalid answers retried, "
+        console.out.print(f"LLM {u['model']}: {u['calls']} calls, {u['cache_hits']} cache hits, "
+                          f"{u['invalid_answers']} invalid answers retried, "
                           f"{u['prompt_tokens']} prompt + {u['completion_tokens']} completion tokens{cost}")
 
 

@@ -55,8 +55,7 @@ def build_captaincook4d(
 
         streamcue build captaincook4d --annotations ../shared/data/captaincook4d --out out/cc4d
     """
-    from streamcue.dataset_builders import captaincook4d
-    from streamcue.dataset_builders.output import write_outputs
+    from streamcue.dataset_builders import captaincook4d, get_builder, run_builder
     from streamcue.dataset_builders.summaries import print_guidance_summary
 
     config = captaincook4d.Config(
@@ -64,7 +63,7 @@ def build_captaincook4d(
         counted_mistakes=tuple(c.strip() for c in count_mistakes.split(",") if c.strip()),
         recordings=tuple(recording or ()),
     )
-    result = write_outputs(captaincook4d.build(config), out)
+    result, _ = run_builder(get_builder("captaincook4d"), config, out)
     print_guidance_summary(result.files["guidance"], result.files["video"])
 
 
@@ -98,11 +97,9 @@ def build_ego4d(
         streamcue build ego4d --goalstep val.json --narrations narration.json --captions captions.jsonl \\
             --llm-base-url http://127.0.0.1:8000/v1 --llm-model Qwen2.5-7B-Instruct --out out/ego4d
     """
-    from streamcue.dataset_builders import ego4d
+    from streamcue.dataset_builders import ego4d, get_builder, run_builder
     from streamcue.dataset_builders.estp_gen.clean import CleanConfig
-    from streamcue.dataset_builders.output import write_outputs
     from streamcue.dataset_builders.summaries import print_ego4d_summary
-    from streamcue.io import write_json
     from streamcue.llm import LLMSettings
 
     settings = None
@@ -112,10 +109,8 @@ def build_ego4d(
     config = ego4d.Config(goalstep=goalstep, narrations=narrations, captions=captions, llm=settings,
                           use_cache=not no_cache, clean=CleanConfig(min_duration_s=min_clip_s, min_coverage=min_coverage),
                           videos=tuple(video or ()))
-    report = ego4d.BuildReport()
-    result = write_outputs(ego4d.build(config, report), out)
-    write_json(out / "build_report.json", report.to_dict())
-    print_ego4d_summary(report, result.counts)
+    _, report = run_builder(get_builder("ego4d"), config, out)
+    print_ego4d_summary(report)
 
 
 @app.command()
@@ -233,8 +228,8 @@ def list_things() -> None:
 
     console.out.print("record kinds: " + ", ".join(KINDS))
     console.out.print("builders:     " + ", ".join(BUILDERS))
-    for name, what in BUILDERS.items():
-        console.out.print(f"  build {name}: {what}", markup=False)
+    for name, builder in BUILDERS.items():
+        console.out.print(f"  build {name}: {builder.summary}", markup=False)
     try:
         from streamcue.metrics import METRICS
         console.out.print("metrics:      " + ", ".join(METRICS))

@@ -38,22 +38,17 @@ def build_recorded(
         streamcue build recorded --videos recordings/ --tasks tasks.yaml --out out/recorded \\
             --llm-base-url http://127.0.0.1:8000/v1 --llm-model Qwen2.5-VL-7B-Instruct
     """
-    from streamcue.dataset_builders import recorded
-    from streamcue.dataset_builders.output import write_outputs
-    from streamcue.io import write_json
+    from streamcue.dataset_builders import get_builder, recorded, run_builder
     from streamcue.llm import LLMSettings
 
     settings = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured,
                                    max_concurrency=llm_concurrency)
     config = recorded.Config(videos=videos, tasks=tasks, out=out, llm=settings, k=k, frame_side=frame_side,
                              anonymized=anonymized, license=license, use_cache=not no_cache)
-    report = recorded.BuildReport()
-    result = write_outputs(recorded.build(config, report), out)
-    write_json(out / "build_report.json", {"tasks": report.tasks, "captions": report.captions,
-                                           "videos": report.videos, "llm": report.llm})
+    result, report = run_builder(get_builder("recorded"), config, out)
     u = report.llm
-    console.out.print(f"{result.counts.get('dense_caption', 0)} dense-caption tasks, {report.captions} captions "
-                      f"on {len(report.videos)} anonymized videos -> {out}")
+    console.out.print(f"{result.counts.get('dense_caption', 0)} dense-caption tasks, {report.details['captions']} captions "
+                      f"on {len(report.details['videos'])} anonymized videos -> {out}")
     console.out.print(f"LLM {u['model']}: {u['calls']} calls, {u['cache_hits']} cache hits, "
                       f"{u['invalid_answers']} invalid answers retried, {u['prompt_tokens']} prompt tokens")
     console.out.print(f"to release: streamcue release build --records {out} --video-root {out / 'videos'} ...")

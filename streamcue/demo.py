@@ -14,8 +14,7 @@ __all__ = ["run_demo"]
 
 
 def run_demo(out: Path, annotations: Path | None = None) -> None:
-    from streamcue.dataset_builders import captaincook4d
-    from streamcue.dataset_builders.output import write_outputs
+    from streamcue.dataset_builders import captaincook4d, get_builder, run_builder
     from streamcue.dataset_builders.summaries import print_guidance_summary
     from streamcue.schemas import validate_file
 
@@ -24,7 +23,8 @@ def run_demo(out: Path, annotations: Path | None = None) -> None:
         raise InputError("CaptainCook4D annotations not found; pass --annotations DIR "
                          "(a clone of the public CaptainCook4D annotation repository)", file=annotations)
     console.out.rule("1. CaptainCook4D -> guidance records (LiveCook protocol)")
-    result = write_outputs(captaincook4d.build(captaincook4d.Config(annotations=annotations)), out / "captaincook4d")
+    result, _ = run_builder(get_builder("captaincook4d"), captaincook4d.Config(annotations=annotations),
+                            out / "captaincook4d")
     report = validate_file(result.files["guidance"], "guidance", videos=result.files["video"])
     console.out.print(f"validated {report.records} guidance records in {result.files['guidance']}")
     print_guidance_summary(result.files["guidance"], result.files["video"])
@@ -47,20 +47,16 @@ def run_demo(out: Path, annotations: Path | None = None) -> None:
 
 
 def _ego4d(out: Path) -> None:
-    from streamcue.dataset_builders import ego4d
-    from streamcue.dataset_builders.output import write_outputs
+    from streamcue.dataset_builders import ego4d, get_builder, run_builder
     from streamcue.dataset_builders.summaries import print_ego4d_summary
-    from streamcue.io import write_json
     from streamcue.paths import default_goalstep
 
     goalstep = default_goalstep()
     if not goalstep.is_file():
         console.out.print(f"skipped: no GoalStep file at {goalstep}")
         return
-    report = ego4d.BuildReport()
-    result = write_outputs(ego4d.build(ego4d.Config(goalstep=goalstep), report), out / "ego4d")
-    write_json(out / "ego4d" / "build_report.json", report.to_dict())
-    print_ego4d_summary(report, result.counts)
+    _, report = run_builder(get_builder("ego4d"), ego4d.Config(goalstep=goalstep), out / "ego4d")
+    print_ego4d_summary(report)
     console.out.print("The LLM stages need captions and an OpenAI-compatible endpoint: see streamcue build ego4d --help")
 
 

