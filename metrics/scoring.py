@@ -16,13 +16,14 @@ from typing import Any
 
 from streamcue.errors import InputError, RecordValidationError
 from streamcue.io import iter_jsonl
-from streamcue.metrics import METRICS, estp, livecook, vsas
+from streamcue.metrics import estp, livecook, vsas
 from streamcue.metrics.configs import EstpConfig, LiveCookConfig, VsasConfig
-from streamcue.metrics.judges import JudgeRunner
+from streamcue.metrics.judges import JudgeRunner, make_judge
+from streamcue.metrics.registry import METRICS, EvalContext
 from streamcue.schemas import ID_FIELDS, check_records
 from streamcue.version import __version__
 
-__all__ = ["read_pairs", "evaluate_estp", "evaluate_vsas", "evaluate_livecook"]
+__all__ = ["read_pairs", "evaluate_estp", "evaluate_vsas", "evaluate_livecook", "run_estp", "run_vsas", "run_livecook"]
 
 
 def read_pairs(gt_path: str | Path, pred_path: str | Path, kind: str) -> tuple[dict[str, dict], dict[str, dict]]:
@@ -208,3 +209,26 @@ def evaluate_livecook(gt: Mapping[str, dict], preds: Mapping[str, dict], config:
     report = _report("livecook", config, None, overall, {}, per_item, sorted(set(gt) - set(preds)))
     report["bertscore_model"] = bert_info
     return report
+
+
+def _runner(context: EvalContext) -> JudgeRunner:
+    return JudgeRunner(make_judge(context.judge, **context.judge_options), use_cache=context.use_cache)
+
+
+def run_estp(gt: str | Path, pred: str | Path, config: EstpConfig, context: EvalContext) -> dict:
+    """Entry point of ``estp-f1`` (see :mod:`streamcue.metrics.registry`): read, judge, score."""
+    gt_records, preds = read_pairs(gt, pred, "interval_qa")
+    return evaluate_estp(gt_records, preds, _runner(context), config)
+
+
+def run_vsas(gt: str | Path, pred: str | Path, config: VsasConfig, context: EvalContext) -> dict:
+    """Entry point of ``vsas``: read, judge, score."""
+    gt_records, preds = read_pairs(gt, pred, "dense_caption")
+    return evaluate_vsas(gt_records, preds, _runner(context), config)
+
+
+def run_livecook(gt: str | Path, pred: str | Path, config: LiveCookConfig, context: EvalContext) -> dict:
+    """Entry point of ``livecook`` (no judge): read and score."""
+    gt_records, preds = read_pairs(gt, pred, "guidance")
+    return evaluate_livecook(gt_records, preds, config, bertscore=context.bertscore,
+                             bertscore_model=context.bertscore_model)
