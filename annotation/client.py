@@ -19,6 +19,10 @@ from typing import Any
 from streamcue.errors import ConfigError, ServiceError
 from streamcue.extras import require
 
+__all__ = ["label_config", "config_kind", "Server", "connect", "find_project", "project_for", "export_tasks",
+           "user_names", "ensure_local_storage"]
+
+
 _MARKER = re.compile(r"<!--\s*streamcue:(\w+):(v\d+)\s*-->")
 
 

@@ -21,6 +21,10 @@ from typing import Any
 
 from streamcue.errors import InputError
 
+__all__ = ["DEFAULT_FPS", "GLOBAL_CONTROLS", "KINDS", "ID_FIELD", "span_to_frames", "frames_to_span",
+           "moment_to_frame", "prediction", "task_data", "Applied", "Where", "apply"]
+
+
 DEFAULT_FPS = 30.0
 GLOBAL_CONTROLS = ("question", "flags")
 KINDS = ("interval_qa", "dense_caption", "guidance")

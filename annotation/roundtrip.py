@@ -27,6 +27,9 @@ from streamcue.progress import track
 from streamcue.schemas import check, check_file
 from streamcue.version import __version__
 
+__all__ = ["BATCH", "PushResult", "push", "PullResult", "pull", "status"]
+
+
 BATCH = 250
 
 

@@ -40,6 +40,10 @@ from streamcue.io import write_json
 from streamcue.progress import track
 from streamcue.version import __version__
 
+__all__ = ["VIDEO_SUFFIXES", "AnonymizeOptions", "FrameResult", "Anonymizer", "interpolate", "output_paths",
+           "anonymize_video", "find_videos", "anonymize_many"]
+
+
 VIDEO_SUFFIXES = (".mp4", ".mov", ".mkv", ".avi", ".webm", ".m4v", ".mpg", ".mpeg")
 
 

@@ -38,6 +38,9 @@ from streamcue.prompts import load_prompt
 from streamcue.schemas import check
 from streamcue.version import __version__
 
+__all__ = ["PROMPT", "CAPTION_SCHEMA", "Config", "read_tasks", "prepare_video", "caption_task", "build"]
+
+
 PROMPT = "recorded_caption.v1"
 CAPTION_SCHEMA = {"type": "object", "properties": {"caption": {"type": "string", "minLength": 1}},
                   "required": ["caption"], "additionalProperties": False}

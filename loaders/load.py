@@ -25,6 +25,9 @@ from streamcue.fields import unknown_name
 from streamcue.release.features import RELEASE_KINDS
 from streamcue.loaders.records import record_class
 
+__all__ = ["load", "by_video", "video_path"]
+
+
 _KIND_OF = {**{k: k for k in RELEASE_KINDS}, **{v: k for k, v in CONFIG_NAMES.items()}}
 
 

@@ -20,6 +20,9 @@ from streamcue.loaders.replay_records import GUIDANCE_TYPES
 from streamcue.loaders.strategies.base import user_content
 from streamcue.prompts import load_prompt
 
+__all__ = ["PROMPT", "OpenAIVisionModel"]
+
+
 PROMPT = "replay_vision.v1"
 _RULES = {
     "interval_qa": "The user asked a question: answer it at the moment the video shows the answer, and again "

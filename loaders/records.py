@@ -18,6 +18,9 @@ from typing import Any, Optional
 
 from streamcue.release.features import Codec, codec
 
+__all__ = ["record_class"]
+
+
 _PY_TYPES = {"string": str, "int64": int, "float64": float, "bool": bool}
 
 

@@ -30,6 +30,9 @@ from streamcue.release.manifest import MANIFEST
 from streamcue.schemas import SCHEMA_VERSION
 from streamcue.version import __version__
 
+__all__ = ["ReleaseOptions", "parse_version", "build_release"]
+
+
 _VERSION = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 
 

@@ -11,6 +11,10 @@ import yaml
 
 from streamcue.extras import require
 
+__all__ = ["CONFIG_NAMES", "SOURCE_CITATIONS", "data_path", "card_header", "statistics", "FIGURES", "write_figures",
+           "card_body"]
+
+
 #: Dataset config name of each record kind.
 CONFIG_NAMES = {"video": "videos", "interval_qa": "interval_qa", "dense_caption": "dense_caption", "guidance": "guidance"}
 SOURCE_CITATIONS = {

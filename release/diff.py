@@ -11,6 +11,9 @@ from streamcue.release.features import decode
 from streamcue.release.manifest import read_manifest
 from streamcue.schemas import ID_FIELDS
 
+__all__ = ["Keyed", "ConfigDiff", "keyed", "read_release", "diff", "changelog_lines"]
+
+
 Keyed = dict[str, dict[str, dict[str, Any]]]  # kind -> record id -> record
 
 

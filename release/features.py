@@ -29,6 +29,9 @@ from typing import Any
 from streamcue.extras import require
 from streamcue.schemas import load_schema, schema_registry
 
+__all__ = ["RELEASE_KINDS", "Codec", "codec", "features", "json_columns", "encode", "decode"]
+
+
 #: Record kinds that a release publishes, one dataset config each.
 RELEASE_KINDS: tuple[str, ...] = ("video", "interval_qa", "dense_caption", "guidance")
 

@@ -26,6 +26,9 @@ from streamcue.release.manifest import verify_files
 from streamcue.errors import ConfigError, ServiceError
 from streamcue.extras import require
 
+__all__ = ["PushResult", "push"]
+
+
 _REPO_ID = r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$"
 
 

@@ -19,6 +19,10 @@ from streamcue.fields import unknown_name
 from streamcue.io import iter_jsonl
 from streamcue.schemas._semantic import CHECKS
 
+__all__ = ["ID_FIELDS", "KINDS", "SCHEMA_VERSION", "schema_registry", "load_schema", "check", "validate",
+           "FileReport", "check_records", "check_file", "load_durations", "validate_file"]
+
+
 #: Record kinds and the field that identifies a record of that kind.
 ID_FIELDS: dict[str, str] = {
     "video": "video_id",

@@ -6,6 +6,9 @@ types; LiveCook (Sec. 3) for the counted mistake categories.
 
 from __future__ import annotations
 
+__all__ = ["PROACTIVE_TYPE", "TASK_TYPES", "OPTIMAL_AT_START", "EVENT_TYPES", "COUNTED_MISTAKES", "DENSE_TASK_TYPES"]
+
+
 #: ESTP-Bench task type -> proactive type.
 PROACTIVE_TYPE: dict[str, str] = {
     "OR": "explicit",    # object recognition

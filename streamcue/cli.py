@@ -22,6 +22,10 @@ from streamcue.cli_release import release_app
 from streamcue.cli_replay import replay_command
 from streamcue.errors import StreamcueError
 
+__all__ = ["app", "build_app", "build_captaincook4d", "build_ego4d", "validate", "evaluate", "schema", "list_things",
+           "demo", "main"]
+
+
 app = typer.Typer(
     name="streamcue",
     help="Build, verify, publish and score benchmarks for streaming-video assistants.\n\n"

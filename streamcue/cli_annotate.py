@@ -9,6 +9,9 @@ import typer
 
 from streamcue import console
 
+__all__ = ["annotate_app", "URL_HELP", "annotate_push", "annotate_pull", "annotate_status"]
+
+
 annotate_app = typer.Typer(help="Send records to Label Studio for human verification and bring the work back.",
                            no_args_is_help=True)
 URL_HELP = "Label Studio URL (or $LABEL_STUDIO_URL). The token is read from $LABEL_STUDIO_API_KEY only."

@@ -11,6 +11,9 @@ from streamcue import console
 from streamcue.errors import InputError
 
 
+__all__ = ["anonymize"]
+
+
 def anonymize(
     input: Annotated[Path, typer.Argument(help="A video file, or a folder of them (.mp4 .mov .mkv .avi .webm ...).")],
     out: Annotated[Path, typer.Option(help="Folder for the blurred videos (NAME.mp4) and reports (NAME.anonymization.json).")],

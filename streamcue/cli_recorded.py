@@ -9,6 +9,9 @@ import typer
 
 from streamcue import console
 
+__all__ = ["stats_app", "build_recorded", "agreement"]
+
+
 stats_app = typer.Typer(help="Statistics on built and verified records.", no_args_is_help=True)
 
 

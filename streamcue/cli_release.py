@@ -9,6 +9,9 @@ import typer
 
 from streamcue import console
 
+__all__ = ["release_app", "release_build", "release_push", "release_diff"]
+
+
 release_app = typer.Typer(help="Build, publish and compare versioned Hugging Face dataset releases.",
                           no_args_is_help=True)
 

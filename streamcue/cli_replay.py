@@ -9,6 +9,9 @@ import typer
 
 from streamcue import console
 
+__all__ = ["KIND_KEYS", "MEMORIES", "DEFAULT_EVERY", "replay_command"]
+
+
 KIND_KEYS = (("plan", "guidance"), ("qa_id", "interval_qa"), ("task_id", "dense_caption"))
 MEMORIES = ("SW", "U", "SW+U", "OASIS")
 DEFAULT_EVERY = {"periodic": 30.0, "turn-loop": 5.0, "self-check": 1.0}
