@@ -49,9 +49,11 @@ app.command("replay")(replay_command)
 
 @build_app.command("captaincook4d")
 def build_captaincook4d(
-    annotations: Annotated[Path, typer.Option(help="CaptainCook4D annotation repository folder (annotation_json/, data_splits/, metadata/).")],
+    annotations: Annotated[Path, typer.Option(help="CaptainCook4D annotation repository folder (annotation_json/, "
+                                                   "data_splits/, metadata/).")],
     out: Annotated[Path, typer.Option(help="Output folder: guidance.jsonl and videos.jsonl are written there.")],
-    count_mistakes: Annotated[str, typer.Option(help="Comma-separated mistake categories that become mistake events.")] =
+    count_mistakes: Annotated[str, typer.Option(help="Comma-separated mistake categories that become mistake "
+                                                     "events.")] =
         "technique,preparation,measurement,timing,temperature",
     recording: Annotated[Optional[list[str]], typer.Option(help="Build only these recording ids (repeatable).")] = None,
 ) -> None:
@@ -77,15 +79,22 @@ def build_captaincook4d(
 def build_ego4d(
     goalstep: Annotated[Path, typer.Option(help="Ego4D GoalStep annotation JSON with timed steps (the val file).")],
     out: Annotated[Path, typer.Option(help="Output folder: interval_qa.jsonl, videos.jsonl and build_report.json.")],
-    narrations: Annotated[Optional[Path], typer.Option(help="Ego4D narration.json: AR questions and the coverage check.")] = None,
-    captions: Annotated[Optional[Path], typer.Option(help="Captions JSONL {video_id, start_s, end_s, kind, text}: enables the LLM stages.")] = None,
-    llm_base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible base URL (or $STREAMCUE_LLM_BASE_URL).")] = None,
-    llm_model: Annotated[Optional[str], typer.Option(help="Model name (or $STREAMCUE_LLM_MODEL). The key comes from $STREAMCUE_LLM_API_KEY.")] = None,
-    llm_structured: Annotated[str, typer.Option(help="Structured output: json_schema (OpenAI, vLLM), json_object (llama.cpp server) or none.")] = "json_schema",
+    narrations: Annotated[Optional[Path], typer.Option(help="Ego4D narration.json: AR questions and the coverage "
+                                                            "check.")] = None,
+    captions: Annotated[Optional[Path], typer.Option(help="Captions JSONL {video_id, start_s, end_s, kind, text}: "
+                                                          "enables the LLM stages.")] = None,
+    llm_base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible base URL (or "
+                                                             "$STREAMCUE_LLM_BASE_URL).")] = None,
+    llm_model: Annotated[Optional[str], typer.Option(help="Model name (or $STREAMCUE_LLM_MODEL). The key comes from "
+                                                          "$STREAMCUE_LLM_API_KEY.")] = None,
+    llm_structured: Annotated[str, typer.Option(help="Structured output: json_schema (OpenAI, vLLM), json_object "
+                                                     "(llama.cpp server) or none.")] = "json_schema",
     llm_concurrency: Annotated[int, typer.Option(help="Requests in flight at most.")] = 4,
-    no_llm: Annotated[bool, typer.Option("--no-llm", help="Run only the stages that need no LLM, even with captions.")] = False,
+    no_llm: Annotated[bool, typer.Option("--no-llm", help="Run only the stages that need no LLM, even with "
+                                                          "captions.")] = False,
     min_clip_s: Annotated[float, typer.Option(help="Drop clips (top-level steps) shorter than this.")] = 10.0,
-    min_coverage: Annotated[float, typer.Option(help="Drop clips whose narration coverage is below this (with --narrations).")] = 0.3,
+    min_coverage: Annotated[float, typer.Option(help="Drop clips whose narration coverage is below this (with "
+                                                     "--narrations).")] = 0.3,
     video: Annotated[Optional[list[str]], typer.Option(help="Build only these video ids (repeatable).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM response cache.")] = False,
 ) -> None:
@@ -113,7 +122,8 @@ def build_ego4d(
         settings = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured,
                                        max_concurrency=llm_concurrency)
     config = ego4d.Config(goalstep=goalstep, narrations=narrations, captions=captions, llm=settings,
-                          use_cache=not no_cache, clean=CleanConfig(min_duration_s=min_clip_s, min_coverage=min_coverage),
+                          use_cache=not no_cache, clean=CleanConfig(min_duration_s=min_clip_s,
+                                                                    min_coverage=min_coverage),
                           videos=tuple(video or ()))
     _, report = run_builder(get_builder("ego4d"), config, out)
     print_ego4d_summary(report)
@@ -122,8 +132,10 @@ def build_ego4d(
 @app.command()
 def validate(
     file: Annotated[Path, typer.Argument(help="JSONL file of records, one per line.")],
-    kind: Annotated[str, typer.Option(help="Record kind: video, interval_qa, dense_caption, guidance or a *_prediction kind.")],
-    videos: Annotated[Optional[Path], typer.Option(help="videos.jsonl to check times against (default: the one beside FILE, if any).")] = None,
+    kind: Annotated[str, typer.Option(help="Record kind: video, interval_qa, dense_caption, guidance or a "
+                                           "*_prediction kind.")],
+    videos: Annotated[Optional[Path], typer.Option(help="videos.jsonl to check times against (default: the one "
+                                                        "beside FILE, if any).")] = None,
     max_errors: Annotated[int, typer.Option(help="Print at most this many violations.")] = 50,
 ) -> None:
     """Check every record of FILE against its schema and the semantic rules.
@@ -151,20 +163,28 @@ def validate(
 
 @app.command()
 def evaluate(
-    metric: Annotated[str, typer.Argument(help="estp-f1 (interval_qa), vsas (dense_caption), livecook (guidance) or reasoning (reasoning_trace).")],
+    metric: Annotated[str, typer.Argument(help="estp-f1 (interval_qa), vsas (dense_caption), livecook (guidance) or "
+                                               "reasoning (reasoning_trace).")],
     gt: Annotated[Path, typer.Option(help="Ground truth JSONL: full records or minimal ones.")],
     pred: Annotated[Path, typer.Option(help="Predictions JSONL in the matching *_prediction schema.")],
-    judge: Annotated[Optional[str], typer.Option(help="Answer judge: exact, token-f1 (default), embedding or llm; mira for reasoning.")] = None,
-    output: Annotated[Optional[Path], typer.Option(help="Write the full JSON report (overall, groups, per_item) here.")] = None,
+    judge: Annotated[Optional[str], typer.Option(help="Answer judge: exact, token-f1 (default), embedding or llm; "
+                                                      "mira for reasoning.")] = None,
+    output: Annotated[Optional[Path], typer.Option(help="Write the full JSON report (overall, groups, per_item) "
+                                                        "here.")] = None,
     config_version: Annotated[Optional[int], typer.Option(help="Metric config version (default: the latest, "
                                                           "livecook v2 and vsas v2 since 2026-11-23; 1 reproduces "
-                                                          "earlier reports). The report names it (config_version).")] = None,
+                                                          "earlier reports). The report names it "
+                                                          "(config_version).")] = None,
     judge_model: Annotated[Optional[str], typer.Option(help="embedding: model folder; llm: model name.")] = None,
-    llm_base_url: Annotated[Optional[str], typer.Option(help="llm judge: OpenAI-compatible base URL (or $STREAMCUE_LLM_BASE_URL).")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the persistent judge cache.")] = False,
+    llm_base_url: Annotated[Optional[str], typer.Option(help="llm judge: OpenAI-compatible base URL (or "
+                                                             "$STREAMCUE_LLM_BASE_URL).")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the persistent judge "
+                                                              "cache.")] = False,
     bertscore: Annotated[bool, typer.Option(help="livecook: compute BERTScore (needs the embed extra).")] = True,
-    bertscore_model: Annotated[Optional[str], typer.Option(help="livecook: local BERTScore model folder (default: packaged MiniLM, layer 4).")] = None,
-    param: Annotated[Optional[list[str]], typer.Option(help="Override a metric parameter, NAME=VALUE (e.g. window_s=10); recorded in the report.")] = None,
+    bertscore_model: Annotated[Optional[str], typer.Option(help="livecook: local BERTScore model folder (default: "
+                                                                "packaged MiniLM, layer 4).")] = None,
+    param: Annotated[Optional[list[str]], typer.Option(help="Override a metric parameter, NAME=VALUE (e.g. "
+                                                            "window_s=10); recorded in the report.")] = None,
 ) -> None:
     """Score predictions against ground truth and print a table (overall and per group).
 
@@ -248,7 +268,9 @@ def list_things() -> None:
 @app.command()
 def demo(
     out: Annotated[Path, typer.Option(help="Folder for the demo's outputs.")] = Path("streamcue-demo"),
-    annotations: Annotated[Optional[Path], typer.Option(help="CaptainCook4D annotations (default: ../shared/data/captaincook4d beside the repository, or $STREAMCUE_CAPTAINCOOK4D).")] = None,
+    annotations: Annotated[Optional[Path], typer.Option(help="CaptainCook4D annotations (default: "
+                                                             "../shared/data/captaincook4d beside the repository, "
+                                                             "or $STREAMCUE_CAPTAINCOOK4D).")] = None,
 ) -> None:
     """Run the main job offline on the embedded defaults: no network, no API key.
 

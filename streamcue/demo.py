@@ -57,7 +57,8 @@ def _ego4d(out: Path) -> None:
         return
     _, report = run_builder(get_builder("ego4d"), ego4d.Config(goalstep=goalstep), out / "ego4d")
     print_ego4d_summary(report)
-    console.out.print("The LLM stages need captions and an OpenAI-compatible endpoint: see streamcue build ego4d --help")
+    console.out.print("The LLM stages need captions and an OpenAI-compatible endpoint: see streamcue build ego4d "
+                      "--help")
 
 
 def _anonymize_sample(folder: Path) -> None:
