@@ -92,7 +92,8 @@ def _load_durations(path: Path) -> dict[str, float]:
         try:
             durations[row["recording_id"]] = float(row["duration(sec)"])
         except (KeyError, TypeError, ValueError):
-            raise InputError("expected columns recording_id and duration(sec) with a number", file=path, line=lineno) from None
+            raise InputError("expected columns recording_id and duration(sec) with a number", file=path,
+                             line=lineno) from None
     return durations
 
 
@@ -109,7 +110,8 @@ def _load_splits(path: Path) -> dict[str, str]:
     return splits
 
 
-def _errors_by_position(recording: Mapping[str, Any], errors: Mapping[str, Any] | None, file: Path, rid: str) -> list[list[dict]]:
+def _errors_by_position(recording: Mapping[str, Any], errors: Mapping[str, Any] | None, file: Path,
+                        rid: str) -> list[list[dict]]:
     """The error list of every step, joined by position and checked on (step_id, start, end)."""
     steps = recording["steps"]
     if errors is None:
@@ -128,7 +130,8 @@ def _errors_by_position(recording: Mapping[str, Any], errors: Mapping[str, Any] 
         for j, e in enumerate(tags):
             tag = _field(e, "tag", file, rid, f"step_annotations[{i}].errors[{j}].")
             if tag not in TAG_CATEGORIES:
-                raise InputError(f"unknown error tag {tag!r}", file=file, record=rid, field=f"step_annotations[{i}].errors[{j}].tag")
+                raise InputError(f"unknown error tag {tag!r}", file=file, record=rid,
+                                 field=f"step_annotations[{i}].errors[{j}].tag")
         joined.append(tags)
     return joined
 
@@ -149,19 +152,23 @@ def build_recording(recording: Mapping[str, Any], errors: Mapping[str, Any] | No
         step_id = _field(step, "step_id", steps_file, rid, where)
         description = _field(step, "description", steps_file, rid, where)
         if start == -1 and end == -1:
-            excluded.extend({"step_id": step_id, "category": TAG_CATEGORIES[e["tag"]], "description": e.get("description", ""),
+            excluded.extend({"step_id": step_id, "category": TAG_CATEGORIES[e["tag"]],
+                             "description": e.get("description", ""),
                              "reason": "step not performed"} for e in errs)
             excluded.append({"step_id": step_id, "description": description, "reason": "step not performed (times -1)"})
             continue
         if start < 0 or end < 0:
-            raise InputError(f"only one of start_time/end_time is -1 ({start}, {end})", file=steps_file, record=rid, field=where + "start_time")
+            raise InputError(f"only one of start_time/end_time is -1 ({start}, {end})", file=steps_file, record=rid,
+                             field=where + "start_time")
         if end < start:
-            raise InputError(f"end_time {round(end, 6)} is before start_time {round(start, 6)}", file=steps_file, record=rid, field=where + "end_time")
+            raise InputError(f"end_time {round(end, 6)} is before start_time {round(start, 6)}", file=steps_file,
+                             record=rid, field=where + "end_time")
         mistakes = []
         for e in errs:
             category = TAG_CATEGORIES[e["tag"]]
             if category in config.counted_mistakes:
-                mistakes.append(Mistake(category, text.mistake_text(category, e.get("description") or e["tag"], description)))
+                mistakes.append(Mistake(category, text.mistake_text(category, e.get("description") or e["tag"],
+                                                                    description)))
             else:
                 excluded.append({"step_id": step_id, "category": category, "description": e.get("description", ""),
                                  "reason": "category not counted"})
@@ -170,16 +177,19 @@ def build_recording(recording: Mapping[str, Any], errors: Mapping[str, Any] | No
         raise InputError("no performed steps (every step has times -1)", file=steps_file, record=rid, field="steps")
     last_end = max(a.end_s for a in actions)
     if last_end > duration_s + DURATION_SLACK_S:
-        raise InputError(f"a step ends at {last_end} s, past the video duration {duration_s} s", file=steps_file, record=rid, field="steps")
+        raise InputError(f"a step ends at {last_end} s, past the video duration {duration_s} s", file=steps_file,
+                         record=rid, field="steps")
     if last_end > duration_s:
-        notes.append(f"video duration raised from {duration_s} s to the last step end {last_end} s (metadata is rounded)")
+        notes.append(f"video duration raised from {duration_s} s to the last step end {last_end} s (metadata is "
+                     f"rounded)")
         duration_s = last_end
     groups = group_actions(actions)
     plan = [{
         "index": i,
         "text": text.instruction_text([a.instruction for a in group]),
         "step_ids": list(dict.fromkeys(a.step_id for a in group)),
-        "actions": [{"step_id": a.step_id, "description": a.instruction, "start_s": a.start_s, "end_s": a.end_s} for a in group],
+        "actions": [{"step_id": a.step_id, "description": a.instruction, "start_s": a.start_s,
+                     "end_s": a.end_s} for a in group],
     } for i, group in enumerate(groups)]
     events = schedule_events(groups, [step["text"] for step in plan])
     guidance = {

@@ -69,7 +69,8 @@ def write_outputs(items: Iterable[tuple[str, dict[str, Any]]], out: str | Path) 
     durations = None
     for kind in sorted(by_kind, key=lambda k: k != "video"):
         records = by_kind[kind]
-        report = check_records(((None, r) for r in records), kind, file=f"<{FILE_NAMES[kind]} being built>", durations=durations)
+        report = check_records(((None, r) for r in records), kind, file=f"<{FILE_NAMES[kind]} being built>",
+                               durations=durations)
         if not report.ok:
             raise RecordValidationError(report.violations)
         if kind == "video":

@@ -28,8 +28,10 @@ def guidance_summary(guidance: Iterable[Mapping[str, Any]], videos: Iterable[Map
             row[event["type"]] += 1
             if event["type"] == "mistake":
                 mistakes[event["mistake_category"]] += 1
-    columns = ["recordings", "plan steps", *(t for t in ("instruction", "success", "mistake", "finish") if t in EVENT_TYPES)]
-    order = [s for s in ("train", "validation", "test") if s in per_split] + sorted(set(per_split) - {"train", "validation", "test"})
+    columns = ["recordings", "plan steps",
+               *(t for t in ("instruction", "success", "mistake", "finish") if t in EVENT_TYPES)]
+    order = ([s for s in ("train", "validation", "test") if s in per_split]
+             + sorted(set(per_split) - {"train", "validation", "test"}))
     rows = {split: {c: per_split[split][c] for c in columns} for split in order}
     rows["all"] = {c: sum(r[c] for r in rows.values()) for c in columns}
     return {"columns": columns, "rows": rows, "mistakes_by_category": dict(mistakes.most_common())}
@@ -59,6 +61,8 @@ def print_ego4d_summary(report: BuildReport) -> None:
 def print_guidance_summary(guidance_path: Path, videos_path: Path) -> None:
     """The :func:`guidance_summary` tables of a guidance build, printed."""
     summary = guidance_summary(read_jsonl(guidance_path), read_jsonl(videos_path))
-    console.out.print(console.table(f"guidance records ({guidance_path})", summary["columns"], summary["rows"], "split"))
+    console.out.print(console.table(f"guidance records ({guidance_path})", summary["columns"], summary["rows"],
+                                    "split"))
     console.out.print(console.table("mistakes by category", ["mistakes"],
-                                    {k: {"mistakes": v} for k, v in summary["mistakes_by_category"].items()}, "category"))
+                                    {k: {"mistakes": v} for k, v in summary["mistakes_by_category"].items()},
+                                    "category"))
