@@ -56,7 +56,8 @@ class Server:
             raise ServiceError(f"Label Studio at {self.url}: {what} failed with HTTP {exc.status_code}"
                                + (f" ({detail})" if detail else "")) from None
         except httpx.HTTPError as exc:
-            raise ServiceError(f"cannot reach Label Studio at {self.url} ({type(exc).__name__}); is it running?") from None
+            raise ServiceError(f"cannot reach Label Studio at {self.url} ({type(exc).__name__}); is it "
+                               f"running?") from None
 
 
 def connect(url: str | None = None) -> Server:

@@ -209,7 +209,8 @@ def _apply_captions(out: dict[str, Any], regions: dict[str, Any], fps: float, wh
             caption["text"] = text
             caption["corrected"] = True
             applied.changes.append(f"caption {caption['t_s']:g}s corrected")
-    extra = [rid for rid in regions if not (rid.startswith("c") and rid[1:].isdigit() and int(rid[1:]) < len(out["captions"]))]
+    extra = [rid for rid in regions
+             if not (rid.startswith("c") and rid[1:].isdigit() and int(rid[1:]) < len(out["captions"]))]
     if extra:
         raise where.error("caption regions can only be edited, not added", extra[0])
 
@@ -233,7 +234,8 @@ def _apply_guidance(out: dict[str, Any], regions: dict[str, Any], predicted: dic
         else:
             base = original or {"plan_index": None, "step_ids": [], "mistake_category": "other"}
             event = dict(base, t_s=(start - 1) / fps, type=label, text=text, time_source="annotator")
-            applied.changes.append(f"{label} {rid} moved to {(start - 1) / fps:g}s" if original else f"mistake {rid} added")
+            applied.changes.append(f"{label} {rid} moved to "
+                                   f"{(start - 1) / fps:g}s" if original else f"mistake {rid} added")
         if original is not None and text != original["text"]:
             applied.changes.append(f"{label} {rid} text edited")
         events.append((_position(rid, len(originals)), event))

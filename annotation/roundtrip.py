@@ -110,7 +110,8 @@ class PullResult:
     disagreements: dict[str, str] = field(default_factory=dict)
 
 
-def _outcomes(project: str, url: str | None, required: int, tolerance_s: float) -> tuple[str, list[tuple[dict, Outcome]]]:
+def _outcomes(project: str, url: str | None, required: int,
+              tolerance_s: float) -> tuple[str, list[tuple[dict, Outcome]]]:
     if required < 1:
         raise ConfigError("--required must be at least 1")
     server = ls.connect(url)
@@ -161,7 +162,8 @@ def pull(project: str, out: Path, *, url: str | None = None, required: int = 2, 
     return summary
 
 
-def status(project: str, *, url: str | None = None, required: int = 2, tolerance_s: float = 1.0) -> list[dict[str, Any]]:
+def status(project: str, *, url: str | None = None, required: int = 2,
+           tolerance_s: float = 1.0) -> list[dict[str, Any]]:
     """Per task: annotations, agreement state and how many checks are missing."""
     kind, results = _outcomes(project, url, required, tolerance_s)
     return [{"task": task["id"], "record": outcome.record[ID_FIELD[kind]], "annotations": outcome.annotations,

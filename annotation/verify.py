@@ -78,7 +78,8 @@ def verify(record: dict[str, Any], kind: str, fps: float, annotations: list[dict
     done = sorted((a for a in annotations if not a.get("was_cancelled")), key=lambda a: a["id"])
     if not done:
         return Outcome(record, "untouched")
-    names = list(dict.fromkeys(annotator_names.get(a.get("completed_by"), f"user:{a.get('completed_by')}") for a in done))
+    names = list(dict.fromkeys(annotator_names.get(a.get("completed_by"), f"user:{a.get('completed_by')}")
+                               for a in done))
     applied = []
     for annotation in done:
         spot = Where(where.project, where.task, annotation["id"], where.record)

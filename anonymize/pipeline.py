@@ -241,7 +241,8 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeOp
         "output": {"path": out_path.name, "sha256": sha256_file(out_path), "frames": frames,
                    "audio": "kept" if options.keep_audio and info.has_audio else "dropped"},
         "frames_processed": frames,
-        "frames_detected": len(range(0, frames, options.stride)) + int(frames > 0 and (frames - 1) % options.stride != 0),
+        "frames_detected": (len(range(0, frames, options.stride))
+                            + int(frames > 0 and (frames - 1) % options.stride != 0)),
         "detectors": detectors,
         "settings": {"pad": options.pad, "plate_pad": options.plate_pad, "dilate_s": options.dilate_s,
                      "dilate_frames": anonymizer.window(info.fps),

@@ -5,7 +5,8 @@ times), the current prompt and the dialogue so far, and asks for a structured de
 ``{"speak": bool, "text": str[, "type": ...]}``. Answers are validated, retried when invalid,
 and cached like every other LLM call in streamcue (the cache key covers the images).
 
->>> model = OpenAIVisionModel(LLMSettings.resolve(base_url=..., model="Qwen2.5-VL-7B"), kind="interval_qa")  # doctest: +SKIP
+>>> settings = LLMSettings.resolve(base_url=..., model="Qwen2.5-VL-7B")                       # doctest: +SKIP
+>>> model = OpenAIVisionModel(settings, kind="interval_qa")                                  # doctest: +SKIP
 >>> replay_records(model, records, "interval_qa", durations, protocol="asynchronous", clock="wall")  # doctest: +SKIP
 """
 

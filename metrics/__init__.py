@@ -20,7 +20,8 @@ from streamcue.metrics.registry import METRICS, EvalContext, Metric, get_metric
 __all__ = ["METRICS", "EvalContext", "Metric", "evaluate", "get_metric"]
 
 
-def evaluate(metric: str, gt: str | Path, pred: str | Path, *, judge: str | None = None, config_version: int | None = None,
+def evaluate(metric: str, gt: str | Path, pred: str | Path, *, judge: str | None = None,
+             config_version: int | None = None,
              judge_options: dict[str, Any] | None = None, use_cache: bool = True, bertscore: bool = True,
              bertscore_model: str | None = None, **params: Any) -> dict[str, Any]:
     """Score the predictions in ``pred`` against the ground truth in ``gt``; returns the report dict.

@@ -62,7 +62,8 @@ class ExactJudge:
         return {"judge": self.name, "version": 1}
 
     def judge(self, triples: Sequence[Triple], task: str) -> list[Verdict]:
-        return [similarity_verdict(float(normalize_answer(ref) == normalize_answer(res)), 1.0) for _, ref, res in triples]
+        return [similarity_verdict(float(normalize_answer(ref) == normalize_answer(res)), 1.0)
+                for _, ref, res in triples]
 
 
 @dataclass

@@ -27,5 +27,6 @@ def print_report(report: dict[str, Any]) -> None:
         console.out.print(f"BERTScore model {b['model']}, layer {b['num_layers']}, "
                           f"on {report['overall']['feedback_pairs']} true-positive pairs")
     if report["missing_predictions"]:
-        console.err.print(f"warning: {len(report['missing_predictions'])} items have no prediction (scored as no response)",
+        console.err.print(f"warning: {len(report['missing_predictions'])} items have no prediction (scored as no "
+                          f"response)",
                           markup=False)

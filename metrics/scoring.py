@@ -4,8 +4,9 @@ Each ``evaluate_*`` works in explicit phases: read and check the inputs, collect
 request, judge them in one batch (deduplicated, cached), compute per-item scores, then
 aggregate. Reports have the same shape for every metric::
 
-    {"metric", "config_version" (e.g. "livecook.v2"), "config", "judge", "overall", "groups": {group name: {value: scores}},
-     "per_item": {id: scores}, "missing_predictions": [ids], "streamcue_version"}
+    {"metric", "config_version" (e.g. "livecook.v2"), "config", "judge", "overall",
+     "groups": {group name: {value: scores}}, "per_item": {id: scores}, "missing_predictions": [ids],
+     "streamcue_version"}
 """
 
 from __future__ import annotations
@@ -56,11 +57,13 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def _grouped(per_item: Mapping[str, Mapping[str, float]], group_of: Mapping[str, str], keys: list[str]) -> dict[str, dict]:
+def _grouped(per_item: Mapping[str, Mapping[str, float]], group_of: Mapping[str, str],
+             keys: list[str]) -> dict[str, dict]:
     groups: dict[str, list[str]] = {}
     for item_id, group in group_of.items():
         groups.setdefault(group, []).append(item_id)
-    return {g: {"n": len(ids), **{k: _mean([per_item[i][k] for i in ids]) for k in keys}} for g, ids in sorted(groups.items())}
+    return {g: {"n": len(ids), **{k: _mean([per_item[i][k] for i in ids]) for k in keys}}
+            for g, ids in sorted(groups.items())}
 
 
 def _report(metric: str, config: Any, runner: JudgeRunner | None, overall: dict, groups: dict, per_item: dict,
@@ -116,7 +119,8 @@ def evaluate_vsas(gt: Mapping[str, dict], preds: Mapping[str, dict], runner: Jud
     triples: list[tuple[str, str, str]] = []
     for task_id, record in gt.items():
         truth = [c["text"] for c in record["captions"]]
-        responses = vsas.extrapolate([estp.Response(r["t_s"], r["text"]) for r in preds.get(task_id, {}).get("responses", [])], len(truth))
+        responses = vsas.extrapolate([estp.Response(r["t_s"], r["text"])
+                                      for r in preds.get(task_id, {}).get("responses", [])], len(truth))
         tasks.append((task_id, record, truth, responses))
         prompt = record.get("prompt", "")
         triples.extend((prompt, g, r) for g, r in zip(truth, responses) if g.strip() and r.strip())

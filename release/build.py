@@ -108,7 +108,8 @@ def _build(opts: ReleaseOptions, version: tuple[int, int, int], out: Path, old_m
             "rejected_left_out": dict(data.rejected_left_out),
             "total_rows": sum(n for r in rows.values() for n in r.values()),
         }
-        (tmp / "README.md").write_text(card.card_header(meta, files) + "\n" + card.card_body(meta, rows, stats, figures),
+        (tmp / "README.md").write_text(card.card_header(meta, files) + "\n"
+                                       + card.card_body(meta, rows, stats, figures),
                                        encoding="utf-8")
         _write_changelog(tmp, meta["version"], opts.previous, old_manifest,
                          diff(old_records, keyed(data.records)) if old_records is not None else None)

@@ -16,7 +16,8 @@ __all__ = ["CONFIG_NAMES", "SOURCE_CITATIONS", "data_path", "card_header", "stat
 
 
 #: Dataset config name of each record kind.
-CONFIG_NAMES = {"video": "videos", "interval_qa": "interval_qa", "dense_caption": "dense_caption", "guidance": "guidance"}
+CONFIG_NAMES = {"video": "videos", "interval_qa": "interval_qa", "dense_caption": "dense_caption",
+                "guidance": "guidance"}
 SOURCE_CITATIONS = {
     "captaincook4d": "CaptainCook4D (Peddi et al., NeurIPS 2024 Datasets and Benchmarks)",
     "ego4d": "Ego4D (Grauman et al., CVPR 2022) and Ego4D GoalStep (Song et al., NeurIPS 2023)",
@@ -142,7 +143,8 @@ def card_body(meta: dict[str, Any], rows: dict[str, dict[str, int]], stats: dict
                  "relative to a video root you supply. Columns listed as JSON below hold JSON text "
                  "(open-ended objects); `streamcue.loaders.load` decodes them.\n")
     parts.append("## Rows\n\n" + _table(["config", "train", "validation", "test", "JSON columns"], [
-        [CONFIG_NAMES[k], *(s.get(sp, 0) for sp in ("train", "validation", "test")), ", ".join(meta["json_columns"][k]) or "-"]
+        [CONFIG_NAMES[k], *(s.get(sp, 0) for sp in ("train", "validation", "test")),
+         ", ".join(meta["json_columns"][k]) or "-"]
         for k, s in rows.items()]))
     parts.append("## Verification\n")
     if meta["unverified_in_benchmark"]:

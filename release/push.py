@@ -68,7 +68,8 @@ def _git(repo: Path, *args: str) -> str:
     except FileNotFoundError:
         raise ServiceError("git is not installed; it is needed for a --git-root target") from None
     except subprocess.CalledProcessError as exc:
-        raise ServiceError(f"git {args[0]} failed in {repo}: {(exc.stderr or exc.stdout).strip().splitlines()[-1]}") from None
+        raise ServiceError(f"git {args[0]} failed in {repo}: "
+                           f"{(exc.stderr or exc.stdout).strip().splitlines()[-1]}") from None
     return done.stdout.strip()
 
 
