@@ -38,7 +38,8 @@ def main() -> None:
                         if kind == "interval_qa")
         best = min(best, time.perf_counter() - start)
     records = sum(types.values())
-    print(f"template stage on {goalstep.name}: {records} questions from {report.details['usable_videos']} videos in {best:.2f} s "
+    print(f"template stage on {goalstep.name}: {records} questions from {report.details['usable_videos']} videos in "
+          f"{best:.2f} s "
           f"(best of 3); by task type: {', '.join(f'{n} {t}' for t, n in sorted(types.items()))}")
     vid = "c2d06df7-5d3a-4116-9edb-f1c81a4f669b"
     with StubLLMServer(estp_responder) as server:
@@ -50,10 +51,12 @@ def main() -> None:
                      if kind == "interval_qa" and r["provenance"]["stage"] != "template"]
         elapsed = time.perf_counter() - start
     calls = report.llm["calls"]
+    stages = report.details["by_stage"]
     print(f"LLM stages on 1 video, 11 captions: {len(generated)} generated questions "
-          f"({report.details['by_stage'].get('one_to_one', 0)} one-to-one, {report.details['by_stage'].get('one_to_many', 0)} expanded, "
-          f"{report.details['by_stage'].get('many_to_many', 0)} contextual), {calls} LLM calls = "
-          f"{calls / max(1, len(generated)):.2f} calls per generated question, {elapsed:.1f} s incl. embedding model load")
+          f"({stages.get('one_to_one', 0)} one-to-one, {stages.get('one_to_many', 0)} expanded, "
+          f"{stages.get('many_to_many', 0)} contextual), {calls} LLM calls = "
+          f"{calls / max(1, len(generated)):.2f} calls per generated question, {elapsed:.1f} s "
+          "incl. embedding model load")
 
 
 if __name__ == "__main__":

@@ -64,7 +64,10 @@ def _first_image_colour(message):
 
 
 class EvidenceModel:
-    """``truth``: (video id, question, asked at) -> list of (start_s, end_s, what is visible); ``colours``: video id -> BGR."""
+    """``truth``: (video id, question, asked at) -> list of (start_s, end_s, what is visible).
+
+    ``colours``: video id -> BGR.
+    """
 
     def __init__(self, truth, colours, pad_s=10.0):
         self.truth = truth

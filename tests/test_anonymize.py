@@ -140,7 +140,8 @@ def test_audio_is_dropped_unless_kept(tmp_path, anonymizer):
     assert probe(tmp_path / "b" / "talk.mp4").has_audio and kept["output"]["audio"] == "kept"
 
 
-@pytest.mark.parametrize("face, plate, missing", [("none", "none", ["face", "plate"]), ("centerface", "none", ["plate"]),
+@pytest.mark.parametrize("face, plate, missing", [("none", "none", ["face", "plate"]), ("centerface", "none",
+                                                                                        ["plate"]),
                                                   ("none", "haar", ["face"])])
 def test_a_switched_off_detector_is_never_passed(tmp_path, face, plate, missing):
     src = tmp_path / "in.mp4"

@@ -1,4 +1,4 @@
-"""The promises every registered builder and metric keeps (streamcue.dataset_builders.registry, streamcue.metrics.registry).
+"""The promises every registered builder and metric keeps (dataset_builders/registry.py, metrics/registry.py).
 
 Every entry of BUILDERS runs on its smallest real input (SMALLEST_INPUTS) and every entry of METRICS on a
 tiny case (TINY_CASES): a new builder or metric without one fails here, by name. The checks are plain
@@ -97,7 +97,8 @@ def builder_problems(builder: Builder, config: Any, tmp: Path) -> list[str]:
         for kind, path in result.files.items():
             records = read_jsonl(path)
             if saved["counts"].get(kind) != len(records):
-                problems.append(f"{builder.name}: report counts {saved['counts'].get(kind)} {kind}, file has {len(records)}")
+                problems.append(f"{builder.name}: report counts {saved['counts'].get(kind)} {kind}, file has "
+                                f"{len(records)}")
             ids = [r[ID_FIELDS[kind]] for r in records]
             if len(ids) != len(set(ids)):
                 problems.append(f"{builder.name}: {kind} ids are not unique")

@@ -35,7 +35,7 @@ def modules(root: Path = REPO) -> dict[str, Path]:
 
 
 def imports(path: Path, name: str, known: set[str]) -> set[str]:
-    """The streamcue modules that ``name`` imports: ``from pkg import mod`` counts as mod, ``from pkg import x`` as pkg."""
+    """The streamcue modules that ``name`` imports (``from pkg import mod``: mod; ``from pkg import x``: pkg)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -44,7 +44,8 @@ def imports(path: Path, name: str, known: set[str]) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1], *filter(None, [base])])
+                base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1], *filter(None,
+                                                                                                          [base])])
             for alias in node.names:
                 out.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base)
     return {m for m in out if m in known and m != name}

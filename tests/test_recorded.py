@@ -121,7 +121,6 @@ def test_release_checks_the_real_anonymization_reports(built, tmp_path):
 
 
 def test_already_anonymized_input_is_recorded_with_relative_paths_only(built, tmp_path):
-    from streamcue.anonymize.pipeline import anonymize_video
     from streamcue.release.gates import absolute_path_in
 
     first, _, _ = built

@@ -136,7 +136,8 @@ def test_verified_records_pass_and_rejected_ones_are_left_out(cc4d, tmp_path):
     manifest = build_release(ReleaseOptions(records=records, version="1.0.0", out=tmp_path / "d"))
     assert manifest["rejected_left_out"] == {"guidance": 1}
     assert sum(s["rows"] for s in manifest["configs"]["guidance"].values()) == 383
-    assert "Every record in the validation and test splits is human-verified" in (tmp_path / "d" / "README.md").read_text()
+    card = (tmp_path / "d" / "README.md").read_text()
+    assert "Every record in the validation and test splits is human-verified" in card
 
 
 def test_invalid_records_are_refused(cc4d, tmp_path):

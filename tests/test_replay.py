@@ -63,7 +63,8 @@ def test_asynchronous_small_buffer_drops_frames_large_buffer_does_not():
 
 
 def test_asynchronous_fast_model_sees_every_frame():
-    result = replay(Recorder(latency_s=0.05), duration_s=5, fps=10, prompts=[], protocol="asynchronous", camera_buffer=4)
+    result = replay(Recorder(latency_s=0.05), duration_s=5, fps=10, prompts=[], protocol="asynchronous",
+                    camera_buffer=4)
     assert result.frames_dropped == 0 and result.frames_seen == 50
     assert result.report(5)["actions_per_second"] == pytest.approx(len(result.responses) / 5)
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
 from conftest import CAPTAINCOOK4D, GOALSTEP_VAL, VALID
-from strategy_models import GuidanceOracle, OracleTiming, now_of, system, task_of
+from strategy_models import GuidanceOracle, OracleTiming, now_of, system
 from streamcue.dataset_builders import captaincook4d, ego4d
 from streamcue.errors import ConfigError
 from streamcue.llm import LLMSettings
