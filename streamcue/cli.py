@@ -260,7 +260,10 @@ def list_things() -> None:
         console.out.print(f"  build {name}: {builder.summary}", markup=False)
     try:
         from streamcue.metrics import METRICS
-        console.out.print("metrics:      " + ", ".join(METRICS))
+        from streamcue.metrics.configs import LATEST
+
+        console.out.print("metrics:      " + ", ".join(f"{name} (default config {info.config}.v{LATEST[info.config]})"
+                                                       for name, info in METRICS.items()), markup=False)
     except ImportError:  # pragma: no cover - metrics always ship
         pass
 
