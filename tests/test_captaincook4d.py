@@ -150,3 +150,9 @@ def test_mismatched_error_annotations_are_refused(broken_copy, tmp_path):
 def test_missing_folder_is_a_clear_error(tmp_path):
     with pytest.raises(InputError, match="not a folder"):
         _build(tmp_path / "nowhere", tmp_path)
+
+
+def test_lower_first_keeps_acronyms():
+    from streamcue.text import lower_first
+
+    assert [lower_first(t) for t in ("Boil water", "DIY shelf", "A", "")] == ["boil water", "DIY shelf", "a", ""]

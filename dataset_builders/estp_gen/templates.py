@@ -24,6 +24,7 @@ from typing import Any
 
 from streamcue.dataset_builders.ego4d_sources import GoalVideo, Narration, Step
 from streamcue.dataset_builders.estp_gen.records import evenly_spaced, make_qa
+from streamcue.text import lower_first
 
 __all__ = ["TemplateConfig", "verb_phrase", "second_person", "template_questions"]
 
@@ -74,10 +75,6 @@ def second_person(narration: str) -> str:
     return text if text.endswith(".") else text + "."
 
 
-def _lower_first(text: str) -> str:
-    return text[:1].lower() + text[1:]
-
-
 def _ar(video: GoalVideo, narrations: Sequence[Narration], config: TemplateConfig, source: str) -> list[dict[str, Any]]:
     by_verb: dict[str, list[Narration]] = defaultdict(list)
     for point in narrations:
@@ -115,7 +112,7 @@ def _tu(video: GoalVideo, steps: Sequence[Step], source: str) -> list[dict[str, 
         return []
     goal = video.goal_description.rstrip(".")
     return [make_qa(f"{video.video_uid}:TU:0", video.video_uid, "TU",
-                    f"My goal: {_lower_first(goal)}. Each time I start a new step of it, tell me which step it is.",
+                    f"My goal: {lower_first(goal)}. Each time I start a new step of it, tell me which step it is.",
                     relevant[0].start_s,
                     [{"start_s": s.start_s, "end_s": s.end_s, "text": s.description} for s in relevant],
                     stage="template", source=source)]
@@ -124,7 +121,7 @@ def _tu(video: GoalVideo, steps: Sequence[Step], source: str) -> list[dict[str, 
 def _trc(video: GoalVideo, steps: Sequence[Step], config: TemplateConfig, source: str) -> list[dict[str, Any]]:
     essential = [s for s in steps if s.relevance == "essential"]
     chain = config.trc_turns + 1
-    goal = _lower_first(video.goal_description.rstrip("."))
+    goal = lower_first(video.goal_description.rstrip("."))
     records = []
     for g, first in enumerate(range(0, len(essential) - chain + 1, chain)):
         group = essential[first:first + chain]
