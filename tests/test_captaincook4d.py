@@ -155,4 +155,4 @@ def test_missing_folder_is_a_clear_error(tmp_path):
 def test_lower_first_keeps_acronyms():
     from streamcue.text import lower_first
 
-    assert [lower_first(t) for t in ("Boil water", "DIY shelf", "A", "")] == ["boil water", "DIY shelf", "a", ""]
+    assert [lower_first(t) for t in ("Boil water", "DIY shelf", "")] == ["boil water", "DIY shelf", ""]
