@@ -20,15 +20,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streamcue.errors import InputError
+from streamcue.schemas import ID_FIELDS
 
-__all__ = ["DEFAULT_FPS", "GLOBAL_CONTROLS", "KINDS", "ID_FIELD", "span_to_frames", "frames_to_span",
+__all__ = ["DEFAULT_FPS", "GLOBAL_CONTROLS", "LABEL_KINDS", "span_to_frames", "frames_to_span",
            "moment_to_frame", "prediction", "task_data", "Applied", "Where", "apply"]
 
 
 DEFAULT_FPS = 30.0
 GLOBAL_CONTROLS = ("question", "flags")
-KINDS = ("interval_qa", "dense_caption", "guidance")
-ID_FIELD = {"interval_qa": "qa_id", "dense_caption": "task_id", "guidance": "video_id"}
+#: Record kinds that have a labeling config (annotation/configs/<kind>.xml).
+LABEL_KINDS = ("interval_qa", "dense_caption", "guidance")
 
 
 def span_to_frames(start_s: float, end_s: float, fps: float) -> tuple[int, int]:
@@ -76,7 +77,7 @@ def prediction(record: dict[str, Any], kind: str, fps: float) -> list[dict[str, 
 
 def task_data(record: dict[str, Any], kind: str, video_url: str, fps: float) -> dict[str, Any]:
     """The task's data: what the labeling config shows, plus the whole record (nothing is lost)."""
-    data: dict[str, Any] = {"video": video_url, "fps": fps, "kind": kind, "record_id": record[ID_FIELD[kind]],
+    data: dict[str, Any] = {"video": video_url, "fps": fps, "kind": kind, "record_id": record[ID_FIELDS[kind]],
                             "record_json": json.dumps(record, ensure_ascii=False)}
     if kind == "interval_qa":
         data.update(question=record["question"], query_time_s=record["query_time_s"], task_type=record["task_type"])

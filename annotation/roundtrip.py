@@ -18,13 +18,13 @@ from typing import Any
 from urllib.parse import quote
 
 from streamcue.annotation import client as ls
-from streamcue.annotation.convert import DEFAULT_FPS, ID_FIELD, KINDS, Where, prediction, task_data
+from streamcue.annotation.convert import DEFAULT_FPS, LABEL_KINDS, Where, prediction, task_data
 from streamcue.annotation.verify import Outcome, verify
 from streamcue.errors import ConfigError, InputError, RecordValidationError
 from streamcue.extras import require
 from streamcue.io import iter_jsonl, write_jsonl
 from streamcue.progress import track
-from streamcue.schemas import check, check_file
+from streamcue.schemas import ID_FIELDS, check, check_file
 from streamcue.version import __version__
 
 __all__ = ["BATCH", "PushResult", "push", "PullResult", "pull", "status"]
@@ -34,10 +34,10 @@ BATCH = 250
 
 
 def _kind(kind: str) -> str:
-    if kind not in KINDS:
+    if kind not in LABEL_KINDS:
         from streamcue.fields import unknown_name
 
-        raise unknown_name("record kind", kind, KINDS)
+        raise unknown_name("record kind", kind, LABEL_KINDS)
     return kind
 
 
@@ -85,7 +85,7 @@ def push(kind: str, records_path: Path, project: str, *, url: str | None = None,
         ls.label_config(kind))
     tasks = []
     for line, record in iter_jsonl(records_path):
-        if record[ID_FIELD[kind]] in present:
+        if record[ID_FIELDS[kind]] in present:
             continue
         video = video_of.get(record["video_id"])
         fps = float((video or {}).get("fps") or DEFAULT_FPS)
@@ -93,7 +93,7 @@ def push(kind: str, records_path: Path, project: str, *, url: str | None = None,
         errors = interface.validate_prediction({"result": rows}, return_errors=True)
         if errors:
             raise InputError(f"cannot be shown in the labeling config: {errors[0]}", file=records_path, line=line,
-                             record=f"{ID_FIELD[kind]}={record[ID_FIELD[kind]]}")
+                             record=f"{ID_FIELDS[kind]}={record[ID_FIELDS[kind]]}")
         tasks.append({"data": task_data(record, kind, _video_url(video, videos_root, document_root), fps),
                       "predictions": [{"model_version": f"streamcue-{__version__}", "result": rows}]})
     for start in track(range(0, len(tasks), BATCH), "importing tasks", total=-(-len(tasks) // BATCH)):
@@ -127,7 +127,7 @@ def _outcomes(project: str, url: str | None, required: int,
         except (KeyError, TypeError, json.JSONDecodeError):
             raise InputError(f"task {task.get('id')} holds no streamcue record (was it imported by hand?)",
                              file=f"Label Studio project {project!r}") from None
-        where = Where(project, task["id"], None, f"{ID_FIELD[kind]}={record[ID_FIELD[kind]]}")
+        where = Where(project, task["id"], None, f"{ID_FIELDS[kind]}={record[ID_FIELDS[kind]]}")
         for annotation in task.get("annotations") or []:
             # the server does not check results against the labeling config: we do
             errors = [] if annotation.get("was_cancelled") else interface.validate_prediction(
@@ -152,7 +152,7 @@ def pull(project: str, out: Path, *, url: str | None = None, required: int = 2, 
         raise RecordValidationError(violations)
     summary = PullResult(len(results))
     for _, outcome in results:
-        rid = outcome.record[ID_FIELD[kind]]
+        rid = outcome.record[ID_FIELDS[kind]]
         summary.states[outcome.state] += 1
         if outcome.changes and outcome.state in ("verified", "rejected"):
             summary.changes[rid] = outcome.changes
@@ -166,6 +166,6 @@ def status(project: str, *, url: str | None = None, required: int = 2,
            tolerance_s: float = 1.0) -> list[dict[str, Any]]:
     """Per task: annotations, agreement state and how many checks are missing."""
     kind, results = _outcomes(project, url, required, tolerance_s)
-    return [{"task": task["id"], "record": outcome.record[ID_FIELD[kind]], "annotations": outcome.annotations,
+    return [{"task": task["id"], "record": outcome.record[ID_FIELDS[kind]], "annotations": outcome.annotations,
              "state": outcome.state, "missing": max(0, required - outcome.annotations),
              "note": outcome.disagreement or ""} for task, outcome in results]

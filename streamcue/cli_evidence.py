@@ -12,7 +12,7 @@ from streamcue.errors import ConfigError, InputError
 
 __all__ = ["verify_evidence"]
 
-KINDS = ("interval_qa",)
+EVIDENCE_KINDS = ("interval_qa",)
 
 
 def verify_evidence(
@@ -63,8 +63,8 @@ def verify_evidence(
     from streamcue.progress import track
     from streamcue.schemas import check_records
 
-    if kind not in KINDS:
-        raise ConfigError(f"verify-evidence checks {', '.join(KINDS)} records, not {kind!r}")
+    if kind not in EVIDENCE_KINDS:
+        raise ConfigError(f"verify-evidence checks {', '.join(EVIDENCE_KINDS)} records, not {kind!r}")
     videos = videos or records.parent / "videos.jsonl"
     target = out / f"{kind}.jsonl"
     if target.resolve() == records.resolve():
