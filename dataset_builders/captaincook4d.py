@@ -35,7 +35,7 @@ from streamcue.fields import seconds as _time
 from streamcue.io import read_json
 from streamcue.progress import track
 from streamcue.schemas import SCHEMA_VERSION
-from streamcue.schemas.taxonomy import COUNTED_MISTAKES
+from streamcue.schemas.taxonomy import COUNTED_MISTAKES, SPLIT_ALIASES
 
 BUILDER_VERSION = "1.0"
 VIDEO_LICENSE = "CaptainCook4D terms (videos are not redistributed; annotations MIT / Apache-2.0)"
@@ -52,7 +52,6 @@ TAG_CATEGORIES: dict[str, str] = {
     "Missing Step": "missing_step",
     "Other": "other",
 }
-SPLIT_NAMES = {"train": "train", "val": "validation", "validation": "validation", "test": "test"}
 
 __all__ = ["Config", "build", "TAG_CATEGORIES"]
 
@@ -103,10 +102,10 @@ def _load_splits(path: Path) -> dict[str, str]:
         raise InputError("expected an object {split: [recording ids]}", file=path)
     splits = {}
     for name, ids in data.items():
-        if name not in SPLIT_NAMES:
+        if name not in SPLIT_ALIASES:
             raise InputError(f"unknown split {name!r}; expected train, val or test", file=path, field=name)
         for rid in ids:
-            splits[str(rid)] = SPLIT_NAMES[name]
+            splits[str(rid)] = SPLIT_ALIASES[name]
     return splits
 
 

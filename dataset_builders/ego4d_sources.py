@@ -36,11 +36,11 @@ from typing import Any
 from streamcue.errors import InputError
 from streamcue.fields import seconds as _num
 from streamcue.io import iter_jsonl, read_json
+from streamcue.schemas.taxonomy import SPLIT_ALIASES
 
 __all__ = ["Step", "GoalVideo", "Narration", "Caption", "load_goalstep", "load_narrations", "load_captions"]
 
 RELEVANCE = ("essential", "optional", "irrelevant", "unsure")
-SPLITS = {"val": "validation", "valid": "validation", "validation": "validation", "train": "train", "test": "test"}
 CAPTION_KINDS = ("narration", "event", "scene")
 
 
@@ -147,7 +147,7 @@ def load_goalstep(path: str | Path) -> list[GoalVideo]:
         raise InputError("this GoalStep file has only step_segments without times (the test split): "
                          "interval questions need timed steps, use the val file", file=path)
     groups = _groups(path)
-    split = SPLITS.get(str(data.get("split", "val")).lower(), "validation")
+    split = SPLIT_ALIASES.get(str(data.get("split", "val")).lower(), "validation")
     out = []
     seen = set()
     for i, raw in enumerate(videos):

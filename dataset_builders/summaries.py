@@ -10,7 +10,7 @@ from typing import Any
 from streamcue import console
 from streamcue.dataset_builders.output import BuildReport
 from streamcue.io import read_jsonl
-from streamcue.schemas.taxonomy import EVENT_TYPES
+from streamcue.schemas.taxonomy import EVENT_TYPES, SPLITS
 
 __all__ = ["guidance_summary", "print_ego4d_summary", "print_guidance_summary"]
 
@@ -30,8 +30,7 @@ def guidance_summary(guidance: Iterable[Mapping[str, Any]], videos: Iterable[Map
                 mistakes[event["mistake_category"]] += 1
     columns = ["recordings", "plan steps",
                *(t for t in ("instruction", "success", "mistake", "finish") if t in EVENT_TYPES)]
-    order = ([s for s in ("train", "validation", "test") if s in per_split]
-             + sorted(set(per_split) - {"train", "validation", "test"}))
+    order = [s for s in SPLITS if s in per_split] + sorted(set(per_split) - set(SPLITS))
     rows = {split: {c: per_split[split][c] for c in columns} for split in order}
     rows["all"] = {c: sum(r[c] for r in rows.values()) for c in columns}
     return {"columns": columns, "rows": rows, "mistakes_by_category": dict(mistakes.most_common())}
