@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from streamcue.anonymize.pipeline import AnonymizeOptions, Anonymizer, anonymize_video, output_paths
+from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video, output_paths
 from streamcue.anonymize.report import report_problem, sha256_file
 from streamcue.dataset_builders.output import BuildReport
 from streamcue.errors import InputError, RecordValidationError
@@ -58,7 +58,7 @@ class Config:
     frame_side: int = 448          # frames sent to the model are scaled to this longest side
     jpeg_quality: int = 85
     anonymized: bool = False       # inputs are already blurred, each with a passing report beside it
-    anonymize: AnonymizeOptions = field(default_factory=AnonymizeOptions)
+    anonymize: AnonymizeConfig = field(default_factory=AnonymizeConfig)
     license: str = "CC BY 4.0"
     use_cache: bool = True
 

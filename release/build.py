@@ -30,14 +30,14 @@ from streamcue.release.manifest import MANIFEST
 from streamcue.schemas import SCHEMA_VERSION
 from streamcue.version import __version__
 
-__all__ = ["ReleaseOptions", "parse_version", "build_release"]
+__all__ = ["ReleaseConfig", "parse_version", "build_release"]
 
 
 _VERSION = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 
 
 @dataclass
-class ReleaseOptions:
+class ReleaseConfig:
     records: Path
     version: str
     out: Path
@@ -66,7 +66,7 @@ def _write_parquet(records: list[dict[str, Any]], kind: str, path: Path) -> None
     table.to_parquet(str(path))
 
 
-def build_release(opts: ReleaseOptions) -> dict[str, Any]:
+def build_release(opts: ReleaseConfig) -> dict[str, Any]:
     """Apply the gates, then write the release folder; returns its manifest."""
     version = parse_version(opts.version)
     out = Path(opts.out)
@@ -82,7 +82,7 @@ def build_release(opts: ReleaseOptions) -> dict[str, Any]:
         return _build(opts, version, out, old_manifest, old_records)
 
 
-def _build(opts: ReleaseOptions, version: tuple[int, int, int], out: Path, old_manifest: dict[str, Any] | None,
+def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_manifest: dict[str, Any] | None,
            old_records: Any) -> dict[str, Any]:
     data = collect(opts.records, allow_unverified=opts.allow_unverified, video_root=opts.video_root)
 

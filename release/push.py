@@ -26,14 +26,14 @@ from streamcue.release.manifest import verify_files
 from streamcue.errors import ConfigError, ServiceError
 from streamcue.extras import require
 
-__all__ = ["PushResult", "push"]
+__all__ = ["ReleasePushResult", "push"]
 
 
 _REPO_ID = r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$"
 
 
 @dataclass
-class PushResult:
+class ReleasePushResult:
     target: str
     commit: str
     tag: str
@@ -49,7 +49,7 @@ def _check_repo_id(repo: str) -> tuple[str, str]:
 
 
 def push(dist: str | Path, repo: str, *, git_root: str | Path | None = None, endpoint: str | None = None,
-         private: bool = False) -> PushResult:
+         private: bool = False) -> ReleasePushResult:
     """Publish ``dist`` (checked against its manifest first) to the Hub or a local git repository."""
     org, name = _check_repo_id(repo)
     manifest = verify_files(dist)
@@ -73,7 +73,7 @@ def _git(repo: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
-def _push_git(dist: Path, repo: Path, tag: str, message: str) -> PushResult:
+def _push_git(dist: Path, repo: Path, tag: str, message: str) -> ReleasePushResult:
     if not (repo / ".git").is_dir():
         repo.mkdir(parents=True, exist_ok=True)
         _git(repo, "init", "-q", "-b", "main")
@@ -86,10 +86,10 @@ def _push_git(dist: Path, repo: Path, tag: str, message: str) -> PushResult:
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "--allow-empty", "-m", message)
     _git(repo, "tag", "-a", tag, "-m", message)
-    return PushResult(str(repo), _git(repo, "rev-parse", "HEAD"), tag)
+    return ReleasePushResult(str(repo), _git(repo, "rev-parse", "HEAD"), tag)
 
 
-def _push_hub(dist: Path, repo: str, tag: str, message: str, endpoint: str | None, private: bool) -> PushResult:
+def _push_hub(dist: Path, repo: str, tag: str, message: str, endpoint: str | None, private: bool) -> ReleasePushResult:
     hub = require("huggingface_hub", "release")
     api = hub.HfApi(endpoint=endpoint)
     where = endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
@@ -107,4 +107,4 @@ def _push_hub(dist: Path, repo: str, tag: str, message: str, endpoint: str | Non
         raise ServiceError(f"{where}: pushing {repo} failed with HTTP {status}{hint}") from None
     except OSError as exc:
         raise ServiceError(f"{where}: could not reach the Hub ({type(exc).__name__})") from None
-    return PushResult(f"{where}/datasets/{repo}", commit.oid, tag)
+    return ReleasePushResult(f"{where}/datasets/{repo}", commit.oid, tag)

@@ -50,12 +50,12 @@ def anonymize(
 
         streamcue anonymize recordings/ --out anonymized/ --workers 2
     """
-    from streamcue.anonymize.pipeline import AnonymizeOptions, anonymize_many, find_videos, output_paths
+    from streamcue.anonymize.pipeline import AnonymizeConfig, anonymize_many, find_videos, output_paths
 
     videos = find_videos(input)
     if not videos:
         raise InputError("no video files in this folder", file=input)
-    options = AnonymizeOptions(face=detector, face_model=str(face_model) if face_model else None,
+    options = AnonymizeConfig(face=detector, face_model=str(face_model) if face_model else None,
                                face_threshold=face_threshold, plate=plate_detector,
                                plate_model=str(plate_model) if plate_model else None, max_side=max_side or None,
                                stride=stride, dilate_s=dilate, pad=pad, keep_audio=keep_audio)

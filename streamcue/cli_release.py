@@ -46,11 +46,11 @@ def release_build(
 
         streamcue release build --records out/cc4d --version 1.0.0 --out dist/v1.0.0 --repo ORG/NAME
     """
-    from streamcue.release.build import ReleaseOptions, build_release
+    from streamcue.release.build import ReleaseConfig, build_release
     from streamcue.release.card import CONFIG_NAMES
 
     text = citation.read_text(encoding="utf-8") if citation else None
-    manifest = build_release(ReleaseOptions(records=records, version=version, out=out, title=title, license=license,
+    manifest = build_release(ReleaseConfig(records=records, version=version, out=out, title=title, license=license,
                                             repo=repo, previous=previous, allow_unverified=allow_unverified,
                                             video_root=video_root, citation=text))
     rows = {CONFIG_NAMES[kind]: {split: info["rows"] for split, info in splits.items()} for kind,

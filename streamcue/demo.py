@@ -84,13 +84,13 @@ def _anonymize_sample(folder: Path) -> None:
 
 
 def _publish(records: Path, out: Path) -> Path:
-    from streamcue.release.build import ReleaseOptions, build_release
+    from streamcue.release.build import ReleaseConfig, build_release
     from streamcue.release.push import push
 
     dist, mirror = out / "release" / "v1.0.0", out / "hub"
     for owned in (dist, mirror):  # the demo's own outputs from an earlier run
         shutil.rmtree(owned, ignore_errors=True)
-    manifest = build_release(ReleaseOptions(records=records, version="1.0.0", out=dist, allow_unverified=True,
+    manifest = build_release(ReleaseConfig(records=records, version="1.0.0", out=dist, allow_unverified=True,
                                             title="CaptainCook4D guidance (streamcue demo)",
                                             repo="streamcue-demo/captaincook4d-guidance"))
     pushed = push(dist, "streamcue-demo/captaincook4d-guidance", git_root=mirror)

