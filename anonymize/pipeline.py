@@ -47,7 +47,7 @@ __all__ = ["VIDEO_SUFFIXES", "AnonymizeConfig", "FrameResult", "Anonymizer", "in
 VIDEO_SUFFIXES = (".mp4", ".mov", ".mkv", ".avi", ".webm", ".m4v", ".mpg", ".mpeg")
 
 
-@dataclass
+@dataclass(frozen=True)
 class AnonymizeConfig:
     face: str = "centerface"
     face_model: str | None = None

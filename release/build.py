@@ -36,7 +36,7 @@ __all__ = ["ReleaseConfig", "parse_version", "build_release"]
 _VERSION = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 
 
-@dataclass
+@dataclass(frozen=True)
 class ReleaseConfig:
     records: Path
     version: str
