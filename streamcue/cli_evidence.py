@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from streamcue import console
+from streamcue.cli_options import Structured, VisionBaseURL, VisionModel
 from streamcue.errors import ConfigError, InputError
 
 __all__ = ["verify_evidence"]
@@ -23,12 +24,9 @@ def verify_evidence(
     kind: Annotated[str, typer.Option(help="Record kind (interval_qa).")] = "interval_qa",
     videos: Annotated[Optional[Path], typer.Option(help="videos.jsonl with each video's uri and duration (default: "
                                                         "beside --records).")] = None,
-    llm_base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible base URL of a vision model (or "
-                                                             "$STREAMCUE_LLM_BASE_URL).")] = None,
-    llm_model: Annotated[Optional[str], typer.Option(help="Vision model name (or $STREAMCUE_LLM_MODEL). The key "
-                                                          "comes from $STREAMCUE_LLM_API_KEY.")] = None,
-    llm_structured: Annotated[str, typer.Option(help="Structured output: json_schema, json_object or "
-                                                     "none.")] = "json_schema",
+    llm_base_url: VisionBaseURL = None,
+    llm_model: VisionModel = None,
+    llm_structured: Structured = "json_schema",
     concurrency: Annotated[int, typer.Option(help="Records checked at the same time (each record's rounds stay in "
                                                   "order).")] = 4,
     max_rounds: Annotated[int, typer.Option(help="Plan-observe-reflect rounds per record at most (AVP: 3).")] = 3,

@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from streamcue import console
+from streamcue.cli_options import Structured, VisionBaseURL, VisionModel
 
 __all__ = ["stats_app", "build_recorded", "agreement"]
 
@@ -22,12 +23,9 @@ def build_recorded(
                                              "license, video_id.")],
     out: Annotated[Path, typer.Option(help="Output folder: dense_caption.jsonl, videos.jsonl, build_report.json, "
                                            "videos/ (blurred copies and reports).")],
-    llm_base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible base URL of a vision model (or "
-                                                             "$STREAMCUE_LLM_BASE_URL).")] = None,
-    llm_model: Annotated[Optional[str], typer.Option(help="Vision model name (or $STREAMCUE_LLM_MODEL). The key "
-                                                          "comes from $STREAMCUE_LLM_API_KEY.")] = None,
-    llm_structured: Annotated[str, typer.Option(help="Structured output: json_schema, json_object or "
-                                                     "none.")] = "json_schema",
+    llm_base_url: VisionBaseURL = None,
+    llm_model: VisionModel = None,
+    llm_structured: Structured = "json_schema",
     llm_concurrency: Annotated[int, typer.Option(help="Tasks captioned in parallel (each task's seconds go in "
                                                       "order).")] = 4,
     k: Annotated[int, typer.Option(help="Frames of memory per request (SW+U: k/2 recent + k/2 older).")] = 42,
