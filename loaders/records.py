@@ -50,7 +50,7 @@ class _Record:
         """From a Parquet row of the release (JSON columns still encoded), in one pass."""
         values = {}
         for name, sub in cls._codec.props.items():
-            values[name] = _row_to_obj(sub, cls._nested.get(name), row.get(name))
+            values[name] = _to_obj(sub, cls._nested.get(name), row.get(name), row=True)
         return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:
@@ -62,24 +62,15 @@ class _Record:
         return out
 
 
-def _to_obj(sub: Codec, cls: type | None, value: Any) -> Any:
+def _to_obj(sub: Codec, cls: type | None, value: Any, row: bool = False) -> Any:
+    """A field's value as its dataclass; ``row``: ``value`` comes from an Arrow row (JSON columns still encoded)."""
     if value is None:
         return None
     if sub.form == "struct":
-        return cls.from_dict(value)
+        return cls.from_row(value) if row else cls.from_dict(value)
     if sub.form == "list":
-        return [_to_obj(sub.item, cls, v) for v in value]
-    return value
-
-
-def _row_to_obj(sub: Codec, cls: type | None, value: Any) -> Any:
-    if value is None:
-        return None
-    if sub.form == "struct":
-        return cls.from_row(value)
-    if sub.form == "list":
-        return [_row_to_obj(sub.item, cls, v) for v in value]
-    return sub.decode(value) if sub.form == "json" else value
+        return [_to_obj(sub.item, cls, v, row) for v in value]
+    return sub.decode(value) if row and sub.form == "json" else value
 
 
 def _to_data(sub: Codec, value: Any) -> Any:
