@@ -38,6 +38,9 @@ class Builder:
     makes: tuple[str, ...]
     summary: str
     module: str
+    #: For builders that fill a report class of their own (name in the module) instead of the BuildReport:
+    #: its ``to_dict()`` becomes the BuildReport's details (its ``llm`` key, the BuildReport's llm).
+    figures: str | None = None
 
     def load(self) -> ModuleType:
         """The builder's module (imported on first use, so that ``streamcue ls`` stays fast)."""
@@ -50,7 +53,17 @@ class Builder:
 
     def build(self, config: Any, report: Any) -> Iterator[tuple[str, dict[str, Any]]]:
         """The builder's entry point: ``(kind, record)`` pairs; ``report`` is filled as it goes."""
-        return self.load().build(config, report)
+        module = self.load()
+        if self.figures is None:
+            return module.build(config, report)
+        return self._build_with_figures(module, config, report)
+
+    def _build_with_figures(self, module: ModuleType, config: Any, report: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+        figures = getattr(module, self.figures)()
+        yield from module.build(config, figures)
+        details = figures.to_dict()
+        report.llm = details.pop("llm", None)
+        report.details = details
 
 
 #: name (``streamcue build <name>``) -> builder. Literal on purpose: the list of builders is read here.
@@ -64,6 +77,20 @@ BUILDERS: dict[str, Builder] = {
     "recorded": Builder("recorded", ("dense_caption", "video"),
                         "dense_caption records (VSAS-Bench style) from anonymized recorded videos",
                         "streamcue.dataset_builders.recorded"),
+    "livecook-summaries": Builder("livecook-summaries", ("mistake_summary",),
+                                  "mistake_summary records (LiveCook) for CaptainCook4D instructions, from the "
+                                  "training split", "streamcue.dataset_builders.livecook_summaries",
+                                  figures="SummaryFigures"),
+    "livecook-augment": Builder("livecook-augment", ("guidance", "counterfactual_mistake", "video"),
+                                "LiveCook training data from Ego4D GoalStep: success-only guidance and "
+                                "counterfactual mistakes", "streamcue.dataset_builders.livecook_augment",
+                                figures="AugmentFigures"),
+    "ovo_bench": Builder("ovo_bench", ("mc_question", "active_item", "video"),
+                         "mc_question and active_item records from OVO-Bench's annotation file "
+                         "(command: build ovo-bench)", "streamcue.dataset_builders.ovo_bench", figures="QuirkReport"),
+    "streamingbench": Builder("streamingbench", ("mc_question", "active_item", "video"),
+                              "mc_question and active_item records from StreamingBench's question files",
+                              "streamcue.dataset_builders.streamingbench", figures="QuirkReport"),
 }
 
 

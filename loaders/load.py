@@ -22,7 +22,7 @@ from streamcue.release.card import CONFIG_NAMES
 from streamcue.errors import ConfigError, InputError, ServiceError
 from streamcue.extras import require
 from streamcue.fields import unknown_name
-from streamcue.release.features import RELEASE_KINDS
+from streamcue.schemas.features import RELEASE_KINDS
 from streamcue.loaders.records import record_class
 
 __all__ = ["load", "by_video", "video_path"]

@@ -7,7 +7,7 @@
 
 Nested objects become their own classes (``IntervalQaAnswer``, ``GuidanceEvent``, ...);
 open-ended objects (``provenance``, ``verification``) stay plain dicts. ``to_dict`` gives the
-record back in the canonical form described in :mod:`streamcue.release.features`.
+record back in the canonical form described in :mod:`streamcue.schemas.features`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import dataclasses
 from functools import cache
 from typing import Any, Optional
 
-from streamcue.release.features import Codec, codec
+from streamcue.schemas.features import Codec, codec
 
 __all__ = ["record_class"]
 
@@ -109,4 +109,4 @@ def _make(name: str, node: Codec) -> type:
 @cache
 def record_class(kind: str) -> type:
     """The dataclass of a record kind (``video``, ``interval_qa``, ``dense_caption``, ``guidance``)."""
-    return _make({"interval_qa": "IntervalQA"}.get(kind, _camel(kind)), codec(kind))
+    return _make({"interval_qa": "IntervalQA", "mc_question": "MCQuestion"}.get(kind, _camel(kind)), codec(kind))

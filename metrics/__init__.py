@@ -23,15 +23,23 @@ __all__ = ["METRICS", "EvalContext", "Metric", "evaluate", "get_metric"]
 def evaluate(metric: str, gt: str | Path, pred: str | Path, *, judge: str | None = None,
              config_version: int | None = None,
              judge_options: dict[str, Any] | None = None, use_cache: bool = True, bertscore: bool = True,
-             bertscore_model: str | None = None, **params: Any) -> dict[str, Any]:
+             bertscore_model: str | None = None, pred_format: str = "streamcue", model: str | None = None,
+             **params: Any) -> dict[str, Any]:
     """Score the predictions in ``pred`` against the ground truth in ``gt``; returns the report dict.
 
     ``params`` override parameters of the metric's versioned config (recorded in the report).
+    ``pred_format`` and ``model`` (ovo-bench, streamingbench) read a benchmark's own output format.
     """
     from streamcue.metrics.configs import load_config
 
     info = get_metric(metric)
     config = load_config(info.config, config_version, **params)
+    if pred_format != "streamcue" and not info.other_pred_formats:
+        from streamcue.errors import ConfigError
+
+        readers = " and ".join(name for name, m in METRICS.items() if m.other_pred_formats)
+        raise ConfigError(f"--pred-format {pred_format} is for {readers}; {metric} reads streamcue predictions")
     context = EvalContext(judge=judge or info.default_judge, judge_options=dict(judge_options or {}),
-                          use_cache=use_cache, bertscore=bertscore, bertscore_model=bertscore_model)
+                          use_cache=use_cache, bertscore=bertscore, bertscore_model=bertscore_model,
+                          pred_format=pred_format, model=model)
     return info.evaluate(gt, pred, config, context)

@@ -35,7 +35,8 @@ class EvalContext:
     """How one evaluation runs, apart from the metric's versioned config: the judge and its cache, BERTScore.
 
     ``judge`` is a name of :data:`~streamcue.metrics.judges.JUDGES` (or ``mira``); ``judge_options`` are
-    passed to it (None values are dropped).
+    passed to it (None values are dropped). ``pred_format`` and ``model``: a benchmark's own prediction
+    files (ovo-bench, streamingbench).
     """
 
     judge: str = "token-f1"
@@ -43,6 +44,8 @@ class EvalContext:
     use_cache: bool = True
     bertscore: bool = True
     bertscore_model: str | None = None
+    pred_format: str = "streamcue"
+    model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,8 @@ class Metric:
     summary: str
     entry: str
     default_judge: str = "token-f1"
+    #: Prediction formats it reads besides streamcue's ``<kind>_prediction`` records.
+    other_pred_formats: tuple[str, ...] = ()
 
     def evaluate(self, gt: str | Path, pred: str | Path, config: Any, context: EvalContext) -> dict[str, Any]:
         """Run the entry point (imported on first use, so that ``streamcue ls`` stays fast)."""
@@ -78,6 +83,14 @@ METRICS: dict[str, Metric] = {
     "reasoning": Metric("reasoning", "reasoning_trace", "reasoning", higher_is_better=True, uses_judge=True,
                         summary="MiRA rubric of reasoning traces (AVP B.1)",
                         entry="streamcue.metrics.mira:run_reasoning", default_judge="mira"),
+    "ovo-bench": Metric("ovo-bench", "mc_question", "ovo_bench", higher_is_better=True, uses_judge=False,
+                        summary="OVO-Bench accuracy per task and group, official or strict rules (Sec. 4.1)",
+                        entry="streamcue.metrics.bench_scoring:run_ovo_bench", other_pred_formats=("ovo-results",)),
+    "streamingbench": Metric("streamingbench", "mc_question", "streamingbench", higher_is_better=True,
+                             uses_judge=False,
+                             summary="StreamingBench accuracy per task type; proactive time and answer accuracy",
+                             entry="streamcue.metrics.bench_scoring:run_streamingbench",
+                             other_pred_formats=("streamingbench",)),
 }
 
 

@@ -16,7 +16,7 @@ def print_report(report: dict[str, Any]) -> None:
                                     ["score", "value"], rows))
     for group, rows in report["groups"].items():
         if rows:
-            cols = list(next(iter(rows.values())))
+            cols = list(dict.fromkeys(col for row in rows.values() for col in row))
             console.out.print(console.table(f"by {group}", cols, rows, group))
     judge = report.get("judge")
     if judge:
@@ -27,6 +27,10 @@ def print_report(report: dict[str, Any]) -> None:
         console.out.print(f"BERTScore model {b['model']}, layer {b['num_layers']}, "
                           f"on {report['overall']['feedback_pairs']} true-positive pairs")
     if report["missing_predictions"]:
-        console.err.print(f"warning: {len(report['missing_predictions'])} items have no prediction (scored as no "
-                          f"response)",
+        how = report.get("missing_scored_as", "no response")
+        console.err.print(f"warning: {len(report['missing_predictions'])} items have no prediction "
+                          f"(scored as {how})",
                           markup=False)
+    if report.get("duplicates"):
+        console.err.print(f"warning: {len(report['duplicates'])} ids answered more than once: "
+                          f"{', '.join(report['duplicates'][:10])}", markup=False)

@@ -2,8 +2,8 @@
 
 * :mod:`~streamcue.release.build`: ``streamcue release build`` (gates, Parquet files, card, figures, manifest);
 * :mod:`~streamcue.release.gates`: what a release refuses (unverified or invalid records, unsafe files);
-* :mod:`~streamcue.release.card`: the README.md dataset card and its figures;
-* :mod:`~streamcue.release.features`: records <-> Arrow columns (the Parquet features, from the schemas);
+* :mod:`~streamcue.release.card`: the README.md dataset card and its figures (Parquet features come from
+  :mod:`streamcue.schemas.features`);
 * :mod:`~streamcue.release.manifest`: manifest.json and the SHA-256 check of every file;
 * :mod:`~streamcue.release.push`: ``streamcue release push`` (Hub or local git, one tag per version);
 * :mod:`~streamcue.release.diff`: ``streamcue release diff`` and the changelog lines.

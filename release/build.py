@@ -24,7 +24,7 @@ from streamcue.io import atomic_write, write_json
 from streamcue.progress import track
 from streamcue.release import card
 from streamcue.release.diff import changelog_lines, diff, keyed, read_release
-from streamcue.release.features import encode, features, json_columns
+from streamcue.schemas.features import encode, features, json_columns
 from streamcue.release.gates import collect, scan_published
 from streamcue.release.manifest import MANIFEST
 from streamcue.schemas import SCHEMA_VERSION

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.extras import require
-from streamcue.release.features import decode
+from streamcue.schemas.features import decode
 from streamcue.release.manifest import read_manifest
 from streamcue.schemas import ID_FIELDS
 

@@ -16,7 +16,7 @@ from streamcue.anonymize.report import report_problem
 from streamcue.dataset_builders.output import FILE_NAMES
 from streamcue.errors import ConfigError, InputError, RecordValidationError
 from streamcue.io import iter_jsonl
-from streamcue.release.features import RELEASE_KINDS
+from streamcue.schemas.features import RELEASE_KINDS
 from streamcue.schemas import ID_FIELDS, check_file
 from streamcue.schemas.taxonomy import SPLITS
 

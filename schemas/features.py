@@ -27,13 +27,13 @@ from functools import cache
 from typing import Any
 
 from streamcue.extras import require
-from streamcue.schemas import load_schema, schema_registry
+from streamcue.schemas._validate import load_schema, schema_registry
 
 __all__ = ["RELEASE_KINDS", "Codec", "codec", "features", "json_columns", "encode", "decode"]
 
 
 #: Record kinds that a release publishes, one dataset config each.
-RELEASE_KINDS: tuple[str, ...] = ("video", "interval_qa", "dense_caption", "guidance")
+RELEASE_KINDS: tuple[str, ...] = ("video", "interval_qa", "dense_caption", "guidance", "mc_question", "active_item")
 
 _SCALARS = {"string": "string", "integer": "int64", "number": "float64", "boolean": "bool"}
 
