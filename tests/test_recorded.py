@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -155,8 +156,7 @@ def test_bad_tasks_file_names_the_entry(videos, tmp_path):
     bad = tmp_path / "tasks.jsonl"
     write_jsonl(bad, [{"task_id": "t1", "video": "kitchen.mp4", "task_type": "past", "category": "c", "prompt": "p"}])
     with StubLLMServer(vision_responder) as server:
-        cfg = config(videos, tmp_path / "o", server)
-        cfg.tasks = bad
+        cfg = dataclasses.replace(config(videos, tmp_path / "o", server), tasks=bad)
         with pytest.raises(InputError, match=r"tasks.jsonl:1, record task_id=t1: \$.task_type: 'past' is not one of"):
             list(recorded.build(cfg))
 
