@@ -19,6 +19,7 @@ from streamcue.cli_anonymize import anonymize
 from streamcue.cli_benchmarks import build_ovo_bench, build_streamingbench, replay_benchmark_command
 from streamcue.cli_evidence import evidence_stats, verify_evidence
 from streamcue.cli_livecook import build_livecook_augment, build_livecook_summaries
+from streamcue.cli_options import LLMBaseURL, LLMConcurrency, LLMModel, LLMStructured, NoCache
 from streamcue.cli_recorded import build_recorded, stats_app
 from streamcue.cli_release import release_app
 from streamcue.cli_replay import replay_command
@@ -90,20 +91,17 @@ def build_ego4d(
                                                             "check.")] = None,
     captions: Annotated[Optional[Path], typer.Option(help="Captions JSONL {video_id, start_s, end_s, kind, text}: "
                                                           "enables the LLM stages.")] = None,
-    llm_base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible base URL (or "
-                                                             "$STREAMCUE_LLM_BASE_URL).")] = None,
-    llm_model: Annotated[Optional[str], typer.Option(help="Model name (or $STREAMCUE_LLM_MODEL). The key comes from "
-                                                          "$STREAMCUE_LLM_API_KEY.")] = None,
-    llm_structured: Annotated[str, typer.Option(help="Structured output: json_schema (OpenAI, vLLM), json_object "
-                                                     "(llama.cpp server) or none.")] = "json_schema",
-    llm_concurrency: Annotated[int, typer.Option(help="Requests in flight at most.")] = 4,
+    llm_base_url: LLMBaseURL = None,
+    llm_model: LLMModel = None,
+    llm_structured: LLMStructured = "json_schema",
+    llm_concurrency: LLMConcurrency = 4,
     no_llm: Annotated[bool, typer.Option("--no-llm", help="Run only the stages that need no LLM, even with "
                                                           "captions.")] = False,
     min_clip_s: Annotated[float, typer.Option(help="Drop clips (top-level steps) shorter than this.")] = 10.0,
     min_coverage: Annotated[float, typer.Option(help="Drop clips whose narration coverage is below this (with "
                                                      "--narrations).")] = 0.3,
     video: Annotated[Optional[list[str]], typer.Option(help="Build only these video ids (repeatable).")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM response cache.")] = False,
+    no_cache: NoCache = False,
 ) -> None:
     """Build ESTP-Bench style proactive questions (interval_qa) from Ego4D annotations.
 

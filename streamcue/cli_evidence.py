@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from streamcue import console
-from streamcue.cli_options import Structured, VisionBaseURL, VisionModel
+from streamcue.cli_options import VisionBaseURL, VisionModel, VisionStructured
 from streamcue.errors import ConfigError, InputError
 
 __all__ = ["verify_evidence"]
@@ -26,7 +26,7 @@ def verify_evidence(
                                                         "beside --records).")] = None,
     llm_base_url: VisionBaseURL = None,
     llm_model: VisionModel = None,
-    llm_structured: Structured = "json_schema",
+    llm_structured: VisionStructured = "json_schema",
     concurrency: Annotated[int, typer.Option(help="Records checked at the same time (each record's rounds stay in "
                                                   "order).")] = 4,
     max_rounds: Annotated[int, typer.Option(help="Plan-observe-reflect rounds per record at most (AVP: 3).")] = 3,

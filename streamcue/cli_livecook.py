@@ -8,18 +8,9 @@ from typing import Annotated, Optional
 import typer
 
 from streamcue import console
+from streamcue.cli_options import LLMBaseURL, LLMConcurrency, LLMModel, LLMStructured, NoCache
 
 __all__ = ["build_livecook_summaries", "build_livecook_augment"]
-
-LLMBaseURL = Annotated[Optional[str], typer.Option(help="OpenAI-compatible base URL (or $STREAMCUE_LLM_BASE_URL).")]
-LLMModel = Annotated[
-    Optional[str], typer.Option(help="Model name (or $STREAMCUE_LLM_MODEL). The key comes from $STREAMCUE_LLM_API_KEY.")
-]
-LLMStructured = Annotated[
-    str, typer.Option(help="Structured output: json_schema (OpenAI, vLLM), json_object (llama.cpp server) or none.")
-]
-LLMConcurrency = Annotated[int, typer.Option(help="Requests in flight at most.")]
-NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM response cache.")]
 
 
 def _llm_line(u: dict) -> None:

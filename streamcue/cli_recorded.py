@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from streamcue import console
-from streamcue.cli_options import Structured, VisionBaseURL, VisionModel
+from streamcue.cli_options import VisionBaseURL, VisionModel, VisionStructured
 
 __all__ = ["stats_app", "build_recorded", "agreement"]
 
@@ -25,7 +25,7 @@ def build_recorded(
                                            "videos/ (blurred copies and reports).")],
     llm_base_url: VisionBaseURL = None,
     llm_model: VisionModel = None,
-    llm_structured: Structured = "json_schema",
+    llm_structured: VisionStructured = "json_schema",
     llm_concurrency: Annotated[int, typer.Option(help="Tasks captioned in parallel (each task's seconds go in "
                                                       "order).")] = 4,
     k: Annotated[int, typer.Option(help="Frames of memory per request (SW+U: k/2 recent + k/2 older).")] = 42,

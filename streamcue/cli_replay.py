@@ -8,7 +8,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from streamcue import console
-from streamcue.cli_options import Structured, VisionBaseURL
+from streamcue.cli_options import LLMModel, NoCache, VisionBaseURL, VisionStructured
 
 __all__ = ["KIND_KEYS", "MEMORIES", "DEFAULT_EVERY", "replay_command"]
 
@@ -57,10 +57,9 @@ def replay_command(
              "(LiveCook's per-instruction summary).")] = None,
     limit: Annotated[Optional[int], typer.Option(help="Play only the first N records.")] = None,
     llm_base_url: VisionBaseURL = None,
-    llm_model: Annotated[Optional[str], typer.Option(
-        help="Model name (or $STREAMCUE_LLM_MODEL). The key comes from $STREAMCUE_LLM_API_KEY.")] = None,
-    llm_structured: Structured = "json_schema",
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM response cache.")] = False,
+    llm_model: LLMModel = None,
+    llm_structured: VisionStructured = "json_schema",
+    no_cache: NoCache = False,
 ) -> None:
     """Replay records to a vision model with one of the papers' strategies and write its predictions.
 
