@@ -509,3 +509,16 @@ def test_a_results_entry_for_an_unknown_id_is_refused(ovo_out, tmp_path):
     (folder / "x.json").write_text(json.dumps({"backward": [entry], "realtime": [], "forward": []}))
     result = cli("evaluate", "ovo-bench", "--gt", ovo_out[0], "--pred", folder, "--pred-format", "ovo-results")
     assert result.returncode == 2 and "x.json, record backward[0], field id: unknown id 999999" in result.stderr
+
+
+def test_ovo_aggregation_by_hand():
+    """EPM 1/2, STU 1/1, REC probes pooled 1/4: groups 0.5 / 1.0 / 0.25, total their mean 0.5833."""
+    from streamcue.metrics.ovo_bench import Entry, aggregate
+
+    entries = [Entry("e1", "EPM", letter="A", response="A"), Entry("e2", "EPM", letter="B", response="C"),
+               Entry("s1", "STU", letter="D", response="D."),
+               Entry("r1", "REC", probes=[("1", "1"), ("2", "3")]), Entry("r2", "REC", probes=[("0", None), ("1", "")])]
+    overall, groups, per_item = aggregate(entries, "official")
+    assert (overall["backward"], overall["realtime"], overall["forward"]) == (0.5, 1.0, 0.25)
+    assert overall["total"] == pytest.approx((0.5 + 1.0 + 0.25) / 3) and groups["task"]["REC"]["n"] == 4
+    assert per_item["r1"] == {"task": "REC", "correct": 1, "scored": 2}
