@@ -393,6 +393,7 @@ class ProtocolChecker:
         return json.dumps({"text": "1"})
 
 
+@pytest.mark.slow
 @pytest.mark.llm_server
 def test_replayed_predictions_follow_the_protocols_and_score(tmp_path):
     from streamcue.stub_llm import StubLLMServer
