@@ -57,12 +57,18 @@ def build_captaincook4d(
     count_mistakes: Annotated[str, typer.Option(help="Comma-separated mistake categories that become mistake events.")] =
         "technique,preparation,measurement,timing,temperature",
     recording: Annotated[Optional[list[str]], typer.Option(help="Build only these recording ids (repeatable).")] = None,
+    jitter_s: Annotated[float, typer.Option(
+        help="Training export: shift train-split instruction times by up to +-this many seconds (LiveCook: 30).")] = 0.0,
+    seed: Annotated[int, typer.Option(help="Seed of --jitter-s.")] = 0,
 ) -> None:
     """Build LiveCook-style guidance records for every CaptainCook4D recording.
 
-    Example:
+    Examples:
 
         streamcue build captaincook4d --annotations ../shared/data/captaincook4d --out out/cc4d
+
+        streamcue build captaincook4d --annotations ../shared/data/captaincook4d --out out/cc4d-train \
+            --jitter-s 30 --seed 1    # training export: train-split instructions jittered, benchmark splits untouched
     """
     from streamcue.dataset_builders import captaincook4d
     from streamcue.dataset_builders.output import write_outputs
@@ -71,6 +77,8 @@ def build_captaincook4d(
         annotations=annotations,
         counted_mistakes=tuple(c.strip() for c in count_mistakes.split(",") if c.strip()),
         recordings=tuple(recording or ()),
+        jitter_s=jitter_s,
+        jitter_seed=seed,
     )
     result = write_outputs(captaincook4d.build(config), out)
     _print_guidance_summary(result.files["guidance"], result.files["video"])
