@@ -392,6 +392,7 @@ class ProtocolChecker:
         return json.dumps({"text": "1"})
 
 
+@pytest.mark.slow
 @pytest.mark.llm_server
 def test_replayed_predictions_follow_the_protocols_and_score(tmp_path):
     from streamcue.testing.stub_llm import StubLLMServer
@@ -522,3 +523,15 @@ def test_ovo_aggregation_by_hand():
     assert (overall["backward"], overall["realtime"], overall["forward"]) == (0.5, 1.0, 0.25)
     assert overall["total"] == pytest.approx((0.5 + 1.0 + 0.25) / 3) and groups["task"]["REC"]["n"] == 4
     assert per_item["r1"] == {"task": "REC", "correct": 1, "scored": 2}
+
+
+def test_streamingbench_missing_answers_official_left_out_strict_wrong(sb_out, tmp_path):
+    mc = [r for r in read_jsonl(sb_out[0] / "mc_question.jsonl") if r["subset"] == "real"]
+    half = mc[: len(mc) // 2]
+    write_jsonl(tmp_path / "half.jsonl", [{"question_id": r["question_id"], "response": chr(65 + r["answer"])}
+                                          for r in half])
+    official = evaluate("streamingbench", sb_out[0], tmp_path / "half.jsonl")
+    strict = evaluate("streamingbench", sb_out[0], tmp_path / "half.jsonl", rules="strict")
+    assert official["overall"] == {"n": len(half), "accuracy": 1.0}
+    assert strict["overall"]["n"] == len(mc) and strict["overall"]["accuracy"] == len(half) / len(mc)
+    assert len(strict["missing_predictions"]) == len(mc) - len(half) and strict["subsets"] == ["real"]
