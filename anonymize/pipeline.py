@@ -45,6 +45,10 @@ from streamcue.io import write_json
 from streamcue.progress import track
 from streamcue.version import __version__
 
+__all__ = ["VIDEO_SUFFIXES", "PRESETS", "DEFAULT_PRESET", "AnonymizeConfig", "FrameResult", "Anonymizer",
+           "interpolate", "output_paths", "anonymize_video", "find_videos", "anonymize_many"]
+
+
 VIDEO_SUFFIXES = (".mp4", ".mov", ".mkv", ".avi", ".webm", ".m4v", ".mpg", ".mpeg")
 
 
@@ -63,8 +67,8 @@ PRESETS: dict[str, dict[str, Any]] = {
 DEFAULT_PRESET = "balanced"
 
 
-@dataclass
-class AnonymizeOptions:
+@dataclass(frozen=True)
+class AnonymizeConfig:
     face: str = "centerface"
     face_model: str | None = None
     face_threshold: float | None = None
@@ -92,7 +96,7 @@ class AnonymizeOptions:
             raise ConfigError(f"unknown preset {self.preset!r}; known: {', '.join(PRESETS)}")
 
     @classmethod
-    def from_preset(cls, preset: str = DEFAULT_PRESET, **overrides: Any) -> AnonymizeOptions:
+    def from_preset(cls, preset: str = DEFAULT_PRESET, **overrides: Any) -> AnonymizeConfig:
         """The preset's detection schedule, then every override that is not None."""
         if preset not in PRESETS:
             raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
@@ -121,8 +125,8 @@ class _Detected:
 class Anonymizer:
     """Detectors plus the dilation window; usable on any frame iterator (files, arrays, tests)."""
 
-    def __init__(self, options: AnonymizeOptions | None = None) -> None:
-        self.options = options or AnonymizeOptions.from_preset()
+    def __init__(self, options: AnonymizeConfig | None = None) -> None:
+        self.options = options or AnonymizeConfig.from_preset()
         o = self.options
         self.face = make_face_detector(o.face, model=o.face_model, threshold=o.face_threshold, max_side=o.max_side,
                                        threads=o.threads)
@@ -288,7 +292,7 @@ def output_paths(video: str | Path, out_dir: str | Path) -> tuple[Path, Path]:
     return Path(out_dir) / f"{stem}.mp4", Path(out_dir) / f"{stem}.anonymization.json"
 
 
-def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeOptions | None = None, *,
+def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeConfig | None = None, *,
                     anonymizer: Anonymizer | None = None) -> dict[str, Any]:
     """Blur one video into ``out_dir``; returns the report (also written beside the output).
 
@@ -378,7 +382,7 @@ def find_videos(path: str | Path) -> list[Path]:
     return [path]
 
 
-def _worker_init(options: AnonymizeOptions) -> None:
+def _worker_init(options: AnonymizeConfig) -> None:
     global _WORKER
     _WORKER = Anonymizer(options)
 
@@ -390,7 +394,7 @@ def _worker_run(video: Path, out_dir: Path) -> dict[str, Any]:
 _WORKER: Anonymizer | None = None
 
 
-def anonymize_many(videos: list[Path], out_dir: Path, options: AnonymizeOptions, workers: int = 1) -> Iterator[
+def anonymize_many(videos: list[Path], out_dir: Path, options: AnonymizeConfig, workers: int = 1) -> Iterator[
         tuple[Path, dict[str, Any] | BaseException]]:
     """``(video, report or error)`` per video, in completion order; ``workers`` processes."""
     if workers <= 1:

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from streamcue.anonymize.pipeline import AnonymizeOptions, anonymize_video, output_paths
+from streamcue.anonymize.pipeline import AnonymizeConfig, anonymize_video, output_paths
 from streamcue.anonymize.report import report_problem, sha256_file
 from streamcue.errors import StreamcueError
 from streamcue.extras import require
@@ -46,7 +46,7 @@ def already_done(video: Path, out_dir: Path) -> dict[str, Any] | None:
 
 def _one(row: dict[str, Any]) -> dict[str, Any]:
     """The Ray task: one video, never raising (the error travels back as text)."""
-    options = AnonymizeOptions(**json.loads(row["options"]))
+    options = AnonymizeConfig(**json.loads(row["options"]))
     try:
         report = anonymize_video(row["video"], row["out"], options)
     except Exception as exc:  # reported per video; the other tasks go on
@@ -63,7 +63,7 @@ def _quiet() -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
-def anonymize_on_ray(videos: list[Path], out_dir: Path, options: AnonymizeOptions, *, address: str | None = None,
+def anonymize_on_ray(videos: list[Path], out_dir: Path, options: AnonymizeConfig, *, address: str | None = None,
                      cpus: int | None = None) -> Iterator[VideoOutcome]:
     """Skipped videos first, then one outcome per video as the Ray tasks finish.
 

