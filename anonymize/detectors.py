@@ -26,8 +26,8 @@ import numpy as np
 from streamcue.errors import ConfigError, InputError
 from streamcue.extras import require
 
-__all__ = ["EMPTY", "Detector", "default_threads", "CenterFaceDetector", "SCRFDDetector", "HaarPlateDetector", "EgoBlurDetector",
-           "FACE_DETECTORS", "PLATE_DETECTORS", "make_face_detector", "make_plate_detector"]
+__all__ = ["EMPTY", "Detector", "default_threads", "CenterFaceDetector", "SCRFDDetector", "HaarPlateDetector",
+           "EgoBlurDetector", "FACE_DETECTORS", "PLATE_DETECTORS", "make_face_detector", "make_plate_detector"]
 
 
 EMPTY = np.zeros((0, 5), np.float32)
