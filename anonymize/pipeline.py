@@ -405,9 +405,12 @@ def anonymize_many(videos: list[Path], out_dir: Path, options: AnonymizeConfig, 
             except Exception as exc:  # reported per file; the others go on
                 yield video, exc
         return
+    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    with ProcessPoolExecutor(workers, initializer=_worker_init, initargs=(options,)) as pool:
+    # spawned, not forked: a fork copies onnxruntime's thread pools and this process's threads half-way
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init, initargs=(options,)) as pool:
         futures = {pool.submit(_worker_run, v, out_dir): v for v in videos}
         for future in as_completed(futures):
             try:
