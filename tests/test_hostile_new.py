@@ -73,3 +73,24 @@ def test_malformed_endpoint_is_one_line_without_the_password(guidance, tmp_path,
                     "--llm-base-url", url, "--llm-model", "m")
     one_line_error(run, 2, "LLM base URL")  # was an httpx InvalidURL traceback
     assert "s3cretpw" not in run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("builder, option, make", [
+    ("ovo-bench", "--annotations", lambda d: (d / "ovo.json").write_text("[]") and d / "ovo.json"),
+    ("streamingbench", "--questions", lambda d: (d / "questions_real.json").write_text("[]") and d),
+])
+def test_benchmark_builders_refuse_an_empty_source(tmp_path, builder, option, make):
+    src = tmp_path / "src"
+    src.mkdir()
+    run = streamcue("build", builder, option, make(src), "--out", tmp_path / "out")
+    one_line_error(run, 2, "nothing to convert")  # was "wrote  to OUT" with empty files and exit 0
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("metric", ["ovo-bench", "streamingbench"])
+def test_benchmark_scores_refuse_empty_ground_truth(tmp_path, metric):
+    gt, pred = tmp_path / "gt.jsonl", tmp_path / "pred.jsonl"
+    gt.write_text("")
+    pred.write_text("")
+    run = streamcue("evaluate", metric, "--gt", gt, "--pred", pred)
+    one_line_error(run, 2, "gt.jsonl", "nothing to score")  # was a table of 0 tasks and exit 0
