@@ -61,8 +61,9 @@ class Words:
 
 
 def hour_records():
-    qa = {"qa_id": "q", "video_id": "v", "task_type": "OR", "proactive_type": "explicit", "question": "Where is my cup?",
-          "query_time_s": 0.0, "answers": [{"start_s": 10.0, "end_s": 20.0, "text": "on the table"}]}
+    qa = {"qa_id": "q", "video_id": "v", "task_type": "OR", "proactive_type": "explicit",
+          "question": "Where is my cup?", "query_time_s": 0.0,
+          "answers": [{"start_s": 10.0, "end_s": 20.0, "text": "on the table"}]}
     caption = {"task_id": "t", "video_id": "v", "task_type": "present", "prompt": "What is happening now?"}
     plan = [{"index": i, "text": f"Step {i + 1}.", "step_ids": [i], "actions": []} for i in range(5)]
     guidance = {"video_id": "v", "activity": "Cooking", "plan": plan, "events": []}

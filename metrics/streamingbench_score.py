@@ -153,7 +153,8 @@ def evaluate(gt: dict[str, dict[str, Any]], pred_path: Path, config: Any, pred_f
     overall, groups = tally.summary()
     missing = sorted(rid for rid in scope if rid not in answers)
     out = report("streamingbench", config, None, overall, groups, tally.per_item, missing)
-    out.update(extra, duplicates=sorted(set(duplicates)), unscored=unscored)
+    out.update(extra, duplicates=sorted(set(duplicates)), unscored=unscored,
+               missing_scored_as="left out, as count.py does" if rules == "official" else "wrong")
     return out
 
 

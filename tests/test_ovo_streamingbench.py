@@ -482,3 +482,31 @@ def test_replay_prompts_never_change(name):
     from streamcue.prompts import load_prompt
 
     assert load_prompt("streamcue.loaders", name).sha256 == BENCH_PROMPTS[name]
+
+
+@pytest.mark.parametrize("args, words", [
+    (["ovo-bench", "--pred", "GPT_FILE", "--pred-format", "ovo-results"], "expected an OVO-Bench results folder"),
+    (["streamingbench", "--pred", "GPT_FILE"],
+     "field benchmark: this is an 'ovo-bench' record; this scorer is for streamingbench"),
+    (["ovo-bench", "--pred", "GPT", "--pred-format", "ovo-results", "--param", "rules=lenient"],
+     "rules must be official or strict"),
+    (["ovo-bench", "--pred", "GPT", "--pred-format", "streamingbench"], "unknown --pred-format 'streamingbench'"),
+    (["ovo-bench", "--pred", "GPT", "--pred-format", "ovo-results", "--param", "time_window_s=3"],
+     "unknown ovo_bench parameters"),
+])
+def test_hostile_evaluate_options_are_one_line_errors(ovo_out, args, words):
+    results = OVO / "results" / "GPT"
+    args = [str(results) if a == "GPT" else str(results / "GPT_ACR_offline.json") if a == "GPT_FILE" else a
+            for a in args]
+    result = cli("evaluate", args[0], "--gt", ovo_out[0], *args[1:])
+    assert result.returncode == 2 and words in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) <= 2 and "Traceback" not in result.stderr
+
+
+def test_a_results_entry_for_an_unknown_id_is_refused(ovo_out, tmp_path):
+    folder = tmp_path / "M"
+    folder.mkdir()
+    entry = {"id": 999999, "task": "EPM", "response": "A", "ground_truth": "A"}
+    (folder / "x.json").write_text(json.dumps({"backward": [entry], "realtime": [], "forward": []}))
+    result = cli("evaluate", "ovo-bench", "--gt", ovo_out[0], "--pred", folder, "--pred-format", "ovo-results")
+    assert result.returncode == 2 and "x.json, record backward[0], field id: unknown id 999999" in result.stderr

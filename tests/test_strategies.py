@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 import subprocess
 import sys
 
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
 from conftest import CAPTAINCOOK4D, GOALSTEP_VAL, VALID
-from strategy_models import GuidanceOracle, OracleTiming, now_of, system, task_of
+from strategy_models import GuidanceOracle, OracleTiming, now_of, system, user as user_text
 from streamcue.dataset_builders import captaincook4d, ego4d
 from streamcue.errors import ConfigError
 from streamcue.llm import LLMSettings
@@ -135,8 +136,11 @@ def test_turn_loop_events_name_the_right_plan_step_and_score(cooking, tmp_path):
 
     duration = max(a["end_s"] for s in cooking["plan"] for a in s["actions"]) + 10
     with StubLLMServer(GuidanceOracle(cooking)) as server:
-        model = make_strategy("turn-loop", llm(server), "guidance")
+        hint = {cooking["plan"][0]["text"]: "Too much spray makes the egg slide."}
+        model = make_strategy("turn-loop", llm(server), "guidance", hints=hint)
         predictions, report = replay_records(model, [cooking], "guidance", {cooking["video_id"]: duration})
+        assert any("Typical mistakes for this instruction: Too much spray" in user_text(body)
+                   for body in server.requests)
         events = predictions[0]["events"]
         validate(predictions[0], "guidance_prediction")
         ticks = [e for e in range(5, int(duration), 5)]
@@ -412,5 +416,34 @@ def test_replay_command_refuses_with_one_line(estp, tmp_path):
     done = cli("replay", tmp_path / "predictions.jsonl", "--out", tmp_path, *base)
     assert done.returncode == 2 and "would overwrite the input" in done.stderr
     assert json.loads((tmp_path / "predictions.jsonl").read_text()) == records[0]
+    (tmp_path / "hints.json").write_text("[1, 2]")
+    done = cli("replay", qa, "--out", tmp_path / "run", "--strategy", "polling", "--mistake-hints",
+               tmp_path / "hints.json", *base)
+    assert done.returncode == 2 and "--mistake-hints is for --strategy turn-loop" in done.stderr
     done = cli("replay", tmp_path / "missing.jsonl", "--out", tmp_path / "run", *base)
     assert done.returncode == 2 and "no such records file" in done.stderr
+
+
+@pytest.mark.embedding
+def test_oasis_retrieves_the_event_the_question_is_about_with_minilm():
+    """Real sentence embeddings (packaged all-MiniLM-L6-v2): the question finds its event among others."""
+    pytest.importorskip("sentence_transformers")
+    scenes = [(0, "The person chops an onion on a wooden board."),
+              (16, "The person washes plates and a pan in the sink."),
+              (32, "The person waters the plants on the balcony."),
+              (48, "The person ties their shoes by the door.")]
+
+    def respond(body):
+        if "keep the memory" not in system(body):
+            return json.dumps({"answer": "no"})
+        times = [float(t) for t in re.findall(r"Frame at ([\d.]+) s", user_text(body))]
+        if not times:  # a merge: keep both children's sentences
+            return json.dumps({"text": " ".join(re.findall(r"\] (.*)", user_text(body)))})
+        return json.dumps({"text": next(text for start, text in reversed(scenes) if times[0] >= start)})
+
+    with StubLLMServer(respond) as server:
+        memory = OasisMemory(llm(server), short_k=4, event_frames=16, k_f=1, weight=1.0)
+        frames = [Frame(i, float(i)) for i in range(64 + 4)]
+        _, context = memory.view(frames, 8, 67.0, "Where did I wash the dishes?", [])
+        assert memory.stats["ask_event"] == 4 and memory.stats["ask_merge"] == 3
+        assert context.count("\n") == 0 and "sink" in context and "onion" not in context
