@@ -23,6 +23,9 @@ from streamcue.errors import InputError, MissingExtraError, ServiceError
 from streamcue.extras import require
 
 
+__all__ = ["ffmpeg_exe", "ffmpeg_version", "VideoInfo", "probe", "read_frames", "FrameWriter", "jpeg_frames"]
+
+
 @cache
 def ffmpeg_exe() -> str:
     """The ffmpeg binary to run; a clear error naming both ways to get one."""

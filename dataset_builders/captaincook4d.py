@@ -28,13 +28,15 @@ from typing import Any
 
 from streamcue.dataset_builders import captaincook4d_text as text
 from streamcue.dataset_builders.guidance_plan import Action, Mistake, group_actions, schedule_events
+from streamcue.dataset_builders.jitter import jitter_guidance
+from streamcue.dataset_builders.output import BuildReport
 from streamcue.errors import ConfigError, InputError
 from streamcue.fields import field as _field
 from streamcue.fields import seconds as _time
 from streamcue.io import read_json
 from streamcue.progress import track
 from streamcue.schemas import SCHEMA_VERSION
-from streamcue.schemas.taxonomy import COUNTED_MISTAKES
+from streamcue.schemas.taxonomy import COUNTED_MISTAKES, SPLIT_ALIASES
 
 BUILDER_VERSION = "1.0"
 VIDEO_LICENSE = "CaptainCook4D terms (videos are not redistributed; annotations MIT / Apache-2.0)"
@@ -51,7 +53,6 @@ TAG_CATEGORIES: dict[str, str] = {
     "Missing Step": "missing_step",
     "Other": "other",
 }
-SPLIT_NAMES = {"train": "train", "val": "validation", "validation": "validation", "test": "test"}
 
 __all__ = ["Config", "build", "TAG_CATEGORIES"]
 
@@ -73,8 +74,13 @@ class Config:
     metadata_file: str = "metadata/video_information.csv"
     video_uri: str = "captaincook4d/{recording_id}_360p.mp4"
     recordings: tuple[str, ...] = field(default=())  # empty: all
+    #: training exports: shift train-split instruction times by up to +-jitter_s (LiveCook App. D: 30), seeded
+    jitter_s: float = 0.0
+    jitter_seed: int = 0
 
     def __post_init__(self) -> None:
+        if not 0 <= self.jitter_s < float("inf"):
+            raise ConfigError(f"jitter must be a finite number of seconds >= 0, got {self.jitter_s}")
         unknown = set(self.counted_mistakes) - set(TAG_CATEGORIES.values())
         if unknown:
             raise ConfigError(f"unknown mistake categories {sorted(unknown)}; known: {sorted(TAG_CATEGORIES.values())}")
@@ -91,7 +97,8 @@ def _load_durations(path: Path) -> dict[str, float]:
         try:
             durations[row["recording_id"]] = float(row["duration(sec)"])
         except (KeyError, TypeError, ValueError):
-            raise InputError("expected columns recording_id and duration(sec) with a number", file=path, line=lineno) from None
+            raise InputError("expected columns recording_id and duration(sec) with a number", file=path,
+                             line=lineno) from None
     return durations
 
 
@@ -101,14 +108,15 @@ def _load_splits(path: Path) -> dict[str, str]:
         raise InputError("expected an object {split: [recording ids]}", file=path)
     splits = {}
     for name, ids in data.items():
-        if name not in SPLIT_NAMES:
+        if name not in SPLIT_ALIASES:
             raise InputError(f"unknown split {name!r}; expected train, val or test", file=path, field=name)
         for rid in ids:
-            splits[str(rid)] = SPLIT_NAMES[name]
+            splits[str(rid)] = SPLIT_ALIASES[name]
     return splits
 
 
-def _errors_by_position(recording: Mapping[str, Any], errors: Mapping[str, Any] | None, file: Path, rid: str) -> list[list[dict]]:
+def _errors_by_position(recording: Mapping[str, Any], errors: Mapping[str, Any] | None, file: Path,
+                        rid: str) -> list[list[dict]]:
     """The error list of every step, joined by position and checked on (step_id, start, end)."""
     steps = recording["steps"]
     if errors is None:
@@ -127,7 +135,8 @@ def _errors_by_position(recording: Mapping[str, Any], errors: Mapping[str, Any] 
         for j, e in enumerate(tags):
             tag = _field(e, "tag", file, rid, f"step_annotations[{i}].errors[{j}].")
             if tag not in TAG_CATEGORIES:
-                raise InputError(f"unknown error tag {tag!r}", file=file, record=rid, field=f"step_annotations[{i}].errors[{j}].tag")
+                raise InputError(f"unknown error tag {tag!r}", file=file, record=rid,
+                                 field=f"step_annotations[{i}].errors[{j}].tag")
         joined.append(tags)
     return joined
 
@@ -148,19 +157,23 @@ def build_recording(recording: Mapping[str, Any], errors: Mapping[str, Any] | No
         step_id = _field(step, "step_id", steps_file, rid, where)
         description = _field(step, "description", steps_file, rid, where)
         if start == -1 and end == -1:
-            excluded.extend({"step_id": step_id, "category": TAG_CATEGORIES[e["tag"]], "description": e.get("description", ""),
+            excluded.extend({"step_id": step_id, "category": TAG_CATEGORIES[e["tag"]],
+                             "description": e.get("description", ""),
                              "reason": "step not performed"} for e in errs)
             excluded.append({"step_id": step_id, "description": description, "reason": "step not performed (times -1)"})
             continue
         if start < 0 or end < 0:
-            raise InputError(f"only one of start_time/end_time is -1 ({start}, {end})", file=steps_file, record=rid, field=where + "start_time")
+            raise InputError(f"only one of start_time/end_time is -1 ({start}, {end})", file=steps_file, record=rid,
+                             field=where + "start_time")
         if end < start:
-            raise InputError(f"end_time {round(end, 6)} is before start_time {round(start, 6)}", file=steps_file, record=rid, field=where + "end_time")
+            raise InputError(f"end_time {round(end, 6)} is before start_time {round(start, 6)}", file=steps_file,
+                             record=rid, field=where + "end_time")
         mistakes = []
         for e in errs:
             category = TAG_CATEGORIES[e["tag"]]
             if category in config.counted_mistakes:
-                mistakes.append(Mistake(category, text.mistake_text(category, e.get("description") or e["tag"], description)))
+                mistakes.append(Mistake(category, text.mistake_text(category, e.get("description") or e["tag"],
+                                                                    description)))
             else:
                 excluded.append({"step_id": step_id, "category": category, "description": e.get("description", ""),
                                  "reason": "category not counted"})
@@ -169,16 +182,19 @@ def build_recording(recording: Mapping[str, Any], errors: Mapping[str, Any] | No
         raise InputError("no performed steps (every step has times -1)", file=steps_file, record=rid, field="steps")
     last_end = max(a.end_s for a in actions)
     if last_end > duration_s + DURATION_SLACK_S:
-        raise InputError(f"a step ends at {last_end} s, past the video duration {duration_s} s", file=steps_file, record=rid, field="steps")
+        raise InputError(f"a step ends at {last_end} s, past the video duration {duration_s} s", file=steps_file,
+                         record=rid, field="steps")
     if last_end > duration_s:
-        notes.append(f"video duration raised from {duration_s} s to the last step end {last_end} s (metadata is rounded)")
+        notes.append(f"video duration raised from {duration_s} s to the last step end {last_end} s (metadata is "
+                     f"rounded)")
         duration_s = last_end
     groups = group_actions(actions)
     plan = [{
         "index": i,
         "text": text.instruction_text([a.instruction for a in group]),
         "step_ids": list(dict.fromkeys(a.step_id for a in group)),
-        "actions": [{"step_id": a.step_id, "description": a.instruction, "start_s": a.start_s, "end_s": a.end_s} for a in group],
+        "actions": [{"step_id": a.step_id, "description": a.instruction, "start_s": a.start_s,
+                     "end_s": a.end_s} for a in group],
     } for i, group in enumerate(groups)]
     events = schedule_events(groups, [step["text"] for step in plan])
     guidance = {
@@ -217,8 +233,9 @@ def build_recording(recording: Mapping[str, Any], errors: Mapping[str, Any] | No
     return guidance, video
 
 
-def build(config: Config) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield ``("guidance", record)`` and ``("video", record)`` for every recording."""
+def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield ``("guidance", record)`` and ``("video", record)`` for every recording; ``report`` gets the counts."""
+    report = report if report is not None else BuildReport("captaincook4d")
     root = Path(config.annotations)
     if not root.is_dir():
         raise InputError("not a folder (expected the CaptainCook4D annotation repository)", file=root)
@@ -244,5 +261,8 @@ def build(config: Config) -> Iterator[tuple[str, dict[str, Any]]]:
             raise InputError("recording has no error annotation", file=errors_file, record=rid)
         guidance, video = build_recording(recordings[rid], errors.get(rid), config=config, duration_s=durations[rid],
                                           split=splits[rid], steps_file=steps_file, errors_file=errors_file)
+        if config.jitter_s and splits[rid] == "train":
+            guidance = jitter_guidance(guidance, config.jitter_s, config.jitter_seed)
         yield "guidance", guidance
         yield "video", video
+    report.details = {"recordings": len(wanted), "counted_mistakes": list(config.counted_mistakes)}

@@ -8,18 +8,9 @@ from typing import Annotated, Optional
 import typer
 
 from streamcue import console
+from streamcue.cli_options import LLMBaseURL, LLMConcurrency, LLMModel, LLMStructured, NoCache
 
 __all__ = ["build_livecook_summaries", "build_livecook_augment"]
-
-LLMBaseURL = Annotated[Optional[str], typer.Option(help="OpenAI-compatible base URL (or $STREAMCUE_LLM_BASE_URL).")]
-LLMModel = Annotated[
-    Optional[str], typer.Option(help="Model name (or $STREAMCUE_LLM_MODEL). The key comes from $STREAMCUE_LLM_API_KEY.")
-]
-LLMStructured = Annotated[
-    str, typer.Option(help="Structured output: json_schema (OpenAI, vLLM), json_object (llama.cpp server) or none.")
-]
-LLMConcurrency = Annotated[int, typer.Option(help="Requests in flight at most.")]
-NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM response cache.")]
 
 
 def _llm_line(u: dict) -> None:
@@ -86,12 +77,13 @@ def build_livecook_summaries(
         embedding_model=str(embedding_model) if embedding_model else None,
         recordings=tuple(recording or ()),
     )
-    report = ls.BuildReport()
+    report = ls.SummaryFigures()
     result = write_outputs(ls.build(config, report), out)
     write_json(out / "build_report.json", report.to_dict())
     r = report.retrieval
     console.out.print(
-        f"{result.counts.get('mistake_summary', 0)} mistake summaries ({report.summaries}) from "
+        f"{result.counts.get('mistake_summary', 0)} mistake summaries "
+        f"({', '.join(f'{split} {n}' for split, n in report.summaries.items())}) from "
         f"{report.index_size} training actions with a counted mistake -> {out}",
         markup=False,
     )
@@ -168,7 +160,7 @@ def build_livecook_augment(
         counterfactuals=not no_counterfactuals,
         videos=tuple(video or ()),
     )
-    report = la.BuildReport()
+    report = la.AugmentFigures()
     result = write_outputs(la.build(config, report), out)
     write_json(out / "build_report.json", report.to_dict())
     console.out.print(

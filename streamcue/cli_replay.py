@@ -8,6 +8,10 @@ from typing import Annotated, Any, Optional
 import typer
 
 from streamcue import console
+from streamcue.cli_options import LLMModel, NoCache, VisionBaseURL, VisionStructured
+
+__all__ = ["KIND_KEYS", "MEMORIES", "DEFAULT_EVERY", "replay_command"]
+
 
 KIND_KEYS = (("plan", "guidance"), ("qa_id", "interval_qa"), ("task_id", "dense_caption"))
 MEMORIES = ("SW", "U", "SW+U", "OASIS")
@@ -49,16 +53,14 @@ def replay_command(
         help="Earlier turns of multi-turn questions: own (the model's answers) or gold.")] = "own",
     protocol: Annotated[str, typer.Option(help="synchronous or asynchronous (VSAS-Bench).")] = "synchronous",
     mistake_hints: Annotated[Optional[Path], typer.Option(
-        help="turn-loop: JSON object {instruction text: typical mistakes}, shown with the mistake question "
-             "(LiveCook's per-instruction summary).")] = None,
+        help="turn-loop: LiveCook's typical mistakes per instruction, shown with the mistake question: the "
+             "mistake_summaries.jsonl of `build livecook-summaries`, or a JSON object {instruction text: hint}.")]
+        = None,
     limit: Annotated[Optional[int], typer.Option(help="Play only the first N records.")] = None,
-    llm_base_url: Annotated[Optional[str], typer.Option(
-        help="OpenAI-compatible base URL of a vision model (or $STREAMCUE_LLM_BASE_URL).")] = None,
-    llm_model: Annotated[Optional[str], typer.Option(
-        help="Model name (or $STREAMCUE_LLM_MODEL). The key comes from $STREAMCUE_LLM_API_KEY.")] = None,
-    llm_structured: Annotated[str, typer.Option(
-        help="Structured output: json_schema, json_object or none.")] = "json_schema",
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM response cache.")] = False,
+    llm_base_url: VisionBaseURL = None,
+    llm_model: LLMModel = None,
+    llm_structured: VisionStructured = "json_schema",
+    no_cache: NoCache = False,
 ) -> None:
     """Replay records to a vision model with one of the papers' strategies and write its predictions.
 
@@ -155,12 +157,16 @@ def replay_command(
                               markup=False)
 
 
-def _hints(path: Path) -> dict[str, str]:
+def _hints(path: Path) -> dict[Any, str]:
     from streamcue.errors import InputError
-    from streamcue.io import read_json
+    from streamcue.io import read_json, read_jsonl
+    from streamcue.schemas import validate_file
 
     if not path.is_file():
         raise InputError("no such mistake-hints file", file=path)
+    if path.suffix == ".jsonl":
+        validate_file(path, "mistake_summary")
+        return {(r["video_id"], r["plan_index"]): r["summary"] for r in read_jsonl(path)}
     hints = read_json(path)
     if not isinstance(hints, dict) or not all(isinstance(v, str) for v in hints.values()):
         raise InputError("mistake hints must be a JSON object of instruction text -> hint text", file=path)

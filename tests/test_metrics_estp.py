@@ -92,9 +92,11 @@ def test_judge_scores_outside_the_scale_are_refused():
 
 
 answers_st = st.lists(
-    st.tuples(st.floats(0, 100), st.floats(0, 30), st.sampled_from(["a", "b"])).map(lambda t: Answer(t[0], t[0] + t[1], t[2])),
+    st.tuples(st.floats(0, 100), st.floats(0, 30), st.sampled_from(["a", "b"])).map(
+        lambda t: Answer(t[0], t[0] + t[1], t[2])),
     min_size=1, max_size=5)
-responses_st = st.lists(st.tuples(st.floats(0, 140), st.sampled_from(["a", "b", "c"])).map(lambda t: Response(*t)), max_size=8)
+responses_st = st.lists(st.tuples(st.floats(0, 140), st.sampled_from(["a", "b", "c"])).map(lambda t: Response(*t)),
+                        max_size=8)
 task_st = st.sampled_from(["OR", "NAR", "TRC", "AR"])
 
 

@@ -10,7 +10,6 @@ import random
 import subprocess
 import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -333,12 +332,12 @@ def test_official_ovo_rule_is_a_substring_test(text, letter):
 
 @pytest.mark.slow
 def test_streamingbench_records_release_and_load_typed(tmp_path):
-    from streamcue.dataset_builders.release import ReleaseOptions, build_release
+    from streamcue.release.build import ReleaseConfig, build_release
     from streamcue.loaders import load
 
     out = tmp_path / "records"
     write_outputs(streamingbench.build(streamingbench.Config(SB, ("proactive_50", "sqa"))), out)
-    build_release(ReleaseOptions(records=out, version="1.0.0", out=tmp_path / "dist", allow_unverified=True,
+    build_release(ReleaseConfig(records=out, version="1.0.0", out=tmp_path / "dist", allow_unverified=True,
                                  license="mit"))
     for kind in ("mc_question", "active_item"):
         typed = load(kind, tmp_path / "dist", split="test")
@@ -393,9 +392,10 @@ class ProtocolChecker:
         return json.dumps({"text": "1"})
 
 
+@pytest.mark.slow
 @pytest.mark.llm_server
 def test_replayed_predictions_follow_the_protocols_and_score(tmp_path):
-    from streamcue.stub_llm import StubLLMServer
+    from streamcue.testing.stub_llm import StubLLMServer
 
     fixtures = SHARED_DATA / "fixtures"
     sb_dir = tmp_path / "sb_src"
@@ -443,7 +443,7 @@ def test_replayed_predictions_follow_the_protocols_and_score(tmp_path):
 def test_proactive_polling_stops_at_ground_truth_plus_4_and_own_history(tmp_path):
     from streamcue.llm import LLMSettings
     from streamcue.loaders.replay_benchmarks import BenchmarkAsker, replay_benchmark
-    from streamcue.stub_llm import StubLLMServer
+    from streamcue.testing.stub_llm import StubLLMServer
 
     def never(body):
         system = body["messages"][0]["content"]
@@ -510,3 +510,28 @@ def test_a_results_entry_for_an_unknown_id_is_refused(ovo_out, tmp_path):
     (folder / "x.json").write_text(json.dumps({"backward": [entry], "realtime": [], "forward": []}))
     result = cli("evaluate", "ovo-bench", "--gt", ovo_out[0], "--pred", folder, "--pred-format", "ovo-results")
     assert result.returncode == 2 and "x.json, record backward[0], field id: unknown id 999999" in result.stderr
+
+
+def test_ovo_aggregation_by_hand():
+    """EPM 1/2, STU 1/1, REC probes pooled 1/4: groups 0.5 / 1.0 / 0.25, total their mean 0.5833."""
+    from streamcue.metrics.ovo_bench import Entry, aggregate
+
+    entries = [Entry("e1", "EPM", letter="A", response="A"), Entry("e2", "EPM", letter="B", response="C"),
+               Entry("s1", "STU", letter="D", response="D."),
+               Entry("r1", "REC", probes=[("1", "1"), ("2", "3")]), Entry("r2", "REC", probes=[("0", None), ("1", "")])]
+    overall, groups, per_item = aggregate(entries, "official")
+    assert (overall["backward"], overall["realtime"], overall["forward"]) == (0.5, 1.0, 0.25)
+    assert overall["total"] == pytest.approx((0.5 + 1.0 + 0.25) / 3) and groups["task"]["REC"]["n"] == 4
+    assert per_item["r1"] == {"task": "REC", "correct": 1, "scored": 2}
+
+
+def test_streamingbench_missing_answers_official_left_out_strict_wrong(sb_out, tmp_path):
+    mc = [r for r in read_jsonl(sb_out[0] / "mc_question.jsonl") if r["subset"] == "real"]
+    half = mc[: len(mc) // 2]
+    write_jsonl(tmp_path / "half.jsonl", [{"question_id": r["question_id"], "response": chr(65 + r["answer"])}
+                                          for r in half])
+    official = evaluate("streamingbench", sb_out[0], tmp_path / "half.jsonl")
+    strict = evaluate("streamingbench", sb_out[0], tmp_path / "half.jsonl", rules="strict")
+    assert official["overall"] == {"n": len(half), "accuracy": 1.0}
+    assert strict["overall"]["n"] == len(mc) and strict["overall"]["accuracy"] == len(half) / len(mc)
+    assert len(strict["missing_predictions"]) == len(mc) - len(half) and strict["subsets"] == ["real"]
