@@ -321,7 +321,8 @@ def test_double_check_counts_distinct_annotators_not_annotations(server, annotat
     assert done.returncode == 0, done.stderr
     table = done.stdout[done.stdout.index("throughput"):]
     cells = [[c.strip() for c in line.split("│")[1:-1]] for line in table.splitlines() if "@streamcue.test" in line]
-    assert cells == [["ann1@streamcue.test", "1", "0", "20 s", "20 s"], ["ann2@streamcue.test", "1", "0", "30 s", "30 s"]]
+    assert cells == [["ann1@streamcue.test", "1", "0", "20 s", "20 s"],
+                     ["ann2@streamcue.test", "1", "0", "30 s", "30 s"]]
 
 
 def guidance_with_success():
