@@ -138,6 +138,8 @@ def test_property_saturation_holds_for_any_quality(specs):
     for k, (length, where, right) in enumerate(specs):
         start = 100.0 * k
         answers.append(Answer(start, start + length, "the answer"))
-        responses.append(Response(start - 1 + where * (length + 3), "the answer" if right else "nonsense"))
+        # Clamped to the window [s - 1, e + 2]: where = 1 must not land a rounding error past e + 2.
+        t = min(start + length + 2, max(start - 1, start - 1 + where * (length + 3)))
+        responses.append(Response(t, "the answer" if right else "nonsense"))
     result = score("OR", answers, responses)
     assert (result.fp, result.fn, result.f1) == (0, 0, 1.0)
