@@ -109,3 +109,17 @@ def test_clip_cleaning_options_are_finite(tmp_path, builder, option, value):
                     "--llm-base-url", f"http://127.0.0.1:{closed_port()}/v1", "--llm-model", "m")
     one_line_error(run, 2, value if value != "-1" else "-1.0")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("param, words", [
+    ("window_s=-1", ["window_s", "-1"]),            # was accepted
+    ("window_s=NaN", ["window_s", "nan"]),          # was accepted
+    ("window_s=Infinity", ["window_s", "inf"]),     # was a scipy ValueError traceback
+    ("window_s=abc", ["window_s", "'abc'"]),
+    ("rouge_use_stemmer=1", ["rouge_use_stemmer", "true or false"]),
+])
+def test_metric_parameters_are_typed_and_finite(guidance, tmp_path, param, words):
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text('{"video_id": "1_7", "events": []}\n')
+    run = streamcue("evaluate", "livecook", "--gt", guidance, "--pred", pred, "--param", param)
+    one_line_error(run, 2, "livecook parameter", *words)
