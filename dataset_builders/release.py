@@ -25,12 +25,15 @@ from streamcue.errors import ConfigError, InputError
 from streamcue.extras import require
 from streamcue.io import atomic_write, read_json, write_json
 from streamcue.loaders.features import encode, features, json_columns
+from streamcue.paths import check_outputs
 from streamcue.progress import track
 from streamcue.schemas import SCHEMA_VERSION
 from streamcue.version import __version__
 
 MANIFEST = "manifest.json"
 _VERSION = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
+#: A Hub repository id ORG/NAME: letters, digits, ``_ . -``; no ``--`` or ``..``; not ending in ``.`` or ``-``.
+_REPO_PART = re.compile(r"^(?!.*(--|\.\.))[A-Za-z0-9](?:[\w.-]{0,94}[A-Za-z0-9_])?$")
 
 
 @dataclass
@@ -53,6 +56,15 @@ def parse_version(text: str) -> tuple[int, int, int]:
     if not match:
         raise ConfigError(f"version {text!r} is not X.Y.Z (semantic versioning, e.g. 1.0.0)")
     return tuple(int(g) for g in match.groups())  # type: ignore[return-value]
+
+
+def check_repo_id(repo: str) -> tuple[str, str]:
+    """``"ORG/NAME"`` -> ``("ORG", "NAME")``; anything the Hub would refuse (``../x``, ``a/b..c``) is a ConfigError."""
+    parts = repo.split("/")
+    if len(parts) != 2 or not all(_REPO_PART.match(p) for p in parts):
+        raise ConfigError(f"--repo {repo!r} is not ORG/NAME (letters, digits, '_', '.', '-'; no '..' or '--'; "
+                          "starting and ending with a letter or digit)")
+    return parts[0], parts[1]
 
 
 def read_manifest(dist: str | Path) -> dict[str, Any]:
@@ -87,7 +99,11 @@ def _write_parquet(records: list[dict[str, Any]], kind: str, path: Path) -> None
 def build_release(opts: ReleaseOptions) -> dict[str, Any]:
     """Apply the gates, then write the release folder; returns its manifest."""
     version = parse_version(opts.version)
+    if opts.repo is not None:
+        check_repo_id(opts.repo)
     out = Path(opts.out)
+    check_outputs({out: "--out"}, [p for p in (opts.records, opts.previous, opts.video_root) if p is not None],
+                  inside_inputs=True)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ConfigError(f"{out} already exists: a built version is never overwritten; choose a new --out")
     old_manifest, old_records = (None, None)

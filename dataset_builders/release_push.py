@@ -22,11 +22,10 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from streamcue.dataset_builders.release import verify_files
+from streamcue.dataset_builders.release import check_repo_id, verify_files
 from streamcue.errors import ConfigError, ServiceError
 from streamcue.extras import require
 
-_REPO_ID = r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$"
 
 
 @dataclass
@@ -36,19 +35,10 @@ class PushResult:
     tag: str
 
 
-def _check_repo_id(repo: str) -> tuple[str, str]:
-    import re
-
-    if not re.match(_REPO_ID, repo):
-        raise ConfigError(f"--repo {repo!r} is not ORG/NAME")
-    org, name = repo.split("/")
-    return org, name
-
-
 def push(dist: str | Path, repo: str, *, git_root: str | Path | None = None, endpoint: str | None = None,
          private: bool = False) -> PushResult:
     """Publish ``dist`` (checked against its manifest first) to the Hub or a local git repository."""
-    org, name = _check_repo_id(repo)
+    org, name = check_repo_id(repo)
     manifest = verify_files(dist)
     tag = f"v{manifest['version']}"
     message = f"Release {tag}: {manifest['title']}"
@@ -85,6 +75,25 @@ def _push_git(dist: Path, repo: Path, tag: str, message: str) -> PushResult:
     return PushResult(str(repo), _git(repo, "rev-parse", "HEAD"), tag)
 
 
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """Connection-level exception types of the HTTP clients the Hub client may use (httpx, requests)."""
+    found: list[type[BaseException]] = []
+    try:
+        import httpx
+
+        found.append(httpx.TransportError)
+    except ImportError:
+        pass
+    try:
+        import requests
+
+        found.append(requests.exceptions.ConnectionError)
+        found.append(requests.exceptions.Timeout)
+    except ImportError:
+        pass
+    return tuple(found)
+
+
 def _push_hub(dist: Path, repo: str, tag: str, message: str, endpoint: str | None, private: bool) -> PushResult:
     hub = require("huggingface_hub", "release")
     api = hub.HfApi(endpoint=endpoint)
@@ -101,6 +110,6 @@ def _push_hub(dist: Path, repo: str, tag: str, message: str, endpoint: str | Non
         status = getattr(exc.response, "status_code", None)
         hint = " (set HF_TOKEN to a token with write access)" if status in (401, 403) else ""
         raise ServiceError(f"{where}: pushing {repo} failed with HTTP {status}{hint}") from None
-    except OSError as exc:
+    except (OSError, *_transport_errors()) as exc:  # refused, DNS, timeout, TLS: the Hub client's own types too
         raise ServiceError(f"{where}: could not reach the Hub ({type(exc).__name__})") from None
     return PushResult(f"{where}/datasets/{repo}", commit.oid, tag)

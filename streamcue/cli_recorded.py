@@ -48,7 +48,7 @@ def build_recorded(
     config = recorded.Config(videos=videos, tasks=tasks, out=out, llm=settings, k=k, frame_side=frame_side,
                              anonymized=anonymized, license=license, use_cache=not no_cache)
     report = recorded.BuildReport()
-    result = write_outputs(recorded.build(config, report), out)
+    result = write_outputs(recorded.build(config, report), out, inputs=[videos, tasks], extra=["build_report.json"])
     write_json(out / "build_report.json", {"tasks": report.tasks, "captions": report.captions,
                                            "videos": report.videos, "llm": report.llm})
     u = report.llm
