@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from streamcue.dataset_builders.release import check_repo_id, verify_files
-from streamcue.errors import ConfigError, ServiceError
+from streamcue.errors import ConfigError, ServiceError, StreamcueError
 from streamcue.extras import require
 
 
@@ -75,25 +75,6 @@ def _push_git(dist: Path, repo: Path, tag: str, message: str) -> PushResult:
     return PushResult(str(repo), _git(repo, "rev-parse", "HEAD"), tag)
 
 
-def _transport_errors() -> tuple[type[BaseException], ...]:
-    """Connection-level exception types of the HTTP clients the Hub client may use (httpx, requests)."""
-    found: list[type[BaseException]] = []
-    try:
-        import httpx
-
-        found.append(httpx.TransportError)
-    except ImportError:
-        pass
-    try:
-        import requests
-
-        found.append(requests.exceptions.ConnectionError)
-        found.append(requests.exceptions.Timeout)
-    except ImportError:
-        pass
-    return tuple(found)
-
-
 def _push_hub(dist: Path, repo: str, tag: str, message: str, endpoint: str | None, private: bool) -> PushResult:
     hub = require("huggingface_hub", "release")
     api = hub.HfApi(endpoint=endpoint)
@@ -110,6 +91,8 @@ def _push_hub(dist: Path, repo: str, tag: str, message: str, endpoint: str | Non
         status = getattr(exc.response, "status_code", None)
         hint = " (set HF_TOKEN to a token with write access)" if status in (401, 403) else ""
         raise ServiceError(f"{where}: pushing {repo} failed with HTTP {status}{hint}") from None
-    except (OSError, *_transport_errors()) as exc:  # refused, DNS, timeout, TLS: the Hub client's own types too
-        raise ServiceError(f"{where}: could not reach the Hub ({type(exc).__name__})") from None
+    except StreamcueError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - refused, DNS, timeout, TLS: whatever HTTP stack the Hub client uses
+        raise ServiceError(f"{where}: could not reach the Hub ({type(exc).__name__}: {exc})") from None
     return PushResult(f"{where}/datasets/{repo}", commit.oid, tag)

@@ -347,7 +347,10 @@ def main(argv: list[str] | None = None) -> None:
         fail(os_error_line(exc), 2)
     except sqlite3.Error as exc:
         fail(f"cache database: {exc} (delete it or point $STREAMCUE_CACHE_DIR elsewhere)", 2)
-    # Without standalone mode click returns the code of a typer.Exit instead of exiting.
+    # Without standalone mode click returns the code of a typer.Exit instead of exiting; it turns
+    # Ctrl-C into an Abort and returns 130 for it.
+    if code == interrupt.EXIT_SIGINT:
+        interrupt.finish(interrupt.EXIT_SIGINT)
     if isinstance(code, int) and code:
         sys.exit(code)
 

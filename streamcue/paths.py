@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 __all__ = ["repository_root", "shared_data_dir", "default_captaincook4d", "default_goalstep", "cache_dir",
@@ -79,11 +80,12 @@ def resolve_uri(root: str | Path, uri: str, *, record: str | None = None, file: 
     return path
 
 
-def check_outputs(outputs: dict[str, Path], inputs: list[Path], *, inside_inputs: bool = False) -> None:
+def check_outputs(outputs: Mapping[Path, object] | Iterable[tuple[Path, object]], inputs: list[Path], *,
+                  inside_inputs: bool = False) -> None:
     """Refuse writes that would lose data, before anything is written.
 
-    ``outputs`` maps each file (or folder) to be written to the input it comes from (or a
-    label); ``inputs`` are the files and folders read. Refused, as a one-line error naming both:
+    ``outputs`` pairs each file (or folder) to be written with the input it comes from (or a
+    label), as a mapping or as ``(output, origin)`` pairs; ``inputs`` are the files and folders read. Refused, as a one-line error naming both:
     an output that is, or resolves (symlinks, ``..``) to, an input; with ``inside_inputs``, an
     output that lies inside an input folder; two different inputs that map to one output.
     """
@@ -91,7 +93,7 @@ def check_outputs(outputs: dict[str, Path], inputs: list[Path], *, inside_inputs
 
     real_inputs = [(p, Path(p).resolve()) for p in inputs]
     seen: dict[Path, object] = {}
-    for out, origin in outputs.items():
+    for out, origin in (outputs.items() if isinstance(outputs, Mapping) else outputs):
         real = Path(out).resolve()
         for given, real_in in real_inputs:
             if real == real_in:
