@@ -2,6 +2,7 @@
 
 ESTP-F1: 2,264 questions (ESTP-Bench's size) with about 20 responses each.
 VSAS: 92 tasks (VSAS-Bench's size) x 300 seconds with captions of ~100 characters.
+BERTScore: 2,000 pairs of 12-word sentences with the packaged all-MiniLM-L6-v2 (needs [embed]).
 
 The judge is ``exact`` and answered from memory on the timed run, so the figures are the
 metric itself; the first (cold) run shows the cost with judging included.
@@ -91,6 +92,24 @@ def main() -> None:
         warm, _ = timed(evaluate_vsas, gt, preds, runner, config)
         print(f"VSAS ({common:11s}) {len(gt)} tasks x 300 s, {report['judge']['requested']} judged timesteps, "
               f"{report['judge']['distinct']} distinct pairs: {cold:.3f} s with judging, {warm:.3f} s judge cached")
+    bertscore(rng)
+
+
+def bertscore(rng: random.Random, pairs: int = 2000) -> None:
+    """BERTScore F1 of ``pairs`` feedback-like sentence pairs with the packaged MiniLM at layer 4 (the default)."""
+    import importlib.util
+
+    if importlib.util.find_spec("bert_score") is None:
+        print("BERTScore skipped: install the [embed] extra")
+        return
+    from streamcue.metrics.bertscore import bertscore_f1
+
+    refs = [sentence(rng, 12) for _ in range(pairs)]
+    cands = [sentence(rng, 12) for _ in range(pairs)]
+    first, _ = timed(bertscore_f1, refs, cands)
+    second, _ = timed(bertscore_f1, refs, cands)
+    print(f"BERTScore F1, packaged all-MiniLM-L6-v2 layer 4, {pairs} pairs of 12 words: {first:.2f} s first call "
+          f"(model load included), {second:.2f} s second call")
 
 
 if __name__ == "__main__":

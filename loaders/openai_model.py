@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from streamcue.llm import LLMClient, LLMSettings, Request, image_content
+from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.loaders.replay import Frame
 from streamcue.loaders.replay_records import GUIDANCE_TYPES
+from streamcue.loaders.strategies.base import user_content
 from streamcue.prompts import load_prompt
 
 PROMPT = "replay_vision.v1"
@@ -35,8 +36,10 @@ class OpenAIVisionModel:
 
     ``latency_s`` is the simulated inference time for the asynchronous protocol; use
     ``clock="wall"`` in the replay to use the endpoint's real speed instead. Frames without
-    pixels are described by their times only.
+    pixels are described by their times only. A memory's text context (OASIS) goes with the frames.
     """
+
+    takes_context = True
 
     def __init__(self, settings: LLMSettings, *, kind: str = "interval_qa", latency_s: float = 1.0,
                  use_cache: bool = True) -> None:
@@ -54,16 +57,8 @@ class OpenAIVisionModel:
         self._schema = {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
     def respond(self, frames: Sequence[Frame], prompt: str, history: Sequence[tuple[float, str, str]],
-                now: float) -> str | dict[str, str] | None:
-        content: list[dict[str, Any]] = [{"type": "text", "text": f"Time now: {now:.1f} s.\nTask: {prompt}"}]
-        earlier = [turn for turn in history if not (turn[1] == "user" and turn[2] == prompt)]
-        if earlier:
-            lines = "\n".join(f"[{t:.1f} s] {who}: {text}" for t, who, text in earlier)
-            content.append({"type": "text", "text": f"Dialogue so far:\n{lines}"})
-        for frame in frames:
-            content.append({"type": "text", "text": f"Frame at {frame.t_s:.1f} s"})
-            if frame.image is not None:
-                content.append(image_content(frame.image))
+                now: float, context: str | None = None) -> str | dict[str, str] | None:
+        content = user_content(frames, prompt, history, now, context)
         answer = self.client.complete(Request(
             messages=({"role": "system", "content": self._system}, {"role": "user", "content": content}),
             schema=self._schema, prompt_version=self._prompt.version, name="replay_decision"))

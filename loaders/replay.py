@@ -13,13 +13,21 @@ timestamps, the pixels are optional):
 
 Memory policies choose which of the frames the model has taken it sees in one call
 (``k`` frames): ``SW`` the last k; ``U`` k spread uniformly over all; ``SW+U`` the last k/2
-plus k - k/2 spread uniformly over the older ones.
+plus k - k/2 spread uniformly over the older ones. A policy may also be a :class:`Memory`
+object (e.g. OASIS's event memory, :mod:`streamcue.loaders.strategies.oasis`) that returns
+frames *and* a text context. ``window_s`` keeps only the frames of the last N seconds.
 
 The model interface is one method: ``respond(frames, prompt, history, now) -> str | None``
 with an attribute ``latency_s`` (seconds per call, used by the asynchronous protocol). With
 ``clock="wall"`` the asynchronous protocol uses each call's measured duration instead, so a
 real model's own speed decides which frames it sees and when its answers are stamped.
 Guidance models may answer ``{"type": ..., "text": ...}`` to choose the event type.
+
+Optional parts of the interface (existing models need none of them): ``takes_context = True``
+makes the harness pass ``context=`` (the memory's text, or None) to ``respond``; ``begin(episode)``
+is called before a record is played; ``finish(frames, prompt, history, now)`` after the stream
+ends (a response-in-last model answers there); an answer may be a list of responses, each
+``{"text": ...}`` with its own ``t_s`` (default: the call's time).
 
 :mod:`streamcue.loaders.replay_records` plays whole records and writes predictions in the
 schemas' formats, ready for ``streamcue evaluate``.
@@ -36,7 +44,7 @@ from typing import Any, Protocol
 
 from streamcue.errors import ConfigError
 
-__all__ = ["Frame", "Model", "select_frames", "ReplayResult", "replay", "POLICIES"]
+__all__ = ["Frame", "Model", "Memory", "Episode", "select_frames", "ReplayResult", "replay", "POLICIES"]
 
 POLICIES = ("SW", "U", "SW+U")
 
@@ -54,6 +62,23 @@ class Model(Protocol):
     def respond(self, frames: Sequence[Frame], prompt: str, history: Sequence[tuple[float, str, str]],
                 now: float) -> str | dict[str, str] | None:
         """An answer, or None to stay silent. ``history``: ``(t_s, "user" | "assistant", text)`` turns."""
+
+
+class Memory(Protocol):
+    def view(self, frames: Sequence[Frame], k: int, now: float, prompt: str,
+             history: Sequence[tuple[float, str, str]]) -> tuple[list[Frame], str | None]:
+        """The frames to show and a text context, from every frame taken so far (oldest first)."""
+
+
+@dataclass(frozen=True)
+class Episode:
+    """What is being played: the record (a dict), its kind and the stretch of video."""
+
+    kind: str
+    record: Any
+    start_s: float
+    end_s: float
+    fps: float
 
 
 def _uniform(items: Sequence[Frame], k: int) -> list[Frame]:
@@ -101,16 +126,19 @@ class ReplayResult:
                 "actions_per_second": len(self.responses) / duration_s if duration_s > 0 else 0.0}
 
 
-def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[float, str]], *,
-           protocol: str = "synchronous", k: int = 64, policy: str = "SW+U", camera_buffer: int = 600,
-           clock: str = "simulated", frame_image: Any = None) -> ReplayResult:
-    """Play ``duration_s`` seconds at ``fps`` to ``model``.
+def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[Any, ...]], *,
+           protocol: str = "synchronous", k: int = 64, policy: str | Memory = "SW+U", camera_buffer: int = 600,
+           clock: str = "simulated", frame_image: Any = None, start_s: float = 0.0, window_s: float | None = None,
+           own_history: bool = True, episode: Episode | None = None) -> ReplayResult:
+    """Play ``duration_s`` seconds from ``start_s`` at ``fps`` to ``model``.
 
-    ``prompts`` are ``(time, text)`` events (a question at its query time, a task prompt at 0);
-    the latest prompt delivered so far is the current one; the history holds every prompt
-    delivered and every answer as ``(t_s, "user" | "assistant", text)`` (for contextual
-    multi-turn questions). ``frame_image(index, t_s)``
-    gives a frame's pixels when a video is at hand (else frames carry only index and time).
+    ``prompts`` are ``(time, text)`` events (a question at its query time, a task prompt at 0),
+    or ``(time, text, "assistant")`` for answers already given (gold answers of earlier turns);
+    the latest user prompt delivered so far is the current one; the history holds every event
+    delivered and, with ``own_history``, every answer of the model, as
+    ``(t_s, "user" | "assistant", text)`` (for contextual multi-turn questions).
+    ``frame_image(index, t_s)`` gives a frame's pixels when a video is at hand (else frames carry
+    only index and time); indices count from the start of the video.
     """
     if protocol not in ("synchronous", "asynchronous"):
         raise ConfigError(f"unknown protocol {protocol!r}; use synchronous or asynchronous")
@@ -118,9 +146,20 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
         raise ConfigError("fps must be positive and the camera buffer at least 1 frame")
     if clock not in ("simulated", "wall"):
         raise ConfigError(f"unknown clock {clock!r}; use simulated or wall")
-    n = int(duration_s * fps)
-    frames = [Frame(i, i / fps, frame_image(i, i / fps) if frame_image else None) for i in range(n)]
-    pending = sorted(prompts)
+    if window_s is not None and not window_s > 0:
+        raise ConfigError("the context window must be a positive number of seconds")
+    if isinstance(policy, str):
+        select_frames([], k, policy)  # an unknown policy fails before any call
+    n = int(duration_s * fps + 1e-9)
+    first = round(start_s * fps)
+    frames = [Frame(first + i, start_s + i / fps, frame_image(first + i, start_s + i / fps) if frame_image else None)
+              for i in range(n)]
+    end_s = start_s + duration_s
+    pending = sorted((p[0], p[1], p[2] if len(p) > 2 else "user") for p in prompts)
+    episode = episode or Episode("", None, start_s, end_s, fps)
+    for part in (model, policy):
+        if not isinstance(part, str) and hasattr(part, "begin"):
+            part.begin(episode)
     result = ReplayResult(frames_total=n)
     taken: list[Frame] = []
     history: list[tuple[float, str, str]] = []
@@ -128,34 +167,59 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
 
     def prompt_at(now: float) -> str:
         while pending and pending[0][0] <= now:
-            t_s, text = pending.pop(0)
-            history.append((t_s, "user", text))
-            current[0] = text
+            t_s, text, role = pending.pop(0)
+            history.append((t_s, role, text))
+            if role == "user":
+                current[0] = text
         return current[0]
+
+    def visible(now: float) -> list[Frame]:
+        if window_s is None:
+            return taken
+        return [f for f in taken if f.t_s > now - window_s + 1e-9]
 
     def ask(now: float) -> tuple[Any, float]:
         """The model's answer and its latency (simulated, or measured on the wall clock)."""
         prompt = prompt_at(now)
         started = time.perf_counter()
-        answer = model.respond(select_frames(taken, k, policy), prompt, list(history), now)
+        if isinstance(policy, str):
+            shown, context = select_frames(visible(now), k, policy), None
+        else:
+            shown, context = policy.view(visible(now), k, now, prompt, list(history))
+        if getattr(model, "takes_context", False):
+            answer = model.respond(shown, prompt, list(history), now, context=context)
+        else:
+            answer = model.respond(shown, prompt, list(history), now)
         return answer, (time.perf_counter() - started if clock == "wall" else model.latency_s)
+
+    def keep(answer: Any, stamp: float) -> None:
+        if answer is None:
+            return
+        for item in answer if isinstance(answer, list) else [answer]:
+            response = dict(item) if isinstance(item, dict) else {"text": item}
+            response = {"t_s": response.pop("t_s", stamp), **response}
+            result.responses.append(response)
+            if own_history:
+                history.append((response["t_s"], "assistant", response["text"]))
 
     def record(answer: Any, now: float, stamp: float) -> None:
         result.calls += 1
         result.latencies.append(stamp - now)
-        if answer is not None:
-            response = dict(answer) if isinstance(answer, dict) else {"text": answer}
-            result.responses.append({"t_s": stamp, **response})
-            history.append((stamp, "assistant", response["text"]))
+        keep(answer, stamp)
+
+    def finish(now: float) -> None:
+        result.frames_seen = len(taken)
+        if hasattr(model, "finish"):
+            keep(model.finish(visible(now), prompt_at(now), list(history), now), now)
 
     if protocol == "synchronous":
         for frame in frames:
             taken.append(frame)
             record(ask(frame.t_s)[0], frame.t_s, frame.t_s)
-        result.frames_seen = len(taken)
+        finish(frames[-1].t_s if frames else start_s)
         return result
     buffer: deque[Frame] = deque()
-    free_at = 0.0
+    free_at = start_s
     i = 0
     while i < n or buffer:
         # the camera keeps pushing until the model is free
@@ -169,15 +233,15 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
             free_at = frames[i].t_s
             continue
         now = max(free_at, buffer[-1].t_s)
-        if clock == "simulated" and now + model.latency_s > duration_s:
+        if clock == "simulated" and now + model.latency_s > end_s:
             break  # the stream ends before the model could answer
         taken.extend(buffer)
         buffer.clear()
         answer, latency = ask(now)
-        if now + latency > duration_s:
+        if now + latency > end_s:
             break
         record(answer, now, now + latency)
         free_at = now + latency
     result.frames_unprocessed = len(buffer) + (n - i)
-    result.frames_seen = len(taken)
+    finish(min(free_at, end_s))
     return result

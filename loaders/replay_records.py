@@ -5,8 +5,14 @@
   Responses from the query time on are the prediction (``interval_qa_prediction``).
 * ``dense_caption``: the task prompt is given at the start (``dense_caption_prediction``).
 * ``guidance``: the plan is given at the start; a response may name its event type
-  (``{"type": "mistake", "text": ...}``), plain text counts as an instruction
-  (``guidance_prediction``).
+  (``{"type": "mistake", "text": ...}``) and its plan step (``plan_index``), plain text counts
+  as an instruction (``guidance_prediction``).
+
+Options the benchmarks need: ``span="clip"`` plays only the record's clip (or, without one,
+from the first turn's query time to ``tail_s`` after its last answer) instead of the whole
+video; ``turns="gold"`` gives a multi-turn question's earlier turns with their gold answers
+(StreamingBench's SQA protocol) instead of the model's own; ``window_s`` (passed on to
+:func:`~streamcue.loaders.replay.replay`) shows only the frames of the last N seconds.
 
 Records may be dicts or the typed records of :func:`streamcue.loaders.load`.
 
@@ -19,8 +25,8 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from streamcue.errors import InputError
-from streamcue.loaders.replay import Frame, replay
+from streamcue.errors import ConfigError, InputError
+from streamcue.loaders.replay import Episode, Frame, replay
 from streamcue.progress import track
 
 GUIDANCE_TYPES = ("instruction", "success", "mistake", "finish")
@@ -36,16 +42,41 @@ def plan_prompt(record: Mapping[str, Any]) -> str:
     return f"Guide me through: {record['activity']}.\nPlan:\n{steps}"
 
 
-def _prompts(record: dict[str, Any], kind: str, groups: dict[str, list[dict[str, Any]]]) -> list[tuple[float, str]]:
+def _turns(record: dict[str, Any], groups: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The record and the earlier turns of its contextual group, in turn order."""
+    context = record.get("context")
+    if not context:
+        return [record]
+    turns = [r for r in groups[context["group_id"]] if r["context"]["turn"] <= context["turn"]]
+    return sorted(turns, key=lambda r: r["context"]["turn"])
+
+
+def _prompts(record: dict[str, Any], kind: str, groups: dict[str, list[dict[str, Any]]],
+             turns: str = "own") -> list[tuple[Any, ...]]:
     if kind == "dense_caption":
         return [(0.0, record["prompt"])]
     if kind == "guidance":
         return [(0.0, plan_prompt(record))]
-    context = record.get("context")
-    if not context:
-        return [(record["query_time_s"], record["question"])]
-    turns = [r for r in groups[context["group_id"]] if r["context"]["turn"] <= context["turn"]]
-    return [(r["query_time_s"], r["question"]) for r in sorted(turns, key=lambda r: r["context"]["turn"])]
+    events: list[tuple[Any, ...]] = []
+    for r in _turns(record, groups):
+        events.append((r["query_time_s"], r["question"]))
+        if turns == "gold" and r is not record:
+            events += [(a["start_s"], a["text"], "assistant") for a in r["answers"]]
+    return events
+
+
+def _span(record: dict[str, Any], kind: str, groups: dict[str, list[dict[str, Any]]], duration: float,
+          span: str, tail_s: float) -> tuple[float, float]:
+    """``(start_s, end_s)`` of the video to play."""
+    if span == "video" or kind != "interval_qa":
+        return 0.0, duration
+    if record.get("clip"):
+        start, end = record["clip"]["start_s"], record["clip"]["end_s"]
+    else:
+        turns = _turns(record, groups)
+        start = min(r["query_time_s"] for r in turns)
+        end = max(a["end_s"] for a in record["answers"]) + tail_s
+    return max(0.0, start), min(duration, end)
 
 
 def _prediction(record: dict[str, Any], kind: str, responses: list[dict[str, Any]]) -> dict[str, Any]:
@@ -58,19 +89,30 @@ def _prediction(record: dict[str, Any], kind: str, responses: list[dict[str, Any
     for r in responses:
         kind_ = r.get("type", "instruction")
         if kind_ not in GUIDANCE_TYPES:
-            raise InputError(f"the model answered an unknown guidance event type {kind_!r}; use one of {GUIDANCE_TYPES}",
+            raise InputError(f"the model answered an unknown guidance event type {kind_!r}; "
+                             f"use one of {GUIDANCE_TYPES}",
                              record=f"video_id={record['video_id']}")
-        events.append({"t_s": r["t_s"], "type": kind_, "text": r["text"]})
+        event = {"t_s": r["t_s"], "type": kind_, "text": r["text"]}
+        if r.get("plan_index") is not None:
+            event["plan_index"] = r["plan_index"]
+        events.append(event)
     return {"video_id": record["video_id"], "events": events}
 
 
 def replay_records(model: Any, records: Iterable[Any], kind: str, durations: Mapping[str, float], *,
-                   fps: float = 1.0, **options: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+                   fps: float = 1.0, span: str = "video", turns: str = "own", tail_s: float = 5.0,
+                   frames_for: Any = None, **options: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Predictions for every record, and one report over all runs.
 
     ``durations`` maps video ids to seconds (the ``videos`` config); ``options`` go to
-    :func:`streamcue.loaders.replay.replay` (protocol, k, policy, camera_buffer, clock, ...).
+    :func:`streamcue.loaders.replay.replay` (protocol, k, policy, camera_buffer, clock,
+    window_s, ...). ``frames_for(video_id)`` may give each video's ``frame_image``. A model
+    with a ``stats`` counter (the strategies) adds it to the report.
     """
+    if span not in ("video", "clip"):
+        raise ConfigError(f"unknown span {span!r}; use video or clip")
+    if turns not in ("own", "gold"):
+        raise ConfigError(f"unknown turns {turns!r}; use own (the model's answers) or gold")
     records = [_as_dict(r) for r in records]
     groups: dict[str, list[dict[str, Any]]] = {}
     for r in records:
@@ -81,11 +123,17 @@ def replay_records(model: Any, records: Iterable[Any], kind: str, durations: Map
         if record["video_id"] not in durations:
             raise InputError("unknown video (not in the videos config)", record=f"video_id={record['video_id']}",
                              field="$.video_id")
-        duration = durations[record["video_id"]]
-        result = replay(model, duration, fps, _prompts(record, kind, groups), **options)
+        start, end = _span(record, kind, groups, durations[record["video_id"]], span, tail_s)
+        if frames_for is not None:
+            options["frame_image"] = frames_for(record["video_id"])
+        result = replay(model, end - start, fps, _prompts(record, kind, groups, turns), start_s=start,
+                        own_history=turns == "own", episode=Episode(kind, record, start, end, fps), **options)
         predictions.append(_prediction(record, kind, result.responses))
-        reports.append(result.report(duration))
-    return predictions, _summary(reports)
+        reports.append(result.report(end - start))
+    summary = _summary(reports)
+    if getattr(model, "stats", None) is not None:
+        summary["strategy"] = dict(model.stats)
+    return predictions, summary
 
 
 def _summary(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -118,6 +118,9 @@ def window_matching(truth_s: Sequence[float], pred_s: Sequence[float], window_s:
     ``offset - big`` with ``big > (pairs + 1) * window_s``, so one more pair always outweighs
     any offsets, and a pair outside the window costs 0 and is dropped. Returns sorted
     ``(truth position, prediction position)`` pairs.
+
+    >>> window_matching([10.0, 30.0], [22.0, 40.0], 15.0)  # greedy closest-first finds one pair
+    [(0, 0), (1, 1)]
     """
     if not truth_s or not pred_s:
         return []

@@ -19,6 +19,7 @@ from streamcue.cli_anonymize import anonymize
 from streamcue.cli_evidence import evidence_stats, verify_evidence
 from streamcue.cli_recorded import build_recorded, stats_app
 from streamcue.cli_release import release_app
+from streamcue.cli_replay import replay_command
 from streamcue.errors import StreamcueError
 
 app = typer.Typer(
@@ -39,6 +40,7 @@ build_app.command("recorded")(build_recorded)
 app.add_typer(stats_app, name="stats")
 stats_app.command("evidence")(evidence_stats)
 app.add_typer(annotate_app, name="annotate")
+app.command("replay")(replay_command)
 
 
 @build_app.command("captaincook4d")
@@ -190,7 +192,9 @@ def evaluate(
     pred: Annotated[Path, typer.Option(help="Predictions JSONL in the matching *_prediction schema.")],
     judge: Annotated[Optional[str], typer.Option(help="Answer judge: exact, token-f1 (default), embedding or llm; mira for reasoning.")] = None,
     output: Annotated[Optional[Path], typer.Option(help="Write the full JSON report (overall, groups, per_item) here.")] = None,
-    config_version: Annotated[Optional[int], typer.Option(help="Metric config version (default: latest).")] = None,
+    config_version: Annotated[Optional[int], typer.Option(help="Metric config version (default: the latest, "
+                                                          "livecook v2 and vsas v2 since 2026-11-23; 1 reproduces "
+                                                          "earlier reports). The report names it (config_version).")] = None,
     judge_model: Annotated[Optional[str], typer.Option(help="embedding: model folder; llm: model name.")] = None,
     llm_base_url: Annotated[Optional[str], typer.Option(help="llm judge: OpenAI-compatible base URL (or $STREAMCUE_LLM_BASE_URL).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the persistent judge cache.")] = False,

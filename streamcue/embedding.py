@@ -50,8 +50,17 @@ def quiet_offline() -> Iterator[None]:
     if hub_constants is not None:
         hub_constants.HF_HUB_OFFLINE = True
     try:
+        from transformers.utils import logging as transformers_logging
+    except ImportError:
+        transformers_logging = None
+    bars = transformers_logging is not None and transformers_logging.is_progress_bar_enabled()
+    if bars:
+        transformers_logging.disable_progress_bar()  # "Loading weights" bars in our output
+    try:
         yield
     finally:
+        if bars:
+            transformers_logging.enable_progress_bar()
         for name, value in saved_env.items():
             if value is None:
                 os.environ.pop(name, None)

@@ -6,6 +6,7 @@ import copy
 import json
 import subprocess
 import sys
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -50,10 +51,10 @@ def model_for(built, records, what=None):
     return scripted_model(built[2], records, what)
 
 
-def _run(records, built, model, config=EvidenceConfig(), **kw):
+def _run(records, built, model, config=EvidenceConfig(), port=0, **kw):
     _, root, videos, _ = built
     frames = SpanFrames({vid: video_path(v, root) for vid, v in videos.items()}, side=64)
-    with StubLLMServer(model) as server:
+    with StubLLMServer(model, port=port) as server:
         client = LLMClient(LLMSettings(base_url=server.base_url, model="scripted-vlm"), **kw)
         checked, report = verify_records(records, {vid: v["duration_s"] for vid, v in videos.items()}, frames,
                                          client, config)
@@ -118,7 +119,8 @@ def test_calls_are_three_per_round_and_a_rerun_makes_none(built):
     for record in first:
         validate(record, "interval_qa")
     again = model_for(built, records)
-    second, _, client = _run(records, built, again)
+    port = urlsplit(client.settings.base_url).port  # the same endpoint: the cache key holds it
+    second, _, client = _run(records, built, again, port=port)
     assert client.usage.calls == 0 and sum(again.calls.values()) == 0
     assert client.usage.cache_hits == 3 * rounds
     assert second == first

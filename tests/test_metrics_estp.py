@@ -126,3 +126,16 @@ def test_saturation_one_in_window_response_per_interval_scores_one_whatever_its_
     assert (result.fp, result.fn, result.f1) == (0, 0, 1.0)
     # S = (1 + 5(1 - 4/5)) / 10 = 0.2 per answer: the quality shows only in the answer scores.
     assert result.answer_scores == pytest.approx([0.2, 0.2], abs=1e-15)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 20), st.floats(0, 1), st.booleans()), min_size=1, max_size=6))
+def test_property_saturation_holds_for_any_quality(specs):
+    # Intervals 100 s apart (windows never overlap), one response anywhere in each window, right or wrong text.
+    answers, responses = [], []
+    for k, (length, where, right) in enumerate(specs):
+        start = 100.0 * k
+        answers.append(Answer(start, start + length, "the answer"))
+        responses.append(Response(start - 1 + where * (length + 3), "the answer" if right else "nonsense"))
+    result = score("OR", answers, responses)
+    assert (result.fp, result.fn, result.f1) == (0, 0, 1.0)

@@ -172,3 +172,23 @@ def test_property_v2_never_finds_fewer_mistake_pairs_and_perfect_scores_one(trut
     assert len(match_mistakes_maximum(truth, pred, 15.0)) >= len(match_mistakes(truth, pred, 15.0))
     assert len(ic_matches(truth, truth, 15.0)) == sum(e.type == "success" for e in truth)
     assert len(match_mistakes_maximum(truth, truth, 15.0)) == sum(e.type == "mistake" for e in truth)
+
+
+@pytest.mark.parametrize("pred_event, args, message", [
+    ({"plan_index": -1}, [], "pred.jsonl:1, record video_id=v: $.events[0].plan_index: -1 is less than the minimum of 0"),
+    ({"plan_index": "2"}, [], "pred.jsonl:1, record video_id=v: $.events[0].plan_index: '2' is not of type"),
+    ({}, ["--param", "success_matching=bogus"], "error: livecook success_matching must be one of ('any', 'plan_step')"),
+    ({}, ["--config-version", "3"], "error: no configuration livecook.v3; known: livecook.v1..v2"),
+])
+def test_cli_refuses_bad_plan_steps_and_configs_in_one_line(tmp_path, pred_event, args, message):
+    import subprocess
+    import sys
+
+    (tmp_path / "gt.jsonl").write_text(json.dumps({"video_id": "v", "events": [
+        {"t_s": 10.0, "type": "success", "text": "ok", "plan_index": 0}]}) + "\n")
+    (tmp_path / "pred.jsonl").write_text(json.dumps({"video_id": "v", "events": [
+        {"t_s": 10.0, "type": "success", "text": "ok", **pred_event}]}) + "\n")
+    result = subprocess.run([sys.executable, "-m", "streamcue", "evaluate", "livecook", "--gt", "gt.jsonl", "--pred",
+                             "pred.jsonl", "--no-bertscore", *args], cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 2
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1

@@ -1,0 +1,88 @@
+"""LiveCook's turn-based baseline (LiveCook Sec. 2 and App. C) for guidance records.
+
+The first instruction of the plan is given when the recording starts (no call). Then every
+``every_s`` seconds (5 s in the paper) two calls: "is the current instruction completed?"
+(yes/no) and "has a mistake been made?" (with feedback text). A mistake becomes a ``mistake``
+event; a completion becomes a ``success`` event followed by the next instruction, or by
+"You have finished all the steps." after the last one. Every event carries ``plan_index``, the
+plan step it refers to. After the finish the loop makes no more calls.
+
+The paper also gives the mistake question a summary of typical mistakes for the instruction,
+written by an LLM from similar training instructions; pass them as ``hints`` (plan text ->
+hint) when you have them.
+
+Calls per recording: 2 per tick until the plan is finished, at most 2 x 720 = 1,440 per video hour.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from streamcue.errors import ConfigError
+from streamcue.loaders.replay import Episode, Frame
+from streamcue.loaders.strategies.base import VisionStrategy
+
+__all__ = ["TurnLoop", "FINISHED"]
+
+FINISHED = "You have finished all the steps."
+MISTAKE = {"type": "object", "properties": {"mistake": {"type": "boolean"}, "feedback": {"type": "string"}},
+           "required": ["mistake", "feedback"], "additionalProperties": False}
+
+
+class TurnLoop(VisionStrategy):
+    """Completed? then mistake? every ``every_s`` seconds; events name their plan step."""
+
+    name = "turn-loop"
+    kinds = ("guidance",)
+    COMPLETED, MISTAKE = "turn_loop_completed.v1", "turn_loop_mistake.v1"
+
+    def __init__(self, settings: Any = None, *, kind: str = "guidance", every_s: float = 5.0,
+                 hints: Mapping[str, str] | None = None, **options: Any) -> None:
+        if not (isinstance(every_s, (int, float)) and math.isfinite(every_s) and every_s > 0):
+            raise ConfigError(f"the turn-loop period must be a positive number of seconds, got {every_s!r}")
+        super().__init__(settings, kind=kind, **options)
+        self.every_s = float(every_s)
+        self.hints = dict(hints or {})
+        self.plan: list[dict[str, Any]] = []
+        self.step = 0
+        self._next = 0.0
+        self._started = False
+
+    def begin(self, episode: Episode) -> None:
+        super().begin(episode)
+        self.plan = list(episode.record["plan"]) if episode.record else []
+        self.step, self._started = 0, False
+        self._next = episode.start_s + self.every_s
+
+    def _instruction(self, now: float) -> dict[str, Any]:
+        if self.step < len(self.plan):
+            return {"t_s": now, "type": "instruction", "text": self.plan[self.step]["text"], "plan_index": self.step}
+        return {"t_s": now, "type": "finish", "text": FINISHED}
+
+    def respond(self, frames: Sequence[Frame], prompt: str, history: Sequence[tuple[float, str, str]],
+                now: float, context: str | None = None) -> list[dict[str, Any]] | None:
+        events: list[dict[str, Any]] = []
+        if not self._started:
+            self._started = True
+            events.append(self._instruction(now))
+        if self.step >= len(self.plan) or now + 1e-9 < self._next:
+            return events or None
+        self._next += self.every_s * (math.floor((now - self._next) / self.every_s + 1e-9) + 1)
+        current = self.plan[self.step]["text"]
+        task = f"{prompt}\nCurrent instruction (step {self.step + 1} of {len(self.plan)}): {current}"
+        hint = self.hints.get(current)
+        if hint:
+            task += f"\nTypical mistakes for this instruction: {hint}"
+        content = self.content(frames, task, history, now, context)
+        completed = self.yes(self.COMPLETED, content, "ask_completed")
+        mistake = self.ask(self.MISTAKE, content, MISTAKE, "ask_mistake")
+        if mistake["mistake"] and mistake["feedback"].strip():
+            events.append({"t_s": now, "type": "mistake", "text": mistake["feedback"].strip(), "plan_index": self.step})
+        if completed:
+            events.append({"t_s": now, "type": "success", "text": f"Well done, step {self.step + 1} is complete.",
+                           "plan_index": self.step})
+            self.step += 1
+            events.append(self._instruction(now))
+        return events or None
