@@ -32,6 +32,7 @@ from streamcue.extras import require
 from streamcue.io import iter_jsonl, read_json
 from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.loaders.replay import Frame, select_frames
+from streamcue.paths import resolve_uri
 from streamcue.progress import track
 from streamcue.prompts import load_prompt
 from streamcue.schemas import check
@@ -150,7 +151,9 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
     report = report if report is not None else BuildReport()
     tasks = [t for _, t in read_tasks(config.tasks)]
     report.tasks = len(tasks)
-    for task in tasks:
+    for task in tasks:  # a task names a file under --videos, never one outside it
+        resolve_uri(config.videos, task["video"], file=config.tasks, record=f"task_id={task['task_id']}",
+                    field="video")
         if not (config.videos / task["video"]).is_file():
             raise InputError("video file not found", file=config.videos / task["video"],
                              record=f"task_id={task['task_id']}", field="$.video")

@@ -18,7 +18,7 @@ from streamcue.errors import InputError, RecordValidationError, Violation
 from streamcue.fields import unknown_name
 from streamcue.finite import non_finite_path
 from streamcue.io import iter_jsonl
-from streamcue.paths import uri_problem
+from streamcue.paths import URI_PATTERN, uri_problem
 from streamcue.schemas._semantic import CHECKS
 
 #: Record kinds and the field that identifies a record of that kind.
@@ -115,7 +115,7 @@ def check(record: Any, kind: str, *, durations: Mapping[str, float] | None = Non
 
 
 def _short(error: jsonschema.ValidationError) -> str:
-    if error.validator == "pattern" and error.absolute_path and error.absolute_path[-1] == "uri":
+    if error.validator == "pattern" and error.validator_value == URI_PATTERN:  # say why, not the regex
         return uri_problem(error.instance) or error.message
     message = error.message
     return message if len(message) <= 200 else message[:197] + "..."
@@ -153,7 +153,7 @@ def check_records(records: Iterable[tuple[int | None, Any]], kind: str, *, file:
         report.records += 1
         report.violations.extend(check(record, kind, durations=durations, file=file, line=line))
         rid = record.get(id_field) if isinstance(record, Mapping) else None
-        if rid is None:
+        if not isinstance(rid, (str, int)) or isinstance(rid, bool):  # a wrong id type is a schema violation
             continue
         if rid in seen:
             where = f"line {seen[rid]}" if seen[rid] is not None else "an earlier record"

@@ -6,9 +6,10 @@ a one-line message on stderr and a non-zero exit code.
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from typer.exceptions import TyperException
@@ -316,6 +317,12 @@ def os_error_line(exc: OSError) -> str:
     return f"{' -> '.join(paths)}: {what[:1].lower()}{what[1:]}" if paths else what
 
 
+@functools.cache
+def _command() -> Any:
+    """The click command tree typer derives from ``app`` (built once per process: it takes ~0.3 s)."""
+    return typer.main.get_command(app)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``streamcue`` console script.
 
@@ -332,10 +339,9 @@ def main(argv: list[str] | None = None) -> None:
         console.err.print(f"error: {mask_secrets(message)}", markup=False, soft_wrap=True)
         sys.exit(code)
 
-    if threading.current_thread() is threading.main_thread():
-        interrupt.install()
+    restore = interrupt.install() if threading.current_thread() is threading.main_thread() else None
     try:
-        code = app(args=argv, prog_name="streamcue", standalone_mode=False)
+        code = _command()(args=argv, prog_name="streamcue", standalone_mode=False)
     except StreamcueError as exc:
         fail(str(exc), exc.exit_code)
     except TyperException as exc:  # usage errors: typer's vendored click reports them
@@ -351,6 +357,9 @@ def main(argv: list[str] | None = None) -> None:
         fail(os_error_line(exc), 2)
     except sqlite3.Error as exc:
         fail(f"cache database: {exc} (delete it or point $STREAMCUE_CACHE_DIR elsewhere)", 2)
+    finally:  # main() called in-process (tests, notebooks): leave the caller's handlers as they were
+        if restore is not None:
+            restore()
     # Without standalone mode click returns the code of a typer.Exit instead of exiting; it turns
     # Ctrl-C into an Abort and returns 130 for it.
     if code == interrupt.EXIT_SIGINT:

@@ -48,7 +48,7 @@ def anonymize(
         raise InputError("no video files in this folder", file=input)
     check_out_folder(out)
     # never write over a recording, never let two recordings (clip.mp4, clip.mov) share one output
-    check_outputs([(path, video) for video in videos for path in output_paths(video, out)],
+    check_outputs([(out, "--out"), *((path, video) for video in videos for path in output_paths(video, out))],
                   [*videos, *([input] if input.is_dir() else [])])
     options = AnonymizeOptions(face=detector, face_model=str(face_model) if face_model else None,
                                face_threshold=face_threshold, plate=plate_detector,

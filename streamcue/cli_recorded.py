@@ -78,7 +78,10 @@ def agreement(
     """
     from streamcue.dataset_builders.agreement import caption_agreement
     from streamcue.io import write_json
+    from streamcue.paths import check_outputs
 
+    if output is not None:
+        check_outputs({output: "--output"}, [generated, verified])
     result = caption_agreement(generated, verified, threshold=threshold, model_path=model)
     rows = {name: {k: v for k, v in group.items()} for name, group in result["groups"].items()}
     console.out.print(console.table("generated vs verified captions", ["captions", "mean_cosine", "share_above", "share_corrected"],

@@ -31,10 +31,20 @@ def _raise_terminated(signum: int, frame: Any) -> None:
     raise Terminated()
 
 
-def install() -> None:
-    """SIGTERM raises :class:`Terminated` in the main thread; SIGINT keeps raising KeyboardInterrupt."""
+def install() -> Callable[[], None]:
+    """SIGTERM raises :class:`Terminated` in the main thread; SIGINT keeps raising KeyboardInterrupt.
+
+    Returns a function that puts the previous handlers back (for a caller that goes on running).
+    """
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     signal.signal(signal.SIGTERM, _raise_terminated)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    def restore() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+    return restore
 
 
 def on_interrupt(hook: Callable[[], Any]) -> None:

@@ -6,6 +6,8 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from streamcue.errors import ConfigError, InputError
+
 __all__ = ["repository_root", "shared_data_dir", "default_captaincook4d", "default_goalstep", "cache_dir",
            "URI_PATTERN", "uri_problem", "resolve_uri", "check_outputs", "check_out_folder"]
 
@@ -62,21 +64,20 @@ def uri_problem(uri: str) -> str | None:
     return None
 
 
-def resolve_uri(root: str | Path, uri: str, *, record: str | None = None, file: str | Path | None = None) -> Path:
+def resolve_uri(root: str | Path, uri: str, *, record: str | None = None, file: str | Path | None = None,
+                field: str = "uri") -> Path:
     """``root / uri`` for a local video, refused unless ``uri`` is safe and resolves under ``root``
     (a symlink that leads out of the root is refused too)."""
-    from streamcue.errors import InputError
-
     problem = uri_problem(uri)
     if problem is None and "://" in uri:
         problem = f"uri {uri!r} is a URL, not a path under a video root"
     if problem:
-        raise InputError(problem, file=file, record=record, field="uri")
+        raise InputError(problem, file=file, record=record, field=field)
     path = Path(root) / uri
     real_root = Path(root).resolve()
     if not path.resolve().is_relative_to(real_root):
         raise InputError(f"uri {uri!r} resolves outside the video root (a symlink leads out of it)",
-                         file=file, record=record, field="uri")
+                         file=file, record=record, field=field)
     return path
 
 
@@ -85,12 +86,11 @@ def check_outputs(outputs: Mapping[Path, object] | Iterable[tuple[Path, object]]
     """Refuse writes that would lose data, before anything is written.
 
     ``outputs`` pairs each file (or folder) to be written with the input it comes from (or a
-    label), as a mapping or as ``(output, origin)`` pairs; ``inputs`` are the files and folders read. Refused, as a one-line error naming both:
-    an output that is, or resolves (symlinks, ``..``) to, an input; with ``inside_inputs``, an
-    output that lies inside an input folder; two different inputs that map to one output.
+    label), as a mapping or as ``(output, origin)`` pairs; ``inputs`` are the files and folders
+    read. Refused, as a one-line error naming both: an output that is, or resolves (symlinks,
+    ``..``) to, an input; with ``inside_inputs``, an output that lies inside an input folder;
+    two different inputs that map to one output.
     """
-    from streamcue.errors import ConfigError
-
     real_inputs = [(p, Path(p).resolve()) for p in inputs]
     seen: dict[Path, object] = {}
     for out, origin in (outputs.items() if isinstance(outputs, Mapping) else outputs):
@@ -107,8 +107,6 @@ def check_outputs(outputs: Mapping[Path, object] | Iterable[tuple[Path, object]]
 
 def check_out_folder(out: str | Path, option: str = "--out") -> Path:
     """An output folder: refused (one line) when it exists as something other than a folder."""
-    from streamcue.errors import ConfigError
-
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"{option} {out} exists and is not a folder")
