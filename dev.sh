@@ -35,6 +35,20 @@ setup_label_studio() {
     touch "$venv/.streamcue-label-studio-$version"
 }
 
+# The browser tests drive Debian's chromium (no browser download): install it when we can.
+setup_chromium() {
+    local chromium="${STREAMCUE_CHROMIUM:-/usr/bin/chromium}"
+    [ -x "$chromium" ] && return 0
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "dev.sh: installing Debian's chromium for the browser tests" >&2
+        { DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1 \
+            || { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1; }; } \
+            || echo "dev.sh: could not install chromium; the browser tests will be skipped" >&2
+    else
+        echo "dev.sh: no $chromium (run as root, or apt-get install chromium); the browser tests will be skipped" >&2
+    fi
+}
+
 case "${1:-}" in
     demo)
         shift
@@ -45,6 +59,7 @@ case "${1:-}" in
         shift
         setup dev
         setup_label_studio
+        setup_chromium
         exec "$VENV/bin/python" -m pytest "$@"
         ;;
     *)

@@ -20,12 +20,42 @@ from streamcue.errors import ConfigError, ServiceError
 from streamcue.extras import require
 
 _MARKER = re.compile(r"<!--\s*streamcue:(\w+):(v\d+)\s*-->")
+_GUIDELINE_FILE = re.compile(r"(\w+)\.guideline\.v(\d+)\.md")
+_GUIDELINE_MARK = re.compile(r"streamcue guideline (\w+\.v\d+)")
 
 
 @cache
 def label_config(kind: str) -> str:
     """The labeling config file of a record kind (``annotation/configs/<kind>.v1.xml``)."""
     return resources.files("streamcue.annotation").joinpath(f"configs/{kind}.v1.xml").read_text(encoding="utf-8")
+
+
+@cache
+def guideline(kind: str) -> tuple[str, str]:
+    """The newest guideline of a record kind: its version (``interval_qa.v1``) and its HTML.
+
+    Guidelines are Markdown files beside the labeling configs (``<kind>.guideline.v<N>.md``); a
+    changed guideline is a new file. Each ends with the line ``streamcue guideline <kind>.v<N>``,
+    which the annotators see and :func:`guideline_version` finds again in the project.
+    """
+    markdown_it = require("markdown_it", "annotation", "markdown-it-py")
+    folder = resources.files("streamcue.annotation").joinpath("configs")
+    versions = {int(m.group(2)): f for f in folder.iterdir() if (m := _GUIDELINE_FILE.fullmatch(f.name))
+                and m.group(1) == kind}
+    if not versions:
+        raise ConfigError(f"no guideline for {kind} records in the package")
+    text = versions[max(versions)].read_text(encoding="utf-8")
+    version = guideline_version(text)
+    if version != f"{kind}.v{max(versions)}":
+        raise ConfigError(f"guideline {kind}.v{max(versions)} does not end with its version line "
+                          f"'streamcue guideline {kind}.v{max(versions)}'")
+    return version, markdown_it.MarkdownIt("commonmark").render(text)
+
+
+def guideline_version(text: str | None) -> str | None:
+    """The guideline version named in a project's instructions (None when it has none)."""
+    match = _GUIDELINE_MARK.search(text or "")
+    return match.group(1) if match else None
 
 
 def config_kind(config: str) -> str | None:
@@ -49,6 +79,10 @@ class Server:
                 raise ServiceError(f"Label Studio at {self.url} refused the token (HTTP {exc.status_code}); "
                                    "check $LABEL_STUDIO_API_KEY") from None
             detail = exc.body.get("detail") if isinstance(exc.body, dict) else None
+            invalid = exc.body.get("validation_errors") if isinstance(exc.body, dict) else None
+            if isinstance(invalid, dict) and invalid:  # {'title': ['Ensure this field has at least 3 characters.']}
+                field, why = next(iter(invalid.items()))
+                detail = f"{field}: {why[0] if isinstance(why, list) and why else why}"
             raise ServiceError(f"Label Studio at {self.url}: {what} failed with HTTP {exc.status_code}"
                                + (f" ({detail})" if detail else "")) from None
         except httpx.HTTPError as exc:
@@ -81,7 +115,8 @@ def project_for(server: Server, title: str, kind: str | None = None, *, create: 
         if not create:
             raise ConfigError(f"no Label Studio project named {title!r} at {server.url}")
         project = server.call("creating the project", server.client.projects.create, title=title,
-                              label_config=label_config(kind), description=f"streamcue {kind} records")
+                              label_config=label_config(kind), description=f"streamcue {kind} records",
+                              expert_instruction=guideline(kind)[1], show_instruction=True)
         return project, kind
     found = config_kind(project.label_config)
     if found is None:
@@ -89,6 +124,28 @@ def project_for(server: Server, title: str, kind: str | None = None, *, create: 
     if kind is not None and found != kind:
         raise ConfigError(f"project {title!r} was built for {found} records, not {kind}")
     return project, found
+
+
+def configure(server: Server, project: Any, kind: str, *, annotated: bool, checks: int) -> str:
+    """Make the project show the kind's newest guideline before annotating, and hand each task to
+    ``checks`` annotators (Label Studio's overlap, ``maximum_annotations``); the guideline version.
+
+    A project's guideline never changes once someone annotated in it, so that every pulled record
+    names the one version its annotators saw: a newer guideline then needs a new project.
+    """
+    version, html = guideline(kind)
+    current = guideline_version(project.expert_instruction)
+    changes: dict[str, Any] = {}
+    if current != version or not project.show_instruction:
+        if annotated and current != version:
+            raise ConfigError(f"project {project.title!r} was annotated under guideline {current or '(none)'}; "
+                              f"push to a new project to use guideline {version}")
+        changes.update(expert_instruction=html, show_instruction=True)
+    if project.maximum_annotations != checks:
+        changes.update(maximum_annotations=checks)
+    if changes:
+        server.call("configuring the project", server.client.projects.update, project.id, **changes)
+    return version
 
 
 def export_tasks(server: Server, project_id: int) -> list[dict[str, Any]]:

@@ -224,12 +224,17 @@ def _apply_guidance(out: dict[str, Any], regions: dict[str, Any], predicted: dic
         text = region.get("text") or (original["text"] if original else "")
         if not text:
             raise where.error("a new mistake without its feedback text", rid)
-        if original is not None and predicted[rid]["range"] == region["range"]:
+        if original is not None and predicted[rid]["range"][1:] == region["range"][1:]:
             event = dict(original, text=text)
         else:
             base = original or {"plan_index": None, "step_ids": [], "mistake_category": "other"}
             event = dict(base, t_s=(start - 1) / fps, type=label, text=text, time_source="annotator")
             applied.changes.append(f"{label} {rid} moved to {(start - 1) / fps:g}s" if original else f"mistake {rid} added")
+        if original is not None and label != original["type"]:
+            # a relabelled event: only a mistake carries a category; one relabelled *to* a mistake has
+            # none (the page has no category control), which the record check reports for this record
+            event.update(type=label, mistake_category=original["mistake_category"] if label == "mistake" else None)
+            applied.changes.append(f"{original['type']} {rid} relabelled {label}")
         if original is not None and text != original["text"]:
             applied.changes.append(f"{label} {rid} text edited")
         events.append((_position(rid, len(originals)), event))

@@ -2,6 +2,8 @@
 item verified by two annotators).
 
 * Skipped or cancelled annotations are ignored.
+* A check is one *annotator* (a Label Studio user id), not one annotation: when the same user
+  submits a task twice, only their latest annotation counts, as one check.
 * No annotation: the record comes back exactly as it was pushed.
 * Fewer than ``required`` annotations: the record is unchanged; its verification counts the
   checks so far and stays ``unverified``.
@@ -11,6 +13,8 @@ item verified by two annotators).
   annotation's record is kept with status ``verified`` (or ``rejected``), the annotators and
   the number of checks. When they disagree the record is unchanged, stays ``unverified`` and
   the disagreement is written in ``verification.notes`` and reported: never resolved silently.
+* Once anyone has annotated, ``verification.guideline`` names the guideline version the
+  project showed its annotators (``interval_qa.v1``); an untouched record is left as pushed.
 """
 
 from __future__ import annotations
@@ -69,13 +73,24 @@ def disagreement(kind: str, a: Applied, b: Applied, tolerance_s: float) -> str |
     return _span_pairs(ra["events"], rb["events"], ("t_s",), tolerance_s)
 
 
+def latest_per_annotator(annotations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The submitted (not skipped) annotations, one per annotator (their latest), oldest first."""
+    latest: dict[Any, dict[str, Any]] = {}
+    for annotation in sorted((a for a in annotations if not a.get("was_cancelled")), key=lambda a: a["id"]):
+        latest[annotation.get("completed_by")] = annotation
+    return sorted(latest.values(), key=lambda a: a["id"])
+
+
 def verify(record: dict[str, Any], kind: str, fps: float, annotations: list[dict[str, Any]],
-           annotator_names: dict[Any, str], where: Where, *, required: int = 2, tolerance_s: float = 1.0) -> Outcome:
+           annotator_names: dict[Any, str], where: Where, *, required: int = 2, tolerance_s: float = 1.0,
+           guideline: str | None = None) -> Outcome:
     """The record after its annotations, following the rule above."""
-    done = sorted((a for a in annotations if not a.get("was_cancelled")), key=lambda a: a["id"])
+    done = latest_per_annotator(annotations)
     if not done:
         return Outcome(record, "untouched")
-    names = list(dict.fromkeys(annotator_names.get(a.get("completed_by"), f"user:{a.get('completed_by')}") for a in done))
+    names = [annotator_names.get(a.get("completed_by"), f"user:{a.get('completed_by')}") for a in done]
+    if guideline:
+        record = {**record, "verification": {**record["verification"], "guideline": guideline}}
     applied = []
     for annotation in done:
         spot = Where(where.project, where.task, annotation["id"], where.record)

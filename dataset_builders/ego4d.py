@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from streamcue.dataset_builders.ego4d_sources import load_captions, load_goalstep, load_narrations
+from streamcue.dataset_builders.ego4d_sources import GoalVideo, load_captions, load_goalstep, load_narrations
 from streamcue.dataset_builders.estp_gen.clean import CleanConfig, clean_video
 from streamcue.dataset_builders.estp_gen.many_to_many import many_to_many
 from streamcue.dataset_builders.estp_gen.one_to_many import ExpandConfig, one_to_many
@@ -26,7 +26,7 @@ from streamcue.llm import LLMClient, LLMSettings
 from streamcue.progress import track
 from streamcue.schemas import SCHEMA_VERSION
 
-__all__ = ["Config", "build", "BuildReport"]
+__all__ = ["Config", "build", "BuildReport", "load_videos", "video_record"]
 
 VIDEO_LICENSE = "Ego4D license (videos are not redistributed; GoalStep annotations MIT)"
 
@@ -75,15 +75,31 @@ class BuildReport:
                 "invalid_groups": self.invalid_groups, "llm": self.llm, "llm_skipped": self.llm_skipped}
 
 
+def load_videos(goalstep: Path, wanted: tuple[str, ...] = ()) -> list[GoalVideo]:
+    """The GoalStep videos of a file, only the ``wanted`` ids when given (an unknown id is an error)."""
+    videos = load_goalstep(goalstep)
+    if wanted:
+        unknown = set(wanted) - {v.video_uid for v in videos}
+        if unknown:
+            raise ConfigError(f"video ids not in {goalstep}: {sorted(unknown)}")
+        videos = [v for v in videos if v.video_uid in wanted]
+    return videos
+
+
+def video_record(video: GoalVideo, video_uri: str) -> dict[str, Any]:
+    """The ``video`` record of a GoalStep video (not redistributed: the URI names Ego4D's file)."""
+    return {
+        "schema_version": SCHEMA_VERSION, "video_id": video.video_uid, "source": "ego4d",
+        "duration_s": video.end_s, "fps": None, "width": None, "height": None, "license": VIDEO_LICENSE,
+        "uri": video_uri.format(video_uid=video.video_uid), "split": video.split,
+        "anonymization": {"status": "not_required", "report": None},
+    }
+
+
 def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield ``("interval_qa", record)`` and ``("video", record)`` pairs; fill ``report``."""
     report = report if report is not None else BuildReport()
-    videos = load_goalstep(config.goalstep)
-    if config.videos:
-        unknown = set(config.videos) - {v.video_uid for v in videos}
-        if unknown:
-            raise ConfigError(f"video ids not in {config.goalstep}: {sorted(unknown)}")
-        videos = [v for v in videos if v.video_uid in config.videos]
+    videos = load_videos(config.goalstep, config.videos)
     narrations = load_narrations(config.narrations) if config.narrations else {}
     captions = load_captions(config.captions, {v.video_uid for v in videos}) if config.captions else {}
     source = Path(config.goalstep).name
@@ -123,11 +139,6 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
             report.by_task_type[record["task_type"]] += 1
             report.by_stage[record["provenance"]["stage"]] += 1
             yield "interval_qa", record
-        yield "video", {
-            "schema_version": SCHEMA_VERSION, "video_id": video.video_uid, "source": "ego4d",
-            "duration_s": video.end_s, "fps": None, "width": None, "height": None, "license": VIDEO_LICENSE,
-            "uri": config.video_uri.format(video_uid=video.video_uid), "split": video.split,
-            "anonymization": {"status": "not_required", "report": None},
-        }
+        yield "video", video_record(video, config.video_uri)
     if llm is not None:
         report.llm = {"model": llm.settings.model, **llm.usage.to_dict()}

@@ -18,6 +18,10 @@ FILE_NAMES = {
     "guidance": "guidance.jsonl",
     "interval_qa": "interval_qa.jsonl",
     "dense_caption": "dense_caption.jsonl",
+    "mistake_summary": "mistake_summaries.jsonl",
+    "counterfactual_mistake": "counterfactual_mistakes.jsonl",
+    "mc_question": "mc_question.jsonl",
+    "active_item": "active_item.jsonl",
 }
 
 __all__ = ["FILE_NAMES", "BuildOutput", "write_outputs"]

@@ -12,7 +12,8 @@ import yaml
 from streamcue.extras import require
 
 #: Dataset config name of each record kind.
-CONFIG_NAMES = {"video": "videos", "interval_qa": "interval_qa", "dense_caption": "dense_caption", "guidance": "guidance"}
+CONFIG_NAMES = {"video": "videos", "interval_qa": "interval_qa", "dense_caption": "dense_caption",
+                "guidance": "guidance", "mc_question": "mc_question", "active_item": "active_item"}
 SOURCE_CITATIONS = {
     "captaincook4d": "CaptainCook4D (Peddi et al., NeurIPS 2024 Datasets and Benchmarks)",
     "ego4d": "Ego4D (Grauman et al., CVPR 2022) and Ego4D GoalStep (Song et al., NeurIPS 2023)",
@@ -63,7 +64,7 @@ def statistics(records: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str,
     """Numbers behind the card's tables and figures (also written to the manifest)."""
     stats: dict[str, Any] = {}
     videos = _all(records, "video")
-    stats["video_duration_s"] = [v["duration_s"] for v in videos]
+    stats["video_duration_s"] = [v["duration_s"] for v in videos if v["duration_s"] is not None]
     stats["video_sources"] = dict(Counter(v["source"] for v in videos))
     qa = _all(records, "interval_qa")
     if qa:

@@ -31,7 +31,7 @@ from streamcue.schemas import load_schema
 from streamcue.schemas._validate import _registry
 
 #: Record kinds that a release publishes, one dataset config each.
-RELEASE_KINDS: tuple[str, ...] = ("video", "interval_qa", "dense_caption", "guidance")
+RELEASE_KINDS: tuple[str, ...] = ("video", "interval_qa", "dense_caption", "guidance", "mc_question", "active_item")
 
 _SCALARS = {"string": "string", "integer": "int64", "number": "float64", "boolean": "bool"}
 

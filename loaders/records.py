@@ -115,4 +115,4 @@ def _make(name: str, node: Codec) -> type:
 @cache
 def record_class(kind: str) -> type:
     """The dataclass of a record kind (``video``, ``interval_qa``, ``dense_caption``, ``guidance``)."""
-    return _make({"interval_qa": "IntervalQA"}.get(kind, _camel(kind)), codec(kind))
+    return _make({"interval_qa": "IntervalQA", "mc_question": "MCQuestion"}.get(kind, _camel(kind)), codec(kind))

@@ -21,6 +21,7 @@ Records may be dicts or the typed records of :func:`streamcue.loaders.load`.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -79,6 +80,12 @@ def _span(record: dict[str, Any], kind: str, groups: dict[str, list[dict[str, An
     return max(0.0, start), min(duration, end)
 
 
+def _on_grid(start: float, end: float, fps: float) -> tuple[float, float]:
+    """The span moved to start on a sampled frame (``i / fps``), so frame times match the video's samples."""
+    snapped = math.ceil(start * fps - 1e-9) / fps
+    return snapped, max(snapped, end)
+
+
 def _prediction(record: dict[str, Any], kind: str, responses: list[dict[str, Any]]) -> dict[str, Any]:
     if kind == "interval_qa":
         kept = [{"t_s": r["t_s"], "text": r["text"]} for r in responses if r["t_s"] >= record["query_time_s"]]
@@ -123,7 +130,7 @@ def replay_records(model: Any, records: Iterable[Any], kind: str, durations: Map
         if record["video_id"] not in durations:
             raise InputError("unknown video (not in the videos config)", record=f"video_id={record['video_id']}",
                              field="$.video_id")
-        start, end = _span(record, kind, groups, durations[record["video_id"]], span, tail_s)
+        start, end = _on_grid(*_span(record, kind, groups, durations[record["video_id"]], span, tail_s), fps)
         if frames_for is not None:
             options["frame_image"] = frames_for(record["video_id"])
         result = replay(model, end - start, fps, _prompts(record, kind, groups, turns), start_s=start,

@@ -38,6 +38,10 @@ METRICS: dict[str, MetricInfo] = {
     "livecook": MetricInfo("guidance", "livecook", True, False, "LiveCook IC-Acc, mistake P/R/F1, ROUGE-L, BERTScore"),
     "reasoning": MetricInfo("reasoning_trace", "reasoning", True, True, "MiRA rubric of reasoning traces (AVP B.1)",
                             default_judge="mira"),
+    "ovo-bench": MetricInfo("mc_question", "ovo_bench", True, False,
+                            "OVO-Bench accuracy per task and group, official or strict rules (Sec. 4.1)"),
+    "streamingbench": MetricInfo("mc_question", "streamingbench", True, False,
+                                 "StreamingBench accuracy per task type; proactive time and answer accuracy"),
 }
 
 
@@ -49,10 +53,12 @@ def metric_info(name: str) -> MetricInfo:
 
 def evaluate(metric: str, gt: str | Path, pred: str | Path, *, judge: str | None = None, config_version: int | None = None,
              judge_options: dict[str, Any] | None = None, use_cache: bool = True, bertscore: bool = True,
-             bertscore_model: str | None = None, **params: Any) -> dict[str, Any]:
+             bertscore_model: str | None = None, pred_format: str = "streamcue", model: str | None = None,
+             **params: Any) -> dict[str, Any]:
     """Score the predictions in ``pred`` against the ground truth in ``gt``; returns the report dict.
 
     ``params`` override parameters of the metric's versioned config (recorded in the report).
+    ``pred_format`` and ``model`` (ovo-bench, streamingbench) read a benchmark's own output format.
     """
     from streamcue.metrics.configs import load_config
     from streamcue.metrics.scoring import evaluate_estp, evaluate_livecook, evaluate_vsas, read_pairs
@@ -63,6 +69,15 @@ def evaluate(metric: str, gt: str | Path, pred: str | Path, *, judge: str | None
     config = load_config(info.config, config_version, **params)
     if metric == "reasoning":
         return _evaluate_reasoning(gt, pred, judge, config, judge_options or {}, use_cache)
+    if metric in ("ovo-bench", "streamingbench"):
+        from streamcue.metrics.bench_scoring import evaluate_benchmark
+
+        return evaluate_benchmark(metric, gt, pred, config, pred_format=pred_format, model=model)
+    if pred_format != "streamcue":
+        from streamcue.errors import ConfigError
+
+        raise ConfigError(f"--pred-format {pred_format} is for ovo-bench and streamingbench; "
+                          f"{metric} reads streamcue predictions")
     gt_records, preds = read_pairs(gt, pred, info.record_kind)
     if metric == "livecook":
         return evaluate_livecook(gt_records, preds, config, bertscore=bertscore, bertscore_model=bertscore_model)

@@ -15,11 +15,12 @@ from typing import Any
 
 from streamcue.errors import ConfigError
 
-__all__ = ["EstpConfig", "VsasConfig", "LiveCookConfig", "ReasoningConfig", "load_config", "LATEST"]
+__all__ = ["EstpConfig", "VsasConfig", "LiveCookConfig", "ReasoningConfig", "OvoBenchConfig", "StreamingBenchConfig",
+           "load_config", "LATEST"]
 
 #: The version ``load_config`` (and ``streamcue evaluate``) uses when none is asked for. vsas and
 #: livecook moved to v2 on 2026-11-23 (a change of default behaviour: see each config's changelog).
-LATEST = {"estp_f1": 1, "vsas": 2, "livecook": 2, "reasoning": 1}
+LATEST = {"estp_f1": 1, "vsas": 2, "livecook": 2, "reasoning": 1, "ovo_bench": 1, "streamingbench": 1}
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,39 @@ class ReasoningConfig:
             raise ConfigError(f"reasoning scale_max must be an integer >= 2, got {self.scale_max!r}")
 
 
-_CLASSES = {"estp_f1": EstpConfig, "vsas": VsasConfig, "livecook": LiveCookConfig, "reasoning": ReasoningConfig}
+@dataclass(frozen=True)
+class OvoBenchConfig:
+    """OVO-Bench scoring rules: ``official`` (the leaderboard's, quirks included) or ``strict``.
+
+    See :mod:`streamcue.metrics.ovo_bench` and :mod:`streamcue.metrics.choice_rules`.
+    """
+
+    version: int = 1
+    rules: str = "official"
+
+    def __post_init__(self) -> None:
+        if self.rules not in ("official", "strict"):
+            raise ConfigError(f"ovo-bench rules must be official or strict, got {self.rules!r}")
+
+
+@dataclass(frozen=True)
+class StreamingBenchConfig:
+    """StreamingBench scoring rules and the proactive time window (count.py: 2 s either side)."""
+
+    version: int = 1
+    rules: str = "official"
+    time_window_s: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.rules not in ("official", "strict"):
+            raise ConfigError(f"streamingbench rules must be official or strict, got {self.rules!r}")
+        if isinstance(self.time_window_s, bool) or not isinstance(self.time_window_s, (int, float)) \
+                or not 0 <= self.time_window_s < float("inf"):
+            raise ConfigError(f"streamingbench time_window_s must be a number >= 0, got {self.time_window_s!r}")
+
+
+_CLASSES = {"estp_f1": EstpConfig, "vsas": VsasConfig, "livecook": LiveCookConfig, "reasoning": ReasoningConfig,
+            "ovo_bench": OvoBenchConfig, "streamingbench": StreamingBenchConfig}
 
 
 @cache

@@ -13,9 +13,11 @@ must be *about* the step it completes:
   predicted ``success`` of the same step ``s`` with ``|t_pred - t_gt| <= w``, and each prediction
   completes at most one ground-truth success (a maximum one-to-one matching per step, see
   below). ``IC-Acc = matched ground-truth successes / ground-truth successes``, pooled over the
-  set. The step of an event is its ``plan_index`` when given; otherwise the turn-based loop of
-  the paper decides (:func:`plan_steps`): an event belongs to the step of the latest
-  ``instruction`` before it in the list (step k after the (k+1)-th instruction; before any
+  set (the same denominator as v1, so the versions compare). A plan step of k parallel actions
+  carries k ground-truth successes: a model acknowledges each action to score all k. The step
+  of an event is its ``plan_index`` when given; otherwise the turn-based loop of the paper
+  decides (:func:`plan_steps`): an event belongs to the step of the latest ``instruction``
+  before it in the list (step k after the (k+1)-th instruction; before any
   instruction, to no step); in a list without any instruction the k-th success (k = 0, 1, ...)
   belongs to step k (each acknowledgement closes the current step and moves on).
 * **Mistake detection**: predicted and ground-truth ``mistake`` events are matched by a
@@ -27,8 +29,9 @@ must be *about* the step it completes:
 counts as detected when *any* predicted success lies within the window, whatever step it was
 for, and predictions are not consumed; mistakes are matched closest pairs first (ties: earlier
 ground truth, then earlier prediction), which can miss pairs a maximum matching finds. A model
-that sees nothing and says "success" every 30 s scores IC-Acc 0.998 on the CaptainCook4D set
-under v1 (see the README for both versions' figures).
+that sees nothing and says "success" every 30 s scores IC-Acc 0.979 on the 384 CaptainCook4D
+recordings under v1 and 0.036 under v2 (``benchmarks/bench_baselines.py``, asserted in
+``tests/test_baselines.py``).
 
 For both versions: ``precision = TP / predicted``, ``recall = TP / true``,
 ``F1 = 2PR / (P + R)``, pooled over the whole set (0 when undefined). **Feedback fluency** on

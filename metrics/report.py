@@ -16,7 +16,7 @@ def print_report(report: dict[str, Any]) -> None:
                                     ["score", "value"], rows))
     for group, rows in report["groups"].items():
         if rows:
-            cols = list(next(iter(rows.values())))
+            cols = list(dict.fromkeys(col for row in rows.values() for col in row))
             console.out.print(console.table(f"by {group}", cols, rows, group))
     judge = report.get("judge")
     if judge:

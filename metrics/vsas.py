@@ -16,8 +16,8 @@ A task has ground truth ``G_0 .. G_{N_t-1}``, one text per second.
   0 and 1" (VSAS-Bench Sec. 3.3): config **v2** (the default since 2026-11-23) clips the
   per-task mean ``C_t`` only (``clip="total"``), so a term above 1 (stable answers where the
   truth changes) can offset a term below 0 elsewhere in the task; **v1** clipped each term
-  (``clip="term"``), which reads the paper more strictly than it is written and gives results
-  up to about 0.2 apart on random cases. With ``denominator="n"`` (as
+  (``clip="term"``), which reads the paper more strictly than it is written; the two differ
+  wherever a term leaves [0, 1] (on random 2-8 s tasks by as much as 0.5). With ``denominator="n"`` (as
   written) a perfect run scores ``(N_t - 1)/N_t``; ``denominator="pairs"`` divides by N_t - 1.
 * Benchmark scores are means over tasks; the inverse-category and inverse-task-type
   reweightings of the paper (each task weighted by 1 / size of its group, i.e. the mean of

@@ -127,11 +127,31 @@ def check_guidance(record: Mapping[str, Any], durations: Durations) -> Iterator[
         yield "$.events", f"{n_instructions} instruction events for {len(record['plan'])} plan steps"
 
 
+def check_counterfactual_mistake(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
+    duration, problems = _duration(record, durations)
+    yield from problems
+    critical = record["critical"]
+    yield from _span("$.critical", critical["start_s"], critical["end_s"])
+    yield from _inside("$.critical.end_s", critical["end_s"], duration)
+    slot = record["changed_slot"]
+    kept = "verb" if slot == "noun" else "noun"
+    original, counterfactual = record["original"], record["counterfactual"]
+    if original[slot] == counterfactual[slot]:
+        yield f"$.counterfactual.{slot}", f"changed_slot is {slot} but the {slot} is unchanged ({original[slot]!r})"
+    if original[kept] != counterfactual[kept]:
+        yield (f"$.counterfactual.{kept}",
+               f"only the {slot} may change, the {kept} differs ({original[kept]!r} -> {counterfactual[kept]!r})")
+    if record["mistake"]["t_s"] < record["instruction"]["t_s"]:
+        yield "$.mistake.t_s", "the mistake feedback comes before the instruction"
+    yield from _inside("$.mistake.t_s", record["mistake"]["t_s"], duration)
+
+
 CHECKS: dict[str, Callable[[Mapping[str, Any], Durations], Iterator[Problem]]] = {
     "video": check_video,
     "interval_qa": check_interval_qa,
     "dense_caption": check_dense_caption,
     "guidance": check_guidance,
+    "counterfactual_mistake": check_counterfactual_mistake,
 }
 
 
@@ -149,3 +169,40 @@ def check_dense_caption_minimal(record: Mapping[str, Any], durations: Durations)
 
 CHECKS["interval_qa_minimal"] = check_interval_qa_minimal
 CHECKS["dense_caption_minimal"] = check_dense_caption_minimal
+
+
+def check_mc_question(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
+    duration, problems = _duration(record, durations)
+    yield from problems
+    if record["answer"] >= len(record["options"]):
+        yield "$.answer", f"answer index {record['answer']} is out of range ({len(record['options'])} options)"
+    yield from _inside("$.query_time_s", record["query_time_s"], duration)
+    clip = record.get("clip")
+    if clip:
+        yield from _span("$.clip", clip["start_s"], clip["end_s"])
+
+
+def check_active_item(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
+    duration, problems = _duration(record, durations)
+    yield from problems
+    yield from _inside("$.query_time_s", record["query_time_s"], duration)
+    probes, target = record["probes"], record.get("target")
+    if record["benchmark"] == "ovo-bench" and not probes:
+        yield "$.probes", "an OVO-Bench forward item needs at least one probe"
+    if record["benchmark"] == "streamingbench" and target is None:
+        yield "$.target", "a StreamingBench proactive item needs its target (ground-truth time and output)"
+    for i, probe in enumerate(probes):
+        yield from _inside(f"$.probes[{i}].t_s", probe["t_s"], duration)
+        expected = probe["expected"]
+        if record["task"] == "REC" and not expected.isdigit():
+            yield f"$.probes[{i}].expected", f"a REC probe expects a count, got {expected!r}"
+        if record["task"] in ("SSR", "CRR") and expected not in ("Yes", "No"):
+            yield f"$.probes[{i}].expected", f"an {record['task']} probe expects Yes or No, got {expected!r}"
+    for i, span in enumerate(record.get("spans") or ()):
+        yield from _span(f"$.spans[{i}]", span["start_s"], span["end_s"])
+    if target is not None:
+        yield from _inside("$.target.t_s", target["t_s"], duration)
+
+
+CHECKS["mc_question"] = check_mc_question
+CHECKS["active_item"] = check_active_item

@@ -36,6 +36,12 @@ ID_FIELDS: dict[str, str] = {
     "recorded_task": "task_id",
     "reasoning_trace": "id",
     "reasoning_trace_prediction": "id",
+    "mistake_summary": "summary_id",
+    "counterfactual_mistake": "cf_id",
+    "mc_question": "question_id",
+    "active_item": "item_id",
+    "mc_question_prediction": "question_id",
+    "active_item_prediction": "item_id",
 }
 KINDS: tuple[str, ...] = tuple(ID_FIELDS)
 SCHEMA_VERSION = "1.0"
@@ -192,11 +198,12 @@ def check_file(path: str | Path, kind: str, *, videos: str | Path | None = None)
 
 
 def load_durations(videos: str | Path) -> dict[str, float]:
-    """``{video_id: duration_s}`` from a videos JSONL file (itself validated first)."""
+    """``{video_id: duration_s}`` from a videos JSONL file (itself validated first); None where unknown."""
     report = check_records(iter_jsonl(videos), "video", file=str(videos))
     if not report.ok:
         raise RecordValidationError(report.violations)
-    return {rec["video_id"]: float(rec["duration_s"]) for _, rec in iter_jsonl(videos)}
+    return {rec["video_id"]: None if rec["duration_s"] is None else float(rec["duration_s"])
+            for _, rec in iter_jsonl(videos)}
 
 
 def validate_file(path: str | Path, kind: str, *, videos: str | Path | None = None) -> FileReport:

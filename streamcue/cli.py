@@ -17,7 +17,9 @@ from typer.exceptions import TyperException
 from streamcue import console
 from streamcue.cli_annotate import annotate_app
 from streamcue.cli_anonymize import anonymize
+from streamcue.cli_benchmarks import build_ovo_bench, build_streamingbench, replay_benchmark_command
 from streamcue.cli_evidence import evidence_stats, verify_evidence
+from streamcue.cli_livecook import build_livecook_augment, build_livecook_summaries
 from streamcue.cli_recorded import build_recorded, stats_app
 from streamcue.cli_release import release_app
 from streamcue.cli_replay import replay_command
@@ -38,6 +40,11 @@ app.add_typer(release_app, name="release")
 app.command("anonymize")(anonymize)
 app.command("verify-evidence")(verify_evidence)
 build_app.command("recorded")(build_recorded)
+build_app.command("livecook-summaries")(build_livecook_summaries)
+build_app.command("livecook-augment")(build_livecook_augment)
+build_app.command("ovo-bench")(build_ovo_bench)
+build_app.command("streamingbench")(build_streamingbench)
+app.command("replay-benchmark")(replay_benchmark_command)
 app.add_typer(stats_app, name="stats")
 stats_app.command("evidence")(evidence_stats)
 app.add_typer(annotate_app, name="annotate")
@@ -202,6 +209,11 @@ def evaluate(
     bertscore: Annotated[bool, typer.Option(help="livecook: compute BERTScore (needs the embed extra).")] = True,
     bertscore_model: Annotated[Optional[str], typer.Option(help="livecook: local BERTScore model folder (default: packaged MiniLM, layer 4).")] = None,
     param: Annotated[Optional[list[str]], typer.Option(help="Override a metric parameter, NAME=VALUE (e.g. window_s=10); recorded in the report.")] = None,
+    pred_format: Annotated[str, typer.Option(
+        help="ovo-bench: streamcue or ovo-results (a results folder); streamingbench: streamcue or "
+             "streamingbench (an answered questions file).")] = "streamcue",
+    model: Annotated[Optional[str], typer.Option(
+        help="--pred-format streamingbench: the key the model's answers are stored under.")] = None,
 ) -> None:
     """Score predictions against ground truth and print a table (overall and per group).
 
@@ -215,6 +227,11 @@ def evaluate(
 
         streamcue evaluate reasoning --gt traces.jsonl --pred pred.jsonl --judge mira --judge-model MODEL \\
             --llm-base-url http://127.0.0.1:8000/v1
+
+        streamcue evaluate ovo-bench --gt out/ovo --pred ../shared/data/ovo_bench/results/GPT --pred-format ovo-results
+
+        streamcue evaluate streamingbench --gt out/sb --pred real_output.json --pred-format streamingbench \\
+            --model MiniCPM-V --param rules=strict
     """
     from streamcue.errors import ConfigError
     from streamcue.io import write_json
@@ -229,7 +246,8 @@ def evaluate(
     report = run_evaluate(metric, gt, pred, judge=judge, config_version=config_version, use_cache=not no_cache,
                           judge_options={"model_path" if judge == "embedding" else "model": judge_model,
                                          **({"base_url": llm_base_url} if llm_base_url else {})},
-                          bertscore=bertscore, bertscore_model=bertscore_model, **_params(param or []))
+                          bertscore=bertscore, bertscore_model=bertscore_model, pred_format=pred_format, model=model,
+                          **_params(param or []))
     print_report(report)
     if output:
         write_json(output, report)
@@ -285,9 +303,15 @@ def list_things() -> None:
     console.out.print("builders:     " + ", ".join(BUILDERS))
     for name, what in BUILDERS.items():
         console.out.print(f"  build {name}: {what}", markup=False)
+    from streamcue.loaders.strategies import STRATEGIES
+
+    console.out.print("strategies:   " + ", ".join(STRATEGIES) + " (streamcue replay)", markup=False)
     try:
         from streamcue.metrics import METRICS
-        console.out.print("metrics:      " + ", ".join(METRICS))
+        from streamcue.metrics.configs import LATEST
+
+        console.out.print("metrics:      " + ", ".join(f"{name} (default config {info.config}.v{LATEST[info.config]})"
+                                                       for name, info in METRICS.items()), markup=False)
     except ImportError:  # pragma: no cover - metrics always ship
         pass
 

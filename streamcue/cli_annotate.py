@@ -23,10 +23,17 @@ def annotate_push(
     videos: Annotated[Optional[Path], typer.Option(help="videos.jsonl, when it is not beside the records.")] = None,
     videos_root: Annotated[Optional[Path], typer.Option(help="Folder the video uris are relative to; served to the browser through Label Studio's local files (a subfolder of its document root).")] = None,
     document_root: Annotated[Optional[Path], typer.Option(help="The server's LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT (default: the same variable here).")] = None,
+    required: Annotated[int, typer.Option(
+        help="Annotators each task goes to (Label Studio's overlap); use the same number for pull.")] = 2,
+    order: Annotated[bool, typer.Option("--order", help=(
+        "Import the records most likely wrong first (evidence verdict, then the generator's confidence), "
+        "so annotators review them first."))] = False,
 ) -> None:
     """Import one task per record, its current content as the annotator's starting point.
 
-    Records already in the project (same id) are skipped, so pushing again is safe.
+    Records already in the project (same id) are skipped, so pushing again is safe. The
+    project shows the kind's guideline (annotation/configs/KIND.guideline.vN.md) before
+    annotating; a project keeps the guideline version it was annotated under.
 
     Example:
 
@@ -35,9 +42,11 @@ def annotate_push(
     """
     from streamcue.annotation.roundtrip import push
 
-    result = push(kind, records, project, url=url, videos=videos, videos_root=videos_root, document_root=document_root)
-    console.out.print(f"{result.imported} tasks imported into project {result.project!r} (id {result.project_id}); "
-                      f"{result.skipped} already there")
+    result = push(kind, records, project, url=url, videos=videos, videos_root=videos_root, document_root=document_root,
+                  order=order, checks=required)
+    console.out.print(f"{result.imported} tasks imported into project {result.project!r} (id {result.project_id})"
+                      f"{', most likely wrong first' if order else ''}; {result.skipped} already there; "
+                      f"guideline {result.guideline}")
 
 
 @annotate_app.command("pull")
@@ -51,8 +60,11 @@ def annotate_pull(
 ) -> None:
     """Bring the annotators' work back as records of the same schema, verification filled in.
 
-    A record becomes verified (or rejected) only when REQUIRED annotators agree; a
-    disagreement leaves it unverified with a note. Skipped annotations are ignored; a record
+    A record becomes verified (or rejected) only when REQUIRED distinct annotators agree (one
+    person submitting twice is one check); a disagreement leaves it unverified with a note.
+    An annotation that would make the record invalid (a success relabelled as a mistake has no
+    mistake category) is reported for that record only: it comes back as pushed, unverified,
+    with a note, and every other record is written. Skipped annotations are ignored; a record
     nobody touched comes back identical.
 
     Example:
@@ -71,9 +83,12 @@ def annotate_pull(
         console.out.print(f"{rid}: {'; '.join(what)}", markup=False)
     for rid, why in result.disagreements.items():
         console.out.print(f"{rid}: annotators disagree ({why})", markup=False)
+    for rid, why in result.invalid.items():
+        console.err.print(f"warning: Label Studio project {project!r}, record {rid}: the annotation makes the record "
+                          f"invalid ({why}); kept as pushed, unverified", markup=False)
     if changes:
         write_json(changes, {"changes": result.changes, "disagreements": result.disagreements,
-                             "states": dict(result.states)})
+                             "invalid": result.invalid, "states": dict(result.states)})
 
 
 @annotate_app.command("status")
@@ -83,7 +98,9 @@ def annotate_status(
     required: Annotated[int, typer.Option(help="Annotators who must agree before a record is verified.")] = 2,
     tolerance: Annotated[float, typer.Option(help="Seconds two annotators' boundaries may differ and still agree.")] = 1.0,
 ) -> None:
-    """Per task: annotations so far, agreement, and how many checks are still missing.
+    """Per task: annotators so far, agreement, and how many checks are still missing; then the
+    throughput per annotator (tasks done, skipped, median and total time per task from Label
+    Studio's lead times).
 
     Example:
 
@@ -91,12 +108,20 @@ def annotate_status(
     """
     from collections import Counter
 
-    from streamcue.annotation.roundtrip import status
+    from streamcue.annotation.roundtrip import status_report
 
-    rows = status(project, url=url, required=required, tolerance_s=tolerance)
+    rows, people = status_report(project, url=url, required=required, tolerance_s=tolerance)
     console.out.print(console.table(f"project {project!r}", ["task", "record", "annotations", "state", "missing", "note"],
                                     [[r["task"], r["record"], r["annotations"], r["state"], r["missing"], r["note"]]
                                      for r in rows]))
     counts = Counter(r["state"] for r in rows)
     console.out.print(", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
                       + f"; {sum(r['missing'] for r in rows)} checks missing")
+
+    def seconds(value: float | None) -> str:
+        return "-" if value is None else f"{value:.0f} s"
+
+    if people:
+        console.out.print(console.table("throughput", ["annotator", "tasks", "skipped", "median per task", "total"],
+                                        [[p["annotator"], p["tasks"], p["skipped"], seconds(p["median_s"]),
+                                          seconds(p["total_s"])] for p in people]))

@@ -48,6 +48,9 @@ def replay_command(
     turns: Annotated[str, typer.Option(
         help="Earlier turns of multi-turn questions: own (the model's answers) or gold.")] = "own",
     protocol: Annotated[str, typer.Option(help="synchronous or asynchronous (VSAS-Bench).")] = "synchronous",
+    mistake_hints: Annotated[Optional[Path], typer.Option(
+        help="turn-loop: JSON object {instruction text: typical mistakes}, shown with the mistake question "
+             "(LiveCook's per-instruction summary).")] = None,
     limit: Annotated[Optional[int], typer.Option(help="Play only the first N records.")] = None,
     llm_base_url: Annotated[Optional[str], typer.Option(
         help="OpenAI-compatible base URL of a vision model (or $STREAMCUE_LLM_BASE_URL).")] = None,
@@ -81,8 +84,8 @@ def replay_command(
         raise ConfigError(f"unknown strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
     if memory not in MEMORIES:
         raise ConfigError(f"unknown memory {memory!r}; known: {', '.join(MEMORIES)}")
-    if not fps > 0 or fps == float("inf"):
-        raise ConfigError(f"--fps must be a positive number, got {fps}")
+    if not 0 < fps <= 60:
+        raise ConfigError(f"--fps must be a positive number of frames per second, at most 60, got {fps}")
     if k < 1 or (limit is not None and limit < 1):
         raise ConfigError("--k and --limit must be at least 1")
     if not records.is_file():
@@ -111,6 +114,10 @@ def replay_command(
         options["every_s"] = every_s if every_s is not None else DEFAULT_EVERY[strategy]
     if strategy != "periodic":
         options["use_cache"] = not no_cache
+    if mistake_hints is not None:
+        if strategy != "turn-loop":
+            raise ConfigError("--mistake-hints is for --strategy turn-loop")
+        options["hints"] = _hints(mistake_hints)
     model = make_strategy(strategy, settings, kind, **options)
     policy: Any = memory
     if memory == "OASIS":
@@ -130,7 +137,8 @@ def replay_command(
         validate(prediction, prediction_kind)
     write_jsonl(predictions_path, predictions)
     report = {"records": records.name, "kind": kind, "strategy": strategy, "memory": memory, "fps": fps,
-              "options": {key: value for key, value in options.items() if key != "use_cache"},
+              "options": {key: value for key, value in options.items() if key not in ("use_cache", "hints")},
+              **({"mistake_hints": mistake_hints.name} if mistake_hints else {}),
               "replay": {"steps" if key == "calls" else key: value for key, value in report.items()},
               "endpoint": model.report() if hasattr(model, "report") else _usage(model),
               **({"memory_calls": policy.report()} if memory == "OASIS" else {})}
@@ -145,6 +153,18 @@ def replay_command(
         if endpoint.get(key):
             console.out.print(f"{endpoint[key]} {key.replace('_', ' ')} in the model's answers (counted, skipped)",
                               markup=False)
+
+
+def _hints(path: Path) -> dict[str, str]:
+    from streamcue.errors import InputError
+    from streamcue.io import read_json
+
+    if not path.is_file():
+        raise InputError("no such mistake-hints file", file=path)
+    hints = read_json(path)
+    if not isinstance(hints, dict) or not all(isinstance(v, str) for v in hints.values()):
+        raise InputError("mistake hints must be a JSON object of instruction text -> hint text", file=path)
+    return hints
 
 
 def _usage(model: Any) -> dict[str, Any]:

@@ -72,6 +72,40 @@ VALID = {
                         "options": ["Salt", "Garlic"], "answer": "Garlic", "task_type": "temporal",
                         "reference_trace": "At 3:40 the onions turn brown; at 3:55 garlic is added."},
     "reasoning_trace_prediction": {"id": "r1", "answer": "B", "trace": "The onions brown, then garlic goes in."},
+    "mistake_summary": {
+        "schema_version": "1.0", "summary_id": "v1:0", "video_id": "v1", "plan_index": 0, "split": "test",
+        "instruction": "Boil water.", "step_ids": [1], "summary": "Too little water.\nWater not yet boiling.",
+        "neighbours": [{"video_id": "t1", "step_id": 1, "instruction": "Boil water.", "similarity": 1.0,
+                        "mistakes": [{"category": "measurement", "description": "Used half the water"}]}],
+        "retrieval": {"index_split": "train", "embedding_model": "m", "k": 1, "index_size": 1},
+        "provenance": {"builder": "test", "version": "1"},
+    },
+    "counterfactual_mistake": {
+        "schema_version": "1.0", "cf_id": "v1:0:1:noun", "video_id": "v1",
+        "source": {"dataset": "ego4d_goalstep", "video_uid": "v1", "step_index": 0, "step_description": "make tea",
+                   "substep_index": 1, "substep_description": "pour water into the cup"},
+        "critical": {"start_s": 5.0, "end_s": 8.0, "chosen_from": "goalstep_substeps"},
+        "original": {"verb": "pour", "noun": "water", "text": "Pour the water."},
+        "counterfactual": {"verb": "pour", "noun": "milk", "text": "Pour the milk."},
+        "changed_slot": "noun", "instruction": {"t_s": 1.0, "text": "Pour the milk."},
+        "mistake": {"t_s": 8.0, "text": "That is the water, not the milk.", "time_source": "substep_end"},
+        "provenance": {"builder": "test", "version": "1"},
+    },
+    "mc_question": {
+        "schema_version": "1.0", "question_id": "ovo-1", "video_id": "v1", "benchmark": "ovo-bench", "task": "EPM",
+        "group": "backward", "question": "What did I cut?", "options": ["an onion", "a carrot"], "answer": 1,
+        "answer_text": "a carrot", "query_time_s": 12.0,
+        "provenance": {"builder": "test", "version": "1"}, "verification": {"status": "unverified"},
+    },
+    "active_item": {
+        "schema_version": "1.0", "item_id": "ovo-2", "video_id": "v1", "benchmark": "ovo-bench", "task": "REC",
+        "group": "forward", "activity": "jumping", "query_time_s": 5.0,
+        "spans": [{"start_s": 4.0, "end_s": 6.0, "text": None}],
+        "probes": [{"t_s": 5.0, "expected": "0"}, {"t_s": 7.0, "expected": "1"}],
+        "provenance": {"builder": "test", "version": "1"}, "verification": {"status": "unverified"},
+    },
+    "mc_question_prediction": {"question_id": "ovo-1", "response": "B"},
+    "active_item_prediction": {"item_id": "ovo-2", "responses": [{"t_s": 5.0, "probe": 0, "text": "0"}]},
 }
 
 

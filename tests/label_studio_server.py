@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from hub_server import free_port
 
 REPO = Path(__file__).resolve().parents[1]
@@ -90,3 +92,18 @@ def _serve(workdir: Path, template: Path | None = None):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """One Label Studio server per test module (import this fixture into the module)."""
+    with label_studio(tmp_path_factory.mktemp("label-studio")) as running:
+        yield running
+
+
+@pytest.fixture
+def connected(server, monkeypatch):
+    """``$LABEL_STUDIO_URL`` and ``$LABEL_STUDIO_API_KEY`` set for the module's server."""
+    monkeypatch.setenv("LABEL_STUDIO_URL", server.url)
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", server.token)
+    return server

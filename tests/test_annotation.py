@@ -11,39 +11,28 @@ import sys
 import pytest
 
 from conftest import CAPTAINCOOK4D, VALID
-from label_studio_server import executable, label_studio
+from label_studio_server import connected, executable, server  # noqa: F401 (fixtures)
 
 pytest.importorskip("label_studio_sdk")
 httpx = pytest.importorskip("httpx")
 
 from streamcue.annotation import client as ls  # noqa: E402
 from streamcue.annotation.convert import frames_to_span, prediction, span_to_frames  # noqa: E402
-from streamcue.annotation.roundtrip import pull, push, status  # noqa: E402
+from streamcue.annotation.order import review_key  # noqa: E402
+from streamcue.annotation.roundtrip import pull, push, status, status_report  # noqa: E402
 from streamcue.dataset_builders import captaincook4d  # noqa: E402
 from streamcue.dataset_builders.output import write_outputs  # noqa: E402
 from streamcue.errors import ConfigError, InputError, ServiceError  # noqa: E402
 from streamcue.io import read_jsonl, write_jsonl  # noqa: E402
 
-pytestmark = [pytest.mark.label_studio, pytest.mark.slow,
+pytestmark = [pytest.mark.label_studio, pytest.mark.slow, pytest.mark.usefixtures("connected"),
               pytest.mark.skipif(executable() is None, reason="no Label Studio server: ./dev.sh test installs it "
                                  "in .venv-label-studio (or set STREAMCUE_LABEL_STUDIO)")]
 FPS = 30.0
 _names = itertools.count()
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory):
-    with label_studio(tmp_path_factory.mktemp("label-studio")) as running:
-        yield running
-
-
-@pytest.fixture(autouse=True)
-def _connection(server, monkeypatch):
-    monkeypatch.setenv("LABEL_STUDIO_URL", server.url)
-    monkeypatch.setenv("LABEL_STUDIO_API_KEY", server.token)
-
-
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def annotators(server):
     ids = []
     for name in ("ann1", "ann2"):
@@ -78,9 +67,10 @@ def task_ids(project):
     return {t["data"]["record_id"]: t["id"] for t in ls.export_tasks(server, proj.id)}
 
 
-def annotate(server, task, result, user, cancelled=False):
+def annotate(server, task, result, user, cancelled=False, lead_time=None):
     r = httpx.post(f"{server.url}/api/tasks/{task}/annotations/", headers={"Authorization": f"Token {server.token}"},
-                   json={"result": result, "completed_by": user, "was_cancelled": cancelled})
+                   json={"result": result, "completed_by": user, "was_cancelled": cancelled,
+                         **({"lead_time": lead_time} if lead_time is not None else {})})
     r.raise_for_status()
 
 
@@ -144,7 +134,7 @@ def test_interval_qa_moved_edited_rejected_and_disputed(server, annotators, tmp_
     assert q1["answers"][0] == records[0]["answers"][0]  # untouched interval: exact seconds kept
     assert q1["answers"][1] == {"start_s": 10.0, "end_s": 13.0, "optimal_s": 10.5, "text": "The red cup is by the sink."}
     assert q1["verification"] == {"status": "verified", "annotators": ["ann1@streamcue.test", "ann2@streamcue.test"],
-                                  "checks": 2}
+                                  "checks": 2, "guideline": "interval_qa.v1"}
     assert "interval a1 moved" in summary.changes["q1"] and "answer a1 edited" in summary.changes["q1"]
     assert pulled["q2"]["verification"]["status"] == "rejected" and pulled["q2"]["answers"] == records[1]["answers"]
     assert pulled["q2"]["verification"]["checks"] == 2
@@ -184,7 +174,8 @@ def test_dense_captions_corrected_and_guidance_mistake_moved(server, annotators,
     pull(name, tmp_path / "g1.jsonl")
     [pending] = read_jsonl(tmp_path / "g1.jsonl")
     assert pending["events"] == guidance["events"]
-    assert pending["verification"] == {"status": "unverified", "annotators": ["ann1@streamcue.test"], "checks": 1}
+    assert pending["verification"] == {"status": "unverified", "annotators": ["ann1@streamcue.test"], "checks": 1,
+                                       "guideline": "guidance.v1"}
     annotate(server, tasks["v1"], result, annotators[1])
     pull(name, tmp_path / "g2.jsonl")
     [record] = read_jsonl(tmp_path / "g2.jsonl")
@@ -285,3 +276,142 @@ def test_the_evidence_verdict_is_a_task_field_and_survives_the_round_trip(server
     assert "evidence_verdict" not in data["q1"]
     pull(name, tmp_path / "pulled.jsonl")
     assert (tmp_path / "pulled.jsonl").read_text() == path.read_text()
+
+
+def test_double_check_counts_distinct_annotators_not_annotations(server, annotators, tmp_path):
+    records = qa_records()[:1]
+    name = project_name("interval_qa")
+    push("interval_qa", records_dir(tmp_path, "interval_qa", records), name)
+    task = task_ids(name)["q1"]
+
+    def moved(text):
+        result = prediction(records[0], "interval_qa", FPS)
+        rows(result, "a1", "answer_text")["value"]["text"] = [text]
+        return result
+
+    # one annotator submits twice (a first try, then a correction): one check, their latest counts
+    annotate(server, task, moved("A wrong answer."), annotators[0], lead_time=40.0)
+    annotate(server, task, moved("The red cup is by the sink."), annotators[0], lead_time=20.0)
+    summary = pull(name, tmp_path / "once.jsonl")
+    [record] = read_jsonl(tmp_path / "once.jsonl")
+    assert summary.states == {"pending": 1}
+    assert record["verification"] == {"status": "unverified", "annotators": ["ann1@streamcue.test"], "checks": 1,
+                                      "guideline": "interval_qa.v1"}
+    assert status(name)[0]["missing"] == 1
+    # a second, distinct annotator agrees with the first one's latest answer: verified by two
+    annotate(server, task, moved("the red cup is by the sink"), annotators[1], lead_time=30.0)
+    pull(name, tmp_path / "twice.jsonl")
+    [record] = read_jsonl(tmp_path / "twice.jsonl")
+    assert record["answers"][1]["text"] == "The red cup is by the sink."
+    assert record["verification"] == {"status": "verified", "checks": 2, "guideline": "interval_qa.v1",
+                                      "annotators": ["ann1@streamcue.test", "ann2@streamcue.test"]}
+    rows_, people = status_report(name)
+    assert rows_[0]["annotations"] == 2 and rows_[0]["missing"] == 0
+    # throughput: ann1 did one task (two submissions), timed by their latest annotation
+    assert [(p["annotator"], p["tasks"], p["skipped"], p["median_s"]) for p in people] == [
+        ("ann1@streamcue.test", 1, 0, 20.0), ("ann2@streamcue.test", 1, 0, 30.0)]
+
+
+def guidance_with_success():
+    record = copy.deepcopy(VALID["guidance"])
+    record["video_id"] = "v2"
+    record["events"][1] = {"t_s": 6.0, "type": "success", "text": "The water boils.", "plan_index": 0, "step_ids": [1],
+                           "mistake_category": None, "time_source": "annotation"}
+    return record
+
+
+def test_relabelled_events_are_valid_or_reported_for_their_record_only(server, annotators, tmp_path):
+    first, second = copy.deepcopy(VALID["guidance"]), guidance_with_success()
+    write_jsonl(tmp_path / "videos.jsonl", [VALID["video"], dict(VALID["video"], video_id="v2", uri="recorded/v2.mp4")])
+    write_jsonl(tmp_path / "guidance.jsonl", [first, second])
+    name = project_name("guidance")
+    push("guidance", tmp_path / "guidance.jsonl", name)
+    tasks = task_ids(name)
+    for user in annotators:
+        relabelled = prediction(first, "guidance", FPS)  # the mistake was really a success
+        rows(relabelled, "e1", "events")["value"]["timelinelabels"] = ["success"]
+        annotate(server, tasks["v1"], relabelled, user)
+        relabelled = prediction(second, "guidance", FPS)  # the success was really a mistake: which kind?
+        rows(relabelled, "e1", "events")["value"]["timelinelabels"] = ["mistake"]
+        annotate(server, tasks["v2"], relabelled, user)
+    out = tmp_path / "pulled.jsonl"
+    summary = pull(name, out)
+    pulled = {r["video_id"]: r for r in read_jsonl(out)}
+    assert summary.states == {"verified": 1, "invalid": 1}
+    assert pulled["v1"]["events"][1] == {**first["events"][1], "type": "success", "mistake_category": None}
+    assert summary.changes["v1"] == ["mistake e1 relabelled success"]
+    assert pulled["v1"]["verification"]["status"] == "verified"
+    # the record a category is missing for comes back as pushed, unverified, with the reason
+    assert {k: v for k, v in pulled["v2"].items() if k != "verification"} == \
+        {k: v for k, v in second.items() if k != "verification"}
+    assert pulled["v2"]["verification"] == {
+        "status": "unverified", "annotators": ["ann1@streamcue.test", "ann2@streamcue.test"], "checks": 2,
+        "guideline": "guidance.v1",
+        "notes": ["invalid: $.events[1].mistake_category: mistake events need a mistake_category, other events must "
+                  "have null"]}
+    assert "mistake_category" in summary.invalid["v2"]
+    assert {r["record"]: r["state"] for r in status(name)} == {"v1": "verified", "v2": "invalid"}
+    done = subprocess.run([sys.executable, "-m", "streamcue", "annotate", "pull", "--project", name, "--out",
+                           str(tmp_path / "cli.jsonl")], capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "LABEL_STUDIO_URL": server.url, "COLUMNS": "200",
+                               "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1"})
+    assert done.returncode == 0, done.stderr
+    assert f"warning: Label Studio project '{name}', record v2: the annotation makes the record invalid" in done.stderr
+    assert (tmp_path / "cli.jsonl").read_text() == out.read_text()
+
+
+def test_guideline_is_the_projects_instructions_and_fixed_once_annotated(server, annotators, tmp_path):
+    path = records_dir(tmp_path, "dense_caption", [VALID["dense_caption"]])
+    name = project_name("dense_caption")
+    assert push("dense_caption", path, name).guideline == "dense_caption.v1"
+    conn = ls.connect()
+    project, _ = ls.project_for(conn, name)
+    assert project.show_instruction is True
+    assert "<h1>Checking dense captions, one per second</h1>" in project.expert_instruction
+    assert ls.guideline_version(project.expert_instruction) == "dense_caption.v1"
+    # a project made under an older guideline takes the new one while nobody has annotated ...
+    conn.client.projects.update(project.id, expert_instruction="<p>streamcue guideline dense_caption.v0</p>")
+    push("dense_caption", path, name)
+    project, _ = ls.project_for(conn, name)
+    assert ls.guideline_version(project.expert_instruction) == "dense_caption.v1"
+    # ... and keeps it once someone has: the records must name the version their annotators saw
+    conn.client.projects.update(project.id, expert_instruction="<p>streamcue guideline dense_caption.v0</p>")
+    annotate(server, task_ids(name)["t1"], prediction(VALID["dense_caption"], "dense_caption", FPS), annotators[0])
+    with pytest.raises(ConfigError, match=f"project '{name}' was annotated under guideline dense_caption.v0; push to a "
+                                          "new project to use guideline dense_caption.v1"):
+        push("dense_caption", path, name)
+    pull(name, tmp_path / "pulled.jsonl", required=1)
+    assert read_jsonl(tmp_path / "pulled.jsonl")[0]["verification"]["guideline"] == "dense_caption.v0"
+
+
+def checked(qa_id, verdict=None, sure=None, confidence=None):
+    record = dict(copy.deepcopy(VALID["interval_qa"]), qa_id=qa_id)
+    if verdict:
+        record["provenance"]["evidence_check"] = {"verdict": verdict, "confidence": sure, "evidence": [], "rounds": 1,
+                                                  "calls": 3, "model": "m", "prompts": {}}
+    if confidence is not None:
+        record["provenance"]["confidence"] = confidence
+    return record
+
+
+def test_push_order_puts_the_records_most_likely_wrong_first(server, tmp_path):
+    records = [checked("rule"), checked("ok-sure", "supported", 0.9), checked("bad-doubt", "unsupported", 0.6),
+               checked("gen-low", confidence=0.2), checked("unsure", "unsure", 0.5),
+               checked("ok-doubt", "supported", 0.3), checked("bad-sure", "unsupported", 0.95),
+               checked("gen-high", confidence=0.8)]
+    name = project_name("interval_qa")
+    push("interval_qa", records_dir(tmp_path, "interval_qa", records), name, order=True)
+    conn = ls.connect()
+    project, _ = ls.project_for(conn, name)
+    tasks = ls.export_tasks(conn, project.id)  # Label Studio serves tasks in this (id) order
+    expected = ["bad-sure", "bad-doubt", "unsure", "gen-low", "gen-high", "rule", "ok-doubt", "ok-sure"]
+    assert [t["data"]["record_id"] for t in tasks] == expected
+    assert [t["data"]["review_rank"] for t in tasks] == list(range(1, 9))
+    assert pull(name, tmp_path / "pulled.jsonl").records == 8  # ordering changes no record
+
+
+def test_review_key_ignores_nonsense_confidences():
+    for value in (float("nan"), float("inf"), -1, 2, True, "0.1", None):
+        assert review_key(checked("x", confidence=value)) == review_key(checked("x"))
+    assert review_key(checked("x", "supported", float("nan"))) == (3, 0.0)
+    assert review_key(checked("x", "no-such-verdict", 0.9)) == (1, 0.0)

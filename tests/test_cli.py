@@ -78,3 +78,9 @@ def test_demo_runs_offline_end_to_end(tmp_path):
                  "anonymization report", "passed"):
         assert part in result.stdout
     assert (tmp_path / "demo" / "ego4d" / "interval_qa.jsonl").is_file()
+
+
+def test_ls_names_each_metrics_default_config_version():
+    result = run("ls")
+    assert result.returncode == 0, result.stderr
+    assert "livecook (default config livecook.v2)" in result.stdout and "vsas (default config vsas.v2)" in result.stdout

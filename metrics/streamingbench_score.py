@@ -1,0 +1,166 @@
+"""StreamingBench accuracy (Lin et al., 2024, Sec. 4; the official ``src/data/count.py``).
+
+Multiple choice (real, omni, sqa): accuracy per ``task_type`` = correct / counted, and a pooled
+accuracy over every counted question (count.py's ``total`` row). Proactive Output: the last turn
+of the model's dialogue must lie within ``time_window_s`` (2 s) of the ground-truth time
+(``time_accuracy``) and, for ``answer_accuracy``, also contain the ground-truth output.
+
+``rules=official`` counts what count.py counts: a question without the model's answer, or whose
+answer has no first element (``""``, ``[]``, None: count.py skips or crashes on them), is left out;
+the correct letter is the one in the answered file. ``rules=strict`` counts every ground-truth
+question of the subsets answered (missing and empty answers are wrong) and extracts the chosen
+letter (:func:`streamcue.metrics.choice_rules.choice_letter`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from streamcue.dataset_builders.bench_sources import parse_time
+from streamcue.dataset_builders.streamingbench import iter_questions
+from streamcue.errors import ConfigError, InputError
+from streamcue.io import read_json
+from streamcue.metrics.choice_rules import as_text, first_element, streamingbench_choice_correct
+
+__all__ = ["evaluate", "Tally", "PROACTIVE"]
+
+PROACTIVE = "Proactive Output"
+
+
+class Tally:
+    """Counted and correct answers per task type."""
+
+    def __init__(self) -> None:
+        self.tasks: dict[str, dict[str, int]] = {}
+        self.per_item: dict[str, dict[str, Any]] = {}
+
+    def choice(self, rid: str, task: str, correct: bool) -> None:
+        t = self.tasks.setdefault(task, {"n": 0, "correct": 0})
+        t["n"] += 1
+        t["correct"] += int(correct)
+        self.per_item[rid] = {"task": task, "correct": int(correct)}
+
+    def proactive(self, rid: str, task: str, time_ok: bool, answer_ok: bool) -> None:
+        t = self.tasks.setdefault(task, {"n": 0, "time_correct": 0, "answer_correct": 0})
+        t["n"] += 1
+        t["time_correct"] += int(time_ok)
+        t["answer_correct"] += int(time_ok and answer_ok)
+        self.per_item[rid] = {"task": task, "time_correct": int(time_ok), "answer_correct": int(time_ok and answer_ok)}
+
+    def summary(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        groups: dict[str, dict[str, Any]] = {}
+        n = correct = 0
+        pro = {"n": 0, "time_correct": 0, "answer_correct": 0}
+        for task, t in sorted(self.tasks.items()):
+            if "correct" in t:
+                groups[task] = {**t, "accuracy": t["correct"] / t["n"]}
+                n, correct = n + t["n"], correct + t["correct"]
+            else:
+                groups[task] = {**t, "time_accuracy": t["time_correct"] / t["n"],
+                                "answer_accuracy": t["answer_correct"] / t["n"]}
+                for key in pro:
+                    pro[key] += t[key]
+        overall: dict[str, Any] = {"n": n, "accuracy": correct / n if n else None}
+        if pro["n"]:
+            overall.update(proactive_n=pro["n"], time_accuracy=pro["time_correct"] / pro["n"],
+                           answer_accuracy=pro["answer_correct"] / pro["n"])
+        return overall, {"task_type": groups}
+
+
+def _proactive_ok(last_t: float | None, last_text: Any, record: Mapping[str, Any], window: float) -> tuple[bool, bool]:
+    if last_t is None:
+        return False, False
+    target = record["target"]
+    time_ok = abs(last_t - target["t_s"]) <= window
+    text = as_text(last_text) or ""
+    return time_ok, target["text"] in text
+
+
+def _match_subset(data: Any, file: Path, gt: Mapping[str, dict[str, Any]]) -> tuple[str, list]:
+    """The ground-truth subset whose questions file this answered file is (same positions and texts)."""
+    subsets = sorted({r["subset"] for r in gt.values() if r.get("subset")})
+    for subset in subsets:
+        try:
+            rows = list(iter_questions(data, subset, file))
+        except InputError:
+            raise
+        if rows and all(qid in gt and gt[qid]["question"] == q.get("question") for qid, _, _, _, q in rows):
+            return subset, rows
+    raise InputError(f"does not match any questions file of the ground truth (subsets: {', '.join(subsets)}); "
+                     "pass the model's answered copy of one questions_*.json", file=file)
+
+
+def evaluate(gt: dict[str, dict[str, Any]], pred_path: Path, config: Any, pred_format: str, model: str | None,
+             read_streamcue: Callable[[], tuple[dict, list]], report: Callable[..., dict]) -> dict[str, Any]:
+    rules, window = config.rules, config.time_window_s
+    tally = Tally()
+    extra: dict[str, Any] = {"rules": rules, "pred_format": pred_format}
+    unscored: list[str] = []
+    answers: dict[str, Any] = {}
+    gold_letter: dict[str, str] = {}
+    if pred_format == "streamingbench":
+        if not model:
+            raise ConfigError("--pred-format streamingbench needs --model NAME (the key each answer is stored under)")
+        subset, rows = _match_subset(read_json(pred_path), pred_path, gt)
+        scope = {rid for rid, r in gt.items() if r.get("subset") == subset}
+        extra.update(subsets=[subset], model=model)
+        mismatches = []
+        for qid, _, _, _, question in rows:
+            if "answer" in question:
+                gold_letter[qid] = question["answer"]
+                if question["answer"] != chr(65 + gt[qid]["answer"]):
+                    mismatches.append(qid)
+            if model in question:
+                answers[qid] = question[model]
+        extra["ground_truth_mismatches"] = mismatches
+        duplicates: list[str] = []
+    else:
+        preds, duplicates = read_streamcue()
+        subsets = sorted({gt[rid].get("subset") or "" for rid in preds})
+        scope = {rid for rid, r in gt.items() if (r.get("subset") or "") in subsets}
+        extra["subsets"] = subsets
+        for rid, pred in preds.items():
+            if "responses" in pred:
+                said = [r for r in pred["responses"] if r.get("role", "assistant") == "assistant"]
+                answers[rid] = {"dialog_history": [{"time": r["t_s"], "content": r.get("text")} for r in said]}
+            else:
+                answers[rid] = pred["response"]
+    order = {rid: i for i, rid in enumerate(gt)}
+    for rid in sorted(scope, key=order.__getitem__):
+        record = gt[rid]
+        if rid not in answers and rules == "official":
+            continue
+        answer = answers.get(rid)
+        if record["task"] == PROACTIVE or "target" in record:
+            history = answer.get("dialog_history") if isinstance(answer, dict) else None
+            if rid in answers and not isinstance(history, list):
+                raise InputError("a proactive answer needs a dialog_history list", file=pred_path, record=rid)
+            last = history[-1] if history else None
+            last_t = _time(last.get("time"), pred_path, rid) if isinstance(last, dict) else None
+            time_ok, answer_ok = _proactive_ok(last_t, last.get("content") if isinstance(last, dict) else None,
+                                               record, window)
+            if last is None:
+                unscored.append(rid)
+            tally.proactive(rid, record["task"], time_ok, answer_ok)
+            continue
+        letter = gold_letter.get(rid, chr(65 + record["answer"]))
+        if rules == "official" and not first_element(answer):
+            unscored.append(rid)
+            continue
+        tally.choice(rid, record["task"], streamingbench_choice_correct(answer, letter, len(record["options"]), rules))
+    overall, groups = tally.summary()
+    missing = sorted(rid for rid in scope if rid not in answers)
+    out = report("streamingbench", config, None, overall, groups, tally.per_item, missing)
+    out.update(extra, duplicates=sorted(set(duplicates)), unscored=unscored)
+    return out
+
+
+def _time(value: Any, file: Path, rid: str) -> float:
+    if isinstance(value, str):
+        return parse_time(value, file, rid, "dialog_history[-1].time")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"expected a time in seconds, got {value!r}", file=file, record=rid,
+                         field="dialog_history[-1].time")
+    return float(value)
