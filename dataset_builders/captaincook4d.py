@@ -29,6 +29,7 @@ from typing import Any
 
 from streamcue.dataset_builders import captaincook4d_text as text
 from streamcue.dataset_builders.guidance_plan import Action, Mistake, group_actions, schedule_events
+from streamcue.dataset_builders.jitter import jitter_guidance
 from streamcue.errors import ConfigError, InputError
 from streamcue.fields import field as _field
 from streamcue.fields import items as _items
@@ -77,12 +78,17 @@ class Config:
     metadata_file: str = "metadata/video_information.csv"
     video_uri: str = "captaincook4d/{recording_id}_360p.mp4"
     recordings: tuple[str, ...] = field(default=())  # empty: all
+    #: training exports: shift train-split instruction times by up to +-jitter_s (LiveCook App. D: 30), seeded
+    jitter_s: float = 0.0
+    jitter_seed: int = 0
     #: Inconsistent sources (no error annotation file, a recording in two splits, a repeated key,
     #: recording or metadata row) are errors; with ``warn_inconsistent`` they are warnings in the
     #: build report and the build goes on (no mistakes; the evaluation split wins; the first entry wins).
     warn_inconsistent: bool = False
 
     def __post_init__(self) -> None:
+        if not 0 <= self.jitter_s < float("inf"):
+            raise ConfigError(f"jitter must be a finite number of seconds >= 0, got {self.jitter_s}")
         unknown = set(self.counted_mistakes) - set(TAG_CATEGORIES.values())
         if unknown:
             raise ConfigError(f"unknown mistake categories {sorted(unknown)}; known: {sorted(TAG_CATEGORIES.values())}")
@@ -331,6 +337,8 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
             raise InputError("recording has no error annotation", file=errors_file, record=rid)
         guidance, video = build_recording(recordings[rid], errors.get(rid), config=config, duration_s=durations[rid],
                                           split=splits[rid], steps_file=steps_file, errors_file=errors_file)
+        if config.jitter_s and splits[rid] == "train":
+            guidance = jitter_guidance(guidance, config.jitter_s, config.jitter_seed)
         report.recordings += 1
         yield "guidance", guidance
         yield "video", video

@@ -23,6 +23,8 @@ __all__ = ["record_files", "read_ground_truth", "evaluate_benchmark", "PRED_FORM
 
 PRED_FORMATS = {"ovo-bench": ("streamcue", "ovo-results"), "streamingbench": ("streamcue", "streamingbench")}
 _KINDS = ("mc_question", "active_item")
+#: What a missing prediction counts as under each rule (the report and its warning say it).
+MISSING_SCORED_AS = {"official": "left out, as the official scorer does", "strict": "wrong"}
 
 
 def _letter(index: int) -> str:
@@ -55,7 +57,8 @@ def read_ground_truth(path: str | Path, benchmark: str) -> dict[str, dict[str, A
             raise RecordValidationError(report.violations)
         for line, rec in lines:
             if rec["benchmark"] != benchmark:
-                raise InputError(f"a {rec['benchmark']} record; this scorer is for {benchmark}", file=file, line=line,
+                raise InputError(f"this is an {rec['benchmark']!r} record; this scorer is for {benchmark}",
+                                 file=file, line=line,
                                  field="benchmark")
             records[rec["question_id" if kind == "mc_question" else "item_id"]] = rec
     return records
@@ -128,7 +131,7 @@ def _evaluate_ovo(gt: dict[str, dict[str, Any]], pred_path: Path, config: Any, p
     extra["duplicates"] = sorted(set(duplicates))
     extra["official_figures"] = ovo_bench.official_figures(overall, groups["task"])
     report = _report("ovo-bench", config, None, overall, groups, per_item, missing)
-    report.update(extra)
+    report.update(extra, missing_scored_as=MISSING_SCORED_AS[rules])
     return report
 
 

@@ -29,5 +29,9 @@ def print_report(report: dict[str, Any]) -> None:
     for note in report.get("notes") or []:
         console.out.print(f"note: {note}", markup=False)
     if report["missing_predictions"]:
-        console.err.print(f"warning: {len(report['missing_predictions'])} items have no prediction (scored as no response)",
+        how = report.get("missing_scored_as", "no response")
+        console.err.print(f"warning: {len(report['missing_predictions'])} items have no prediction (scored as {how})",
                           markup=False)
+    if report.get("duplicates"):
+        console.err.print(f"warning: {len(report['duplicates'])} ids answered more than once: "
+                          f"{', '.join(report['duplicates'][:10])}", markup=False)

@@ -82,10 +82,7 @@ def _match_subset(data: Any, file: Path, gt: Mapping[str, dict[str, Any]]) -> tu
     """The ground-truth subset whose questions file this answered file is (same positions and texts)."""
     subsets = sorted({r["subset"] for r in gt.values() if r.get("subset")})
     for subset in subsets:
-        try:
-            rows = list(iter_questions(data, subset, file))
-        except InputError:
-            raise
+        rows = list(iter_questions(data, subset, file))
         if rows and all(qid in gt and gt[qid]["question"] == q.get("question") for qid, _, _, _, q in rows):
             return subset, rows
     raise InputError(f"does not match any questions file of the ground truth (subsets: {', '.join(subsets)}); "
@@ -97,7 +94,8 @@ def evaluate(gt: dict[str, dict[str, Any]], pred_path: Path, config: Any, pred_f
     rules, window = config.rules, config.time_window_s
     tally = Tally()
     extra: dict[str, Any] = {"rules": rules, "pred_format": pred_format}
-    unscored: list[str] = []
+    unscored: list[str] = []  # multiple choice without a first element: left out under the official rule
+    empty_dialogues: list[str] = []  # proactive answers with no turn: wrong (count.py crashes on them)
     answers: dict[str, Any] = {}
     gold_letter: dict[str, str] = {}
     if pred_format == "streamingbench":
@@ -142,7 +140,7 @@ def evaluate(gt: dict[str, dict[str, Any]], pred_path: Path, config: Any, pred_f
             time_ok, answer_ok = _proactive_ok(last_t, last.get("content") if isinstance(last, dict) else None,
                                                record, window)
             if last is None:
-                unscored.append(rid)
+                empty_dialogues.append(rid)
             tally.proactive(rid, record["task"], time_ok, answer_ok)
             continue
         letter = gold_letter.get(rid, chr(65 + record["answer"]))
@@ -153,7 +151,8 @@ def evaluate(gt: dict[str, dict[str, Any]], pred_path: Path, config: Any, pred_f
     overall, groups = tally.summary()
     missing = sorted(rid for rid in scope if rid not in answers)
     out = report("streamingbench", config, None, overall, groups, tally.per_item, missing)
-    out.update(extra, duplicates=sorted(set(duplicates)), unscored=unscored)
+    out.update(extra, duplicates=sorted(set(duplicates)), unscored=unscored, empty_dialogues=empty_dialogues,
+               missing_scored_as="left out, as count.py does" if rules == "official" else "wrong")
     return out
 
 

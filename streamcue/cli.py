@@ -58,15 +58,21 @@ def build_captaincook4d(
     count_mistakes: Annotated[str, typer.Option(help="Comma-separated mistake categories that become mistake events.")] =
         "technique,preparation,measurement,timing,temperature",
     recording: Annotated[Optional[list[str]], typer.Option(help="Build only these recording ids (repeatable).")] = None,
+    jitter_s: Annotated[float, typer.Option(
+        help="Training export: shift train-split instruction times by up to +-this many seconds (LiveCook: 30).")] = 0.0,
+    seed: Annotated[int, typer.Option(help="Seed of --jitter-s.")] = 0,
     warn_inconsistent: Annotated[bool, typer.Option(
         "--warn-inconsistent", help="Inconsistent sources (no error_annotations.json, a recording in two splits, "
         "repeated entries) become warnings in build_report.json instead of errors.")] = False,
 ) -> None:
     """Build LiveCook-style guidance records for every CaptainCook4D recording.
 
-    Example:
+    Examples:
 
         streamcue build captaincook4d --annotations ../shared/data/captaincook4d --out out/cc4d
+
+        streamcue build captaincook4d --annotations ../shared/data/captaincook4d --out out/cc4d-train \
+            --jitter-s 30 --seed 1    # training export: train-split instructions jittered, benchmark splits untouched
     """
     from streamcue.dataset_builders import captaincook4d
     from streamcue.dataset_builders.output import write_outputs
@@ -76,6 +82,8 @@ def build_captaincook4d(
         annotations=annotations,
         counted_mistakes=tuple(c.strip() for c in count_mistakes.split(",") if c.strip()),
         recordings=tuple(recording or ()),
+        jitter_s=jitter_s,
+        jitter_seed=seed,
         warn_inconsistent=warn_inconsistent,
     )
     report = captaincook4d.BuildReport()

@@ -91,7 +91,8 @@ def build_livecook_summaries(
     write_json(out / "build_report.json", report.to_dict())
     r = report.retrieval
     console.out.print(
-        f"{result.counts.get('mistake_summary', 0)} mistake summaries ({report.summaries}) from "
+        f"{result.counts.get('mistake_summary', 0)} mistake summaries "
+        f"({', '.join(f'{split} {n}' for split, n in report.summaries.items())}) from "
         f"{report.index_size} training actions with a counted mistake -> {out}",
         markup=False,
     )

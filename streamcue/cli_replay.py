@@ -49,8 +49,9 @@ def replay_command(
         help="Earlier turns of multi-turn questions: own (the model's answers) or gold.")] = "own",
     protocol: Annotated[str, typer.Option(help="synchronous or asynchronous (VSAS-Bench).")] = "synchronous",
     mistake_hints: Annotated[Optional[Path], typer.Option(
-        help="turn-loop: JSON object {instruction text: typical mistakes}, shown with the mistake question "
-             "(LiveCook's per-instruction summary).")] = None,
+        help="turn-loop: LiveCook's typical mistakes per instruction, shown with the mistake question: the "
+             "mistake_summaries.jsonl of `build livecook-summaries`, or a JSON object {instruction text: hint}.")]
+        = None,
     limit: Annotated[Optional[int], typer.Option(help="Play only the first N records.")] = None,
     llm_base_url: Annotated[Optional[str], typer.Option(
         help="OpenAI-compatible base URL of a vision model (or $STREAMCUE_LLM_BASE_URL).")] = None,
@@ -155,12 +156,16 @@ def replay_command(
                               markup=False)
 
 
-def _hints(path: Path) -> dict[str, str]:
+def _hints(path: Path) -> dict[Any, str]:
     from streamcue.errors import InputError
-    from streamcue.io import read_json
+    from streamcue.io import read_json, read_jsonl
+    from streamcue.schemas import validate_file
 
     if not path.is_file():
         raise InputError("no such mistake-hints file", file=path)
+    if path.suffix == ".jsonl":
+        validate_file(path, "mistake_summary")
+        return {(r["video_id"], r["plan_index"]): r["summary"] for r in read_jsonl(path)}
     hints = read_json(path)
     if not isinstance(hints, dict) or not all(isinstance(v, str) for v in hints.values()):
         raise InputError("mistake hints must be a JSON object of instruction text -> hint text", file=path)

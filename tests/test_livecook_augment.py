@@ -173,3 +173,30 @@ def test_hostile_options_are_one_line_errors(tmp_path):
         assert done.returncode == 2 and "only step_segments" in done.stderr
         assert server.completions == 0
     assert not (tmp_path / "x").exists()
+
+
+def test_captaincook4d_training_export_jitters_only_the_train_split(tmp_path):
+    from conftest import CAPTAINCOOK4D
+
+    from streamcue.dataset_builders import captaincook4d
+
+    plain = {r["video_id"]: r for k, r in captaincook4d.build(captaincook4d.Config(annotations=CAPTAINCOOK4D))
+             if k == "guidance"}
+    items = list(captaincook4d.build(captaincook4d.Config(annotations=CAPTAINCOOK4D, jitter_s=30.0, jitter_seed=7)))
+    split = {r["video_id"]: r["split"] for k, r in items if k == "video"}
+    result = write_outputs(iter(items), tmp_path)  # every record still valid
+    assert result.counts["guidance"] == len(plain) == 384
+    for kind, record in items:
+        if kind != "guidance":
+            continue
+        if split[record["video_id"]] != "train":
+            assert record == plain[record["video_id"]]  # benchmark splits are never jittered
+            continue
+        assert record["provenance"]["jitter"] == {"k_s": 30.0, "seed": 7}
+        before = [e for e in plain[record["video_id"]]["events"] if e["type"] == "instruction"]
+        after = {e["plan_index"]: e["t_s"] for e in record["events"] if e["type"] == "instruction"}
+        assert all(abs(after[e["plan_index"]] - e["t_s"]) <= 30.0 + 1e-9 for e in before)
+    done = subprocess.run([sys.executable, "-m", "streamcue", "build", "captaincook4d", "--annotations",
+                           str(CAPTAINCOOK4D), "--out", str(tmp_path / "x"), "--jitter-s", "-1"],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "jitter must be" in done.stderr and not (tmp_path / "x").exists()

@@ -393,6 +393,7 @@ class ProtocolChecker:
         return json.dumps({"text": "1"})
 
 
+@pytest.mark.slow
 @pytest.mark.llm_server
 def test_replayed_predictions_follow_the_protocols_and_score(tmp_path):
     from streamcue.stub_llm import StubLLMServer
@@ -482,3 +483,56 @@ def test_replay_prompts_never_change(name):
     from streamcue.prompts import load_prompt
 
     assert load_prompt("streamcue.loaders", name).sha256 == BENCH_PROMPTS[name]
+
+
+@pytest.mark.parametrize("args, words", [
+    (["ovo-bench", "--pred", "GPT_FILE", "--pred-format", "ovo-results"], "expected an OVO-Bench results folder"),
+    (["streamingbench", "--pred", "GPT_FILE"],
+     "field benchmark: this is an 'ovo-bench' record; this scorer is for streamingbench"),
+    (["ovo-bench", "--pred", "GPT", "--pred-format", "ovo-results", "--param", "rules=lenient"],
+     "rules must be official or strict"),
+    (["ovo-bench", "--pred", "GPT", "--pred-format", "streamingbench"], "unknown --pred-format 'streamingbench'"),
+    (["ovo-bench", "--pred", "GPT", "--pred-format", "ovo-results", "--param", "time_window_s=3"],
+     "unknown ovo_bench parameters"),
+])
+def test_hostile_evaluate_options_are_one_line_errors(ovo_out, args, words):
+    results = OVO / "results" / "GPT"
+    args = [str(results) if a == "GPT" else str(results / "GPT_ACR_offline.json") if a == "GPT_FILE" else a
+            for a in args]
+    result = cli("evaluate", args[0], "--gt", ovo_out[0], *args[1:])
+    assert result.returncode == 2 and words in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) <= 2 and "Traceback" not in result.stderr
+
+
+def test_a_results_entry_for_an_unknown_id_is_refused(ovo_out, tmp_path):
+    folder = tmp_path / "M"
+    folder.mkdir()
+    entry = {"id": 999999, "task": "EPM", "response": "A", "ground_truth": "A"}
+    (folder / "x.json").write_text(json.dumps({"backward": [entry], "realtime": [], "forward": []}))
+    result = cli("evaluate", "ovo-bench", "--gt", ovo_out[0], "--pred", folder, "--pred-format", "ovo-results")
+    assert result.returncode == 2 and "x.json, record backward[0], field id: unknown id 999999" in result.stderr
+
+
+def test_ovo_aggregation_by_hand():
+    """EPM 1/2, STU 1/1, REC probes pooled 1/4: groups 0.5 / 1.0 / 0.25, total their mean 0.5833."""
+    from streamcue.metrics.ovo_bench import Entry, aggregate
+
+    entries = [Entry("e1", "EPM", letter="A", response="A"), Entry("e2", "EPM", letter="B", response="C"),
+               Entry("s1", "STU", letter="D", response="D."),
+               Entry("r1", "REC", probes=[("1", "1"), ("2", "3")]), Entry("r2", "REC", probes=[("0", None), ("1", "")])]
+    overall, groups, per_item = aggregate(entries, "official")
+    assert (overall["backward"], overall["realtime"], overall["forward"]) == (0.5, 1.0, 0.25)
+    assert overall["total"] == pytest.approx((0.5 + 1.0 + 0.25) / 3) and groups["task"]["REC"]["n"] == 4
+    assert per_item["r1"] == {"task": "REC", "correct": 1, "scored": 2}
+
+
+def test_streamingbench_missing_answers_official_left_out_strict_wrong(sb_out, tmp_path):
+    mc = [r for r in read_jsonl(sb_out[0] / "mc_question.jsonl") if r["subset"] == "real"]
+    half = mc[: len(mc) // 2]
+    write_jsonl(tmp_path / "half.jsonl", [{"question_id": r["question_id"], "response": chr(65 + r["answer"])}
+                                          for r in half])
+    official = evaluate("streamingbench", sb_out[0], tmp_path / "half.jsonl")
+    strict = evaluate("streamingbench", sb_out[0], tmp_path / "half.jsonl", rules="strict")
+    assert official["overall"] == {"n": len(half), "accuracy": 1.0}
+    assert strict["overall"]["n"] == len(mc) and strict["overall"]["accuracy"] == len(half) / len(mc)
+    assert len(strict["missing_predictions"]) == len(mc) - len(half) and strict["subsets"] == ["real"]

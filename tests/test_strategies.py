@@ -447,3 +447,22 @@ def test_oasis_retrieves_the_event_the_question_is_about_with_minilm():
         _, context = memory.view(frames, 8, 67.0, "Where did I wash the dishes?", [])
         assert memory.stats["ask_event"] == 4 and memory.stats["ask_merge"] == 3
         assert context.count("\n") == 0 and "sink" in context and "onion" not in context
+
+
+@pytest.mark.slow
+def test_replay_command_turn_loop_with_livecook_mistake_summaries(tmp_path):
+    (tmp_path / "guidance.jsonl").write_text(json.dumps(VALID["guidance"]) + "\n")
+    (tmp_path / "videos.jsonl").write_text(json.dumps(VALID["video"]) + "\n")
+    (tmp_path / "summaries.jsonl").write_text(json.dumps(VALID["mistake_summary"]) + "\n")
+    with StubLLMServer(GuidanceOracle(VALID["guidance"])) as server:
+        done = cli("replay", tmp_path / "guidance.jsonl", "--out", tmp_path / "run", "--strategy", "turn-loop",
+                   "--mistake-hints", tmp_path / "summaries.jsonl", "--llm-base-url", server.base_url,
+                   "--llm-model", "scripted-vl", cache=tmp_path / "cache")
+        assert done.returncode == 0, done.stderr
+        mistake_prompts = [user_text(b) for b in server.requests if "made a mistake" in system(b)]
+        assert mistake_prompts and all("Typical mistakes for this instruction: Too little water." in p
+                                       for p in mistake_prompts)
+    events = json.loads((tmp_path / "run" / "predictions.jsonl").read_text())["events"]
+    validate({"video_id": "v1", "events": events}, "guidance_prediction")
+    assert [(e["type"], e.get("plan_index")) for e in events] == [
+        ("instruction", 0), ("mistake", 0), ("success", 0), ("finish", None)]

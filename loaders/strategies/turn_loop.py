@@ -8,8 +8,9 @@ event; a completion becomes a ``success`` event followed by the next instruction
 plan step it refers to. After the finish the loop makes no more calls.
 
 The paper also gives the mistake question a summary of typical mistakes for the instruction,
-written by an LLM from similar training instructions; pass them as ``hints`` (plan text ->
-hint) when you have them.
+written by an LLM from similar training instructions; pass them as ``hints``: keys
+``(video_id, plan_index)`` (the ``mistake_summary`` records of ``streamcue build
+livecook-summaries``) or the instruction text.
 
 Calls per recording: 2 per tick until the plan is finished, at most 2 x 720 = 1,440 per video hour.
 """
@@ -39,7 +40,7 @@ class TurnLoop(VisionStrategy):
     COMPLETED, MISTAKE = "turn_loop_completed.v1", "turn_loop_mistake.v1"
 
     def __init__(self, settings: Any = None, *, kind: str = "guidance", every_s: float = 5.0,
-                 hints: Mapping[str, str] | None = None, **options: Any) -> None:
+                 hints: Mapping[Any, str] | None = None, **options: Any) -> None:
         if not (isinstance(every_s, (int, float)) and math.isfinite(every_s) and every_s > 0):
             raise ConfigError(f"the turn-loop period must be a positive number of seconds, got {every_s!r}")
         super().__init__(settings, kind=kind, **options)
@@ -72,7 +73,8 @@ class TurnLoop(VisionStrategy):
         self._next += self.every_s * (math.floor((now - self._next) / self.every_s + 1e-9) + 1)
         current = self.plan[self.step]["text"]
         task = f"{prompt}\nCurrent instruction (step {self.step + 1} of {len(self.plan)}): {current}"
-        hint = self.hints.get(current)
+        video_id = self.episode.record.get("video_id") if self.episode and self.episode.record else None
+        hint = self.hints.get((video_id, self.step)) or self.hints.get(current)
         if hint:
             task += f"\nTypical mistakes for this instruction: {hint}"
         content = self.content(frames, task, history, now, context)
