@@ -19,6 +19,10 @@ from typing import Any
 from streamcue.errors import ConfigError, ServiceError
 from streamcue.extras import require
 
+__all__ = ["label_config", "config_kind", "Server", "connect", "find_project", "project_for", "export_tasks",
+           "user_names", "ensure_local_storage"]
+
+
 _MARKER = re.compile(r"<!--\s*streamcue:(\w+):(v\d+)\s*-->")
 _GUIDELINE_FILE = re.compile(r"(\w+)\.guideline\.v(\d+)\.md")
 _GUIDELINE_MARK = re.compile(r"streamcue guideline (\w+\.v\d+)")
@@ -86,7 +90,8 @@ class Server:
             raise ServiceError(f"Label Studio at {self.url}: {what} failed with HTTP {exc.status_code}"
                                + (f" ({detail})" if detail else "")) from None
         except httpx.HTTPError as exc:
-            raise ServiceError(f"cannot reach Label Studio at {self.url} ({type(exc).__name__}); is it running?") from None
+            raise ServiceError(f"cannot reach Label Studio at {self.url} ({type(exc).__name__}); is it "
+                               f"running?") from None
 
 
 def connect(url: str | None = None) -> Server:

@@ -20,11 +20,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streamcue.errors import InputError
+from streamcue.schemas import ID_FIELDS
+
+__all__ = ["DEFAULT_FPS", "GLOBAL_CONTROLS", "LABEL_KINDS", "span_to_frames", "frames_to_span",
+           "moment_to_frame", "prediction", "task_data", "Applied", "Where", "apply"]
+
 
 DEFAULT_FPS = 30.0
 GLOBAL_CONTROLS = ("question", "flags")
-KINDS = ("interval_qa", "dense_caption", "guidance")
-ID_FIELD = {"interval_qa": "qa_id", "dense_caption": "task_id", "guidance": "video_id"}
+#: Record kinds that have a labeling config (annotation/configs/<kind>.xml).
+LABEL_KINDS = ("interval_qa", "dense_caption", "guidance")
 
 
 def span_to_frames(start_s: float, end_s: float, fps: float) -> tuple[int, int]:
@@ -72,7 +77,7 @@ def prediction(record: dict[str, Any], kind: str, fps: float) -> list[dict[str, 
 
 def task_data(record: dict[str, Any], kind: str, video_url: str, fps: float) -> dict[str, Any]:
     """The task's data: what the labeling config shows, plus the whole record (nothing is lost)."""
-    data: dict[str, Any] = {"video": video_url, "fps": fps, "kind": kind, "record_id": record[ID_FIELD[kind]],
+    data: dict[str, Any] = {"video": video_url, "fps": fps, "kind": kind, "record_id": record[ID_FIELDS[kind]],
                             "record_json": json.dumps(record, ensure_ascii=False)}
     if kind == "interval_qa":
         data.update(question=record["question"], query_time_s=record["query_time_s"], task_type=record["task_type"])
@@ -205,7 +210,8 @@ def _apply_captions(out: dict[str, Any], regions: dict[str, Any], fps: float, wh
             caption["text"] = text
             caption["corrected"] = True
             applied.changes.append(f"caption {caption['t_s']:g}s corrected")
-    extra = [rid for rid in regions if not (rid.startswith("c") and rid[1:].isdigit() and int(rid[1:]) < len(out["captions"]))]
+    extra = [rid for rid in regions
+             if not (rid.startswith("c") and rid[1:].isdigit() and int(rid[1:]) < len(out["captions"]))]
     if extra:
         raise where.error("caption regions can only be edited, not added", extra[0])
 
@@ -229,7 +235,8 @@ def _apply_guidance(out: dict[str, Any], regions: dict[str, Any], predicted: dic
         else:
             base = original or {"plan_index": None, "step_ids": [], "mistake_category": "other"}
             event = dict(base, t_s=(start - 1) / fps, type=label, text=text, time_source="annotator")
-            applied.changes.append(f"{label} {rid} moved to {(start - 1) / fps:g}s" if original else f"mistake {rid} added")
+            applied.changes.append(f"{label} {rid} moved to "
+                                   f"{(start - 1) / fps:g}s" if original else f"mistake {rid} added")
         if original is not None and label != original["type"]:
             # a relabelled event: only a mistake carries a category; one relabelled *to* a mistake has
             # none (the page has no category control), which the record check reports for this record

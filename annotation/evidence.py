@@ -174,7 +174,8 @@ def check_record(record: dict[str, Any], duration_s: float, frames: FrameSource,
         plan_text = prompts.plan.render(
             min_fps=str(config.min_fps), max_fps=str(config.max_fps), pad_s=str(config.pad_s),
             question_kind=kind, question=record["question"], query_s=_fmt_time(record["query_time_s"]),
-            claims=_claims(record), duration_s=_fmt_time(duration_s), round=str(round_), max_rounds=str(config.max_rounds),
+            claims=_claims(record), duration_s=_fmt_time(duration_s), round=str(round_),
+            max_rounds=str(config.max_rounds),
             observed=", ".join(f"[{_fmt_time(a)}-{_fmt_time(b)} s]" for a, b in observed) or "(nothing)",
             evidence=_evidence_text(evidence), missing=missing)
         plan = client.complete(Request(({"role": "user", "content": plan_text},), PLAN_SCHEMA,
@@ -198,11 +199,13 @@ def check_record(record: dict[str, Any], duration_s: float, frames: FrameSource,
                 continue
             a, b = min(a, b), max(a, b)
             if any(a <= s_end and b >= s_start for s_start, s_end in spans):
-                evidence.append({"start_s": max(0.0, float(a)), "end_s": min(duration_s, float(b)), "description": text})
+                evidence.append({"start_s": max(0.0, float(a)), "end_s": min(duration_s, float(b)),
+                                 "description": text})
         evidence.sort(key=lambda e: (e["start_s"], e["end_s"]))
         reflection = client.complete(Request(({"role": "user", "content": prompts.reflect.render(
             question_kind=kind, question=record["question"], query_s=_fmt_time(record["query_time_s"]),
-            claims=_claims(record), evidence=_evidence_text(evidence))},), REFLECT_SCHEMA, prompts.reflect.version, "evidence_reflect"))
+            claims=_claims(record), evidence=_evidence_text(evidence))},),
+            REFLECT_SCHEMA, prompts.reflect.version, "evidence_reflect"))
         calls += 1
         missing = reflection["missing"] or "(not said)"
         if reflection["sufficient"] and reflection["confidence"] >= config.confidence:

@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import quote
 
 from streamcue.annotation import client as ls
-from streamcue.annotation.convert import DEFAULT_FPS, ID_FIELD, KINDS, Where, prediction, task_data
+from streamcue.annotation.convert import DEFAULT_FPS, LABEL_KINDS, Where, prediction, task_data
 from streamcue.annotation.order import review_order
 from streamcue.annotation.verify import Outcome, latest_per_annotator, verify
 from streamcue.errors import ConfigError, InputError, RecordValidationError
@@ -29,17 +29,20 @@ from streamcue.extras import require
 from streamcue.io import iter_jsonl, write_jsonl
 from streamcue.paths import resolve_uri
 from streamcue.progress import track
-from streamcue.schemas import check, check_file
+from streamcue.schemas import ID_FIELDS, check, check_file
 from streamcue.version import __version__
+
+__all__ = ["BATCH", "PushResult", "push", "PullResult", "pull", "status"]
+
 
 BATCH = 250
 
 
 def _kind(kind: str) -> str:
-    if kind not in KINDS:
+    if kind not in LABEL_KINDS:
         from streamcue.fields import unknown_name
 
-        raise unknown_name("record kind", kind, KINDS)
+        raise unknown_name("record kind", kind, LABEL_KINDS)
     return kind
 
 
@@ -97,7 +100,7 @@ def push(kind: str, records_path: Path, project: str, *, url: str | None = None,
     interface = require("label_studio_sdk.label_interface", "annotation", "label-studio-sdk").LabelInterface(
         ls.label_config(kind))
     tasks = []
-    todo = [(line, r) for line, r in iter_jsonl(records_path) if r[ID_FIELD[kind]] not in present]
+    todo = [(line, r) for line, r in iter_jsonl(records_path) if r[ID_FIELDS[kind]] not in present]
     if order:
         line_of = {id(r): line for line, r in todo}
         todo = [(line_of[id(r)], r) for r in review_order([r for _, r in todo])]
@@ -108,7 +111,7 @@ def push(kind: str, records_path: Path, project: str, *, url: str | None = None,
         errors = interface.validate_prediction({"result": rows}, return_errors=True)
         if errors:
             raise InputError(f"cannot be shown in the labeling config: {errors[0]}", file=records_path, line=line,
-                             record=f"{ID_FIELD[kind]}={record[ID_FIELD[kind]]}")
+                             record=f"{ID_FIELDS[kind]}={record[ID_FIELDS[kind]]}")
         data = task_data(record, kind, _video_url(video, videos_root, document_root), fps)
         if order:
             data["review_rank"] = rank
@@ -146,7 +149,7 @@ def _outcomes(project: str, url: str | None, required: int,
         except (KeyError, TypeError, json.JSONDecodeError):
             raise InputError(f"task {task.get('id')} holds no streamcue record (was it imported by hand?)",
                              file=f"Label Studio project {project!r}") from None
-        where = Where(project, task["id"], None, f"{ID_FIELD[kind]}={record[ID_FIELD[kind]]}")
+        where = Where(project, task["id"], None, f"{ID_FIELDS[kind]}={record[ID_FIELDS[kind]]}")
         for annotation in task.get("annotations") or []:
             # the server does not check results against the labeling config: we do
             errors = [] if annotation.get("was_cancelled") else interface.validate_prediction(
@@ -187,7 +190,7 @@ def pull(project: str, out: Path, *, url: str | None = None, required: int = 2, 
         raise RecordValidationError(violations)
     summary = PullResult(len(results))
     for _, outcome in results:
-        rid = outcome.record[ID_FIELD[kind]]
+        rid = outcome.record[ID_FIELDS[kind]]
         summary.states[outcome.state] += 1
         if outcome.changes and outcome.state in ("verified", "rejected"):
             summary.changes[rid] = outcome.changes
@@ -209,7 +212,7 @@ def status_report(project: str, *, url: str | None = None, required: int = 2,
                   tolerance_s: float = 1.0) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """:func:`status`'s rows, and the throughput per annotator (:func:`throughput`)."""
     kind, results, names = _outcomes(project, url, required, tolerance_s)
-    rows = [{"task": task["id"], "record": outcome.record[ID_FIELD[kind]], "annotations": outcome.annotations,
+    rows = [{"task": task["id"], "record": outcome.record[ID_FIELDS[kind]], "annotations": outcome.annotations,
              "state": outcome.state, "missing": max(0, required - outcome.annotations),
              "note": outcome.disagreement or ""} for task, outcome in results]
     return rows, throughput([task for task, _ in results], names)

@@ -27,6 +27,9 @@ from typing import Any
 from streamcue.annotation.convert import Applied, Where, apply
 
 
+__all__ = ["Outcome", "disagreement", "verify"]
+
+
 @dataclass
 class Outcome:
     record: dict[str, Any]

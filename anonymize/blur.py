@@ -8,6 +8,9 @@ import numpy as np
 from streamcue.extras import require
 
 
+__all__ = ["pad_boxes", "region_mask", "obscure"]
+
+
 def pad_boxes(boxes: np.ndarray, pad: float, width: int, height: int) -> np.ndarray:
     """Grow each box by ``pad`` of its size on every side, clipped to the frame; integer (N, 4)."""
     if len(boxes) == 0:

@@ -27,6 +27,10 @@ import numpy as np
 from streamcue.errors import ConfigError, InputError
 from streamcue.extras import require
 
+__all__ = ["EMPTY", "Detector", "CenterFaceDetector", "SCRFDDetector", "HaarPlateDetector", "EgoBlurDetector",
+           "FACE_DETECTORS", "PLATE_DETECTORS", "make_face_detector", "make_plate_detector"]
+
+
 EMPTY = np.zeros((0, 5), np.float32)
 
 

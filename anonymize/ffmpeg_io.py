@@ -25,6 +25,9 @@ from streamcue.extras import require
 from streamcue.interrupt import on_interrupt
 
 
+__all__ = ["ffmpeg_exe", "ffmpeg_version", "VideoInfo", "probe", "read_frames", "FrameWriter", "jpeg_frames"]
+
+
 @cache
 def ffmpeg_exe() -> str:
     """The ffmpeg binary to run; a clear error naming both ways to get one."""

@@ -41,11 +41,15 @@ from streamcue.io import write_json
 from streamcue.progress import track
 from streamcue.version import __version__
 
+__all__ = ["VIDEO_SUFFIXES", "AnonymizeConfig", "FrameResult", "Anonymizer", "interpolate", "output_paths",
+           "anonymize_video", "find_videos", "anonymize_many"]
+
+
 VIDEO_SUFFIXES = (".mp4", ".mov", ".mkv", ".avi", ".webm", ".m4v", ".mpg", ".mpeg")
 
 
-@dataclass
-class AnonymizeOptions:
+@dataclass(frozen=True)
+class AnonymizeConfig:
     face: str = "centerface"
     face_model: str | None = None
     face_threshold: float | None = None
@@ -76,8 +80,8 @@ class FrameResult:
 class Anonymizer:
     """Detectors plus the dilation window; usable on any frame iterator (files, arrays, tests)."""
 
-    def __init__(self, options: AnonymizeOptions | None = None) -> None:
-        self.options = options or AnonymizeOptions()
+    def __init__(self, options: AnonymizeConfig | None = None) -> None:
+        self.options = options or AnonymizeConfig()
         o = self.options
         self.face = make_face_detector(o.face, model=o.face_model, threshold=o.face_threshold, max_side=o.max_side)
         self.plate = make_plate_detector(o.plate, model=o.plate_model, threshold=o.plate_threshold)
@@ -177,7 +181,7 @@ def output_paths(video: str | Path, out_dir: str | Path) -> tuple[Path, Path]:
     return Path(out_dir) / f"{stem}.mp4", Path(out_dir) / f"{stem}.anonymization.json"
 
 
-def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeOptions | None = None, *,
+def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeConfig | None = None, *,
                     anonymizer: Anonymizer | None = None) -> dict[str, Any]:
     """Blur one video into ``out_dir``; returns the report (also written beside the output).
 
@@ -241,7 +245,8 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeOp
         "output": {"path": out_path.name, "sha256": sha256_file(out_path), "frames": frames,
                    "audio": "kept" if options.keep_audio and info.has_audio else "dropped"},
         "frames_processed": frames,
-        "frames_detected": len(range(0, frames, options.stride)) + int(frames > 0 and (frames - 1) % options.stride != 0),
+        "frames_detected": (len(range(0, frames, options.stride))
+                            + int(frames > 0 and (frames - 1) % options.stride != 0)),
         "detectors": detectors,
         "settings": {"pad": options.pad, "plate_pad": options.plate_pad, "dilate_s": options.dilate_s,
                      "dilate_frames": anonymizer.window(info.fps),
@@ -275,7 +280,7 @@ def _worker_sigterm(signum: int, frame: Any) -> None:
     os._exit(EXIT_SIGTERM)
 
 
-def _worker_init(options: AnonymizeOptions) -> None:
+def _worker_init(options: AnonymizeConfig) -> None:
     """A worker process: the parent alone answers Ctrl-C; SIGTERM (from the parent) ends it cleanly."""
     import signal
 
@@ -310,7 +315,7 @@ def _stop_workers(pool: Any) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
-def anonymize_many(videos: list[Path], out_dir: Path, options: AnonymizeOptions, workers: int = 1) -> Iterator[
+def anonymize_many(videos: list[Path], out_dir: Path, options: AnonymizeConfig, workers: int = 1) -> Iterator[
         tuple[Path, dict[str, Any] | BaseException]]:
     """``(video, report or error)`` per video, in completion order; ``workers`` processes.
 

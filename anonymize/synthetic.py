@@ -20,6 +20,9 @@ import numpy as np
 
 from streamcue.extras import require
 
+__all__ = ["FACE_SIZES", "PLATE_WIDTHS", "Truth", "clip_frames", "write_clip", "recall"]
+
+
 #: Face heights at 720p (scaled with the frame height for other sizes).
 FACE_SIZES = (28, 40, 56, 80, 112, 160)
 PLATE_WIDTHS = (90, 130, 180)

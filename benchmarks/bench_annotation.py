@@ -27,7 +27,7 @@ from label_studio_server import label_studio  # noqa: E402
 from streamcue.annotation import client as ls  # noqa: E402
 from streamcue.annotation.convert import prediction  # noqa: E402
 from streamcue.annotation.roundtrip import pull, push  # noqa: E402
-from streamcue.dataset_builders import captaincook4d, ego4d  # noqa: E402
+from streamcue.dataset_builders import BuildReport, captaincook4d, ego4d  # noqa: E402
 from streamcue.dataset_builders.output import write_outputs  # noqa: E402
 from streamcue.io import read_jsonl, write_jsonl  # noqa: E402
 from streamcue.paths import default_captaincook4d, default_goalstep  # noqa: E402
@@ -38,7 +38,7 @@ def records(kind: str, n: int, folder: Path) -> Path:
     if kind == "guidance":
         items = captaincook4d.build(captaincook4d.Config(annotations=default_captaincook4d()))
     else:
-        items = ego4d.build(ego4d.Config(goalstep=default_goalstep()), ego4d.BuildReport())
+        items = ego4d.build(ego4d.Config(goalstep=default_goalstep()), BuildReport("ego4d"))
     write_outputs(items, folder / "src")
     base, videos = read_jsonl(folder / "src" / f"{kind}.jsonl"), read_jsonl(folder / "src" / "videos.jsonl")
     out, copy = [], 0

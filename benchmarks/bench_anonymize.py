@@ -21,7 +21,7 @@ from pathlib import Path
 os.environ.setdefault("STREAMCUE_NO_PROGRESS", "1")
 
 from streamcue.anonymize.ffmpeg_io import FrameWriter, probe, read_frames  # noqa: E402
-from streamcue.anonymize.pipeline import AnonymizeOptions, Anonymizer, anonymize_video  # noqa: E402
+from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video  # noqa: E402
 from streamcue.anonymize.synthetic import clip_frames, recall, write_clip  # noqa: E402
 
 
@@ -45,7 +45,7 @@ def main() -> None:
     parser.add_argument("--stride", type=int, default=1)
     parser.add_argument("--max-side", type=int, default=1280)
     args = parser.parse_args()
-    options = AnonymizeOptions(stride=args.stride, max_side=args.max_side or None)
+    options = AnonymizeConfig(stride=args.stride, max_side=args.max_side or None)
     anonymizer = Anonymizer(options)
     print(f"face detector {anonymizer.face.version} on {anonymizer.face.settings['provider']}, "
           f"max side {options.max_side}, stride {options.stride}; plates {anonymizer.plate.version}")

@@ -35,7 +35,7 @@ from streamcue.llm import LLMClient, LLMSettings  # noqa: E402
 from streamcue.loaders import video_path  # noqa: E402
 from streamcue.loaders.frames import SpanFrames  # noqa: E402
 from streamcue.paths import default_goalstep  # noqa: E402
-from streamcue.stub_llm import StubLLMServer  # noqa: E402
+from streamcue.testing.stub_llm import StubLLMServer  # noqa: E402
 
 
 def main() -> None:

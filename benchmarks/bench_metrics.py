@@ -42,7 +42,8 @@ def estp_data(rng: random.Random, questions: int = 2264, responses: int = 20):
         qa_id = f"q{q}"
         gt[qa_id] = {"qa_id": qa_id, "task_type": rng.choice(TASK_TYPES), "question": "what?", "answers": answers}
         preds[qa_id] = {"qa_id": qa_id, "responses": [{"t_s": rng.uniform(0, t), "text": rng.choice(answers)["text"]
-                                                       if rng.random() < 0.5 else sentence(rng, 6)} for _ in range(responses)]}
+                                                       if rng.random() < 0.5 else sentence(rng, 6)}
+                                       for _ in range(responses)]}
     return gt, preds
 
 
@@ -72,7 +73,8 @@ def timed(fn, *args):
 def main() -> None:
     os.environ.setdefault("STREAMCUE_CACHE_DIR", tempfile.mkdtemp())
     rng = random.Random(0)
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
+          f"{platform.python_version()}")
     gt, preds = estp_data(rng)
     runner = JudgeRunner(ExactJudge(), use_cache=False)
     cold, report = timed(evaluate_estp, gt, preds, runner, load_config("estp_f1"))

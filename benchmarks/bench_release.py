@@ -20,9 +20,9 @@ from pathlib import Path
 
 os.environ.setdefault("STREAMCUE_NO_PROGRESS", "1")
 
-from streamcue.dataset_builders import captaincook4d, ego4d  # noqa: E402
+from streamcue.dataset_builders import BuildReport, captaincook4d, ego4d  # noqa: E402
 from streamcue.dataset_builders.output import write_outputs  # noqa: E402
-from streamcue.dataset_builders.release import ReleaseOptions, build_release  # noqa: E402
+from streamcue.release.build import ReleaseConfig, build_release  # noqa: E402
 from streamcue.io import read_jsonl, write_jsonl  # noqa: E402
 from streamcue.paths import default_captaincook4d, default_goalstep  # noqa: E402
 from streamcue.schemas import ID_FIELDS  # noqa: E402
@@ -32,7 +32,7 @@ def source_records(kind: str, folder: Path) -> Path:
     if kind == "guidance":
         items = captaincook4d.build(captaincook4d.Config(annotations=default_captaincook4d()))
     else:
-        items = ego4d.build(ego4d.Config(goalstep=default_goalstep()), ego4d.BuildReport())
+        items = ego4d.build(ego4d.Config(goalstep=default_goalstep()), BuildReport("ego4d"))
     write_outputs(items, folder)
     return folder
 
@@ -73,7 +73,7 @@ def main() -> None:
         os.environ["HF_DATASETS_CACHE"] = str(tmp / "hf-cache")
         n_videos = multiply(source_records(args.kind, tmp / "src"), tmp / "records", args.kind, args.records)
         start = time.perf_counter()
-        manifest = build_release(ReleaseOptions(records=tmp / "records", version="1.0.0", out=tmp / "dist",
+        manifest = build_release(ReleaseConfig(records=tmp / "records", version="1.0.0", out=tmp / "dist",
                                                 allow_unverified=True))
         built = time.perf_counter() - start
         size = sum(p.stat().st_size for p in (tmp / "dist").rglob("*.parquet")) / 1e6

@@ -34,7 +34,7 @@ from streamcue.loaders.replay_records import replay_records  # noqa: E402
 from streamcue.loaders.strategies import make_strategy  # noqa: E402
 from streamcue.loaders.strategies.oasis import OasisMemory  # noqa: E402
 from streamcue.metrics import evaluate  # noqa: E402
-from streamcue.stub_llm import StubLLMServer, message_text, request_schema  # noqa: E402
+from streamcue.testing.stub_llm import StubLLMServer, message_text, request_schema  # noqa: E402
 
 HOUR = 3600.0
 GOALSTEP = REPO.parent / "shared" / "data" / "ego4d_goalstep" / "data" / "goalstep_valid.json"

@@ -24,13 +24,13 @@ EXAMPLES = 5
 
 def canonical(record: dict[str, Any], kind: str) -> dict[str, Any]:
     """The record in the schemas' canonical form: optional nullable top-level keys present (null when
-    unknown), so that a release round-trips it exactly (see :mod:`streamcue.loaders.features`)."""
+    unknown), so that a release round-trips it exactly (see :mod:`streamcue.schemas.features`)."""
     return {**_nullable_defaults(kind), **record}
 
 
 @cache
 def _nullable_defaults(kind: str) -> dict[str, None]:
-    from streamcue.loaders.features import codec
+    from streamcue.schemas.features import codec
 
     return {name: None for name, sub in codec(kind).props.items() if not sub.required and sub.nullable}
 

@@ -30,6 +30,7 @@ from typing import Any
 from streamcue.dataset_builders import captaincook4d_text as text
 from streamcue.dataset_builders.guidance_plan import Action, Mistake, group_actions, schedule_events
 from streamcue.dataset_builders.jitter import jitter_guidance
+from streamcue.dataset_builders.output import BuildReport
 from streamcue.errors import ConfigError, InputError
 from streamcue.fields import field as _field
 from streamcue.fields import items as _items
@@ -39,7 +40,7 @@ from streamcue.fields import seconds as _time
 from streamcue.io import read_json
 from streamcue.progress import track
 from streamcue.schemas import SCHEMA_VERSION
-from streamcue.schemas.taxonomy import COUNTED_MISTAKES
+from streamcue.schemas.taxonomy import COUNTED_MISTAKES, SPLIT_ALIASES
 
 BUILDER_VERSION = "1.0"
 VIDEO_LICENSE = "CaptainCook4D terms (videos are not redistributed; annotations MIT / Apache-2.0)"
@@ -56,9 +57,8 @@ TAG_CATEGORIES: dict[str, str] = {
     "Missing Step": "missing_step",
     "Other": "other",
 }
-SPLIT_NAMES = {"train": "train", "val": "validation", "validation": "validation", "test": "test"}
 
-__all__ = ["Config", "BuildReport", "build", "TAG_CATEGORIES"]
+__all__ = ["Config", "build", "TAG_CATEGORIES"]
 
 
 @dataclass(frozen=True)
@@ -94,28 +94,16 @@ class Config:
             raise ConfigError(f"unknown mistake categories {sorted(unknown)}; known: {sorted(TAG_CATEGORIES.values())}")
 
 
-@dataclass
-class BuildReport:
-    """What a build noticed: ``warnings`` (inconsistent sources, only with ``warn_inconsistent``)."""
-
-    recordings: int = 0
-    warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"builder": "captaincook4d", "recordings": self.recordings, "warnings": self.warnings}
-
-
 class _Inconsistency:
-    """Raise an inconsistency as an InputError, or (``warn``) record it as a warning and go on."""
+    """Raise an inconsistency as an InputError, or (``warn``) add it to ``warnings`` and go on."""
 
-    def __init__(self, warn: bool, report: BuildReport) -> None:
-        self.warn, self.report = warn, report
+    def __init__(self, warn: bool, warnings: list[str]) -> None:
+        self.warn, self.warnings = warn, warnings
 
     def __call__(self, message: str, **where: Any) -> None:
-        error = InputError(message, **where)
         if not self.warn:
             raise InputError(f"{message} (--warn-inconsistent makes this a warning)", **where)
-        self.report.warnings.append(str(error))
+        self.warnings.append(str(InputError(message, **where)))
 
 
 def _load_durations(path: Path, inconsistent: _Inconsistency) -> dict[str, float]:
@@ -131,7 +119,8 @@ def _load_durations(path: Path, inconsistent: _Inconsistency) -> dict[str, float
         try:
             rid, duration = row["recording_id"], float(row["duration(sec)"])
         except (KeyError, TypeError, ValueError):
-            raise InputError("expected columns recording_id and duration(sec) with a number", file=path, line=lineno) from None
+            raise InputError("expected columns recording_id and duration(sec) with a number", file=path,
+                             line=lineno) from None
         if not math.isfinite(duration) or duration <= 0:
             raise InputError(f"duration {row['duration(sec)']!r} is not a positive finite number", file=path,
                              line=lineno, record=rid, field="duration(sec)")
@@ -153,12 +142,12 @@ def _load_splits(path: Path, inconsistent: _Inconsistency) -> dict[str, str]:
         raise InputError("expected an object {split: [recording ids]}", file=path)
     splits: dict[str, str] = {}
     for name, ids in data.items():
-        if name not in SPLIT_NAMES:
+        if name not in SPLIT_ALIASES:
             raise InputError(f"unknown split {name!r}; expected train, val or test", file=path, field=name)
         if not isinstance(ids, list):
             raise InputError("expected a list of recording ids", file=path, field=name)
         for rid in map(str, ids):
-            split = SPLIT_NAMES[name]
+            split = SPLIT_ALIASES[name]
             if rid in splits:
                 if splits[rid] == split:
                     inconsistent(f"recording listed twice in split {name}", file=path, record=rid, field=name)
@@ -171,7 +160,8 @@ def _load_splits(path: Path, inconsistent: _Inconsistency) -> dict[str, str]:
     return splits
 
 
-def _errors_by_position(recording: Mapping[str, Any], errors: Mapping[str, Any] | None, file: Path, rid: str) -> list[list[dict]]:
+def _errors_by_position(recording: Mapping[str, Any], errors: Mapping[str, Any] | None, file: Path,
+                        rid: str) -> list[list[dict]]:
     """The error list of every step, joined by position and checked on (step_id, start, end)."""
     steps = recording["steps"]
     if errors is None:
@@ -195,7 +185,8 @@ def _errors_by_position(recording: Mapping[str, Any], errors: Mapping[str, Any] 
                 raise InputError("expected text or null", file=file, record=rid,
                                  field=f"step_annotations[{i}].errors[{j}].description")
             if not isinstance(tag, str) or tag not in TAG_CATEGORIES:
-                raise InputError(f"unknown error tag {tag!r}", file=file, record=rid, field=f"step_annotations[{i}].errors[{j}].tag")
+                raise InputError(f"unknown error tag {tag!r}", file=file, record=rid,
+                                 field=f"step_annotations[{i}].errors[{j}].tag")
         joined.append(tags)
     return joined
 
@@ -221,19 +212,23 @@ def build_recording(recording: Mapping[str, Any], errors: Mapping[str, Any] | No
                              field=where + "step_id")
         description = _text(step, "description", steps_file, rid, where)
         if start == -1 and end == -1:
-            excluded.extend({"step_id": step_id, "category": TAG_CATEGORIES[e["tag"]], "description": e.get("description", ""),
+            excluded.extend({"step_id": step_id, "category": TAG_CATEGORIES[e["tag"]],
+                             "description": e.get("description", ""),
                              "reason": "step not performed"} for e in errs)
             excluded.append({"step_id": step_id, "description": description, "reason": "step not performed (times -1)"})
             continue
         if start < 0 or end < 0:
-            raise InputError(f"only one of start_time/end_time is -1 ({start}, {end})", file=steps_file, record=rid, field=where + "start_time")
+            raise InputError(f"only one of start_time/end_time is -1 ({start}, {end})", file=steps_file, record=rid,
+                             field=where + "start_time")
         if end < start:
-            raise InputError(f"end_time {round(end, 6)} is before start_time {round(start, 6)}", file=steps_file, record=rid, field=where + "end_time")
+            raise InputError(f"end_time {round(end, 6)} is before start_time {round(start, 6)}", file=steps_file,
+                             record=rid, field=where + "end_time")
         mistakes = []
         for e in errs:
             category = TAG_CATEGORIES[e["tag"]]
             if category in config.counted_mistakes:
-                mistakes.append(Mistake(category, text.mistake_text(category, e.get("description") or e["tag"], description)))
+                mistakes.append(Mistake(category, text.mistake_text(category, e.get("description") or e["tag"],
+                                                                    description)))
             else:
                 excluded.append({"step_id": step_id, "category": category, "description": e.get("description", ""),
                                  "reason": "category not counted"})
@@ -242,16 +237,19 @@ def build_recording(recording: Mapping[str, Any], errors: Mapping[str, Any] | No
         raise InputError("no performed steps (every step has times -1)", file=steps_file, record=rid, field="steps")
     last_end = max(a.end_s for a in actions)
     if last_end > duration_s + DURATION_SLACK_S:
-        raise InputError(f"a step ends at {last_end} s, past the video duration {duration_s} s", file=steps_file, record=rid, field="steps")
+        raise InputError(f"a step ends at {last_end} s, past the video duration {duration_s} s", file=steps_file,
+                         record=rid, field="steps")
     if last_end > duration_s:
-        notes.append(f"video duration raised from {duration_s} s to the last step end {last_end} s (metadata is rounded)")
+        notes.append(f"video duration raised from {duration_s} s to the last step end {last_end} s (metadata is "
+                     f"rounded)")
         duration_s = last_end
     groups = group_actions(actions)
     plan = [{
         "index": i,
         "text": text.instruction_text([a.instruction for a in group]),
         "step_ids": list(dict.fromkeys(a.step_id for a in group)),
-        "actions": [{"step_id": a.step_id, "description": a.instruction, "start_s": a.start_s, "end_s": a.end_s} for a in group],
+        "actions": [{"step_id": a.step_id, "description": a.instruction, "start_s": a.start_s,
+                     "end_s": a.end_s} for a in group],
     } for i, group in enumerate(groups)]
     events = schedule_events(groups, [step["text"] for step in plan])
     guidance = {
@@ -291,14 +289,15 @@ def build_recording(recording: Mapping[str, Any], errors: Mapping[str, Any] | No
 
 
 def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield ``("guidance", record)`` and ``("video", record)`` for every recording.
+    """Yield ``("guidance", record)`` and ``("video", record)`` for every recording; ``report`` gets the counts.
 
     The sources are cross-checked first: the error annotation file must exist, no recording may
     be in two splits, and no recording, key or metadata row may be repeated (errors, or with
-    ``config.warn_inconsistent`` warnings in ``report``).
+    ``config.warn_inconsistent`` warnings in ``report.details["warnings"]``).
     """
-    report = report if report is not None else BuildReport()
-    inconsistent = _Inconsistency(config.warn_inconsistent, report)
+    report = report if report is not None else BuildReport("captaincook4d")
+    warnings: list[str] = []
+    inconsistent = _Inconsistency(config.warn_inconsistent, warnings)
     root = Path(config.annotations)
     if not root.is_dir():
         raise InputError("not a folder (expected the CaptainCook4D annotation repository)", file=root)
@@ -339,6 +338,7 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
                                           split=splits[rid], steps_file=steps_file, errors_file=errors_file)
         if config.jitter_s and splits[rid] == "train":
             guidance = jitter_guidance(guidance, config.jitter_s, config.jitter_seed)
-        report.recordings += 1
         yield "guidance", guidance
         yield "video", video
+    report.details = {"recordings": len(wanted), "counted_mistakes": list(config.counted_mistakes),
+                      "warnings": warnings}

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from streamcue.text import lower_first
+
 __all__ = ["clean_description", "instruction_text", "success_text", "mistake_text"]
 
 # "Coat -Coat a 6-oz. ramekin cup", "Measure and add-1.5 tbsp sugar": a short keyword, a dash, the text.
@@ -31,10 +33,6 @@ def _sentence(text: str) -> str:
     return text if text[-1] in ".!?)" else text + "."
 
 
-def _lower_first(text: str) -> str:
-    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
-
-
 def clean_description(description: str) -> str:
     """``"Coat -Coat a 6-oz. ramekin cup"`` -> ``"Coat a 6-oz. ramekin cup."``.
 
@@ -59,17 +57,17 @@ def instruction_text(descriptions: Sequence[str]) -> str:
     cleaned = [clean_description(d) for d in descriptions]
     if len(cleaned) == 1:
         return cleaned[0]
-    return cleaned[0] + " " + " ".join(f"While doing that, {_lower_first(c)}" for c in cleaned[1:])
+    return cleaned[0] + " " + " ".join(f"While doing that, {lower_first(c)}" for c in cleaned[1:])
 
 
 def success_text(description: str) -> str:
     """Acknowledgement after an action done without a counted mistake."""
-    return f"Well done, that step is complete: {_lower_first(clean_description(description))}"
+    return f"Well done, that step is complete: {lower_first(clean_description(description))}"
 
 
 def mistake_text(category: str, error_description: str, step_description: str) -> str:
     """Feedback addressed to the person, from CaptainCook4D's error description."""
     lead = _MISTAKE_LEAD.get(category, "Check this step")
     what = clean_description(error_description).rstrip(".")
-    step = _lower_first(clean_description(step_description))
-    return f"{lead}: {_lower_first(what)}. The step asks you to {step}"
+    step = lower_first(clean_description(step_description))
+    return f"{lead}: {lower_first(what)}. The step asks you to {step}"

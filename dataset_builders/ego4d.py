@@ -21,12 +21,13 @@ from streamcue.dataset_builders.estp_gen.many_to_many import many_to_many
 from streamcue.dataset_builders.estp_gen.one_to_many import ExpandConfig, one_to_many
 from streamcue.dataset_builders.estp_gen.one_to_one import GenerateConfig, one_to_one
 from streamcue.dataset_builders.estp_gen.templates import TemplateConfig, template_questions
+from streamcue.dataset_builders.output import BuildReport
 from streamcue.errors import ConfigError
 from streamcue.llm import LLMClient, LLMSettings
 from streamcue.progress import track
 from streamcue.schemas import SCHEMA_VERSION
 
-__all__ = ["Config", "build", "BuildReport", "load_videos", "video_record"]
+__all__ = ["Config", "build", "load_videos", "video_record"]
 
 VIDEO_LICENSE = "Ego4D license (videos are not redistributed; GoalStep annotations MIT)"
 
@@ -54,8 +55,8 @@ class Config:
 
 
 @dataclass
-class BuildReport:
-    """What the build did: kept and dropped clips, counts, LLM usage (never the key)."""
+class _Figures:
+    """What the build did (the build report's details): kept and dropped clips, counts, skipped stages."""
 
     videos: int = 0
     usable_videos: int = 0
@@ -65,14 +66,13 @@ class BuildReport:
     by_task_type: Counter = field(default_factory=Counter)
     by_stage: Counter = field(default_factory=Counter)
     invalid_groups: int = 0
-    llm: dict | None = None
     llm_skipped: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"videos": self.videos, "usable_videos": self.usable_videos, "dropped_clips": self.dropped_clips,
                 "unusable_videos": self.unusable_videos, "source_notes": self.source_notes,
                 "by_task_type": dict(sorted(self.by_task_type.items())), "by_stage": dict(self.by_stage),
-                "invalid_groups": self.invalid_groups, "llm": self.llm, "llm_skipped": self.llm_skipped}
+                "invalid_groups": self.invalid_groups, "llm_skipped": self.llm_skipped}
 
 
 def load_videos(goalstep: Path, wanted: tuple[str, ...] = ()) -> list[GoalVideo]:
@@ -98,7 +98,8 @@ def video_record(video: GoalVideo, video_uri: str) -> dict[str, Any]:
 
 def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield ``("interval_qa", record)`` and ``("video", record)`` pairs; fill ``report``."""
-    report = report if report is not None else BuildReport()
+    report = report if report is not None else BuildReport("ego4d")
+    figures = _Figures()
     videos = load_videos(config.goalstep, config.videos)
     narrations = load_narrations(config.narrations) if config.narrations else {}
     captions = load_captions(config.captions, {v.video_uid for v in videos}) if config.captions else {}
@@ -110,35 +111,36 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
 
         embedder = Embedder(config.embedding_model)
     elif config.captions:
-        report.llm_skipped = "captions given but no LLM endpoint: stages 3-5 skipped"
+        figures.llm_skipped = "captions given but no LLM endpoint: stages 3-5 skipped"
     else:
-        report.llm_skipped = "no captions file: stages 3-5 (one-to-one, one-to-many, many-to-many) skipped"
-    report.videos = len(videos)
+        figures.llm_skipped = "no captions file: stages 3-5 (one-to-one, one-to-many, many-to-many) skipped"
+    figures.videos = len(videos)
     for video in track(videos, "ego4d videos", total=len(videos)):
         if video.notes:
-            report.source_notes[video.video_uid] = video.notes
+            figures.source_notes[video.video_uid] = video.notes
         points = narrations.get(video.video_uid) if config.narrations else None
         cleaned = clean_video(video, points, config.clean)
-        report.dropped_clips.extend(cleaned.dropped)
+        figures.dropped_clips.extend(cleaned.dropped)
         records = template_questions(video, cleaned.kept, points, config.templates, source)
         video_captions = captions.get(video.video_uid, [])
         if llm is not None and video_captions:
             generated = one_to_one(video, video_captions, llm, config.generate, source)
             generated = one_to_many(generated, video_captions, llm, embedder, config.expand)
             grouped, invalid = many_to_many(video.video_uid, video.goal_description, generated, llm, source)
-            report.invalid_groups += invalid
+            figures.invalid_groups += invalid
             records += generated + grouped
         if not records:
-            report.unusable_videos.append(video.video_uid)
+            figures.unusable_videos.append(video.video_uid)
             continue
-        report.usable_videos += 1
+        figures.usable_videos += 1
         for record in records:
             if video.members:
                 record["provenance"]["notes"].append(
                     f"{video.video_uid} concatenates {len(video.members)} Ego4D videos: {', '.join(video.members)}")
-            report.by_task_type[record["task_type"]] += 1
-            report.by_stage[record["provenance"]["stage"]] += 1
+            figures.by_task_type[record["task_type"]] += 1
+            figures.by_stage[record["provenance"]["stage"]] += 1
             yield "interval_qa", record
         yield "video", video_record(video, config.video_uri)
+    report.details = figures.to_dict()
     if llm is not None:
         report.llm = {"model": llm.settings.model, **llm.usage.to_dict()}

@@ -37,11 +37,11 @@ from streamcue.errors import InputError
 from streamcue.fields import items, mapping
 from streamcue.fields import seconds as _num
 from streamcue.io import iter_jsonl, read_json
+from streamcue.schemas.taxonomy import SPLIT_ALIASES
 
 __all__ = ["Step", "GoalVideo", "Narration", "Caption", "load_goalstep", "load_narrations", "load_captions"]
 
 RELEVANCE = ("essential", "optional", "irrelevant", "unsure")
-SPLITS = {"val": "validation", "valid": "validation", "validation": "validation", "train": "train", "test": "test"}
 CAPTION_KINDS = ("narration", "event", "scene")
 
 
@@ -125,7 +125,8 @@ def _step(raw: Mapping[str, Any], index: int, file: Path, vid: str, where: str, 
     if relevance not in RELEVANCE:
         raise InputError(f"unknown relevance {relevance!r}", file=file, record=vid, field=where + "is_relevant")
     if parent is not None and (start < parent.start_s or end > parent.end_s):
-        notes.append(f"{where.rstrip('.')} [{start:.2f}, {end:.2f}] clamped to its parent step [{parent.start_s:.2f}, {parent.end_s:.2f}]")
+        notes.append(f"{where.rstrip('.')} [{start:.2f}, {end:.2f}] clamped to its parent step "
+                     f"[{parent.start_s:.2f}, {parent.end_s:.2f}]")
         start, end = max(start, parent.start_s), min(end, parent.end_s)
         end = max(start, end)
     description = _text(raw, "step_description", file, vid, where)
@@ -150,7 +151,7 @@ def load_goalstep(path: str | Path) -> list[GoalVideo]:
         raise InputError("this GoalStep file has only step_segments without times (the test split): "
                          "interval questions need timed steps, use the val file", file=path)
     groups = _groups(path)
-    split = SPLITS.get(str(data.get("split", "val")).lower(), "validation")
+    split = SPLIT_ALIASES.get(str(data.get("split", "val")).lower(), "validation")
     out = []
     seen = set()
     for i, raw in enumerate(videos):
@@ -222,7 +223,8 @@ def load_captions(path: str | Path, known_videos: set[str]) -> dict[str, list[Ca
         if not isinstance(vid, str):
             raise InputError("missing video_id", file=path, line=line, field="video_id")
         if vid not in known_videos:
-            raise InputError("unknown video id (not in the GoalStep file)", file=path, line=line, record=vid, field="video_id")
+            raise InputError("unknown video id (not in the GoalStep file)", file=path, line=line, record=vid,
+                             field="video_id")
         start, end = _num(rec, "start_s", path, vid, ""), _num(rec, "end_s", path, vid, "")
         if end < start:
             raise InputError(f"end_s {end} is before start_s {start}", file=path, line=line, record=vid, field="end_s")

@@ -45,7 +45,7 @@ from streamcue.progress import track
 from streamcue.prompts import Prompt, load_prompt
 from streamcue.schemas import SCHEMA_VERSION
 
-__all__ = ["Config", "BuildReport", "build", "normalise_noun", "COMPLETION_PROMPT", "CRITICAL_PROMPT"]
+__all__ = ["Config", "AugmentFigures", "build", "normalise_noun", "COMPLETION_PROMPT", "CRITICAL_PROMPT"]
 
 BUILDER = "livecook-augment"
 BUILDER_VERSION = "1.0"
@@ -83,7 +83,7 @@ class Config:
 
 
 @dataclass
-class BuildReport:
+class AugmentFigures:
     videos: int = 0
     kept_steps: int = 0
     dropped_steps: list[dict] = field(default_factory=list)
@@ -317,9 +317,9 @@ def _answers(llm: LLMClient, requests: Sequence[Request], what: str) -> list[Any
     return answers
 
 
-def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+def build(config: Config, report: AugmentFigures | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield ``("guidance" | "counterfactual_mistake" | "video", record)``; fill ``report``."""
-    report = report if report is not None else BuildReport()
+    report = report if report is not None else AugmentFigures()
     videos = load_videos(config.goalstep, config.videos)
     narrations = load_narrations(config.narrations) if config.narrations else {}
     source = Path(config.goalstep).name

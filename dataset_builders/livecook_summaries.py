@@ -46,7 +46,7 @@ from streamcue.schemas.taxonomy import COUNTED_MISTAKES
 
 __all__ = [
     "Config",
-    "BuildReport",
+    "SummaryFigures",
     "TrainExample",
     "Query",
     "build",
@@ -132,7 +132,7 @@ class Query:
 
 
 @dataclass
-class BuildReport:
+class SummaryFigures:
     recordings: int = 0
     index_size: int = 0
     summaries: dict[str, int] = field(default_factory=dict)
@@ -328,12 +328,12 @@ def _record(
 
 
 def build(
-    config: Config, report: BuildReport | None = None, *, _index_splits: Sequence[str] = ("train",)
+    config: Config, report: SummaryFigures | None = None, *, _index_splits: Sequence[str] = ("train",)
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield ``("mistake_summary", record)`` for every instruction of the chosen splits; fill ``report``."""
     from streamcue.embedding import Embedder, model_name
 
-    report = report if report is not None else BuildReport()
+    report = report if report is not None else SummaryFigures()
     guidance, splits = guidance_and_splits(config.annotations, config.counted_mistakes)
     if config.recordings:
         unknown = set(config.recordings) - splits.keys()

@@ -1,4 +1,9 @@
-"""Write a builder's records: validated, one JSONL file per kind, each written atomically."""
+"""Write a builder's records: validated, one JSONL file per kind, each written atomically, plus its build report.
+
+:func:`run_builder` is how every caller runs a registered builder (``streamcue build <name>``, the demo, the
+contract test): it hands the builder a fresh :class:`BuildReport`, writes the records with :func:`write_outputs`,
+counts them into the report and writes ``OUT/build_report.json``.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.errors import InputError, RecordValidationError
-from streamcue.io import write_jsonl
+from streamcue.io import write_json, write_jsonl
 from streamcue.paths import check_out_folder, check_outputs
 from streamcue.schemas import check_records
 
@@ -24,7 +29,29 @@ FILE_NAMES = {
     "active_item": "active_item.jsonl",
 }
 
-__all__ = ["FILE_NAMES", "BuildOutput", "write_outputs"]
+#: The build report's file name, beside the records.
+REPORT_NAME = "build_report.json"
+
+__all__ = ["FILE_NAMES", "REPORT_NAME", "BuildOutput", "BuildReport", "run_builder", "write_outputs"]
+
+
+@dataclass
+class BuildReport:
+    """What one build did, in the same shape for every builder (``build_report.json``).
+
+    ``builder``: its registry name; ``counts``: records written per kind (filled after the build);
+    ``llm``: LLM usage (model, calls, cache hits, tokens; never the key) or None when no LLM ran;
+    ``details``: the builder's own figures, JSON-ready (dropped inputs and why, per-type counts, ...).
+    """
+
+    builder: str
+    counts: dict[str, int] = field(default_factory=dict)
+    llm: dict[str, Any] | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"builder": self.builder, "counts": dict(sorted(self.counts.items())), "llm": self.llm,
+                "details": self.details}
 
 
 @dataclass
@@ -53,7 +80,8 @@ def write_outputs(items: Iterable[tuple[str, dict[str, Any]]], out: str | Path, 
     durations = None
     for kind in sorted(by_kind, key=lambda k: k != "video"):
         records = by_kind[kind]
-        report = check_records(((None, r) for r in records), kind, file=f"<{FILE_NAMES[kind]} being built>", durations=durations)
+        report = check_records(((None, r) for r in records), kind, file=f"<{FILE_NAMES[kind]} being built>",
+                               durations=durations)
         if not report.ok:
             raise RecordValidationError(report.violations)
         if kind == "video":
@@ -64,3 +92,18 @@ def write_outputs(items: Iterable[tuple[str, dict[str, Any]]], out: str | Path, 
         result.counts[kind] = write_jsonl(path, records)
         result.files[kind] = path
     return result
+
+
+def run_builder(builder: Any, config: Any, out: str | Path, inputs: Sequence[Path] = ()) -> tuple[BuildOutput,
+                                                                                                  BuildReport]:
+    """Run a registered builder (:class:`~streamcue.dataset_builders.registry.Builder`) on ``config`` into ``out``.
+
+    Nothing is written unless every record is valid; the report is written last, beside the records.
+    ``inputs`` (the source files and folders) are never written over nor into (:func:`write_outputs`).
+    """
+    out = Path(out)
+    report = BuildReport(builder.name)
+    result = write_outputs(builder.build(config, report), out, inputs=inputs, extra=[REPORT_NAME])
+    report.counts = dict(result.counts)
+    write_json(out / REPORT_NAME, report.to_dict())
+    return result, report

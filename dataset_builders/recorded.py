@@ -25,26 +25,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from streamcue.anonymize.pipeline import AnonymizeOptions, Anonymizer, anonymize_video, output_paths
+from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video, output_paths
 from streamcue.anonymize.report import report_problem, sha256_file
+from streamcue.dataset_builders.output import BuildReport
 from streamcue.errors import InputError, RecordValidationError
 from streamcue.extras import require
 from streamcue.io import iter_jsonl, read_json
 from streamcue.llm import LLMClient, LLMSettings, Request
-from streamcue.loaders.replay import Frame, select_frames
+from streamcue.frame_memory import Frame, select_frames
 from streamcue.paths import resolve_uri
 from streamcue.progress import track
 from streamcue.prompts import load_prompt
 from streamcue.schemas import check
 from streamcue.version import __version__
 
+__all__ = ["PROMPT", "CAPTION_SCHEMA", "Config", "read_tasks", "prepare_video", "caption_task", "build"]
+
+
 PROMPT = "recorded_caption.v1"
 CAPTION_SCHEMA = {"type": "object", "properties": {"caption": {"type": "string", "minLength": 1}},
                   "required": ["caption"], "additionalProperties": False}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Config:
+    """``out`` is the build's output folder: blurred copies go to ``OUT/videos/``, and paths are relative to it."""
+
     videos: Path
     tasks: Path
     out: Path
@@ -53,17 +59,9 @@ class Config:
     frame_side: int = 448          # frames sent to the model are scaled to this longest side
     jpeg_quality: int = 85
     anonymized: bool = False       # inputs are already blurred, each with a passing report beside it
-    anonymize: AnonymizeOptions = field(default_factory=AnonymizeOptions)
+    anonymize: AnonymizeConfig = field(default_factory=AnonymizeConfig)
     license: str = "CC BY 4.0"
     use_cache: bool = True
-
-
-@dataclass
-class BuildReport:
-    tasks: int = 0
-    captions: int = 0
-    videos: dict[str, Any] = field(default_factory=dict)
-    llm: dict[str, Any] = field(default_factory=dict)
 
 
 def read_tasks(path: Path) -> list[tuple[int | None, dict[str, Any]]]:
@@ -148,9 +146,10 @@ def caption_task(client: LLMClient, task: dict[str, Any], jpegs: list[bytes], k:
 
 def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """``("video", record)`` and ``("dense_caption", record)`` pairs for the writer."""
-    report = report if report is not None else BuildReport()
+    report = report if report is not None else BuildReport("recorded")
+    videos: dict[str, Any] = {}
+    caption_count = 0
     tasks = [t for _, t in read_tasks(config.tasks)]
-    report.tasks = len(tasks)
     for task in tasks:  # a task names a file under --videos, never one outside it
         resolve_uri(config.videos, task["video"], file=config.tasks, record=f"task_id={task['task_id']}",
                     field="video")
@@ -186,8 +185,8 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
         seen_videos.add(vid)
         info = probe(video)
         uri = video.name if not config.anonymized else task["video"]
-        report.videos[vid] = {"anonymized": _relative(video, config.out), "report": _relative(report_path, config.out),
-                              "seconds": len(jpegs[source])}
+        videos[vid] = {"anonymized": _relative(video, config.out), "report": _relative(report_path, config.out),
+                       "seconds": len(jpegs[source])}
         yield "video", {
             "schema_version": "1.0", "video_id": vid, "source": "recorded", "duration_s": info.duration_s,
             "fps": info.fps, "width": info.width, "height": info.height,
@@ -198,7 +197,7 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
         futures = [pool.submit(caption_task, client, t, jpegs[config.videos / t["video"]], config.k) for t in tasks]
         results = [f.result() for f in track(futures, "captioning")]
     for task, captions in zip(tasks, results):
-        report.captions += len(captions)
+        caption_count += len(captions)
         yield "dense_caption", {
             "schema_version": "1.0", "task_id": task["task_id"], "video_id": _video_id(task),
             "task_type": task["task_type"], "category": task["category"], "prompt": task["prompt"], "fps": 1,
@@ -208,4 +207,5 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
                            "memory": {"policy": "SW+U", "k": config.k, "frame_side": config.frame_side}},
             "verification": {"status": "unverified", "annotators": [], "checks": 0},
         }
+    report.details = {"tasks": len(tasks), "captions": caption_count, "videos": videos}
     report.llm = {"model": config.llm.model, **client.usage.to_dict()}

@@ -14,6 +14,9 @@ from pathlib import Path
 from streamcue.errors import InputError
 
 
+__all__ = ["VideoFrames", "SpanFrames"]
+
+
 class VideoFrames:
     """``frame_image(index, t_s)`` for :func:`streamcue.loaders.replay.replay`: the video sampled at ``fps``."""
 

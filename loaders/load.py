@@ -18,13 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.bulk import gc_paused
-from streamcue.dataset_builders.release_card import CONFIG_NAMES
+from streamcue.release.card import CONFIG_NAMES
 from streamcue.errors import ConfigError, InputError, ServiceError
 from streamcue.extras import require
 from streamcue.fields import unknown_name
-from streamcue.loaders.features import RELEASE_KINDS
+from streamcue.schemas.features import RELEASE_KINDS
 from streamcue.loaders.records import record_class
 from streamcue.paths import resolve_uri
+
+__all__ = ["load", "by_video", "video_path"]
+
 
 _KIND_OF = {**{k: k for k in RELEASE_KINDS}, **{v: k for k, v in CONFIG_NAMES.items()}}
 

@@ -5,7 +5,8 @@ times), the current prompt and the dialogue so far, and asks for a structured de
 ``{"speak": bool, "text": str[, "type": ...]}``. Answers are validated, retried when invalid,
 and cached like every other LLM call in streamcue (the cache key covers the images).
 
->>> model = OpenAIVisionModel(LLMSettings.resolve(base_url=..., model="Qwen2.5-VL-7B"), kind="interval_qa")  # doctest: +SKIP
+>>> settings = LLMSettings.resolve(base_url=..., model="Qwen2.5-VL-7B")                       # doctest: +SKIP
+>>> model = OpenAIVisionModel(settings, kind="interval_qa")                                  # doctest: +SKIP
 >>> replay_records(model, records, "interval_qa", durations, protocol="asynchronous", clock="wall")  # doctest: +SKIP
 """
 
@@ -19,6 +20,9 @@ from streamcue.loaders.replay import Frame
 from streamcue.loaders.replay_records import GUIDANCE_TYPES
 from streamcue.loaders.strategies.base import user_content
 from streamcue.prompts import load_prompt
+
+__all__ = ["PROMPT", "OpenAIVisionModel"]
+
 
 PROMPT = "replay_vision.v1"
 _RULES = {

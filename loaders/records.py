@@ -7,7 +7,7 @@
 
 Nested objects become their own classes (``IntervalQaAnswer``, ``GuidanceEvent``, ...);
 open-ended objects (``provenance``, ``verification``) stay plain dicts. ``to_dict`` gives the
-record back in the canonical form described in :mod:`streamcue.loaders.features`.
+record back in the canonical form described in :mod:`streamcue.schemas.features`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,10 @@ import dataclasses
 from functools import cache
 from typing import Any, Optional
 
-from streamcue.loaders.features import Codec, codec
+from streamcue.schemas.features import Codec, codec
+
+__all__ = ["record_class"]
+
 
 _PY_TYPES = {"string": str, "int64": int, "float64": float, "bool": bool}
 
@@ -47,7 +50,7 @@ class _Record:
         """From a Parquet row of the release (JSON columns still encoded), in one pass."""
         values = {}
         for name, sub in cls._codec.props.items():
-            values[name] = _row_to_obj(sub, cls._nested.get(name), row.get(name))
+            values[name] = _to_obj(sub, cls._nested.get(name), row.get(name), row=True)
         return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:
@@ -59,24 +62,15 @@ class _Record:
         return out
 
 
-def _to_obj(sub: Codec, cls: type | None, value: Any) -> Any:
+def _to_obj(sub: Codec, cls: type | None, value: Any, row: bool = False) -> Any:
+    """A field's value as its dataclass; ``row``: ``value`` comes from an Arrow row (JSON columns still encoded)."""
     if value is None:
         return None
     if sub.form == "struct":
-        return cls.from_dict(value)
+        return cls.from_row(value) if row else cls.from_dict(value)
     if sub.form == "list":
-        return [_to_obj(sub.item, cls, v) for v in value]
-    return value
-
-
-def _row_to_obj(sub: Codec, cls: type | None, value: Any) -> Any:
-    if value is None:
-        return None
-    if sub.form == "struct":
-        return cls.from_row(value)
-    if sub.form == "list":
-        return [_row_to_obj(sub.item, cls, v) for v in value]
-    return sub.decode(value) if sub.form == "json" else value
+        return [_to_obj(sub.item, cls, v, row) for v in value]
+    return sub.decode(value) if row and sub.form == "json" else value
 
 
 def _to_data(sub: Codec, value: Any) -> Any:

@@ -11,7 +11,7 @@ timestamps, the pixels are optional):
   finishes. A slow model sees fewer frames and answers late; frames that leave the buffer
   before the model takes them are counted as dropped.
 
-Memory policies choose which of the frames the model has taken it sees in one call
+Memory policies (:mod:`streamcue.frame_memory`) choose which of the frames the model has taken it sees in one call
 (``k`` frames): ``SW`` the last k; ``U`` k spread uniformly over all; ``SW+U`` the last k/2
 plus k - k/2 spread uniformly over the older ones. A policy may also be a :class:`Memory`
 object (e.g. OASIS's event memory, :mod:`streamcue.loaders.strategies.oasis`) that returns
@@ -43,17 +43,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from streamcue.errors import ConfigError
+from streamcue.frame_memory import POLICIES, Frame, select_frames
 
 __all__ = ["Frame", "Model", "Memory", "Episode", "select_frames", "ReplayResult", "replay", "POLICIES"]
-
-POLICIES = ("SW", "U", "SW+U")
-
-
-@dataclass(frozen=True)
-class Frame:
-    index: int
-    t_s: float
-    image: Any = None
 
 
 class Model(Protocol):
@@ -79,32 +71,6 @@ class Episode:
     start_s: float
     end_s: float
     fps: float
-
-
-def _uniform(items: Sequence[Frame], k: int) -> list[Frame]:
-    if k <= 0 or not items:
-        return []
-    if len(items) <= k:
-        return list(items)
-    if k == 1:
-        return [items[-1]]
-    step = (len(items) - 1) / (k - 1)
-    return [items[round(i * step)] for i in range(k)]
-
-
-def select_frames(frames: Sequence[Frame], k: int, policy: str = "SW+U") -> list[Frame]:
-    """The ``k`` frames a memory policy keeps out of ``frames`` (oldest first)."""
-    if policy not in POLICIES:
-        raise ConfigError(f"unknown memory policy {policy!r}; known: {', '.join(POLICIES)}")
-    if k < 1:
-        raise ConfigError("k must be at least 1")
-    if policy == "SW":
-        return list(frames[-k:])
-    if policy == "U":
-        return _uniform(frames, k)
-    recent = k // 2 if k > 1 else 1
-    older = frames[:-recent] if len(frames) > recent else []
-    return _uniform(older, k - recent) + list(frames[-recent:])
 
 
 @dataclass

@@ -30,6 +30,9 @@ from streamcue.errors import ConfigError, InputError
 from streamcue.loaders.replay import Episode, Frame, replay
 from streamcue.progress import track
 
+__all__ = ["GUIDANCE_TYPES", "plan_prompt", "replay_records", "PeriodicBaseline"]
+
+
 GUIDANCE_TYPES = ("instruction", "success", "mistake", "finish")
 
 

@@ -12,46 +12,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from streamcue.fields import unknown_name
+from streamcue.metrics.registry import METRICS, EvalContext, Metric, get_metric
 
-__all__ = ["METRICS", "MetricInfo", "evaluate"]
-
-
-@dataclass(frozen=True)
-class MetricInfo:
-    record_kind: str
-    config: str
-    higher_is_better: bool
-    uses_judge: bool
-    summary: str
-    default_judge: str = "token-f1"
+__all__ = ["METRICS", "EvalContext", "Metric", "evaluate", "get_metric"]
 
 
-#: name -> what it scores.
-METRICS: dict[str, MetricInfo] = {
-    "estp-f1": MetricInfo("interval_qa", "estp_f1", True, True, "ESTP-Bench answer + timing F1 (appendix B.3)"),
-    "vsas": MetricInfo("dense_caption", "vsas", True, True, "VSAS-Bench accuracy and consistency (Sec. 3.3)"),
-    "livecook": MetricInfo("guidance", "livecook", True, False, "LiveCook IC-Acc, mistake P/R/F1, ROUGE-L, BERTScore"),
-    "reasoning": MetricInfo("reasoning_trace", "reasoning", True, True, "MiRA rubric of reasoning traces (AVP B.1)",
-                            default_judge="mira"),
-    "ovo-bench": MetricInfo("mc_question", "ovo_bench", True, False,
-                            "OVO-Bench accuracy per task and group, official or strict rules (Sec. 4.1)"),
-    "streamingbench": MetricInfo("mc_question", "streamingbench", True, False,
-                                 "StreamingBench accuracy per task type; proactive time and answer accuracy"),
-}
-
-
-def metric_info(name: str) -> MetricInfo:
-    if name not in METRICS:
-        raise unknown_name("metric", name, METRICS)
-    return METRICS[name]
-
-
-def evaluate(metric: str, gt: str | Path, pred: str | Path, *, judge: str | None = None, config_version: int | None = None,
+def evaluate(metric: str, gt: str | Path, pred: str | Path, *, judge: str | None = None,
+             config_version: int | None = None,
              judge_options: dict[str, Any] | None = None, use_cache: bool = True, bertscore: bool = True,
              bertscore_model: str | None = None, pred_format: str = "streamcue", model: str | None = None,
              **params: Any) -> dict[str, Any]:
@@ -61,43 +31,15 @@ def evaluate(metric: str, gt: str | Path, pred: str | Path, *, judge: str | None
     ``pred_format`` and ``model`` (ovo-bench, streamingbench) read a benchmark's own output format.
     """
     from streamcue.metrics.configs import load_config
-    from streamcue.metrics.scoring import evaluate_estp, evaluate_livecook, evaluate_vsas, read_pairs
-    from streamcue.metrics.judges import JudgeRunner, make_judge
 
-    info = metric_info(metric)
-    judge = judge or info.default_judge
+    info = get_metric(metric)
     config = load_config(info.config, config_version, **params)
-    if metric == "reasoning":
-        return _evaluate_reasoning(gt, pred, judge, config, judge_options or {}, use_cache)
-    if metric in ("ovo-bench", "streamingbench"):
-        from streamcue.metrics.bench_scoring import evaluate_benchmark
-
-        return evaluate_benchmark(metric, gt, pred, config, pred_format=pred_format, model=model)
-    if pred_format != "streamcue":
+    if pred_format != "streamcue" and not info.other_pred_formats:
         from streamcue.errors import ConfigError
 
-        raise ConfigError(f"--pred-format {pred_format} is for ovo-bench and streamingbench; "
-                          f"{metric} reads streamcue predictions")
-    gt_records, preds = read_pairs(gt, pred, info.record_kind)
-    if metric == "livecook":
-        return evaluate_livecook(gt_records, preds, config, bertscore=bertscore, bertscore_model=bertscore_model)
-    runner = JudgeRunner(make_judge(judge, **(judge_options or {})), use_cache=use_cache)
-    if metric == "estp-f1":
-        return evaluate_estp(gt_records, preds, runner, config)
-    return evaluate_vsas(gt_records, preds, runner, config)
-
-
-def _evaluate_reasoning(gt: str | Path, pred: str | Path, judge: str, config: Any, judge_options: dict[str, Any],
-                        use_cache: bool) -> dict[str, Any]:
-    from streamcue.errors import ConfigError
-    from streamcue.metrics.judges import JudgeRunner
-    from streamcue.metrics.mira import MiraJudge, read_reasoning, score_reasoning
-    from streamcue.metrics.scoring import _report
-
-    if judge != "mira":
-        raise ConfigError(f"reasoning traces are scored by the mira judge (an LLM rubric), not {judge!r}")
-    gt_records, preds = read_reasoning(gt, pred)
-    options = {k: v for k, v in judge_options.items() if v is not None and k in ("model", "base_url")}
-    runner = JudgeRunner(MiraJudge.from_options(scale_max=config.scale_max, **options), use_cache=use_cache)
-    overall, groups, per_item = score_reasoning(gt_records, preds, runner, config)
-    return _report("reasoning", config, runner, overall, groups, per_item, sorted(set(gt_records) - set(preds)))
+        readers = " and ".join(name for name, m in METRICS.items() if m.other_pred_formats)
+        raise ConfigError(f"--pred-format {pred_format} is for {readers}; {metric} reads streamcue predictions")
+    context = EvalContext(judge=judge or info.default_judge, judge_options=dict(judge_options or {}),
+                          use_cache=use_cache, bertscore=bertscore, bertscore_model=bertscore_model,
+                          pred_format=pred_format, model=model)
+    return info.evaluate(gt, pred, config, context)

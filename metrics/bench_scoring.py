@@ -19,7 +19,8 @@ from streamcue.metrics import ovo_bench, streamingbench_score
 from streamcue.metrics.scoring import _report
 from streamcue.schemas import check_records
 
-__all__ = ["record_files", "read_ground_truth", "evaluate_benchmark", "PRED_FORMATS"]
+__all__ = ["record_files", "read_ground_truth", "evaluate_benchmark", "PRED_FORMATS", "run_ovo_bench",
+           "run_streamingbench"]
 
 PRED_FORMATS = {"ovo-bench": ("streamcue", "ovo-results"), "streamingbench": ("streamcue", "streamingbench")}
 _KINDS = ("mc_question", "active_item")
@@ -190,3 +191,14 @@ def _ovo_result_entry(item: Any, where: str, file: Path, gt: Mapping[str, dict[s
         mismatches.append(rid)
     return ovo_bench.Entry(rid, record["task"], letter=str(letter), n_options=len(record["options"]),
                            response=item.get("response"))
+
+
+def run_ovo_bench(gt: str | Path, pred: str | Path, config: Any, context: Any) -> dict[str, Any]:
+    """Entry point of ``ovo-bench`` (see :mod:`streamcue.metrics.registry`)."""
+    return evaluate_benchmark("ovo-bench", gt, pred, config, pred_format=context.pred_format, model=context.model)
+
+
+def run_streamingbench(gt: str | Path, pred: str | Path, config: Any, context: Any) -> dict[str, Any]:
+    """Entry point of ``streamingbench`` (see :mod:`streamcue.metrics.registry`)."""
+    return evaluate_benchmark("streamingbench", gt, pred, config, pred_format=context.pred_format,
+                              model=context.model)

@@ -7,7 +7,6 @@ Scores from different models or layers are not comparable, so the report names b
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 

@@ -31,24 +31,12 @@ from typing import Any, Protocol
 from streamcue.cache import Cache, cache_key
 from streamcue.fields import unknown_name
 from streamcue.metrics.text import normalize_answer, token_f1
+from streamcue.metrics.verdict import Triple, Verdict
 
 __all__ = ["Verdict", "Judge", "JudgeRunner", "JUDGES", "make_judge", "similarity_verdict"]
 
 #: What a triple is judged for; an LLM judge uses a different prompt per task.
 TASKS = ("estp", "vsas", "feedback")
-
-
-@dataclass(frozen=True)
-class Verdict:
-    binary: bool
-    rubric: int
-    answer_score: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-Triple = tuple[str, str, str]  # (question, reference, response)
 
 
 class Judge(Protocol):
@@ -74,7 +62,8 @@ class ExactJudge:
         return {"judge": self.name, "version": 1}
 
     def judge(self, triples: Sequence[Triple], task: str) -> list[Verdict]:
-        return [similarity_verdict(float(normalize_answer(ref) == normalize_answer(res)), 1.0) for _, ref, res in triples]
+        return [similarity_verdict(float(normalize_answer(ref) == normalize_answer(res)), 1.0)
+                for _, ref, res in triples]
 
 
 @dataclass

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from streamcue.llm import LLMClient, LLMSettings, Request
-from streamcue.metrics.judges import Triple, Verdict
+from streamcue.metrics.verdict import Triple, Verdict
 from streamcue.prompts import load_prompt
 
 __all__ = ["LLMJudge"]
@@ -44,7 +44,8 @@ class LLMJudge:
     def judge(self, triples: Sequence[Triple], task: str) -> list[Verdict]:
         task = task if task in PROMPTS else "vsas"
         prompt = load_prompt("streamcue.metrics", PROMPTS[task])
-        requests = [Request(({"role": "user", "content": prompt.render(question=q or "(none)", reference=ref, response=res)},),
+        requests = [Request(({"role": "user",
+                              "content": prompt.render(question=q or "(none)", reference=ref, response=res)},),
                             SCHEMAS[task], prompt.version, f"{task}_verdict") for q, ref, res in triples]
         answers = self.client.complete_many(requests)
         if task == "vsas":

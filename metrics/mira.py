@@ -34,16 +34,18 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from streamcue.errors import InputError, RecordValidationError
+from streamcue.errors import ConfigError, InputError, RecordValidationError
 from streamcue.io import iter_jsonl
 from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.metrics.configs import ReasoningConfig
-from streamcue.metrics.judges import JudgeRunner, Triple
+from streamcue.metrics.judges import JudgeRunner
+from streamcue.metrics.registry import EvalContext
 from streamcue.metrics.text import normalize_answer
+from streamcue.metrics.verdict import Triple
 from streamcue.prompts import load_prompt
 from streamcue.schemas import check_records
 
-__all__ = ["AXES", "MiraVerdict", "MiraJudge", "same_answer", "score_reasoning", "read_reasoning"]
+__all__ = ["AXES", "MiraVerdict", "MiraJudge", "same_answer", "score_reasoning", "read_reasoning", "run_reasoning"]
 
 AXES = ("perceptual_correctness", "temporal_localization", "logical_reasoning", "completeness")
 PROMPT = "mira_judge.v1"
@@ -164,3 +166,16 @@ def score_reasoning(gt: Mapping[str, dict], preds: Mapping[str, dict], runner: J
             by_type.setdefault(g["task_type"], []).append(per_item[item_id])
     groups = {"task_type": {t: _summary(items) for t, items in sorted(by_type.items())}} if by_type else {}
     return overall, groups, per_item
+
+
+def run_reasoning(gt: str | Path, pred: str | Path, config: ReasoningConfig, context: EvalContext) -> dict[str, Any]:
+    """Entry point of ``reasoning`` (see :mod:`streamcue.metrics.registry`): read, judge with ``mira``, score."""
+    from streamcue.metrics.scoring import _report
+
+    if context.judge != "mira":
+        raise ConfigError(f"reasoning traces are scored by the mira judge (an LLM rubric), not {context.judge!r}")
+    gt_records, preds = read_reasoning(gt, pred)
+    options = {k: v for k, v in context.judge_options.items() if v is not None and k in ("model", "base_url")}
+    runner = JudgeRunner(MiraJudge.from_options(scale_max=config.scale_max, **options), use_cache=context.use_cache)
+    overall, groups, per_item = score_reasoning(gt_records, preds, runner, config)
+    return _report("reasoning", config, runner, overall, groups, per_item, sorted(set(gt_records) - set(preds)))

@@ -30,7 +30,8 @@ def print_report(report: dict[str, Any]) -> None:
         console.out.print(f"note: {note}", markup=False)
     if report["missing_predictions"]:
         how = report.get("missing_scored_as", "no response")
-        console.err.print(f"warning: {len(report['missing_predictions'])} items have no prediction (scored as {how})",
+        console.err.print(f"warning: {len(report['missing_predictions'])} items have no prediction "
+                          f"(scored as {how})",
                           markup=False)
     if report.get("duplicates"):
         console.err.print(f"warning: {len(report['duplicates'])} ids answered more than once: "

@@ -4,8 +4,9 @@ Each ``evaluate_*`` works in explicit phases: read and check the inputs, collect
 request, judge them in one batch (deduplicated, cached), compute per-item scores, then
 aggregate. Reports have the same shape for every metric::
 
-    {"metric", "config_version" (e.g. "livecook.v2"), "config", "judge", "overall", "groups": {group name: {value: scores}},
-     "per_item": {id: scores}, "missing_predictions": [ids], "streamcue_version"}
+    {"metric", "config_version" (e.g. "livecook.v2"), "config", "judge", "overall",
+     "groups": {group name: {value: scores}}, "per_item": {id: scores}, "missing_predictions": [ids],
+     "streamcue_version"}
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from typing import Any
 
 from streamcue.errors import InputError, RecordValidationError
 from streamcue.io import iter_jsonl
-from streamcue.metrics import METRICS, estp, livecook, vsas
+from streamcue.metrics import estp, livecook, vsas
 from streamcue.metrics.configs import EstpConfig, LiveCookConfig, VsasConfig
-from streamcue.metrics.judges import JudgeRunner
+from streamcue.metrics.judges import JudgeRunner, make_judge
+from streamcue.metrics.registry import METRICS, EvalContext
 from streamcue.schemas import ID_FIELDS, check_records
 from streamcue.version import __version__
 
-__all__ = ["read_pairs", "evaluate_estp", "evaluate_vsas", "evaluate_livecook"]
+__all__ = ["read_pairs", "evaluate_estp", "evaluate_vsas", "evaluate_livecook", "run_estp", "run_vsas", "run_livecook"]
 
 
 def read_pairs(gt_path: str | Path, pred_path: str | Path, kind: str) -> tuple[dict[str, dict], dict[str, dict]]:
@@ -57,11 +59,13 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def _grouped(per_item: Mapping[str, Mapping[str, float]], group_of: Mapping[str, str], keys: list[str]) -> dict[str, dict]:
+def _grouped(per_item: Mapping[str, Mapping[str, float]], group_of: Mapping[str, str],
+             keys: list[str]) -> dict[str, dict]:
     groups: dict[str, list[str]] = {}
     for item_id, group in group_of.items():
         groups.setdefault(group, []).append(item_id)
-    return {g: {"n": len(ids), **{k: _mean([per_item[i][k] for i in ids]) for k in keys}} for g, ids in sorted(groups.items())}
+    return {g: {"n": len(ids), **{k: _mean([per_item[i][k] for i in ids]) for k in keys}}
+            for g, ids in sorted(groups.items())}
 
 
 def _report(metric: str, config: Any, runner: JudgeRunner | None, overall: dict, groups: dict, per_item: dict,
@@ -121,7 +125,8 @@ def evaluate_vsas(gt: Mapping[str, dict], preds: Mapping[str, dict], runner: Jud
     triples: list[tuple[str, str, str]] = []
     for task_id, record in gt.items():
         truth = [c["text"] for c in record["captions"]]
-        responses = vsas.extrapolate([estp.Response(r["t_s"], r["text"]) for r in preds.get(task_id, {}).get("responses", [])], len(truth))
+        responses = vsas.extrapolate([estp.Response(r["t_s"], r["text"])
+                                      for r in preds.get(task_id, {}).get("responses", [])], len(truth))
         tasks.append((task_id, record, truth, responses))
         prompt = record.get("prompt", "")
         triples.extend((prompt, g, r) for g, r in zip(truth, responses) if g.strip() and r.strip())
@@ -229,3 +234,26 @@ def _undefined_notes(n_pred: int, n_true: int) -> list[str]:
     if not n_pred and not n_true:
         notes.append("f1 is null: no mistake predicted or annotated")
     return notes
+
+
+def _runner(context: EvalContext) -> JudgeRunner:
+    return JudgeRunner(make_judge(context.judge, **context.judge_options), use_cache=context.use_cache)
+
+
+def run_estp(gt: str | Path, pred: str | Path, config: EstpConfig, context: EvalContext) -> dict:
+    """Entry point of ``estp-f1`` (see :mod:`streamcue.metrics.registry`): read, judge, score."""
+    gt_records, preds = read_pairs(gt, pred, "interval_qa")
+    return evaluate_estp(gt_records, preds, _runner(context), config)
+
+
+def run_vsas(gt: str | Path, pred: str | Path, config: VsasConfig, context: EvalContext) -> dict:
+    """Entry point of ``vsas``: read, judge, score."""
+    gt_records, preds = read_pairs(gt, pred, "dense_caption")
+    return evaluate_vsas(gt_records, preds, _runner(context), config)
+
+
+def run_livecook(gt: str | Path, pred: str | Path, config: LiveCookConfig, context: EvalContext) -> dict:
+    """Entry point of ``livecook`` (no judge): read and score."""
+    gt_records, preds = read_pairs(gt, pred, "guidance")
+    return evaluate_livecook(gt_records, preds, config, bertscore=context.bertscore,
+                             bertscore_model=context.bertscore_model)

@@ -110,7 +110,8 @@ def consistency(truth: Sequence[str], responses: Sequence[str], config: VsasConf
         raise ValueError("truth and responses must have one text per timestep")
     if n < 2:
         return 1.0
-    terms = [1.0 - distance(responses[i], responses[i + 1], config.common) + distance(truth[i], truth[i + 1], config.common)
+    terms = [1.0 - distance(responses[i], responses[i + 1], config.common)
+             + distance(truth[i], truth[i + 1], config.common)
              for i in range(n - 1)]
     if config.clip == "term":
         terms = [min(1.0, max(0.0, t)) for t in terms]

@@ -14,6 +14,7 @@ from streamcue.schemas._validate import (
     check_records,
     load_durations,
     load_schema,
+    schema_registry,
     validate,
     validate_file,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "check_records",
     "load_durations",
     "load_schema",
+    "schema_registry",
     "validate",
     "validate_file",
 ]

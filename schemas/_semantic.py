@@ -11,6 +11,10 @@ from typing import Any
 
 from streamcue.schemas.taxonomy import PROACTIVE_TYPE
 
+__all__ = ["Problem", "Durations", "DURATION_TOLERANCE_S", "check_video", "check_interval_qa", "check_dense_caption",
+           "check_guidance", "CHECKS", "check_interval_qa_minimal", "check_dense_caption_minimal"]
+
+
 Problem = tuple[str, str]
 Durations = Mapping[str, float] | None
 

@@ -21,6 +21,10 @@ from streamcue.io import iter_jsonl
 from streamcue.paths import URI_PATTERN, uri_problem
 from streamcue.schemas._semantic import CHECKS
 
+__all__ = ["ID_FIELDS", "KINDS", "SCHEMA_VERSION", "schema_registry", "load_schema", "check", "validate",
+           "FileReport", "check_records", "check_file", "load_durations", "validate_file"]
+
+
 #: Record kinds and the field that identifies a record of that kind.
 ID_FIELDS: dict[str, str] = {
     "video": "video_id",
@@ -57,7 +61,8 @@ def _schema_text(name: str) -> str:
 
 
 @cache
-def _registry() -> Registry:
+def schema_registry() -> Registry:
+    """Every schema file by its ``$id``, so that ``$ref`` between files resolve."""
     resources_ = [Resource.from_contents(json.loads(_schema_text(name))) for name in ("common", *KINDS)]
     return Registry().with_resources((res.id(), res) for res in resources_)
 
@@ -72,7 +77,7 @@ def load_schema(kind: str) -> dict[str, Any]:
 def _validator(kind: str) -> jsonschema.protocols.Validator:
     schema = load_schema(kind)
     cls = jsonschema.validators.validator_for(schema)
-    return cls(schema, registry=_registry())
+    return cls(schema, registry=schema_registry())
 
 
 @cache

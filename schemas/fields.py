@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from streamcue.schemas._validate import _registry, load_schema
+from streamcue.schemas._validate import load_schema, schema_registry
 
 __all__ = ["field_rows"]
 
@@ -15,7 +15,7 @@ def _resolve(node: dict[str, Any]) -> dict[str, Any]:
         ref = node["$ref"]
         base, _, pointer = ref.partition("#")
         base_uri = base or base_uri
-        target = _registry().contents(base_uri)
+        target = schema_registry().contents(base_uri)
         for part in pointer.strip("/").split("/"):
             target = target[part]
         node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}

@@ -6,6 +6,10 @@ types; LiveCook (Sec. 3) for the counted mistake categories.
 
 from __future__ import annotations
 
+__all__ = ["PROACTIVE_TYPE", "TASK_TYPES", "OPTIMAL_AT_START", "EVENT_TYPES", "COUNTED_MISTAKES", "DENSE_TASK_TYPES",
+           "SPLITS", "SPLIT_ALIASES"]
+
+
 #: ESTP-Bench task type -> proactive type.
 PROACTIVE_TYPE: dict[str, str] = {
     "OR": "explicit",    # object recognition
@@ -37,3 +41,10 @@ EVENT_TYPES: tuple[str, ...] = ("mistake", "success", "instruction", "finish")
 COUNTED_MISTAKES: tuple[str, ...] = ("technique", "preparation", "measurement", "timing", "temperature")
 
 DENSE_TASK_TYPES: tuple[str, ...] = ("present", "cumulative", "future")
+
+#: The splits every record is in (video.schema.json's enum), in release order.
+SPLITS: tuple[str, ...] = ("train", "validation", "test")
+
+#: A source's split name -> ours (CaptainCook4D says "val", Ego4D "val" or "valid").
+SPLIT_ALIASES: dict[str, str] = {"train": "train", "val": "validation", "valid": "validation",
+                                 "validation": "validation", "test": "test"}

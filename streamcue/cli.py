@@ -20,10 +20,15 @@ from streamcue.cli_anonymize import anonymize
 from streamcue.cli_benchmarks import build_ovo_bench, build_streamingbench, replay_benchmark_command
 from streamcue.cli_evidence import evidence_stats, verify_evidence
 from streamcue.cli_livecook import build_livecook_augment, build_livecook_summaries
+from streamcue.cli_options import LLMBaseURL, LLMConcurrency, LLMModel, LLMStructured, NoCache
 from streamcue.cli_recorded import build_recorded, stats_app
 from streamcue.cli_release import release_app
 from streamcue.cli_replay import replay_command
 from streamcue.errors import StreamcueError
+
+__all__ = ["app", "build_app", "build_captaincook4d", "build_ego4d", "validate", "evaluate", "schema", "list_things",
+           "demo", "main"]
+
 
 app = typer.Typer(
     name="streamcue",
@@ -53,13 +58,16 @@ app.command("replay")(replay_command)
 
 @build_app.command("captaincook4d")
 def build_captaincook4d(
-    annotations: Annotated[Path, typer.Option(help="CaptainCook4D annotation repository folder (annotation_json/, data_splits/, metadata/).")],
+    annotations: Annotated[Path, typer.Option(help="CaptainCook4D annotation repository folder (annotation_json/, "
+                                                   "data_splits/, metadata/).")],
     out: Annotated[Path, typer.Option(help="Output folder: guidance.jsonl, videos.jsonl and build_report.json.")],
-    count_mistakes: Annotated[str, typer.Option(help="Comma-separated mistake categories that become mistake events.")] =
+    count_mistakes: Annotated[str, typer.Option(help="Comma-separated mistake categories that become mistake "
+                                                     "events.")] =
         "technique,preparation,measurement,timing,temperature",
     recording: Annotated[Optional[list[str]], typer.Option(help="Build only these recording ids (repeatable).")] = None,
     jitter_s: Annotated[float, typer.Option(
-        help="Training export: shift train-split instruction times by up to +-this many seconds (LiveCook: 30).")] = 0.0,
+        help="Training export: shift train-split instruction times by up to +-this many seconds "
+             "(LiveCook: 30).")] = 0.0,
     seed: Annotated[int, typer.Option(help="Seed of --jitter-s.")] = 0,
     warn_inconsistent: Annotated[bool, typer.Option(
         "--warn-inconsistent", help="Inconsistent sources (no error_annotations.json, a recording in two splits, "
@@ -74,9 +82,8 @@ def build_captaincook4d(
         streamcue build captaincook4d --annotations ../shared/data/captaincook4d --out out/cc4d-train \
             --jitter-s 30 --seed 1    # training export: train-split instructions jittered, benchmark splits untouched
     """
-    from streamcue.dataset_builders import captaincook4d
-    from streamcue.dataset_builders.output import write_outputs
-    from streamcue.io import write_json
+    from streamcue.dataset_builders import captaincook4d, get_builder, run_builder
+    from streamcue.dataset_builders.summaries import print_guidance_summary
 
     config = captaincook4d.Config(
         annotations=annotations,
@@ -86,29 +93,31 @@ def build_captaincook4d(
         jitter_seed=seed,
         warn_inconsistent=warn_inconsistent,
     )
-    report = captaincook4d.BuildReport()
-    result = write_outputs(captaincook4d.build(config, report), out, inputs=[annotations], extra=["build_report.json"])
-    write_json(out / "build_report.json", report.to_dict())
-    for warning in report.warnings:
+    result, report = run_builder(get_builder("captaincook4d"), config, out, inputs=[annotations])
+    for warning in report.details.get("warnings", []):
         console.err.print(f"warning: {warning}", markup=False, soft_wrap=True)
-    _print_guidance_summary(result.files["guidance"], result.files["video"])
+    print_guidance_summary(result.files["guidance"], result.files["video"])
 
 
 @build_app.command("ego4d")
 def build_ego4d(
     goalstep: Annotated[Path, typer.Option(help="Ego4D GoalStep annotation JSON with timed steps (the val file).")],
     out: Annotated[Path, typer.Option(help="Output folder: interval_qa.jsonl, videos.jsonl and build_report.json.")],
-    narrations: Annotated[Optional[Path], typer.Option(help="Ego4D narration.json: AR questions and the coverage check.")] = None,
-    captions: Annotated[Optional[Path], typer.Option(help="Captions JSONL {video_id, start_s, end_s, kind, text}: enables the LLM stages.")] = None,
-    llm_base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible base URL (or $STREAMCUE_LLM_BASE_URL).")] = None,
-    llm_model: Annotated[Optional[str], typer.Option(help="Model name (or $STREAMCUE_LLM_MODEL). The key comes from $STREAMCUE_LLM_API_KEY.")] = None,
-    llm_structured: Annotated[str, typer.Option(help="Structured output: json_schema (OpenAI, vLLM), json_object (llama.cpp server) or none.")] = "json_schema",
-    llm_concurrency: Annotated[int, typer.Option(help="Requests in flight at most.")] = 4,
-    no_llm: Annotated[bool, typer.Option("--no-llm", help="Run only the stages that need no LLM, even with captions.")] = False,
+    narrations: Annotated[Optional[Path], typer.Option(help="Ego4D narration.json: AR questions and the coverage "
+                                                            "check.")] = None,
+    captions: Annotated[Optional[Path], typer.Option(help="Captions JSONL {video_id, start_s, end_s, kind, text}: "
+                                                          "enables the LLM stages.")] = None,
+    llm_base_url: LLMBaseURL = None,
+    llm_model: LLMModel = None,
+    llm_structured: LLMStructured = "json_schema",
+    llm_concurrency: LLMConcurrency = 4,
+    no_llm: Annotated[bool, typer.Option("--no-llm", help="Run only the stages that need no LLM, even with "
+                                                          "captions.")] = False,
     min_clip_s: Annotated[float, typer.Option(help="Drop clips (top-level steps) shorter than this.")] = 10.0,
-    min_coverage: Annotated[float, typer.Option(help="Drop clips whose narration coverage is below this (with --narrations).")] = 0.3,
+    min_coverage: Annotated[float, typer.Option(help="Drop clips whose narration coverage is below this (with "
+                                                     "--narrations).")] = 0.3,
     video: Annotated[Optional[list[str]], typer.Option(help="Build only these video ids (repeatable).")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM response cache.")] = False,
+    no_cache: NoCache = False,
 ) -> None:
     """Build ESTP-Bench style proactive questions (interval_qa) from Ego4D annotations.
 
@@ -124,10 +133,9 @@ def build_ego4d(
         streamcue build ego4d --goalstep val.json --narrations narration.json --captions captions.jsonl \\
             --llm-base-url http://127.0.0.1:8000/v1 --llm-model Qwen2.5-7B-Instruct --out out/ego4d
     """
-    from streamcue.dataset_builders import ego4d
+    from streamcue.dataset_builders import ego4d, get_builder, run_builder
     from streamcue.dataset_builders.estp_gen.clean import CleanConfig
-    from streamcue.dataset_builders.output import write_outputs
-    from streamcue.io import write_json
+    from streamcue.dataset_builders.summaries import print_ego4d_summary
     from streamcue.llm import LLMSettings
 
     settings = None
@@ -135,47 +143,20 @@ def build_ego4d(
         settings = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured,
                                        max_concurrency=llm_concurrency)
     config = ego4d.Config(goalstep=goalstep, narrations=narrations, captions=captions, llm=settings,
-                          use_cache=not no_cache, clean=CleanConfig(min_duration_s=min_clip_s, min_coverage=min_coverage),
+                          use_cache=not no_cache, clean=CleanConfig(min_duration_s=min_clip_s,
+                                                                    min_coverage=min_coverage),
                           videos=tuple(video or ()))
-    report = ego4d.BuildReport()
-    result = write_outputs(ego4d.build(config, report), out, inputs=[p for p in (goalstep, narrations, captions) if p],
-                           extra=["build_report.json"])
-    write_json(out / "build_report.json", report.to_dict())
-    print_ego4d_summary(report, result.counts)
-
-
-def print_ego4d_summary(report, counts) -> None:
-    from collections import Counter
-
-    console.out.print(console.table("interval_qa by task type", ["questions"],
-                                    {k: {"questions": v} for k, v in sorted(report.by_task_type.items())}, "task type"))
-    reasons = Counter(d["reason"].split(" (")[0] for d in report.dropped_clips)
-    console.out.print(f"{counts.get('interval_qa', 0)} questions from {report.usable_videos} of {report.videos} videos; "
-                      f"{len(report.dropped_clips)} clips dropped ({', '.join(f'{n} {r}' for r, n in reasons.items()) or 'none'})")
-    if report.llm_skipped:
-        console.out.print(report.llm_skipped)
-    if report.llm:
-        u = report.llm
-        cost = f", cost ${u['cost_usd']:.4f}" if u.get("cost_usd") is not None else ""
-        console.out.print(f"LLM {u['model']}: {u['calls']} calls, {u['cache_hits']} cache hits, {u['invalid_answers']} invalid answers retried, "
-                          f"{u['prompt_tokens']} prompt + {u['completion_tokens']} completion tokens{cost}")
-
-
-def _print_guidance_summary(guidance_path: Path, videos_path: Path) -> None:
-    from streamcue.dataset_builders.summaries import guidance_summary
-    from streamcue.io import read_jsonl
-
-    summary = guidance_summary(read_jsonl(guidance_path), read_jsonl(videos_path))
-    console.out.print(console.table(f"guidance records ({guidance_path})", summary["columns"], summary["rows"], "split"))
-    console.out.print(console.table("mistakes by category", ["mistakes"],
-                                    {k: {"mistakes": v} for k, v in summary["mistakes_by_category"].items()}, "category"))
+    _, report = run_builder(get_builder("ego4d"), config, out, inputs=[p for p in (goalstep, narrations, captions) if p])
+    print_ego4d_summary(report)
 
 
 @app.command()
 def validate(
     file: Annotated[Path, typer.Argument(help="JSONL file of records, one per line.")],
-    kind: Annotated[str, typer.Option(help="Record kind: video, interval_qa, dense_caption, guidance or a *_prediction kind.")],
-    videos: Annotated[Optional[Path], typer.Option(help="videos.jsonl to check times against (default: the one beside FILE, if any).")] = None,
+    kind: Annotated[str, typer.Option(help="Record kind: video, interval_qa, dense_caption, guidance or a "
+                                           "*_prediction kind.")],
+    videos: Annotated[Optional[Path], typer.Option(help="videos.jsonl to check times against (default: the one "
+                                                        "beside FILE, if any).")] = None,
     max_errors: Annotated[int, typer.Option(help="Print at most this many violations.")] = 50,
 ) -> None:
     """Check every record of FILE against its schema and the semantic rules.
@@ -203,20 +184,28 @@ def validate(
 
 @app.command()
 def evaluate(
-    metric: Annotated[str, typer.Argument(help="estp-f1 (interval_qa), vsas (dense_caption), livecook (guidance) or reasoning (reasoning_trace).")],
+    metric: Annotated[str, typer.Argument(help="estp-f1 (interval_qa), vsas (dense_caption), livecook (guidance) or "
+                                               "reasoning (reasoning_trace).")],
     gt: Annotated[Path, typer.Option(help="Ground truth JSONL: full records or minimal ones.")],
     pred: Annotated[Path, typer.Option(help="Predictions JSONL in the matching *_prediction schema.")],
-    judge: Annotated[Optional[str], typer.Option(help="Answer judge: exact, token-f1 (default), embedding or llm; mira for reasoning.")] = None,
-    output: Annotated[Optional[Path], typer.Option(help="Write the full JSON report (overall, groups, per_item) here.")] = None,
+    judge: Annotated[Optional[str], typer.Option(help="Answer judge: exact, token-f1 (default), embedding or llm; "
+                                                      "mira for reasoning.")] = None,
+    output: Annotated[Optional[Path], typer.Option(help="Write the full JSON report (overall, groups, per_item) "
+                                                        "here.")] = None,
     config_version: Annotated[Optional[int], typer.Option(help="Metric config version (default: the latest, "
                                                           "livecook v2 and vsas v2 since 2026-11-23; 1 reproduces "
-                                                          "earlier reports). The report names it (config_version).")] = None,
+                                                          "earlier reports). The report names it "
+                                                          "(config_version).")] = None,
     judge_model: Annotated[Optional[str], typer.Option(help="embedding: model folder; llm: model name.")] = None,
-    llm_base_url: Annotated[Optional[str], typer.Option(help="llm judge: OpenAI-compatible base URL (or $STREAMCUE_LLM_BASE_URL).")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the persistent judge cache.")] = False,
+    llm_base_url: Annotated[Optional[str], typer.Option(help="llm judge: OpenAI-compatible base URL (or "
+                                                             "$STREAMCUE_LLM_BASE_URL).")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the persistent judge "
+                                                              "cache.")] = False,
     bertscore: Annotated[bool, typer.Option(help="livecook: compute BERTScore (needs the embed extra).")] = True,
-    bertscore_model: Annotated[Optional[str], typer.Option(help="livecook: local BERTScore model folder (default: packaged MiniLM, layer 4).")] = None,
-    param: Annotated[Optional[list[str]], typer.Option(help="Override a metric parameter, NAME=VALUE (e.g. window_s=10); recorded in the report.")] = None,
+    bertscore_model: Annotated[Optional[str], typer.Option(help="livecook: local BERTScore model folder (default: "
+                                                                "packaged MiniLM, layer 4).")] = None,
+    param: Annotated[Optional[list[str]], typer.Option(help="Override a metric parameter, NAME=VALUE (e.g. "
+                                                            "window_s=10); recorded in the report.")] = None,
     pred_format: Annotated[str, typer.Option(
         help="ovo-bench: streamcue or ovo-results (a results folder); streamingbench: streamcue or "
              "streamingbench (an answered questions file).")] = "streamcue",
@@ -309,8 +298,8 @@ def list_things() -> None:
 
     console.out.print("record kinds: " + ", ".join(KINDS))
     console.out.print("builders:     " + ", ".join(BUILDERS))
-    for name, what in BUILDERS.items():
-        console.out.print(f"  build {name}: {what}", markup=False)
+    for name, builder in BUILDERS.items():
+        console.out.print(f"  build {name}: {builder.summary}", markup=False)
     from streamcue.loaders.strategies import STRATEGIES
 
     console.out.print("strategies:   " + ", ".join(STRATEGIES) + " (streamcue replay)", markup=False)
@@ -327,7 +316,9 @@ def list_things() -> None:
 @app.command()
 def demo(
     out: Annotated[Path, typer.Option(help="Folder for the demo's outputs.")] = Path("streamcue-demo"),
-    annotations: Annotated[Optional[Path], typer.Option(help="CaptainCook4D annotations (default: ../shared/data/captaincook4d beside the repository, or $STREAMCUE_CAPTAINCOOK4D).")] = None,
+    annotations: Annotated[Optional[Path], typer.Option(help="CaptainCook4D annotations (default: "
+                                                             "../shared/data/captaincook4d beside the repository, "
+                                                             "or $STREAMCUE_CAPTAINCOOK4D).")] = None,
 ) -> None:
     """Run the main job offline on the embedded defaults: no network, no API key.
 

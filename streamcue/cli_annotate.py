@@ -9,6 +9,9 @@ import typer
 
 from streamcue import console
 
+__all__ = ["annotate_app", "URL_HELP", "annotate_push", "annotate_pull", "annotate_status"]
+
+
 annotate_app = typer.Typer(help="Send records to Label Studio for human verification and bring the work back.",
                            no_args_is_help=True)
 URL_HELP = "Label Studio URL (or $LABEL_STUDIO_URL). The token is read from $LABEL_STUDIO_API_KEY only."
@@ -17,12 +20,17 @@ URL_HELP = "Label Studio URL (or $LABEL_STUDIO_URL). The token is read from $LAB
 @annotate_app.command("push")
 def annotate_push(
     kind: Annotated[str, typer.Option(help="Record kind: interval_qa, dense_caption or guidance.")],
-    records: Annotated[Path, typer.Option(help="JSONL file of records (a videos.jsonl beside it gives each video's uri and fps).")],
-    project: Annotated[str, typer.Option(help="Project title; created with the kind's labeling config when missing, reused otherwise.")],
+    records: Annotated[Path, typer.Option(help="JSONL file of records (a videos.jsonl beside it gives each video's "
+                                               "uri and fps).")],
+    project: Annotated[str, typer.Option(help="Project title; created with the kind's labeling config when missing, "
+                                              "reused otherwise.")],
     url: Annotated[Optional[str], typer.Option(help=URL_HELP)] = None,
     videos: Annotated[Optional[Path], typer.Option(help="videos.jsonl, when it is not beside the records.")] = None,
-    videos_root: Annotated[Optional[Path], typer.Option(help="Folder the video uris are relative to; served to the browser through Label Studio's local files (a subfolder of its document root).")] = None,
-    document_root: Annotated[Optional[Path], typer.Option(help="The server's LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT (default: the same variable here).")] = None,
+    videos_root: Annotated[Optional[Path], typer.Option(help="Folder the video uris are relative to; served to the "
+                                                             "browser through Label Studio's local files (a "
+                                                             "subfolder of its document root).")] = None,
+    document_root: Annotated[Optional[Path], typer.Option(help="The server's LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT "
+                                                               "(default: the same variable here).")] = None,
     required: Annotated[int, typer.Option(
         help="Annotators each task goes to (Label Studio's overlap); use the same number for pull.")] = 2,
     order: Annotated[bool, typer.Option("--order", help=(
@@ -55,7 +63,8 @@ def annotate_pull(
     out: Annotated[Path, typer.Option(help="JSONL file for the records (written atomically, all or nothing).")],
     url: Annotated[Optional[str], typer.Option(help=URL_HELP)] = None,
     required: Annotated[int, typer.Option(help="Annotators who must agree before a record is verified.")] = 2,
-    tolerance: Annotated[float, typer.Option(help="Seconds two annotators' boundaries may differ and still agree.")] = 1.0,
+    tolerance: Annotated[float, typer.Option(help="Seconds two annotators' boundaries may differ and still "
+                                                  "agree.")] = 1.0,
     changes: Annotated[Optional[Path], typer.Option(help="Also write what changed per record as JSON here.")] = None,
 ) -> None:
     """Bring the annotators' work back as records of the same schema, verification filled in.
@@ -96,7 +105,8 @@ def annotate_status(
     project: Annotated[str, typer.Option(help="Project title.")],
     url: Annotated[Optional[str], typer.Option(help=URL_HELP)] = None,
     required: Annotated[int, typer.Option(help="Annotators who must agree before a record is verified.")] = 2,
-    tolerance: Annotated[float, typer.Option(help="Seconds two annotators' boundaries may differ and still agree.")] = 1.0,
+    tolerance: Annotated[float, typer.Option(help="Seconds two annotators' boundaries may differ and still "
+                                                  "agree.")] = 1.0,
 ) -> None:
     """Per task: annotators so far, agreement, and how many checks are still missing; then the
     throughput per annotator (tasks done, skipped, median and total time per task from Label
@@ -111,7 +121,8 @@ def annotate_status(
     from streamcue.annotation.roundtrip import status_report
 
     rows, people = status_report(project, url=url, required=required, tolerance_s=tolerance)
-    console.out.print(console.table(f"project {project!r}", ["task", "record", "annotations", "state", "missing", "note"],
+    console.out.print(console.table(f"project {project!r}", ["task", "record", "annotations", "state", "missing",
+                                                             "note"],
                                     [[r["task"], r["record"], r["annotations"], r["state"], r["missing"], r["note"]]
                                      for r in rows]))
     counts = Counter(r["state"] for r in rows)

@@ -8,26 +8,32 @@ from typing import Annotated, Optional
 import typer
 
 from streamcue import console
+from streamcue.cli_options import VisionBaseURL, VisionModel, VisionStructured
 from streamcue.errors import ConfigError, InputError
 
 __all__ = ["verify_evidence"]
 
-KINDS = ("interval_qa",)
+EVIDENCE_KINDS = ("interval_qa",)
 
 
 def verify_evidence(
     records: Annotated[Path, typer.Option(help="JSONL of records to check (e.g. interval_qa.jsonl from a build).")],
     video_root: Annotated[Path, typer.Option(help="Folder the videos' uri fields are relative to.")],
-    out: Annotated[Path, typer.Option(help="Output folder: the records with provenance.evidence_check, and evidence_report.json.")],
+    out: Annotated[Path, typer.Option(help="Output folder: the records with provenance.evidence_check, and "
+                                           "evidence_report.json.")],
     kind: Annotated[str, typer.Option(help="Record kind (interval_qa).")] = "interval_qa",
-    videos: Annotated[Optional[Path], typer.Option(help="videos.jsonl with each video's uri and duration (default: beside --records).")] = None,
-    llm_base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible base URL of a vision model (or $STREAMCUE_LLM_BASE_URL).")] = None,
-    llm_model: Annotated[Optional[str], typer.Option(help="Vision model name (or $STREAMCUE_LLM_MODEL). The key comes from $STREAMCUE_LLM_API_KEY.")] = None,
-    llm_structured: Annotated[str, typer.Option(help="Structured output: json_schema, json_object or none.")] = "json_schema",
-    concurrency: Annotated[int, typer.Option(help="Records checked at the same time (each record's rounds stay in order).")] = 4,
+    videos: Annotated[Optional[Path], typer.Option(help="videos.jsonl with each video's uri and duration (default: "
+                                                        "beside --records).")] = None,
+    llm_base_url: VisionBaseURL = None,
+    llm_model: VisionModel = None,
+    llm_structured: VisionStructured = "json_schema",
+    concurrency: Annotated[int, typer.Option(help="Records checked at the same time (each record's rounds stay in "
+                                                  "order).")] = 4,
     max_rounds: Annotated[int, typer.Option(help="Plan-observe-reflect rounds per record at most (AVP: 3).")] = 3,
-    confidence: Annotated[float, typer.Option(help="Stop when the reflector is this confident that the evidence suffices (AVP: 0.7).")] = 0.7,
-    pad_s: Annotated[float, typer.Option(help="Seconds around the claimed intervals watched for reasoning questions.")] = 10.0,
+    confidence: Annotated[float, typer.Option(help="Stop when the reflector is this confident that the evidence "
+                                                   "suffices (AVP: 0.7).")] = 0.7,
+    pad_s: Annotated[float, typer.Option(help="Seconds around the claimed intervals watched for reasoning "
+                                              "questions.")] = 10.0,
     max_frames: Annotated[int, typer.Option(help="Frames shown to the observer per round at most.")] = 32,
     frame_side: Annotated[int, typer.Option(help="Longest side of the frames sent to the model, in pixels.")] = 448,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM response cache.")] = False,
@@ -56,8 +62,8 @@ def verify_evidence(
     from streamcue.progress import track
     from streamcue.schemas import check_records
 
-    if kind not in KINDS:
-        raise ConfigError(f"verify-evidence checks {', '.join(KINDS)} records, not {kind!r}")
+    if kind not in EVIDENCE_KINDS:
+        raise ConfigError(f"verify-evidence checks {', '.join(EVIDENCE_KINDS)} records, not {kind!r}")
     videos = videos or records.parent / "videos.jsonl"
     target = out / f"{kind}.jsonl"
     check_outputs({check_out_folder(out) / f"{kind}.jsonl": "--out", out / "evidence_report.json": "--out"},

@@ -8,21 +8,31 @@ from typing import Annotated, Optional
 import typer
 
 from streamcue import console
+from streamcue.cli_options import VisionBaseURL, VisionModel, VisionStructured
+
+__all__ = ["stats_app", "build_recorded", "agreement"]
+
 
 stats_app = typer.Typer(help="Statistics on built and verified records.", no_args_is_help=True)
 
 
 def build_recorded(
     videos: Annotated[Path, typer.Option(help="Folder of recorded videos (the tasks file names files in it).")],
-    tasks: Annotated[Path, typer.Option(help="Tasks file, YAML or JSONL: task_id, video, task_type (present|cumulative|future), category, prompt; optional: split, license, video_id.")],
-    out: Annotated[Path, typer.Option(help="Output folder: dense_caption.jsonl, videos.jsonl, build_report.json, videos/ (blurred copies and reports).")],
-    llm_base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible base URL of a vision model (or $STREAMCUE_LLM_BASE_URL).")] = None,
-    llm_model: Annotated[Optional[str], typer.Option(help="Vision model name (or $STREAMCUE_LLM_MODEL). The key comes from $STREAMCUE_LLM_API_KEY.")] = None,
-    llm_structured: Annotated[str, typer.Option(help="Structured output: json_schema, json_object or none.")] = "json_schema",
-    llm_concurrency: Annotated[int, typer.Option(help="Tasks captioned in parallel (each task's seconds go in order).")] = 4,
+    tasks: Annotated[Path, typer.Option(help="Tasks file, YAML or JSONL: task_id, video, task_type "
+                                             "(present|cumulative|future), category, prompt; optional: split, "
+                                             "license, video_id.")],
+    out: Annotated[Path, typer.Option(help="Output folder: dense_caption.jsonl, videos.jsonl, build_report.json, "
+                                           "videos/ (blurred copies and reports).")],
+    llm_base_url: VisionBaseURL = None,
+    llm_model: VisionModel = None,
+    llm_structured: VisionStructured = "json_schema",
+    llm_concurrency: Annotated[int, typer.Option(help="Tasks captioned in parallel (each task's seconds go in "
+                                                      "order).")] = 4,
     k: Annotated[int, typer.Option(help="Frames of memory per request (SW+U: k/2 recent + k/2 older).")] = 42,
     frame_side: Annotated[int, typer.Option(help="Longest side of the frames sent to the model, in pixels.")] = 448,
-    anonymized: Annotated[bool, typer.Option("--anonymized", help="The videos are already blurred: each needs a passing NAME.anonymization.json beside it.")] = False,
+    anonymized: Annotated[bool, typer.Option("--anonymized", help="The videos are already blurred: each needs a "
+                                                                  "passing NAME.anonymization.json beside "
+                                                                  "it.")] = False,
     license: Annotated[str, typer.Option(help="Licence of the videos, unless a task names one.")] = "CC BY 4.0",
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM response cache.")] = False,
 ) -> None:
@@ -38,22 +48,18 @@ def build_recorded(
         streamcue build recorded --videos recordings/ --tasks tasks.yaml --out out/recorded \\
             --llm-base-url http://127.0.0.1:8000/v1 --llm-model Qwen2.5-VL-7B-Instruct
     """
-    from streamcue.dataset_builders import recorded
-    from streamcue.dataset_builders.output import write_outputs
-    from streamcue.io import write_json
+    from streamcue.dataset_builders import get_builder, recorded, run_builder
     from streamcue.llm import LLMSettings
 
     settings = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured,
                                    max_concurrency=llm_concurrency)
     config = recorded.Config(videos=videos, tasks=tasks, out=out, llm=settings, k=k, frame_side=frame_side,
                              anonymized=anonymized, license=license, use_cache=not no_cache)
-    report = recorded.BuildReport()
-    result = write_outputs(recorded.build(config, report), out, inputs=[videos, tasks], extra=["build_report.json"])
-    write_json(out / "build_report.json", {"tasks": report.tasks, "captions": report.captions,
-                                           "videos": report.videos, "llm": report.llm})
+    result, report = run_builder(get_builder("recorded"), config, out, inputs=[videos, tasks])
     u = report.llm
-    console.out.print(f"{result.counts.get('dense_caption', 0)} dense-caption tasks, {report.captions} captions "
-                      f"on {len(report.videos)} anonymized videos -> {out}")
+    console.out.print(f"{result.counts.get('dense_caption', 0)} dense-caption tasks, {report.details['captions']} "
+                      f"captions "
+                      f"on {len(report.details['videos'])} anonymized videos -> {out}")
     console.out.print(f"LLM {u['model']}: {u['calls']} calls, {u['cache_hits']} cache hits, "
                       f"{u['invalid_answers']} invalid answers retried, {u['prompt_tokens']} prompt tokens")
     console.out.print(f"to release: streamcue release build --records {out} --video-root {out / 'videos'} ...")
@@ -64,7 +70,8 @@ def agreement(
     generated: Annotated[Path, typer.Option(help="dense_caption.jsonl as the builder wrote it.")],
     verified: Annotated[Path, typer.Option(help="The same records after human verification (annotation pull).")],
     threshold: Annotated[float, typer.Option(help="Cosine similarity counted as agreement.")] = 0.8,
-    model: Annotated[Optional[Path], typer.Option(help="sentence-transformers model folder (default: the packaged all-MiniLM-L6-v2).")] = None,
+    model: Annotated[Optional[Path], typer.Option(help="sentence-transformers model folder (default: the packaged "
+                                                       "all-MiniLM-L6-v2).")] = None,
     output: Annotated[Optional[Path], typer.Option(help="Write the numbers as JSON here.")] = None,
 ) -> None:
     """How far annotators changed the generated captions: embedding similarity and corrections.
@@ -76,7 +83,7 @@ def agreement(
 
         streamcue stats agreement --generated out/recorded/dense_caption.jsonl --verified verified/dense_caption.jsonl
     """
-    from streamcue.dataset_builders.agreement import caption_agreement
+    from streamcue.annotation.agreement import caption_agreement
     from streamcue.io import write_json
     from streamcue.paths import check_outputs
 
@@ -84,7 +91,8 @@ def agreement(
         check_outputs({output: "--output"}, [generated, verified])
     result = caption_agreement(generated, verified, threshold=threshold, model_path=model)
     rows = {name: {k: v for k, v in group.items()} for name, group in result["groups"].items()}
-    console.out.print(console.table("generated vs verified captions", ["captions", "mean_cosine", "share_above", "share_corrected"],
+    console.out.print(console.table("generated vs verified captions", ["captions", "mean_cosine", "share_above",
+                                                                       "share_corrected"],
                                     {"overall": result["overall"], **rows}, "category"))
     console.out.print(f"model {result['model']}, threshold {threshold}")
     if output:

@@ -9,21 +9,31 @@ import typer
 
 from streamcue import console
 
+__all__ = ["release_app", "release_build", "release_push", "release_diff"]
+
+
 release_app = typer.Typer(help="Build, publish and compare versioned Hugging Face dataset releases.",
                           no_args_is_help=True)
 
 
 @release_app.command("build")
 def release_build(
-    records: Annotated[Path, typer.Option(help="A builder's output folder (videos.jsonl plus guidance/interval_qa/dense_caption .jsonl).")],
+    records: Annotated[Path, typer.Option(help="A builder's output folder (videos.jsonl plus "
+                                               "guidance/interval_qa/dense_caption .jsonl).")],
     version: Annotated[str, typer.Option(help="The new version, X.Y.Z; it becomes the tag vX.Y.Z when pushed.")],
     out: Annotated[Path, typer.Option(help="Release folder to create (must not exist yet).")],
     title: Annotated[str, typer.Option(help="Dataset title on the card.")] = "streamcue benchmark",
-    license: Annotated[str, typer.Option(help="Licence id of the annotations, for the card (Hub licence ids).")] = "apache-2.0",
-    repo: Annotated[Optional[str], typer.Option(help="ORG/NAME the release will be pushed to (used in the card's examples).")] = None,
-    previous: Annotated[Optional[Path], typer.Option(help="Folder of the previous release: the changelog lists what changed and the version must be newer.")] = None,
-    allow_unverified: Annotated[bool, typer.Option("--allow-unverified", help="Publish unverified records in validation/test; the card says so.")] = False,
-    video_root: Annotated[Optional[Path], typer.Option(help="Where recorded videos live (their uri is relative to it); needed to check anonymization reports.")] = None,
+    license: Annotated[str, typer.Option(help="Licence id of the annotations, for the card (Hub licence "
+                                              "ids).")] = "apache-2.0",
+    repo: Annotated[Optional[str], typer.Option(help="ORG/NAME the release will be pushed to (used in the card's "
+                                                     "examples).")] = None,
+    previous: Annotated[Optional[Path], typer.Option(help="Folder of the previous release: the changelog lists what "
+                                                          "changed and the version must be newer.")] = None,
+    allow_unverified: Annotated[bool, typer.Option("--allow-unverified",
+                                                   help="Publish unverified records in validation/test; the card "
+                                                        "says so.")] = False,
+    video_root: Annotated[Optional[Path], typer.Option(help="Where recorded videos live (their uri is relative to "
+                                                            "it); needed to check anonymization reports.")] = None,
     citation: Annotated[Optional[Path], typer.Option(help="A BibTeX file to put on the card.")] = None,
 ) -> None:
     """Assemble a Hub-ready release folder: Parquet per config and split, card, changelog, manifest.
@@ -36,15 +46,17 @@ def release_build(
 
         streamcue release build --records out/cc4d --version 1.0.0 --out dist/v1.0.0 --repo ORG/NAME
     """
-    from streamcue.dataset_builders.release import ReleaseOptions, build_release
-    from streamcue.dataset_builders.release_card import CONFIG_NAMES
+    from streamcue.release.build import ReleaseConfig, build_release
+    from streamcue.release.card import CONFIG_NAMES
 
     text = citation.read_text(encoding="utf-8") if citation else None
-    manifest = build_release(ReleaseOptions(records=records, version=version, out=out, title=title, license=license,
+    manifest = build_release(ReleaseConfig(records=records, version=version, out=out, title=title, license=license,
                                             repo=repo, previous=previous, allow_unverified=allow_unverified,
                                             video_root=video_root, citation=text))
-    rows = {CONFIG_NAMES[kind]: {split: info["rows"] for split, info in splits.items()} for kind, splits in manifest["configs"].items()}
-    console.out.print(console.table(f"release {manifest['version']} ({out})", ["train", "validation", "test"], rows, "config"))
+    rows = {CONFIG_NAMES[kind]: {split: info["rows"] for split, info in splits.items()} for kind,
+            splits in manifest["configs"].items()}
+    console.out.print(console.table(f"release {manifest['version']} ({out})", ["train", "validation", "test"], rows,
+                                    "config"))
     unverified = manifest["unverified_in_benchmark"]
     if unverified:
         console.out.print("unverified records published in validation/test (stated on the card): "
@@ -56,8 +68,10 @@ def release_build(
 def release_push(
     dist: Annotated[Path, typer.Option(help="A folder made by `streamcue release build`.")],
     repo: Annotated[str, typer.Option(help="Dataset repository ORG/NAME.")],
-    git_root: Annotated[Optional[Path], typer.Option(help="Push to a local git repository GIT_ROOT/datasets/ORG/NAME instead of the Hub.")] = None,
-    endpoint: Annotated[Optional[str], typer.Option(help="Hub API endpoint (default $HF_ENDPOINT or https://huggingface.co).")] = None,
+    git_root: Annotated[Optional[Path], typer.Option(help="Push to a local git repository "
+                                                          "GIT_ROOT/datasets/ORG/NAME instead of the Hub.")] = None,
+    endpoint: Annotated[Optional[str], typer.Option(help="Hub API endpoint (default $HF_ENDPOINT or "
+                                                         "https://huggingface.co).")] = None,
     private: Annotated[bool, typer.Option("--private", help="Create the Hub repository as private.")] = False,
 ) -> None:
     """Publish a release as one commit tagged vX.Y.Z, so load_dataset(..., revision="vX.Y.Z") pins it.
@@ -70,7 +84,7 @@ def release_push(
 
         streamcue release push --dist dist/v1.0.0 --repo ORG/NAME --git-root hub-mirror
     """
-    from streamcue.dataset_builders.release_push import push
+    from streamcue.release.push import push
 
     result = push(dist, repo, git_root=git_root, endpoint=endpoint, private=private)
     console.out.print(f"published {result.tag} to {result.target} (commit {result.commit[:12]})")
@@ -91,7 +105,7 @@ def release_diff(
 
         streamcue release diff dist/v1.0.0 dist/v1.1.0
     """
-    from streamcue.dataset_builders.release_diff import changelog_lines, diff, read_release
+    from streamcue.release.diff import changelog_lines, diff, read_release
 
     old_manifest, old_records = read_release(old)
     new_manifest, new_records = read_release(new)

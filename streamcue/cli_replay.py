@@ -8,6 +8,10 @@ from typing import Annotated, Any, Optional
 import typer
 
 from streamcue import console
+from streamcue.cli_options import LLMModel, NoCache, VisionBaseURL, VisionStructured
+
+__all__ = ["KIND_KEYS", "MEMORIES", "DEFAULT_EVERY", "replay_command"]
+
 
 KIND_KEYS = (("plan", "guidance"), ("qa_id", "interval_qa"), ("task_id", "dense_caption"))
 MEMORIES = ("SW", "U", "SW+U", "OASIS")
@@ -53,13 +57,10 @@ def replay_command(
              "mistake_summaries.jsonl of `build livecook-summaries`, or a JSON object {instruction text: hint}.")]
         = None,
     limit: Annotated[Optional[int], typer.Option(help="Play only the first N records.")] = None,
-    llm_base_url: Annotated[Optional[str], typer.Option(
-        help="OpenAI-compatible base URL of a vision model (or $STREAMCUE_LLM_BASE_URL).")] = None,
-    llm_model: Annotated[Optional[str], typer.Option(
-        help="Model name (or $STREAMCUE_LLM_MODEL). The key comes from $STREAMCUE_LLM_API_KEY.")] = None,
-    llm_structured: Annotated[str, typer.Option(
-        help="Structured output: json_schema, json_object or none.")] = "json_schema",
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM response cache.")] = False,
+    llm_base_url: VisionBaseURL = None,
+    llm_model: LLMModel = None,
+    llm_structured: VisionStructured = "json_schema",
+    no_cache: NoCache = False,
 ) -> None:
     """Replay records to a vision model with one of the papers' strategies and write its predictions.
 

@@ -14,9 +14,8 @@ __all__ = ["run_demo"]
 
 
 def run_demo(out: Path, annotations: Path | None = None) -> None:
-    from streamcue.cli import _print_guidance_summary
-    from streamcue.dataset_builders import captaincook4d
-    from streamcue.dataset_builders.output import write_outputs
+    from streamcue.dataset_builders import captaincook4d, get_builder, run_builder
+    from streamcue.dataset_builders.summaries import print_guidance_summary
     from streamcue.schemas import validate_file
 
     annotations = annotations or default_captaincook4d()
@@ -24,10 +23,11 @@ def run_demo(out: Path, annotations: Path | None = None) -> None:
         raise InputError("CaptainCook4D annotations not found; pass --annotations DIR "
                          "(a clone of the public CaptainCook4D annotation repository)", file=annotations)
     console.out.rule("1. CaptainCook4D -> guidance records (LiveCook protocol)")
-    result = write_outputs(captaincook4d.build(captaincook4d.Config(annotations=annotations)), out / "captaincook4d")
+    result, _ = run_builder(get_builder("captaincook4d"), captaincook4d.Config(annotations=annotations),
+                            out / "captaincook4d")
     report = validate_file(result.files["guidance"], "guidance", videos=result.files["video"])
     console.out.print(f"validated {report.records} guidance records in {result.files['guidance']}")
-    _print_guidance_summary(result.files["guidance"], result.files["video"])
+    print_guidance_summary(result.files["guidance"], result.files["video"])
 
     console.out.rule("2. Publish v1.0.0 as a local versioned release, load it back, score a trivial baseline")
     if importlib.util.find_spec("datasets") is None:
@@ -47,21 +47,18 @@ def run_demo(out: Path, annotations: Path | None = None) -> None:
 
 
 def _ego4d(out: Path) -> None:
-    from streamcue.cli import print_ego4d_summary
-    from streamcue.dataset_builders import ego4d
-    from streamcue.dataset_builders.output import write_outputs
-    from streamcue.io import write_json
+    from streamcue.dataset_builders import ego4d, get_builder, run_builder
+    from streamcue.dataset_builders.summaries import print_ego4d_summary
     from streamcue.paths import default_goalstep
 
     goalstep = default_goalstep()
     if not goalstep.is_file():
         console.out.print(f"skipped: no GoalStep file at {goalstep}")
         return
-    report = ego4d.BuildReport()
-    result = write_outputs(ego4d.build(ego4d.Config(goalstep=goalstep), report), out / "ego4d")
-    write_json(out / "ego4d" / "build_report.json", report.to_dict())
-    print_ego4d_summary(report, result.counts)
-    console.out.print("The LLM stages need captions and an OpenAI-compatible endpoint: see streamcue build ego4d --help")
+    _, report = run_builder(get_builder("ego4d"), ego4d.Config(goalstep=goalstep), out / "ego4d")
+    print_ego4d_summary(report)
+    console.out.print("The LLM stages need captions and an OpenAI-compatible endpoint: see streamcue build ego4d "
+                      "--help")
 
 
 def _anonymize_sample(folder: Path) -> None:
@@ -87,13 +84,13 @@ def _anonymize_sample(folder: Path) -> None:
 
 
 def _publish(records: Path, out: Path) -> Path:
-    from streamcue.dataset_builders.release import ReleaseOptions, build_release
-    from streamcue.dataset_builders.release_push import push
+    from streamcue.release.build import ReleaseConfig, build_release
+    from streamcue.release.push import push
 
     dist, mirror = out / "release" / "v1.0.0", out / "hub"
     for owned in (dist, mirror):  # the demo's own outputs from an earlier run
         shutil.rmtree(owned, ignore_errors=True)
-    manifest = build_release(ReleaseOptions(records=records, version="1.0.0", out=dist, allow_unverified=True,
+    manifest = build_release(ReleaseConfig(records=records, version="1.0.0", out=dist, allow_unverified=True,
                                             title="CaptainCook4D guidance (streamcue demo)",
                                             repo="streamcue-demo/captaincook4d-guidance"))
     pushed = push(dist, "streamcue-demo/captaincook4d-guidance", git_root=mirror)

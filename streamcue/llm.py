@@ -185,7 +185,8 @@ class LLMClient:
                 self.usage.invalid_answers += 1
             asked = retry_request(request, text, problem)
         raise ServiceError(f"{self.settings.model} at {self.settings.base_url}: {problem} "
-                           f"after {1 + self.settings.invalid_retries} attempts ({request.name}, prompt {request.prompt_version})")
+                           f"after {1 + self.settings.invalid_retries} attempts ({request.name}, "
+                           f"prompt {request.prompt_version})")
 
     def complete_many(self, requests: Sequence[Request]) -> list[Any]:
         """Answers in order, at most ``max_concurrency`` requests in flight."""

@@ -34,7 +34,8 @@ def default_goalstep() -> Path:
 
 def cache_dir() -> Path:
     """Persistent cache (judge verdicts, LLM responses): $STREAMCUE_CACHE_DIR or ~/.cache/streamcue."""
-    base = os.environ.get("STREAMCUE_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "streamcue"
+    base = (os.environ.get("STREAMCUE_CACHE_DIR")
+            or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "streamcue")
     return Path(base)
 
 

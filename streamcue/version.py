@@ -2,6 +2,9 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
+__all__ = ["__version__"]
+
+
 try:
     __version__ = version("streamcue")
 except PackageNotFoundError:  # running from a source tree that is not installed

@@ -18,8 +18,22 @@ def pytest_configure(config):
     """Module-scoped fixtures run outside the per-test isolation below: give them a cache too."""
     import tempfile
 
+    _check_editable_install()
+
     os.environ["STREAMCUE_CACHE_DIR"] = tempfile.mkdtemp(prefix="streamcue-test-cache-")
     os.environ["STREAMCUE_NO_PROGRESS"] = "1"
+
+
+def _check_editable_install():
+    """An editable install maps each folder to its package when installed: a folder added since is not found."""
+    import importlib.util
+    import tomllib
+
+    mapped = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    missing = [name for name in mapped if importlib.util.find_spec(name) is None]
+    if missing:
+        pytest.exit(f"{', '.join(missing)} not importable: pyproject.toml's package map changed since streamcue "
+                    "was installed; re-install it: python -m pip install -e . --no-deps", returncode=4)
 
 
 @pytest.fixture(autouse=True)
@@ -46,17 +60,22 @@ VALID = {
     "dense_caption": {
         "schema_version": "1.0", "task_id": "t1", "video_id": "v1", "task_type": "present", "category": "cooking",
         "prompt": "Describe what the person is doing now.", "fps": 1,
-        "captions": [{"t_s": 0, "text": "Cutting an onion."}, {"t_s": 1, "text": "Cutting an onion.", "corrected": True}],
-        "provenance": {"builder": "test", "version": "1"}, "verification": {"status": "verified", "annotators": ["a"], "checks": 1},
+        "captions": [{"t_s": 0, "text": "Cutting an onion."}, {"t_s": 1, "text": "Cutting an onion.",
+                                                               "corrected": True}],
+        "provenance": {"builder": "test", "version": "1"}, "verification": {"status": "verified",
+                                                                            "annotators": ["a"], "checks": 1},
     },
     "guidance": {
         "schema_version": "1.0", "video_id": "v1", "activity": "Coffee", "activity_id": 3,
         "plan": [{"index": 0, "text": "Boil water.", "step_ids": [1],
                   "actions": [{"step_id": 1, "description": "Boil-Boil water", "start_s": 1.0, "end_s": 10.0}]}],
         "events": [
-            {"t_s": 1.0, "type": "instruction", "text": "Boil water.", "plan_index": 0, "step_ids": [1], "mistake_category": None, "time_source": "annotation"},
-            {"t_s": 10.0, "type": "mistake", "text": "Too little water.", "plan_index": 0, "step_ids": [1], "mistake_category": "measurement", "time_source": "step_end_default"},
-            {"t_s": 10.0, "type": "finish", "text": "You have finished all the steps.", "plan_index": None, "step_ids": [], "mistake_category": None, "time_source": "annotation"},
+            {"t_s": 1.0, "type": "instruction", "text": "Boil water.", "plan_index": 0, "step_ids": [1],
+             "mistake_category": None, "time_source": "annotation"},
+            {"t_s": 10.0, "type": "mistake", "text": "Too little water.", "plan_index": 0, "step_ids": [1],
+             "mistake_category": "measurement", "time_source": "step_end_default"},
+            {"t_s": 10.0, "type": "finish", "text": "You have finished all the steps.", "plan_index": None,
+             "step_ids": [], "mistake_category": None, "time_source": "annotation"},
         ],
         "provenance": {"builder": "test", "version": "1"}, "verification": {"status": "unverified"},
     },

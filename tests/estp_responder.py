@@ -8,7 +8,7 @@ two content words with the visual cue; many-to-many pairs consecutive questions.
 import json
 import re
 
-from streamcue.stub_llm import default_responder, message_text
+from streamcue.testing.stub_llm import default_responder, message_text
 
 STOP = {"the", "a", "an", "and", "of", "on", "to", "c", "with", "from", "at", "in", "his", "her", "again"}
 
@@ -20,7 +20,7 @@ def words(text):
 def estp_responder(body):
     text = message_text(body["messages"][-1])
     if "key moment is marked with >>" in text:
-        line = next(l for l in text.splitlines() if l.startswith(">>"))
+        line = next(x for x in text.splitlines() if x.startswith(">>"))
         caption = line.split(") ", 1)[1]
         return json.dumps({"task_type": "OR", "question": f"Tell me when this happens: {caption}",
                            "visual_cue": caption, "answer": caption})
@@ -33,6 +33,7 @@ def estp_responder(body):
         return json.dumps({"matches": matches})
     if "multi-turn conversations" in text:
         n = len(re.findall(r"^\[\d+\]", text, re.M))
-        groups = [{"members": [i, i + 1], "questions": [f"Turn one {i}", f"And then {i + 1}?"]} for i in range(0, n - 1, 2)]
+        groups = [{"members": [i, i + 1], "questions": [f"Turn one {i}", f"And then {i + 1}?"]}
+                  for i in range(0, n - 1, 2)]
         return json.dumps({"groups": groups})
     return default_responder(body)

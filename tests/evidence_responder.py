@@ -23,7 +23,7 @@ import numpy as np
 
 from streamcue.anonymize.ffmpeg_io import ffmpeg_exe
 from streamcue.loaders import video_path
-from streamcue.stub_llm import message_text
+from streamcue.testing.stub_llm import message_text
 
 SPAN = re.compile(r"\[([\d.]+)-([\d.]+) s\] (.*)")
 
@@ -64,7 +64,10 @@ def _first_image_colour(message):
 
 
 class EvidenceModel:
-    """``truth``: (video id, question, asked at) -> list of (start_s, end_s, what is visible); ``colours``: video id -> BGR."""
+    """``truth``: (video id, question, asked at) -> list of (start_s, end_s, what is visible).
+
+    ``colours``: video id -> BGR.
+    """
 
     def __init__(self, truth, colours, pad_s=10.0):
         self.truth = truth

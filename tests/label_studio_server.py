@@ -82,7 +82,8 @@ def _serve(workdir: Path, template: Path | None = None):
                 break
             except (OSError, urllib.error.HTTPError):
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("Label Studio did not start:\n" + (workdir / "label-studio.log").read_text()[-3000:])
+                    raise RuntimeError("Label Studio did not "
+                                       "start:\n" + (workdir / "label-studio.log").read_text()[-3000:])
                 time.sleep(1)
         yield LabelStudio(url, TOKEN, root)
     finally:

@@ -8,7 +8,7 @@ the last; a mistake summary repeats the first three distinct mistakes it was sho
 import json
 import re
 
-from streamcue.stub_llm import default_responder, message_text
+from streamcue.testing.stub_llm import default_responder, message_text
 
 NUMBERED = re.compile(r"^\[(\d+)\] (.*)$", re.M)
 MISTAKE = re.compile(r"^- .* -> \[(\w+)\] (.*)$", re.M)

@@ -9,7 +9,7 @@ import json
 import re
 
 from streamcue.metrics.estp import Answer, optimal_time
-from streamcue.stub_llm import message_text
+from streamcue.testing.stub_llm import message_text
 
 NOW = re.compile(r"Time now: ([\d.]+) s")
 

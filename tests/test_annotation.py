@@ -87,7 +87,8 @@ def test_frame_conversion_is_exact():
 
 def test_untouched_records_of_every_kind_come_back_identical(server, tmp_path):
     out = tmp_path / "cc"
-    write_outputs(captaincook4d.build(captaincook4d.Config(annotations=CAPTAINCOOK4D, recordings=("1_7", "1_10", "2_3"))), out)
+    write_outputs(captaincook4d.build(captaincook4d.Config(annotations=CAPTAINCOOK4D, recordings=("1_7", "1_10",
+                                                                                                  "2_3"))), out)
     cases = [("guidance", out / "guidance.jsonl")]
     for kind, records in (("interval_qa", qa_records()), ("dense_caption", [VALID["dense_caption"]]),
                           ("guidance", [VALID["guidance"]])):
@@ -132,14 +133,16 @@ def test_interval_qa_moved_edited_rejected_and_disputed(server, annotators, tmp_
     pulled = {r["qa_id"]: r for r in read_jsonl(tmp_path / "pulled.jsonl")}
     q1 = pulled["q1"]
     assert q1["answers"][0] == records[0]["answers"][0]  # untouched interval: exact seconds kept
-    assert q1["answers"][1] == {"start_s": 10.0, "end_s": 13.0, "optimal_s": 10.5, "text": "The red cup is by the sink."}
+    assert q1["answers"][1] == {"start_s": 10.0, "end_s": 13.0, "optimal_s": 10.5,
+                                "text": "The red cup is by the sink."}
     assert q1["verification"] == {"status": "verified", "annotators": ["ann1@streamcue.test", "ann2@streamcue.test"],
                                   "checks": 2, "guideline": "interval_qa.v1"}
     assert "interval a1 moved" in summary.changes["q1"] and "answer a1 edited" in summary.changes["q1"]
     assert pulled["q2"]["verification"]["status"] == "rejected" and pulled["q2"]["answers"] == records[1]["answers"]
     assert pulled["q2"]["verification"]["checks"] == 2
     q3 = pulled["q3"]
-    assert {k: v for k, v in q3.items() if k != "verification"} == {k: v for k, v in records[2].items() if k != "verification"}
+    assert {k: v for k, v in q3.items() if k != "verification"} == {k: v for k,
+                                                                    v in records[2].items() if k != "verification"}
     assert q3["verification"]["status"] == "unverified" and q3["verification"]["checks"] == 2
     assert q3["verification"]["notes"][-1].startswith("disagreement: item 0: text")
     assert "q3" in summary.disagreements
@@ -158,7 +161,8 @@ def test_dense_captions_corrected_and_guidance_mistake_moved(server, annotators,
         annotate(server, task_ids(name)["t1"], result, user)
     pull(name, tmp_path / "dense.jsonl")
     [record] = read_jsonl(tmp_path / "dense.jsonl")
-    assert record["captions"] == [dense["captions"][0], {"t_s": 1, "text": "Slicing the onion into rings.", "corrected": True}]
+    assert record["captions"] == [dense["captions"][0], {"t_s": 1, "text": "Slicing the onion into rings.",
+                                                         "corrected": True}]
     assert record["verification"]["status"] == "verified"
 
     guidance = copy.deepcopy(VALID["guidance"])

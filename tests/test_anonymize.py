@@ -14,7 +14,7 @@ cv2 = pytest.importorskip("cv2")
 
 from streamcue.anonymize.ffmpeg_io import ffmpeg_exe, probe, read_frames  # noqa: E402
 from streamcue.anonymize.pipeline import (  # noqa: E402
-    AnonymizeOptions,
+    AnonymizeConfig,
     Anonymizer,
     anonymize_many,
     anonymize_video,
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.video
 
 @pytest.fixture(scope="module")
 def anonymizer():
-    return Anonymizer(AnonymizeOptions())
+    return Anonymizer(AnonymizeConfig())
 
 
 @pytest.fixture(scope="module")
@@ -135,17 +135,18 @@ def test_audio_is_dropped_unless_kept(tmp_path, anonymizer):
     assert probe(src).has_audio
     dropped = anonymize_video(src, tmp_path / "a", anonymizer=anonymizer)
     assert not probe(tmp_path / "a" / "talk.mp4").has_audio and dropped["output"]["audio"] == "dropped"
-    keep = Anonymizer(AnonymizeOptions(keep_audio=True, face="none", plate="none"))
+    keep = Anonymizer(AnonymizeConfig(keep_audio=True, face="none", plate="none"))
     kept = anonymize_video(src, tmp_path / "b", anonymizer=keep)
     assert probe(tmp_path / "b" / "talk.mp4").has_audio and kept["output"]["audio"] == "kept"
 
 
-@pytest.mark.parametrize("face, plate, missing", [("none", "none", ["face", "plate"]), ("centerface", "none", ["plate"]),
+@pytest.mark.parametrize("face, plate, missing", [("none", "none", ["face", "plate"]), ("centerface", "none",
+                                                                                        ["plate"]),
                                                   ("none", "haar", ["face"])])
 def test_a_switched_off_detector_is_never_passed(tmp_path, face, plate, missing):
     src = tmp_path / "in.mp4"
     write_clip(src, width=320, height=240, fps=5, seconds=1)
-    report = anonymize_video(src, tmp_path / "out", AnonymizeOptions(face=face, plate=plate))
+    report = anonymize_video(src, tmp_path / "out", AnonymizeConfig(face=face, plate=plate))
     assert report["status"] == "not_anonymized" and report["problems"] == []
     assert report["missing_detectors"] == missing
     problem = report_problem(tmp_path / "out" / "in.anonymization.json", tmp_path / "out" / "in.mp4")
@@ -153,7 +154,7 @@ def test_a_switched_off_detector_is_never_passed(tmp_path, face, plate, missing)
 
 
 def test_the_report_names_no_local_path(clip, blurred):
-    from streamcue.dataset_builders.release_gates import absolute_path_in
+    from streamcue.release.gates import absolute_path_in
 
     video, report = blurred
     assert report["input"]["path"] == "street.mp4" and report["output"]["path"] == "street.mp4"
@@ -196,7 +197,7 @@ def test_a_folder_in_parallel_workers(tmp_path):
     for name in ("a", "b"):
         write_clip(folder / f"{name}.mp4", width=320, height=240, fps=5, seconds=1)
     (folder / "notes.txt").write_text("not a video, not picked up")
-    results = dict(anonymize_many(sorted(folder.glob("*.mp4")), tmp_path / "out", AnonymizeOptions(), workers=2))
+    results = dict(anonymize_many(sorted(folder.glob("*.mp4")), tmp_path / "out", AnonymizeConfig(), workers=2))
     assert all(r["status"] == "passed" for r in results.values())
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "a.anonymization.json", "a.mp4", "b.anonymization.json", "b.mp4"]
@@ -215,7 +216,7 @@ def test_interpolation_pairs_boxes_by_nearest_centre():
 
 @pytest.mark.slow
 def test_stride_two_keeps_recall_close(anonymizer):
-    strided = Anonymizer(AnonymizeOptions(stride=2))
+    strided = Anonymizer(AnonymizeConfig(stride=2))
     pairs = list(clip_frames(1280, 720, fps=10, seconds=1))
     results = list(strided.process((frame for frame, _ in pairs), fps=10))
     assert recall([r.mask for r in results], [truth for _, truth in pairs])["face"] >= 0.95

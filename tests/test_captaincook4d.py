@@ -35,7 +35,8 @@ def test_event_totals_on_the_real_data(built):
     counts = Counter(e["type"] for g in guidance.values() for e in g["events"])
     # LiveCook's released set: 5,263 instructions, 4,067 successes, 1,388 mistakes (see README).
     assert counts == {"instruction": 5265, "success": 4129, "mistake": 1486, "finish": 384}
-    categories = Counter(e["mistake_category"] for g in guidance.values() for e in g["events"] if e["type"] == "mistake")
+    categories = Counter(e["mistake_category"] for g in guidance.values() for e in g["events"]
+                         if e["type"] == "mistake")
     assert categories == {"technique": 502, "preparation": 410, "measurement": 331, "timing": 177, "temperature": 66}
 
 
@@ -149,3 +150,9 @@ def test_mismatched_error_annotations_are_refused(broken_copy, tmp_path):
 def test_missing_folder_is_a_clear_error(tmp_path):
     with pytest.raises(InputError, match="not a folder"):
         _build(tmp_path / "nowhere", tmp_path)
+
+
+def test_lower_first_keeps_acronyms():
+    from streamcue.text import lower_first
+
+    assert [lower_first(t) for t in ("Boil water", "DIY shelf", "")] == ["boil water", "DIY shelf", ""]

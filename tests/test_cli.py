@@ -41,7 +41,8 @@ def test_validate_reports_each_violation_on_one_line(tmp_path):
     (["build", "captaincook4d", "--annotations", "nowhere", "--out", "o"], "error: nowhere: not a folder"),
     (["release", "build", "--records", "nowhere", "--version", "1.0.0", "--out", "d"], "error: nowhere: not a folder"),
     (["release", "build", "--records", ".", "--version", "one", "--out", "d"], "error: version 'one' is not X.Y.Z"),
-    (["release", "push", "--dist", ".", "--repo", "org/name", "--git-root", "g"], "error: .: not a streamcue release folder"),
+    (["release", "push", "--dist", ".", "--repo", "org/name", "--git-root", "g"],
+     "error: .: not a streamcue release folder"),
     (["release", "push", "--dist", ".", "--repo", "noslash"], "error: --repo 'noslash' is not ORG/NAME"),
     (["anonymize", "nothing.mp4", "--out", "o"], "error: nothing.mp4: video file not found"),
 ])

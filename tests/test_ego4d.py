@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from streamcue.dataset_builders import ego4d
+from streamcue.dataset_builders import BuildReport, ego4d
 from streamcue.dataset_builders.ego4d_sources import load_captions, load_goalstep, load_narrations
 from streamcue.dataset_builders.estp_gen.clean import CleanConfig, clean_video, narration_coverage
 from streamcue.dataset_builders.estp_gen.records import merge_answers
@@ -21,7 +21,7 @@ from streamcue.dataset_builders.output import write_outputs
 from streamcue.errors import InputError
 from streamcue.llm import LLMSettings
 from streamcue.schemas import validate_file
-from streamcue.stub_llm import StubLLMServer
+from streamcue.testing.stub_llm import StubLLMServer
 
 from conftest import GOALSTEP_VAL
 from estp_responder import estp_responder
@@ -33,19 +33,22 @@ VID = "c2d06df7-5d3a-4116-9edb-f1c81a4f669b"
 @pytest.fixture(scope="module")
 def val_build(tmp_path_factory):
     out = tmp_path_factory.mktemp("ego")
-    report = ego4d.BuildReport()
-    result = write_outputs(ego4d.build(ego4d.Config(goalstep=GOALSTEP_VAL, narrations=DATA / "narration.json"), report), out)
+    report = BuildReport("ego4d")
+    result = write_outputs(ego4d.build(ego4d.Config(goalstep=GOALSTEP_VAL, narrations=DATA / "narration.json"),
+                                       report), out)
     return result, report
 
 
 def test_template_stage_on_real_goalstep_val(val_build):
     result, report = val_build
     assert validate_file(result.files["interval_qa"], "interval_qa").records == result.counts["interval_qa"]
-    assert set(report.by_task_type) == {"AR", "NAR", "TU", "TRC"}
-    assert 0 < report.by_task_type["TU"] <= report.usable_videos  # at most one TU question per video
+    assert set(report.details["by_task_type"]) == {"AR", "NAR", "TU", "TRC"}
+    # at most one TU question per video
+    assert 0 < report.details["by_task_type"]["TU"] <= report.details["usable_videos"]
     # 35ab724d has one irrelevant step; 228eb02a has one narration in the fixture, so every clip fails coverage.
-    assert report.usable_videos == 132
-    assert sorted(report.unusable_videos) == ["228eb02a-6c89-4aa0-9cd4-0cdab1550c83", "35ab724d-5dba-4094-927b-e7bc5ad8cf41"]
+    assert report.details["usable_videos"] == 132
+    assert sorted(report.details["unusable_videos"]) == ["228eb02a-6c89-4aa0-9cd4-0cdab1550c83",
+                                                         "35ab724d-5dba-4094-927b-e7bc5ad8cf41"]
     records = [json.loads(line) for line in result.files["interval_qa"].read_text().splitlines()]
     assert len({r["qa_id"] for r in records}) == len(records)
     trc = [r for r in records if r["task_type"] == "TRC"]
@@ -56,9 +59,9 @@ def test_template_stage_on_real_goalstep_val(val_build):
 
 def test_grp_videos_and_quirks_are_noted(val_build):
     _, report = val_build
-    assert sum(1 for notes in report.source_notes.values() if any("grp-" in n for n in notes)) == 33
-    assert any("clamped to its parent" in n for notes in report.source_notes.values() for n in notes)
-    assert any("lacks is_relevant" in n for notes in report.source_notes.values() for n in notes)
+    assert sum(1 for notes in report.details["source_notes"].values() if any("grp-" in n for n in notes)) == 33
+    assert any("clamped to its parent" in n for notes in report.details["source_notes"].values() for n in notes)
+    assert any("lacks is_relevant" in n for notes in report.details["source_notes"].values() for n in notes)
     videos = load_goalstep(GOALSTEP_VAL)
     grp = next(v for v in videos if v.video_uid.startswith("grp-"))
     assert grp.video_uid[4:] in grp.members and len(grp.members) > 1
@@ -132,7 +135,7 @@ def test_test_split_and_bad_inputs_are_clear_errors(tmp_path):
 @pytest.mark.slow
 def test_all_five_stages_against_a_real_http_server(tmp_path):
     with StubLLMServer(estp_responder) as server:
-        report = ego4d.BuildReport()
+        report = BuildReport("ego4d")
         config = ego4d.Config(goalstep=GOALSTEP_VAL, captions=DATA / "captions.jsonl", videos=(VID,),
                               llm=LLMSettings(base_url=server.base_url, model="stub-model"))
         result = write_outputs(ego4d.build(config, report), tmp_path)
@@ -140,7 +143,8 @@ def test_all_five_stages_against_a_real_http_server(tmp_path):
     records = [json.loads(line) for line in result.files["interval_qa"].read_text().splitlines()]
     validate_file(result.files["interval_qa"], "interval_qa")
     generated = [r for r in records if r["provenance"]["stage"] in ("one_to_one", "one_to_many")]
-    assert generated and all(r["provenance"]["model"] == "stub-model" and r["provenance"]["prompt_hash"] for r in generated)
+    assert generated and all(r["provenance"]["model"] == "stub-model" and r["provenance"]["prompt_hash"]
+                             for r in generated)
     # Retrieval found other moments with the same cue ("red kettle on the stove") and the LLM confirmed them.
     expanded = [r for r in generated if r["provenance"].get("expanded_by")]
     assert expanded and max(len(r["answers"]) for r in expanded) >= 2
@@ -198,7 +202,8 @@ def test_killed_build_resumes_with_same_records_and_no_repeated_calls(tmp_path):
         assert subprocess.run(cmd, env=env, capture_output=True).returncode == 0
         assert server.completions == before
     for name in ("interval_qa.jsonl", "videos.jsonl"):
-        assert (tmp_path / "a" / name).read_text() == (tmp_path / "b" / name).read_text() == (tmp_path / "c" / name).read_text()
+        a, b, c = ((tmp_path / run / name).read_text() for run in ("a", "b", "c"))
+        assert a == b == c
 
 
 PROMPTS = ["one_to_one.v1", "one_to_many.v1", "many_to_many.v1"]

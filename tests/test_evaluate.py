@@ -51,8 +51,10 @@ def test_estp_report_overall_groups_and_per_item(estp_files):
 
 def test_vsas_report_and_distinct_judge_calls(tmp_path):
     gt = write(tmp_path / "gt.jsonl", [{"task_id": "t1", "task_type": "present", "category": "cooking",
-                                        "captions": [{"t_s": i, "text": t} for i, t in enumerate(["a cat"] * 4 + ["a dog"] * 4)]}])
-    pred = write(tmp_path / "pred.jsonl", [{"task_id": "t1", "responses": [{"t_s": 1.5, "text": "a cat"}, {"t_s": 6.0, "text": "a dog"}]}])
+                                        "captions": [{"t_s": i, "text": t} for i,
+                                                     t in enumerate(["a cat"] * 4 + ["a dog"] * 4)]}])
+    pred = write(tmp_path / "pred.jsonl", [{"task_id": "t1", "responses": [{"t_s": 1.5, "text": "a cat"},
+                                                                           {"t_s": 6.0, "text": "a dog"}]}])
     report = evaluate("vsas", gt, pred, judge="exact")
     item = report["per_item"]["t1"]
     # timesteps: "", cat, cat, cat, cat(vs dog), cat(vs dog), dog, dog -> 5 of 8 match
@@ -79,8 +81,10 @@ def test_livecook_report(tmp_path):
 @pytest.mark.embedding
 @pytest.mark.slow
 def test_livecook_bertscore_with_the_packaged_model(tmp_path):
-    gt = write(tmp_path / "gt.jsonl", [{"video_id": "r1", "events": [{"t_s": 30, "type": "mistake", "text": "add more salt"}]}])
-    pred = write(tmp_path / "pred.jsonl", [{"video_id": "r1", "events": [{"t_s": 31, "type": "mistake", "text": "add more salt"}]}])
+    gt = write(tmp_path / "gt.jsonl", [{"video_id": "r1", "events": [{"t_s": 30, "type": "mistake",
+                                                                      "text": "add more salt"}]}])
+    pred = write(tmp_path / "pred.jsonl", [{"video_id": "r1", "events": [{"t_s": 31, "type": "mistake",
+                                                                          "text": "add more salt"}]}])
     report = evaluate("livecook", gt, pred)
     assert report["overall"]["bertscore"] == pytest.approx(1.0, abs=1e-4)
     assert report["bertscore_model"]["num_layers"] == 4
@@ -178,9 +182,11 @@ def test_unknown_prediction_id_and_unknown_names(tmp_path, estp_files):
 
 
 def test_bad_ground_truth_names_file_line_and_field(tmp_path):
-    gt = write(tmp_path / "gt.jsonl", [{"qa_id": "q1", "task_type": "OR", "answers": [{"start_s": 5, "end_s": 2, "text": "x"}]}])
+    gt = write(tmp_path / "gt.jsonl", [{"qa_id": "q1", "task_type": "OR", "answers": [{"start_s": 5, "end_s": 2,
+                                                                                       "text": "x"}]}])
     pred = write(tmp_path / "pred.jsonl", [])
-    with pytest.raises(InputError, match=r"gt.jsonl:1, record qa_id=q1: \$.answers\[0\].end_s: end_s 2 is before start_s 5"):
+    with pytest.raises(InputError, match=r"gt.jsonl:1, record qa_id=q1: \$.answers\[0\].end_s: end_s 2 is before "
+                                         r"start_s 5"):
         evaluate("estp-f1", gt, pred)
 
 

@@ -21,7 +21,7 @@ from streamcue.llm import LLMClient, LLMSettings  # noqa: E402
 from streamcue.loaders import video_path  # noqa: E402
 from streamcue.loaders.frames import SpanFrames  # noqa: E402
 from streamcue.schemas import validate, validate_file  # noqa: E402
-from streamcue.stub_llm import StubLLMServer  # noqa: E402
+from streamcue.testing.stub_llm import StubLLMServer  # noqa: E402
 
 from conftest import GOALSTEP_VAL  # noqa: E402
 from evidence_responder import scripted_model, shifted_records, write_test_videos  # noqa: E402
@@ -62,7 +62,8 @@ def _run(records, built, model, config=EvidenceConfig(), port=0, **kw):
 
 
 def _long_nar(records):
-    return next(r for r in records if r["task_type"] == "NAR" and r["answers"][0]["end_s"] - r["answers"][0]["start_s"] > 20)
+    return next(r for r in records
+                if r["task_type"] == "NAR" and r["answers"][0]["end_s"] - r["answers"][0]["start_s"] > 20)
 
 
 def test_a_confirmed_record_is_supported_in_one_round(built):
@@ -114,7 +115,8 @@ def test_calls_are_three_per_round_and_a_rerun_makes_none(built):
     # Identical requests (the same question, claims and evidence on two videos) are answered once.
     assert client.usage.calls == sum(model.calls.values())
     assert client.usage.calls + client.usage.cache_hits == 3 * rounds
-    assert all(r["provenance"]["evidence_check"]["calls"] == 3 * r["provenance"]["evidence_check"]["rounds"] for r in first)
+    assert all(r["provenance"]["evidence_check"]["calls"] == 3 * r["provenance"]["evidence_check"]["rounds"]
+               for r in first)
     assert report["calls_per_record"] == 3 * rounds / len(records)
     for record in first:
         validate(record, "interval_qa")
@@ -193,7 +195,8 @@ def test_agreement_of_annotators_with_the_verdicts(built, tmp_path):
     verified[2]["verification"] = {"status": "rejected", "annotators": ["1", "2"], "checks": 2}   # rejected: agrees
     write_jsonl(tmp_path / "checked.jsonl", checked)
     write_jsonl(tmp_path / "verified.jsonl", verified)
-    done = subprocess.run([sys.executable, "-m", "streamcue", "stats", "evidence", "--checked", tmp_path / "checked.jsonl",
+    done = subprocess.run([sys.executable, "-m", "streamcue", "stats", "evidence", "--checked",
+                           tmp_path / "checked.jsonl",
                            "--verified", tmp_path / "verified.jsonl", "--output", tmp_path / "a.json"],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -42,7 +42,8 @@ def test_half_frame_times_round_to_the_even_frame():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.floats(0, 3600, allow_nan=False), st.floats(0, 600, allow_nan=False), st.sampled_from([1, 2, 5, 24, 25, 29.97, 30, 60]))
+@given(st.floats(0, 3600, allow_nan=False), st.floats(0, 600, allow_nan=False), st.sampled_from([1, 2, 5, 24, 25,
+                                                                                                 29.97, 30, 60]))
 def test_property_round_trip_moves_a_time_by_at_most_half_a_frame(start_s, length_s, fps):
     end_s = start_s + length_s
     start, end = span_to_frames(start_s, end_s, fps)

@@ -40,7 +40,8 @@ def test_repeated_step_ids_stay_separate_actions():
 
 
 def test_schedule_times_and_order():
-    groups = group_actions([act(1, 2, 20), act(2, 5, 15), act(3, 25, 40, mistakes=[Mistake("timing", "m1"), Mistake("technique", "m2")])])
+    groups = group_actions([act(1, 2, 20), act(2, 5, 15), act(3, 25, 40, mistakes=[Mistake("timing", "m1"),
+                                                                                   Mistake("technique", "m2")])])
     events = schedule_events(groups, ["I0", "I1"])
     assert [(e["t_s"], e["type"], e["text"]) for e in events] == [
         (2, "instruction", "I0"),
@@ -61,10 +62,12 @@ def test_next_instruction_waits_for_the_latest_end_in_the_group():
 
 
 def test_clean_description_variants():
-    assert clean_description("Coat -Coat a 6-oz. ramekin cup with cooking spray") == "Coat a 6-oz. ramekin cup with cooking spray."
+    assert clean_description("Coat -Coat a 6-oz. ramekin cup with cooking "
+                             "spray") == "Coat a 6-oz. ramekin cup with cooking spray."
     assert clean_description("stir-stir the ramekin cup") == "Stir the ramekin cup."
     assert clean_description("Add-1 egg to a blender") == "Add 1 egg to a blender."
-    assert clean_description("Measure and add-a pinch of salt to the mixing bowl") == "Measure and add a pinch of salt to the mixing bowl."
+    assert clean_description("Measure and add-a pinch of salt to the mixing "
+                             "bowl") == "Measure and add a pinch of salt to the mixing bowl."
     assert clean_description("add-Once the pan is hot, add the mushrooms") == "Once the pan is hot, add the mushrooms."
     assert clean_description("no keyword here") == "No keyword here."
 

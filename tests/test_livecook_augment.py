@@ -15,7 +15,7 @@ from streamcue.dataset_builders.jitter import jitter_guidance
 from streamcue.dataset_builders.output import write_outputs
 from streamcue.llm import LLMSettings
 from streamcue.schemas import validate_file
-from streamcue.stub_llm import StubLLMServer
+from streamcue.testing.stub_llm import StubLLMServer
 
 from conftest import GOALSTEP_VAL
 from kill_resume import HangAtCall, kill_at_hanging_call, resume_without_repeats
@@ -32,7 +32,7 @@ def read(path):
 @pytest.fixture(scope="module")
 def val_build(tmp_path_factory):
     with StubLLMServer(livecook_responder) as server:
-        report = la.BuildReport()
+        report = la.AugmentFigures()
         config = la.Config(goalstep=GOALSTEP_VAL, llm=LLMSettings(base_url=server.base_url, model="stub-model"))
         result = write_outputs(la.build(config, report), tmp_path_factory.mktemp("augment"))
     return result, report
@@ -151,7 +151,7 @@ def test_killed_build_resumes_with_same_output_and_a_rebuild_makes_no_call(tmp_p
             == (tmp_path / "c" / name).read_text()
         )
     report = json.loads((tmp_path / "c" / "build_report.json").read_text())
-    assert report["jitter"] == {"k_s": 30.0, "seed": 3} and report["llm"]["calls"] == 0
+    assert report["details"]["jitter"] == {"k_s": 30.0, "seed": 3} and report["llm"]["calls"] == 0
 
 
 def test_hostile_options_are_one_line_errors(tmp_path):

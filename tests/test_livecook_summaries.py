@@ -12,7 +12,7 @@ from streamcue.dataset_builders.output import write_outputs
 from streamcue.errors import ConfigError
 from streamcue.llm import LLMSettings
 from streamcue.schemas import validate_file
-from streamcue.stub_llm import StubLLMServer
+from streamcue.testing.stub_llm import StubLLMServer
 
 from conftest import CAPTAINCOOK4D
 from livecook_responder import livecook_responder
@@ -41,7 +41,7 @@ def leaks(records, prompts, texts):
 
 def run(config, tmp_path, index_splits=("train",)):
     with StubLLMServer(livecook_responder) as server:
-        report = ls.BuildReport()
+        report = ls.SummaryFigures()
         result = write_outputs(ls.build(config, report, _index_splits=index_splits), tmp_path)
         prompts = [m["content"] for body in server.requests for m in body["messages"]]
         calls = server.completions
@@ -55,7 +55,7 @@ def test_split(tmp_path_factory):
         config = ls.Config(
             annotations=CAPTAINCOOK4D, llm=LLMSettings(base_url=server.base_url, model="stub-model"), splits=("test",)
         )
-        report = ls.BuildReport()
+        report = ls.SummaryFigures()
         result = write_outputs(ls.build(config, report), tmp_path_factory.mktemp("summaries"))
         prompts = [m["content"] for body in server.requests for m in body["messages"]]
     records = [json.loads(line) for line in result.files["mistake_summary"].read_text().splitlines()]
@@ -132,7 +132,7 @@ def test_rebuild_makes_no_call_and_gives_the_same_records(tmp_path):
         )
         first = write_outputs(ls.build(config), tmp_path / "a")
         calls = server.completions
-        report = ls.BuildReport()
+        report = ls.SummaryFigures()
         second = write_outputs(ls.build(config, report), tmp_path / "b")
         assert server.completions == calls > 0
         assert report.llm["calls"] == 0 and report.llm["cache_hits"] == sum(report.summaries.values())
@@ -171,7 +171,7 @@ def test_train_split_and_bad_options_are_refused(tmp_path):
 def test_summaries_feed_the_turn_loop_mistake_question(tmp_path):
     """replay --strategy turn-loop --mistake-hints: each instruction's summary reaches the mistake prompt."""
     from streamcue.dataset_builders import captaincook4d
-    from streamcue.stub_llm import message_text
+    from streamcue.testing.stub_llm import message_text
 
     guidance, splits = ls.guidance_and_splits(CAPTAINCOOK4D)
     rid = next(q.video_id for q in ls.queries(guidance, splits, ("test",)) if q.mistaken_actions)

@@ -10,7 +10,7 @@ import pytest
 
 from streamcue.errors import ConfigError, ServiceError
 from streamcue.llm import LLMClient, LLMSettings, Request
-from streamcue.stub_llm import StubLLMServer, default_responder
+from streamcue.testing.stub_llm import StubLLMServer, default_responder
 
 pytestmark = pytest.mark.llm_server
 
@@ -64,7 +64,8 @@ def test_the_retry_says_what_was_wrong(server):
     first, second, third = (r["messages"] for r in server.requests)
     assert first == [{"role": "user", "content": "a"}]
     assert second[:2] == [{"role": "user", "content": "a"}, {"role": "assistant", "content": "not json at all"}]
-    assert second[2]["role"] == "user" and "answer is not JSON (Expecting value at line 1 column 1)" in second[2]["content"]
+    assert second[2]["role"] == "user"
+    assert "answer is not JSON (Expecting value at line 1 column 1)" in second[2]["content"]
     assert '"required": ["answer"]' in second[2]["content"]  # the schema it must follow
     assert third[1] == {"role": "assistant", "content": '{"answer": 7}'}
     assert "violates the schema at answer: 7 is not of type 'string'" in third[2]["content"]
@@ -150,7 +151,9 @@ def write(path, records):
 
 def test_llm_judge_through_the_cli_judges_distinct_pairs_once(tmp_path, server):
     gt = write(tmp_path / "gt.jsonl", [{"task_id": "t1", "task_type": "present", "prompt": "What is happening?",
-                                        "captions": [{"t_s": i, "text": "cutting an onion" if i < 5 else "stirring a pot"} for i in range(10)]}])
+                                        "captions": [{"t_s": i,
+                                                      "text": "cutting an onion" if i < 5 else "stirring a pot"}
+                                                     for i in range(10)]}])
     pred = write(tmp_path / "pred.jsonl", [{"task_id": "t1", "responses": [{"t_s": 0, "text": "cutting an onion"},
                                                                          {"t_s": 7, "text": "stirring the pot"}]}])
     env = {"PATH": "/usr/bin:/bin", "COLUMNS": "160", "STREAMCUE_CACHE_DIR": str(tmp_path / "cache"),
@@ -181,17 +184,20 @@ def test_llm_judge_estp_scale(tmp_path, server):
     gt = write(tmp_path / "gt.jsonl", [{"qa_id": "q1", "task_type": "OR", "question": "What is this?",
                                         "answers": [{"start_s": 10, "end_s": 14, "text": "a red cup"}]}])
     pred = write(tmp_path / "pred.jsonl", [{"qa_id": "q1", "responses": [{"t_s": 10, "text": "a red cup"}]}])
-    report = evaluate("estp-f1", gt, pred, judge="llm", judge_options={"base_url": server.base_url, "model": "stub-model"})
+    report = evaluate("estp-f1", gt, pred, judge="llm", judge_options={"base_url": server.base_url,
+                                                                       "model": "stub-model"})
     assert report["per_item"]["q1"]["answer_scores"] == [1.0]  # (5 + 5) / 10
     assert "estp_answer.v1@" in report["judge"]["prompts"]["estp"]
 
 
 def test_cli_unreachable_llm_is_a_one_line_error(tmp_path):
-    gt = write(tmp_path / "gt.jsonl", [{"qa_id": "q1", "task_type": "OR", "answers": [{"start_s": 1, "end_s": 2, "text": "x"}]}])
+    gt = write(tmp_path / "gt.jsonl", [{"qa_id": "q1", "task_type": "OR", "answers": [{"start_s": 1, "end_s": 2,
+                                                                                       "text": "x"}]}])
     pred = write(tmp_path / "pred.jsonl", [{"qa_id": "q1", "responses": [{"t_s": 1, "text": "x"}]}])
     result = subprocess.run([sys.executable, "-m", "streamcue", "evaluate", "estp-f1", "--gt", gt, "--pred", pred,
                              "--judge", "llm", "--judge-model", "m", "--llm-base-url", "http://127.0.0.1:9/v1"],
-                            capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "STREAMCUE_CACHE_DIR": str(tmp_path)})
+                            capture_output=True, text=True, env={"PATH": "/usr/bin:/bin",
+                                                                 "STREAMCUE_CACHE_DIR": str(tmp_path)})
     assert result.returncode == 4
     assert result.stderr.startswith("error: cannot reach the LLM server http://127.0.0.1:9/v1")
     assert len(result.stderr.strip().splitlines()) == 1

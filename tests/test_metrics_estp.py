@@ -92,9 +92,11 @@ def test_judge_scores_outside_the_scale_are_refused():
 
 
 answers_st = st.lists(
-    st.tuples(st.floats(0, 100), st.floats(0, 30), st.sampled_from(["a", "b"])).map(lambda t: Answer(t[0], t[0] + t[1], t[2])),
+    st.tuples(st.floats(0, 100), st.floats(0, 30), st.sampled_from(["a", "b"])).map(
+        lambda t: Answer(t[0], t[0] + t[1], t[2])),
     min_size=1, max_size=5)
-responses_st = st.lists(st.tuples(st.floats(0, 140), st.sampled_from(["a", "b", "c"])).map(lambda t: Response(*t)), max_size=8)
+responses_st = st.lists(st.tuples(st.floats(0, 140), st.sampled_from(["a", "b", "c"])).map(lambda t: Response(*t)),
+                        max_size=8)
 task_st = st.sampled_from(["OR", "NAR", "TRC", "AR"])
 
 
@@ -136,6 +138,8 @@ def test_property_saturation_holds_for_any_quality(specs):
     for k, (length, where, right) in enumerate(specs):
         start = 100.0 * k
         answers.append(Answer(start, start + length, "the answer"))
-        responses.append(Response(start - 1 + where * (length + 3), "the answer" if right else "nonsense"))
+        # Clamped to the window [s - 1, e + 2]: where = 1 must not land a rounding error past e + 2.
+        t = min(start + length + 2, max(start - 1, start - 1 + where * (length + 3)))
+        responses.append(Response(t, "the answer" if right else "nonsense"))
     result = score("OR", answers, responses)
     assert (result.fp, result.fn, result.f1) == (0, 0, 1.0)

@@ -48,7 +48,8 @@ def test_rouge_l_golden():
     assert rouge_l(["add more salt"], ["more salt needed"]) == [pytest.approx(2 / 3, abs=1e-12)]
 
 
-events = st.lists(st.tuples(st.floats(0, 200), st.sampled_from(["success", "mistake"])).map(lambda t: Event(t[0], t[1], "x")), max_size=10)
+events = st.lists(st.tuples(st.floats(0, 200), st.sampled_from(["success", "mistake"]))
+                  .map(lambda t: Event(t[0], t[1], "x")), max_size=10)
 
 
 @settings(max_examples=200, deadline=None)
@@ -175,7 +176,8 @@ def test_property_v2_never_finds_fewer_mistake_pairs_and_perfect_scores_one(trut
 
 
 @pytest.mark.parametrize("pred_event, args, message", [
-    ({"plan_index": -1}, [], "pred.jsonl:1, record video_id=v: $.events[0].plan_index: -1 is less than the minimum of 0"),
+    ({"plan_index": -1}, [], "pred.jsonl:1, record video_id=v: $.events[0].plan_index: -1 is less than the minimum "
+                             "of 0"),
     ({"plan_index": "2"}, [], "pred.jsonl:1, record video_id=v: $.events[0].plan_index: '2' is not of type"),
     ({}, ["--param", "success_matching=bogus"], "error: livecook success_matching must be one of ('any', 'plan_step')"),
     ({}, ["--config-version", "3"], "error: no configuration livecook.v3; known: livecook.v1..v2"),

@@ -84,11 +84,13 @@ def test_property_consistency_in_range(truth, responses, config):
 @given(texts)
 def test_property_perfect_predictions(truth):
     assert consistency(truth, list(truth), VsasConfig(denominator="pairs")) == 1.0
-    assert consistency(truth, list(truth), VsasConfig()) == pytest.approx(1.0 if len(truth) == 1 else (len(truth) - 1) / len(truth))
+    assert consistency(truth, list(truth),
+                       VsasConfig()) == pytest.approx(1.0 if len(truth) == 1 else (len(truth) - 1) / len(truth))
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(st.floats(0, 20), st.sampled_from(["x", "y", "z"])), max_size=10, unique_by=lambda t: t[0]), st.randoms())
+@given(st.lists(st.tuples(st.floats(0, 20), st.sampled_from(["x", "y", "z"])), max_size=10,
+                unique_by=lambda t: t[0]), st.randoms())
 def test_property_extrapolation_ignores_response_order(pairs, rnd):
     responses = [Response(t, s) for t, s in pairs]
     shuffled = list(responses)

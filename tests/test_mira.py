@@ -17,7 +17,7 @@ from streamcue.metrics import evaluate
 from streamcue.metrics.mira import AXES, same_answer
 from streamcue.metrics.text import token_f1
 from streamcue.prompts import load_prompt
-from streamcue.stub_llm import StubLLMServer, message_text
+from streamcue.testing.stub_llm import StubLLMServer, message_text
 
 pytestmark = pytest.mark.llm_server
 

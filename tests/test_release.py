@@ -15,11 +15,12 @@ from hub_server import olah_server
 datasets = pytest.importorskip("datasets")
 
 from streamcue.anonymize.report import REPORT_FORMAT, sha256_file  # noqa: E402
-from streamcue.dataset_builders import captaincook4d, ego4d  # noqa: E402
+from streamcue.dataset_builders import BuildReport, captaincook4d, ego4d  # noqa: E402
 from streamcue.dataset_builders.output import write_outputs  # noqa: E402
-from streamcue.dataset_builders.release import ReleaseOptions, build_release, read_manifest  # noqa: E402
-from streamcue.dataset_builders.release_diff import diff, read_release  # noqa: E402
-from streamcue.dataset_builders.release_push import push  # noqa: E402
+from streamcue.release.build import ReleaseConfig, build_release  # noqa: E402
+from streamcue.release.manifest import read_manifest  # noqa: E402
+from streamcue.release.diff import diff, read_release  # noqa: E402
+from streamcue.release.push import push  # noqa: E402
 from streamcue.errors import ConfigError, InputError, RecordValidationError  # noqa: E402
 from streamcue.io import read_jsonl, write_jsonl  # noqa: E402
 from streamcue.loaders import by_video, load  # noqa: E402
@@ -37,7 +38,7 @@ def cc4d(tmp_path_factory):
 @pytest.fixture(scope="module")
 def release_v1(cc4d, tmp_path_factory):
     dist = tmp_path_factory.mktemp("dist") / "v1.0.0"
-    build_release(ReleaseOptions(records=cc4d, version="1.0.0", out=dist, allow_unverified=True, repo=REPO_ID))
+    build_release(ReleaseConfig(records=cc4d, version="1.0.0", out=dist, allow_unverified=True, repo=REPO_ID))
     return dist
 
 
@@ -78,11 +79,11 @@ def test_typed_records_round_trip_exactly(release_v1, cc4d):
 
 def test_interval_qa_and_dense_captions_round_trip(tmp_path):
     out = tmp_path / "ego"
-    write_outputs(ego4d.build(ego4d.Config(goalstep=GOALSTEP_VAL), ego4d.BuildReport()), out)
+    write_outputs(ego4d.build(ego4d.Config(goalstep=GOALSTEP_VAL), BuildReport("ego4d")), out)
     dense = dict(VALID["dense_caption"], video_id=read_jsonl(out / "videos.jsonl")[0]["video_id"])
     write_jsonl(out / "dense_caption.jsonl", [dense])
     dist = tmp_path / "dist"
-    manifest = build_release(ReleaseOptions(records=out, version="0.1.0", out=dist, allow_unverified=True))
+    manifest = build_release(ReleaseConfig(records=out, version="0.1.0", out=dist, allow_unverified=True))
     assert set(manifest["configs"]) == {"video", "interval_qa", "dense_caption"}
     original = {r["qa_id"]: r for r in read_jsonl(out / "interval_qa.jsonl")}
     loaded = [q for split in load("interval_qa", dist).values() for q in split]
@@ -110,7 +111,7 @@ def test_card_manifest_and_changelog(release_v1):
 
 
 def test_a_build_is_reproducible(cc4d, release_v1, tmp_path):
-    again = build_release(ReleaseOptions(records=cc4d, version="1.0.0", out=tmp_path / "again",
+    again = build_release(ReleaseConfig(records=cc4d, version="1.0.0", out=tmp_path / "again",
                                          allow_unverified=True, repo=REPO_ID))
     assert again["files"] == read_manifest(release_v1)["files"]
 
@@ -119,7 +120,7 @@ def test_a_build_is_reproducible(cc4d, release_v1, tmp_path):
 
 def test_unverified_benchmark_records_are_refused(cc4d, tmp_path):
     with pytest.raises(InputError) as err:
-        build_release(ReleaseOptions(records=cc4d, version="1.0.0", out=tmp_path / "d"))
+        build_release(ReleaseConfig(records=cc4d, version="1.0.0", out=tmp_path / "d"))
     assert "guidance.jsonl:" in str(err.value) and "$.verification.status" in str(err.value)
     assert "--allow-unverified" in str(err.value)
     assert not (tmp_path / "d").exists()
@@ -132,10 +133,11 @@ def test_verified_records_pass_and_rejected_ones_are_left_out(cc4d, tmp_path):
                 r["verification"] = {"status": "rejected" if i == 0 else "verified", "annotators": ["a"], "checks": 1}
         return records
     records = copy_records(cc4d, tmp_path / "rec", verify)
-    manifest = build_release(ReleaseOptions(records=records, version="1.0.0", out=tmp_path / "d"))
+    manifest = build_release(ReleaseConfig(records=records, version="1.0.0", out=tmp_path / "d"))
     assert manifest["rejected_left_out"] == {"guidance": 1}
     assert sum(s["rows"] for s in manifest["configs"]["guidance"].values()) == 383
-    assert "Every record in the validation and test splits is human-verified" in (tmp_path / "d" / "README.md").read_text()
+    card = (tmp_path / "d" / "README.md").read_text()
+    assert "Every record in the validation and test splits is human-verified" in card
 
 
 def test_invalid_records_are_refused(cc4d, tmp_path):
@@ -145,7 +147,7 @@ def test_invalid_records_are_refused(cc4d, tmp_path):
         return records
     records = copy_records(cc4d, tmp_path / "rec", corrupt)
     with pytest.raises(RecordValidationError, match=r"guidance.jsonl:3, record video_id=\S+: \$.events\[0\].t_s"):
-        build_release(ReleaseOptions(records=records, version="1.0.0", out=tmp_path / "d", allow_unverified=True))
+        build_release(ReleaseConfig(records=records, version="1.0.0", out=tmp_path / "d", allow_unverified=True))
 
 
 def recorded_set(tmp_path, status="passed", tamper=False):
@@ -170,7 +172,7 @@ def recorded_set(tmp_path, status="passed", tamper=False):
 
 def test_recorded_video_with_a_passing_report_is_released(tmp_path):
     rec, root = recorded_set(tmp_path)
-    manifest = build_release(ReleaseOptions(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
+    manifest = build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
     assert manifest["configs"]["dense_caption"]["test"]["rows"] == 1
 
 
@@ -181,14 +183,14 @@ def test_recorded_video_with_a_passing_report_is_released(tmp_path):
 def test_recorded_video_without_a_valid_report_is_refused(tmp_path, status, tamper, message):
     rec, root = recorded_set(tmp_path, status, tamper)
     with pytest.raises(InputError, match=message) as err:
-        build_release(ReleaseOptions(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
+        build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
     assert "videos.jsonl:1, record video_id=v1, field $.anonymization.report" in str(err.value)
 
 
 def test_a_not_anonymized_video_is_refused(tmp_path):
     rec, root = recorded_set(tmp_path, "not_anonymized")
     with pytest.raises(InputError, match="anonymization status is 'not_anonymized', not 'passed'"):
-        build_release(ReleaseOptions(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
+        build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
     assert not (tmp_path / "d").exists()
 
 
@@ -198,11 +200,11 @@ def test_a_report_without_detectors_or_detections_is_refused(tmp_path):
     report["detections"]["plate"]["per_frame"] = []
     (rec / "reports" / "v1.json").write_text(json.dumps(report))
     with pytest.raises(InputError, match="plate detection log does not cover its 2 frames"):
-        build_release(ReleaseOptions(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
+        build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
     report["detectors"]["face"] = None
     (rec / "reports" / "v1.json").write_text(json.dumps(report))
     with pytest.raises(InputError, match="names no face detector"):
-        build_release(ReleaseOptions(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
+        build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
 
 
 @pytest.mark.parametrize("where", ["report", "caption"])
@@ -217,13 +219,13 @@ def test_an_absolute_path_in_any_published_string_is_refused(tmp_path, where):
         caption["captions"][-1]["text"] = "the file /home/alice/secret.mp4 is open"
         write_jsonl(rec / "dense_caption.jsonl", [caption])
     with pytest.raises(InputError, match="names a local absolute path or home directory") as err:
-        build_release(ReleaseOptions(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
+        build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
     assert "alice" not in str(err.value) and str(tmp_path) not in str(err.value)  # the message names no path
     assert not (tmp_path / "d").exists()
 
 
 def test_published_text_files_are_scanned_too(tmp_path):
-    from streamcue.dataset_builders.release_gates import scan_published
+    from streamcue.release.gates import scan_published
 
     (tmp_path / "README.md").write_text("Built from ~/data/cc4d on a laptop.\n")
     with pytest.raises(InputError, match=r"README.md: a published file names .* \(~/...\)"):
@@ -235,20 +237,20 @@ def test_published_text_files_are_scanned_too(tmp_path):
 def test_recorded_video_needs_a_video_root_and_a_report(tmp_path):
     rec, root = recorded_set(tmp_path)
     with pytest.raises(ConfigError, match="--video-root"):
-        build_release(ReleaseOptions(records=rec, version="1.0.0", out=tmp_path / "d"))
+        build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d"))
     (rec / "reports" / "v1.json").unlink()
     with pytest.raises(InputError, match="report .* not found"):
-        build_release(ReleaseOptions(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
+        build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
 
 
 def test_versions_are_never_overwritten(cc4d, release_v1, tmp_path):
     with pytest.raises(ConfigError, match="never overwritten"):
-        build_release(ReleaseOptions(records=cc4d, version="1.0.1", out=release_v1, allow_unverified=True))
+        build_release(ReleaseConfig(records=cc4d, version="1.0.1", out=release_v1, allow_unverified=True))
     with pytest.raises(ConfigError, match="not newer than the previous release 1.0.0"):
-        build_release(ReleaseOptions(records=cc4d, version="1.0.0", out=tmp_path / "d", previous=release_v1,
+        build_release(ReleaseConfig(records=cc4d, version="1.0.0", out=tmp_path / "d", previous=release_v1,
                                      allow_unverified=True))
     with pytest.raises(ConfigError, match="not X.Y.Z"):
-        build_release(ReleaseOptions(records=cc4d, version="1.0", out=tmp_path / "d", allow_unverified=True))
+        build_release(ReleaseConfig(records=cc4d, version="1.0", out=tmp_path / "d", allow_unverified=True))
 
 
 # --- diff, push, pinned loads ------------------------------------------------------------------
@@ -262,7 +264,7 @@ def release_v2(cc4d, release_v1, tmp_path_factory):
         return records
     base = tmp_path_factory.mktemp("v2")
     records = copy_records(cc4d, base / "rec", edit)
-    build_release(ReleaseOptions(records=records, version="1.1.0", out=base / "v1.1.0", previous=release_v1,
+    build_release(ReleaseConfig(records=records, version="1.1.0", out=base / "v1.1.0", previous=release_v1,
                                  allow_unverified=True, repo=REPO_ID))
     return base / "v1.1.0"
 

@@ -12,7 +12,7 @@ from streamcue.loaders.openai_model import OpenAIVisionModel
 from streamcue.loaders.replay import Frame, replay, select_frames
 from streamcue.loaders.replay_records import PeriodicBaseline, replay_records
 from streamcue.schemas import validate
-from streamcue.stub_llm import StubLLMServer, message_text
+from streamcue.testing.stub_llm import StubLLMServer, message_text
 
 
 class Recorder:
@@ -63,7 +63,8 @@ def test_asynchronous_small_buffer_drops_frames_large_buffer_does_not():
 
 
 def test_asynchronous_fast_model_sees_every_frame():
-    result = replay(Recorder(latency_s=0.05), duration_s=5, fps=10, prompts=[], protocol="asynchronous", camera_buffer=4)
+    result = replay(Recorder(latency_s=0.05), duration_s=5, fps=10, prompts=[], protocol="asynchronous",
+                    camera_buffer=4)
     assert result.frames_dropped == 0 and result.frames_seen == 50
     assert result.report(5)["actions_per_second"] == pytest.approx(len(result.responses) / 5)
 

@@ -31,29 +31,36 @@ def paths(record, kind, **kw):
     [
         ("video", lambda r: r.update(source="youtube"), "$.source", "is not one of"),
         ("video", lambda r: r.pop("duration_s"), "$", "'duration_s' is a required property"),
-        ("video", lambda r: r["anonymization"].update(status="not_required"), "$.anonymization.status", "recorded video"),
+        ("video", lambda r: r["anonymization"].update(status="not_required"), "$.anonymization.status",
+         "recorded video"),
         ("interval_qa", lambda r: r.update(task_type="XYZ"), "$.task_type", "is not one of"),
         ("counterfactual_mistake", lambda r: r["counterfactual"].update(verb="stir"), "$.counterfactual.verb",
          "only the noun may change"),
         ("counterfactual_mistake", lambda r: r["counterfactual"].update(noun="water"), "$.counterfactual.noun",
          "noun is unchanged"),
-        ("counterfactual_mistake", lambda r: r["instruction"].update(t_s=9.0), "$.mistake.t_s", "before the instruction"),
+        ("counterfactual_mistake", lambda r: r["instruction"].update(t_s=9.0), "$.mistake.t_s",
+         "before the instruction"),
         ("interval_qa", lambda r: r.update(answers=[]), "$.answers", "should be non-empty"),
         ("interval_qa", lambda r: r["answers"][0].update(start_s=5.0), "$.answers[0].end_s", "before start_s"),
         ("interval_qa", lambda r: r.update(proactive_type="implicit"), "$.proactive_type", "OR is explicit"),
         ("interval_qa", lambda r: r["answers"].reverse(), "$.answers[1].start_s", "not sorted"),
-        ("interval_qa", lambda r: r["answers"][1].update(optimal_s=20.0), "$.answers[1].optimal_s", "outside its interval"),
+        ("interval_qa", lambda r: r["answers"][1].update(optimal_s=20.0), "$.answers[1].optimal_s",
+         "outside its interval"),
         ("interval_qa", lambda r: r.update(query_time_s=5.0), "$.answers[0].end_s", "before the question"),
         ("interval_qa", lambda r: r.update(task_type="TRC", proactive_type="contextual"), "$.context", "contextual"),
-        ("interval_qa", lambda r: r["answers"][1].update(end_s=40.0), "$.answers[1].end_s", "past the end of the video"),
+        ("interval_qa", lambda r: r["answers"][1].update(end_s=40.0), "$.answers[1].end_s",
+         "past the end of the video"),
         ("dense_caption", lambda r: r["captions"][1].update(t_s=2), "$.captions[1].t_s", "one caption per second"),
         ("dense_caption", lambda r: r.update(fps=2), "$.fps", "1 was expected"),
         ("guidance", lambda r: r["events"].reverse(), "$.events[2].t_s", "not sorted"),
-        ("guidance", lambda r: r["events"][1].update(mistake_category=None), "$.events[1].mistake_category", "need a mistake_category"),
+        ("guidance", lambda r: r["events"][1].update(mistake_category=None), "$.events[1].mistake_category",
+         "need a mistake_category"),
         ("guidance", lambda r: r["events"].pop(), "$.events", "finish"),
         ("guidance", lambda r: r["events"][0].update(step_ids=[9]), "$.events[0].step_ids", "not in the plan"),
-        ("guidance", lambda r: r["plan"][0]["actions"][0].update(end_s=0.5), "$.plan[0].actions[0].end_s", "before start_s"),
-        ("interval_qa_prediction", lambda r: r["responses"][0].update(t_s=-1), "$.responses[0].t_s", "less than the minimum"),
+        ("guidance", lambda r: r["plan"][0]["actions"][0].update(end_s=0.5), "$.plan[0].actions[0].end_s",
+         "before start_s"),
+        ("interval_qa_prediction", lambda r: r["responses"][0].update(t_s=-1), "$.responses[0].t_s",
+         "less than the minimum"),
         ("guidance_prediction", lambda r: r["events"][0].update(type="hint"), "$.events[0].type", "is not one of"),
     ],
 )
@@ -65,7 +72,8 @@ def test_invalid_examples_name_the_path(valid, kind, mutate, path, words):
 
 
 def test_unknown_video_is_reported(valid):
-    assert ("$.video_id", "unknown video_id 'v1' (not in the videos file)") in paths(valid["guidance"], "guidance", durations={})
+    assert ("$.video_id", "unknown video_id 'v1' (not in the videos file)") in paths(valid["guidance"], "guidance",
+                                                                                     durations={})
 
 
 def test_validate_raises_with_every_violation(valid):

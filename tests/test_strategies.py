@@ -21,7 +21,7 @@ from streamcue.loaders.strategies import make_strategy
 from streamcue.loaders.strategies.oasis import EventNode, OasisMemory, _family, retrieve
 from streamcue.loaders.strategies.response_in_last import parse_lines
 from streamcue.schemas import validate
-from streamcue.stub_llm import StubLLMServer
+from streamcue.testing.stub_llm import StubLLMServer
 
 pytestmark = pytest.mark.llm_server
 VIDEO = "c2d06df7-5d3a-4116-9edb-f1c81a4f669b"

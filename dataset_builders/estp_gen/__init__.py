@@ -4,3 +4,5 @@
 -> ``many_to_many`` (LLM). Each stage is a function over plain data and records, testable on
 its own; :mod:`streamcue.dataset_builders.ego4d` chains them.
 """
+
+__all__: list[str] = []

@@ -43,7 +43,8 @@ def many_to_many(video_id: str, goal: str, records: Sequence[dict[str, Any]], ll
     out, invalid = [], 0
     for group in answer["groups"]:
         members = group["members"]
-        if len(members) < 2 or len(set(members)) != len(members) or used & set(members) or len(group["questions"]) != len(members):
+        if (len(members) < 2 or len(set(members)) != len(members) or used & set(members)
+                or len(group["questions"]) != len(members)):
             invalid += 1
             continue
         used.update(members)
@@ -51,7 +52,8 @@ def many_to_many(video_id: str, goal: str, records: Sequence[dict[str, Any]], ll
         turns = sorted(zip(members, group["questions"]), key=lambda mq: (ordered[mq[0]]["query_time_s"], mq[0]))
         for turn, (m, question) in enumerate(turns, start=1):
             member = ordered[m]
-            out.append(make_qa(f"{group_id}:{turn}", video_id, "ORC", question, member["query_time_s"], member["answers"],
+            out.append(make_qa(f"{group_id}:{turn}", video_id, "ORC", question, member["query_time_s"],
+                               member["answers"],
                                stage="many_to_many", source=source, context=(group_id, turn), model=llm.settings.model,
                                prompt_hash=prompt.sha256[:16], from_qa=member["qa_id"]))
     return out, invalid

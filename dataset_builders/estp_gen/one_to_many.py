@@ -75,7 +75,8 @@ def one_to_many(records: Sequence[dict[str, Any]], captions: Sequence[Caption], 
                             for n, i in enumerate(chosen))
         requests.append(Request(({"role": "user", "content": prompt.render(
             question=record["question"], cue=record["provenance"].get("visual_cue", ""),
-            answer=record["answers"][0]["text"], candidates=listing)},), _schema(len(chosen)), prompt.version, "one_to_many"))
+            answer=record["answers"][0]["text"], candidates=listing)},),
+            _schema(len(chosen)), prompt.version, "one_to_many"))
     todo = [n for n, chosen in enumerate(candidates) if chosen]
     answers = dict(zip(todo, llm.complete_many([requests[n] for n in todo])))
     out = []

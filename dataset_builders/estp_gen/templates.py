@@ -24,6 +24,7 @@ from typing import Any
 
 from streamcue.dataset_builders.ego4d_sources import GoalVideo, Narration, Step
 from streamcue.dataset_builders.estp_gen.records import evenly_spaced, make_qa
+from streamcue.text import lower_first
 
 __all__ = ["TemplateConfig", "verb_phrase", "second_person", "template_questions"]
 
@@ -74,10 +75,6 @@ def second_person(narration: str) -> str:
     return text if text.endswith(".") else text + "."
 
 
-def _lower_first(text: str) -> str:
-    return text[:1].lower() + text[1:]
-
-
 def _ar(video: GoalVideo, narrations: Sequence[Narration], config: TemplateConfig, source: str) -> list[dict[str, Any]]:
     by_verb: dict[str, list[Narration]] = defaultdict(list)
     for point in narrations:
@@ -89,10 +86,12 @@ def _ar(video: GoalVideo, narrations: Sequence[Narration], config: TemplateConfi
     eligible.sort(key=lambda vp: (-len(vp[1]), vp[0]))
     records = []
     for k, (verb, points) in enumerate(eligible[: config.ar_per_video]):
-        answers = [{"start_s": p.t_s, "end_s": min(p.t_s + config.ar_window_s, video.end_s), "text": second_person(p.text)}
+        answers = [{"start_s": p.t_s, "end_s": min(p.t_s + config.ar_window_s, video.end_s),
+                    "text": second_person(p.text)}
                    for p in points]
         query = max(video.start_s, min(p.t_s for p in points) - 5.0)
-        records.append(make_qa(f"{video.video_uid}:AR:{k}", video.video_uid, "AR", f"Tell me every time I {verb} something.",
+        records.append(make_qa(f"{video.video_uid}:AR:{k}", video.video_uid, "AR",
+                               f"Tell me every time I {verb} something.",
                                query, answers, stage="template", source=source, verb=verb))
     return records
 
@@ -100,7 +99,8 @@ def _ar(video: GoalVideo, narrations: Sequence[Narration], config: TemplateConfi
 def _nar(video: GoalVideo, steps: Sequence[Step], config: TemplateConfig, source: str) -> list[dict[str, Any]]:
     pairs = evenly_spaced(list(zip(steps, steps[1:])), config.nar_per_video)
     return [make_qa(f"{video.video_uid}:NAR:{current.index}", video.video_uid, "NAR",
-                    f"The step I'm on now: \"{current.description.rstrip('.')}\". When I move on to the next step, tell me what it is.",
+                    f"The step I'm on now: \"{current.description.rstrip('.')}\". "
+                    "When I move on to the next step, tell me what it is.",
                     current.start_s, [{"start_s": nxt.start_s, "end_s": nxt.end_s, "text": nxt.description}],
                     stage="template", source=source)
             for current, nxt in pairs]
@@ -112,21 +112,23 @@ def _tu(video: GoalVideo, steps: Sequence[Step], source: str) -> list[dict[str, 
         return []
     goal = video.goal_description.rstrip(".")
     return [make_qa(f"{video.video_uid}:TU:0", video.video_uid, "TU",
-                    f"My goal: {_lower_first(goal)}. Each time I start a new step of it, tell me which step it is.",
-                    relevant[0].start_s, [{"start_s": s.start_s, "end_s": s.end_s, "text": s.description} for s in relevant],
+                    f"My goal: {lower_first(goal)}. Each time I start a new step of it, tell me which step it is.",
+                    relevant[0].start_s,
+                    [{"start_s": s.start_s, "end_s": s.end_s, "text": s.description} for s in relevant],
                     stage="template", source=source)]
 
 
 def _trc(video: GoalVideo, steps: Sequence[Step], config: TemplateConfig, source: str) -> list[dict[str, Any]]:
     essential = [s for s in steps if s.relevance == "essential"]
     chain = config.trc_turns + 1
-    goal = _lower_first(video.goal_description.rstrip("."))
+    goal = lower_first(video.goal_description.rstrip("."))
     records = []
     for g, first in enumerate(range(0, len(essential) - chain + 1, chain)):
         group = essential[first:first + chain]
         group_id = f"{video.video_uid}:TRC:{g}"
         for turn, (current, nxt) in enumerate(zip(group, group[1:]), start=1):
-            question = (f"I'm working toward this goal: {goal}. Keep track of my progress and tell me when I get to my next step."
+            question = (f"I'm working toward this goal: {goal}. Keep track of my progress and tell me when I get to "
+                        f"my next step."
                         if turn == 1 else "And after that one, tell me when I get to the following step.")
             records.append(make_qa(f"{group_id}:{turn}", video.video_uid, "TRC", question, current.start_s,
                                    [{"start_s": nxt.start_s, "end_s": nxt.end_s, "text": nxt.description}],

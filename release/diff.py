@@ -7,8 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.extras import require
-from streamcue.loaders.features import decode
+from streamcue.schemas.features import decode
+from streamcue.release.manifest import read_manifest
 from streamcue.schemas import ID_FIELDS
+
+__all__ = ["Keyed", "ConfigDiff", "keyed", "read_release", "diff", "changelog_lines"]
+
 
 Keyed = dict[str, dict[str, dict[str, Any]]]  # kind -> record id -> record
 
@@ -32,8 +36,6 @@ def keyed(records: dict[str, dict[str, list[dict[str, Any]]]]) -> Keyed:
 
 def read_release(dist: str | Path) -> tuple[dict[str, Any], Keyed]:
     """The manifest and the records of a release folder (read with pyarrow, decoded to records)."""
-    from streamcue.dataset_builders.release import read_manifest
-
     pq = require("pyarrow.parquet", "release", "pyarrow")
     dist = Path(dist)
     manifest = read_manifest(dist)

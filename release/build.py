@@ -18,26 +18,27 @@ from typing import Any
 
 from streamcue.anonymize.report import sha256_file
 from streamcue.bulk import gc_paused
-from streamcue.dataset_builders import release_card as card
-from streamcue.dataset_builders.release_diff import changelog_lines, diff, keyed, read_release
-from streamcue.dataset_builders.release_gates import collect, scan_published
-from streamcue.errors import ConfigError, InputError
+from streamcue.errors import ConfigError
 from streamcue.extras import require
-from streamcue.io import atomic_write, read_json, write_json
-from streamcue.loaders.features import encode, features, json_columns
+from streamcue.io import atomic_write, write_json
 from streamcue.paths import check_outputs
 from streamcue.progress import track
+from streamcue.release import card
+from streamcue.release.diff import changelog_lines, diff, keyed, read_release
+from streamcue.schemas.features import encode, features, json_columns
+from streamcue.release.gates import collect, scan_published
+from streamcue.release.manifest import MANIFEST, check_repo_id
 from streamcue.schemas import SCHEMA_VERSION
 from streamcue.version import __version__
 
-MANIFEST = "manifest.json"
+__all__ = ["ReleaseConfig", "parse_version", "build_release"]
+
+
 _VERSION = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
-#: A Hub repository id ORG/NAME: letters, digits, ``_ . -``; no ``--`` or ``..``; not ending in ``.`` or ``-``.
-_REPO_PART = re.compile(r"^(?!.*(--|\.\.))[A-Za-z0-9](?:[\w.-]{0,94}[A-Za-z0-9_])?$")
 
 
-@dataclass
-class ReleaseOptions:
+@dataclass(frozen=True)
+class ReleaseConfig:
     records: Path
     version: str
     out: Path
@@ -58,36 +59,6 @@ def parse_version(text: str) -> tuple[int, int, int]:
     return tuple(int(g) for g in match.groups())  # type: ignore[return-value]
 
 
-def check_repo_id(repo: str) -> tuple[str, str]:
-    """``"ORG/NAME"`` -> ``("ORG", "NAME")``; anything the Hub would refuse (``../x``, ``a/b..c``) is a ConfigError."""
-    parts = repo.split("/")
-    if len(parts) != 2 or not all(_REPO_PART.match(p) for p in parts):
-        raise ConfigError(f"--repo {repo!r} is not ORG/NAME (letters, digits, '_', '.', '-'; no '..' or '--'; "
-                          "starting and ending with a letter or digit)")
-    return parts[0], parts[1]
-
-
-def read_manifest(dist: str | Path) -> dict[str, Any]:
-    path = Path(dist) / MANIFEST
-    if not path.is_file():
-        raise InputError("not a streamcue release folder (no manifest.json)", file=dist)
-    return read_json(path)
-
-
-def verify_files(dist: str | Path) -> dict[str, Any]:
-    """Check every file against the manifest's SHA-256; return the manifest."""
-    dist = Path(dist)
-    manifest = read_manifest(dist)
-    for rel, digest in manifest["files"].items():
-        path = dist / rel
-        if not path.is_file():
-            raise InputError("listed in manifest.json but missing", file=path)
-        if sha256_file(path) != digest:
-            raise InputError("changed since the release was built (SHA-256 differs from manifest.json)", file=path)
-    scan_published(dist)
-    return manifest
-
-
 def _write_parquet(records: list[dict[str, Any]], kind: str, path: Path) -> None:
     datasets = require("datasets", "release")
     datasets.disable_progress_bars()
@@ -96,7 +67,7 @@ def _write_parquet(records: list[dict[str, Any]], kind: str, path: Path) -> None
     table.to_parquet(str(path))
 
 
-def build_release(opts: ReleaseOptions) -> dict[str, Any]:
+def build_release(opts: ReleaseConfig) -> dict[str, Any]:
     """Apply the gates, then write the release folder; returns its manifest."""
     version = parse_version(opts.version)
     if opts.repo is not None:
@@ -116,7 +87,7 @@ def build_release(opts: ReleaseOptions) -> dict[str, Any]:
         return _build(opts, version, out, old_manifest, old_records)
 
 
-def _build(opts: ReleaseOptions, version: tuple[int, int, int], out: Path, old_manifest: dict[str, Any] | None,
+def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_manifest: dict[str, Any] | None,
            old_records: Any) -> dict[str, Any]:
     data = collect(opts.records, allow_unverified=opts.allow_unverified, video_root=opts.video_root)
 
@@ -142,7 +113,8 @@ def _build(opts: ReleaseOptions, version: tuple[int, int, int], out: Path, old_m
             "rejected_left_out": dict(data.rejected_left_out),
             "total_rows": sum(n for r in rows.values() for n in r.values()),
         }
-        (tmp / "README.md").write_text(card.card_header(meta, files) + "\n" + card.card_body(meta, rows, stats, figures),
+        (tmp / "README.md").write_text(card.card_header(meta, files) + "\n"
+                                       + card.card_body(meta, rows, stats, figures),
                                        encoding="utf-8")
         _write_changelog(tmp, meta["version"], opts.previous, old_manifest,
                          diff(old_records, keyed(data.records)) if old_records is not None else None)

@@ -10,6 +10,11 @@ import numpy as np
 import yaml
 
 from streamcue.extras import require
+from streamcue.schemas.taxonomy import SPLITS
+
+__all__ = ["CONFIG_NAMES", "SOURCE_CITATIONS", "data_path", "card_header", "statistics", "FIGURES", "write_figures",
+           "card_body"]
+
 
 #: Dataset config name of each record kind.
 CONFIG_NAMES = {"video": "videos", "interval_qa": "interval_qa", "dense_caption": "dense_caption",
@@ -139,7 +144,8 @@ def card_body(meta: dict[str, Any], rows: dict[str, dict[str, int]], stats: dict
                  "relative to a video root you supply. Columns listed as JSON below hold JSON text "
                  "(open-ended objects); `streamcue.loaders.load` decodes them.\n")
     parts.append("## Rows\n\n" + _table(["config", "train", "validation", "test", "JSON columns"], [
-        [CONFIG_NAMES[k], *(s.get(sp, 0) for sp in ("train", "validation", "test")), ", ".join(meta["json_columns"][k]) or "-"]
+        [CONFIG_NAMES[k], *(s.get(sp, 0) for sp in SPLITS),
+         ", ".join(meta["json_columns"][k]) or "-"]
         for k, s in rows.items()]))
     parts.append("## Verification\n")
     if meta["unverified_in_benchmark"]:

@@ -27,8 +27,10 @@ from functools import cache
 from typing import Any
 
 from streamcue.extras import require
-from streamcue.schemas import load_schema
-from streamcue.schemas._validate import _registry
+from streamcue.schemas._validate import load_schema, schema_registry
+
+__all__ = ["RELEASE_KINDS", "Codec", "codec", "features", "json_columns", "encode", "decode"]
+
 
 #: Record kinds that a release publishes, one dataset config each.
 RELEASE_KINDS: tuple[str, ...] = ("video", "interval_qa", "dense_caption", "guidance", "mc_question", "active_item")
@@ -124,7 +126,7 @@ def _codec(node: dict[str, Any], resolver: Any, *, required: bool = True) -> Cod
 def codec(kind: str) -> Codec:
     """The codec of a record kind's top-level object."""
     schema = load_schema(kind)
-    return _codec(schema, _registry().resolver(base_uri=schema["$id"]))
+    return _codec(schema, schema_registry().resolver(base_uri=schema["$id"]))
 
 
 def features(kind: str) -> Any:

@@ -22,21 +22,22 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from streamcue.dataset_builders.release import check_repo_id, verify_files
+from streamcue.release.manifest import check_repo_id, verify_files
 from streamcue.errors import ConfigError, ServiceError, StreamcueError
 from streamcue.extras import require
 
+__all__ = ["ReleasePushResult", "push"]
 
 
 @dataclass
-class PushResult:
+class ReleasePushResult:
     target: str
     commit: str
     tag: str
 
 
 def push(dist: str | Path, repo: str, *, git_root: str | Path | None = None, endpoint: str | None = None,
-         private: bool = False) -> PushResult:
+         private: bool = False) -> ReleasePushResult:
     """Publish ``dist`` (checked against its manifest first) to the Hub or a local git repository."""
     org, name = check_repo_id(repo)
     manifest = verify_files(dist)
@@ -55,11 +56,12 @@ def _git(repo: Path, *args: str) -> str:
     except FileNotFoundError:
         raise ServiceError("git is not installed; it is needed for a --git-root target") from None
     except subprocess.CalledProcessError as exc:
-        raise ServiceError(f"git {args[0]} failed in {repo}: {(exc.stderr or exc.stdout).strip().splitlines()[-1]}") from None
+        raise ServiceError(f"git {args[0]} failed in {repo}: "
+                           f"{(exc.stderr or exc.stdout).strip().splitlines()[-1]}") from None
     return done.stdout.strip()
 
 
-def _push_git(dist: Path, repo: Path, tag: str, message: str) -> PushResult:
+def _push_git(dist: Path, repo: Path, tag: str, message: str) -> ReleasePushResult:
     if not (repo / ".git").is_dir():
         repo.mkdir(parents=True, exist_ok=True)
         _git(repo, "init", "-q", "-b", "main")
@@ -72,10 +74,10 @@ def _push_git(dist: Path, repo: Path, tag: str, message: str) -> PushResult:
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "--allow-empty", "-m", message)
     _git(repo, "tag", "-a", tag, "-m", message)
-    return PushResult(str(repo), _git(repo, "rev-parse", "HEAD"), tag)
+    return ReleasePushResult(str(repo), _git(repo, "rev-parse", "HEAD"), tag)
 
 
-def _push_hub(dist: Path, repo: str, tag: str, message: str, endpoint: str | None, private: bool) -> PushResult:
+def _push_hub(dist: Path, repo: str, tag: str, message: str, endpoint: str | None, private: bool) -> ReleasePushResult:
     hub = require("huggingface_hub", "release")
     api = hub.HfApi(endpoint=endpoint)
     where = endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
@@ -95,4 +97,4 @@ def _push_hub(dist: Path, repo: str, tag: str, message: str, endpoint: str | Non
         raise
     except Exception as exc:  # noqa: BLE001 - refused, DNS, timeout, TLS: whatever HTTP stack the Hub client uses
         raise ServiceError(f"{where}: could not reach the Hub ({type(exc).__name__}: {exc})") from None
-    return PushResult(f"{where}/datasets/{repo}", commit.oid, tag)
+    return ReleasePushResult(f"{where}/datasets/{repo}", commit.oid, tag)

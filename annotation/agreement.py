@@ -21,6 +21,9 @@ from streamcue.schemas import validate_file
 from streamcue.io import read_jsonl
 
 
+__all__ = ["caption_agreement"]
+
+
 def caption_agreement(generated: str | Path, verified: str | Path, *, threshold: float = 0.8,
                       model_path: str | Path | None = None) -> dict[str, Any]:
     for path in (generated, verified):

@@ -17,12 +17,15 @@ from streamcue.dataset_builders.output import FILE_NAMES
 from streamcue.errors import ConfigError, InputError, RecordValidationError
 from streamcue.io import iter_jsonl
 from streamcue.paths import resolve_uri
-from streamcue.loaders.features import RELEASE_KINDS
+from streamcue.schemas.features import RELEASE_KINDS
 from streamcue.schemas import ID_FIELDS, check_file
+from streamcue.schemas.taxonomy import SPLITS
+
+__all__ = ["BENCHMARK_SPLITS", "ReleaseInput", "collect", "ABSOLUTE_PATH", "absolute_path_in", "scan_published"]
+
 
 #: Splits that are benchmarks: their records must be human-verified before release.
 BENCHMARK_SPLITS = ("validation", "test")
-SPLITS = ("train", "validation", "test")
 
 
 @dataclass

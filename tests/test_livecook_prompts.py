@@ -1,0 +1,32 @@
+"""LiveCook data engine: pinned prompts and the refusals that come before any model call."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from streamcue.prompts import load_prompt
+
+PINNED = json.loads((Path(__file__).parent / "data" / "livecook_prompt_hashes.json").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_prompt_snapshots(name):
+    """A prompt edit must be deliberate: add a new version file and refresh tests/data/livecook_prompt_hashes.json."""
+    assert load_prompt("streamcue.dataset_builders", name).sha256 == PINNED[name]
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--annotations", "no/such/folder"], "not a folder"),
+    (["--split", "train"], "training split is the retrieval index"),
+    (["--k", "0"], "k must be at least 1"),
+])
+def test_summaries_refusals_are_one_line(tmp_path, args, words):
+    out = tmp_path / "o"
+    done = subprocess.run([sys.executable, "-m", "streamcue", "build", "livecook-summaries", "--out", str(out),
+                           "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m", *args],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and words in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert not out.exists()
