@@ -245,7 +245,8 @@ def test_5_inconsistent_captaincook4d_sources_are_errors_or_flagged_warnings(tmp
     result = run("build", "captaincook4d", "--annotations", cc4d, "--out", tmp_path / "lenient", "--warn-inconsistent")
     assert result.returncode == 0, result.stderr
     report = json.loads((tmp_path / "lenient" / "build_report.json").read_text())
-    assert report["warnings"] and all("warning: " + w in result.stderr for w in report["warnings"])
+    warnings = report["details"]["warnings"]
+    assert warnings and all("warning: " + w in result.stderr for w in warnings)
     videos = [json.loads(line) for line in (tmp_path / "lenient" / "videos.jsonl").read_text().splitlines()]
     assert sorted(v["video_id"] for v in videos) == ["1_10", "1_7", "2_3"]
     if how == "recording in two splits":  # the evaluation split wins: no train/test leakage
