@@ -64,6 +64,8 @@ def read_ground_truth(path: str | Path, benchmark: str) -> dict[str, dict[str, A
                                  file=file, line=line,
                                  field="benchmark")
             records[rec["question_id" if kind == "mc_question" else "item_id"]] = rec
+    if not records:
+        raise InputError("no records: nothing to score", file=path)
     return records
 
 
