@@ -94,3 +94,18 @@ def test_benchmark_scores_refuse_empty_ground_truth(tmp_path, metric):
     pred.write_text("")
     run = streamcue("evaluate", metric, "--gt", gt, "--pred", pred)
     one_line_error(run, 2, "gt.jsonl", "nothing to score")  # was a table of 0 tasks and exit 0
+
+
+@pytest.mark.parametrize("builder, option, value", [
+    ("livecook-augment", "--min-clip-s", "inf"),   # was a build of 0 records, exit 0
+    ("livecook-augment", "--min-clip-s", "nan"),   # was accepted (NaN drops nothing)
+    ("ego4d", "--min-clip-s", "-1"),
+    ("ego4d", "--min-coverage", "nan"),
+])
+def test_clip_cleaning_options_are_finite(tmp_path, builder, option, value):
+    from conftest import GOALSTEP_VAL
+
+    run = streamcue("build", builder, "--goalstep", GOALSTEP_VAL, "--out", tmp_path / "out", option, value,
+                    "--llm-base-url", f"http://127.0.0.1:{closed_port()}/v1", "--llm-model", "m")
+    one_line_error(run, 2, value if value != "-1" else "-1.0")
+    assert not (tmp_path / "out").exists()
