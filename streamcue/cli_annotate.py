@@ -46,7 +46,7 @@ def annotate_push(
     Example:
 
         LABEL_STUDIO_API_KEY=... streamcue annotate push --kind interval_qa --records out/ego4d/interval_qa.jsonl \\
-            --project "ego4d val QA" --url http://127.0.0.1:8080 --videos-root /data/files/ego4d
+            --project "ego4d val QA" --url http://127.0.0.1:8080 --videos-root /data/files/ego4d --order
     """
     from streamcue.annotation.roundtrip import push
 
