@@ -50,26 +50,37 @@ def anonymize(
 
         streamcue anonymize recordings/ --out anonymized/ --workers 2
     """
+    import contextlib
+
     from streamcue.anonymize.pipeline import AnonymizeConfig, anonymize_many, find_videos, output_paths
 
+    from streamcue.paths import check_out_folder, check_outputs
+
+    if not input.exists():
+        raise InputError("video file not found", file=input)
     videos = find_videos(input)
     if not videos:
         raise InputError("no video files in this folder", file=input)
+    check_out_folder(out)
+    # never write over a recording, never let two recordings (clip.mp4, clip.mov) share one output
+    check_outputs([(out, "--out"), *((path, video) for video in videos for path in output_paths(video, out))],
+                  [*videos, *([input] if input.is_dir() else [])])
     options = AnonymizeConfig(face=detector, face_model=str(face_model) if face_model else None,
                                face_threshold=face_threshold, plate=plate_detector,
                                plate_model=str(plate_model) if plate_model else None, max_side=max_side or None,
                                stride=stride, dilate_s=dilate, pad=pad, keep_audio=keep_audio)
     rows, failures, not_anonymized = [], [], []
-    for video, result in anonymize_many(videos, out, options, workers):
-        if isinstance(result, BaseException):
-            failures.append((video, result))
-            rows.append([video.name, "error", "-", "-", "-", "-"])
-            continue
-        if result["status"] == "not_anonymized":
-            not_anonymized.append((video.name, result["missing_detectors"]))
-        det = result["detections"]
-        rows.append([video.name, result["status"], result["frames_processed"], det["face"]["total"],
-                     det["plate"]["total"], f"{result['fps']:.1f}"])
+    with contextlib.closing(anonymize_many(videos, out, options, workers)) as results:  # Ctrl-C stops the workers
+        for video, result in results:
+            if isinstance(result, BaseException):
+                failures.append((video, result))
+                rows.append([video.name, "error", "-", "-", "-", "-"])
+                continue
+            if result["status"] == "not_anonymized":
+                not_anonymized.append((video.name, result["missing_detectors"]))
+            det = result["detections"]
+            rows.append([video.name, result["status"], result["frames_processed"], det["face"]["total"],
+                         det["plate"]["total"], f"{result['fps']:.1f}"])
     console.out.print(console.table(f"anonymized into {out}", ["video", "status", "frames", "faces", "plates",
                                                                "fps"], rows))
     for video, missing in not_anonymized:
