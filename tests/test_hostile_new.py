@@ -112,14 +112,30 @@ def test_clip_cleaning_options_are_finite(tmp_path, builder, option, value):
 
 
 @pytest.mark.parametrize("param, words", [
-    ("window_s=-1", ["window_s", "-1"]),            # was accepted
-    ("window_s=NaN", ["window_s", "nan"]),          # was accepted
-    ("window_s=Infinity", ["window_s", "inf"]),     # was a scipy ValueError traceback
-    ("window_s=abc", ["window_s", "'abc'"]),
-    ("rouge_use_stemmer=1", ["rouge_use_stemmer", "true or false"]),
+    ("window_s=-1", ["livecook parameter window_s", "-1"]),            # was accepted
+    ("window_s=NaN", ["window_s", "NaN", "finite"]),                   # was accepted
+    ("window_s=Infinity", ["window_s", "Infinity", "finite"]),         # was a scipy ValueError traceback
+    ("window_s=1e999", ["window_s", "finite"]),
+    ("window_s=abc", ["livecook parameter window_s", "'abc'"]),
+    ("rouge_use_stemmer=1", ["livecook parameter rouge_use_stemmer", "true or false"]),
 ])
 def test_metric_parameters_are_typed_and_finite(guidance, tmp_path, param, words):
     pred = tmp_path / "pred.jsonl"
     pred.write_text('{"video_id": "1_7", "events": []}\n')
     run = streamcue("evaluate", "livecook", "--gt", guidance, "--pred", pred, "--param", param)
-    one_line_error(run, 2, "livecook parameter", *words)
+    one_line_error(run, 2, *words)
+
+
+def test_evaluate_output_never_overwrites_a_file_of_a_ground_truth_folder(tmp_path):
+    from conftest import SHARED_DATA
+
+    ovo = SHARED_DATA / "ovo_bench"
+    if not (ovo / "ovo_bench_new.json").is_file():
+        pytest.skip("needs ../shared/data/ovo_bench")
+    gt = tmp_path / "ovo"
+    assert streamcue("build", "ovo-bench", "--annotations", ovo / "ovo_bench_new.json", "--out", gt).returncode == 0
+    before = (gt / "mc_question.jsonl").read_bytes()
+    run = streamcue("evaluate", "ovo-bench", "--gt", gt, "--pred", ovo / "results" / "GPT",
+                    "--pred-format", "ovo-results", "--output", gt / "mc_question.jsonl")
+    one_line_error(run, 2, "mc_question.jsonl", "refusing to overwrite")  # the report replaced the records before
+    assert (gt / "mc_question.jsonl").read_bytes() == before
