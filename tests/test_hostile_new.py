@@ -139,3 +139,16 @@ def test_evaluate_output_never_overwrites_a_file_of_a_ground_truth_folder(tmp_pa
                     "--pred-format", "ovo-results", "--output", gt / "mc_question.jsonl")
     one_line_error(run, 2, "mc_question.jsonl", "refusing to overwrite")  # the report replaced the records before
     assert (gt / "mc_question.jsonl").read_bytes() == before
+
+
+def test_evidence_stats_refuses_wrong_files(guidance, tmp_path):
+    from conftest import GOALSTEP_VAL
+
+    out = tmp_path / "eg"
+    assert streamcue("build", "ego4d", "--goalstep", GOALSTEP_VAL, "--out", out, "--video",
+                     "c2d06df7-5d3a-4116-9edb-f1c81a4f669b").returncode == 0
+    qa, videos = out / "interval_qa.jsonl", out / "videos.jsonl"
+    # records never checked: was a table of zeros and exit 0
+    one_line_error(streamcue("stats", "evidence", "--checked", qa, "--verified", qa), 2, "evidence_check")
+    # videos.jsonl as the annotated records: was a KeyError traceback
+    one_line_error(streamcue("stats", "evidence", "--checked", qa, "--verified", videos), 2, "videos.jsonl", "qa_id")
