@@ -27,6 +27,7 @@ from streamcue.annotation.verify import Outcome, latest_per_annotator, verify
 from streamcue.errors import ConfigError, InputError, RecordValidationError
 from streamcue.extras import require
 from streamcue.io import iter_jsonl, write_jsonl
+from streamcue.paths import resolve_uri
 from streamcue.progress import track
 from streamcue.schemas import ID_FIELDS, check, check_file
 from streamcue.version import __version__
@@ -49,7 +50,7 @@ def _video_url(video: dict[str, Any] | None, videos_root: Path | None, document_
     uri = (video or {}).get("uri", "")
     if "://" in uri or videos_root is None:
         return uri
-    path = (videos_root / uri).resolve()
+    path = resolve_uri(videos_root, uri, record=f"video_id={(video or {}).get('video_id')}").resolve()
     return "/data/local-files/?d=" + quote(str(path.relative_to(document_root)))
 
 

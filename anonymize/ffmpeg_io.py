@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -21,6 +22,7 @@ import numpy as np
 
 from streamcue.errors import InputError, MissingExtraError, ServiceError
 from streamcue.extras import require
+from streamcue.interrupt import on_interrupt
 
 
 __all__ = ["ffmpeg_exe", "ffmpeg_version", "VideoInfo", "probe", "read_frames", "FrameWriter", "jpeg_frames"]
@@ -82,11 +84,27 @@ def probe(path: str | Path) -> VideoInfo:
                      bool(meta.get("audio_codec")))
 
 
+_CHILDREN: weakref.WeakSet[subprocess.Popen] = weakref.WeakSet()
+
+
+def kill_children() -> None:
+    """Kill every ffmpeg process this process started that still runs (on Ctrl-C or SIGTERM)."""
+    for proc in list(_CHILDREN):
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+on_interrupt(kill_children)
+
+
 def _run(stream: Any, **pipes: Any) -> tuple[subprocess.Popen, Any]:
     ffmpeg = require("ffmpeg", "anonymize", "ffmpeg-python")
     args = ffmpeg.compile(stream.global_args("-hide_banner", "-loglevel", "error", "-nostdin"), cmd=ffmpeg_exe())
     log = tempfile.TemporaryFile()
-    return subprocess.Popen(args, stderr=log, **pipes), log
+    proc = subprocess.Popen(args, stderr=log, **pipes)
+    _CHILDREN.add(proc)
+    return proc, log
 
 
 def _log_text(log: Any) -> str:
@@ -109,16 +127,20 @@ def read_frames(path: str | Path, info: VideoInfo, *, fps: float | None = None,
         stream = stream.filter("scale", width, height)
     proc, log = _run(stream.output("pipe:", format="rawvideo", pix_fmt="bgr24"), stdout=subprocess.PIPE)
     frame_bytes = width * height * 3
+    finished = False
     try:
         while True:
             data = proc.stdout.read(frame_bytes)
             if len(data) < frame_bytes:
                 break
             yield np.frombuffer(data, np.uint8).reshape(height, width, 3)
+        finished = True
     finally:
+        if not finished:  # closed early or interrupted: stop the decoder, whatever it was doing
+            proc.kill()
         proc.stdout.close()
         code = proc.wait()
-        if code != 0:
+        if finished and code != 0:
             raise InputError(f"ffmpeg could not decode it: {_log_text(log)}", file=path)
         log.close()
 

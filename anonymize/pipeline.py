@@ -40,7 +40,8 @@ from streamcue.anonymize.blur import WindowMask, hide, pad_boxes, stamps
 from streamcue.anonymize.detectors import make_face_detector, make_plate_detector
 from streamcue.anonymize.ffmpeg_io import FrameWriter, ffmpeg_exe, ffmpeg_version, probe, read_frames
 from streamcue.anonymize.report import REPORT_FORMAT, anonymization_status, sha256_file
-from streamcue.errors import ConfigError
+from streamcue.errors import ConfigError, InputError
+from streamcue.interrupt import EXIT_SIGTERM, Terminated, on_interrupt
 from streamcue.io import write_json
 from streamcue.progress import track
 from streamcue.version import __version__
@@ -341,6 +342,9 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
         problems.append(f"duration changed from {info.duration_s:.2f} s to {check.duration_s:.2f} s")
     if frames == 0:
         problems.append("no frames decoded")
+    if problems:  # a failed result is never left under the final name
+        tmp.unlink(missing_ok=True)
+        raise InputError(f"anonymization failed, nothing written: {'; '.join(problems)}", file=video)
     os.replace(tmp, out_path)
 
     def counts(values: list[int]) -> dict[str, Any]:
@@ -382,21 +386,58 @@ def find_videos(path: str | Path) -> list[Path]:
     return [path]
 
 
+_WORKER: Anonymizer | None = None
+_IN_JOB = False
+
+
+def _worker_sigterm(signum: int, frame: Any) -> None:
+    if _IN_JOB:  # unwind through anonymize_video: its encoder is killed and its temporary file removed
+        raise Terminated()
+    os._exit(EXIT_SIGTERM)
+
+
 def _worker_init(options: AnonymizeConfig) -> None:
+    """A worker process: the parent alone answers Ctrl-C; SIGTERM (from the parent) ends it cleanly."""
+    import signal
+
     global _WORKER
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _worker_sigterm)
     _WORKER = Anonymizer(options)
 
 
 def _worker_run(video: Path, out_dir: Path) -> dict[str, Any]:
-    return anonymize_video(video, out_dir, anonymizer=_WORKER)
+    global _IN_JOB
+    _IN_JOB = True
+    try:
+        return anonymize_video(video, out_dir, anonymizer=_WORKER)
+    except Terminated:
+        os._exit(EXIT_SIGTERM)  # cleaned up already; never go on to the next video
+    finally:
+        _IN_JOB = False
 
 
-_WORKER: Anonymizer | None = None
+def _stop_workers(pool: Any) -> None:
+    """SIGTERM every worker, wait for them to clean up (then SIGKILL), drop what was queued."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in processes:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in processes:
+        proc.join(10)
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def anonymize_many(videos: list[Path], out_dir: Path, options: AnonymizeConfig, workers: int = 1) -> Iterator[
         tuple[Path, dict[str, Any] | BaseException]]:
-    """``(video, report or error)`` per video, in completion order; ``workers`` processes."""
+    """``(video, report or error)`` per video, in completion order; ``workers`` processes.
+
+    Close the generator (or let Ctrl-C/SIGTERM reach it) and the worker processes are stopped
+    and their temporary files removed; nothing keeps encoding in the background.
+    """
     if workers <= 1:
         anonymizer = Anonymizer(options)
         for video in videos:
@@ -410,10 +451,20 @@ def anonymize_many(videos: list[Path], out_dir: Path, options: AnonymizeConfig, 
 
     # spawned, not forked: a fork copies onnxruntime's thread pools and this process's threads half-way
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init, initargs=(options,)) as pool:
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init, initargs=(options,))
+    stop = lambda: _stop_workers(pool)  # noqa: E731
+    on_interrupt(stop)
+    finished = False
+    try:
         futures = {pool.submit(_worker_run, v, out_dir): v for v in videos}
         for future in as_completed(futures):
             try:
                 yield futures[future], future.result()
             except Exception as exc:
                 yield futures[future], exc
+        finished = True
+    finally:
+        if finished:
+            pool.shutdown(wait=True)
+        else:
+            _stop_workers(pool)

@@ -21,6 +21,7 @@ Source quirks, each handled on purpose:
 from __future__ import annotations
 
 import csv
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,9 @@ from streamcue.dataset_builders.jitter import jitter_guidance
 from streamcue.dataset_builders.output import BuildReport
 from streamcue.errors import ConfigError, InputError
 from streamcue.fields import field as _field
+from streamcue.fields import items as _items
+from streamcue.fields import mapping as _mapping
+from streamcue.fields import text as _text
 from streamcue.fields import seconds as _time
 from streamcue.io import read_json
 from streamcue.progress import track
@@ -77,6 +81,10 @@ class Config:
     #: training exports: shift train-split instruction times by up to +-jitter_s (LiveCook App. D: 30), seeded
     jitter_s: float = 0.0
     jitter_seed: int = 0
+    #: Inconsistent sources (no error annotation file, a recording in two splits, a repeated key,
+    #: recording or metadata row) are errors; with ``warn_inconsistent`` they are warnings in the
+    #: build report and the build goes on (no mistakes; the evaluation split wins; the first entry wins).
+    warn_inconsistent: bool = False
 
     def __post_init__(self) -> None:
         if not 0 <= self.jitter_s < float("inf"):
@@ -86,32 +94,69 @@ class Config:
             raise ConfigError(f"unknown mistake categories {sorted(unknown)}; known: {sorted(TAG_CATEGORIES.values())}")
 
 
-def _load_durations(path: Path) -> dict[str, float]:
+class _Inconsistency:
+    """Raise an inconsistency as an InputError, or (``warn``) add it to ``warnings`` and go on."""
+
+    def __init__(self, warn: bool, warnings: list[str]) -> None:
+        self.warn, self.warnings = warn, warnings
+
+    def __call__(self, message: str, **where: Any) -> None:
+        if not self.warn:
+            raise InputError(f"{message} (--warn-inconsistent makes this a warning)", **where)
+        self.warnings.append(str(InputError(message, **where)))
+
+
+def _load_durations(path: Path, inconsistent: _Inconsistency) -> dict[str, float]:
     try:
         with path.open(newline="", encoding="utf-8") as fh:
             rows = list(csv.DictReader(fh))
     except FileNotFoundError:
         raise InputError("file not found (CaptainCook4D metadata with recording durations)", file=path) from None
-    durations = {}
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(f"not a readable CSV file ({exc})", file=path) from None
+    durations: dict[str, float] = {}
     for lineno, row in enumerate(rows, start=2):
         try:
-            durations[row["recording_id"]] = float(row["duration(sec)"])
+            rid, duration = row["recording_id"], float(row["duration(sec)"])
         except (KeyError, TypeError, ValueError):
             raise InputError("expected columns recording_id and duration(sec) with a number", file=path,
                              line=lineno) from None
+        if not math.isfinite(duration) or duration <= 0:
+            raise InputError(f"duration {row['duration(sec)']!r} is not a positive finite number", file=path,
+                             line=lineno, record=rid, field="duration(sec)")
+        if rid in durations:
+            inconsistent("recording listed twice in the metadata (the first row is kept)", file=path, line=lineno,
+                         record=rid)
+            continue
+        durations[rid] = duration
     return durations
 
 
-def _load_splits(path: Path) -> dict[str, str]:
-    data = read_json(path)
+#: When a recording is listed in two splits (with ``warn_inconsistent``), it stays in the first of these.
+_SPLIT_PRIORITY = ("test", "validation", "train")
+
+
+def _load_splits(path: Path, inconsistent: _Inconsistency) -> dict[str, str]:
+    data = read_json(path, on_duplicate=lambda key: inconsistent("split listed twice", file=path, field=key))
     if not isinstance(data, dict):
         raise InputError("expected an object {split: [recording ids]}", file=path)
-    splits = {}
+    splits: dict[str, str] = {}
     for name, ids in data.items():
         if name not in SPLIT_ALIASES:
             raise InputError(f"unknown split {name!r}; expected train, val or test", file=path, field=name)
-        for rid in ids:
-            splits[str(rid)] = SPLIT_ALIASES[name]
+        if not isinstance(ids, list):
+            raise InputError("expected a list of recording ids", file=path, field=name)
+        for rid in map(str, ids):
+            split = SPLIT_ALIASES[name]
+            if rid in splits:
+                if splits[rid] == split:
+                    inconsistent(f"recording listed twice in split {name}", file=path, record=rid, field=name)
+                    continue
+                kept = min(splits[rid], split, key=_SPLIT_PRIORITY.index)
+                inconsistent(f"recording is in two splits, {splits[rid]} and {split} (train/evaluation leakage); "
+                             f"kept in {kept} only", file=path, record=rid, field=name)
+                split = kept
+            splits[rid] = split
     return splits
 
 
@@ -121,20 +166,25 @@ def _errors_by_position(recording: Mapping[str, Any], errors: Mapping[str, Any] 
     steps = recording["steps"]
     if errors is None:
         return [[] for _ in steps]
-    annotated = _field(errors, "step_annotations", file, rid)
+    annotated = _items(errors, "step_annotations", file, rid)
     if len(annotated) != len(steps):
         raise InputError(f"{len(annotated)} error step annotations for {len(steps)} steps", file=file, record=rid,
                          field="step_annotations")
     joined = []
     for i, (step, err) in enumerate(zip(steps, annotated)):
         key = lambda s: (s.get("step_id"), s.get("start_time"), s.get("end_time"))  # noqa: E731
+        _mapping(err, file, rid, f"step_annotations[{i}]")
         if key(step) != key(err):
             raise InputError(f"does not match step {i} of the step annotations", file=file, record=rid,
                              field=f"step_annotations[{i}]")
-        tags = err.get("errors") or []
+        tags = _items(err, "errors", file, rid, f"step_annotations[{i}].", optional=True)
         for j, e in enumerate(tags):
             tag = _field(e, "tag", file, rid, f"step_annotations[{i}].errors[{j}].")
-            if tag not in TAG_CATEGORIES:
+            description = e.get("description")
+            if description is not None and not isinstance(description, str):
+                raise InputError("expected text or null", file=file, record=rid,
+                                 field=f"step_annotations[{i}].errors[{j}].description")
+            if not isinstance(tag, str) or tag not in TAG_CATEGORIES:
                 raise InputError(f"unknown error tag {tag!r}", file=file, record=rid,
                                  field=f"step_annotations[{i}].errors[{j}].tag")
         joined.append(tags)
@@ -145,8 +195,10 @@ def build_recording(recording: Mapping[str, Any], errors: Mapping[str, Any] | No
                     duration_s: float, split: str, steps_file: Path, errors_file: Path) -> tuple[dict, dict]:
     """One CaptainCook4D recording -> (guidance record, video record)."""
     rid = str(_field(recording, "recording_id", steps_file, "?"))
-    steps = _field(recording, "steps", steps_file, rid)
-    activity = _field(recording, "activity_name", steps_file, rid)
+    steps = _items(recording, "steps", steps_file, rid)
+    for i, step in enumerate(steps):
+        _mapping(step, steps_file, rid, f"steps[{i}]")
+    activity = _text(recording, "activity_name", steps_file, rid)
     step_errors = _errors_by_position(recording, errors, errors_file, rid)
     actions: list[Action] = []
     excluded: list[dict[str, Any]] = []
@@ -155,7 +207,10 @@ def build_recording(recording: Mapping[str, Any], errors: Mapping[str, Any] | No
         where = f"steps[{i}]."
         start, end = _time(step, "start_time", steps_file, rid, where), _time(step, "end_time", steps_file, rid, where)
         step_id = _field(step, "step_id", steps_file, rid, where)
-        description = _field(step, "description", steps_file, rid, where)
+        if isinstance(step_id, bool) or not isinstance(step_id, (int, str)):
+            raise InputError(f"expected an integer or text step id, got {step_id!r}", file=steps_file, record=rid,
+                             field=where + "step_id")
+        description = _text(step, "description", steps_file, rid, where)
         if start == -1 and end == -1:
             excluded.extend({"step_id": step_id, "category": TAG_CATEGORIES[e["tag"]],
                              "description": e.get("description", ""),
@@ -234,22 +289,42 @@ def build_recording(recording: Mapping[str, Any], errors: Mapping[str, Any] | No
 
 
 def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield ``("guidance", record)`` and ``("video", record)`` for every recording; ``report`` gets the counts."""
+    """Yield ``("guidance", record)`` and ``("video", record)`` for every recording; ``report`` gets the counts.
+
+    The sources are cross-checked first: the error annotation file must exist, no recording may
+    be in two splits, and no recording, key or metadata row may be repeated (errors, or with
+    ``config.warn_inconsistent`` warnings in ``report.details["warnings"]``).
+    """
     report = report if report is not None else BuildReport("captaincook4d")
+    warnings: list[str] = []
+    inconsistent = _Inconsistency(config.warn_inconsistent, warnings)
     root = Path(config.annotations)
     if not root.is_dir():
         raise InputError("not a folder (expected the CaptainCook4D annotation repository)", file=root)
     steps_file, errors_file = root / config.steps_file, root / config.errors_file
-    recordings = read_json(steps_file)
+    recordings = read_json(steps_file, on_duplicate=lambda key: inconsistent(
+        "recording appears twice (the first is kept)", file=steps_file, record=key))
     if not isinstance(recordings, dict):
         raise InputError("expected an object {recording_id: recording}", file=steps_file)
-    error_list = read_json(errors_file) if errors_file.exists() else None
+    error_list = None
+    if errors_file.exists():
+        error_list = read_json(errors_file)
+    else:
+        inconsistent("file not found: without it every recording would have no mistakes (the build goes on "
+                     "without mistake events)", file=errors_file)
     if error_list is not None and not isinstance(error_list, list):
         raise InputError("expected a list of recordings", file=errors_file)
-    errors = {str(_field(e, "recording_id", errors_file, f"[{i}]")): e for i, e in enumerate(error_list or [])}
-    durations = _load_durations(root / config.metadata_file)
-    splits = _load_splits(root / config.split_file)
-    wanted = list(config.recordings) or list(recordings)
+    errors: dict[str, Any] = {}
+    for i, entry in enumerate(error_list or []):
+        rid = str(_field(entry, "recording_id", errors_file, f"[{i}]"))
+        if rid in errors:
+            inconsistent(f"recording has a second error annotation at [{i}] (the first is kept)", file=errors_file,
+                         record=rid)
+            continue
+        errors[rid] = entry
+    durations = _load_durations(root / config.metadata_file, inconsistent)
+    splits = _load_splits(root / config.split_file, inconsistent)
+    wanted = list(dict.fromkeys(config.recordings)) or list(recordings)
     for rid in track(wanted, "captaincook4d recordings", total=len(wanted)):
         if rid not in recordings:
             raise InputError("unknown recording id", file=steps_file, record=rid)
@@ -265,4 +340,5 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
             guidance = jitter_guidance(guidance, config.jitter_s, config.jitter_seed)
         yield "guidance", guidance
         yield "video", video
-    report.details = {"recordings": len(wanted), "counted_mistakes": list(config.counted_mistakes)}
+    report.details = {"recordings": len(wanted), "counted_mistakes": list(config.counted_mistakes),
+                      "warnings": warnings}

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.errors import InputError
+from streamcue.fields import items, mapping
 from streamcue.fields import seconds as _num
 from streamcue.io import iter_jsonl, read_json
 from streamcue.schemas.taxonomy import SPLIT_ALIASES
@@ -112,6 +113,7 @@ def _groups(path: Path) -> list[list[str]]:
 
 def _step(raw: Mapping[str, Any], index: int, file: Path, vid: str, where: str, notes: list[str],
           parent: Step | None = None) -> Step:
+    mapping(raw, file, vid, where)
     start, end = _num(raw, "start_time", file, vid, where), _num(raw, "end_time", file, vid, where)
     if end < start:
         raise InputError(f"end_time {round(end, 6)} is before start_time {round(start, 6)}", file=file, record=vid,
@@ -131,7 +133,7 @@ def _step(raw: Mapping[str, Any], index: int, file: Path, vid: str, where: str, 
     step = Step(index, start, end, raw.get("step_category", ""), description, relevance)
     if parent is None:
         subs = tuple(_step(sub, j, file, vid, f"{where}segments[{j}].", notes, step)
-                     for j, sub in enumerate(raw.get("segments") or []))
+                     for j, sub in enumerate(items(raw, "segments", file, vid, where, optional=True)))
         step = Step(index, start, end, step.category, description, relevance, subs)
     return step
 
@@ -143,7 +145,9 @@ def load_goalstep(path: str | Path) -> list[GoalVideo]:
     videos = data.get("videos") if isinstance(data, dict) else None
     if not isinstance(videos, list):
         raise InputError("expected an object with a 'videos' list (Ego4D GoalStep annotations)", file=path)
-    if videos and all("segments" not in v and "step_segments" in v for v in videos):
+    if not videos:
+        raise InputError("the 'videos' list is empty: nothing to build", file=path, field="videos")
+    if all(isinstance(v, dict) and "segments" not in v and "step_segments" in v for v in videos):
         raise InputError("this GoalStep file has only step_segments without times (the test split): "
                          "interval questions need timed steps, use the val file", file=path)
     groups = _groups(path)
@@ -161,7 +165,8 @@ def load_goalstep(path: str | Path) -> list[GoalVideo]:
         start, end = _num(raw, "start_time", path, vid, ""), _num(raw, "end_time", path, vid, "")
         if end < start:
             raise InputError(f"end_time {end} is before start_time {start}", file=path, record=vid, field="end_time")
-        steps = [_step(s, j, path, vid, f"segments[{j}].", notes) for j, s in enumerate(raw.get("segments") or [])]
+        steps = [_step(s, j, path, vid, f"segments[{j}].", notes)
+                 for j, s in enumerate(items(raw, "segments", path, vid, "", optional=True))]
         steps.sort(key=lambda s: (s.start_s, -s.end_s, s.index))
         last = max((st.end_s for st in steps), default=end)
         if last > end:
@@ -199,7 +204,7 @@ def load_narrations(path: str | Path) -> dict[str, list[Narration]]:
         for name, content in passes.items():
             if not name.startswith("narration_pass") or not isinstance(content, dict):
                 continue
-            for j, n in enumerate(content.get("narrations") or []):
+            for j, n in enumerate(items(content, "narrations", path, vid, f"{name}.", optional=True)):
                 where = f"{name}.narrations[{j}]."
                 t = _num(n, "timestamp_sec", path, vid, where)
                 if t < 0:

@@ -7,13 +7,14 @@ counts them into the report and writes ``OUT/build_report.json``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from streamcue.errors import RecordValidationError
+from streamcue.errors import InputError, RecordValidationError
 from streamcue.io import write_json, write_jsonl
+from streamcue.paths import check_out_folder, check_outputs
 from streamcue.schemas import check_records
 
 #: Output file name of each record kind.
@@ -60,16 +61,22 @@ class BuildOutput:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def write_outputs(items: Iterable[tuple[str, dict[str, Any]]], out: str | Path) -> BuildOutput:
+def write_outputs(items: Iterable[tuple[str, dict[str, Any]]], out: str | Path, inputs: Sequence[Path] = (),
+                  extra: Sequence[str] = ()) -> BuildOutput:
     """Collect ``(kind, record)`` pairs, validate them all, then write ``OUT/<kind file>``.
 
-    Nothing is written unless every record is valid (videos first, so that record times are
-    checked against their video's duration).
+    Refused before any work: an ``out`` that is a file, an output file that is (or resolves to)
+    one of ``inputs`` or lies inside an input folder (``extra`` names further files the caller
+    will write in ``out``). Nothing is written unless records were built and every one is valid
+    (videos first, so that record times are checked against their video's duration).
     """
-    out = Path(out)
+    out = check_out_folder(out)
+    check_outputs({out / name: name for name in (*FILE_NAMES.values(), *extra)}, list(inputs), inside_inputs=True)
     by_kind: dict[str, list[dict[str, Any]]] = {}
     for kind, record in items:
         by_kind.setdefault(kind, []).append(record)
+    if not by_kind:
+        raise InputError("no records were built from these sources: nothing written", file=out)
     durations = None
     for kind in sorted(by_kind, key=lambda k: k != "video"):
         records = by_kind[kind]
@@ -87,14 +94,16 @@ def write_outputs(items: Iterable[tuple[str, dict[str, Any]]], out: str | Path) 
     return result
 
 
-def run_builder(builder: Any, config: Any, out: str | Path) -> tuple[BuildOutput, BuildReport]:
+def run_builder(builder: Any, config: Any, out: str | Path, inputs: Sequence[Path] = ()) -> tuple[BuildOutput,
+                                                                                                  BuildReport]:
     """Run a registered builder (:class:`~streamcue.dataset_builders.registry.Builder`) on ``config`` into ``out``.
 
     Nothing is written unless every record is valid; the report is written last, beside the records.
+    ``inputs`` (the source files and folders) are never written over nor into (:func:`write_outputs`).
     """
     out = Path(out)
     report = BuildReport(builder.name)
-    result = write_outputs(builder.build(config, report), out)
+    result = write_outputs(builder.build(config, report), out, inputs=inputs, extra=[REPORT_NAME])
     report.counts = dict(result.counts)
     write_json(out / REPORT_NAME, report.to_dict())
     return result, report

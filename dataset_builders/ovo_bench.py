@@ -175,6 +175,8 @@ def build(config: Config, report: QuirkReport | None = None) -> Iterator[tuple[s
             kind = "mc_question"
         report.count(kind, TASK_GROUP[task], task)
         out.append((kind, canonical(record, kind)))
+    if not out:
+        raise InputError("no items in the list: nothing to convert", file=file)
     report.counts["video"] = len(videos.by_uri)
     for video in videos.records():
         yield "video", video

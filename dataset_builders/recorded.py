@@ -33,6 +33,7 @@ from streamcue.extras import require
 from streamcue.io import iter_jsonl, read_json
 from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.frame_memory import Frame, select_frames
+from streamcue.paths import resolve_uri
 from streamcue.progress import track
 from streamcue.prompts import load_prompt
 from streamcue.schemas import check
@@ -166,7 +167,9 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
     videos: dict[str, Any] = {}
     caption_count = 0
     tasks = [t for _, t in read_tasks(config.tasks)]
-    for task in tasks:
+    for task in tasks:  # a task names a file under --videos, never one outside it
+        resolve_uri(config.videos, task["video"], file=config.tasks, record=f"task_id={task['task_id']}",
+                    field="video")
         if not (config.videos / task["video"]).is_file():
             raise InputError("video file not found", file=config.videos / task["video"],
                              record=f"task_id={task['task_id']}", field="$.video")

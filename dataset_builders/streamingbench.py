@@ -217,6 +217,8 @@ def build(config: Config, report: QuirkReport | None = None) -> Iterator[tuple[s
             kind, record = _record(subset, group, qid, video_key, turn, entry, question, path, videos, report)
             report.count(kind, subset, record["task"])
             out.append((kind, canonical(record, kind)))
+    if not out:
+        raise InputError("no questions in the questions_*.json files: nothing to convert", file=config.questions)
     report.counts["video"] = len(videos.by_uri)
     for video in videos.records():
         yield "video", video

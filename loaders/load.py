@@ -24,6 +24,7 @@ from streamcue.extras import require
 from streamcue.fields import unknown_name
 from streamcue.schemas.features import RELEASE_KINDS
 from streamcue.loaders.records import record_class
+from streamcue.paths import resolve_uri
 
 __all__ = ["load", "by_video", "video_path"]
 
@@ -85,8 +86,10 @@ def by_video(records: Iterable[Any]) -> Iterator[tuple[str, list[Any]]]:
 
 
 def video_path(video: Any, video_root: str | Path) -> Path:
-    """Where a video's file lives under ``video_root`` (its ``uri`` is relative to the root)."""
+    """Where a video's file lives under ``video_root`` (its ``uri`` is relative to the root).
+
+    A URL, an absolute path, ``..`` or a symlink that leads out of the root is refused.
+    """
     uri = video.uri if hasattr(video, "uri") else video["uri"]
-    if "://" in uri:
-        raise InputError(f"video {getattr(video, 'video_id', '?')} is a URL ({uri}), not a path under a video root")
-    return Path(video_root) / uri
+    vid = video.video_id if hasattr(video, "video_id") else video.get("video_id", "?")
+    return resolve_uri(video_root, uri, record=f"video_id={vid}")  # relative, normalised, never out of the root

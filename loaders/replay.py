@@ -35,6 +35,7 @@ schemas' formats, ready for ``streamcue evaluate``.
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections import deque
@@ -45,7 +46,17 @@ from typing import Any, Protocol
 from streamcue.errors import ConfigError
 from streamcue.frame_memory import POLICIES, Frame, select_frames
 
-__all__ = ["Frame", "Model", "Memory", "Episode", "select_frames", "ReplayResult", "replay", "POLICIES"]
+__all__ = ["Frame", "Model", "Memory", "Episode", "select_frames", "ReplayResult", "replay", "POLICIES", "positive"]
+
+
+def positive(value: Any, what: str, unit: str = "seconds") -> float:
+    """``value`` as a float when it is a finite number above 0, else a :class:`ConfigError` naming ``what``.
+
+    Periods, rates and windows of the replay (0 would divide by zero, NaN and Infinity would loop or never fire).
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
+        raise ConfigError(f"{what} must be a positive number of {unit}, got {value!r}")
+    return float(value)
 
 
 class Model(Protocol):
@@ -112,8 +123,8 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
         raise ConfigError("fps must be positive and the camera buffer at least 1 frame")
     if clock not in ("simulated", "wall"):
         raise ConfigError(f"unknown clock {clock!r}; use simulated or wall")
-    if window_s is not None and not window_s > 0:
-        raise ConfigError("the context window must be a positive number of seconds")
+    if window_s is not None:
+        positive(window_s, "the context window")
     if isinstance(policy, str):
         select_frames([], k, policy)  # an unknown policy fails before any call
     n = int(duration_s * fps + 1e-9)

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from streamcue.errors import ConfigError, InputError
-from streamcue.loaders.replay import Episode, Frame, replay
+from streamcue.loaders.replay import Episode, Frame, positive, replay
 from streamcue.progress import track
 
 __all__ = ["GUIDANCE_TYPES", "plan_prompt", "replay_records", "PeriodicBaseline"]
@@ -168,7 +168,9 @@ class PeriodicBaseline:
 
     def __init__(self, every_s: float = 30.0, mistake_every_s: float | None = 120.0,
                  text: str = "Well done, that step is complete.") -> None:
-        self.every_s, self.mistake_every_s, self.text = every_s, mistake_every_s, text
+        self.every_s = positive(every_s, "the periodic baseline's period")
+        self.mistake_every_s = None if mistake_every_s is None else positive(mistake_every_s, "the mistake period")
+        self.text = text
 
     @staticmethod
     def _due(now: float, step: float | None) -> bool:

@@ -16,13 +16,15 @@ from streamcue.dataset_builders.output import FILE_NAMES
 from streamcue.errors import ConfigError, InputError, RecordValidationError
 from streamcue.io import iter_jsonl, read_json
 from streamcue.metrics import ovo_bench, streamingbench_score
+from streamcue.metrics.registry import METRICS
 from streamcue.metrics.scoring import _report
 from streamcue.schemas import check_records
 
 __all__ = ["record_files", "read_ground_truth", "evaluate_benchmark", "PRED_FORMATS", "run_ovo_bench",
            "run_streamingbench"]
 
-PRED_FORMATS = {"ovo-bench": ("streamcue", "ovo-results"), "streamingbench": ("streamcue", "streamingbench")}
+#: Prediction formats each benchmark reads (streamcue's records, and those its registry line names).
+PRED_FORMATS = {name: ("streamcue", *METRICS[name].other_pred_formats) for name in ("ovo-bench", "streamingbench")}
 _KINDS = ("mc_question", "active_item")
 #: What a missing prediction counts as under each rule (the report and its warning say it).
 MISSING_SCORED_AS = {"official": "left out, as the official scorer does", "strict": "wrong"}
@@ -62,6 +64,8 @@ def read_ground_truth(path: str | Path, benchmark: str) -> dict[str, dict[str, A
                                  file=file, line=line,
                                  field="benchmark")
             records[rec["question_id" if kind == "mc_question" else "item_id"]] = rec
+    if not records:
+        raise InputError("no records: nothing to score", file=path)
     return records
 
 

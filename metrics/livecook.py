@@ -169,11 +169,16 @@ def match_mistakes_maximum(truth: Sequence[Event], predicted: Sequence[Event],
     return sorted((t_idx[a], p_idx[b]) for a, b in matched)
 
 
-def prf(tp: int, n_pred: int, n_true: int) -> tuple[float, float, float]:
-    """Precision, recall, F1 (each 0 when undefined)."""
-    p = tp / n_pred if n_pred else 0.0
-    r = tp / n_true if n_true else 0.0
-    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+def prf(tp: int, n_pred: int, n_true: int) -> tuple[float | None, float | None, float | None]:
+    """Precision ``tp / n_pred``, recall ``tp / n_true`` and F1 ``2 tp / (n_pred + n_true)``.
+
+    A ratio whose denominator is 0 is undefined and returned as None, never as 0: precision
+    with no predicted mistakes, recall on a set with no true mistakes, F1 when there are
+    neither. Where precision and recall are both defined, F1 is their harmonic mean.
+    """
+    p = tp / n_pred if n_pred else None
+    r = tp / n_true if n_true else None
+    return p, r, (2 * tp / (n_pred + n_true) if n_pred + n_true else None)
 
 
 def rouge_l(references: Sequence[str], candidates: Sequence[str], use_stemmer: bool = True) -> list[float]:

@@ -26,6 +26,8 @@ def print_report(report: dict[str, Any]) -> None:
         b = report["bertscore_model"]
         console.out.print(f"BERTScore model {b['model']}, layer {b['num_layers']}, "
                           f"on {report['overall']['feedback_pairs']} true-positive pairs")
+    for note in report.get("notes") or []:
+        console.out.print(f"note: {note}", markup=False)
     if report["missing_predictions"]:
         how = report.get("missing_scored_as", "no response")
         console.err.print(f"warning: {len(report['missing_predictions'])} items have no prediction "

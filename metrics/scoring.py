@@ -34,6 +34,8 @@ def read_pairs(gt_path: str | Path, pred_path: str | Path, kind: str) -> tuple[d
     """
     id_field = ID_FIELDS[kind]
     gt_lines = list(iter_jsonl(gt_path))
+    if not gt_lines:
+        raise InputError("no ground-truth records: nothing to score", file=gt_path)
     full = all("schema_version" in r for _, r in gt_lines) and gt_lines
     gt_kind = kind if full else f"{kind}_minimal"
     report = check_records(gt_lines, gt_kind, file=str(gt_path))
@@ -114,7 +116,11 @@ def evaluate_estp(gt: Mapping[str, dict], preds: Mapping[str, dict], runner: Jud
 
 
 def evaluate_vsas(gt: Mapping[str, dict], preds: Mapping[str, dict], runner: JudgeRunner, config: VsasConfig) -> dict:
-    """VSAS accuracy (binary and rubric) and consistency per task, then means over tasks."""
+    """VSAS accuracy (binary and rubric) and consistency per task, then means over tasks.
+
+    A task without any response (no prediction, or an empty list) scores consistency 0: the
+    formula would give an empty answer held throughout ``(N-1)/N``, the score of a perfect run.
+    """
     tasks = []
     triples: list[tuple[str, str, str]] = []
     for task_id, record in gt.items():
@@ -137,10 +143,12 @@ def evaluate_vsas(gt: Mapping[str, dict], preds: Mapping[str, dict], runner: Jud
                 same = not g.strip() and not r.strip()
                 binary.append(float(same))
                 rubric.append(3.0 if same else 0.0)
+        answered = bool(preds.get(task_id, {}).get("responses"))
         per_item[task_id] = {
             "accuracy": _mean(binary),
             "rubric": _mean(rubric),
-            "consistency": vsas.consistency(truth, responses, config),
+            # no response at all is not a stable answer: it earns no consistency (else (N-1)/N, as a perfect run)
+            "consistency": vsas.consistency(truth, responses, config) if answered else 0.0,
             "seconds": len(truth),
         }
     keys = ["accuracy", "rubric", "consistency"]
@@ -212,7 +220,20 @@ def evaluate_livecook(gt: Mapping[str, dict], preds: Mapping[str, dict], config:
         overall["bertscore"] = _mean(values)
     report = _report("livecook", config, None, overall, {}, per_item, sorted(set(gt) - set(preds)))
     report["bertscore_model"] = bert_info
+    report["notes"] = _undefined_notes(pred_total, true_total)
     return report
+
+
+def _undefined_notes(n_pred: int, n_true: int) -> list[str]:
+    """Why a mistake score is null: its denominator is 0, so it is undefined (not 0)."""
+    notes = []
+    if not n_pred:
+        notes.append("precision is null: no mistake was predicted (undefined, not 0)")
+    if not n_true:
+        notes.append("recall is null: the ground truth has no mistake (undefined, not 0)")
+    if not n_pred and not n_true:
+        notes.append("f1 is null: no mistake predicted or annotated")
+    return notes
 
 
 def _runner(context: EvalContext) -> JudgeRunner:

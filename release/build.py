@@ -21,12 +21,13 @@ from streamcue.bulk import gc_paused
 from streamcue.errors import ConfigError
 from streamcue.extras import require
 from streamcue.io import atomic_write, write_json
+from streamcue.paths import check_outputs
 from streamcue.progress import track
 from streamcue.release import card
 from streamcue.release.diff import changelog_lines, diff, keyed, read_release
 from streamcue.schemas.features import encode, features, json_columns
 from streamcue.release.gates import collect, scan_published
-from streamcue.release.manifest import MANIFEST
+from streamcue.release.manifest import MANIFEST, check_repo_id
 from streamcue.schemas import SCHEMA_VERSION
 from streamcue.version import __version__
 
@@ -69,7 +70,11 @@ def _write_parquet(records: list[dict[str, Any]], kind: str, path: Path) -> None
 def build_release(opts: ReleaseConfig) -> dict[str, Any]:
     """Apply the gates, then write the release folder; returns its manifest."""
     version = parse_version(opts.version)
+    if opts.repo is not None:
+        check_repo_id(opts.repo)
     out = Path(opts.out)
+    check_outputs({out: "--out"}, [p for p in (opts.records, opts.previous, opts.video_root) if p is not None],
+                  inside_inputs=True)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ConfigError(f"{out} already exists: a built version is never overwritten; choose a new --out")
     old_manifest, old_records = (None, None)

@@ -16,6 +16,7 @@ from streamcue.anonymize.report import report_problem
 from streamcue.dataset_builders.output import FILE_NAMES
 from streamcue.errors import ConfigError, InputError, RecordValidationError
 from streamcue.io import iter_jsonl
+from streamcue.paths import resolve_uri
 from streamcue.schemas.features import RELEASE_KINDS
 from streamcue.schemas import ID_FIELDS, check_file
 from streamcue.schemas.taxonomy import SPLITS
@@ -109,7 +110,7 @@ def _check_anonymization(videos: dict[str, tuple[int, dict[str, Any]]], path: Pa
                              "run streamcue anonymize first", field="$.anonymization", **where)
         report = Path(anon["report"])
         problem = report_problem(report if report.is_absolute() else path.parent / report,
-                                 Path(video_root) / rec["uri"])
+                                 resolve_uri(video_root, rec["uri"], file=path, record=where["record"]))
         if problem:
             raise InputError(problem, field="$.anonymization.report", **where)
 

@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from streamcue.anonymize.report import sha256_file
-from streamcue.errors import InputError
+from streamcue.errors import ConfigError, InputError
 from streamcue.io import read_json
 from streamcue.release.gates import scan_published
 
-__all__ = ["MANIFEST", "read_manifest", "verify_files"]
+__all__ = ["MANIFEST", "check_repo_id", "read_manifest", "verify_files"]
 
 MANIFEST = "manifest.json"
+#: A Hub repository id ORG/NAME: letters, digits, ``_ . -``; no ``--`` or ``..``; not ending in ``.`` or ``-``.
+_REPO_PART = re.compile(r"^(?!.*(--|\.\.))[A-Za-z0-9](?:[\w.-]{0,94}[A-Za-z0-9_])?$")
+
+
+def check_repo_id(repo: str) -> tuple[str, str]:
+    """``"ORG/NAME"`` -> ``("ORG", "NAME")``; anything the Hub would refuse (``../x``, ``a/b..c``) is a ConfigError."""
+    parts = repo.split("/")
+    if len(parts) != 2 or not all(_REPO_PART.match(p) for p in parts):
+        raise ConfigError(f"--repo {repo!r} is not ORG/NAME (letters, digits, '_', '.', '-'; no '..' or '--'; "
+                          "starting and ending with a letter or digit)")
+    return parts[0], parts[1]
 
 
 def read_manifest(dist: str | Path) -> dict[str, Any]:

@@ -22,14 +22,11 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from streamcue.release.manifest import verify_files
-from streamcue.errors import ConfigError, ServiceError
+from streamcue.release.manifest import check_repo_id, verify_files
+from streamcue.errors import ConfigError, ServiceError, StreamcueError
 from streamcue.extras import require
 
 __all__ = ["ReleasePushResult", "push"]
-
-
-_REPO_ID = r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$"
 
 
 @dataclass
@@ -39,19 +36,10 @@ class ReleasePushResult:
     tag: str
 
 
-def _check_repo_id(repo: str) -> tuple[str, str]:
-    import re
-
-    if not re.match(_REPO_ID, repo):
-        raise ConfigError(f"--repo {repo!r} is not ORG/NAME")
-    org, name = repo.split("/")
-    return org, name
-
-
 def push(dist: str | Path, repo: str, *, git_root: str | Path | None = None, endpoint: str | None = None,
          private: bool = False) -> ReleasePushResult:
     """Publish ``dist`` (checked against its manifest first) to the Hub or a local git repository."""
-    org, name = _check_repo_id(repo)
+    org, name = check_repo_id(repo)
     manifest = verify_files(dist)
     tag = f"v{manifest['version']}"
     message = f"Release {tag}: {manifest['title']}"
@@ -105,6 +93,8 @@ def _push_hub(dist: Path, repo: str, tag: str, message: str, endpoint: str | Non
         status = getattr(exc.response, "status_code", None)
         hint = " (set HF_TOKEN to a token with write access)" if status in (401, 403) else ""
         raise ServiceError(f"{where}: pushing {repo} failed with HTTP {status}{hint}") from None
-    except OSError as exc:
-        raise ServiceError(f"{where}: could not reach the Hub ({type(exc).__name__})") from None
+    except StreamcueError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - refused, DNS, timeout, TLS: whatever HTTP stack the Hub client uses
+        raise ServiceError(f"{where}: could not reach the Hub ({type(exc).__name__}: {exc})") from None
     return ReleasePushResult(f"{where}/datasets/{repo}", commit.oid, tag)

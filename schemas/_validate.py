@@ -14,9 +14,11 @@ import jsonschema
 import jsonschema_rs
 from referencing import Registry, Resource
 
-from streamcue.errors import RecordValidationError, Violation
+from streamcue.errors import InputError, RecordValidationError, Violation
 from streamcue.fields import unknown_name
+from streamcue.finite import non_finite_path
 from streamcue.io import iter_jsonl
+from streamcue.paths import URI_PATTERN, uri_problem
 from streamcue.schemas._semantic import CHECKS
 
 __all__ = ["ID_FIELDS", "KINDS", "SCHEMA_VERSION", "schema_registry", "load_schema", "check", "validate",
@@ -112,6 +114,9 @@ def check(record: Any, kind: str, *, durations: Mapping[str, float] | None = Non
     """
     _check_kind(kind)
     rid = _record_id(record, kind)
+    bad_number = non_finite_path(record)
+    if bad_number:  # JSON Schema validators take NaN for a number; the finite-number rule does not
+        return [Violation("not a finite number (NaN or Infinity)", bad_number, file, line, rid)]
     errors = [] if _fast_validator(kind).is_valid(record) else \
         sorted(_validator(kind).iter_errors(record), key=lambda e: list(map(str, e.absolute_path)))
     violations = [Violation(_short(e), _json_path(e), file, line, rid) for e in errors]
@@ -121,6 +126,8 @@ def check(record: Any, kind: str, *, durations: Mapping[str, float] | None = Non
 
 
 def _short(error: jsonschema.ValidationError) -> str:
+    if error.validator == "pattern" and error.validator_value == URI_PATTERN:  # say why, not the regex
+        return uri_problem(error.instance) or error.message
     message = error.message
     return message if len(message) <= 200 else message[:197] + "..."
 
@@ -157,7 +164,7 @@ def check_records(records: Iterable[tuple[int | None, Any]], kind: str, *, file:
         report.records += 1
         report.violations.extend(check(record, kind, durations=durations, file=file, line=line))
         rid = record.get(id_field) if isinstance(record, Mapping) else None
-        if rid is None:
+        if not isinstance(rid, (str, int)) or isinstance(rid, bool):  # a wrong id type is a schema violation
             continue
         if rid in seen:
             where = f"line {seen[rid]}" if seen[rid] is not None else "an earlier record"
@@ -169,10 +176,12 @@ def check_records(records: Iterable[tuple[int | None, Any]], kind: str, *, file:
 
 
 def check_file(path: str | Path, kind: str, *, videos: str | Path | None = None) -> FileReport:
-    """Validate a JSONL file of records of ``kind``.
+    """Validate a JSONL file of records of ``kind``: every violation of every line is reported.
 
-    ``videos`` is a ``videos.jsonl`` whose durations bound the times; when it is None and a
-    ``videos.jsonl`` lies beside ``path`` (and ``path`` is not it), that one is used.
+    Lines that are not a JSON object (or hold NaN/Infinity) are violations too, and the other
+    lines are still checked; an empty file is a violation. ``videos`` is a ``videos.jsonl``
+    whose durations bound the times; when it is None and a ``videos.jsonl`` lies beside
+    ``path`` (and ``path`` is not it), that one is used.
     """
     path = Path(path)
     durations = None
@@ -180,7 +189,17 @@ def check_file(path: str | Path, kind: str, *, videos: str | Path | None = None)
         videos = path.with_name("videos.jsonl")
     if videos is not None:
         durations = load_durations(videos)
-    return check_records(iter_jsonl(path), kind, file=str(path), durations=durations)
+    malformed: list[Violation] = []
+
+    def bad_line(error: InputError) -> None:
+        malformed.append(Violation(error.message, "$", str(path), error.line, None))
+
+    report = check_records(iter_jsonl(path, on_error=bad_line), kind, file=str(path), durations=durations)
+    report.violations = sorted(report.violations + malformed, key=lambda v: v.line or 0)
+    report.records += len(malformed)
+    if report.records == 0:
+        report.violations.append(Violation("empty file: no records", "$", str(path), None, None))
+    return report
 
 
 def load_durations(videos: str | Path) -> dict[str, float]:

@@ -7,13 +7,16 @@ Never store secrets in a key or value: callers pass no API key here.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from streamcue.errors import InputError
 from streamcue.paths import cache_dir
 
 __all__ = ["Cache", "cache_key"]
@@ -30,27 +33,45 @@ class Cache:
 
     def __init__(self, path: str | Path | None = None, table: str = "entries") -> None:
         self.path = Path(path) if path is not None else cache_dir() / "cache.sqlite3"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         if not table.isidentifier():
             raise ValueError(f"bad table name {table!r}")
         self.table = table
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        with self._errors():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        """A damaged, truncated or unreachable cache database is one line naming it, never a traceback."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise InputError(f"cache database unusable ({exc}); delete it or set $STREAMCUE_CACHE_DIR elsewhere",
+                             file=self.path) from None
+        except OSError as exc:
+            raise InputError(f"cache folder unusable ({exc.strerror}); set $STREAMCUE_CACHE_DIR to a folder",
+                             file=self.path.parent) from None
 
     def get(self, key: str) -> Any | None:
-        with self._lock:
+        with self._lock, self._errors():
             row = self._db.execute(f"SELECT value FROM {self.table} WHERE key = ?", (key,)).fetchone()
-        return None if row is None else json.loads(row[0])
+        if row is None:
+            return None
+        try:
+            return json.loads(row[0])
+        except ValueError:  # a damaged entry is a miss: the value is asked for again and rewritten
+            return None
 
     def put(self, key: str, value: Any) -> None:
         blob = json.dumps(value, ensure_ascii=False)
-        with self._lock:
+        with self._lock, self._errors():
             self._db.execute(f"INSERT OR REPLACE INTO {self.table} (key, value) VALUES (?, ?)", (key, blob))
 
     def __len__(self) -> int:
-        with self._lock:
+        with self._lock, self._errors():
             return self._db.execute(f"SELECT COUNT(*) FROM {self.table}").fetchone()[0]
 
     def close(self) -> None:

@@ -6,9 +6,10 @@ a one-line message on stderr and a non-zero exit code.
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from typer.exceptions import TyperException
@@ -59,7 +60,7 @@ app.command("replay")(replay_command)
 def build_captaincook4d(
     annotations: Annotated[Path, typer.Option(help="CaptainCook4D annotation repository folder (annotation_json/, "
                                                    "data_splits/, metadata/).")],
-    out: Annotated[Path, typer.Option(help="Output folder: guidance.jsonl and videos.jsonl are written there.")],
+    out: Annotated[Path, typer.Option(help="Output folder: guidance.jsonl, videos.jsonl and build_report.json.")],
     count_mistakes: Annotated[str, typer.Option(help="Comma-separated mistake categories that become mistake "
                                                      "events.")] =
         "technique,preparation,measurement,timing,temperature",
@@ -68,6 +69,9 @@ def build_captaincook4d(
         help="Training export: shift train-split instruction times by up to +-this many seconds "
              "(LiveCook: 30).")] = 0.0,
     seed: Annotated[int, typer.Option(help="Seed of --jitter-s.")] = 0,
+    warn_inconsistent: Annotated[bool, typer.Option(
+        "--warn-inconsistent", help="Inconsistent sources (no error_annotations.json, a recording in two splits, "
+        "repeated entries) become warnings in build_report.json instead of errors.")] = False,
 ) -> None:
     """Build LiveCook-style guidance records for every CaptainCook4D recording.
 
@@ -87,8 +91,11 @@ def build_captaincook4d(
         recordings=tuple(recording or ()),
         jitter_s=jitter_s,
         jitter_seed=seed,
+        warn_inconsistent=warn_inconsistent,
     )
-    result, _ = run_builder(get_builder("captaincook4d"), config, out)
+    result, report = run_builder(get_builder("captaincook4d"), config, out, inputs=[annotations])
+    for warning in report.details.get("warnings", []):
+        console.err.print(f"warning: {warning}", markup=False, soft_wrap=True)
     print_guidance_summary(result.files["guidance"], result.files["video"])
 
 
@@ -139,7 +146,8 @@ def build_ego4d(
                           use_cache=not no_cache, clean=CleanConfig(min_duration_s=min_clip_s,
                                                                     min_coverage=min_coverage),
                           videos=tuple(video or ()))
-    _, report = run_builder(get_builder("ego4d"), config, out)
+    _, report = run_builder(get_builder("ego4d"), config, out,
+                            inputs=[p for p in (goalstep, narrations, captions) if p])
     print_ego4d_summary(report)
 
 
@@ -168,10 +176,10 @@ def validate(
         console.out.print(f"{file}: {report.records} {kind} records, all valid")
         return
     for violation in report.violations[:max_errors]:
-        console.err.print(str(violation), markup=False)
+        console.err.print(str(violation), markup=False, soft_wrap=True)  # one line each, piped or not
     hidden = len(report.violations) - max_errors
     console.err.print(f"{file}: {len(report.violations)} violations in {report.records} records"
-                      + (f" ({hidden} not shown)" if hidden > 0 else ""), markup=False)
+                      + (f" ({hidden} not shown)" if hidden > 0 else ""), markup=False, soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -223,10 +231,18 @@ def evaluate(
         streamcue evaluate streamingbench --gt out/sb --pred real_output.json --pred-format streamingbench \\
             --model MiniCPM-V --param rules=strict
     """
+    from streamcue.errors import ConfigError
     from streamcue.io import write_json
     from streamcue.metrics import evaluate as run_evaluate
     from streamcue.metrics.report import print_report
+    from streamcue.paths import check_outputs
 
+    if output is not None:  # refused before any scoring: a folder, or one of the inputs
+        if output.is_dir():
+            raise ConfigError(f"--output {output} is a folder; give the report's file name")
+        # ovo-bench / streamingbench read folders (--gt out/ovo, --pred results/GPT): their files are inputs too
+        read = [gt, pred, *(f for p in (gt, pred) if p.is_dir() for f in p.iterdir())]
+        check_outputs({output: "--output"}, read)
     report = run_evaluate(metric, gt, pred, judge=judge, config_version=config_version, use_cache=not no_cache,
                           judge_options={"model_path" if judge == "embedding" else "model": judge_model,
                                          **({"base_url": llm_base_url} if llm_base_url else {})},
@@ -242,6 +258,8 @@ def _params(items: list[str]) -> dict:
     import json
 
     from streamcue.errors import ConfigError
+    from streamcue.finite import NonFiniteNumber
+    from streamcue.io import loads
 
     out = {}
     for item in items:
@@ -249,7 +267,9 @@ def _params(items: list[str]) -> dict:
         if not sep:
             raise ConfigError(f"--param expects NAME=VALUE, got {item!r}")
         try:
-            out[name] = json.loads(value)
+            out[name] = loads(value)
+        except NonFiniteNumber:
+            raise ConfigError(f"--param {name}: {value} is not a finite number") from None
         except json.JSONDecodeError:
             out[name] = value
     return out
@@ -316,22 +336,60 @@ def demo(
     run_demo(out, annotations)
 
 
+def os_error_line(exc: OSError) -> str:
+    """One line for an OS error: the path(s), then what the system said (no errno, no traceback)."""
+    what = (exc.strerror or str(exc) or type(exc).__name__).rstrip(".")
+    paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
+    return f"{' -> '.join(paths)}: {what[:1].lower()}{what[1:]}" if paths else what
+
+
+@functools.cache
+def _command() -> Any:
+    """The click command tree typer derives from ``app`` (built once per process: it takes ~0.3 s)."""
+    return typer.main.get_command(app)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``streamcue`` console script."""
+    """Entry point of the ``streamcue`` console script.
+
+    Exit codes: 0 done; 2 bad input, option or file system problem; 3 missing extra; 4 server
+    failed; 130 Ctrl-C; 143 SIGTERM. Every error is one line on stderr, never a traceback.
+    """
+    import sqlite3
+    import threading
+
+    from streamcue import interrupt
+    from streamcue.errors import mask_secrets
+
+    def fail(message: str, code: int) -> None:
+        console.err.print(f"error: {mask_secrets(message)}", markup=False, soft_wrap=True)
+        sys.exit(code)
+
+    restore = interrupt.install() if threading.current_thread() is threading.main_thread() else None
     try:
-        code = app(args=argv, prog_name="streamcue", standalone_mode=False)
+        code = _command()(args=argv, prog_name="streamcue", standalone_mode=False)
     except StreamcueError as exc:
-        console.err.print(f"error: {exc}", markup=False, soft_wrap=True)
-        sys.exit(exc.exit_code)
+        fail(str(exc), exc.exit_code)
     except TyperException as exc:  # usage errors: typer's vendored click reports them
         exc.show()
         sys.exit(getattr(exc, "exit_code", 2))
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):
-        console.err.print("interrupted", markup=False)
-        sys.exit(130)
-    # Without standalone mode click returns the code of a typer.Exit instead of exiting.
+        interrupt.finish(interrupt.EXIT_SIGINT)
+    except interrupt.Terminated:
+        interrupt.finish(interrupt.EXIT_SIGTERM, "terminated")
+    except OSError as exc:  # the file system said no: a full disk, a read-only folder, a path that is a file
+        fail(os_error_line(exc), 2)
+    except sqlite3.Error as exc:
+        fail(f"cache database: {exc} (delete it or point $STREAMCUE_CACHE_DIR elsewhere)", 2)
+    finally:  # main() called in-process (tests, notebooks): leave the caller's handlers as they were
+        if restore is not None:
+            restore()
+    # Without standalone mode click returns the code of a typer.Exit instead of exiting; it turns
+    # Ctrl-C into an Abort and returns 130 for it.
+    if code == interrupt.EXIT_SIGINT:
+        interrupt.finish(interrupt.EXIT_SIGINT)
     if isinstance(code, int) and code:
         sys.exit(code)
 

@@ -46,7 +46,7 @@ def annotate_push(
     Example:
 
         LABEL_STUDIO_API_KEY=... streamcue annotate push --kind interval_qa --records out/ego4d/interval_qa.jsonl \\
-            --project "ego4d val QA" --url http://127.0.0.1:8080 --videos-root /data/files/ego4d
+            --project "ego4d val QA" --url http://127.0.0.1:8080 --videos-root /data/files/ego4d --order
     """
     from streamcue.annotation.roundtrip import push
 
@@ -82,7 +82,9 @@ def annotate_pull(
     """
     from streamcue.annotation.roundtrip import pull
     from streamcue.io import write_json
+    from streamcue.paths import check_outputs
 
+    check_outputs([(out, "--out"), *([(changes, "--changes")] if changes else [])], [])
     result = pull(project, out, url=url, required=required, tolerance_s=tolerance)
     console.out.print(console.table(f"{result.records} records -> {out}", ["records"],
                                     {state: {"records": n} for state, n in sorted(result.states.items())}, "state"))

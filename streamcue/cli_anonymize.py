@@ -72,18 +72,26 @@ def anonymize(
 
         streamcue anonymize /shared/recordings --out /shared/anonymized --engine ray --address auto
     """
+    import contextlib
     from dataclasses import replace
 
     from streamcue.anonymize.pipeline import AnonymizeConfig, anonymize_many, find_videos, output_paths
     from streamcue.errors import ConfigError
+    from streamcue.paths import check_out_folder, check_outputs
 
     if engine not in ("local", "ray"):
         raise ConfigError(f"unknown engine {engine!r}; known: local, ray")
     if address and engine != "ray":
         raise ConfigError("--address needs --engine ray")
+    if not input.exists():
+        raise InputError("video file not found", file=input)
     videos = find_videos(input)
     if not videos:
         raise InputError("no video files in this folder", file=input)
+    check_out_folder(out)
+    # never write over a recording, never let two recordings (clip.mp4, clip.mov) share one output
+    check_outputs([(out, "--out"), *((path, video) for video in videos for path in output_paths(video, out))],
+                  [*videos, *([input] if input.is_dir() else [])])
     options = AnonymizeConfig.from_preset(
         preset, face=detector, face_model=str(face_model) if face_model else None, face_threshold=face_threshold,
         plate=plate_detector, plate_model=str(plate_model) if plate_model else None,
@@ -94,16 +102,17 @@ def anonymize(
         _on_ray(videos, out, options, address, workers)
         return
     rows, failures, not_anonymized = [], [], []
-    for video, result in anonymize_many(videos, out, options, workers):
-        if isinstance(result, BaseException):
-            failures.append((video, result))
-            rows.append([video.name, "error", "-", "-", "-", "-"])
-            continue
-        if result["status"] == "not_anonymized":
-            not_anonymized.append((video.name, result["missing_detectors"]))
-        det = result["detections"]
-        rows.append([video.name, result["status"], result["frames_processed"], det["face"]["total"],
-                     det["plate"]["total"], f"{result['fps']:.1f}"])
+    with contextlib.closing(anonymize_many(videos, out, options, workers)) as results:  # Ctrl-C stops the workers
+        for video, result in results:
+            if isinstance(result, BaseException):
+                failures.append((video, result))
+                rows.append([video.name, "error", "-", "-", "-", "-"])
+                continue
+            if result["status"] == "not_anonymized":
+                not_anonymized.append((video.name, result["missing_detectors"]))
+            det = result["detections"]
+            rows.append([video.name, result["status"], result["frames_processed"], det["face"]["total"],
+                         det["plate"]["total"], f"{result['fps']:.1f}"])
     console.out.print(console.table(f"anonymized into {out}", ["video", "status", "frames", "faces", "plates",
                                                                "fps"], rows))
     for video, missing in not_anonymized:

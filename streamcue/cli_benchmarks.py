@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -12,13 +12,11 @@ from streamcue import console
 __all__ = ["build_ovo_bench", "build_streamingbench"]
 
 
-def _write(items, report, out: Path) -> None:
-    from streamcue.dataset_builders.output import write_outputs
-    from streamcue.io import write_json
+def _build(name: str, config: Any, out: Path) -> None:
+    from streamcue.dataset_builders import get_builder, run_builder
 
-    result = write_outputs(items, out)
-    summary = report.to_dict()
-    write_json(out / "build_report.json", summary)
+    result, report = run_builder(get_builder(name), config, out)
+    summary = report.details
     rows = {f"{group} {task}": {"records": n}
             for group, tasks in summary["by_task"].items() for task, n in tasks.items()}
     console.out.print(console.table("records by group and task", ["records"], rows, "task"))
@@ -42,10 +40,8 @@ def build_ovo_bench(
         streamcue build ovo-bench --annotations ../shared/data/ovo_bench/ovo_bench_new.json --out out/ovo
     """
     from streamcue.dataset_builders import ovo_bench
-    from streamcue.dataset_builders.bench_sources import QuirkReport
 
-    report = QuirkReport()
-    _write(ovo_bench.build(ovo_bench.Config(annotations), report), report, out)
+    _build("ovo_bench", ovo_bench.Config(annotations), out)
 
 
 def build_streamingbench(
@@ -65,10 +61,8 @@ def build_streamingbench(
         streamcue build streamingbench --questions ../shared/data/streamingbench --out out/sb
     """
     from streamcue.dataset_builders import streamingbench
-    from streamcue.dataset_builders.bench_sources import QuirkReport
 
-    report = QuirkReport()
-    _write(streamingbench.build(streamingbench.Config(questions, tuple(subset or ())), report), report, out)
+    _build("streamingbench", streamingbench.Config(questions, tuple(subset or ())), out)
 
 
 def replay_benchmark_command(

@@ -56,6 +56,7 @@ def verify_evidence(
     from streamcue.errors import RecordValidationError
     from streamcue.io import iter_jsonl, write_json, write_jsonl
     from streamcue.llm import LLMClient, LLMSettings
+    from streamcue.paths import check_out_folder, check_outputs
     from streamcue.loaders import video_path
     from streamcue.loaders.frames import SpanFrames
     from streamcue.progress import track
@@ -65,8 +66,8 @@ def verify_evidence(
         raise ConfigError(f"verify-evidence checks {', '.join(EVIDENCE_KINDS)} records, not {kind!r}")
     videos = videos or records.parent / "videos.jsonl"
     target = out / f"{kind}.jsonl"
-    if target.resolve() == records.resolve():
-        raise ConfigError(f"--out {out} would overwrite the input {records}; choose another folder")
+    check_outputs({check_out_folder(out) / f"{kind}.jsonl": "--out", out / "evidence_report.json": "--out"},
+                  [records, videos])
     config = EvidenceConfig(max_rounds=max_rounds, confidence=confidence, pad_s=pad_s, max_frames=max_frames)
     rows = []
     for name, path, record_kind in ((kind, records, kind), ("video", videos, "video")):
@@ -124,9 +125,20 @@ def evidence_stats(
         streamcue stats evidence --checked out/ego4d-checked/interval_qa.jsonl --verified verified.jsonl
     """
     from streamcue.annotation.evidence import verdict_agreement
+    from streamcue.errors import InputError
     from streamcue.io import read_jsonl, write_json
+    from streamcue.schemas import validate_file
+    from streamcue.paths import check_outputs
 
-    figures = verdict_agreement(read_jsonl(checked), read_jsonl(verified))
+    if output is not None:
+        check_outputs({output: "--output"}, [checked, verified])
+    for path in (checked, verified):  # what verify-evidence checks; a wrong file is one line, not a KeyError
+        validate_file(path, "interval_qa")
+    checked_records = read_jsonl(checked)
+    if not any(r.get("provenance", {}).get("evidence_check") for r in checked_records):
+        raise InputError("no record carries provenance.evidence_check: give the output of verify-evidence",
+                         file=checked)
+    figures = verdict_agreement(checked_records, read_jsonl(verified))
     table = figures["by_verdict"]
     console.out.print(console.table("annotators' outcome by evidence verdict", list(table["supported"]), table,
                                     "verdict"))

@@ -58,9 +58,8 @@ def build_livecook_summaries(
         streamcue build livecook-summaries --split test --out out/livecook-summaries \\
             --llm-base-url http://127.0.0.1:8000/v1 --llm-model Qwen2.5-7B-Instruct
     """
+    from streamcue.dataset_builders import get_builder, run_builder
     from streamcue.dataset_builders import livecook_summaries as ls
-    from streamcue.dataset_builders.output import write_outputs
-    from streamcue.io import write_json
     from streamcue.llm import LLMSettings
     from streamcue.paths import default_captaincook4d
 
@@ -77,14 +76,13 @@ def build_livecook_summaries(
         embedding_model=str(embedding_model) if embedding_model else None,
         recordings=tuple(recording or ()),
     )
-    report = ls.SummaryFigures()
-    result = write_outputs(ls.build(config, report), out)
-    write_json(out / "build_report.json", report.to_dict())
-    r = report.retrieval
+    result, report = run_builder(get_builder("livecook-summaries"), config, out)
+    figures = report.details
+    r = figures["retrieval"]
     console.out.print(
         f"{result.counts.get('mistake_summary', 0)} mistake summaries "
-        f"({', '.join(f'{split} {n}' for split, n in report.summaries.items())}) from "
-        f"{report.index_size} training actions with a counted mistake -> {out}",
+        f"({', '.join(f'{split} {n}' for split, n in figures['summaries'].items())}) from "
+        f"{figures['index_size']} training actions with a counted mistake -> {out}",
         markup=False,
     )
     if r.get("actions_with_counted_mistake"):
@@ -139,10 +137,9 @@ def build_livecook_augment(
 
         streamcue build livecook-augment --goalstep goalstep_valid.json --no-counterfactuals --out out/completions
     """
+    from streamcue.dataset_builders import get_builder, run_builder
     from streamcue.dataset_builders import livecook_augment as la
     from streamcue.dataset_builders.estp_gen.clean import CleanConfig
-    from streamcue.dataset_builders.output import write_outputs
-    from streamcue.io import write_json
     from streamcue.llm import LLMSettings
     from streamcue.paths import default_goalstep
 
@@ -160,14 +157,13 @@ def build_livecook_augment(
         counterfactuals=not no_counterfactuals,
         videos=tuple(video or ()),
     )
-    report = la.AugmentFigures()
-    result = write_outputs(la.build(config, report), out)
-    write_json(out / "build_report.json", report.to_dict())
+    result, report = run_builder(get_builder("livecook-augment"), config, out)
+    figures = report.details
     console.out.print(
-        f"{result.counts.get('guidance', 0)} instruction-completion records ({report.kept_steps} steps kept, "
-        f"{len(report.dropped_steps)} dropped by the cleaning rules), "
+        f"{result.counts.get('guidance', 0)} instruction-completion records ({figures['kept_steps']} steps kept, "
+        f"{len(figures['dropped_steps'])} dropped by the cleaning rules), "
         f"{result.counts.get('counterfactual_mistake', 0)} counterfactual mistakes "
-        f"({dict(report.counterfactuals)}, {len(report.skipped_counterfactuals)} skipped) -> {out}",
+        f"({figures['counterfactuals']}, {len(figures['skipped_counterfactuals'])} skipped) -> {out}",
         markup=False,
     )
     _llm_line(report.llm)

@@ -59,7 +59,7 @@ def build_recorded(
     config = recorded.Config(videos=videos, tasks=tasks, out=out, llm=settings, k=k, frame_side=frame_side,
                              anonymized=anonymized, license=license, use_cache=not no_cache,
                              concurrency=concurrency)
-    result, report = run_builder(get_builder("recorded"), config, out)
+    result, report = run_builder(get_builder("recorded"), config, out, inputs=[videos, tasks])
     u = report.llm
     console.out.print(f"{result.counts.get('dense_caption', 0)} dense-caption tasks, {report.details['captions']} "
                       f"captions "
@@ -89,7 +89,10 @@ def agreement(
     """
     from streamcue.annotation.agreement import caption_agreement
     from streamcue.io import write_json
+    from streamcue.paths import check_outputs
 
+    if output is not None:
+        check_outputs({output: "--output"}, [generated, verified])
     result = caption_agreement(generated, verified, threshold=threshold, model_path=model)
     rows = {name: {k: v for k, v in group.items()} for name, group in result["groups"].items()}
     console.out.print(console.table("generated vs verified captions", ["captions", "mean_cosine", "share_above",

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 out = Console(highlight=False, markup=False)  # record texts and extras like [embed] print as they are
-err = Console(stderr=True, highlight=False, markup=False)
+err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)  # a message is one line, never wrapped
 
 __all__ = ["out", "err", "table", "fmt"]
 

@@ -7,10 +7,13 @@ sentence-transformers folder. Nothing is downloaded.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -83,16 +86,26 @@ def model_name(model_path: str | os.PathLike | None) -> str:
 
 
 class Embedder:
-    """Normalised embeddings of texts; each distinct text is encoded once."""
+    """Normalised embeddings of texts; each distinct text is encoded once.
+
+    The folder and the extra are checked at once; the model itself loads on first use, so a
+    build fails fast on an unreachable LLM endpoint instead of loading a model first.
+    """
 
     def __init__(self, model_path: str | os.PathLike | None = None, batch_size: int = 64) -> None:
         path = Path(model_path) if model_path is not None else default_model_path()
         if not path.is_dir():
             raise ConfigError(f"{path}: not a sentence-transformers model folder")
+        if importlib.util.find_spec("sentence_transformers") is None:  # the import itself (torch) is slow: later
+            require("sentence_transformers", "embed", "sentence-transformers")
+        self._path = path
+        self.batch_size = batch_size
+
+    @cached_property
+    def model(self) -> Any:
         st = require("sentence_transformers", "embed", "sentence-transformers")
         with quiet_offline():
-            self.model = st.SentenceTransformer(str(path), device="cpu")
-        self.batch_size = batch_size
+            return st.SentenceTransformer(str(self._path), device="cpu")
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

@@ -6,13 +6,15 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from streamcue.errors import InputError
+from streamcue.finite import NonFiniteNumber, non_finite_path, parse_json_float, reject_json_constant
 
-__all__ = ["read_json", "iter_jsonl", "read_jsonl", "atomic_write", "write_jsonl", "write_json", "dumps_record"]
+__all__ = ["loads", "read_json", "iter_jsonl", "read_jsonl", "atomic_write", "write_jsonl", "write_json",
+           "dumps_record"]
 
 
 def _open_text(path: Path) -> IO[str]:
@@ -26,39 +28,88 @@ def _open_text(path: Path) -> IO[str]:
         raise InputError(f"cannot open: {exc.strerror}", file=path) from None
 
 
-def read_json(path: str | Path) -> Any:
-    """Read one JSON document; a syntax error names the file, line and column."""
-    path = Path(path)
-    with _open_text(path) as fh:
-        try:
-            return json.load(fh)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", file=path, line=exc.lineno) from None
-        except UnicodeDecodeError:
-            raise InputError("not UTF-8 text", file=path) from None
+def read_json(path: str | Path, on_duplicate: Callable[[str], None] | None = None) -> Any:
+    """Read one JSON document; a syntax error names the file, line and column.
 
-
-def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, record)`` for every non-blank line of a JSONL file.
-
-    Every line must hold one JSON object; anything else is an :class:`InputError`
-    naming the file and line.
+    A key repeated within one object (JSON readers silently keep the last) is an error naming
+    it, unless ``on_duplicate`` is given: it is called with the key and the first value is kept.
+    NaN, Infinity and overflowing numbers are refused (:mod:`streamcue.finite`).
     """
     path = Path(path)
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in obj:
+                if on_duplicate is None:
+                    raise _DuplicateKey(key)
+                on_duplicate(key)
+                continue
+            obj[key] = value
+        return obj
+
+    with _open_text(path) as fh:
+        try:
+            return json.loads(fh.read(), parse_constant=reject_json_constant, parse_float=parse_json_float,
+                              object_pairs_hook=unique)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", file=path, line=exc.lineno) from None
+        except _DuplicateKey as exc:
+            raise InputError("key appears twice in one JSON object (which one is meant?)", file=path,
+                             field=str(exc)) from None
+        except NonFiniteNumber as exc:
+            raise InputError(str(exc), file=path) from None
+        except UnicodeDecodeError:
+            raise InputError("not UTF-8 text", file=path) from None
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror}", file=path) from None
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def loads(text: str | bytes) -> Any:
+    """``json.loads`` under the finite-number rule: NaN, Infinity and ``1e999`` are refused."""
+    return json.loads(text, parse_constant=reject_json_constant, parse_float=parse_json_float)
+
+
+def iter_jsonl(path: str | Path, on_error: Callable[[InputError], None] | None = None
+               ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, record)`` for every non-blank line of a JSONL file.
+
+    Every line must hold one JSON object with finite numbers; anything else is an
+    :class:`InputError` naming the file and line. With ``on_error``, such a line is handed to it
+    and skipped, so that a caller can report every bad line of a file, not only the first.
+    """
+    path = Path(path)
+
+    def bad(error: InputError) -> None:
+        if on_error is None:
+            raise error
+        on_error(error)
+
     with _open_text(path) as fh:
         try:
             for lineno, line in enumerate(fh, start=1):
                 if not line.strip():
                     continue
                 try:
-                    record = json.loads(line)
+                    record = loads(line)
                 except json.JSONDecodeError as exc:
-                    raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", file=path, line=lineno) from None
+                    bad(InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", file=path, line=lineno))
+                    continue
+                except NonFiniteNumber as exc:
+                    bad(InputError(str(exc), file=path, line=lineno))
+                    continue
                 if not isinstance(record, dict):
-                    raise InputError(f"expected a JSON object, got {type(record).__name__}", file=path, line=lineno)
+                    bad(InputError(f"expected a JSON object, got {type(record).__name__}", file=path, line=lineno))
+                    continue
                 yield lineno, record
         except UnicodeDecodeError:
             raise InputError("not UTF-8 text", file=path) from None
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror}", file=path) from None
 
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
@@ -96,8 +147,18 @@ def atomic_write(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
 
 
 def dumps_record(record: dict[str, Any]) -> str:
-    """The canonical one-line JSON form of a record (UTF-8, no ASCII escaping)."""
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    """The canonical one-line JSON form of a record (UTF-8, no ASCII escaping); NaN and Infinity are refused."""
+    try:
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        _refuse_non_finite(record)
+        raise
+
+
+def _refuse_non_finite(data: Any, file: str | Path | None = None) -> None:
+    where = non_finite_path(data)
+    if where:
+        raise InputError("not a finite number (NaN or Infinity cannot be written as JSON)", file=file, field=where)
 
 
 def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> int:
@@ -112,6 +173,7 @@ def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> int:
 
 def write_json(path: str | Path, data: Any) -> None:
     """Atomically write one pretty-printed JSON document."""
+    _refuse_non_finite(data, path)
     with atomic_write(path) as fh:
         json.dump(data, fh, ensure_ascii=False, indent=2)
         fh.write("\n")

@@ -59,6 +59,15 @@ class LLMSettings:
             raise ConfigError(f"structured output mode must be one of {STRUCTURED_MODES}, got {self.structured!r}")
         if self.max_concurrency < 1:
             raise ConfigError("max_concurrency must be at least 1")
+        from urllib.parse import urlsplit
+
+        url = urlsplit(self.base_url.strip())
+        try:
+            url.port  # noqa: B018 - raises on a port that is not a number in 0-65535
+        except ValueError:
+            raise ConfigError(f"LLM base URL {self.endpoint}: the port is not a number in 0-65535") from None
+        if url.scheme.lower() not in ("http", "https") or not url.hostname:
+            raise ConfigError(f"LLM base URL {self.endpoint!r} is not an http(s)://host[:port]/path URL")
 
     @classmethod
     def resolve(cls, **options: Any) -> LLMSettings:
@@ -76,16 +85,25 @@ class LLMSettings:
                               "STREAMCUE_LLM_BASE_URL and STREAMCUE_LLM_MODEL (key: STREAMCUE_LLM_API_KEY)")
         return cls(**values)
 
-    def answer_identity(self) -> dict[str, Any]:
-        """Everything in the settings that can change an answer: endpoint (without credentials), model,
-        structured-output mode and sampling parameters. Part of every cache key; never the API key."""
+    @property
+    def endpoint(self) -> str:
+        """The base URL without credentials (``user:password@``) or fragment: what messages, logs and cache
+        keys show."""
         from urllib.parse import urlsplit, urlunsplit
 
         url = urlsplit(self.base_url.strip())
         host = url.hostname or ""
-        netloc = host + (f":{url.port}" if url.port else "")
-        endpoint = urlunsplit((url.scheme.lower(), netloc.lower(), url.path.rstrip("/"), url.query, ""))
-        return {"endpoint": endpoint, "model": self.model, "structured": self.structured,
+        try:
+            port = url.port
+        except ValueError:  # a port that is not a number: show the host alone
+            port = None
+        netloc = host + (f":{port}" if port else "")
+        return urlunsplit((url.scheme.lower(), netloc.lower(), url.path.rstrip("/"), url.query, ""))
+
+    def answer_identity(self) -> dict[str, Any]:
+        """Everything in the settings that can change an answer: endpoint (without credentials), model,
+        structured-output mode and sampling parameters. Part of every cache key; never the API key."""
+        return {"endpoint": self.endpoint, "model": self.model, "structured": self.structured,
                 "temperature": self.temperature, "max_tokens": self.max_tokens}
 
 
@@ -184,7 +202,7 @@ class LLMClient:
             with self._lock:
                 self.usage.invalid_answers += 1
             asked = retry_request(request, text, problem)
-        raise ServiceError(f"{self.settings.model} at {self.settings.base_url}: {problem} "
+        raise ServiceError(f"{self.settings.model} at {self.settings.endpoint}: {problem} "
                            f"after {1 + self.settings.invalid_retries} attempts ({request.name}, "
                            f"prompt {request.prompt_version})")
 
@@ -212,7 +230,7 @@ class LLMClient:
         fmt = self._response_format(request)
         if fmt is not None:
             kwargs["response_format"] = fmt
-        where = f"LLM server {self.settings.base_url}"
+        where = f"LLM server {self.settings.endpoint}"
         try:
             response = self._client.chat.completions.create(**kwargs)
         except openai.AuthenticationError:

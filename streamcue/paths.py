@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-__all__ = ["repository_root", "shared_data_dir", "default_captaincook4d", "default_goalstep", "cache_dir"]
+from streamcue.errors import ConfigError, InputError
+
+__all__ = ["repository_root", "shared_data_dir", "default_captaincook4d", "default_goalstep", "cache_dir",
+           "URI_PATTERN", "uri_problem", "resolve_uri", "check_outputs", "check_out_folder"]
 
 
 def repository_root() -> Path:
@@ -33,3 +37,78 @@ def cache_dir() -> Path:
     base = (os.environ.get("STREAMCUE_CACHE_DIR")
             or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "streamcue")
     return Path(base)
+
+
+#: A video ``uri``: an http(s) URL, or a relative, normalised POSIX path (no ``..``, ``.``, empty
+#: segment, leading ``/`` or ``~``, scheme, drive or backslash). The same rule as :func:`uri_problem`,
+#: written as a JSON Schema pattern (``schemas/common.schema.json`` ``$defs/uri``).
+URI_PATTERN = (r"^(https?://[^\s/]+(/\S*)?|(?![/~])(?![A-Za-z][A-Za-z0-9+.-]*:)(?!.*//)(?!(.*/)?\.\.?(/|$))"
+               r"[^\\\u0000]+)$")
+
+
+def uri_problem(uri: str) -> str | None:
+    """Why ``uri`` is not a safe video uri (a relative normalised path, or an http(s) URL), or None."""
+    if not isinstance(uri, str) or not uri:
+        return "uri must be a non-empty string"
+    lower = uri.lower()
+    if lower.startswith(("http://", "https://")):
+        return None if len(uri.split("/", 3)[2]) and not any(c.isspace() for c in uri) else "not a valid http(s) URL"
+    if "\\" in uri or "\x00" in uri:
+        return f"uri {uri!r} holds a backslash or NUL; use a relative path with /"
+    if uri.startswith(("/", "~")):
+        return f"uri {uri!r} is absolute; it must be relative to the video root"
+    head = uri.split("/", 1)[0]
+    if ":" in head and head.split(":", 1)[0].replace("+", "").replace(".", "").replace("-", "").isalnum():
+        return f"uri {uri!r} has a scheme or drive; only http(s) URLs or relative paths are allowed"
+    if any(part in ("", ".", "..") for part in uri.split("/")):
+        return f"uri {uri!r} is not normalised (a '..', '.' or empty segment); it must stay under the video root"
+    return None
+
+
+def resolve_uri(root: str | Path, uri: str, *, record: str | None = None, file: str | Path | None = None,
+                field: str = "uri") -> Path:
+    """``root / uri`` for a local video, refused unless ``uri`` is safe and resolves under ``root``
+    (a symlink that leads out of the root is refused too)."""
+    problem = uri_problem(uri)
+    if problem is None and "://" in uri:
+        problem = f"uri {uri!r} is a URL, not a path under a video root"
+    if problem:
+        raise InputError(problem, file=file, record=record, field=field)
+    path = Path(root) / uri
+    real_root = Path(root).resolve()
+    if not path.resolve().is_relative_to(real_root):
+        raise InputError(f"uri {uri!r} resolves outside the video root (a symlink leads out of it)",
+                         file=file, record=record, field=field)
+    return path
+
+
+def check_outputs(outputs: Mapping[Path, object] | Iterable[tuple[Path, object]], inputs: list[Path], *,
+                  inside_inputs: bool = False) -> None:
+    """Refuse writes that would lose data, before anything is written.
+
+    ``outputs`` pairs each file (or folder) to be written with the input it comes from (or a
+    label), as a mapping or as ``(output, origin)`` pairs; ``inputs`` are the files and folders
+    read. Refused, as a one-line error naming both: an output that is, or resolves (symlinks,
+    ``..``) to, an input; with ``inside_inputs``, an output that lies inside an input folder;
+    two different inputs that map to one output.
+    """
+    real_inputs = [(p, Path(p).resolve()) for p in inputs]
+    seen: dict[Path, object] = {}
+    for out, origin in (outputs.items() if isinstance(outputs, Mapping) else outputs):
+        real = Path(out).resolve()
+        for given, real_in in real_inputs:
+            if real == real_in:
+                raise ConfigError(f"output {out} is the input {given}: refusing to overwrite an input")
+            if inside_inputs and real_in.is_dir() and real.is_relative_to(real_in):
+                raise ConfigError(f"output {out} lies inside the input folder {given}: choose another output folder")
+        if real in seen and seen[real] != origin:
+            raise ConfigError(f"{seen[real]} and {origin} would both be written to {out}: rename one of them")
+        seen[real] = origin
+
+
+def check_out_folder(out: str | Path, option: str = "--out") -> Path:
+    """An output folder: refused (one line) when it exists as something other than a folder."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"{option} {out} exists and is not a folder")
+    return out

@@ -27,8 +27,11 @@ def pytest_configure(config):
 def _check_editable_install():
     """An editable install maps each folder to its package when installed: a folder added since is not found."""
     import importlib.util
-    import tomllib
 
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: no TOML reader in the standard library; skip the check
+        return
     mapped = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
     missing = [name for name in mapped if importlib.util.find_spec(name) is None]
     if missing:

@@ -314,6 +314,15 @@ def test_double_check_counts_distinct_annotators_not_annotations(server, annotat
     # throughput: ann1 did one task (two submissions), timed by their latest annotation
     assert [(p["annotator"], p["tasks"], p["skipped"], p["median_s"]) for p in people] == [
         ("ann1@streamcue.test", 1, 0, 20.0), ("ann2@streamcue.test", 1, 0, 30.0)]
+    done = subprocess.run([sys.executable, "-m", "streamcue", "annotate", "status", "--project", name],
+                          capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "LABEL_STUDIO_URL": server.url, "COLUMNS": "200",
+                               "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1"})
+    assert done.returncode == 0, done.stderr
+    table = done.stdout[done.stdout.index("throughput"):]
+    cells = [[c.strip() for c in line.split("│")[1:-1]] for line in table.splitlines() if "@streamcue.test" in line]
+    assert cells == [["ann1@streamcue.test", "1", "0", "20 s", "20 s"],
+                     ["ann2@streamcue.test", "1", "0", "30 s", "30 s"]]
 
 
 def guidance_with_success():

@@ -170,7 +170,7 @@ def test_cli_writes_checked_records_and_refuses_bad_input(built, tmp_path):
         report = json.loads((tmp_path / "checked" / "evidence_report.json").read_text())
         assert report["verdicts"]["supported"] == len(records) and str(tmp_path) not in json.dumps(report)
         same = _cli("--records", out_dir / "interval_qa.jsonl", "--out", out_dir, *common)
-        assert same.returncode == 2 and "would overwrite the input" in same.stderr
+        assert same.returncode == 2 and "refusing to overwrite an input" in same.stderr
         assert len(same.stderr.strip().splitlines()) == 1
         write_jsonl(tmp_path / "one.jsonl", records[:1])
         missing = _cli("--records", tmp_path / "one.jsonl", "--videos", out_dir / "videos.jsonl", "--out",

@@ -151,7 +151,7 @@ def test_killed_build_resumes_with_same_output_and_a_rebuild_makes_no_call(tmp_p
             == (tmp_path / "c" / name).read_text()
         )
     report = json.loads((tmp_path / "c" / "build_report.json").read_text())
-    assert report["jitter"] == {"k_s": 30.0, "seed": 3} and report["llm"]["calls"] == 0
+    assert report["details"]["jitter"] == {"k_s": 30.0, "seed": 3} and report["llm"]["calls"] == 0
 
 
 def test_hostile_options_are_one_line_errors(tmp_path):

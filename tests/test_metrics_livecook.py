@@ -36,9 +36,11 @@ def test_closest_first_is_not_chronological_greedy():
     assert match_mistakes(truth, pred, 15.0) == [(1, 0)]
 
 
-def test_prf_edge_cases():
-    assert prf(0, 0, 0) == (0.0, 0.0, 0.0)
-    assert prf(0, 3, 0) == (0.0, 0.0, 0.0)
+def test_prf_edge_cases_are_undefined_not_zero():
+    assert prf(0, 0, 0) == (None, None, None)
+    assert prf(0, 3, 0) == (0.0, None, 0.0)
+    assert prf(0, 0, 2) == (None, 0.0, 0.0)
+    assert prf(2, 4, 2) == (0.5, 1.0, pytest.approx(2 / 3, abs=1e-15))
 
 
 def test_rouge_l_golden():
@@ -58,7 +60,7 @@ def test_property_matching_is_one_to_one_and_in_window(truth, pred):
     assert all(abs(truth[i].t_s - pred[j].t_s) <= 15.0 for i, j in pairs)
     n_pred = sum(e.type == "mistake" for e in pred)
     n_true = sum(e.type == "mistake" for e in truth)
-    assert all(0.0 <= x <= 1.0 for x in prf(len(pairs), n_pred, n_true))
+    assert all(x is None or 0.0 <= x <= 1.0 for x in prf(len(pairs), n_pred, n_true))
 
 
 @settings(max_examples=100, deadline=None)

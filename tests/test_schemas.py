@@ -108,10 +108,17 @@ def test_file_errors_name_file_line_record_and_path(tmp_path, valid):
     ]
 
 
-def test_truncated_jsonl_line_is_an_input_error(tmp_path, valid):
-    f = write_jsonl(tmp_path / "g.jsonl", [valid["guidance"]], ['{"video_id": "v2", "plan": ['])
-    with pytest.raises(InputError, match=r"g.jsonl:2: invalid JSON"):
-        check_file(f, "guidance")
+def test_truncated_jsonl_line_is_a_violation_and_the_rest_is_still_checked(tmp_path, valid):
+    bad = dict(valid["guidance"], video_id="v3", events=[])
+    f = write_jsonl(tmp_path / "g.jsonl", [valid["guidance"]],
+                    ['{"video_id": "v2", "plan": [\n', json.dumps(bad) + "\n"])
+    report = check_file(f, "guidance")
+    assert report.records == 3
+    assert [(v.line, v.path) for v in report.violations][:1] == [(2, "$")]
+    assert "invalid JSON" in report.violations[0].message
+    assert any(v.line == 3 for v in report.violations)
+    with pytest.raises(InputError, match=r"g.jsonl:2, .*invalid JSON|g.jsonl:2: .*invalid JSON"):
+        validate_file(f, "guidance")
 
 
 def test_videos_file_beside_records_bounds_times(tmp_path, valid):

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from streamcue.dataset_builders.ego4d_sources import GoalVideo, Narration, Step
+from streamcue.errors import ConfigError
 
 __all__ = ["CleanConfig", "CleanResult", "clean_video", "narration_coverage"]
 
@@ -27,6 +28,16 @@ class CleanConfig:
     min_duration_s: float = 10.0
     min_coverage: float = 0.3
     coverage_bin_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        # NaN compares false (nothing dropped), Infinity drops every clip: both are option mistakes, not settings
+        if not (math.isfinite(self.min_duration_s) and self.min_duration_s >= 0):
+            raise ConfigError(f"the minimum clip length must be a finite number of seconds >= 0, "
+                              f"got {self.min_duration_s}")
+        if not 0 <= self.min_coverage <= 1:
+            raise ConfigError(f"the minimum narration coverage must lie in [0, 1], got {self.min_coverage}")
+        if not (math.isfinite(self.coverage_bin_s) and self.coverage_bin_s > 0):
+            raise ConfigError(f"the coverage bin must be a positive number of seconds, got {self.coverage_bin_s}")
 
 
 @dataclass

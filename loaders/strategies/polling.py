@@ -17,8 +17,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from streamcue.errors import ConfigError
-from streamcue.loaders.replay import Episode, Frame
+from streamcue.loaders.replay import Episode, Frame, positive
 from streamcue.loaders.strategies.base import TEXT, VisionStrategy
 
 __all__ = ["Polling"]
@@ -32,8 +31,7 @@ class Polling(VisionStrategy):
     WHEN, ANSWER = "polling_when.v1", "polling_answer.v1"
 
     def __init__(self, settings: Any = None, *, kind: str, hz: float = 0.175, **options: Any) -> None:
-        if not (isinstance(hz, (int, float)) and math.isfinite(hz) and hz > 0):
-            raise ConfigError(f"the polling frequency must be a positive number of Hz, got {hz!r}")
+        hz = positive(hz, "the polling frequency", "Hz")
         super().__init__(settings, kind=kind, **options)
         self.hz = float(hz)
         self._next = 0.0

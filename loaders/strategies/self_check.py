@@ -15,8 +15,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from streamcue.errors import ConfigError
-from streamcue.loaders.replay import Episode, Frame
+from streamcue.loaders.replay import Episode, Frame, positive
 from streamcue.loaders.strategies.base import TEXT, VisionStrategy
 
 __all__ = ["SelfCheck"]
@@ -31,8 +30,7 @@ class SelfCheck(VisionStrategy):
 
     def __init__(self, settings: Any = None, *, kind: str = "dense_caption", every_s: float = 1.0,
                  **options: Any) -> None:
-        if not (isinstance(every_s, (int, float)) and math.isfinite(every_s) and every_s > 0):
-            raise ConfigError(f"the self-check period must be a positive number of seconds, got {every_s!r}")
+        every_s = positive(every_s, "the self-check period")
         super().__init__(settings, kind=kind, **options)
         self.every_s = float(every_s)
         self.last: str | None = None

@@ -21,8 +21,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from streamcue.errors import ConfigError
-from streamcue.loaders.replay import Episode, Frame
+from streamcue.loaders.replay import Episode, Frame, positive
 from streamcue.loaders.strategies.base import VisionStrategy
 
 __all__ = ["TurnLoop", "FINISHED"]
@@ -41,8 +40,7 @@ class TurnLoop(VisionStrategy):
 
     def __init__(self, settings: Any = None, *, kind: str = "guidance", every_s: float = 5.0,
                  hints: Mapping[Any, str] | None = None, **options: Any) -> None:
-        if not (isinstance(every_s, (int, float)) and math.isfinite(every_s) and every_s > 0):
-            raise ConfigError(f"the turn-loop period must be a positive number of seconds, got {every_s!r}")
+        every_s = positive(every_s, "the turn-loop period")
         super().__init__(settings, kind=kind, **options)
         self.every_s = float(every_s)
         self.hints = dict(hints or {})
