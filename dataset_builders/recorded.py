@@ -18,7 +18,6 @@ build resumes from the cache without repeating a call.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -177,19 +176,20 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
     for task in tasks:
         by_source.setdefault(config.videos / task["video"], []).append(task)
     workers = max(1, config.concurrency or config.llm.max_concurrency)
-    local = threading.local()
+    cache: dict[str, Anonymizer] = {}
 
-    def anonymizer() -> Anonymizer:  # one per thread: a detector is never shared between threads
-        if not hasattr(local, "anonymizer"):
-            local.anonymizer = Anonymizer(config.anonymize)
-        return local.anonymizer
+    def anonymizer() -> Anonymizer:  # never thread-local: a forked ffmpeg child would destroy other threads' sessions
+        if "a" not in cache:
+            cache["a"] = Anonymizer(config.anonymize)
+        return cache["a"]
 
     from streamcue.anonymize.ffmpeg_io import jpeg_frames, probe
 
-    # every video is anonymized (or its report checked) before the first LLM call, then each video's
-    # tasks are captioned in order (each second sees the previous caption), videos side by side
+    # every video is anonymized (or its report checked) before the first LLM call, one after the other (the
+    # detector already uses every core), then each video's tasks are captioned in order (each second sees
+    # the previous caption), videos side by side
     prepared = dict(zip(by_source, _concurrently(lambda src: prepare_video(src, config, anonymizer), by_source,
-                                                 workers, "anonymizing")))
+                                                 1, "anonymizing")))
     client = LLMClient(config.llm, use_cache=config.use_cache)
     prompt = load_prompt("streamcue.dataset_builders", PROMPT)
 
