@@ -146,7 +146,8 @@ def build_ego4d(
                           use_cache=not no_cache, clean=CleanConfig(min_duration_s=min_clip_s,
                                                                     min_coverage=min_coverage),
                           videos=tuple(video or ()))
-    _, report = run_builder(get_builder("ego4d"), config, out, inputs=[p for p in (goalstep, narrations, captions) if p])
+    sources = [p for p in (goalstep, narrations, captions) if p]
+    _, report = run_builder(get_builder("ego4d"), config, out, inputs=sources)
     print_ego4d_summary(report)
 
 
