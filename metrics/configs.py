@@ -8,6 +8,7 @@ never an edit of an old one (a test pins the content of each released version).
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, fields
 from functools import cache
 from importlib import resources
@@ -148,5 +149,23 @@ def load_config(name: str, version: int | None = None, **overrides: Any) -> Any:
     if unknown:
         raise ConfigError(f"unknown {name} parameters {sorted(unknown)}; known: {sorted(names - {'version'})}")
     values = {k: v for k, v in raw.items() if k in names}
-    values.update({k: v for k, v in overrides.items() if v is not None})
+    types = {f.name: f.type for f in fields(cls)}
+    for key, value in overrides.items():
+        if value is not None:
+            values[key] = _checked(name, key, types[key], value)
     return cls(**values)
+
+
+def _checked(config: str, key: str, kind: Any, value: Any) -> Any:
+    """An override of the field's type: numbers finite and >= 0 (every numeric parameter is a duration,
+    a count or a layer), booleans true/false; the config class checks the rest."""
+    if kind in ("float", "int", float, int):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+        if kind in ("int", int):
+            ok = ok and isinstance(value, int)
+        if not ok:
+            what = "an integer" if kind in ("int", int) else "a finite number"
+            raise ConfigError(f"{config} parameter {key} must be {what} >= 0, got {value!r}")
+    elif kind in ("bool", bool) and not isinstance(value, bool):
+        raise ConfigError(f"{config} parameter {key} must be true or false, got {value!r}")
+    return value

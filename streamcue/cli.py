@@ -146,8 +146,8 @@ def build_ego4d(
                           use_cache=not no_cache, clean=CleanConfig(min_duration_s=min_clip_s,
                                                                     min_coverage=min_coverage),
                           videos=tuple(video or ()))
-    sources = [p for p in (goalstep, narrations, captions) if p]
-    _, report = run_builder(get_builder("ego4d"), config, out, inputs=sources)
+    _, report = run_builder(get_builder("ego4d"), config, out,
+                            inputs=[p for p in (goalstep, narrations, captions) if p])
     print_ego4d_summary(report)
 
 
@@ -240,7 +240,9 @@ def evaluate(
     if output is not None:  # refused before any scoring: a folder, or one of the inputs
         if output.is_dir():
             raise ConfigError(f"--output {output} is a folder; give the report's file name")
-        check_outputs({output: "--output"}, [gt, pred])
+        # ovo-bench / streamingbench read folders (--gt out/ovo, --pred results/GPT): their files are inputs too
+        read = [gt, pred, *(f for p in (gt, pred) if p.is_dir() for f in p.iterdir())]
+        check_outputs({output: "--output"}, read)
     report = run_evaluate(metric, gt, pred, judge=judge, config_version=config_version, use_cache=not no_cache,
                           judge_options={"model_path" if judge == "embedding" else "model": judge_model,
                                          **({"base_url": llm_base_url} if llm_base_url else {})},

@@ -125,12 +125,20 @@ def evidence_stats(
         streamcue stats evidence --checked out/ego4d-checked/interval_qa.jsonl --verified verified.jsonl
     """
     from streamcue.annotation.evidence import verdict_agreement
+    from streamcue.errors import InputError
     from streamcue.io import read_jsonl, write_json
+    from streamcue.schemas import validate_file
     from streamcue.paths import check_outputs
 
     if output is not None:
         check_outputs({output: "--output"}, [checked, verified])
-    figures = verdict_agreement(read_jsonl(checked), read_jsonl(verified))
+    for path in (checked, verified):  # what verify-evidence checks; a wrong file is one line, not a KeyError
+        validate_file(path, "interval_qa")
+    checked_records = read_jsonl(checked)
+    if not any(r.get("provenance", {}).get("evidence_check") for r in checked_records):
+        raise InputError("no record carries provenance.evidence_check: give the output of verify-evidence",
+                         file=checked)
+    figures = verdict_agreement(checked_records, read_jsonl(verified))
     table = figures["by_verdict"]
     console.out.print(console.table("annotators' outcome by evidence verdict", list(table["supported"]), table,
                                     "verdict"))

@@ -109,3 +109,46 @@ def test_clip_cleaning_options_are_finite(tmp_path, builder, option, value):
                     "--llm-base-url", f"http://127.0.0.1:{closed_port()}/v1", "--llm-model", "m")
     one_line_error(run, 2, value if value != "-1" else "-1.0")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("param, words", [
+    ("window_s=-1", ["livecook parameter window_s", "-1"]),            # was accepted
+    ("window_s=NaN", ["window_s", "NaN", "finite"]),                   # was accepted
+    ("window_s=Infinity", ["window_s", "Infinity", "finite"]),         # was a scipy ValueError traceback
+    ("window_s=1e999", ["window_s", "finite"]),
+    ("window_s=abc", ["livecook parameter window_s", "'abc'"]),
+    ("rouge_use_stemmer=1", ["livecook parameter rouge_use_stemmer", "true or false"]),
+])
+def test_metric_parameters_are_typed_and_finite(guidance, tmp_path, param, words):
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text('{"video_id": "1_7", "events": []}\n')
+    run = streamcue("evaluate", "livecook", "--gt", guidance, "--pred", pred, "--param", param)
+    one_line_error(run, 2, *words)
+
+
+def test_evaluate_output_never_overwrites_a_file_of_a_ground_truth_folder(tmp_path):
+    from conftest import SHARED_DATA
+
+    ovo = SHARED_DATA / "ovo_bench"
+    if not (ovo / "ovo_bench_new.json").is_file():
+        pytest.skip("needs ../shared/data/ovo_bench")
+    gt = tmp_path / "ovo"
+    assert streamcue("build", "ovo-bench", "--annotations", ovo / "ovo_bench_new.json", "--out", gt).returncode == 0
+    before = (gt / "mc_question.jsonl").read_bytes()
+    run = streamcue("evaluate", "ovo-bench", "--gt", gt, "--pred", ovo / "results" / "GPT",
+                    "--pred-format", "ovo-results", "--output", gt / "mc_question.jsonl")
+    one_line_error(run, 2, "mc_question.jsonl", "refusing to overwrite")  # the report replaced the records before
+    assert (gt / "mc_question.jsonl").read_bytes() == before
+
+
+def test_evidence_stats_refuses_wrong_files(guidance, tmp_path):
+    from conftest import GOALSTEP_VAL
+
+    out = tmp_path / "eg"
+    assert streamcue("build", "ego4d", "--goalstep", GOALSTEP_VAL, "--out", out, "--video",
+                     "c2d06df7-5d3a-4116-9edb-f1c81a4f669b").returncode == 0
+    qa, videos = out / "interval_qa.jsonl", out / "videos.jsonl"
+    # records never checked: was a table of zeros and exit 0
+    one_line_error(streamcue("stats", "evidence", "--checked", qa, "--verified", qa), 2, "evidence_check")
+    # videos.jsonl as the annotated records: was a KeyError traceback
+    one_line_error(streamcue("stats", "evidence", "--checked", qa, "--verified", videos), 2, "videos.jsonl", "qa_id")
