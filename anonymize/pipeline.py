@@ -38,7 +38,7 @@ import numpy as np
 
 from streamcue.anonymize.blur import WindowMask, hide, pad_boxes, stamps
 from streamcue.anonymize.detectors import make_face_detector, make_plate_detector
-from streamcue.anonymize.ffmpeg_io import FrameWriter, ffmpeg_exe, ffmpeg_version, probe, read_frames
+from streamcue.video import FrameWriter, ffmpeg_exe, ffmpeg_version, probe, read_frames
 from streamcue.anonymize.report import REPORT_FORMAT, anonymization_status, sha256_file
 from streamcue.errors import ConfigError, InputError
 from streamcue.interrupt import EXIT_SIGTERM, Terminated, on_interrupt

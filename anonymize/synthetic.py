@@ -143,7 +143,7 @@ def _crowd_frames(width: int, height: int, fps: float, seconds: float,
 
 def write_clip(path: str | Path, **kwargs: Any) -> list[Truth]:
     """Encode the clip to ``path`` (H.264); returns the per-frame ground truth."""
-    from streamcue.anonymize.ffmpeg_io import FrameWriter
+    from streamcue.video import FrameWriter
 
     width, height, fps = kwargs.get("width", 1280), kwargs.get("height", 720), kwargs.get("fps", 10)
     writer = FrameWriter(path, width, height, fps)

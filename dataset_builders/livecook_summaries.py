@@ -20,7 +20,7 @@ action with a counted mistake, 69 % share a category with those; issue 17):
 * ``same_step_category``: share with a same-step neighbour that shares a category (ceiling 69 %);
 * ``category_overlap``: share whose neighbours (of any step) have a category in common with the
   action's: no ceiling, neighbours of other steps add categories; with only five categories a
-  blind baseline of k random neighbours scores high too (``benchmarks/bench_livecook_retrieval.py``);
+  blind baseline of k random neighbours scores high too (``perf/bench_livecook_retrieval.py``);
 * ``category_recall``: mean share of the action's categories found among the neighbours'.
 """
 

@@ -183,7 +183,7 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
             cache["a"] = Anonymizer(config.anonymize)
         return cache["a"]
 
-    from streamcue.anonymize.ffmpeg_io import jpeg_frames, probe
+    from streamcue.video import jpeg_frames, probe
 
     # every video is anonymized (or its report checked) before the first LLM call, one after the other (the
     # detector already uses every core), then each video's tasks are captioned in order (each second sees

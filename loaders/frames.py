@@ -3,7 +3,7 @@
 >>> frames = VideoFrames(video_path(video, "/data/ego4d"), fps=1)      # doctest: +SKIP
 >>> replay_records(model, records, "interval_qa", durations, fps=1, frame_image=frames)  # doctest: +SKIP
 
-Decoding uses ffmpeg through the [anonymize] extra (ffmpeg-python + imageio-ffmpeg); frames are
+Decoding uses ffmpeg through the [video] extra (ffmpeg-python + imageio-ffmpeg); frames are
 JPEG bytes, the form the OpenAI-compatible adapter sends.
 """
 
@@ -21,7 +21,7 @@ class VideoFrames:
     """``frame_image(index, t_s)`` for :func:`streamcue.loaders.replay.replay`: the video sampled at ``fps``."""
 
     def __init__(self, path: str | Path, fps: float = 1.0, side: int | None = 448, quality: int = 85) -> None:
-        from streamcue.anonymize.ffmpeg_io import jpeg_frames
+        from streamcue.video import jpeg_frames
 
         self.path = Path(path)
         self.images = jpeg_frames(self.path, fps=fps, side=side, quality=quality)
@@ -44,7 +44,7 @@ class SpanFrames:
         self.paths, self.side, self.quality = paths, side, quality
 
     def __call__(self, video_id: str, start_s: float, end_s: float, fps: float) -> list[tuple[float, bytes]]:
-        from streamcue.anonymize.ffmpeg_io import jpeg_frames
+        from streamcue.video import jpeg_frames
 
         if video_id not in self.paths:
             raise InputError(f"no video file for video {video_id}", record=video_id, field="video_id")

@@ -30,7 +30,7 @@ counts as detected when *any* predicted success lies within the window, whatever
 for, and predictions are not consumed; mistakes are matched closest pairs first (ties: earlier
 ground truth, then earlier prediction), which can miss pairs a maximum matching finds. A model
 that sees nothing and says "success" every 30 s scores IC-Acc 0.979 on the 384 CaptainCook4D
-recordings under v1 and 0.036 under v2 (``benchmarks/bench_baselines.py``, asserted in
+recordings under v1 and 0.036 under v2 (``perf/bench_baselines.py``, asserted in
 ``tests/test_baselines.py``).
 
 For both versions: ``precision = TP / predicted``, ``recall = TP / true``,

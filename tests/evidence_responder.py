@@ -21,7 +21,7 @@ import subprocess
 import cv2
 import numpy as np
 
-from streamcue.anonymize.ffmpeg_io import ffmpeg_exe
+from streamcue.video import ffmpeg_exe
 from streamcue.loaders import video_path
 from streamcue.testing.stub_llm import message_text
 

@@ -63,7 +63,7 @@ TIMINGS: dict[str, list[float]] = {}
 @pytest.fixture(scope="module")
 def videos(server):
     """A real 30 s H.264 clip (the records' video v1) under the server's local-files root."""
-    from streamcue.anonymize.ffmpeg_io import ffmpeg_exe
+    from streamcue.video import ffmpeg_exe
 
     root = server.document_root / "videos"
     (root / "recorded").mkdir(parents=True)

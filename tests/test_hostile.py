@@ -67,7 +67,7 @@ def write_jsonl(path: Path, records) -> Path:
 
 def ffmpeg() -> str:
     pytest.importorskip("imageio_ffmpeg")
-    from streamcue.anonymize.ffmpeg_io import ffmpeg_exe
+    from streamcue.video import ffmpeg_exe
 
     return ffmpeg_exe()
 

@@ -1,6 +1,6 @@
 """Ego4D builder figures: template-stage build time on GoalStep val, LLM calls per generated question.
 
-    python benchmarks/bench_ego4d.py [path/to/goalstep_valid.json]
+    python perf/bench_ego4d.py [path/to/goalstep_valid.json]
 
 The LLM stages run against streamcue's stub OpenAI-compatible server on 127.0.0.1 with the
 test fixtures' captions (one video), so the call counts are the pipeline's own, not a model's.

@@ -1,6 +1,6 @@
 """Label Studio figures: push and pull times for 1,000 tasks against a real local server.
 
-    python benchmarks/bench_annotation.py [--tasks 1000] [--kind interval_qa|guidance]
+    python perf/bench_annotation.py [--tasks 1000] [--kind interval_qa|guidance]
 
 Starts Label Studio from ``.venv-label-studio`` (``./dev.sh test`` installs it) on
 127.0.0.1, pushes real builder output (Ego4D template questions, or CaptainCook4D guidance,

@@ -43,7 +43,7 @@ def ffmpeg_exe() -> str:
         import imageio_ffmpeg
     except ImportError:
         raise MissingExtraError("no ffmpeg: install the system package (apt install ffmpeg) or "
-                                "pip install 'streamcue[anonymize]' (imageio-ffmpeg ships a static ffmpeg)") from None
+                                "pip install 'streamcue[video]' (imageio-ffmpeg ships a static ffmpeg)") from None
     return imageio_ffmpeg.get_ffmpeg_exe()
 
 
@@ -68,7 +68,7 @@ def probe(path: str | Path) -> VideoInfo:
     path = Path(path)
     if not path.is_file():
         raise InputError("video file not found", file=path)
-    imageio_ffmpeg = require("imageio_ffmpeg", "anonymize", "imageio-ffmpeg")
+    imageio_ffmpeg = require("imageio_ffmpeg", "video", "imageio-ffmpeg")
     reader = imageio_ffmpeg.read_frames(str(path), bits_per_pixel=24)
     try:
         meta = next(reader)
@@ -99,7 +99,7 @@ on_interrupt(kill_children)
 
 
 def _run(stream: Any, **pipes: Any) -> tuple[subprocess.Popen, Any]:
-    ffmpeg = require("ffmpeg", "anonymize", "ffmpeg-python")
+    ffmpeg = require("ffmpeg", "video", "ffmpeg-python")
     args = ffmpeg.compile(stream.global_args("-hide_banner", "-loglevel", "error", "-nostdin"), cmd=ffmpeg_exe())
     log = tempfile.TemporaryFile()
     proc = subprocess.Popen(args, stderr=log, **pipes)
@@ -117,7 +117,7 @@ def read_frames(path: str | Path, info: VideoInfo, *, fps: float | None = None,
                 size: tuple[int, int] | None = None, span: tuple[float, float] | None = None) -> Iterator[np.ndarray]:
     """BGR frames (H, W, 3) uint8; ``fps`` resamples (e.g. 1 for captions), ``size`` scales,
     ``span`` = (start_s, end_s) decodes only that part (the first frame is the one at start_s)."""
-    ffmpeg = require("ffmpeg", "anonymize", "ffmpeg-python")
+    ffmpeg = require("ffmpeg", "video", "ffmpeg-python")
     width, height = size or (info.width, info.height)
     seek = {"ss": span[0], "t": max(0.0, span[1] - span[0])} if span is not None else {}
     stream = ffmpeg.input(str(path), **seek)
@@ -154,7 +154,7 @@ class FrameWriter:
 
     def __init__(self, path: str | Path, width: int, height: int, fps: float, *, crf: int = 18,
                  preset: str = "veryfast", audio_from: str | Path | None = None) -> None:
-        ffmpeg = require("ffmpeg", "anonymize", "ffmpeg-python")
+        ffmpeg = require("ffmpeg", "video", "ffmpeg-python")
         self.path = Path(path)
         video = ffmpeg.input("pipe:", format="rawvideo", pix_fmt="bgr24", s=f"{width}x{height}", framerate=fps)
         pix_fmt = "yuv420p" if width % 2 == 0 and height % 2 == 0 else "yuv444p"
@@ -191,7 +191,7 @@ class FrameWriter:
 def jpeg_frames(path: str | Path, *, fps: float = 1.0, side: int | None = 448, quality: int = 85,
                 span: tuple[float, float] | None = None) -> list[bytes]:
     """The video (or its ``span``) sampled at ``fps`` as JPEG images, ``side`` pixels on the longest side."""
-    cv2 = require("cv2", "anonymize", "opencv-python")
+    cv2 = require("cv2", "video", "opencv-python")
     info = probe(path)
     scale = min(1.0, side / max(info.width, info.height)) if side else 1.0
     size = (max(2, round(info.width * scale / 2) * 2), max(2, round(info.height * scale / 2) * 2))

@@ -1,6 +1,6 @@
 """streamcue anonymize against deface, same clips, same run: wall time, the ratio, face recall.
 
-    python benchmarks/bench_anonymize.py [--rounds 2] [--seconds 6] [--fps 10] [--size 1280x720]
+    python perf/bench_anonymize.py [--rounds 2] [--seconds 6] [--fps 10] [--size 1280x720]
                                          [--presets fast,balanced,thorough]
 
 Two labelled clips are written first: ``street`` (the clip the tests use, made longer) and
@@ -31,7 +31,7 @@ os.environ.setdefault("STREAMCUE_NO_PROGRESS", "1")
 
 import numpy as np  # noqa: E402
 
-from streamcue.anonymize.ffmpeg_io import probe, read_frames  # noqa: E402
+from streamcue.video import probe, read_frames  # noqa: E402
 from streamcue.anonymize.synthetic import Truth, write_clip  # noqa: E402
 from streamcue.extras import require  # noqa: E402
 

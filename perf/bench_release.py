@@ -1,6 +1,6 @@
 """Release figures: build and load times for 20,000 records.
 
-    python benchmarks/bench_release.py [--kind interval_qa|guidance] [--records 20000]
+    python perf/bench_release.py [--kind interval_qa|guidance] [--records 20000]
 
 The records are real builder output multiplied to the target size under new ids: the Ego4D
 template stage on GoalStep val (interval_qa) or the CaptainCook4D guidance set (guidance),

@@ -1,6 +1,6 @@
 """Evidence pre-check figures: how well it flags corrupted answer intervals, and what it costs.
 
-    python benchmarks/bench_evidence.py [--max-duration 600] [--seed 0]
+    python perf/bench_evidence.py [--max-duration 600] [--seed 0]
 
 Template questions are built from GoalStep val for the videos up to --max-duration seconds;
 each video is stood in for by a generated one-colour file of the same length. Half of the

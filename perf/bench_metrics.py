@@ -7,7 +7,7 @@ BERTScore: 2,000 pairs of 12-word sentences with the packaged all-MiniLM-L6-v2 (
 The judge is ``exact`` and answered from memory on the timed run, so the figures are the
 metric itself; the first (cold) run shows the cost with judging included.
 
-    python benchmarks/bench_metrics.py
+    python perf/bench_metrics.py
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ Both are scored with every released livecook config (BERTScore off: these figure
 detection). Builds the 384 recordings from the public annotations in ``../shared/data/captaincook4d``
 (or ``$STREAMCUE_CAPTAINCOOK4D``); ``--split test`` scores the demo's test split only.
 
-    python benchmarks/bench_baselines.py [--split all|train|validation|test]
+    python perf/bench_baselines.py [--split all|train|validation|test]
 """
 
 from __future__ import annotations

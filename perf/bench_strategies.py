@@ -1,6 +1,6 @@
 """Replay strategies: endpoint calls per video hour, measured over real HTTP, and polling frequency vs ESTP-F1.
 
-    python benchmarks/bench_strategies.py
+    python perf/bench_strategies.py
 
 1. Call cost: each strategy plays a one-hour record at 1 fps against the stub OpenAI-compatible
    server on 127.0.0.1, without the cache (answers: never the right time, never completed, the

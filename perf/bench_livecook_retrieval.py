@@ -1,6 +1,6 @@
 """Mistake-summary retrieval figures on the real CaptainCook4D annotations (issue 17).
 
-    python benchmarks/bench_livecook_retrieval.py [--k 3 5 10 20]
+    python perf/bench_livecook_retrieval.py [--k 3 5 10 20]
 
 Over the test-split actions that carry a counted mistake: the share whose instruction's k
 nearest training-split instructions (packaged all-MiniLM-L6-v2) contain the same step id, the

@@ -7,7 +7,7 @@ file for all of them, and an answered copy of questions_real.json (``--pred-form
 
 Run on one core, as the README figure is:
 
-    taskset -c 0 python benchmarks/bench_ovo_streamingbench.py [--shared ../shared/data]
+    taskset -c 0 python perf/bench_ovo_streamingbench.py [--shared ../shared/data]
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ loads it back through ``datasets.load_dataset``, replays the periodic baseline a
 and anonymizes a sample clip. Each run writes into a fresh temporary folder and uses a fresh
 streamcue cache, so nothing is reused between runs.
 
-    python benchmarks/bench_demo.py [--runs 2]
+    python perf/bench_demo.py [--runs 2]
 """
 
 from __future__ import annotations
