@@ -12,7 +12,7 @@ The contract (checked for every entry by ``tests/test_contracts.py``): the build
   ``details``) and raises :class:`~streamcue.errors.StreamcueError` subclasses for bad input.
 
 To add a builder: copy ``captaincook4d.py`` (no LLM) or ``ego4d.py`` (LLM stages), add one
-:class:`Builder` line to :data:`BUILDERS`, a ``streamcue build <name>`` command in ``streamcue/cli.py``
+:class:`Builder` line to :data:`BUILDERS`, a ``streamcue build <name>`` command in ``streamcue/cli/build.py``
 that calls :func:`~streamcue.dataset_builders.output.run_builder`, and its smallest real input to
 ``SMALLEST_INPUTS`` in ``tests/test_contracts.py``.
 """

@@ -13,7 +13,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 FOLDERS = ("streamcue", "schemas", "anonymize", "dataset_builders", "annotation", "release", "loaders", "metrics")
-CLI = re.compile(r"^streamcue\.(cli(_\w+)?|demo|__main__)$")
+CLI = re.compile(r"^streamcue\.(cli(\.\w+)?|demo|__main__)$")
 
 
 def module_name(path: Path) -> str:

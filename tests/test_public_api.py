@@ -17,6 +17,7 @@ PUBLIC = {
     "streamcue.schemas": ["FileReport", "ID_FIELDS", "KINDS", "SCHEMA_VERSION", "check", "check_file", "check_records",
                           "load_durations", "load_schema", "schema_registry", "validate", "validate_file"],
     "streamcue.anonymize": [],
+    "streamcue.cli": ["app", "main"],
     "streamcue.dataset_builders": ["BUILDERS", "BuildReport", "Builder", "get_builder", "run_builder"],
     "streamcue.dataset_builders.estp_gen": [],
     "streamcue.annotation": [],

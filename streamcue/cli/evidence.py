@@ -8,10 +8,10 @@ from typing import Annotated, Optional
 import typer
 
 from streamcue import console
-from streamcue.cli_options import VisionBaseURL, VisionModel, VisionStructured
+from streamcue.cli.options import VisionBaseURL, VisionModel, VisionStructured
 from streamcue.errors import ConfigError, InputError
 
-__all__ = ["verify_evidence"]
+__all__ = ["verify_evidence", "evidence_stats"]
 
 EVIDENCE_KINDS = ("interval_qa",)
 

@@ -1,0 +1,105 @@
+"""``streamcue evaluate``: score predictions against ground truth with a registered metric."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from streamcue import console
+
+__all__ = ["evaluate"]
+
+
+def evaluate(
+    metric: Annotated[str, typer.Argument(help="estp-f1 (interval_qa), vsas (dense_caption), livecook (guidance) or "
+                                               "reasoning (reasoning_trace).")],
+    gt: Annotated[Path, typer.Option(help="Ground truth JSONL: full records or minimal ones.")],
+    pred: Annotated[Path, typer.Option(help="Predictions JSONL in the matching *_prediction schema.")],
+    judge: Annotated[Optional[str], typer.Option(help="Answer judge: exact, token-f1 (default), embedding or llm; "
+                                                      "mira for reasoning.")] = None,
+    output: Annotated[Optional[Path], typer.Option(help="Write the full JSON report (overall, groups, per_item) "
+                                                        "here.")] = None,
+    config_version: Annotated[Optional[int], typer.Option(help="Metric config version (default: the latest, "
+                                                          "livecook v2 and vsas v2 since 2026-11-23; 1 reproduces "
+                                                          "earlier reports). The report names it "
+                                                          "(config_version).")] = None,
+    judge_model: Annotated[Optional[str], typer.Option(help="embedding: model folder; llm: model name.")] = None,
+    llm_base_url: Annotated[Optional[str], typer.Option(help="llm judge: OpenAI-compatible base URL (or "
+                                                             "$STREAMCUE_LLM_BASE_URL).")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the persistent judge "
+                                                              "cache.")] = False,
+    bertscore: Annotated[bool, typer.Option(help="livecook: compute BERTScore (needs the embed extra).")] = True,
+    bertscore_model: Annotated[Optional[str], typer.Option(help="livecook: local BERTScore model folder (default: "
+                                                                "packaged MiniLM, layer 4).")] = None,
+    param: Annotated[Optional[list[str]], typer.Option(help="Override a metric parameter, NAME=VALUE (e.g. "
+                                                            "window_s=10); recorded in the report.")] = None,
+    pred_format: Annotated[str, typer.Option(
+        help="ovo-bench: streamcue or ovo-results (a results folder); streamingbench: streamcue or "
+             "streamingbench (an answered questions file).")] = "streamcue",
+    model: Annotated[Optional[str], typer.Option(
+        help="--pred-format streamingbench: the key the model's answers are stored under.")] = None,
+) -> None:
+    """Score predictions against ground truth and print a table (overall and per group).
+
+    Examples:
+
+        streamcue evaluate estp-f1 --gt qa.jsonl --pred pred.jsonl --judge token-f1
+
+        streamcue evaluate vsas --gt captions.jsonl --pred pred.jsonl --judge embedding --output report.json
+
+        streamcue evaluate livecook --gt guidance.jsonl --pred pred.jsonl --param window_s=10
+
+        streamcue evaluate reasoning --gt traces.jsonl --pred pred.jsonl --judge mira --judge-model MODEL \\
+            --llm-base-url http://127.0.0.1:8000/v1
+
+        streamcue evaluate ovo-bench --gt out/ovo --pred ../shared/data/ovo_bench/results/GPT --pred-format ovo-results
+
+        streamcue evaluate streamingbench --gt out/sb --pred real_output.json --pred-format streamingbench \\
+            --model MiniCPM-V --param rules=strict
+    """
+    from streamcue.errors import ConfigError
+    from streamcue.io import write_json
+    from streamcue.metrics import evaluate as run_evaluate
+    from streamcue.metrics.report import print_report
+    from streamcue.paths import check_outputs
+
+    if output is not None:  # refused before any scoring: a folder, or one of the inputs
+        if output.is_dir():
+            raise ConfigError(f"--output {output} is a folder; give the report's file name")
+        # ovo-bench / streamingbench read folders (--gt out/ovo, --pred results/GPT): their files are inputs too
+        read = [gt, pred, *(f for p in (gt, pred) if p.is_dir() for f in p.iterdir())]
+        check_outputs({output: "--output"}, read)
+    report = run_evaluate(metric, gt, pred, judge=judge, config_version=config_version, use_cache=not no_cache,
+                          judge_options={"model_path" if judge == "embedding" else "model": judge_model,
+                                         **({"base_url": llm_base_url} if llm_base_url else {})},
+                          bertscore=bertscore, bertscore_model=bertscore_model, pred_format=pred_format, model=model,
+                          **_params(param or []))
+    print_report(report)
+    if output:
+        write_json(output, report)
+        console.out.print(f"report written to {output}")
+
+
+
+def _params(items: list[str]) -> dict:
+    import json
+
+    from streamcue.errors import ConfigError
+    from streamcue.finite import NonFiniteNumber
+    from streamcue.io import loads
+
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--param expects NAME=VALUE, got {item!r}")
+        try:
+            out[name] = loads(value)
+        except NonFiniteNumber:
+            raise ConfigError(f"--param {name}: {value} is not a finite number") from None
+        except json.JSONDecodeError:
+            out[name] = value
+    return out
+
