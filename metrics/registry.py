@@ -63,6 +63,10 @@ class Metric:
     default_judge: str = "token-f1"
     #: Prediction formats it reads besides streamcue's ``<kind>_prediction`` records.
     other_pred_formats: tuple[str, ...] = ()
+    #: ``"module:Class"`` of its frozen config dataclass when it lives in the metric's own module (the first
+    #: metrics' classes are in :mod:`~streamcue.metrics.configs`), and the version used by default.
+    config_class: str = ""
+    config_latest: int = 0
 
     def evaluate(self, gt: str | Path, pred: str | Path, config: Any, context: EvalContext) -> dict[str, Any]:
         """Run the entry point (imported on first use, so that ``streamcue ls`` stays fast)."""

@@ -110,7 +110,7 @@ SMALLEST_INPUTS = {
     "recorded": _recorded,
     "livecook-summaries": _livecook_summaries,
     "livecook-augment": _livecook_augment,
-    "ovo_bench": _ovo_bench,
+    "ovo-bench": _ovo_bench,
     "streamingbench": _streamingbench,
 }
 SLOW_BUILDERS = {"recorded": [pytest.mark.slow, pytest.mark.video, pytest.mark.llm_server],
@@ -245,7 +245,7 @@ TINY_CASES = {
     "vsas": _records([VALID["dense_caption_minimal"]], [VALID["dense_caption_prediction"]]),
     "livecook": _records([VALID["guidance_minimal"]], [VALID["guidance_prediction"]]),
     "reasoning": _reasoning,
-    "ovo-bench": lambda tmp, stack: _mc_questions("ovo_bench", _ovo_bench(tmp, stack))(tmp, stack),
+    "ovo-bench": lambda tmp, stack: _mc_questions("ovo-bench", _ovo_bench(tmp, stack))(tmp, stack),
     "streamingbench": lambda tmp, stack: _mc_questions("streamingbench", _streamingbench(tmp, stack))(tmp, stack),
 }
 
