@@ -47,7 +47,7 @@ from streamcue.metrics.scoring import grouped, judge_runner, make_report, mean, 
 from streamcue.schemas.taxonomy import OPTIMAL_AT_START, PROACTIVE_TYPE
 
 __all__ = ["Answer", "Response", "QuestionScore", "optimal_time", "time_score", "match_sets", "score_question",
-           "higher_is_better", "evaluate_estp", "run"]
+           "higher_is_better", "evaluate_estp", "run", "example_predictions"]
 
 higher_is_better = True
 
@@ -169,3 +169,10 @@ def run(gt: str | Path, pred: str | Path, config: EstpConfig, context: EvalConte
     """Entry point of ``estp-f1`` (see :mod:`streamcue.metrics.registry`): read, judge, score."""
     gt_records, preds = read_pairs(gt, pred, "interval_qa")
     return evaluate_estp(gt_records, preds, judge_runner(context), config)
+
+
+def example_predictions(gt: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tiny predictions for ground-truth ``interval_qa`` records (the contract tests score them): each
+    question answered once, with its first answer's text at that answer's start."""
+    return [{"qa_id": q["qa_id"], "responses": [{"t_s": q["answers"][0]["start_s"], "text": q["answers"][0]["text"]}]}
+            for q in gt]

@@ -47,6 +47,7 @@ import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +56,8 @@ from streamcue.metrics.registry import EvalContext
 from streamcue.metrics.scoring import make_report, mean, read_pairs
 
 __all__ = ["Event", "ic_hits", "match_mistakes", "plan_steps", "window_matching", "ic_matches",
-           "match_mistakes_maximum", "prf", "rouge_l", "higher_is_better", "evaluate_livecook", "run"]
+           "match_mistakes_maximum", "prf", "rouge_l", "higher_is_better", "evaluate_livecook", "run",
+           "example_predictions"]
 
 higher_is_better = True
 
@@ -268,3 +270,10 @@ def run(gt: str | Path, pred: str | Path, config: LiveCookConfig, context: EvalC
     gt_records, preds = read_pairs(gt, pred, "guidance")
     return evaluate_livecook(gt_records, preds, config, bertscore=context.bertscore,
                              bertscore_model=context.bertscore_model)
+
+
+def example_predictions(gt: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tiny predictions for ground-truth ``guidance`` records (the contract tests score them): each
+    recording's first three events, said 2 s late."""
+    return [{"video_id": r["video_id"], "events": [{"t_s": e["t_s"] + 2.0, "type": e["type"], "text": e["text"]}
+                                                   for e in r["events"][:3]]} for r in gt]

@@ -35,7 +35,8 @@ from streamcue.metrics.bench_readers import check_pred_format, letter, read_grou
 from streamcue.metrics.choice_rules import ovo_choice_correct, ovo_count_correct, ovo_yes_no_correct
 from streamcue.metrics.scoring import make_report
 
-__all__ = ["Entry", "score_entry", "aggregate", "GROUP_TASKS", "percent", "official_figures", "evaluate", "run"]
+__all__ = ["Entry", "score_entry", "aggregate", "GROUP_TASKS", "percent", "official_figures", "evaluate", "run",
+           "example_predictions"]
 
 GROUP_TASKS = {
     "backward": ("EPM", "ASI", "HLD"),
@@ -206,3 +207,9 @@ def _ovo_result_entry(item: Any, where: str, file: Path, gt: Mapping[str, dict[s
 def run(gt: str | Path, pred: str | Path, config: Any, context: Any) -> dict[str, Any]:
     """Entry point of ``ovo-bench`` (see :mod:`streamcue.metrics.registry`)."""
     return evaluate(gt, pred, config, context.pred_format)
+
+
+def example_predictions(gt: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tiny predictions for ground-truth ``mc_question`` records (the contract tests score them): every other
+    answer right."""
+    return [{"question_id": q["question_id"], "response": q["options"][i % 2]} for i, q in enumerate(gt)]

@@ -33,7 +33,7 @@ from streamcue.metrics.bench_readers import check_pred_format, letter, read_grou
 from streamcue.metrics.choice_rules import as_text, first_element, streamingbench_choice_correct
 from streamcue.metrics.scoring import make_report
 
-__all__ = ["evaluate", "run", "Tally", "PROACTIVE"]
+__all__ = ["evaluate", "run", "Tally", "PROACTIVE", "example_predictions"]
 
 PROACTIVE = "Proactive Output"
 
@@ -181,3 +181,9 @@ def _time(value: Any, file: Path, rid: str) -> float:
 def run(gt: str | Path, pred: str | Path, config: Any, context: Any) -> dict[str, Any]:
     """Entry point of ``streamingbench`` (see :mod:`streamcue.metrics.registry`)."""
     return evaluate(gt, pred, config, context.pred_format, context.model)
+
+
+def example_predictions(gt: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tiny predictions for ground-truth ``mc_question`` records (the contract tests score them): every other
+    answer right."""
+    return [{"question_id": q["question_id"], "response": q["options"][i % 2]} for i, q in enumerate(gt)]

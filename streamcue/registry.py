@@ -143,7 +143,7 @@ SOURCES: dict[str, Source] = {
         "", "", "recorded"),
     "ovo-bench": Source(
         "ovo-bench", "OVO-Bench", "CC-BY-NC-SA-4.0", False,
-        "data CC BY-NC-SA 4.0 (code MIT): tests and local use only, never in a release",
+        "data CC BY-NC-SA 4.0, code MIT: tests and local use only, never in a release",
         _OVO_BENCH, "https://github.com/JoeLeelyf/OVO-Bench", "ovo-bench"),
     "streamingbench": Source(
         "streamingbench", "StreamingBench", "MIT", True,
