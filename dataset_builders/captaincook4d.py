@@ -58,7 +58,7 @@ TAG_CATEGORIES: dict[str, str] = {
     "Other": "other",
 }
 
-__all__ = ["Config", "build", "TAG_CATEGORIES"]
+__all__ = ["Config", "build", "example_config", "TAG_CATEGORIES"]
 
 
 @dataclass(frozen=True)
@@ -342,3 +342,9 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
         yield "video", video
     report.details = {"recordings": len(wanted), "counted_mistakes": list(config.counted_mistakes),
                       "warnings": warnings}
+
+
+def example_config(data_root: Path) -> Config:
+    """The smallest real input, for the contract tests and a first try: two recordings of the annotation
+    repository under ``data_root`` (``captaincook4d/``)."""
+    return Config(annotations=Path(data_root) / "captaincook4d", recordings=("1_7", "2_3"))

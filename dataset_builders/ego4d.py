@@ -27,7 +27,7 @@ from streamcue.llm import LLMClient, LLMSettings
 from streamcue.progress import track
 from streamcue.schemas import SCHEMA_VERSION
 
-__all__ = ["Config", "build", "load_videos", "video_record"]
+__all__ = ["Config", "build", "example_config", "load_videos", "video_record"]
 
 VIDEO_LICENSE = "Ego4D license (videos are not redistributed; GoalStep annotations MIT)"
 
@@ -144,3 +144,10 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
     report.details = figures.to_dict()
     if llm is not None:
         report.llm = {"model": llm.settings.model, **llm.usage.to_dict()}
+
+
+def example_config(data_root: Path) -> Config:
+    """The smallest real input, for the contract tests and a first try: one video of GoalStep's validation
+    annotations under ``data_root`` (``ego4d_goalstep/``), template stages only (no model)."""
+    return Config(goalstep=Path(data_root) / "ego4d_goalstep" / "data" / "goalstep_valid.json",
+                  videos=("c2d06df7-5d3a-4116-9edb-f1c81a4f669b",))

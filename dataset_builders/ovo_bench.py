@@ -27,7 +27,7 @@ from streamcue.io import read_json
 from streamcue.schemas import SCHEMA_VERSION
 from streamcue.version import __version__
 
-__all__ = ["Config", "build", "GROUPS", "TASK_GROUP"]
+__all__ = ["Config", "build", "example_config", "GROUPS", "TASK_GROUP"]
 
 #: OVO-Bench's three groups and their tasks (paper Sec. 3; the same in utils/OVOBenchScore.py).
 GROUPS: dict[str, tuple[str, ...]] = {
@@ -181,3 +181,9 @@ def build(config: Config, report: QuirkReport | None = None) -> Iterator[tuple[s
     for video in videos.records():
         yield "video", video
     yield from out
+
+
+def example_config(data_root: Path) -> Config:
+    """The smallest real input, for the contract tests and a first try: the first record of each task
+    (``fixtures/ovo_bench/`` under ``data_root``; CC BY-NC-SA: tests and local use only)."""
+    return Config(Path(data_root) / "fixtures" / "ovo_bench" / "ovo_bench_new.one_per_task.json")

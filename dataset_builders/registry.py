@@ -85,9 +85,9 @@ BUILDERS: dict[str, Builder] = {
                                 "LiveCook training data from Ego4D GoalStep: success-only guidance and "
                                 "counterfactual mistakes", "streamcue.dataset_builders.livecook_augment",
                                 figures="AugmentFigures"),
-    "ovo_bench": Builder("ovo_bench", ("mc_question", "active_item", "video"),
-                         "mc_question and active_item records from OVO-Bench's annotation file "
-                         "(command: build ovo-bench)", "streamcue.dataset_builders.ovo_bench", figures="QuirkReport"),
+    "ovo-bench": Builder("ovo-bench", ("mc_question", "active_item", "video"),
+                         "mc_question and active_item records from OVO-Bench's annotation file",
+                         "streamcue.dataset_builders.ovo_bench", figures="QuirkReport"),
     "streamingbench": Builder("streamingbench", ("mc_question", "active_item", "video"),
                               "mc_question and active_item records from StreamingBench's question files",
                               "streamcue.dataset_builders.streamingbench", figures="QuirkReport"),

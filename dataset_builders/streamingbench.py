@@ -35,7 +35,7 @@ from streamcue.io import read_json
 from streamcue.schemas import SCHEMA_VERSION
 from streamcue.version import __version__
 
-__all__ = ["Config", "build", "iter_questions", "question_files", "PAPER_GROUP", "GROUPS"]
+__all__ = ["Config", "build", "example_config", "iter_questions", "question_files", "PAPER_GROUP", "GROUPS"]
 
 GROUPS = ("real", "omni", "sqa", "proactive")
 CONTEXTUAL = ("Misleading Context Understanding", "Anomaly Context Understanding")
@@ -223,3 +223,9 @@ def build(config: Config, report: QuirkReport | None = None) -> Iterator[tuple[s
     for video in videos.records():
         yield "video", video
     yield from out
+
+
+def example_config(data_root: Path) -> Config:
+    """The smallest real input, for the contract tests and a first try: the two smallest question files
+    of ``streamingbench/`` under ``data_root`` (SQA multiple choice and 50 proactive items)."""
+    return Config(Path(data_root) / "streamingbench", ("proactive_50", "sqa"))

@@ -3,10 +3,15 @@
 Every metric reads its parameters from a JSON file ``configs/<name>.v<N>.json`` and records
 the file's content in every report. A change of behaviour is a new file with a new version,
 never an edit of an old one (a test pins the content of each released version).
+
+The classes of the first metrics are here; a new metric may keep its config class in its own
+module and name it in its registry line (``Metric(..., config_class="module:Class", config_latest=1)``),
+so that adding a benchmark does not edit this file.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 from dataclasses import dataclass, fields
@@ -17,7 +22,7 @@ from typing import Any
 from streamcue.errors import ConfigError
 
 __all__ = ["EstpConfig", "VsasConfig", "LiveCookConfig", "ReasoningConfig", "OvoBenchConfig", "StreamingBenchConfig",
-           "load_config", "LATEST"]
+           "load_config", "latest_version", "LATEST"]
 
 #: The version ``load_config`` (and ``streamcue evaluate``) uses when none is asked for. vsas and
 #: livecook moved to v2 on 2026-11-23 (a change of default behaviour: see each config's changelog).
@@ -126,12 +131,31 @@ _CLASSES = {"estp_f1": EstpConfig, "vsas": VsasConfig, "livecook": LiveCookConfi
             "ovo_bench": OvoBenchConfig, "streamingbench": StreamingBenchConfig}
 
 
+def _class_and_latest(name: str) -> tuple[type, int]:
+    """The config class of ``name`` and its latest version: from this module, else from the metric registry."""
+    if name in _CLASSES:
+        return _CLASSES[name], LATEST[name]
+    from streamcue.metrics.registry import METRICS
+
+    for metric in METRICS.values():
+        if metric.config == name and metric.config_class:
+            module, _, cls = metric.config_class.partition(":")
+            return getattr(importlib.import_module(module), cls), metric.config_latest
+    known = [*_CLASSES, *(m.config for m in METRICS.values() if m.config_class)]
+    raise ConfigError(f"unknown metric config {name!r}; known: {', '.join(known)}")
+
+
+def latest_version(name: str) -> int:
+    """The version of config ``name`` that ``load_config`` (and ``streamcue evaluate``) uses by default."""
+    return _class_and_latest(name)[1]
+
+
 @cache
 def _raw(name: str, version: int) -> dict[str, Any]:
     try:
         text = resources.files("streamcue.metrics").joinpath(f"configs/{name}.v{version}.json").read_text()
     except FileNotFoundError:
-        raise ConfigError(f"no configuration {name}.v{version}; known: {name}.v1..v{LATEST.get(name, 0)}") from None
+        raise ConfigError(f"no configuration {name}.v{version}; known: {name}.v1..v{latest_version(name)}") from None
     return json.loads(text)
 
 
@@ -140,10 +164,8 @@ def load_config(name: str, version: int | None = None, **overrides: Any) -> Any:
 
     Overridden parameters are visible in the report, which records the full config.
     """
-    if name not in _CLASSES:
-        raise ConfigError(f"unknown metric config {name!r}; known: {', '.join(_CLASSES)}")
-    raw = _raw(name, version or LATEST[name])
-    cls = _CLASSES[name]
+    cls, latest = _class_and_latest(name)
+    raw = _raw(name, version or latest)
     names = {f.name for f in fields(cls)}
     unknown = set(overrides) - names
     if unknown:

@@ -37,13 +37,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from streamcue.metrics.configs import EstpConfig
+from streamcue.metrics.judges import JudgeRunner
+from streamcue.metrics.registry import EvalContext
+from streamcue.metrics.scoring import grouped, judge_runner, make_report, mean, read_pairs
 from streamcue.schemas.taxonomy import OPTIMAL_AT_START, PROACTIVE_TYPE
 
 __all__ = ["Answer", "Response", "QuestionScore", "optimal_time", "time_score", "match_sets", "score_question",
-           "higher_is_better"]
+           "higher_is_better", "evaluate_estp", "run", "example_predictions"]
 
 higher_is_better = True
 
@@ -129,3 +133,46 @@ def score_question(task_type: str, answers: Sequence[Answer], responses: Sequenc
 
 def proactive_type(task_type: str) -> str:
     return PROACTIVE_TYPE.get(task_type, "unknown")
+
+
+def evaluate_estp(gt: Mapping[str, dict], preds: Mapping[str, dict], runner: JudgeRunner, config: EstpConfig) -> dict:
+    """ESTP-F1 over every question of ``gt`` (a missing prediction means no responses)."""
+    questions = []
+    triples, where = [], []
+    for qa_id, record in gt.items():
+        answers = [Answer(a["start_s"], a["end_s"], a["text"], a.get("optimal_s")) for a in record["answers"]]
+        responses = [Response(r["t_s"], r["text"]) for r in preds.get(qa_id, {}).get("responses", [])]
+        questions.append((qa_id, record, answers, responses))
+        for k, matched in enumerate(match_sets(answers, responses, config)):
+            for i in matched:
+                triples.append((record.get("question", ""), answers[k].text, responses[i].text))
+                where.append((qa_id, k, i))
+    verdicts = runner.verdicts(triples, "estp")
+    scores: dict[str, dict[tuple[int, int], float]] = {}
+    for (qa_id, k, i), verdict in zip(where, verdicts):
+        scores.setdefault(qa_id, {})[(k, i)] = verdict.answer_score
+    per_item, by_task, by_proactive = {}, {}, {}
+    for qa_id, record, answers, responses in questions:
+        result = score_question(record["task_type"], answers, responses, scores.get(qa_id, {}), config)
+        per_item[qa_id] = result.to_dict()
+        by_task[qa_id] = record["task_type"]
+        by_proactive[qa_id] = proactive_type(record["task_type"])
+    keys = ["f1", "precision", "recall"]
+    overall = {"n": len(per_item), **{k: mean([s[k] for s in per_item.values()]) for k in keys},
+               "responses": sum(s["n_responses"] for s in per_item.values())}
+    groups = {"task_type": grouped(per_item, by_task, keys), "proactive_type": grouped(per_item, by_proactive, keys)}
+    missing = sorted(set(gt) - set(preds))
+    return make_report("estp-f1", config, runner, overall, groups, per_item, missing)
+
+
+def run(gt: str | Path, pred: str | Path, config: EstpConfig, context: EvalContext) -> dict:
+    """Entry point of ``estp-f1`` (see :mod:`streamcue.metrics.registry`): read, judge, score."""
+    gt_records, preds = read_pairs(gt, pred, "interval_qa")
+    return evaluate_estp(gt_records, preds, judge_runner(context), config)
+
+
+def example_predictions(gt: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tiny predictions for ground-truth ``interval_qa`` records (the contract tests score them): each
+    question answered once, with its first answer's text at that answer's start."""
+    return [{"qa_id": q["qa_id"], "responses": [{"t_s": q["answers"][0]["start_s"], "text": q["answers"][0]["text"]}]}
+            for q in gt]

@@ -44,13 +44,20 @@ comparable).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from streamcue.metrics.configs import LiveCookConfig
+from streamcue.metrics.registry import EvalContext
+from streamcue.metrics.scoring import make_report, mean, read_pairs
+
 __all__ = ["Event", "ic_hits", "match_mistakes", "plan_steps", "window_matching", "ic_matches",
-           "match_mistakes_maximum", "prf", "rouge_l", "higher_is_better"]
+           "match_mistakes_maximum", "prf", "rouge_l", "higher_is_better", "evaluate_livecook", "run",
+           "example_predictions"]
 
 higher_is_better = True
 
@@ -187,3 +194,86 @@ def rouge_l(references: Sequence[str], candidates: Sequence[str], use_stemmer: b
 
     scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=use_stemmer)
     return [scorer.score(ref, cand)["rougeL"].fmeasure for ref, cand in zip(references, candidates)]
+
+
+def _ic_hits(truth: list, predicted: list, config: LiveCookConfig) -> list[bool]:
+    """Per ground-truth success: detected? (v1: any success in the window; v2: its own step, one-to-one)."""
+    if config.success_matching == "any":
+        return ic_hits(truth, predicted, config.window_s)
+    matched = {i for i, _ in ic_matches(truth, predicted, config.window_s)}
+    return [i in matched for i, e in enumerate(truth) if e.type == "success"]
+
+
+def evaluate_livecook(gt: Mapping[str, dict], preds: Mapping[str, dict], config: LiveCookConfig, *,
+                      bertscore_model: str | None = None, bertscore: bool = True) -> dict:
+    """IC-Acc and mistake P/R/F1 pooled over recordings; ROUGE-L and BERTScore on true positives."""
+    per_item = {}
+    hits_total = successes_total = tp_total = pred_total = true_total = 0
+    refs: list[str] = []
+    cands: list[str] = []
+    for video_id, record in gt.items():
+        truth = [Event(e["t_s"], e["type"], e["text"], e.get("plan_index")) for e in record["events"]]
+        predicted = [Event(e["t_s"], e["type"], e["text"], e.get("plan_index"))
+                     for e in preds.get(video_id, {}).get("events", [])]
+        hits = _ic_hits(truth, predicted, config)
+        pairs = (match_mistakes_maximum if config.mistake_matching == "maximum"
+                 else match_mistakes)(truth, predicted, config.window_s)
+        n_pred = sum(e.type == "mistake" for e in predicted)
+        n_true = sum(e.type == "mistake" for e in truth)
+        p, r, f = prf(len(pairs), n_pred, n_true)
+        per_item[video_id] = {"ic_acc": mean([float(h) for h in hits]), "successes": len(hits),
+                              "precision": p, "recall": r, "f1": f, "tp": len(pairs),
+                              "predicted_mistakes": n_pred, "true_mistakes": n_true}
+        hits_total += sum(hits)
+        successes_total += len(hits)
+        tp_total += len(pairs)
+        pred_total += n_pred
+        true_total += n_true
+        refs.extend(truth[i].text for i, _ in pairs)
+        cands.extend(predicted[j].text for _, j in pairs)
+    p, r, f = prf(tp_total, pred_total, true_total)
+    rouge = rouge_l(refs, cands, config.rouge_use_stemmer)
+    overall = {
+        "n": len(per_item),
+        "ic_acc": hits_total / successes_total if successes_total else 0.0,
+        "precision": p, "recall": r, "f1": f,
+        "rouge_l": mean(rouge),
+        "bertscore": None,
+        "feedback_pairs": len(refs),
+    }
+    bert_info = None
+    if bertscore:
+        from streamcue.metrics.bertscore import bertscore_f1
+
+        values, bert_info = bertscore_f1(refs, cands, bertscore_model, config.bertscore_num_layers)
+        overall["bertscore"] = mean(values)
+    report = make_report("livecook", config, None, overall, {}, per_item, sorted(set(gt) - set(preds)))
+    report["bertscore_model"] = bert_info
+    report["notes"] = _undefined_notes(pred_total, true_total)
+    return report
+
+
+def _undefined_notes(n_pred: int, n_true: int) -> list[str]:
+    """Why a mistake score is null: its denominator is 0, so it is undefined (not 0)."""
+    notes = []
+    if not n_pred:
+        notes.append("precision is null: no mistake was predicted (undefined, not 0)")
+    if not n_true:
+        notes.append("recall is null: the ground truth has no mistake (undefined, not 0)")
+    if not n_pred and not n_true:
+        notes.append("f1 is null: no mistake predicted or annotated")
+    return notes
+
+
+def run(gt: str | Path, pred: str | Path, config: LiveCookConfig, context: EvalContext) -> dict:
+    """Entry point of ``livecook`` (no judge): read and score."""
+    gt_records, preds = read_pairs(gt, pred, "guidance")
+    return evaluate_livecook(gt_records, preds, config, bertscore=context.bertscore,
+                             bertscore_model=context.bertscore_model)
+
+
+def example_predictions(gt: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tiny predictions for ground-truth ``guidance`` records (the contract tests score them): each
+    recording's first three events, said 2 s late."""
+    return [{"video_id": r["video_id"], "events": [{"t_s": e["t_s"] + 2.0, "type": e["type"], "text": e["text"]}
+                                                   for e in r["events"][:3]]} for r in gt]

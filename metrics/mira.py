@@ -40,6 +40,7 @@ from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.metrics.configs import ReasoningConfig
 from streamcue.metrics.judges import JudgeRunner
 from streamcue.metrics.registry import EvalContext
+from streamcue.metrics.scoring import make_report
 from streamcue.metrics.text import normalize_answer
 from streamcue.metrics.verdict import Triple
 from streamcue.prompts import load_prompt
@@ -170,12 +171,10 @@ def score_reasoning(gt: Mapping[str, dict], preds: Mapping[str, dict], runner: J
 
 def run_reasoning(gt: str | Path, pred: str | Path, config: ReasoningConfig, context: EvalContext) -> dict[str, Any]:
     """Entry point of ``reasoning`` (see :mod:`streamcue.metrics.registry`): read, judge with ``mira``, score."""
-    from streamcue.metrics.scoring import _report
-
     if context.judge != "mira":
         raise ConfigError(f"reasoning traces are scored by the mira judge (an LLM rubric), not {context.judge!r}")
     gt_records, preds = read_reasoning(gt, pred)
     options = {k: v for k, v in context.judge_options.items() if v is not None and k in ("model", "base_url")}
     runner = JudgeRunner(MiraJudge.from_options(scale_max=config.scale_max, **options), use_cache=context.use_cache)
     overall, groups, per_item = score_reasoning(gt_records, preds, runner, config)
-    return _report("reasoning", config, runner, overall, groups, per_item, sorted(set(gt_records) - set(preds)))
+    return make_report("reasoning", config, runner, overall, groups, per_item, sorted(set(gt_records) - set(preds)))

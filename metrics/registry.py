@@ -12,9 +12,10 @@ The contract (checked for every entry by ``tests/test_contracts.py``): a metric
   in :attr:`Metric.entry`), whose report has the shape written in :mod:`streamcue.metrics.scoring`
   and is the same for the same inputs.
 
-To add a metric: write its pure functions in ``metrics/<benchmark>.py`` (copy ``livecook.py``), its
-entry point (copy ``scoring.run_livecook``; ``scoring.run_estp`` when it needs a judge), its config
-class in ``configs.py`` with ``configs/<name>.v1.json``, then one :class:`Metric` line in :data:`METRICS`.
+To add a metric: write ``metrics/<benchmark module>.py`` (copy ``livecook.py``; ``estp.py`` when it
+needs a judge): its pure functions, ``evaluate`` and the entry point ``run`` (shared readers and the
+report are in :mod:`~streamcue.metrics.scoring`), its config class with ``configs/<name>.v1.json``,
+then one :class:`Metric` line in :data:`METRICS`.
 """
 
 from __future__ import annotations
@@ -62,6 +63,10 @@ class Metric:
     default_judge: str = "token-f1"
     #: Prediction formats it reads besides streamcue's ``<kind>_prediction`` records.
     other_pred_formats: tuple[str, ...] = ()
+    #: ``"module:Class"`` of its frozen config dataclass when it lives in the metric's own module (the first
+    #: metrics' classes are in :mod:`~streamcue.metrics.configs`), and the version used by default.
+    config_class: str = ""
+    config_latest: int = 0
 
     def evaluate(self, gt: str | Path, pred: str | Path, config: Any, context: EvalContext) -> dict[str, Any]:
         """Run the entry point (imported on first use, so that ``streamcue ls`` stays fast)."""
@@ -73,23 +78,23 @@ class Metric:
 METRICS: dict[str, Metric] = {
     "estp-f1": Metric("estp-f1", "interval_qa", "estp_f1", higher_is_better=True, uses_judge=True,
                       summary="ESTP-Bench answer + timing F1 (appendix B.3)",
-                      entry="streamcue.metrics.scoring:run_estp"),
+                      entry="streamcue.metrics.estp:run"),
     "vsas": Metric("vsas", "dense_caption", "vsas", higher_is_better=True, uses_judge=True,
                    summary="VSAS-Bench accuracy and consistency (Sec. 3.3)",
-                   entry="streamcue.metrics.scoring:run_vsas"),
+                   entry="streamcue.metrics.vsas:run"),
     "livecook": Metric("livecook", "guidance", "livecook", higher_is_better=True, uses_judge=False,
                        summary="LiveCook IC-Acc, mistake P/R/F1, ROUGE-L, BERTScore",
-                       entry="streamcue.metrics.scoring:run_livecook"),
+                       entry="streamcue.metrics.livecook:run"),
     "reasoning": Metric("reasoning", "reasoning_trace", "reasoning", higher_is_better=True, uses_judge=True,
                         summary="MiRA rubric of reasoning traces (AVP B.1)",
                         entry="streamcue.metrics.mira:run_reasoning", default_judge="mira"),
     "ovo-bench": Metric("ovo-bench", "mc_question", "ovo_bench", higher_is_better=True, uses_judge=False,
                         summary="OVO-Bench accuracy per task and group, official or strict rules (Sec. 4.1)",
-                        entry="streamcue.metrics.bench_scoring:run_ovo_bench", other_pred_formats=("ovo-results",)),
+                        entry="streamcue.metrics.ovo_bench:run", other_pred_formats=("ovo-results",)),
     "streamingbench": Metric("streamingbench", "mc_question", "streamingbench", higher_is_better=True,
                              uses_judge=False,
                              summary="StreamingBench accuracy per task type; proactive time and answer accuracy",
-                             entry="streamcue.metrics.bench_scoring:run_streamingbench",
+                             entry="streamcue.metrics.streamingbench:run",
                              other_pred_formats=("streamingbench",)),
 }
 

@@ -27,16 +27,20 @@ A task has ground truth ``G_0 .. G_{N_t-1}``, one text per second.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
 from streamcue.metrics.configs import VsasConfig
 from streamcue.metrics.estp import Response
+from streamcue.metrics.judges import JudgeRunner
+from streamcue.metrics.registry import EvalContext
+from streamcue.metrics.scoring import grouped, judge_runner, make_report, mean, read_pairs
 
 __all__ = ["extrapolate", "longest_common_substring", "longest_common_subsequence", "distance", "consistency",
-           "group_mean", "higher_is_better"]
+           "group_mean", "higher_is_better", "evaluate_vsas", "run"]
 
 higher_is_better = True
 
@@ -125,3 +129,61 @@ def group_mean(values: Sequence[float], groups: Sequence[str]) -> float:
     for value, group in zip(values, groups):
         by_group.setdefault(group, []).append(value)
     return sum(sum(v) / len(v) for v in by_group.values()) / len(by_group) if by_group else 0.0
+
+
+def evaluate_vsas(gt: Mapping[str, dict], preds: Mapping[str, dict], runner: JudgeRunner, config: VsasConfig) -> dict:
+    """VSAS accuracy (binary and rubric) and consistency per task, then means over tasks.
+
+    A task without any response (no prediction, or an empty list) scores consistency 0: the
+    formula would give an empty answer held throughout ``(N-1)/N``, the score of a perfect run.
+    """
+    tasks = []
+    triples: list[tuple[str, str, str]] = []
+    for task_id, record in gt.items():
+        truth = [c["text"] for c in record["captions"]]
+        responses = extrapolate([Response(r["t_s"], r["text"])
+                                      for r in preds.get(task_id, {}).get("responses", [])], len(truth))
+        tasks.append((task_id, record, truth, responses))
+        prompt = record.get("prompt", "")
+        triples.extend((prompt, g, r) for g, r in zip(truth, responses) if g.strip() and r.strip())
+    verdicts = iter(runner.verdicts(triples, "vsas"))
+    per_item = {}
+    for task_id, record, truth, responses in tasks:
+        binary, rubric = [], []
+        for g, r in zip(truth, responses):
+            if g.strip() and r.strip():
+                v = next(verdicts)
+                binary.append(float(v.binary))
+                rubric.append(float(v.rubric))
+            else:  # decided without a judge: two empty texts match, one empty text does not
+                same = not g.strip() and not r.strip()
+                binary.append(float(same))
+                rubric.append(3.0 if same else 0.0)
+        answered = bool(preds.get(task_id, {}).get("responses"))
+        per_item[task_id] = {
+            "accuracy": mean(binary),
+            "rubric": mean(rubric),
+            # no response at all is not a stable answer: it earns no consistency (else (N-1)/N, as a perfect run)
+            "consistency": consistency(truth, responses, config) if answered else 0.0,
+            "seconds": len(truth),
+        }
+    keys = ["accuracy", "rubric", "consistency"]
+    ids = list(per_item)
+    task_types = [gt[i]["task_type"] for i in ids]
+    categories = [gt[i].get("category", "") for i in ids]
+    accuracies = [per_item[i]["accuracy"] for i in ids]
+    overall = {
+        "n": len(ids),
+        **{k: mean([per_item[i][k] for i in ids]) for k in keys},
+        "accuracy_inverse_category": group_mean(accuracies, categories),
+        "accuracy_inverse_task_type": group_mean(accuracies, task_types),
+    }
+    groups = {"task_type": grouped(per_item, dict(zip(ids, task_types)), keys),
+              "category": grouped(per_item, dict(zip(ids, categories)), keys)}
+    return make_report("vsas", config, runner, overall, groups, per_item, sorted(set(gt) - set(preds)))
+
+
+def run(gt: str | Path, pred: str | Path, config: VsasConfig, context: EvalContext) -> dict:
+    """Entry point of ``vsas``: read, judge, score."""
+    gt_records, preds = read_pairs(gt, pred, "dense_caption")
+    return evaluate_vsas(gt_records, preds, judge_runner(context), config)

@@ -20,7 +20,8 @@ import os
 
 from streamcue.metrics.configs import load_config
 from streamcue.metrics.judges import ExactJudge, JudgeRunner
-from streamcue.metrics.scoring import evaluate_estp, evaluate_vsas
+from streamcue.metrics.estp import evaluate_estp
+from streamcue.metrics.vsas import evaluate_vsas
 from streamcue.schemas.taxonomy import TASK_TYPES
 
 WORDS = ("the person picks up a red cup from the table and walks to the sink while holding a knife "

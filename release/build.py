@@ -89,7 +89,8 @@ def build_release(opts: ReleaseConfig) -> dict[str, Any]:
 
 def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_manifest: dict[str, Any] | None,
            old_records: Any) -> dict[str, Any]:
-    data = collect(opts.records, allow_unverified=opts.allow_unverified, video_root=opts.video_root)
+    data = collect(opts.records, allow_unverified=opts.allow_unverified, video_root=opts.video_root,
+                   licence=opts.license)
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))

@@ -10,19 +10,16 @@ import numpy as np
 import yaml
 
 from streamcue.extras import require
+from streamcue.registry import SOURCES
 from streamcue.schemas.taxonomy import SPLITS
 
-__all__ = ["CONFIG_NAMES", "SOURCE_CITATIONS", "data_path", "card_header", "statistics", "FIGURES", "write_figures",
+__all__ = ["CONFIG_NAMES", "data_path", "card_header", "statistics", "FIGURES", "write_figures",
            "card_body"]
 
 
 #: Dataset config name of each record kind.
 CONFIG_NAMES = {"video": "videos", "interval_qa": "interval_qa", "dense_caption": "dense_caption",
                 "guidance": "guidance", "mc_question": "mc_question", "active_item": "active_item"}
-SOURCE_CITATIONS = {
-    "captaincook4d": "CaptainCook4D (Peddi et al., NeurIPS 2024 Datasets and Benchmarks)",
-    "ego4d": "Ego4D (Grauman et al., CVPR 2022) and Ego4D GoalStep (Song et al., NeurIPS 2023)",
-}
 
 
 def _size_category(n: int) -> str:
@@ -171,12 +168,23 @@ def card_body(meta: dict[str, Any], rows: dict[str, dict[str, int]], stats: dict
         if stats.get(key):
             parts.append("\n" + _table([label, "count"], [[k, v] for k, v in stats[key].items()]))
     parts.append("\n" + "\n".join(f"![{name[:-4].replace('_', ' ')}](figures/{name})" for name in figures) + "\n")
-    sources = [SOURCE_CITATIONS[s] for s in stats.get("video_sources", {}) if s in SOURCE_CITATIONS]
-    parts.append("## Licence and citation\n\nAnnotations: " + meta["license"] + ". Videos keep their own licences "
-                 "(see the `license` column of `videos`)."
-                 + (" Please also cite the source datasets: " + "; ".join(sources) + "." if sources else "") + "\n")
+    parts.append(_licences(meta["license"], list(stats.get("video_sources", {}))))
     citation = meta.get("citation") or (
         f"@misc{{streamcue_{meta['version'].replace('.', '_')},\n  title = {{{meta['title']}}},\n"
         f"  note = {{Version {meta['version']}, built with streamcue {meta['streamcue_version']}}}\n}}")
-    parts.append("```bibtex\n" + citation.strip() + "\n```\n")
+    cited = [SOURCES[name].citation.strip() for name in sorted(stats.get("video_sources", {}))
+             if name in SOURCES and SOURCES[name].citation]
+    parts.append("```bibtex\n" + "\n".join([citation.strip(), *cited]) + "\n```\n")
     return "\n".join(parts)
+
+
+def _licences(licence: str, sources: list[str]) -> str:
+    """The card's licence section: the release's licence, then each source's (from the registry)."""
+    rows = [[SOURCES[name].title, f"`{name}`", SOURCES[name].licence, SOURCES[name].licence_note,
+             SOURCES[name].homepage or "-"] for name in sorted(sources) if name in SOURCES]
+    text = ("## Licence and citation\n\nAnnotations: " + licence + ". Videos keep their own licences "
+            "(see the `license` column of `videos`).")
+    if rows:
+        text += (" The records come from these sources, each under its own licence; please cite them too "
+                 "(BibTeX below):\n\n" + _table(["source", "name", "licence", "terms", "homepage"], rows))
+    return text + "\n"

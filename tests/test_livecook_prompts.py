@@ -1,21 +1,9 @@
-"""LiveCook data engine: pinned prompts and the refusals that come before any model call."""
+"""LiveCook data engine: the refusals that come before any model call (prompts: tests/test_contracts.py)."""
 
-import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
-from streamcue.prompts import load_prompt
-
-PINNED = json.loads((Path(__file__).parent / "data" / "livecook_prompt_hashes.json").read_text())
-
-
-@pytest.mark.parametrize("name", sorted(PINNED))
-def test_prompt_snapshots(name):
-    """A prompt edit must be deliberate: add a new version file and refresh tests/data/livecook_prompt_hashes.json."""
-    assert load_prompt("streamcue.dataset_builders", name).sha256 == PINNED[name]
 
 
 @pytest.mark.parametrize("args, words", [

@@ -320,3 +320,87 @@ def test_pinned_versions_load_through_a_hub_compatible_server(release_v1, releas
     assert loaded["v1.0.0"] == expected
     assert len(loaded["v1.1.0"]) == len(expected) - 1
     assert loaded["v1.1.0"][0]["activity"] == "Changed activity"
+
+
+# --- licences (streamcue/registry.py): the gate and the card ----------------------------------------
+
+def _bench_records(tmp_path, name):
+    """A real build of a benchmark's smallest input (its builder's example_config)."""
+    from conftest import SHARED_DATA
+
+    from streamcue.dataset_builders import get_builder, run_builder
+
+    builder = get_builder(name)
+    result, _ = run_builder(builder, builder.load().example_config(SHARED_DATA), tmp_path / name)
+    return result.out
+
+
+@pytest.mark.parametrize("licence", ["apache-2.0", "cc-by-nc-sa-4.0"])
+def test_records_of_a_source_that_may_not_be_redistributed_are_refused(tmp_path, licence):
+    """OVO-Bench is CC BY-NC-SA and for tests and local use only: no release licence lets its records out."""
+    records = _bench_records(tmp_path, "ovo-bench")
+    with pytest.raises(InputError) as err:
+        build_release(ReleaseConfig(records=records, version="1.0.0", out=tmp_path / "d", allow_unverified=True,
+                                    license=licence))
+    message = str(err.value)
+    assert "source ovo-bench (CC-BY-NC-SA-4.0) may not be redistributed" in message and licence in message
+    assert "videos.jsonl:1" in message and "$.source" in message and "\n" not in message
+    assert not (tmp_path / "d").exists()
+
+
+def test_the_licence_refusal_is_one_line_from_the_cli(tmp_path):
+    records = _bench_records(tmp_path, "ovo-bench")
+    done = subprocess.run([sys.executable, "-m", "streamcue", "release", "build", "--records", str(records),
+                           "--version", "1.0.0", "--out", str(tmp_path / "d"), "--allow-unverified"],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "ovo-bench (CC-BY-NC-SA-4.0)" in done.stderr and "apache-2.0" in done.stderr
+    assert not (tmp_path / "d").exists()
+
+
+def test_a_permissive_source_is_released_and_the_card_cites_it_with_its_licence(tmp_path):
+    records = _bench_records(tmp_path, "streamingbench")
+    manifest = build_release(ReleaseConfig(records=records, version="1.0.0", out=tmp_path / "d",
+                                           allow_unverified=True))
+    assert manifest["license"] == "apache-2.0" and set(manifest["configs"]) >= {"video", "mc_question"}
+    card = (tmp_path / "d" / "README.md").read_text()
+    assert "| StreamingBench | `streamingbench` | MIT |" in card
+    assert "@article{lin2024streamingbench," in card and "title = {{StreamingBench}" in card
+
+
+def test_the_cc4d_card_cites_captaincook4d(release_v1):
+    card = (release_v1 / "README.md").read_text()
+    assert "| CaptainCook4D | `captaincook4d` | MIT |" in card and "@inproceedings{peddi2024captaincook4d," in card
+
+
+def test_a_source_without_a_registry_entry_is_refused(tmp_path):
+    from conftest import VALID
+
+    records = tmp_path / "records"
+    records.mkdir()
+    write_jsonl(records / "videos.jsonl", [dict(VALID["video"], source="other",
+                                                anonymization={"status": "not_required", "report": None})])
+    write_jsonl(records / "interval_qa.jsonl", [dict(VALID["interval_qa"], verification={"status": "verified"})])
+    with pytest.raises(InputError, match=r"source other has no entry in the registry of sources .* licence is unknown"):
+        build_release(ReleaseConfig(records=records, version="1.0.0", out=tmp_path / "d"))
+
+
+def test_licence_rules():
+    """Not redistributable: never; permissive: anything; NC only as NC; SA only as itself."""
+    from dataclasses import replace
+
+    from streamcue.registry import SOURCES
+    from streamcue.release.gates import licence_problem
+
+    ovo = SOURCES["ovo-bench"]
+    assert "may not be redistributed" in licence_problem(ovo, "cc-by-nc-sa-4.0")
+    shareable = replace(ovo, redistributable=True)  # the same licence, were its authors to allow releases
+    assert licence_problem(shareable, "cc-by-nc-sa-4.0") is None
+    for other in ("apache-2.0", "mit", "cc-by-4.0", "cc-by-nc-4.0"):
+        assert licence_problem(shareable, other) == (
+            f"source ovo-bench (CC-BY-NC-SA-4.0) does not allow a release under {other}: release it under "
+            "--license cc-by-nc-sa-4.0, or leave it out")
+    non_commercial = replace(shareable, licence="CC-BY-NC-4.0")
+    assert licence_problem(non_commercial, "cc-by-nc-sa-4.0") is None and licence_problem(non_commercial, "mit")
+    for name in ("captaincook4d", "ego4d", "recorded", "streamingbench", "streambench"):
+        assert licence_problem(SOURCES[name], "apache-2.0") is None, name

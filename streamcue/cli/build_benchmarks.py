@@ -41,7 +41,7 @@ def build_ovo_bench(
     """
     from streamcue.dataset_builders import ovo_bench
 
-    _build("ovo_bench", ovo_bench.Config(annotations), out)
+    _build("ovo-bench", ovo_bench.Config(annotations), out)
 
 
 def build_streamingbench(

@@ -8,13 +8,17 @@ from typing import Annotated, Optional
 import typer
 
 from streamcue import console
+from streamcue.registry import BENCHMARKS
 
 __all__ = ["evaluate"]
 
+#: Each benchmark's metric (streamcue/registry.py) with the record kinds it scores, then reasoning.
+_METRIC_HELP = (", ".join(f"{b.metric} ({b.title}: {' / '.join(b.kinds)})" for b in BENCHMARKS.values())
+                + " or reasoning (reasoning_trace). streamcue ls lists them.")
+
 
 def evaluate(
-    metric: Annotated[str, typer.Argument(help="estp-f1 (interval_qa), vsas (dense_caption), livecook (guidance) or "
-                                               "reasoning (reasoning_trace).")],
+    metric: Annotated[str, typer.Argument(help=_METRIC_HELP)],
     gt: Annotated[Path, typer.Option(help="Ground truth JSONL: full records or minimal ones.")],
     pred: Annotated[Path, typer.Option(help="Predictions JSONL in the matching *_prediction schema.")],
     judge: Annotated[Optional[str], typer.Option(help="Answer judge: exact, token-f1 (default), embedding or llm; "

@@ -23,14 +23,27 @@ def schema(kind: Annotated[str, typer.Argument(help="Record kind, e.g. interval_
     console.out.print(console.table(f"{kind} fields", ["field", "type", "required", "meaning"], field_rows(kind)))
 
 
-
 def list_things() -> None:
-    """List record kinds, builders and metrics.
+    """List benchmarks and sources (from streamcue/registry.py), then record kinds, builders, strategies and metrics.
 
     Example:
 
         streamcue ls
     """
+    from streamcue.registry import BENCHMARKS, SOURCES
+
+    console.out.print("benchmarks:", markup=False)
+    for name, bench in BENCHMARKS.items():
+        builders = ", ".join(SOURCES[s].builder for s in bench.sources)
+        licences = ", ".join(SOURCES[s].licence for s in bench.sources)
+        console.out.print(f"  {name} ({bench.title}): kinds {', '.join(bench.kinds)}; build {builders}; "
+                          f"evaluate {bench.metric}; licence {licences}", markup=False)
+    console.out.print("sources:", markup=False)
+    for name, source in SOURCES.items():
+        shared = "redistributable" if source.redistributable else "not redistributable"
+        console.out.print(f"  {name} ({source.title}): {source.licence}, {shared}; {source.licence_note}",
+                          markup=False)
+
     from streamcue.dataset_builders import BUILDERS
     from streamcue.schemas import KINDS
 
@@ -41,12 +54,8 @@ def list_things() -> None:
     from streamcue.loaders.strategies import STRATEGIES
 
     console.out.print("strategies:   " + ", ".join(STRATEGIES) + " (streamcue replay)", markup=False)
-    try:
-        from streamcue.metrics import METRICS
-        from streamcue.metrics.configs import LATEST
+    from streamcue.metrics import METRICS
+    from streamcue.metrics.configs import latest_version
 
-        console.out.print("metrics:      " + ", ".join(f"{name} (default config {info.config}.v{LATEST[info.config]})"
-                                                       for name, info in METRICS.items()), markup=False)
-    except ImportError:  # pragma: no cover - metrics always ship
-        pass
-
+    metrics = [f"{name} (default config {m.config}.v{latest_version(m.config)})" for name, m in METRICS.items()]
+    console.out.print("metrics:      " + ", ".join(metrics), markup=False)

@@ -242,7 +242,7 @@ def replay_benchmark_command(
     from streamcue.io import read_jsonl, write_json, write_jsonl
     from streamcue.llm import LLMSettings
     from streamcue.loaders.replay_benchmarks import BenchmarkAsker, replay_benchmark
-    from streamcue.metrics.bench_scoring import record_files
+    from streamcue.metrics.bench_readers import record_files
 
     rows = []
     for _, path in record_files(records):

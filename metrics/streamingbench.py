@@ -10,11 +10,18 @@ answer has no first element (``""``, ``[]``, None: count.py skips or crashes on 
 the correct letter is the one in the answered file. ``rules=strict`` counts every ground-truth
 question of the subsets answered (missing and empty answers are wrong) and extracts the chosen
 letter (:func:`streamcue.metrics.choice_rules.choice_letter`).
+
+Predictions are streamcue's ``mc_question_prediction`` / ``active_item_prediction`` records or a
+model's answered copy of one ``questions_*.json`` (``--pred-format streamingbench``, ``--model NAME``:
+the key its answers are stored under, as count.py reads them).
+
+>>> report = evaluate("out/sb", "real_output.json", load_config("streamingbench"), "streamingbench",
+...                   model="MiniCPM-V")                                                    # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +29,11 @@ from streamcue.dataset_builders.bench_sources import parse_time
 from streamcue.dataset_builders.streamingbench import iter_questions
 from streamcue.errors import ConfigError, InputError
 from streamcue.io import read_json
+from streamcue.metrics.bench_readers import check_pred_format, letter, read_ground_truth, read_predictions
 from streamcue.metrics.choice_rules import as_text, first_element, streamingbench_choice_correct
+from streamcue.metrics.scoring import make_report
 
-__all__ = ["evaluate", "Tally", "PROACTIVE"]
+__all__ = ["evaluate", "run", "Tally", "PROACTIVE", "example_predictions"]
 
 PROACTIVE = "Proactive Output"
 
@@ -89,8 +98,12 @@ def _match_subset(data: Any, file: Path, gt: Mapping[str, dict[str, Any]]) -> tu
                      "pass the model's answered copy of one questions_*.json", file=file)
 
 
-def evaluate(gt: dict[str, dict[str, Any]], pred_path: Path, config: Any, pred_format: str, model: str | None,
-             read_streamcue: Callable[[], tuple[dict, list]], report: Callable[..., dict]) -> dict[str, Any]:
+def evaluate(gt_path: str | Path, pred_path: str | Path, config: Any, pred_format: str = "streamcue",
+             model: str | None = None) -> dict[str, Any]:
+    """Score ``pred_path`` (streamcue predictions or an answered questions file) against the builder's ``gt_path``."""
+    check_pred_format("streamingbench", pred_format)
+    gt = read_ground_truth(gt_path, "streamingbench")
+    pred_path = Path(pred_path)
     rules, window = config.rules, config.time_window_s
     tally = Tally()
     extra: dict[str, Any] = {"rules": rules, "pred_format": pred_format}
@@ -108,14 +121,14 @@ def evaluate(gt: dict[str, dict[str, Any]], pred_path: Path, config: Any, pred_f
         for qid, _, _, _, question in rows:
             if "answer" in question:
                 gold_letter[qid] = question["answer"]
-                if question["answer"] != chr(65 + gt[qid]["answer"]):
+                if question["answer"] != letter(gt[qid]["answer"]):
                     mismatches.append(qid)
             if model in question:
                 answers[qid] = question[model]
         extra["ground_truth_mismatches"] = mismatches
         duplicates: list[str] = []
     else:
-        preds, duplicates = read_streamcue()
+        preds, duplicates = read_predictions(pred_path, gt)
         subsets = sorted({gt[rid].get("subset") or "" for rid in preds})
         scope = {rid for rid, r in gt.items() if (r.get("subset") or "") in subsets}
         extra["subsets"] = subsets
@@ -143,14 +156,14 @@ def evaluate(gt: dict[str, dict[str, Any]], pred_path: Path, config: Any, pred_f
                 empty_dialogues.append(rid)
             tally.proactive(rid, record["task"], time_ok, answer_ok)
             continue
-        letter = gold_letter.get(rid, chr(65 + record["answer"]))
+        correct = gold_letter.get(rid, letter(record["answer"]))
         if rules == "official" and not first_element(answer):
             unscored.append(rid)
             continue
-        tally.choice(rid, record["task"], streamingbench_choice_correct(answer, letter, len(record["options"]), rules))
+        tally.choice(rid, record["task"], streamingbench_choice_correct(answer, correct, len(record["options"]), rules))
     overall, groups = tally.summary()
     missing = sorted(rid for rid in scope if rid not in answers)
-    out = report("streamingbench", config, None, overall, groups, tally.per_item, missing)
+    out = make_report("streamingbench", config, None, overall, groups, tally.per_item, missing)
     out.update(extra, duplicates=sorted(set(duplicates)), unscored=unscored, empty_dialogues=empty_dialogues,
                missing_scored_as="left out, as count.py does" if rules == "official" else "wrong")
     return out
@@ -163,3 +176,14 @@ def _time(value: Any, file: Path, rid: str) -> float:
         raise InputError(f"expected a time in seconds, got {value!r}", file=file, record=rid,
                          field="dialog_history[-1].time")
     return float(value)
+
+
+def run(gt: str | Path, pred: str | Path, config: Any, context: Any) -> dict[str, Any]:
+    """Entry point of ``streamingbench`` (see :mod:`streamcue.metrics.registry`)."""
+    return evaluate(gt, pred, config, context.pred_format, context.model)
+
+
+def example_predictions(gt: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tiny predictions for ground-truth ``mc_question`` records (the contract tests score them): every other
+    answer right."""
+    return [{"question_id": q["question_id"], "response": q["options"][i % 2]} for i, q in enumerate(gt)]

@@ -1,0 +1,218 @@
+"""The benchmarks and sources of streamcue, in one literal, typed table: the one place a benchmark is named.
+
+A **source** is a dataset that a builder turns into records (``streamcue build <builder>``): its
+licence (an SPDX id), whether its records may be redistributed in a release, its citation and
+homepage. A **benchmark** is what a model is scored on: its record kinds, the sources its records
+come from, its replay protocol, its metric and its docs page. Both are looked up by name (the CLI
+spelling); the Python module of a name is the name with ``-`` turned into ``_``.
+
+What derives from this table or is checked against it: the ``source`` enum of ``video.schema.json``
+and the ``benchmark`` enums of the record schemas, ``streamcue ls``, the ``evaluate`` help, the
+release card (citations and licences of every source present) and the release licence gate, and the
+contract tests (every benchmark has ``dataset_builders/<source module>.py``,
+``loaders/protocols/<module>.py``, ``metrics/<module>.py`` and ``docs/benchmarks/<module>.md``).
+
+This module is in the core: it imports nothing of streamcue's upper layers, so builders, metrics and
+protocols are named here as strings (a key of ``BUILDERS``, a key of ``METRICS``, a module name).
+
+>>> get_benchmark("ovo-bench").metric
+'ovo-bench'
+>>> get_source("ovo-bench").redistributable
+False
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from streamcue.fields import unknown_name
+
+__all__ = ["Source", "Benchmark", "SOURCES", "BENCHMARKS", "get_source", "get_benchmark", "module_name"]
+
+
+def module_name(name: str) -> str:
+    """The Python module (and file) name of a registered name: ``ovo-bench`` -> ``ovo_bench``."""
+    return name.replace("-", "_")
+
+
+@dataclass(frozen=True)
+class Source:
+    """A dataset that a builder turns into records."""
+
+    name: str
+    title: str
+    #: SPDX identifier of the licence of the records built from it (not of its videos, never redistributed).
+    licence: str
+    #: May its records go out in a release at all? (If so, the release licence must also be allowed by ``licence``.)
+    redistributable: bool
+    #: One line for people: what the licence covers, what it forbids.
+    licence_note: str
+    #: BibTeX entries to cite when its records are used (empty for data recorded for streamcue itself).
+    citation: str
+    homepage: str
+    #: The key of ``streamcue.dataset_builders.BUILDERS`` that reads it (``streamcue build <builder>``).
+    builder: str
+
+    @property
+    def module(self) -> str:
+        """The builder's module name: ``dataset_builders/<module>.py``."""
+        return module_name(self.builder)
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A benchmark: record kinds built from its sources, replayed by its protocol, scored by its metric."""
+
+    name: str
+    title: str
+    #: Record kinds of its ground truth (each a schema in ``schemas/``).
+    kinds: tuple[str, ...]
+    #: Keys of :data:`SOURCES` its records come from.
+    sources: tuple[str, ...]
+    #: Module name under ``loaders/protocols/`` (by convention the benchmark's module name).
+    protocol: str
+    #: Key of ``streamcue.metrics.METRICS`` (``streamcue evaluate <metric>``), in ``metrics/<module>.py``.
+    metric: str
+    #: Its page, relative to the repository root.
+    docs: str
+    citation: str
+    homepage: str
+
+    @property
+    def module(self) -> str:
+        """The module name shared by its protocol, metric and docs page: ``ovo-bench`` -> ``ovo_bench``."""
+        return module_name(self.name)
+
+
+_OVO_BENCH = """@inproceedings{li2025ovobench,
+  title = {{OVO-Bench}: How Far is Your Video-{LLMs} from Real-World Online Video Understanding?},
+  author = {Li, Yifei and others},
+  booktitle = {Proceedings of the IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR)},
+  year = {2025},
+  eprint = {2501.05510},
+  archivePrefix = {arXiv}
+}"""
+_STREAMINGBENCH = """@article{lin2024streamingbench,
+  title = {{StreamingBench}: Assessing the Gap for {MLLMs} to Achieve Streaming Video Understanding},
+  author = {Lin, Junming and others},
+  journal = {arXiv preprint arXiv:2411.03628},
+  year = {2024}
+}"""
+_STREAMBENCH = """@article{xiong2025streamchat,
+  title = {Streaming Video Understanding and Multi-round Interaction with Memory-enhanced Knowledge},
+  author = {Xiong, Haomiao and others},
+  journal = {arXiv preprint arXiv:2501.13468},
+  year = {2025}
+}
+@misc{oasis_streambench,
+  title = {{OASIS}: {StreamBench} in a unified question format (metadata/eval\\_streambench.json)},
+  howpublished = {\\url{https://github.com/Solus-sano/OASIS}}
+}"""
+
+#: name (``streamcue build``'s source, a video record's ``source``) -> source. Literal on purpose.
+SOURCES: dict[str, Source] = {
+    "captaincook4d": Source(
+        "captaincook4d", "CaptainCook4D", "MIT", True,
+        "annotations MIT (LICENSE; the dataset README states Apache-2.0); videos are not redistributed",
+        """@inproceedings{peddi2024captaincook4d,
+  title = {{CaptainCook4D}: A Dataset for Understanding Errors in Procedural Activities},
+  author = {Peddi, Rohith and others},
+  booktitle = {Advances in Neural Information Processing Systems, Datasets and Benchmarks Track},
+  year = {2024}
+}""",
+        "https://github.com/CaptainCook4D/annotations", "captaincook4d"),
+    "ego4d": Source(
+        "ego4d", "Ego4D GoalStep", "MIT", True,
+        "GoalStep annotations MIT; videos and narrations under the Ego4D licence agreement, never redistributed",
+        """@inproceedings{grauman2022ego4d,
+  title = {{Ego4D}: Around the World in 3,000 Hours of Egocentric Video},
+  author = {Grauman, Kristen and others},
+  booktitle = {Proceedings of the IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR)},
+  year = {2022}
+}
+@inproceedings{song2023goalstep,
+  title = {{Ego4D Goal-Step}: Toward Hierarchical Understanding of Procedural Activities},
+  author = {Song, Yale and others},
+  booktitle = {Advances in Neural Information Processing Systems, Datasets and Benchmarks Track},
+  year = {2023}
+}""",
+        "https://github.com/facebookresearch/ego4d-goalstep", "ego4d"),
+    "recorded": Source(
+        "recorded", "Recorded videos", "CC-BY-4.0", True,
+        "videos recorded for the dataset, released after anonymization; each video's licence is in its record",
+        "", "", "recorded"),
+    "ovo-bench": Source(
+        "ovo-bench", "OVO-Bench", "CC-BY-NC-SA-4.0", False,
+        "data CC BY-NC-SA 4.0, code MIT: tests and local use only, never in a release",
+        _OVO_BENCH, "https://github.com/JoeLeelyf/OVO-Bench", "ovo-bench"),
+    "streamingbench": Source(
+        "streamingbench", "StreamingBench", "MIT", True,
+        "question files MIT (LICENSE); videos are not redistributed",
+        _STREAMINGBENCH, "https://github.com/THUNLP-MT/StreamingBench", "streamingbench"),
+    "streambench": Source(
+        "streambench", "StreamBench", "MIT", True,
+        "StreamBench (StreamChat) MIT; OASIS's unified question file MIT; videos are not redistributed",
+        _STREAMBENCH, "https://github.com/hmxiong/StreamChat", "streambench"),
+}
+
+#: name (the CLI spelling) -> benchmark. Literal on purpose: the list of benchmarks is read here.
+BENCHMARKS: dict[str, Benchmark] = {
+    "estp": Benchmark(
+        "estp", "ESTP-Bench", ("interval_qa",), ("ego4d",), "estp", "estp-f1", "docs/benchmarks/estp.md",
+        """@inproceedings{zhang2025eyeswideopen,
+  title = {Eyes Wide Open: Ego Proactive Video-{LLM} for Streaming Video},
+  author = {Zhang, Yulin and Shi, Cheng and Wang, Yang and Yang, Sibei},
+  booktitle = {Advances in Neural Information Processing Systems (NeurIPS)},
+  year = {2025},
+  eprint = {2510.14560},
+  archivePrefix = {arXiv}
+}""",
+        "https://zhangyl4.github.io/publications/eyes-wide-open/"),
+    "vsas": Benchmark(
+        "vsas", "VSAS-Bench", ("dense_caption",), ("recorded",), "vsas", "vsas", "docs/benchmarks/vsas.md",
+        """@inproceedings{vasu2026vsasbench,
+  title = {{VSAS-Bench}: Real-Time Evaluation of Visual Streaming Assistant Models},
+  author = {Vasu, Pavan Kumar Anasosalu and others},
+  booktitle = {Proceedings of the IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR)},
+  year = {2026},
+  eprint = {2604.07634},
+  archivePrefix = {arXiv}
+}""",
+        "https://machinelearning.apple.com/research/vsas-bench-streaming-assistant"),
+    "livecook": Benchmark(
+        "livecook", "LiveCook", ("guidance",), ("captaincook4d",), "livecook", "livecook",
+        "docs/benchmarks/livecook.md",
+        """@inproceedings{bhattacharyya2025livecook,
+  title = {Can Multi-Modal {LLMs} Provide Live Step-by-Step Task Guidance?},
+  author = {Bhattacharyya, Apratim and others},
+  booktitle = {Advances in Neural Information Processing Systems (NeurIPS)},
+  year = {2025},
+  eprint = {2511.21998},
+  archivePrefix = {arXiv}
+}""",
+        "https://apratimbh.github.io/livecook"),
+    "ovo-bench": Benchmark(
+        "ovo-bench", "OVO-Bench", ("mc_question", "active_item"), ("ovo-bench",), "ovo_bench", "ovo-bench",
+        "docs/benchmarks/ovo_bench.md", _OVO_BENCH, "https://github.com/JoeLeelyf/OVO-Bench"),
+    "streamingbench": Benchmark(
+        "streamingbench", "StreamingBench", ("mc_question", "active_item"), ("streamingbench",), "streamingbench",
+        "streamingbench", "docs/benchmarks/streamingbench.md", _STREAMINGBENCH,
+        "https://github.com/THUNLP-MT/StreamingBench"),
+    "streambench": Benchmark(
+        "streambench", "StreamBench", ("open_question",), ("streambench",), "streambench", "streambench",
+        "docs/benchmarks/streambench.md", _STREAMBENCH, "https://github.com/hmxiong/StreamChat"),
+}
+
+
+def get_source(name: str) -> Source:
+    """The registered source called ``name``; an unknown name suggests the closest one."""
+    if name not in SOURCES:
+        raise unknown_name("source", name, SOURCES)
+    return SOURCES[name]
+
+
+def get_benchmark(name: str) -> Benchmark:
+    """The registered benchmark called ``name``; an unknown name suggests the closest one."""
+    if name not in BENCHMARKS:
+        raise unknown_name("benchmark", name, BENCHMARKS)
+    return BENCHMARKS[name]
