@@ -18,7 +18,8 @@ __all__ = ["CONFIG_NAMES", "SOURCE_CITATIONS", "data_path", "card_header", "stat
 
 #: Dataset config name of each record kind.
 CONFIG_NAMES = {"video": "videos", "interval_qa": "interval_qa", "dense_caption": "dense_caption",
-                "guidance": "guidance", "mc_question": "mc_question", "active_item": "active_item"}
+                "guidance": "guidance", "mc_question": "mc_question", "active_item": "active_item",
+                "open_question": "open_question"}
 SOURCE_CITATIONS = {
     "captaincook4d": "CaptainCook4D (Peddi et al., NeurIPS 2024 Datasets and Benchmarks)",
     "ego4d": "Ego4D (Grauman et al., CVPR 2022) and Ego4D GoalStep (Song et al., NeurIPS 2023)",
