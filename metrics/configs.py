@@ -17,11 +17,11 @@ from typing import Any
 from streamcue.errors import ConfigError
 
 __all__ = ["EstpConfig", "VsasConfig", "LiveCookConfig", "ReasoningConfig", "OvoBenchConfig", "StreamingBenchConfig",
-           "load_config", "LATEST"]
+           "StreamBenchConfig", "load_config", "LATEST"]
 
 #: The version ``load_config`` (and ``streamcue evaluate``) uses when none is asked for. vsas and
 #: livecook moved to v2 on 2026-11-23 (a change of default behaviour: see each config's changelog).
-LATEST = {"estp_f1": 1, "vsas": 2, "livecook": 2, "reasoning": 1, "ovo_bench": 1, "streamingbench": 1}
+LATEST = {"estp_f1": 1, "vsas": 2, "livecook": 2, "reasoning": 1, "ovo_bench": 1, "streamingbench": 1, "streambench": 1}
 
 
 @dataclass(frozen=True)
@@ -122,8 +122,21 @@ class StreamingBenchConfig:
             raise ConfigError(f"streamingbench time_window_s must be a number >= 0, got {self.time_window_s!r}")
 
 
+@dataclass(frozen=True)
+class StreamBenchConfig:
+    """StreamBench judge rules: the judge prompt file and the top of its 0..score_max scale (metrics/streambench.py)."""
+
+    version: int = 1
+    judge_prompt: str = "streambench_judge.v1"
+    score_max: int = 5
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.score_max, int) or isinstance(self.score_max, bool) or self.score_max < 1:
+            raise ConfigError(f"streambench score_max must be an integer >= 1, got {self.score_max!r}")
+
+
 _CLASSES = {"estp_f1": EstpConfig, "vsas": VsasConfig, "livecook": LiveCookConfig, "reasoning": ReasoningConfig,
-            "ovo_bench": OvoBenchConfig, "streamingbench": StreamingBenchConfig}
+            "ovo_bench": OvoBenchConfig, "streamingbench": StreamingBenchConfig, "streambench": StreamBenchConfig}
 
 
 @cache

@@ -91,6 +91,9 @@ METRICS: dict[str, Metric] = {
                              summary="StreamingBench accuracy per task type; proactive time and answer accuracy",
                              entry="streamcue.metrics.bench_scoring:run_streamingbench",
                              other_pred_formats=("streamingbench",)),
+    "streambench": Metric("streambench", "open_question", "streambench", higher_is_better=True, uses_judge=True,
+                          summary="StreamBench LLM judge: yes/no accuracy and mean 0-5 score per class",
+                          entry="streamcue.metrics.streambench:run_streambench", default_judge="streambench"),
 }
 
 
