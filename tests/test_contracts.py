@@ -103,6 +103,12 @@ def _streamingbench(tmp: Path, stack: ExitStack) -> Any:
     return streamingbench.Config(folder)
 
 
+def _streambench(tmp: Path, stack: ExitStack) -> Any:
+    from streamcue.dataset_builders import streambench
+
+    return streambench.Config(SHARED_DATA / "streambench" / "eval_streambench.json")
+
+
 #: builder name -> a function (tmp folder, exit stack) -> the Config of its smallest real input.
 SMALLEST_INPUTS = {
     "captaincook4d": _captaincook4d,
@@ -112,6 +118,7 @@ SMALLEST_INPUTS = {
     "livecook-augment": _livecook_augment,
     "ovo_bench": _ovo_bench,
     "streamingbench": _streamingbench,
+    "streambench": _streambench,
 }
 SLOW_BUILDERS = {"recorded": [pytest.mark.slow, pytest.mark.video, pytest.mark.llm_server],
                  "livecook-summaries": [pytest.mark.slow, pytest.mark.embedding, pytest.mark.llm_server],
@@ -239,6 +246,17 @@ def _mc_questions(builder: str, config: Any) -> Any:
     return make
 
 
+def _streambench_case(tmp: Path, stack: ExitStack) -> tuple[Path, Path, dict]:
+    from streamcue.testing.stub_llm import StubLLMServer
+
+    result, _ = run_builder(BUILDERS["streambench"], _streambench(tmp, stack), tmp / "built")
+    questions = read_jsonl(result.files["open_question"])[:3]
+    write_jsonl(tmp / "gt.jsonl", questions)
+    write_jsonl(tmp / "pred.jsonl", [{"question_id": q["question_id"], "response": "a cup"} for q in questions])
+    server = stack.enter_context(StubLLMServer(lambda body: "{'llama_pred': 'no', 'score': 1}"))
+    return tmp / "gt.jsonl", tmp / "pred.jsonl", {"base_url": server.base_url, "model": "stub-judge"}
+
+
 #: metric name -> a function (tmp folder, exit stack) -> (ground truth file, predictions file, judge options).
 TINY_CASES = {
     "estp-f1": _records([VALID["interval_qa_minimal"]], [{"qa_id": "q1", "responses": [{"t_s": 1.5, "text": "now"}]}]),
@@ -247,6 +265,7 @@ TINY_CASES = {
     "reasoning": _reasoning,
     "ovo-bench": lambda tmp, stack: _mc_questions("ovo_bench", _ovo_bench(tmp, stack))(tmp, stack),
     "streamingbench": lambda tmp, stack: _mc_questions("streamingbench", _streamingbench(tmp, stack))(tmp, stack),
+    "streambench": _streambench_case,
 }
 
 

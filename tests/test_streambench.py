@@ -257,3 +257,32 @@ def test_another_judge_is_refused(built, tmp_path):
     write_jsonl(tmp_path / "pred.jsonl", [])
     with pytest.raises(ConfigError, match="judge streambench"):
         evaluate("streambench", built[0] / "open_question.jsonl", tmp_path / "pred.jsonl", judge="token-f1")
+
+
+# --- protocol (loaders/protocols/streambench.py, on the replay engine's protocol interface) -------------------------
+
+def test_the_protocol_asks_each_question_at_its_time_after_the_earlier_turns(built):
+    protocols = pytest.importorskip("streamcue.loaders.protocols.base", reason="the protocol interface (helper B)")
+    from streamcue.loaders.protocols.streambench import PROTOCOL
+    from streamcue.schemas import validate
+
+    questions = [q for q in read_jsonl(built[0] / "open_question.jsonl") if q["context"]["group_id"] == "streambench-0"]
+    third = questions[2]
+    groups = {"streambench-0": questions}
+    own = protocols.Context(history="own", groups=groups, own={questions[0]["question_id"]: "Yes, it is.",
+                                                               questions[1]["question_id"]: "On the shelf."})
+    (turn,) = PROTOCOL.turns(third, own)
+    assert (turn.t_s, turn.text, turn.form, turn.role) == (88.0, "From which ingredient is sesame oil extracted?",
+                                                          "open", "user")
+    assert turn.dialogue == ((28.0, "user", questions[0]["question"]), (28.0, "assistant", "Yes, it is."),
+                             (54.0, "user", questions[1]["question"]), (54.0, "assistant", "On the shelf."))
+    (gold,) = PROTOCOL.turns(third, protocols.Context(history="gold", groups=groups))
+    assert gold.dialogue[1] == (28.0, "assistant", questions[0]["answer"])
+    assert PROTOCOL.turns(questions[0], own)[0].dialogue == ()
+    assert PROTOCOL.kinds == ("open_question",) and PROTOCOL.mode == {"open_question": "ask"}
+    prediction = PROTOCOL.prediction(third, [{"t_s": 88.0, "text": "Sesame seeds.", "turn": 0}])
+    assert prediction == {"question_id": third["question_id"], "response": "Sesame seeds.", "t_s": 88.0}
+    silent = PROTOCOL.prediction(third, [])
+    assert silent["response"] is None
+    for p in (prediction, silent):
+        validate(p, "open_question_prediction")
