@@ -27,6 +27,7 @@ FILE_NAMES = {
     "counterfactual_mistake": "counterfactual_mistakes.jsonl",
     "mc_question": "mc_question.jsonl",
     "active_item": "active_item.jsonl",
+    "open_question": "open_question.jsonl",
 }
 
 #: The build report's file name, beside the records.

@@ -91,6 +91,9 @@ BUILDERS: dict[str, Builder] = {
     "streamingbench": Builder("streamingbench", ("mc_question", "active_item", "video"),
                               "mc_question and active_item records from StreamingBench's question files",
                               "streamcue.dataset_builders.streamingbench", figures="QuirkReport"),
+    "streambench": Builder("streambench", ("open_question", "video"), "open_question records from StreamBench "
+                           "(OASIS's eval_streambench.json)", "streamcue.dataset_builders.streambench",
+                           figures="StreamBenchReport"),
 }
 
 

@@ -96,6 +96,10 @@ METRICS: dict[str, Metric] = {
                              summary="StreamingBench accuracy per task type; proactive time and answer accuracy",
                              entry="streamcue.metrics.streamingbench:run",
                              other_pred_formats=("streamingbench",)),
+    "streambench": Metric("streambench", "open_question", "streambench", higher_is_better=True, uses_judge=True,
+                          summary="StreamBench LLM judge: yes/no accuracy and mean 0-5 score per class",
+                          entry="streamcue.metrics.streambench:run", default_judge="streambench",
+                          config_class="streamcue.metrics.streambench:StreamBenchConfig", config_latest=1),
 }
 
 

@@ -19,7 +19,8 @@ __all__ = ["CONFIG_NAMES", "data_path", "card_header", "statistics", "FIGURES", 
 
 #: Dataset config name of each record kind.
 CONFIG_NAMES = {"video": "videos", "interval_qa": "interval_qa", "dense_caption": "dense_caption",
-                "guidance": "guidance", "mc_question": "mc_question", "active_item": "active_item"}
+                "guidance": "guidance", "mc_question": "mc_question", "active_item": "active_item",
+                "open_question": "open_question"}
 
 
 def _size_category(n: int) -> str:

@@ -210,3 +210,19 @@ def check_active_item(record: Mapping[str, Any], durations: Durations) -> Iterat
 
 CHECKS["mc_question"] = check_mc_question
 CHECKS["active_item"] = check_active_item
+
+
+def check_open_question(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
+    duration, problems = _duration(record, durations)
+    yield from problems
+    q = record["query_time_s"]
+    yield from _inside("$.query_time_s", q, duration)
+    clip = record.get("clip")
+    if clip:
+        yield from _span("$.clip", clip["start_s"], clip["end_s"])
+        yield from _inside("$.clip.end_s", clip["end_s"], duration)
+        if clip["start_s"] > q:
+            yield "$.clip.start_s", f"the clip starts at {clip['start_s']} s, after the question is asked ({q} s)"
+
+
+CHECKS["open_question"] = check_open_question

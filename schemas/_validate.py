@@ -46,6 +46,8 @@ ID_FIELDS: dict[str, str] = {
     "active_item": "item_id",
     "mc_question_prediction": "question_id",
     "active_item_prediction": "item_id",
+    "open_question": "question_id",
+    "open_question_prediction": "question_id",
 }
 KINDS: tuple[str, ...] = tuple(ID_FIELDS)
 SCHEMA_VERSION = "1.0"

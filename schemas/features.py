@@ -33,7 +33,8 @@ __all__ = ["RELEASE_KINDS", "Codec", "codec", "features", "json_columns", "encod
 
 
 #: Record kinds that a release publishes, one dataset config each.
-RELEASE_KINDS: tuple[str, ...] = ("video", "interval_qa", "dense_caption", "guidance", "mc_question", "active_item")
+RELEASE_KINDS: tuple[str, ...] = ("video", "interval_qa", "dense_caption", "guidance", "mc_question", "active_item",
+                                  "open_question")
 
 _SCALARS = {"string": "string", "integer": "int64", "number": "float64", "boolean": "bool"}
 

@@ -128,6 +128,13 @@ VALID = {
     },
     "mc_question_prediction": {"question_id": "ovo-1", "response": "B"},
     "active_item_prediction": {"item_id": "ovo-2", "responses": [{"t_s": 5.0, "probe": 0, "text": "0"}]},
+    "open_question": {
+        "schema_version": "1.0", "question_id": "sb-1", "video_id": "v1", "benchmark": "streambench", "task": "SM",
+        "group": "Ego", "category": "Cooking", "question": "Where did I put the knife?",
+        "answer": "On the board, left of the sink.", "query_time_s": 20.0, "context": {"group_id": "sb", "turn": 1},
+        "provenance": {"builder": "test", "version": "1"}, "verification": {"status": "unverified"},
+    },
+    "open_question_prediction": {"question_id": "sb-1", "response": "On the cutting board.", "t_s": 20.0},
 }
 
 

@@ -331,7 +331,14 @@ def tiny_case(name: str, tmp: Path, stack: ExitStack) -> tuple[Path, Path, dict]
     gt = read_jsonl(result.files[metric.record_kind])[:5]
     module = importlib.import_module(metric.entry.partition(":")[0])
     assert hasattr(module, "example_predictions"), f"metric {name!r}: {module.__name__} has no example_predictions(gt)"
-    return _records(gt, module.example_predictions(gt))(tmp, stack)
+    files = _records(gt, module.example_predictions(gt))(tmp, stack)
+    if not hasattr(module, "example_judge_reply"):
+        return files
+    # A metric scored by an LLM judge: a real OpenAI-compatible server on 127.0.0.1 answers as its judge.
+    from streamcue.testing.stub_llm import StubLLMServer
+
+    server = stack.enter_context(StubLLMServer(module.example_judge_reply))
+    return files[0], files[1], {"base_url": server.base_url, "model": "stub-judge"}
 
 
 def _finite(value: Any) -> bool:

@@ -11,6 +11,7 @@ from streamcue import console
 from streamcue.cli.build_benchmarks import build_ovo_bench, build_streamingbench
 from streamcue.cli.build_livecook import build_livecook_augment, build_livecook_summaries
 from streamcue.cli.build_recorded import build_recorded
+from streamcue.cli.build_streambench import build_streambench
 from streamcue.cli.options import LLMBaseURL, LLMConcurrency, LLMModel, LLMStructured, NoCache
 
 __all__ = ["build_app", "build_captaincook4d", "build_ego4d"]
@@ -122,3 +123,4 @@ build_app.command("livecook-summaries")(build_livecook_summaries)
 build_app.command("livecook-augment")(build_livecook_augment)
 build_app.command("ovo-bench")(build_ovo_bench)
 build_app.command("streamingbench")(build_streamingbench)
+build_app.command("streambench")(build_streambench)
