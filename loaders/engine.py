@@ -52,16 +52,16 @@ def _order(records: Sequence[dict[str, Any]]) -> list[int]:
 def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol | None = None,
          memory: Any = "SW+U", k: int = 16, fps: float = 1.0, window_s: float | None = None,
          history: str | None = None, span: str = "video", tail_s: float = 5.0,
-         durations: Mapping[str, float | None] | None = None, frames: Any = None,
-         **timing: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+         durations: Mapping[str, float | None] | None = None, frames: Any = None, timing: str = "synchronous",
+         clock: str = "simulated", camera_buffer: int = 600) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Predictions for every record (dicts or typed records) and a summary of the runs.
 
     ``strategy`` is a replay model (:func:`streamcue.loaders.strategies.make_strategy`); ``memory`` a
     policy name or memory object (:func:`streamcue.loaders.memory.make_memory`); ``history`` gold or
     own (default: the protocol's); ``durations`` maps video ids to seconds (stream protocols need
     them); ``frames(video_id)`` gives a video's ``frame_image(index, t_s)`` (else frames carry only
-    their times). ``timing`` goes to :func:`~streamcue.loaders.replay.replay` (``protocol``
-    synchronous/asynchronous, ``clock``, ``camera_buffer``).
+    their times). ``timing`` (synchronous or asynchronous), ``clock`` and ``camera_buffer`` go to
+    :func:`~streamcue.loaders.replay.replay` for stream protocols.
     """
     positive(fps, "--fps", "frames per second")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -89,7 +89,8 @@ def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol
         frame_image = frames(record["video_id"]) if frames is not None else None
         if mode == "stream":
             prediction, report = _stream(record, kind, protocol, context, strategy, memory, k, fps, window_s, span,
-                                         tail_s, durations, frame_image, timing)
+                                         tail_s, durations, frame_image,
+                                         {"protocol": timing, "clock": clock, "camera_buffer": camera_buffer})
         else:
             prediction, report = _asked(record, kind, protocol, context, strategy, memory, k, fps, window_s,
                                         frame_image)

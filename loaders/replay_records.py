@@ -37,5 +37,7 @@ def replay_records(model: Any, records: Iterable[Any], kind: str, durations: Map
     memory = options.pop("policy", "SW+U")
     k = options.pop("k", 64)
     window_s = options.pop("window_s", None)
+    if "protocol" in options:
+        options["timing"] = options.pop("protocol")
     return play(records, kind, strategy=model, memory=memory, k=k, fps=fps, window_s=window_s, history=turns,
                 span=span, tail_s=tail_s, durations=durations, frames=frames_for, **options)

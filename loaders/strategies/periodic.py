@@ -22,7 +22,7 @@ class PeriodicBaseline:
     help = "blind floor: a fixed answer every --every-s seconds (sees nothing, no endpoint)"
     applies = {"interval_qa": None, "dense_caption": None, "guidance": None}
     options = (Option("every_s", float, 30.0, "seconds between steps"),
-               Option("mistake_every_s", float, 120.0, "periodic: seconds between generic mistakes (guidance)"))
+               Option("mistake_every_s", float, 120.0, "seconds between generic mistakes (guidance)"))
     needs_endpoint = False
     latency_s = 0.0
 

@@ -30,7 +30,7 @@ class Polling(VisionStrategy):
     name = "polling"
     help = "ESTP-Bench polling: 'right time to answer?' at --poll-hz, then the answer"
     applies = {"interval_qa": None, "dense_caption": None, "active_item": ("streamingbench",)}
-    options = (Option("hz", float, 0.175, "polling: polls per second (ESTP-Bench: 0.175; StreamingBench: 1).",
+    options = (Option("hz", float, 0.175, "polls per second (ESTP-Bench: 0.175; StreamingBench: 1)",
                       flag="poll-hz"),)
     WHEN, ANSWER = "polling_when.v1", "polling_answer.v1"
 
