@@ -15,4 +15,4 @@ __all__ = ["PROMPT", "OpenAIVisionModel"]
 
 
 class OpenAIVisionModel(SingleCall):
-    """``respond(frames, prompt, history, now)`` through an OpenAI-compatible chat endpoint (see :class:`SingleCall`)."""
+    """``respond(frames, prompt, history, now)`` through an OpenAI-compatible endpoint (see :class:`SingleCall`)."""

@@ -1,4 +1,4 @@
-"""The multiple-choice question text shared by the OVO-Bench and StreamingBench protocols (prompt ``mc_question.v1``)."""
+"""The multiple-choice question text of the OVO-Bench and StreamingBench protocols (prompt ``mc_question.v1``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ESTP-Bench (interval_qa): a question at its query time, answers judged by when they come (ESTP-Bench Sec. 4, App. B.3).
+"""ESTP-Bench (interval_qa): a question at its query time, answers judged by when they come (ESTP-Bench App. B.3).
 
 The question is delivered into the running stream at ``query_time_s``; in a contextual group
 (ORC, TRC) the earlier turns' questions arrive at their own query times and, with

@@ -71,7 +71,8 @@ class Polling(VisionStrategy):
             if yes == "Yes":
                 self.stats["said_yes"] += 1
                 text = self.answer(turn.form, view(now, turn.text, turn.dialogue))
-                said += [{"t_s": now, "role": "user", "text": turn.text}, {"t_s": now, "role": "assistant", "text": text}]
+                said += [{"t_s": now, "role": "user", "text": turn.text},
+                         {"t_s": now, "role": "assistant", "text": text}]
                 break
             n += 1
             now = turn.t_s + n / self.hz

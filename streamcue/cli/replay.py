@@ -1,4 +1,4 @@
-"""``streamcue replay``: play records of any kind to a model with a benchmark's protocol; write predictions and a report.
+"""``streamcue replay``: play records of any kind to a model with a benchmark's protocol; predictions and a report.
 
 The strategy flags (``--poll-hz``, ``--every-s``, ``--mistake-hints``, ...) are built from the
 options each strategy declares (:data:`streamcue.loaders.strategies.STRATEGIES`); nothing here
