@@ -9,12 +9,14 @@ JPEG bytes, the form the OpenAI-compatible adapter sends.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 
 from streamcue.errors import InputError
 
 
-__all__ = ["VideoFrames", "SpanFrames"]
+__all__ = ["VideoFrames", "SpanFrames", "FrameSource"]
 
 
 class VideoFrames:
@@ -51,3 +53,29 @@ class SpanFrames:
         images = jpeg_frames(self.paths[video_id], fps=fps, side=self.side, quality=self.quality,
                              span=(start_s, end_s))
         return [(start_s + i / fps, jpeg) for i, jpeg in enumerate(images)]
+
+
+class FrameSource:
+    """The replay engine's frames: each video decoded once at ``fps`` when first needed, reused by every
+    question, turn and probe of it (the engine plays a video's records together; ``keep`` videos stay decoded).
+
+    ``paths`` maps video ids to files; ``decoded`` counts decodes per video (the report shows them).
+    """
+
+    def __init__(self, paths: Mapping[str, Path], fps: float = 1.0, side: int | None = 448, quality: int = 85,
+                 keep: int = 1) -> None:
+        self.paths, self.fps, self.side, self.quality, self.keep = dict(paths), fps, side, quality, keep
+        self._videos: dict[str, VideoFrames] = {}
+        self.decoded: Counter[str] = Counter()
+
+    def __call__(self, video_id: str) -> VideoFrames:
+        """``frame_image(index, t_s)`` of one video."""
+        if video_id not in self._videos:
+            if video_id not in self.paths:
+                raise InputError(f"no video file for video {video_id}", record=f"video_id={video_id}", field="$.uri")
+            while len(self._videos) >= self.keep:
+                self._videos.pop(next(iter(self._videos)))
+            self._videos[video_id] = VideoFrames(self.paths[video_id], fps=self.fps, side=self.side,
+                                                 quality=self.quality)
+            self.decoded[video_id] += 1
+        return self._videos[video_id]

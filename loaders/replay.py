@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from streamcue.errors import ConfigError
-from streamcue.frame_memory import POLICIES, Frame, select_frames
+from streamcue.frame_memory import POLICIES, Frame, in_window, select_frames
 
 __all__ = ["Frame", "Model", "Memory", "Episode", "select_frames", "ReplayResult", "replay", "POLICIES", "positive"]
 
@@ -151,9 +151,7 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
         return current[0]
 
     def visible(now: float) -> list[Frame]:
-        if window_s is None:
-            return taken
-        return [f for f in taken if f.t_s > now - window_s + 1e-9]
+        return taken if window_s is None else in_window(taken, now, window_s)
 
     def ask(now: float) -> tuple[Any, float]:
         """The model's answer and its latency (simulated, or measured on the wall clock)."""

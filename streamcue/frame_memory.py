@@ -1,7 +1,10 @@
 """Frame memory policies: which of the frames seen so far a model gets in one call (VSAS-Bench Sec. 3.2).
 
 ``SW`` keeps the last ``k`` frames; ``U`` keeps ``k`` spread uniformly over all of them; ``SW+U``
-keeps the last ``k // 2`` plus ``k - k // 2`` spread uniformly over the older ones. The replay
+keeps the last ``k // 2`` plus ``k - k // 2`` spread uniformly over the older ones.
+
+One window rule everywhere: a window of ``window_s`` seconds at time ``now`` holds the frames with
+``now - window_s < t <= now`` (at 1 fps a 60 s window is 60 frames), see :func:`in_window`. The replay
 harness (:mod:`streamcue.loaders.replay`) and the recorded builder's captioner
 (:mod:`streamcue.dataset_builders.recorded`) both choose frames here.
 """
@@ -14,7 +17,7 @@ from typing import Any
 
 from streamcue.errors import ConfigError
 
-__all__ = ["POLICIES", "Frame", "select_frames"]
+__all__ = ["POLICIES", "Frame", "select_frames", "in_window", "frames_until"]
 
 POLICIES = ("SW", "U", "SW+U")
 
@@ -50,3 +53,23 @@ def select_frames(frames: Sequence[Frame], k: int, policy: str = "SW+U") -> list
     recent = k // 2 if k > 1 else 1
     older = frames[:-recent] if len(frames) > recent else []
     return _uniform(older, k - recent) + list(frames[-recent:])
+
+
+def in_window(frames: Sequence[Frame], now: float, window_s: float | None) -> list[Frame]:
+    """The frames of the last ``window_s`` seconds at ``now``: ``now - window_s < t_s <= now`` (all when None)."""
+    if window_s is None:
+        return [f for f in frames if f.t_s <= now + 1e-9]
+    return [f for f in frames if now - window_s + 1e-9 < f.t_s <= now + 1e-9]
+
+
+def frames_until(now: float, fps: float, window_s: float | None = None, image: Any = None) -> list[Frame]:
+    """The video's frames sampled at ``fps`` (``i / fps``) up to ``now``, within the window (see :func:`in_window`).
+
+    ``image(index, t_s)`` gives a frame's pixels; frames carry only index and time without it.
+    """
+    import math
+
+    last = int(now * fps + 1e-9)
+    first = 0 if window_s is None else max(0, math.floor((now - window_s) * fps + 1e-9) + 1)
+    frames = in_window([Frame(i, i / fps) for i in range(first, last + 1)], now, window_s)
+    return frames if image is None else [Frame(f.index, f.t_s, image(f.index, f.t_s)) for f in frames]

@@ -410,9 +410,20 @@ def test_replayed_predictions_follow_the_protocols_and_score(tmp_path):
     checker = ProtocolChecker()
     with StubLLMServer(checker) as server:
         for name in ("ovo", "sb"):
-            done = cli("replay-benchmark", tmp_path / name, "--out", tmp_path / f"run_{name}", "--window-s", "60",
+            done = cli("replay", tmp_path / name, "--out", tmp_path / f"run_{name}", "--window-s", "60",
                        "--llm-base-url", server.base_url, "--llm-model", "scripted-vl")
             assert done.returncode == 0, done.stderr
+        report = json.loads((tmp_path / "run_sb" / "replay_report.json").read_text())
+        assert {k: (v["benchmark"], v["strategy"]) for k, v in report["kinds"].items()} == {
+            "mc_question": ("streamingbench", "single-call"), "active_item": ("streamingbench", "polling")}
+        assert report["kinds"]["active_item"]["options"] == {"hz": 1.0} and report["history"] == {
+            "mc_question": "gold", "active_item": "gold"}
+        # the old command stays one release, says so, and plays the same
+        old = cli("replay-benchmark", tmp_path / "ovo", "--out", tmp_path / "run_old", "--window-s", "60", "--k", "16",
+                  "--llm-base-url", server.base_url, "--llm-model", "scripted-vl")
+        assert old.returncode == 0 and "deprecated" in old.stderr and "streamcue replay" in old.stderr, old.stderr
+        assert (tmp_path / "run_old" / "predictions.jsonl").read_text() == (
+            tmp_path / "run_ovo" / "predictions.jsonl").read_text()
     assert not checker.violations
     # SQA: the second and later turns carry the earlier questions with their gold answers
     sqa = [r for r in read_jsonl(tmp_path / "sb" / "mc_question.jsonl")]
@@ -442,7 +453,8 @@ def test_replayed_predictions_follow_the_protocols_and_score(tmp_path):
 @pytest.mark.llm_server
 def test_proactive_polling_stops_at_ground_truth_plus_4_and_own_history(tmp_path):
     from streamcue.llm import LLMSettings
-    from streamcue.loaders.replay_benchmarks import BenchmarkAsker, replay_benchmark
+    from streamcue.loaders.engine import play
+    from streamcue.loaders.strategies import make_strategy
     from streamcue.testing.stub_llm import StubLLMServer
 
     def never(body):
@@ -455,14 +467,18 @@ def test_proactive_polling_stops_at_ground_truth_plus_4_and_own_history(tmp_path
     turns = [dict(VALID_SQA, question_id=f"s{n}", query_time_s=float(n), context={"group_id": "g", "turn": n})
              for n in (1, 2)]
     with StubLLMServer(never) as server:
-        asker = BenchmarkAsker(LLMSettings(base_url=server.base_url, model="stub-vl"), use_cache=False)
-        preds, report = replay_benchmark(asker, [item, *turns], history="own", k=2)
+        settings = LLMSettings(base_url=server.base_url, model="stub-vl")
+        poller = make_strategy("polling", settings, "active_item", protocol="streamingbench", hz=1.0, use_cache=False)
+        (preds,), report = play([item], "active_item", strategy=poller, k=2)
+        asker = make_strategy("single-call", settings, "mc_question", use_cache=False)
+        sqa, _ = play(turns[::-1], "mc_question", strategy=asker, history="own", k=2)  # turn order, whatever the input
         dialogue = [m["text"] for m in server.requests[-1]["messages"][-1]["content"] if m["type"] == "text"]
-    polls = next(p for p in preds if p.get("item_id") == "p1")["responses"]
+    polls = preds["responses"]
     assert [r["t_s"] for r in polls if r["role"] == "assistant"] == [11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0]
     assert all(r["text"] == "No" for r in polls if r["role"] == "assistant")
     assert any("assistant: C" in t for t in dialogue), dialogue  # turn 2 sees the model's own turn-1 answer
-    assert report["ask_yes_no"] == 7 and report["ask_choice"] == 2
+    assert report["strategy"]["ask_yes_no"] == 7 and asker.stats["ask_choice"] == 2
+    assert [p["question_id"] for p in sqa] == ["s2", "s1"]  # predictions in the input order
 
 
 VALID_SQA = {"video_id": "v1", "benchmark": "streamingbench", "task": "Sequential Question Answering", "group": "sqa",
@@ -470,20 +486,6 @@ VALID_SQA = {"video_id": "v1", "benchmark": "streamingbench", "task": "Sequentia
 
 
 #: A prompt edit must be deliberate: a new version file, and its hash here.
-BENCH_PROMPTS = {
-    "bench_choice.v1": "e6af999011e3464bdcf2b198ac6666b390270f024ac183f083b219a5751e0119",
-    "bench_open.v1": "9b3e7f33f22e6a7409fdedf1e1e3fe7e28a798fa991c9520dca63bd654cf1f63",
-    "bench_yes_no.v1": "baf0b49d5ed7a7b0487b9c1c85ea4d4f7513d75eb41fef75c615259275cb1f96",
-}
-
-
-@pytest.mark.parametrize("name", BENCH_PROMPTS)
-def test_replay_prompts_never_change(name):
-    from streamcue.prompts import load_prompt
-
-    assert load_prompt("streamcue.loaders", name).sha256 == BENCH_PROMPTS[name]
-
-
 @pytest.mark.parametrize("args, words", [
     (["ovo-bench", "--pred", "GPT_FILE", "--pred-format", "ovo-results"], "expected an OVO-Bench results folder"),
     (["streamingbench", "--pred", "GPT_FILE"],

@@ -23,7 +23,8 @@ PUBLIC = {
     "streamcue.annotation": [],
     "streamcue.release": [],
     "streamcue.loaders": ["by_video", "load", "video_path"],
-    "streamcue.loaders.strategies": ["STRATEGIES", "make_strategy"],
+    "streamcue.loaders.protocols": ["Context", "PROTOCOLS", "Protocol", "Turn", "protocol_for"],
+    "streamcue.loaders.strategies": ["STRATEGIES", "applicable", "make_strategy"],
     "streamcue.metrics": ["EvalContext", "METRICS", "Metric", "evaluate", "get_metric"],
     "streamcue.testing": [],
 }

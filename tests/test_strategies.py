@@ -366,7 +366,8 @@ def test_replay_command_writes_predictions_and_report_and_resumes_from_the_cache
         calls = server.completions
         assert report["endpoint"]["endpoint_calls"] == calls == report["endpoint"]["requests"] > 0
         assert report["endpoint"]["cache_hits"] == 0 and report["endpoint"]["prompt_tokens"] > 0
-        assert report["options"] == {"hz": 1.0} and str(tmp_path) not in json.dumps(report)
+        assert report["kinds"]["interval_qa"]["options"] == {"hz": 1.0} and str(tmp_path) not in json.dumps(report)
+        assert report["kinds"]["interval_qa"]["strategy"] == "polling" and report["k"] == 16
         again = cli("replay", *args, cache=tmp_path / "cache")
         assert again.returncode == 0 and server.completions == calls  # a re-run makes no new call
         assert json.loads((tmp_path / "run" / "replay_report.json").read_text())["endpoint"]["cache_hits"] == calls
@@ -399,7 +400,7 @@ def test_replay_command_refuses_with_one_line(estp, tmp_path):
     assert done.returncode == 4
     (tmp_path / "predictions.jsonl").write_text(json.dumps(records[0]) + "\n")
     done = cli("replay", tmp_path / "predictions.jsonl", "--out", tmp_path, *base)
-    assert done.returncode == 2 and "would overwrite the input" in done.stderr
+    assert done.returncode == 2 and "refusing to overwrite an input" in done.stderr
     assert json.loads((tmp_path / "predictions.jsonl").read_text()) == records[0]
     (tmp_path / "hints.json").write_text("[1, 2]")
     done = cli("replay", qa, "--out", tmp_path / "run", "--strategy", "polling", "--mistake-hints",

@@ -261,7 +261,7 @@ def test_another_judge_is_refused(built, tmp_path):
 # --- protocol (loaders/protocols/streambench.py, on the replay engine's protocol interface) -------------------------
 
 def test_the_protocol_asks_each_question_at_its_time_after_the_earlier_turns(built):
-    protocols = pytest.importorskip("streamcue.loaders.protocols.base", reason="the protocol interface (helper B)")
+    from streamcue.loaders import protocols
     from streamcue.loaders.protocols.streambench import PROTOCOL
     from streamcue.schemas import validate
 

@@ -1,22 +1,24 @@
-"""The seeds' reference baselines as replay strategies, behind one registry.
+"""Replay strategies (when the model is called, what it is asked), behind one literal registry.
 
-=================  ==========================  ==================================================
-name               kinds                       what it does (paper)
-=================  ==========================  ==================================================
-periodic           all                         sees nothing: a fixed answer every N s (a floor)
-single-call        all                         one speak/stay-silent call per replay step
-polling            interval_qa, dense_caption  "right time?" at ``hz``, then the answer (ESTP-Bench)
-response-in-last   interval_qa                 one call after the clip, ``[frame] answer`` lines (ESTP-Bench)
-turn-loop          guidance                    completed? / mistake? every 5 s (LiveCook)
-self-check         dense_caption               "does my last answer still hold?" first (VSAS-Bench)
-=================  ==========================  ==================================================
+=================  ====================================  ==============================================
+name               kinds (protocols)                     what it does (paper)
+=================  ====================================  ==============================================
+periodic           interval_qa, dense_caption, guidance  sees nothing: a fixed answer every N s (a floor)
+single-call        every kind (active_item: ovo-bench)   one speak/stay-silent call per replay step; one
+                                                         call per question where questions are asked
+polling            interval_qa, dense_caption,           "right time?" at ``hz``, then the answer
+                   active_item (streamingbench)          (ESTP-Bench; StreamingBench proactive)
+response-in-last   interval_qa                           one call after the clip, ``[frame] answer`` lines
+turn-loop          guidance                              completed? / mistake? every 5 s (LiveCook)
+self-check         dense_caption                         "does my last answer still hold?" first (VSAS-Bench)
+=================  ====================================  ==============================================
 
-Memories (which frames and what text a call sees) are separate: ``SW``, ``U``, ``SW+U`` in
-:mod:`streamcue.loaders.replay` and OASIS's event memory in
-:mod:`streamcue.loaders.strategies.oasis`.
+Each class declares ``applies`` (record kind -> protocols, None for all), ``options``
+(:class:`~streamcue.loaders.strategies.base.Option`: name, type, default, help; the CLI builds its
+flags from them), ``needs_endpoint`` and ``help``. Memories (which frames and what text a call
+sees) are the other axis: :mod:`streamcue.loaders.memory`.
 
 >>> model = make_strategy("polling", settings, "interval_qa", hz=1.0)          # doctest: +SKIP
->>> replay_records(model, records, "interval_qa", durations, span="clip")      # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -24,38 +26,46 @@ from __future__ import annotations
 from typing import Any
 
 from streamcue.errors import ConfigError
+from streamcue.loaders.strategies.periodic import PeriodicBaseline
+from streamcue.loaders.strategies.polling import Polling
+from streamcue.loaders.strategies.response_in_last import ResponseInLast
+from streamcue.loaders.strategies.self_check import SelfCheck
+from streamcue.loaders.strategies.single_call import SingleCall
+from streamcue.loaders.strategies.turn_loop import TurnLoop
 
-__all__ = ["STRATEGIES", "make_strategy"]
+__all__ = ["STRATEGIES", "applicable", "make_strategy"]
 
-STRATEGIES = {
-    "periodic": "blind floor: a fixed answer every --every-s seconds (sees nothing, no endpoint)",
-    "single-call": "one speak-or-stay-silent call at every replay step",
-    "polling": "ESTP-Bench polling: 'right time to answer?' at --poll-hz, then the answer",
-    "response-in-last": "ESTP-Bench response-in-last: one call after the clip, '[frame index] answer' lines",
-    "turn-loop": "LiveCook: 'instruction completed?' then 'mistake?' every --every-s seconds",
-    "self-check": "VSAS-Bench self-check: re-caption only when the last caption no longer holds",
+STRATEGIES: dict[str, Any] = {
+    "periodic": PeriodicBaseline,
+    "single-call": SingleCall,
+    "polling": Polling,
+    "response-in-last": ResponseInLast,
+    "turn-loop": TurnLoop,
+    "self-check": SelfCheck,
 }
 
 
-def make_strategy(name: str, settings: Any, kind: str, **options: Any) -> Any:
-    """A replay model for ``name`` (see :data:`STRATEGIES`); ``options`` go to its constructor."""
-    if name == "periodic":
-        from streamcue.loaders.replay_records import PeriodicBaseline
+def applicable(kind: str, protocol: str | None = None) -> list[str]:
+    """The strategies that play ``kind`` records (of ``protocol``), in registry order."""
+    return [name for name, cls in STRATEGIES.items() if cls.applies_to(kind, protocol)]
 
-        return PeriodicBaseline(**{k: v for k, v in options.items() if k == "every_s"})
-    if name == "single-call":
-        from streamcue.loaders.openai_model import OpenAIVisionModel
 
-        return OpenAIVisionModel(settings, kind=kind, **{k: v for k, v in options.items()
-                                                         if k in ("latency_s", "use_cache")})
-    if name == "polling":
-        from streamcue.loaders.strategies.polling import Polling as cls
-    elif name == "response-in-last":
-        from streamcue.loaders.strategies.response_in_last import ResponseInLast as cls
-    elif name == "turn-loop":
-        from streamcue.loaders.strategies.turn_loop import TurnLoop as cls
-    elif name == "self-check":
-        from streamcue.loaders.strategies.self_check import SelfCheck as cls
-    else:
+def make_strategy(name: str, settings: Any, kind: str, *, protocol: str | None = None, **options: Any) -> Any:
+    """A replay model for ``name`` (see :data:`STRATEGIES`); ``options`` go to its constructor.
+
+    Options the strategy does not declare are dropped (``use_cache`` and ``latency_s`` reach every
+    endpoint strategy). An unknown name, or one that does not play ``kind`` (of ``protocol``), is a
+    :class:`ConfigError` naming what applies.
+    """
+    if name not in STRATEGIES:
         raise ConfigError(f"unknown strategy {name!r}; known: {', '.join(STRATEGIES)}")
-    return cls(settings, kind=kind, **options)
+    cls = STRATEGIES[name]
+    if not cls.applies_to(kind, protocol):
+        where = f"{kind} records of {protocol}" if protocol and kind in cls.applies else f"{kind} records"
+        raise ConfigError(f"strategy {name} plays {' or '.join(cls.applies)} records, not {where}; "
+                          f"for {kind} use {' or '.join(applicable(kind, protocol)) or 'none'}")
+    declared = {o.name for o in cls.options} | ({"use_cache", "latency_s", "client"} if cls.needs_endpoint else set())
+    kept = {k: v for k, v in options.items() if k in declared}
+    if not cls.needs_endpoint:
+        return cls(**kept)
+    return cls(settings, kind=kind, **kept)

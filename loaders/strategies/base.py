@@ -8,8 +8,12 @@ file from ``loaders/prompts/``. ``stats`` counts what the strategy did (polls, a
 malformed lines...) and :meth:`VisionStrategy.report` adds the endpoint's usage (calls, cache
 hits, tokens) and wall-clock latency per request.
 
-Other replay harnesses (OVO-Bench, StreamingBench) use the same objects: build one with
-:func:`streamcue.loaders.strategies.make_strategy` and call ``begin(episode)`` then ``respond``.
+A strategy declares what the CLI and the registry need to know about it: ``applies``
+(``{record kind: protocols}``, None for every protocol that plays the kind), ``options``
+(:class:`Option`: name, type, default, help; the CLI builds its flags from them) and
+``needs_endpoint``. Stream-mode protocols call ``begin(episode)`` then ``respond`` at every
+frame (:mod:`streamcue.loaders.replay`); ask-mode protocols (OVO-Bench, StreamingBench) call
+``answer_turn(turn, view)`` once per question (:mod:`streamcue.loaders.engine`).
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from __future__ import annotations
 import statistics
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from streamcue.errors import ConfigError
@@ -25,12 +30,40 @@ from streamcue.llm import LLMClient, LLMSettings, Request, image_content
 from streamcue.loaders.replay import Episode, Frame
 from streamcue.prompts import Prompt, load_prompt
 
-__all__ = ["Asker", "VisionStrategy", "frame_parts", "dialogue_text", "user_content", "YES_NO"]
+__all__ = ["Asker", "VisionStrategy", "Option", "frame_parts", "dialogue_text", "user_content", "YES_NO", "TEXT",
+           "ANSWER_FORMS"]
 
 YES_NO = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
           "required": ["answer"], "additionalProperties": False}
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"],
         "additionalProperties": False}
+
+
+#: How an asked question is answered: ``form -> (prompt file, what the call is counted as)``.
+ANSWER_FORMS = {"choice": ("bench_choice.v1", "ask_choice"), "open": ("bench_open.v1", "ask_open"),
+                "yes_no": ("bench_yes_no.v1", "ask_yes_no")}
+
+
+@dataclass(frozen=True)
+class Option:
+    """A strategy option: the constructor keyword ``name``, its type, default and help.
+
+    ``flag`` is the CLI flag (default ``--name`` with dashes); ``load`` turns the CLI value into the
+    constructor's (e.g. a file of hints into a dict); ``report`` says whether the value goes into
+    replay_report.json's ``options``.
+    """
+
+    name: str
+    type: type
+    default: Any
+    help: str
+    flag: str | None = None
+    load: Callable[[Any], Any] | None = None
+    report: bool = True
+
+    @property
+    def cli_flag(self) -> str:
+        return "--" + (self.flag or self.name.replace("_", "-"))
 
 
 def frame_parts(frames: Sequence[Frame], label: Any = None) -> list[dict[str, Any]]:
@@ -94,6 +127,13 @@ class Asker:
     def yes(self, prompt_name: str, content: list[dict[str, Any]], what: str) -> bool:
         return self.ask(prompt_name, content, YES_NO, what)["answer"] == "yes"
 
+    def answer(self, form: str, content: list[dict[str, Any]]) -> str:
+        """An asked question's answer: a letter (``choice``), short text (``open``) or ``Yes``/``No`` (``yes_no``)."""
+        prompt, what = ANSWER_FORMS[form]
+        if form == "yes_no":
+            return "Yes" if self.yes(prompt, content, what) else "No"
+        return self.ask(prompt, content, TEXT, what)["text"]
+
     def report(self) -> dict[str, Any]:
         """Endpoint usage and latency for the replay report."""
         usage = self.client.usage
@@ -108,8 +148,23 @@ class Asker:
 class VisionStrategy(Asker):
     """Base class of the strategies: an :class:`Asker` that plays one kind of record."""
 
-    kinds: tuple[str, ...] = ()
+    #: ``{record kind: protocol names or None (every protocol of that kind)}``.
+    applies: Mapping[str, tuple[str, ...] | None] = {}
+    options: tuple[Option, ...] = ()
+    needs_endpoint = True
+    help = ""
     takes_context = True
+
+    @classmethod
+    def applies_to(cls, kind: str, protocol: str | None = None) -> bool:
+        if kind not in cls.applies:
+            return False
+        protocols = cls.applies[kind]
+        return protocols is None or protocol is None or protocol in protocols
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(self.applies)
 
     def __init__(self, settings: LLMSettings | None = None, *, kind: str, latency_s: float = 1.0,
                  use_cache: bool = True, client: LLMClient | None = None) -> None:

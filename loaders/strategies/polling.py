@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from streamcue.loaders.replay import Episode, Frame, positive
-from streamcue.loaders.strategies.base import TEXT, VisionStrategy
+from streamcue.loaders.protocols.base import Turn
+from streamcue.loaders.strategies.base import TEXT, Option, VisionStrategy
 
 __all__ = ["Polling"]
 
@@ -27,7 +28,10 @@ class Polling(VisionStrategy):
     """Ask "right time?" every ``1 / hz`` seconds, then the answer on yes."""
 
     name = "polling"
-    kinds = ("interval_qa", "dense_caption")
+    help = "ESTP-Bench polling: 'right time to answer?' at --poll-hz, then the answer"
+    applies = {"interval_qa": None, "dense_caption": None, "active_item": ("streamingbench",)}
+    options = (Option("hz", float, 0.175, "polls per second (ESTP-Bench: 0.175; StreamingBench: 1)",
+                      flag="poll-hz"),)
     WHEN, ANSWER = "polling_when.v1", "polling_answer.v1"
 
     def __init__(self, settings: Any = None, *, kind: str, hz: float = 0.175, **options: Any) -> None:
@@ -54,3 +58,22 @@ class Polling(VisionStrategy):
         self.stats["said_yes"] += 1
         text = self.ask(self.ANSWER, content, TEXT, "ask_answer")["text"].strip()
         return text or None
+
+    def answer_turn(self, turn: Turn, view: Any) -> list[dict[str, Any]]:
+        """A polled question (StreamingBench proactive): ``turn.poll`` yes/no at ``hz`` from ``turn.t_s`` to
+        ``turn.until_s``; on the first yes, the question itself. Every turn of that dialogue is a response."""
+        said: list[dict[str, Any]] = []
+        n = 0
+        now = turn.t_s
+        while now <= turn.until_s + 1e-9:
+            yes = self.answer("yes_no", view(now, turn.poll, turn.dialogue))
+            said += [{"t_s": now, "role": "user", "text": turn.poll}, {"t_s": now, "role": "assistant", "text": yes}]
+            if yes == "Yes":
+                self.stats["said_yes"] += 1
+                text = self.answer(turn.form, view(now, turn.text, turn.dialogue))
+                said += [{"t_s": now, "role": "user", "text": turn.text},
+                         {"t_s": now, "role": "assistant", "text": text}]
+                break
+            n += 1
+            now = turn.t_s + n / self.hz
+        return said

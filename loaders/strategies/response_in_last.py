@@ -17,7 +17,7 @@ from typing import Any
 
 from streamcue.errors import ConfigError
 from streamcue.loaders.replay import Frame, select_frames
-from streamcue.loaders.strategies.base import TEXT, VisionStrategy, frame_parts
+from streamcue.loaders.strategies.base import TEXT, Option, VisionStrategy, frame_parts
 
 __all__ = ["ResponseInLast", "parse_lines"]
 
@@ -42,7 +42,9 @@ class ResponseInLast(VisionStrategy):
     """Silent while the clip plays; one call at its end."""
 
     name = "response-in-last"
-    kinds = ("interval_qa",)
+    help = "ESTP-Bench response-in-last: one call after the clip, '[frame index] answer' lines"
+    applies = {"interval_qa": None}
+    options = (Option("max_frames", int, 64, "frames shown in the one call (spread uniformly over the clip)"),)
     PROMPT = "response_in_last.v1"
 
     def __init__(self, settings: Any = None, *, kind: str, max_frames: int = 64, **options: Any) -> None:

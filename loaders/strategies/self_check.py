@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from streamcue.loaders.replay import Episode, Frame, positive
-from streamcue.loaders.strategies.base import TEXT, VisionStrategy
+from streamcue.loaders.strategies.base import TEXT, Option, VisionStrategy
 
 __all__ = ["SelfCheck"]
 
@@ -25,7 +25,9 @@ class SelfCheck(VisionStrategy):
     """Answer, then re-answer only when the model says its latest answer no longer holds."""
 
     name = "self-check"
-    kinds = ("dense_caption",)
+    help = "VSAS-Bench self-check: re-caption only when the last caption no longer holds"
+    applies = {"dense_caption": None}
+    options = (Option("every_s", float, 1.0, "seconds between steps"),)
     CHECK, ANSWER = "self_check.v1", "polling_answer.v1"
 
     def __init__(self, settings: Any = None, *, kind: str = "dense_caption", every_s: float = 1.0,

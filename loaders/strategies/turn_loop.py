@@ -19,14 +19,34 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from streamcue.loaders.replay import Episode, Frame, positive
-from streamcue.loaders.strategies.base import VisionStrategy
+from streamcue.loaders.strategies.base import Option, VisionStrategy
 
-__all__ = ["TurnLoop", "FINISHED"]
+__all__ = ["TurnLoop", "FINISHED", "load_hints"]
 
 FINISHED = "You have finished all the steps."
+
+
+def load_hints(path: Path) -> dict[Any, str]:
+    """Mistake hints from a ``mistake_summary`` JSONL file (keys ``(video_id, plan_index)``) or a JSON object
+    ``{instruction text: hint}``."""
+    from streamcue.errors import InputError
+    from streamcue.io import read_json, read_jsonl
+    from streamcue.schemas import validate_file
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("no such mistake-hints file", file=path)
+    if path.suffix == ".jsonl":
+        validate_file(path, "mistake_summary")
+        return {(r["video_id"], r["plan_index"]): r["summary"] for r in read_jsonl(path)}
+    hints = read_json(path)
+    if not isinstance(hints, dict) or not all(isinstance(v, str) for v in hints.values()):
+        raise InputError("mistake hints must be a JSON object of instruction text -> hint text", file=path)
+    return hints
 MISTAKE = {"type": "object", "properties": {"mistake": {"type": "boolean"}, "feedback": {"type": "string"}},
            "required": ["mistake", "feedback"], "additionalProperties": False}
 
@@ -35,7 +55,13 @@ class TurnLoop(VisionStrategy):
     """Completed? then mistake? every ``every_s`` seconds; events name their plan step."""
 
     name = "turn-loop"
-    kinds = ("guidance",)
+    help = "LiveCook: 'instruction completed?' then 'mistake?' every --every-s seconds"
+    applies = {"guidance": None}
+    options = (Option("every_s", float, 5.0, "seconds between steps"),
+               Option("hints", Path, None, "LiveCook's typical mistakes per instruction, shown with the mistake "
+                      "question: the mistake_summaries.jsonl of `build livecook-summaries`, or a JSON object "
+                      "{instruction text: hint}.", flag="mistake-hints", load=lambda path: load_hints(path),
+                      report=False))
     COMPLETED, MISTAKE = "turn_loop_completed.v1", "turn_loop_mistake.v1"
 
     def __init__(self, settings: Any = None, *, kind: str = "guidance", every_s: float = 5.0,

@@ -1,7 +1,14 @@
-"""``streamcue replay`` and ``streamcue replay-benchmark``: play records to a model, write predictions and a report."""
+"""``streamcue replay``: play records of any kind to a model with a benchmark's protocol; predictions and a report.
+
+The strategy flags (``--poll-hz``, ``--every-s``, ``--mistake-hints``, ...) are built from the
+options each strategy declares (:data:`streamcue.loaders.strategies.STRATEGIES`); nothing here
+knows one strategy from another. ``replay-benchmark`` is a deprecated alias for one release.
+"""
 
 from __future__ import annotations
 
+import inspect
+import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -9,64 +16,68 @@ import typer
 
 from streamcue import console
 from streamcue.cli.options import LLMModel, NoCache, VisionBaseURL, VisionStructured
+from streamcue.loaders.strategies import STRATEGIES
 
-__all__ = ["KIND_KEYS", "MEMORIES", "DEFAULT_EVERY", "replay_command", "replay_benchmark_command"]
-
-
-KIND_KEYS = (("plan", "guidance"), ("qa_id", "interval_qa"), ("task_id", "dense_caption"))
-MEMORIES = ("SW", "U", "SW+U", "OASIS")
-DEFAULT_EVERY = {"periodic": 30.0, "turn-loop": 5.0, "self-check": 1.0}
+__all__ = ["STRATEGY_FLAGS", "replay_command", "replay_benchmark_command"]
 
 
-def _kind(first: dict[str, Any], records: Path) -> str:
-    from streamcue.errors import InputError
+def _strategy_flags() -> dict[str, list[tuple[str, Any]]]:
+    """``{cli flag: [(strategy name, Option)]}`` from the strategies' declarations."""
+    flags: dict[str, list[tuple[str, Any]]] = {}
+    for name, cls in STRATEGIES.items():
+        for option in cls.options:
+            flags.setdefault(option.cli_flag, []).append((name, option))
+    return flags
 
-    for key, kind in KIND_KEYS:
-        if key in first:
-            return kind
-    raise InputError("cannot tell the record kind (no qa_id, task_id or plan); pass --kind", file=records, line=1)
+
+STRATEGY_FLAGS = _strategy_flags()
 
 
-def replay_command(
-    records: Annotated[Path, typer.Argument(help="JSONL records: interval_qa, dense_caption or guidance.")],
+def _replay(
+    records: Annotated[Path, typer.Argument(
+        help="A record file (interval_qa, dense_caption, guidance, mc_question, active_item, ...) or a build folder.")],
     out: Annotated[Path, typer.Option(help="Output folder: predictions.jsonl and replay_report.json.")],
-    strategy: Annotated[str, typer.Option(
-        help="periodic, single-call, polling, response-in-last, turn-loop or self-check.")] = "polling",
-    kind: Annotated[Optional[str], typer.Option(help="Record kind (default: told from the first record).")] = None,
+    strategy: Annotated[Optional[str], typer.Option(
+        help=f"When the model is called: {', '.join(STRATEGIES)} (default: the benchmark's own).")] = None,
+    memory: Annotated[str, typer.Option(
+        help="Which frames a call sees: SW, U, SW+U, window (the last --window-s seconds) or OASIS (event "
+             "memory; needs the embed extra).")] = "SW+U",
+    k: Annotated[int, typer.Option(help="Frames per call (OASIS: its short window is min(k, 8)).")] = 16,
+    fps: Annotated[float, typer.Option(help="Frames per second sampled from the video.")] = 1.0,
+    window_s: Annotated[Optional[float], typer.Option(
+        help="Show only the frames of the last N seconds (now - N < t <= now: 60 frames for 60 s at 1 fps).")] = None,
+    history: Annotated[Optional[str], typer.Option(
+        help="Earlier turns of multi-turn questions show the gold answers (gold) or the model's own (own); "
+             "default: the benchmark's (StreamingBench gold, as its code; ESTP-Bench own).")] = None,
+    turns: Annotated[Optional[str], typer.Option(hidden=True, help="Old name of --history.")] = None,
+    benchmark: Annotated[Optional[str], typer.Option(
+        help="The benchmark whose protocol plays the records (default: the records' benchmark field, or the "
+             "only one that plays their kind).")] = None,
+    kind: Annotated[Optional[str], typer.Option(help="Record kind (default: told from the file).")] = None,
     videos: Annotated[Optional[Path], typer.Option(
-        help="videos.jsonl with the durations (default: the one beside RECORDS).")] = None,
+        help="videos.jsonl with the durations and uris (default: the one beside RECORDS).")] = None,
     video_root: Annotated[Optional[Path], typer.Option(
         help="Folder the videos' uri fields are relative to; without it frames carry only their times.")] = None,
-    fps: Annotated[float, typer.Option(help="Frames per second sampled from the video.")] = 1.0,
-    poll_hz: Annotated[float, typer.Option(
-        help="polling: polls per second (ESTP-Bench: 0.175; StreamingBench: 1).")] = 0.175,
-    every_s: Annotated[Optional[float], typer.Option(
-        help="turn-loop (5), self-check (1), periodic (30): seconds between steps.")] = None,
-    memory: Annotated[str, typer.Option(
-        help="Memory policy: SW, U, SW+U or OASIS (event memory; needs the embed extra).")] = "SW+U",
-    k: Annotated[int, typer.Option(help="Frames per call (OASIS: its short window is min(k, 8)).")] = 16,
-    window_s: Annotated[Optional[float], typer.Option(help="Show only the frames of the last N seconds.")] = None,
+    videos_root: Annotated[Optional[Path], typer.Option(hidden=True, help="Old name of --video-root.")] = None,
     span: Annotated[str, typer.Option(
         help="interval_qa: clip (the record's clip, else query time to 5 s after the last answer) or "
              "video.")] = "clip",
-    turns: Annotated[str, typer.Option(
-        help="Earlier turns of multi-turn questions: own (the model's answers) or gold.")] = "own",
-    protocol: Annotated[str, typer.Option(help="synchronous or asynchronous (VSAS-Bench).")] = "synchronous",
-    mistake_hints: Annotated[Optional[Path], typer.Option(
-        help="turn-loop: LiveCook's typical mistakes per instruction, shown with the mistake question: the "
-             "mistake_summaries.jsonl of `build livecook-summaries`, or a JSON object {instruction text: hint}.")]
-        = None,
-    limit: Annotated[Optional[int], typer.Option(help="Play only the first N records.")] = None,
+    timing: Annotated[str, typer.Option(
+        help="synchronous (the model answers before the next frame) or asynchronous (VSAS-Bench: a slow "
+             "model sees fewer frames and answers late).")] = "synchronous",
+    protocol: Annotated[Optional[str], typer.Option(hidden=True, help="Old name of --timing.")] = None,
+    limit: Annotated[Optional[int], typer.Option(help="Play only the first N records in total.")] = None,
     llm_base_url: VisionBaseURL = None,
     llm_model: LLMModel = None,
     llm_structured: VisionStructured = "json_schema",
     no_cache: NoCache = False,
+    **strategy_options: Any,
 ) -> None:
-    """Replay records to a vision model with one of the papers' strategies and write its predictions.
+    """Replay records to a vision model with a benchmark's protocol, a strategy and a memory; write its predictions.
 
     Every call is cached: a re-run, or a run resumed after a kill, repeats no call. The
-    predictions follow the *_prediction schema of the records' kind, ready for
-    `streamcue evaluate`.
+    predictions follow the *_prediction schema of each record's kind, ready for
+    `streamcue evaluate`. See docs/replay.md.
 
     Example (ESTP-Bench polling at 1 Hz, then scoring):
 
@@ -75,78 +86,216 @@ def replay_command(
 
         streamcue evaluate estp-f1 --gt out/ego4d/interval_qa.jsonl --pred runs/poll/predictions.jsonl
     """
+    run_replay(records=records, out=out, strategy=strategy, memory=memory, k=k, fps=fps, window_s=window_s,
+               history=history or turns, benchmark=benchmark, kind=kind, videos=videos,
+               video_root=video_root or videos_root, span=span, timing=protocol or timing, limit=limit,
+               llm_base_url=llm_base_url, llm_model=llm_model, llm_structured=llm_structured, no_cache=no_cache,
+               strategy_options=strategy_options)
+
+
+def _with_strategy_flags(func: Any) -> Any:
+    """``func`` with one typer option per declared strategy flag (its parameters are read from the signature)."""
+    signature = inspect.signature(func, eval_str=True)
+    params = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    for flag, declared in STRATEGY_FLAGS.items():
+        types = {option.type for _, option in declared}
+        kind_ = types.pop() if len(types) == 1 else str
+        text = "; ".join(f"{name}: {option.help}" + (f" (default {option.default})" if option.default is not None
+                                                     else "") for name, option in declared)
+        params.append(inspect.Parameter(
+            flag[2:].replace("-", "_"), inspect.Parameter.KEYWORD_ONLY, default=None,
+            annotation=Annotated[Optional[kind_], typer.Option(flag, help=text)]))
+
+    def command(**kwargs: Any) -> None:
+        base = {p.name: kwargs.pop(p.name) for p in signature.parameters.values()
+                if p.kind is not inspect.Parameter.VAR_KEYWORD}
+        func(**base, **kwargs)
+
+    command.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    command.__doc__ = func.__doc__
+    command.__name__ = "replay_command"
+    return command
+
+
+replay_command = _with_strategy_flags(_replay)
+
+PLAYABLE_KEYS = (("plan", "guidance"), ("qa_id", "interval_qa"), ("task_id", "dense_caption"),
+                 ("question_id", "mc_question"), ("item_id", "active_item"))
+
+
+def _record_files(records: Path, kind: str | None) -> list[tuple[str, Path]]:
+    """``(kind, file)`` of a build folder (every playable kind file in it) or of one record file."""
+    from streamcue.errors import InputError
+    from streamcue.io import iter_jsonl
+    from streamcue.loaders.protocols import PROTOCOLS
+    from streamcue.schemas import ID_FIELDS
+
+    playable = list(dict.fromkeys(k for p in PROTOCOLS.values() for k in p.kinds))
+    if records.is_dir():
+        found = [(k, records / f"{k}.jsonl") for k in playable if (records / f"{k}.jsonl").is_file()]
+        if kind is not None:
+            found = [(k, f) for k, f in found if k == kind]
+        if not found:
+            raise InputError(f"no record file to replay in the folder ({', '.join(f'{k}.jsonl' for k in playable)})",
+                             file=records)
+        return found
+    if not records.is_file():
+        raise InputError("no such records file", file=records)
+    if kind is not None:
+        return [(kind, records)]
+    if records.stem in playable:
+        return [(records.stem, records)]
+    first = next(iter(iter_jsonl(records)), (None, None))[1]
+    if not isinstance(first, dict):
+        raise InputError("no records in the file", file=records)
+    keys = PLAYABLE_KEYS + tuple((ID_FIELDS[k], k) for k in playable if k not in dict(PLAYABLE_KEYS).values())
+    for key, found in keys:
+        if key in first:
+            return [(found, records)]
+    raise InputError(f"cannot tell the record kind (no {', '.join(k for k, _ in keys)}); pass --kind", file=records,
+                     line=1)
+
+
+def _given_options(strategy: str, kind: str, given: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """The strategy's options: given on the command line, else the protocol's default, else the declared default."""
+    from streamcue.errors import ConfigError
+
+    declared = {option.cli_flag: option for option in STRATEGIES[strategy].options}
+    for flag, value in given.items():
+        if value is not None and flag not in declared:
+            users = [name for name, _ in STRATEGY_FLAGS[flag]]
+            raise ConfigError(f"{flag} is for --strategy {' or '.join(users)}, not {strategy} ({kind})")
+    options = {}
+    for flag, option in declared.items():
+        value = given.get(flag)
+        if value is None:
+            value = defaults.get(option.name, option.default)
+        elif option.load is not None:
+            value = option.load(value)
+        options[option.name] = value
+    return options
+
+
+def run_replay(*, records: Path, out: Path, strategy: str | None, memory: str, k: int, fps: float,
+               window_s: float | None, history: str | None, benchmark: str | None, kind: str | None,
+               videos: Path | None, video_root: Path | None, span: str, timing: str, limit: int | None,
+               llm_base_url: str | None, llm_model: str | None, llm_structured: str, no_cache: bool,
+               strategy_options: dict[str, Any]) -> None:
+    """The replay command's work, shared by ``replay`` and its deprecated alias."""
+    import math
+
     from streamcue.errors import ConfigError, InputError
     from streamcue.io import read_jsonl, write_json, write_jsonl
     from streamcue.llm import LLMSettings
-    from streamcue.loaders.replay_records import replay_records
-    from streamcue.loaders.strategies import STRATEGIES, make_strategy
-    from streamcue.schemas import load_durations, validate, validate_file
+    from streamcue.loaders.engine import HISTORIES, SPANS, play
+    from streamcue.loaders.frames import FrameSource
+    from streamcue.loaders.load import video_path
+    from streamcue.loaders.memory import MEMORIES, make_memory
+    from streamcue.loaders.protocols import protocol_for
+    from streamcue.loaders.strategies import applicable, make_strategy
+    from streamcue.paths import check_out_folder, check_outputs
+    from streamcue.schemas import validate, validate_file
 
-    if strategy not in STRATEGIES:
+    given = {flag: strategy_options.get(flag[2:].replace("-", "_")) for flag in STRATEGY_FLAGS}
+    if strategy is not None and strategy not in STRATEGIES:
         raise ConfigError(f"unknown strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
     if memory not in MEMORIES:
         raise ConfigError(f"unknown memory {memory!r}; known: {', '.join(MEMORIES)}")
-    if not 0 < fps <= 60:
+    if not (math.isfinite(fps) and 0 < fps <= 60):
         raise ConfigError(f"--fps must be a positive number of frames per second, at most 60, got {fps}")
     if k < 1 or (limit is not None and limit < 1):
         raise ConfigError("--k and --limit must be at least 1")
-    if not records.is_file():
-        raise InputError("no such records file", file=records)
-    rows = read_jsonl(records)
-    if not rows:
+    if history is not None and history not in HISTORIES:
+        raise ConfigError(f"--history must be gold (the gold answers) or own (the model's), got {history!r}")
+    if span not in SPANS:
+        raise ConfigError(f"--span must be clip or video, got {span!r}")
+    if timing not in ("synchronous", "asynchronous"):
+        raise ConfigError(f"--timing must be synchronous or asynchronous, got {timing!r}")
+    files = _record_files(records, kind)
+    folder = records if records.is_dir() else records.parent
+    videos = videos or folder / "videos.jsonl"
+    hint_files = [Path(v) for flag, v in given.items() if v is not None and STRATEGY_FLAGS[flag][0][1].type is Path]
+    inputs = [f for _, f in files] + ([videos] if videos.is_file() else []) + hint_files
+    if records.is_dir():
+        inputs.append(records)
+    check_out_folder(out)
+    check_outputs([(out / "predictions.jsonl", "predictions"), (out / "replay_report.json", "report")], inputs,
+                  inside_inputs=True)
+
+    # read and validate every input before any call
+    plays = []
+    left = limit
+    for file_kind, path in files:
+        validate_file(path, file_kind, videos=videos if videos.is_file() else None)
+        rows = read_jsonl(path)
+        rows = rows[:left] if left is not None else rows
+        if left is not None:
+            left -= len(rows)
+        if not rows:
+            continue
+        protocol = protocol_for(file_kind, rows[0], benchmark)
+        others = {r.get("benchmark") for r in rows} - {None, protocol.name}
+        if others:
+            raise InputError(f"records of several benchmarks ({protocol.name}, {', '.join(sorted(others))}) in one "
+                             "file; replay one benchmark at a time", file=path)
+        name = strategy or protocol.default_strategy[file_kind]
+        if not STRATEGIES[name].applies_to(file_kind, protocol.name):
+            raise ConfigError(f"strategy {name} plays {' or '.join(STRATEGIES[name].applies)} records, not "
+                              f"{file_kind} records of {protocol.name}; for those use "
+                              f"{' or '.join(applicable(file_kind, protocol.name))}")
+        options = _given_options(name, file_kind, given, dict(protocol.defaults.get(name, {})))
+        plays.append((file_kind, path, rows, protocol, name, options))
+    if not plays:
         raise InputError("no records in the file", file=records)
-    kind = kind or _kind(rows[0], records)
-    videos = videos or records.with_name("videos.jsonl")
-    if not videos.is_file():
-        raise InputError("no videos.jsonl with the durations (pass --videos)", file=videos)
-    validate_file(records, kind, videos=videos)
-    durations = load_durations(videos)
-    out.mkdir(parents=True, exist_ok=True)
-    predictions_path = out / "predictions.jsonl"
-    if predictions_path.resolve() in (records.resolve(), videos.resolve()):
-        raise ConfigError(f"--out {out} would overwrite the input {predictions_path.name}")
-
-    settings = None
-    if strategy != "periodic" or memory == "OASIS":
-        settings = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured)
-    options: dict[str, Any] = {}
-    if strategy == "polling":
-        options["hz"] = poll_hz
-    if strategy in DEFAULT_EVERY:
-        options["every_s"] = every_s if every_s is not None else DEFAULT_EVERY[strategy]
-    if strategy != "periodic":
-        options["use_cache"] = not no_cache
-    if mistake_hints is not None:
-        if strategy != "turn-loop":
-            raise ConfigError("--mistake-hints is for --strategy turn-loop")
-        options["hints"] = _hints(mistake_hints)
-    model = make_strategy(strategy, settings, kind, **options)
-    policy: Any = memory
-    if memory == "OASIS":
-        from streamcue.loaders.strategies.oasis import OasisMemory
-
-        policy = OasisMemory(settings, short_k=min(k, 8), use_cache=not no_cache)
-
-    frames_for = None
+    stream = any(p[3].mode[p[0]] == "stream" for p in plays)
+    if (stream or video_root is not None) and not videos.is_file():
+        raise InputError("no videos.jsonl with the durations and uris (pass --videos)", file=videos)
+    by_id = {v["video_id"]: v for v in read_jsonl(videos)} if videos.is_file() else {}
+    durations = {vid: v["duration_s"] for vid, v in by_id.items()}
+    frames = None
     if video_root is not None:
-        frames_for = _frames_for(video_root, videos, fps)
-    selected = rows[:limit] if limit else rows
-    predictions, report = replay_records(model, selected, kind, durations, fps=fps, span=span, turns=turns,
-                                         frames_for=frames_for, k=k, policy=policy, protocol=protocol,
-                                         window_s=window_s)
-    prediction_kind = f"{kind}_prediction"
-    for prediction in predictions:
-        validate(prediction, prediction_kind)
-    write_jsonl(predictions_path, predictions)
-    report = {"records": records.name, "kind": kind, "strategy": strategy, "memory": memory, "fps": fps,
-              "options": {key: value for key, value in options.items() if key not in ("use_cache", "hints")},
-              **({"mistake_hints": mistake_hints.name} if mistake_hints else {}),
-              "replay": {"steps" if key == "calls" else key: value for key, value in report.items()},
-              "endpoint": model.report() if hasattr(model, "report") else _usage(model),
-              **({"memory_calls": policy.report()} if memory == "OASIS" else {})}
+        paths = {}
+        for vid in dict.fromkeys(r["video_id"] for p in plays for r in p[2]):
+            if vid not in by_id:
+                raise InputError("unknown video (not in videos.jsonl)", file=videos, record=f"video_id={vid}")
+            paths[vid] = video_path(by_id[vid], video_root)
+            if not paths[vid].is_file():
+                raise InputError(f"video file missing under the video root: {by_id[vid]['uri']}", file=videos,
+                                 record=f"video_id={vid}", field="$.uri")
+        frames = FrameSource(paths, fps=fps)
+
+    needs_endpoint = memory == "OASIS" or any(STRATEGIES[p[4]].needs_endpoint for p in plays)
+    settings = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured) \
+        if needs_endpoint else None
+    policy = make_memory(memory, k=k, window_s=window_s, settings=settings, use_cache=not no_cache)
+    predictions: list[dict[str, Any]] = []
+    kinds: dict[str, Any] = {}
+    for file_kind, path, rows, protocol, name, options in plays:
+        model = make_strategy(name, settings, file_kind, protocol=protocol.name, use_cache=not no_cache, **options)
+        played, summary = play(rows, file_kind, strategy=model, protocol=protocol, memory=policy, k=k, fps=fps,
+                               window_s=window_s, history=history, span=span, durations=durations, frames=frames,
+                               timing=timing)
+        for prediction in played:
+            validate(prediction, f"{file_kind}_prediction")
+        predictions += played
+        reported = {option.name for option in STRATEGIES[name].options if option.report}
+        kinds[file_kind] = {
+            "records": path.name, "benchmark": protocol.name, "played": len(rows), "strategy": name,
+            "options": {key: value for key, value in options.items() if key in reported},
+            "replay": {"steps" if key == "calls" else key: value for key, value in summary.items()},
+            "endpoint": model.report() if hasattr(model, "report") else {}}
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / "predictions.jsonl", predictions)
+    report = {"records": records.name, "memory": memory, "k": k, "fps": fps, "window_s": window_s,
+              "history": history or {p[0]: p[3].history for p in plays}, "span": span, "timing": timing,
+              "limit": limit, "kinds": kinds, "endpoint": _total(kind_report["endpoint"] for kind_report in
+                                                                 kinds.values()),
+              **({"memory_calls": policy.report()} if hasattr(policy, "report") else {}),
+              **({"videos_decoded": dict(frames.decoded)} if frames is not None else {})}
     write_json(out / "replay_report.json", report)
     endpoint = report["endpoint"]
-    console.out.print(f"{len(predictions)} {prediction_kind} written to {predictions_path}", markup=False)
+    console.out.print(f"{len(predictions)} predictions ({', '.join(f'{len(p[2])} {p[0]}' for p in plays)}) "
+                      f"written to {out / 'predictions.jsonl'}", markup=False)
     if endpoint:
         console.out.print(f"{endpoint.get('endpoint_calls', 0)} endpoint calls, {endpoint.get('cache_hits', 0)} cache "
                           f"hits, {endpoint.get('prompt_tokens', 0)} prompt tokens, mean latency "
@@ -157,52 +306,22 @@ def replay_command(
                               markup=False)
 
 
-def _hints(path: Path) -> dict[Any, str]:
-    from streamcue.errors import InputError
-    from streamcue.io import read_json, read_jsonl
-    from streamcue.schemas import validate_file
-
-    if not path.is_file():
-        raise InputError("no such mistake-hints file", file=path)
-    if path.suffix == ".jsonl":
-        validate_file(path, "mistake_summary")
-        return {(r["video_id"], r["plan_index"]): r["summary"] for r in read_jsonl(path)}
-    hints = read_json(path)
-    if not isinstance(hints, dict) or not all(isinstance(v, str) for v in hints.values()):
-        raise InputError("mistake hints must be a JSON object of instruction text -> hint text", file=path)
-    return hints
-
-
-def _usage(model: Any) -> dict[str, Any]:
-    client = getattr(model, "client", None)
-    if client is None:
-        return {}
-    u = client.usage
-    return {"endpoint_calls": u.calls, "cache_hits": u.cache_hits, "invalid_answers": u.invalid_answers,
-            "prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens}
-
-
-def _frames_for(video_root: Path, videos: Path, fps: float) -> Any:
-    """``video_id -> frame_image`` decoding each video once, from its uri under the root."""
-    from streamcue.errors import InputError
-    from streamcue.io import read_jsonl
-    from streamcue.loaders.frames import VideoFrames
-    from streamcue.loaders.load import video_path
-
-    by_id = {v["video_id"]: v for v in read_jsonl(videos)}
-    decoded: dict[str, Any] = {}
-
-    def frames_for(video_id: str) -> Any:
-        if video_id not in decoded:
-            path = video_path(by_id[video_id], video_root)
-            if not path.is_file():
-                raise InputError(f"video file missing under the video root: {by_id[video_id]['uri']}",
-                                 record=f"video_id={video_id}", field="$.uri")
-            decoded.clear()  # one decoded video in memory at a time
-            decoded[video_id] = VideoFrames(path, fps=fps)
-        return decoded[video_id]
-
-    return frames_for
+def _total(reports: Any) -> dict[str, Any]:
+    """The endpoint reports of several strategies added up (counts summed, latency: mean of means, max)."""
+    reports = [r for r in reports if r]
+    if len(reports) == 1:
+        return reports[0]
+    total: dict[str, Any] = {}
+    for r in reports:
+        for key, value in r.items():
+            if key == "latency_max_s":
+                total[key] = max(total.get(key, 0.0), value)
+            elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                total[key] = total.get(key, 0) + value
+    if reports:
+        total["latency_mean_s"] = sum(r.get("latency_mean_s", 0.0) for r in reports) / len(reports)
+        total["strategy"] = "+".join(str(r.get("strategy", "")) for r in reports)
+    return total
 
 
 def replay_benchmark_command(
@@ -218,65 +337,22 @@ def replay_benchmark_command(
     memory: Annotated[str, typer.Option(help="SW (last k), U (uniform) or SW+U.")] = "SW+U",
     video_root: Annotated[Optional[Path], typer.Option(help="Folder the videos' uri fields are relative to; "
                                                              "without it frames carry only their times.")] = None,
-    limit: Annotated[Optional[int], typer.Option(help="Play only the first N records of each kind.")] = None,
-    llm_base_url: Annotated[Optional[str], typer.Option(
-        help="OpenAI-compatible base URL (or $STREAMCUE_LLM_BASE_URL).")] = None,
-    llm_model: Annotated[Optional[str], typer.Option(
-        help="Model name (or $STREAMCUE_LLM_MODEL); key from $STREAMCUE_LLM_API_KEY.")] = None,
-    llm_structured: Annotated[str, typer.Option(
-        help="Structured output: json_schema, json_object or none.")] = "json_schema",
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM response cache.")] = False,
+    limit: Annotated[Optional[int], typer.Option(help="Play only the first N records in total.")] = None,
+    llm_base_url: VisionBaseURL = None,
+    llm_model: LLMModel = None,
+    llm_structured: VisionStructured = "json_schema",
+    no_cache: NoCache = False,
 ) -> None:
-    """Replay OVO-Bench / StreamingBench records to a vision model with each benchmark's protocol.
+    """Deprecated (one release): `streamcue replay` plays OVO-Bench and StreamingBench records with their protocols.
 
-    Questions arrive at their time and the model sees frames up to then; OVO-Bench forward
-    items are asked at every probe time; StreamingBench proactive items are polled every second
-    (question time + 1 s to ground-truth time + 4 s). Score the predictions with
-    streamcue evaluate ovo-bench / streamingbench.
-
-    Example:
-
-        streamcue replay-benchmark out/ovo --out runs/ovo --window-s 60 \\
-            --llm-base-url http://127.0.0.1:8000/v1 --llm-model Qwen2.5-VL-7B --video-root /data/ovo
+    Runs `streamcue replay RECORDS --out OUT --k 8 ...` (this command's defaults, kept).
     """
-    from streamcue.io import read_jsonl, write_json, write_jsonl
-    from streamcue.llm import LLMSettings
-    from streamcue.loaders.replay_benchmarks import BenchmarkAsker, replay_benchmark
-    from streamcue.metrics.bench_readers import record_files
-
-    rows = []
-    for _, path in record_files(records):
-        rows += read_jsonl(path)[:limit] if limit is not None else read_jsonl(path)
-    settings = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured)
-    frame_image = _frame_source(records, video_root, fps) if video_root else None
-    predictions, report = replay_benchmark(BenchmarkAsker(settings, use_cache=not no_cache), rows, fps=fps, k=k,
-                                           policy=memory, window_s=window_s, history=history,
-                                           frame_image=frame_image)
-    write_jsonl(out / "predictions.jsonl", predictions)
-    write_json(out / "replay_report.json", report)
-    console.out.print(f"{len(predictions)} predictions written to {out / 'predictions.jsonl'} "
-                      f"({report['endpoint_calls']} endpoint calls, {report['cache_hits']} from cache)")
-
-
-
-def _frame_source(records: Path, video_root: Path, fps: float):
-    """``frame_image(video_id, index, t_s)`` decoding each video once, from the videos.jsonl beside the records."""
-    from streamcue.errors import InputError
-    from streamcue.io import read_jsonl
-    from streamcue.loaders.frames import VideoFrames
-    from streamcue.loaders.load import video_path
-
-    videos_file = (records if records.is_dir() else records.parent) / "videos.jsonl"
-    if not videos_file.is_file():
-        raise InputError("--video-root needs the videos.jsonl the builder wrote beside the records", file=videos_file)
-    uris = {v["video_id"]: v for v in read_jsonl(videos_file)}
-    decoded: dict[str, VideoFrames] = {}
-
-    def frame_image(video_id: str, index: int, t_s: float):
-        if video_id not in decoded:
-            decoded.clear()  # one video's frames in memory at a time
-            decoded[video_id] = VideoFrames(video_path(uris[video_id], video_root), fps=fps)
-        return decoded[video_id](index, t_s)
-
-    return frame_image
-
+    flags = [f"--window-s {window_s:g}" if window_s is not None else "", f"--history {history}", f"--k {k}",
+             f"--memory {memory}" if memory != "SW+U" else "", f"--fps {fps:g}" if fps != 1.0 else "",
+             f"--video-root {video_root}" if video_root else "", f"--limit {limit}" if limit else ""]
+    print(f"streamcue replay-benchmark is deprecated and goes in the next release; run instead: streamcue replay "
+          f"{records} --out {out} {' '.join(f for f in flags if f)}", file=sys.stderr)
+    run_replay(records=records, out=out, strategy=None, memory=memory, k=k, fps=fps, window_s=window_s,
+               history=history, benchmark=None, kind=None, videos=None, video_root=video_root, span="clip",
+               timing="synchronous", limit=limit, llm_base_url=llm_base_url, llm_model=llm_model,
+               llm_structured=llm_structured, no_cache=no_cache, strategy_options={})
