@@ -56,7 +56,7 @@ def build_recorded(
     config = recorded.Config(videos=videos, tasks=tasks, out=out, llm=settings, k=k, frame_side=frame_side,
                              anonymized=anonymized, license=license, use_cache=not no_cache,
                              concurrency=concurrency)
-    result, report = run_builder(get_builder("recorded"), config, out, inputs=[videos, tasks])
+    result, report = run_builder(get_builder("recorded"), config, out)
     u = report.llm
     console.out.print(f"{result.counts.get('dense_caption', 0)} dense-caption tasks, {report.details['captions']} "
                       f"captions "
