@@ -167,7 +167,7 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
     videos: dict[str, Any] = {}
     caption_count = 0
     tasks = [t for _, t in read_tasks(config.tasks)]
-    for task in tasks:  # a task names a file under --videos, never one outside it
+    for task in tasks:  # a task names a file under --video-root, never one outside it
         resolve_uri(config.videos, task["video"], file=config.tasks, record=f"task_id={task['task_id']}",
                     field="video")
         if not (config.videos / task["video"]).is_file():
