@@ -29,8 +29,8 @@ from typing import Any
 from streamcue.errors import ConfigError
 from streamcue.paths import check_out_folder, check_outputs
 
-__all__ = ["DeclaredPath", "input_path", "output_path", "declared_inputs", "declared_outputs", "check_io",
-           "check_config_io"]
+__all__ = ["DeclaredPath", "DeclaredField", "input_path", "output_path", "declared_inputs", "declared_outputs",
+           "declared_fields", "check_io", "check_config_io", "is_blank"]
 
 _KEY = "streamcue.io"
 
@@ -44,6 +44,17 @@ class DeclaredPath:
     folder: bool
     path: Path
     #: for an output folder: the entries the build writes inside it besides its records (``videos/``)
+    writes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DeclaredField:
+    """A path field of a ``Config`` class: name, role (``input`` or ``output``), option, kind, entries written."""
+
+    field: str
+    role: str
+    option: str
+    folder: bool
     writes: tuple[str, ...] = ()
 
 
@@ -114,6 +125,12 @@ def check_io(outputs: Mapping[Path, object] | Iterable[tuple[Path, object]], inp
                                   "folder")
         check_out_folder(out_folder, option)
         pairs.insert(0, (out_folder, option))
+    files = [(given, given.resolve()) for given in inputs if given.is_file()]
+    for out, _ in pairs:
+        real = Path(out).resolve()
+        for given, real_in in files:
+            if real != real_in and real.is_relative_to(real_in):
+                raise ConfigError(f"output {out} lies inside the input file {given}: choose another output")
     check_outputs(pairs, inputs, inside_inputs=True)
 
 
@@ -124,3 +141,19 @@ def check_config_io(config: Any, out: Path, written: Iterable[str], option: str 
     for declared in declared_outputs(config):
         outputs += [(declared.path, declared.option), *((declared.path / w, w) for w in declared.writes)]
     check_io(outputs, inputs, out_folder=out, option=option)
+
+
+def declared_fields(config_type: Any) -> list[DeclaredField]:
+    """Each path field a ``Config`` class (or instance) declares with :func:`input_path` or :func:`output_path`."""
+    return [DeclaredField(f.name, f.metadata[_KEY], f.metadata["option"], f.metadata["folder"],
+                          tuple(f.metadata.get("writes", ()))) for f in dataclasses.fields(config_type)
+            if f.metadata.get(_KEY)]
+
+
+def is_blank(path: Path) -> bool:
+    """Whether the file ``path`` holds nothing but whitespace (read up to its first other character)."""
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 16):
+            if chunk.strip():
+                return False
+    return True

@@ -83,9 +83,9 @@ def annotate_pull(
     """
     from streamcue.annotation.roundtrip import pull
     from streamcue.io import write_json
-    from streamcue.paths import check_outputs
+    from streamcue.prologue import check_io
 
-    check_outputs([(out, "--out"), *([(changes, "--changes")] if changes else [])], [])
+    check_io([(out, "--out"), *([(changes, "--changes")] if changes else [])], [])
     result = pull(project, out, url=url, required=required, tolerance_s=tolerance)
     console.out.print(console.table(f"{result.records} records -> {out}", ["records"],
                                     {state: {"records": n} for state, n in sorted(result.states.items())}, "state"))

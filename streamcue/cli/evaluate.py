@@ -65,18 +65,20 @@ def evaluate(
         streamcue evaluate streamingbench --gt out/sb --pred real_output.json --pred-format streamingbench \\
             --pred-model MiniCPM-V --param rules=strict
     """
-    from streamcue.errors import ConfigError
+    from streamcue.errors import ConfigError, InputError
     from streamcue.io import write_json
     from streamcue.metrics import evaluate as run_evaluate
     from streamcue.metrics.report import print_report
-    from streamcue.paths import check_outputs
+    from streamcue.prologue import check_io, is_blank
 
     if output is not None:  # refused before any scoring: a folder, or one of the inputs
         if output.is_dir():
             raise ConfigError(f"--output {output} is a folder; give the report's file name")
         # ovo-bench / streamingbench read folders (--gt out/ovo, --pred results/GPT): their files are inputs too
         read = [gt, pred, *(f for p in (gt, pred) if p.is_dir() for f in p.iterdir())]
-        check_outputs({output: "--output"}, read)
+        check_io({output: "--output"}, read)
+    if pred.is_file() and is_blank(pred) and gt.is_file() and not is_blank(gt):  # empty ground truth: the metric says
+        raise InputError("empty file: no predictions to score", file=pred)
     if embedding_model and judge != "embedding":
         raise ConfigError("--embedding-model is the embedding judge's model folder: add --judge embedding")
     if llm_model and judge == "embedding":

@@ -37,10 +37,10 @@ def agreement(
     """
     from streamcue.annotation.agreement import caption_agreement
     from streamcue.io import write_json
-    from streamcue.paths import check_outputs
+    from streamcue.prologue import check_io
 
     if output is not None:
-        check_outputs({output: "--output"}, [generated, verified])
+        check_io({output: "--output"}, [generated, verified])
     result = caption_agreement(generated, verified, threshold=threshold, model_path=embedding_model)
     rows = {name: {k: v for k, v in group.items()} for name, group in result["groups"].items()}
     console.out.print(console.table("generated vs verified captions", ["captions", "mean_cosine", "share_above",
