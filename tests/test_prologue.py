@@ -251,3 +251,35 @@ def test_record_commands_refuse_an_output_over_or_inside_an_input(tmp_path, comm
     before = snapshot(tmp_path)
     one_line_error(cli(*make(target, target.parent, out)))
     assert snapshot(tmp_path) == before
+
+
+SOURCE_FAULTS = {"empty file": "", "truncated": '{"videos": [{"video_uid": "a", "segm', "NaN": '{"videos": [NaN]}\n',
+                 "not JSON": "\x00\x01binary"}
+
+
+def _source_cases() -> list[tuple[str, str, str]]:
+    return [(name, d.option, fault) for name in sorted(BUILDERS)
+            for d in declared_fields(BUILDERS[name].config)
+            if d.role == "input" and not d.folder and d.option in path_options(build_command(name)[1])
+            for fault in SOURCE_FAULTS]
+
+
+@pytest.mark.parametrize("name, option, fault", _source_cases(), ids="-".join)
+def test_builders_refuse_a_broken_source_file(tmp_path, name, option, fault):
+    """Every file a builder reads, empty, cut short, holding NaN or not JSON: exit 2, one line, nothing written."""
+    cli_name, command = build_command(name)
+    options = path_options(command)
+    fields = {d.option: d.folder for d in declared_fields(BUILDERS[name].config) if d.role == "input"}
+    args: list[object] = ["build", cli_name]
+    for other, folder in fields.items():
+        if other != option and options.get(other):
+            args += [other, _make_input(tmp_path / "others" / other.lstrip("-"), folder)]
+    source = tmp_path / "src" / "source.json"
+    source.parent.mkdir()
+    source.write_text(SOURCE_FAULTS[fault])
+    args += [option, source, "--out", tmp_path / "out"]
+    if "--llm-base-url" in {p.opts[0] for p in command.params if p.opts}:
+        args += DEAD_LLM
+    before = snapshot(tmp_path)
+    one_line_error(cli(*args))
+    assert snapshot(tmp_path) == before
