@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from streamcue.errors import ConfigError
 from streamcue.paths import check_out_folder, check_outputs
 
 __all__ = ["DeclaredPath", "DeclaredField", "input_path", "output_path", "declared_inputs", "declared_outputs",
@@ -111,27 +110,12 @@ def check_io(outputs: Mapping[Path, object] | Iterable[tuple[Path, object]], inp
     folder or not exist, and may be neither an input, nor inside an input folder, nor below an input
     file. See :func:`streamcue.paths.check_outputs` for the rules on each output.
     """
-    inputs = [Path(p) for p in inputs]
     pairs = list(outputs.items() if isinstance(outputs, Mapping) else outputs)
     if out_folder is not None:
-        out_folder = Path(out_folder)
-        real = out_folder.resolve()
-        for given in inputs:
-            real_in = given.resolve()
-            if real == real_in:
-                raise ConfigError(f"{option} {out_folder} is the input {given}: refusing to overwrite an input")
-            if real.is_relative_to(real_in) and not real_in.is_dir() and real_in.exists():
-                raise ConfigError(f"{option} {out_folder} lies inside the input file {given}: choose another output "
-                                  "folder")
+        pairs.insert(0, (Path(out_folder), option))
+    check_outputs(pairs, [Path(p) for p in inputs], inside_inputs=True)
+    if out_folder is not None:
         check_out_folder(out_folder, option)
-        pairs.insert(0, (out_folder, option))
-    files = [(given, given.resolve()) for given in inputs if given.is_file()]
-    for out, _ in pairs:
-        real = Path(out).resolve()
-        for given, real_in in files:
-            if real != real_in and real.is_relative_to(real_in):
-                raise ConfigError(f"output {out} lies inside the input file {given}: choose another output")
-    check_outputs(pairs, inputs, inside_inputs=True)
 
 
 def check_config_io(config: Any, out: Path, written: Iterable[str], option: str = "--out") -> None:
