@@ -96,9 +96,10 @@ def check_outputs(outputs: Mapping[Path, object] | Iterable[tuple[Path, object]]
     seen: dict[Path, object] = {}
     for out, origin in (outputs.items() if isinstance(outputs, Mapping) else outputs):
         real = Path(out).resolve()
-        for given, real_in in real_inputs:
+        for given, real_in in real_inputs:  # the worst first: overwriting an input, then writing inside one
             if real == real_in:
                 raise ConfigError(f"output {out} is the input {given}: refusing to overwrite an input")
+        for given, real_in in real_inputs:
             if inside_inputs and real_in.is_dir() and real.is_relative_to(real_in):
                 raise ConfigError(f"output {out} lies inside the input folder {given}: choose another output folder")
             if inside_inputs and real_in.is_file() and real.is_relative_to(real_in):
