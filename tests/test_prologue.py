@@ -283,3 +283,42 @@ def test_builders_refuse_a_broken_source_file(tmp_path, name, option, fault):
     before = snapshot(tmp_path)
     one_line_error(cli(*args))
     assert snapshot(tmp_path) == before
+
+
+# ---------------------------------------------------------------------------------------------
+# one option name per idea; old spellings still parse, hidden from help
+
+
+def _aliased() -> list[tuple[tuple[str, ...], str, str]]:
+    from streamcue.cli.options import OLD_SPELLINGS
+
+    found = []
+
+    def walk(command, path):
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, (*path, name))
+        for param in getattr(command, "params", []):
+            found.extend((path, param.opts[0], o) for o in getattr(param, "old_spellings", ())
+                         if (param.opts[0], o) in OLD_SPELLINGS)
+
+    walk(_command(), ())
+    return found
+
+
+def test_every_old_spelling_is_wired_somewhere():
+    from streamcue.cli.options import OLD_SPELLINGS
+
+    assert {(new, old) for _, new, old in _aliased()} == set(OLD_SPELLINGS)
+
+
+@pytest.mark.parametrize("path, new, old", _aliased(), ids=lambda v: " ".join(v) if isinstance(v, tuple) else v)
+def test_an_old_spelling_parses_like_the_new_one_and_is_hidden_from_help(path, new, old, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    command = _command()
+    for name in path:
+        command = command.commands[name]
+    code, out, _ = cli(*path, "--help")
+    assert code == 0 and new in out and f"{old} " not in out.replace(new, "") and "Example" in out
+    param = next(p for p in command.params if p.opts[0] == new)
+    with command.make_context("x", [old, "value"], resilient_parsing=True) as ctx:
+        assert ctx.params[param.name] is not None

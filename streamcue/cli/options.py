@@ -78,6 +78,7 @@ def hide_old_spellings(command: Any) -> Any:
             if not old or getattr(param, "is_flag", False):
                 continue
             param.opts = [o for o in opts if o not in old]
+            param.old_spellings = tuple(old)
             param.add_to_parser = _adding(param, old)
     return command
 
