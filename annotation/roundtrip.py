@@ -85,11 +85,11 @@ def push(kind: str, records_path: Path, project: str, *, url: str | None = None,
         env_root = os.environ.get("LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT")
         document_root = (document_root or (Path(env_root) if env_root else None))
         if document_root is None:
-            raise ConfigError("--videos-root needs the server's local-files document root: pass --document-root "
+            raise ConfigError("--video-root needs the server's local-files document root: pass --document-root "
                               "or set LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT (as on the server)")
         document_root = document_root.resolve()
         if videos_root == document_root or document_root not in videos_root.parents:
-            raise ConfigError(f"--videos-root {videos_root} must be a subfolder of the document root {document_root}")
+            raise ConfigError(f"--video-root {videos_root} must be a subfolder of the document root {document_root}")
     server = ls.connect(url)
     proj, _ = ls.project_for(server, project, kind, create=True)
     if videos_root is not None:

@@ -32,6 +32,7 @@ from streamcue.dataset_builders.guidance_plan import Action, Mistake, group_acti
 from streamcue.dataset_builders.jitter import jitter_guidance
 from streamcue.dataset_builders.output import BuildReport
 from streamcue.errors import ConfigError, InputError
+from streamcue.prologue import input_path
 from streamcue.fields import field as _field
 from streamcue.fields import items as _items
 from streamcue.fields import mapping as _mapping
@@ -70,7 +71,7 @@ class Config:
     ``split_file``: recordings split, relative to ``annotations``.
     """
 
-    annotations: Path
+    annotations: Path = input_path("--annotations", folder=True)
     counted_mistakes: tuple[str, ...] = COUNTED_MISTAKES
     split_file: str = "data_splits/recordings_data_split_combined.json"
     steps_file: str = "annotation_json/complete_step_annotations.json"

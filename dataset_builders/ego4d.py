@@ -23,6 +23,7 @@ from streamcue.dataset_builders.estp_gen.one_to_one import GenerateConfig, one_t
 from streamcue.dataset_builders.estp_gen.templates import TemplateConfig, template_questions
 from streamcue.dataset_builders.output import BuildReport
 from streamcue.errors import ConfigError
+from streamcue.prologue import input_path
 from streamcue.llm import LLMClient, LLMSettings
 from streamcue.progress import track
 from streamcue.schemas import SCHEMA_VERSION
@@ -40,16 +41,16 @@ class Config:
     ``embedding_model``: sentence-transformers folder for retrieval (None: the packaged MiniLM).
     """
 
-    goalstep: Path
-    narrations: Path | None = None
-    captions: Path | None = None
+    goalstep: Path = input_path("--goalstep")
+    narrations: Path | None = input_path("--narrations", default=None)
+    captions: Path | None = input_path("--captions", default=None)
     llm: LLMSettings | None = None
     use_cache: bool = True
     clean: CleanConfig = CleanConfig()
     templates: TemplateConfig = TemplateConfig()
     generate: GenerateConfig = GenerateConfig()
     expand: ExpandConfig = ExpandConfig()
-    embedding_model: str | None = None
+    embedding_model: str | None = input_path("--embedding-model", folder=True, default=None)
     video_uri: str = "ego4d/v2/full_scale/{video_uid}.mp4"
     videos: tuple[str, ...] = ()  # empty: all
 

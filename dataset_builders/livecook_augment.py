@@ -40,6 +40,7 @@ from streamcue.dataset_builders.estp_gen.clean import CleanConfig, clean_video
 from streamcue.dataset_builders.guidance_plan import FINISH_TEXT
 from streamcue.dataset_builders.jitter import jitter_counterfactual, jitter_guidance
 from streamcue.errors import ConfigError
+from streamcue.prologue import input_path
 from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.progress import track
 from streamcue.prompts import Prompt, load_prompt
@@ -66,9 +67,9 @@ class Config:
     ``seed``: seeds the jitter and the choice of counterfactual nouns and verbs.
     """
 
-    goalstep: Path
+    goalstep: Path = input_path("--goalstep")
     llm: LLMSettings
-    narrations: Path | None = None
+    narrations: Path | None = input_path("--narrations", default=None)
     use_cache: bool = True
     clean: CleanConfig = CleanConfig()
     jitter_s: float = 0.0

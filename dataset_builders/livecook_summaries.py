@@ -37,6 +37,7 @@ import numpy as np
 from streamcue.dataset_builders import captaincook4d
 from streamcue.dataset_builders.captaincook4d_text import clean_description
 from streamcue.errors import ConfigError, InputError
+from streamcue.prologue import input_path
 from streamcue.io import read_json
 from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.progress import track
@@ -87,12 +88,12 @@ class Config:
     (None: the packaged all-MiniLM-L6-v2).
     """
 
-    annotations: Path
+    annotations: Path = input_path("--annotations", folder=True)
     llm: LLMSettings
     splits: tuple[str, ...] = SUMMARY_SPLITS
     k: int = 5
     use_cache: bool = True
-    embedding_model: str | None = None
+    embedding_model: str | None = input_path("--embedding-model", folder=True, default=None)
     counted_mistakes: tuple[str, ...] = COUNTED_MISTAKES
     recordings: tuple[str, ...] = ()
 

@@ -15,6 +15,7 @@ from typing import Any
 from streamcue.errors import InputError, RecordValidationError
 from streamcue.io import write_json, write_jsonl
 from streamcue.paths import check_out_folder, check_outputs
+from streamcue.prologue import check_config_io, declared_inputs
 from streamcue.schemas import check_records
 
 #: Output file name of each record kind.
@@ -95,14 +96,19 @@ def write_outputs(items: Iterable[tuple[str, dict[str, Any]]], out: str | Path, 
     return result
 
 
-def run_builder(builder: Any, config: Any, out: str | Path, inputs: Sequence[Path] = ()) -> tuple[BuildOutput,
-                                                                                                  BuildReport]:
+def run_builder(builder: Any, config: Any, out: str | Path) -> tuple[BuildOutput, BuildReport]:
     """Run a registered builder (:class:`~streamcue.dataset_builders.registry.Builder`) on ``config`` into ``out``.
 
-    Nothing is written unless every record is valid; the report is written last, beside the records.
-    ``inputs`` (the source files and folders) are never written over nor into (:func:`write_outputs`).
+    The inputs are the ones ``config`` declares (:func:`streamcue.prologue.input_path` fields), so no
+    caller can forget one: before the builder starts, ``out`` and every file written into it (records,
+    report, the config's own outputs) are refused when they are, resolve to, or lie inside an input
+    (:func:`streamcue.prologue.check_config_io`). Nothing is written unless every record is valid; the
+    report is written last, beside the records.
     """
     out = Path(out)
+    written = (*FILE_NAMES.values(), REPORT_NAME)
+    check_config_io(config, out, written)
+    inputs = [d.path for d in declared_inputs(config)]
     report = BuildReport(builder.name)
     result = write_outputs(builder.build(config, report), out, inputs=inputs, extra=[REPORT_NAME])
     report.counts = dict(result.counts)

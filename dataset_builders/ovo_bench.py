@@ -22,6 +22,7 @@ from typing import Any
 
 from streamcue.dataset_builders.bench_sources import QuirkReport, VideoIndex, canonical, parse_time, relative_uri
 from streamcue.errors import InputError
+from streamcue.prologue import input_path
 from streamcue.fields import field
 from streamcue.io import read_json
 from streamcue.schemas import SCHEMA_VERSION
@@ -41,7 +42,7 @@ LICENSE = "not redistributed: see the licence of the source dataset ({}) that OV
 
 @dataclass(frozen=True)
 class Config:
-    annotations: Path
+    annotations: Path = input_path("--annotations")
 
 
 def _provenance(source: str) -> dict[str, Any]:

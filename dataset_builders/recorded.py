@@ -33,6 +33,7 @@ from streamcue.io import iter_jsonl, read_json
 from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.frame_memory import Frame, select_frames
 from streamcue.paths import resolve_uri
+from streamcue.prologue import input_path, output_path
 from streamcue.progress import track
 from streamcue.prompts import load_prompt
 from streamcue.schemas import check
@@ -50,9 +51,9 @@ CAPTION_SCHEMA = {"type": "object", "properties": {"caption": {"type": "string",
 class Config:
     """``out`` is the build's output folder: blurred copies go to ``OUT/videos/``, and paths are relative to it."""
 
-    videos: Path
-    tasks: Path
-    out: Path
+    videos: Path = input_path("--video-root", folder=True)
+    tasks: Path = input_path("--tasks")
+    out: Path = output_path("--out", "videos")
     llm: LLMSettings
     k: int = 42
     frame_side: int = 448          # frames sent to the model are scaled to this longest side
@@ -166,7 +167,7 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
     videos: dict[str, Any] = {}
     caption_count = 0
     tasks = [t for _, t in read_tasks(config.tasks)]
-    for task in tasks:  # a task names a file under --videos, never one outside it
+    for task in tasks:  # a task names a file under --video-root, never one outside it
         resolve_uri(config.videos, task["video"], file=config.tasks, record=f"task_id={task['task_id']}",
                     field="video")
         if not (config.videos / task["video"]).is_file():

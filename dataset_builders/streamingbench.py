@@ -30,6 +30,7 @@ from typing import Any
 
 from streamcue.dataset_builders.bench_sources import QuirkReport, VideoIndex, canonical, parse_time, relative_uri
 from streamcue.errors import InputError
+from streamcue.prologue import input_path
 from streamcue.fields import field
 from streamcue.io import read_json
 from streamcue.schemas import SCHEMA_VERSION
@@ -50,7 +51,7 @@ _CANONICAL_SPAN = re.compile(r"^\[\d+:\d\d:\d\d - \d+:\d\d:\d\d\]$")
 
 @dataclass(frozen=True)
 class Config:
-    questions: Path
+    questions: Path = input_path("--questions", folder=True)
     subsets: tuple[str, ...] = ()  # empty: every questions_*.json of the folder
 
 

@@ -89,18 +89,21 @@ def check_outputs(outputs: Mapping[Path, object] | Iterable[tuple[Path, object]]
     ``outputs`` pairs each file (or folder) to be written with the input it comes from (or a
     label), as a mapping or as ``(output, origin)`` pairs; ``inputs`` are the files and folders
     read. Refused, as a one-line error naming both: an output that is, or resolves (symlinks,
-    ``..``) to, an input; with ``inside_inputs``, an output that lies inside an input folder;
-    two different inputs that map to one output.
+    ``..``) to, an input; with ``inside_inputs``, an output that lies inside an input folder (or
+    below an input file); two different inputs that map to one output.
     """
     real_inputs = [(p, Path(p).resolve()) for p in inputs]
     seen: dict[Path, object] = {}
     for out, origin in (outputs.items() if isinstance(outputs, Mapping) else outputs):
         real = Path(out).resolve()
-        for given, real_in in real_inputs:
+        for given, real_in in real_inputs:  # the worst first: overwriting an input, then writing inside one
             if real == real_in:
                 raise ConfigError(f"output {out} is the input {given}: refusing to overwrite an input")
+        for given, real_in in real_inputs:
             if inside_inputs and real_in.is_dir() and real.is_relative_to(real_in):
                 raise ConfigError(f"output {out} lies inside the input folder {given}: choose another output folder")
+            if inside_inputs and real_in.is_file() and real.is_relative_to(real_in):
+                raise ConfigError(f"output {out} lies inside the input file {given}: choose another output")
         if real in seen and seen[real] != origin:
             raise ConfigError(f"{seen[real]} and {origin} would both be written to {out}: rename one of them")
         seen[real] = origin

@@ -124,8 +124,9 @@ def test_truncated_json_is_one_line_error(tmp_path):
 def test_streamingbench_answer_letter_out_of_range(tmp_path):
     data = json.loads((SB / "questions_real.json").read_text())[:3]
     data[1]["questions"][0]["answer"] = "F"
-    (tmp_path / "questions_real.json").write_text(json.dumps(data))
-    result = cli("build", "streamingbench", "--questions", tmp_path, "--out", tmp_path / "out")
+    (tmp_path / "sb").mkdir()  # not the output's parent: an output inside the questions folder is refused
+    (tmp_path / "sb" / "questions_real.json").write_text(json.dumps(data))
+    result = cli("build", "streamingbench", "--questions", tmp_path / "sb", "--out", tmp_path / "out")
     assert result.returncode == 2
     assert "record real-1-0, field answer: answer 'F' is not an option letter of 4 options" in result.stderr
 

@@ -26,9 +26,10 @@ def annotate_push(
                                               "reused otherwise.")],
     url: Annotated[Optional[str], typer.Option(help=URL_HELP)] = None,
     videos: Annotated[Optional[Path], typer.Option(help="videos.jsonl, when it is not beside the records.")] = None,
-    videos_root: Annotated[Optional[Path], typer.Option(help="Folder the video uris are relative to; served to the "
+    video_root: Annotated[Optional[Path], typer.Option("--video-root", "--videos-root", help=(
+        "Folder the video uris are relative to; served to the "
                                                              "browser through Label Studio's local files (a "
-                                                             "subfolder of its document root).")] = None,
+        "subfolder of its document root)."))] = None,
     document_root: Annotated[Optional[Path], typer.Option(help="The server's LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT "
                                                                "(default: the same variable here).")] = None,
     required: Annotated[int, typer.Option(
@@ -46,11 +47,11 @@ def annotate_push(
     Example:
 
         LABEL_STUDIO_API_KEY=... streamcue annotate push --kind interval_qa --records out/ego4d/interval_qa.jsonl \\
-            --project "ego4d val QA" --url http://127.0.0.1:8080 --videos-root /data/files/ego4d --order
+            --project "ego4d val QA" --url http://127.0.0.1:8080 --video-root /data/files/ego4d --order
     """
     from streamcue.annotation.roundtrip import push
 
-    result = push(kind, records, project, url=url, videos=videos, videos_root=videos_root, document_root=document_root,
+    result = push(kind, records, project, url=url, videos=videos, videos_root=video_root, document_root=document_root,
                   order=order, checks=required)
     console.out.print(f"{result.imported} tasks imported into project {result.project!r} (id {result.project_id})"
                       f"{', most likely wrong first' if order else ''}; {result.skipped} already there; "
@@ -82,9 +83,9 @@ def annotate_pull(
     """
     from streamcue.annotation.roundtrip import pull
     from streamcue.io import write_json
-    from streamcue.paths import check_outputs
+    from streamcue.prologue import check_io
 
-    check_outputs([(out, "--out"), *([(changes, "--changes")] if changes else [])], [])
+    check_io([(out, "--out"), *([(changes, "--changes")] if changes else [])], [])
     result = pull(project, out, url=url, required=required, tolerance_s=tolerance)
     console.out.print(console.table(f"{result.records} records -> {out}", ["records"],
                                     {state: {"records": n} for state, n in sorted(result.states.items())}, "state"))

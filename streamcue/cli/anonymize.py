@@ -77,7 +77,7 @@ def anonymize(
 
     from streamcue.anonymize.pipeline import AnonymizeConfig, anonymize_many, find_videos, output_paths
     from streamcue.errors import ConfigError
-    from streamcue.paths import check_out_folder, check_outputs
+    from streamcue.prologue import check_io
 
     if engine not in ("local", "ray"):
         raise ConfigError(f"unknown engine {engine!r}; known: local, ray")
@@ -88,10 +88,9 @@ def anonymize(
     videos = find_videos(input)
     if not videos:
         raise InputError("no video files in this folder", file=input)
-    check_out_folder(out)
     # never write over a recording, never let two recordings (clip.mp4, clip.mov) share one output
-    check_outputs([(out, "--out"), *((path, video) for video in videos for path in output_paths(video, out))],
-                  [*videos, *([input] if input.is_dir() else [])])
+    check_io([(path, video) for video in videos for path in output_paths(video, out)],
+             [*videos, *([input] if input.is_dir() else [])], out_folder=out)
     options = AnonymizeConfig.from_preset(
         preset, face=detector, face_model=str(face_model) if face_model else None, face_threshold=face_threshold,
         plate=plate_detector, plate_model=str(plate_model) if plate_model else None,

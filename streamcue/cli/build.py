@@ -58,7 +58,7 @@ def build_captaincook4d(
         jitter_seed=seed,
         warn_inconsistent=warn_inconsistent,
     )
-    result, report = run_builder(get_builder("captaincook4d"), config, out, inputs=[annotations])
+    result, report = run_builder(get_builder("captaincook4d"), config, out)
     for warning in report.details.get("warnings", []):
         console.err.print(f"warning: {warning}", markup=False, soft_wrap=True)
     print_guidance_summary(result.files["guidance"], result.files["video"])
@@ -112,8 +112,7 @@ def build_ego4d(
                           use_cache=not no_cache, clean=CleanConfig(min_duration_s=min_clip_s,
                                                                     min_coverage=min_coverage),
                           videos=tuple(video or ()))
-    _, report = run_builder(get_builder("ego4d"), config, out,
-                            inputs=[p for p in (goalstep, narrations, captions) if p])
+    _, report = run_builder(get_builder("ego4d"), config, out)
     print_ego4d_summary(report)
 
 

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from streamcue import console
-from streamcue.cli.options import LLMBaseURL, LLMConcurrency, LLMModel, LLMStructured, NoCache
+from streamcue.cli.options import EmbeddingModel, LLMBaseURL, LLMConcurrency, LLMModel, LLMStructured, NoCache
 
 __all__ = ["build_livecook_summaries", "build_livecook_augment"]
 
@@ -35,9 +35,7 @@ def build_livecook_summaries(
         typer.Option(help="Split whose instructions get a summary: validation or test (repeatable; default both)."),
     ] = None,
     k: Annotated[int, typer.Option(help="Training-split neighbours retrieved per instruction.")] = 5,
-    embedding_model: Annotated[
-        Optional[Path], typer.Option(help="sentence-transformers folder (default: the packaged all-MiniLM-L6-v2).")
-    ] = None,
+    embedding_model: EmbeddingModel = None,
     recording: Annotated[Optional[list[str]], typer.Option(help="Only these recording ids (repeatable).")] = None,
     llm_base_url: LLMBaseURL = None,
     llm_model: LLMModel = None,

@@ -14,7 +14,8 @@ __all__ = ["build_recorded"]
 
 
 def build_recorded(
-    videos: Annotated[Path, typer.Option(help="Folder of recorded videos (the tasks file names files in it).")],
+    video_root: Annotated[Path, typer.Option("--video-root", "--videos", help="Folder of recorded videos (the tasks "
+                                                                            "file names files relative to it).")],
     tasks: Annotated[Path, typer.Option(help="Tasks file, YAML or JSONL: task_id, video, task_type "
                                              "(present|cumulative|future), category, prompt; optional: split, "
                                              "license, video_id.")],
@@ -45,7 +46,7 @@ def build_recorded(
 
     Example:
 
-        streamcue build recorded --videos recordings/ --tasks tasks.yaml --out out/recorded \\
+        streamcue build recorded --video-root recordings/ --tasks tasks.yaml --out out/recorded \\
             --llm-base-url http://127.0.0.1:8000/v1 --llm-model Qwen2.5-VL-7B-Instruct
     """
     from streamcue.dataset_builders import get_builder, recorded, run_builder
@@ -53,10 +54,10 @@ def build_recorded(
 
     settings = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured,
                                    max_concurrency=llm_concurrency)
-    config = recorded.Config(videos=videos, tasks=tasks, out=out, llm=settings, k=k, frame_side=frame_side,
+    config = recorded.Config(videos=video_root, tasks=tasks, out=out, llm=settings, k=k, frame_side=frame_side,
                              anonymized=anonymized, license=license, use_cache=not no_cache,
                              concurrency=concurrency)
-    result, report = run_builder(get_builder("recorded"), config, out, inputs=[videos, tasks])
+    result, report = run_builder(get_builder("recorded"), config, out)
     u = report.llm
     console.out.print(f"{result.counts.get('dense_caption', 0)} dense-caption tasks, {report.details['captions']} "
                       f"captions "

@@ -29,9 +29,14 @@ def evaluate(
                                                           "livecook v2 and vsas v2 since 2026-11-23; 1 reproduces "
                                                           "earlier reports). The report names it "
                                                           "(config_version).")] = None,
-    judge_model: Annotated[Optional[str], typer.Option(help="embedding: model folder; llm: model name.")] = None,
-    llm_base_url: Annotated[Optional[str], typer.Option(help="llm judge: OpenAI-compatible base URL (or "
+    llm_base_url: Annotated[Optional[str], typer.Option(help="llm and mira judges: OpenAI-compatible base URL (or "
                                                              "$STREAMCUE_LLM_BASE_URL).")] = None,
+    llm_model: Annotated[Optional[str], typer.Option(help="llm and mira judges: model name at --llm-base-url (or "
+                                                          "$STREAMCUE_LLM_MODEL).")] = None,
+    embedding_model: Annotated[Optional[str], typer.Option(help="embedding judge: sentence-transformers model folder "
+                                                                "(default: the packaged all-MiniLM-L6-v2).")] = None,
+    judge_model: Annotated[Optional[str], typer.Option(
+        hidden=True, help="Old spelling of --llm-model (llm, mira) or --embedding-model (embedding).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the persistent judge "
                                                               "cache.")] = False,
     bertscore: Annotated[bool, typer.Option(help="livecook: compute BERTScore (needs the embed extra).")] = True,
@@ -42,8 +47,9 @@ def evaluate(
     pred_format: Annotated[str, typer.Option(
         help="ovo-bench: streamcue or ovo-results (a results folder); streamingbench: streamcue or "
              "streamingbench (an answered questions file).")] = "streamcue",
-    model: Annotated[Optional[str], typer.Option(
-        help="--pred-format streamingbench: the key the model's answers are stored under.")] = None,
+    pred_model: Annotated[Optional[str], typer.Option(
+        "--pred-model", "--model", help="--pred-format streamingbench: the key the model's answers are stored "
+                                        "under.")] = None,
 ) -> None:
     """Score predictions against ground truth and print a table (overall and per group).
 
@@ -55,30 +61,41 @@ def evaluate(
 
         streamcue evaluate livecook --gt guidance.jsonl --pred pred.jsonl --param window_s=10
 
-        streamcue evaluate reasoning --gt traces.jsonl --pred pred.jsonl --judge mira --judge-model MODEL \\
+        streamcue evaluate reasoning --gt traces.jsonl --pred pred.jsonl --judge mira --llm-model MODEL \\
             --llm-base-url http://127.0.0.1:8000/v1
 
         streamcue evaluate ovo-bench --gt out/ovo --pred ../shared/data/ovo_bench/results/GPT --pred-format ovo-results
 
         streamcue evaluate streamingbench --gt out/sb --pred real_output.json --pred-format streamingbench \\
-            --model MiniCPM-V --param rules=strict
+            --pred-model MiniCPM-V --param rules=strict
     """
-    from streamcue.errors import ConfigError
+    from streamcue.errors import ConfigError, InputError
     from streamcue.io import write_json
     from streamcue.metrics import evaluate as run_evaluate
     from streamcue.metrics.report import print_report
-    from streamcue.paths import check_outputs
+    from streamcue.prologue import check_io, is_blank
 
     if output is not None:  # refused before any scoring: a folder, or one of the inputs
         if output.is_dir():
             raise ConfigError(f"--output {output} is a folder; give the report's file name")
         # ovo-bench / streamingbench read folders (--gt out/ovo, --pred results/GPT): their files are inputs too
         read = [gt, pred, *(f for p in (gt, pred) if p.is_dir() for f in p.iterdir())]
-        check_outputs({output: "--output"}, read)
+        check_io({output: "--output"}, read)
+    if pred.is_file() and is_blank(pred) and gt.is_file() and not is_blank(gt):  # empty ground truth: the metric says
+        raise InputError("empty file: no predictions to score", file=pred)
+    if embedding_model and judge != "embedding":
+        raise ConfigError("--embedding-model is the embedding judge's model folder: add --judge embedding")
+    if llm_model and judge == "embedding":
+        raise ConfigError("--llm-model is the llm and mira judges' model; the embedding judge takes --embedding-model")
+    if metric == "streamingbench" and pred_format == "streamingbench" and not pred_model:
+        raise ConfigError("--pred-format streamingbench needs --pred-model NAME (the key each answer is stored under; "
+                          "old spelling --model)")
+    judge_option = (embedding_model if judge == "embedding" else llm_model) or judge_model
     report = run_evaluate(metric, gt, pred, judge=judge, config_version=config_version, use_cache=not no_cache,
-                          judge_options={"model_path" if judge == "embedding" else "model": judge_model,
+                          judge_options={"model_path" if judge == "embedding" else "model": judge_option,
                                          **({"base_url": llm_base_url} if llm_base_url else {})},
-                          bertscore=bertscore, bertscore_model=bertscore_model, pred_format=pred_format, model=model,
+                          bertscore=bertscore, bertscore_model=bertscore_model, pred_format=pred_format,
+                          model=pred_model,
                           **_params(param or []))
     print_report(report)
     if output:

@@ -56,7 +56,7 @@ def verify_evidence(
     from streamcue.errors import RecordValidationError
     from streamcue.io import iter_jsonl, write_json, write_jsonl
     from streamcue.llm import LLMClient, LLMSettings
-    from streamcue.paths import check_out_folder, check_outputs
+    from streamcue.prologue import check_io
     from streamcue.loaders import video_path
     from streamcue.loaders.frames import SpanFrames
     from streamcue.progress import track
@@ -66,8 +66,7 @@ def verify_evidence(
         raise ConfigError(f"verify-evidence checks {', '.join(EVIDENCE_KINDS)} records, not {kind!r}")
     videos = videos or records.parent / "videos.jsonl"
     target = out / f"{kind}.jsonl"
-    check_outputs({check_out_folder(out) / f"{kind}.jsonl": "--out", out / "evidence_report.json": "--out"},
-                  [records, videos])
+    check_io({target: "--out", out / "evidence_report.json": "--out"}, [records, videos], out_folder=out)
     config = EvidenceConfig(max_rounds=max_rounds, confidence=confidence, pad_s=pad_s, max_frames=max_frames)
     rows = []
     for name, path, record_kind in ((kind, records, kind), ("video", videos, "video")):
@@ -128,10 +127,10 @@ def evidence_stats(
     from streamcue.errors import InputError
     from streamcue.io import read_jsonl, write_json
     from streamcue.schemas import validate_file
-    from streamcue.paths import check_outputs
+    from streamcue.prologue import check_io
 
     if output is not None:
-        check_outputs({output: "--output"}, [checked, verified])
+        check_io({output: "--output"}, [checked, verified])
     for path in (checked, verified):  # what verify-evidence checks; a wrong file is one line, not a KeyError
         validate_file(path, "interval_qa")
     checked_records = read_jsonl(checked)

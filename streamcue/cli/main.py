@@ -22,6 +22,7 @@ from streamcue.cli.demo import demo
 from streamcue.cli.evaluate import evaluate
 from streamcue.cli.evidence import verify_evidence
 from streamcue.cli.info import list_things, schema
+from streamcue.cli.options import hide_old_spellings
 from streamcue.cli.release import release_app
 from streamcue.cli.replay import replay_benchmark_command, replay_command
 from streamcue.cli.stats import stats_app
@@ -97,8 +98,9 @@ def os_error_line(exc: OSError) -> str:
 
 @functools.cache
 def _command() -> Any:
-    """The click command tree typer derives from ``app`` (built once per process: it takes ~0.3 s)."""
-    return typer.main.get_command(app)
+    """The click command tree typer derives from ``app`` (built once per process: it takes ~0.3 s), old option
+    spellings hidden from help (:func:`streamcue.cli.options.hide_old_spellings`)."""
+    return hide_old_spellings(typer.main.get_command(app))
 
 
 def main(argv: list[str] | None = None) -> None:

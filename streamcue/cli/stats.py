@@ -22,8 +22,8 @@ def agreement(
     generated: Annotated[Path, typer.Option(help="dense_caption.jsonl as the builder wrote it.")],
     verified: Annotated[Path, typer.Option(help="The same records after human verification (annotation pull).")],
     threshold: Annotated[float, typer.Option(help="Cosine similarity counted as agreement.")] = 0.8,
-    model: Annotated[Optional[Path], typer.Option(help="sentence-transformers model folder (default: the packaged "
-                                                       "all-MiniLM-L6-v2).")] = None,
+    embedding_model: Annotated[Optional[Path], typer.Option("--embedding-model", "--model", help=(
+        "sentence-transformers model folder (default: the packaged all-MiniLM-L6-v2)."))] = None,
     output: Annotated[Optional[Path], typer.Option(help="Write the numbers as JSON here.")] = None,
 ) -> None:
     """How far annotators changed the generated captions: embedding similarity and corrections.
@@ -37,11 +37,11 @@ def agreement(
     """
     from streamcue.annotation.agreement import caption_agreement
     from streamcue.io import write_json
-    from streamcue.paths import check_outputs
+    from streamcue.prologue import check_io
 
     if output is not None:
-        check_outputs({output: "--output"}, [generated, verified])
-    result = caption_agreement(generated, verified, threshold=threshold, model_path=model)
+        check_io({output: "--output"}, [generated, verified])
+    result = caption_agreement(generated, verified, threshold=threshold, model_path=embedding_model)
     rows = {name: {k: v for k, v in group.items()} for name, group in result["groups"].items()}
     console.out.print(console.table("generated vs verified captions", ["captions", "mean_cosine", "share_above",
                                                                        "share_corrected"],
