@@ -38,6 +38,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from streamcue.dataset_builders.bench_sources import QuirkReport, VideoIndex, canonical, parse_time, relative_uri
+from streamcue.prologue import input_path
 from streamcue.errors import InputError
 from streamcue.fields import field as required
 from streamcue.fields import items, text
@@ -64,7 +65,7 @@ class Config:
     """``annotations``: OASIS's ``metadata/eval_streambench.json``. ``drop_repeated_entries``: leave out an
     entry equal to an earlier one (default: keep it, as the official evaluation does)."""
 
-    annotations: Path
+    annotations: Path = input_path("--annotations")
     drop_repeated_entries: bool = False
 
 

@@ -31,7 +31,7 @@ def build_streambench(
     from streamcue.dataset_builders import get_builder, run_builder, streambench
 
     config = streambench.Config(annotations, drop_repeated_entries=drop_repeated_entries)
-    result, report = run_builder(get_builder("streambench"), config, out, inputs=[annotations])
+    result, report = run_builder(get_builder("streambench"), config, out)
     details = report.details
     rows = {f"{domain} {cls}": {"questions": n} for domain, classes in details["by_task"].items()
             for cls, n in classes.items()}
