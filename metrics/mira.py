@@ -34,17 +34,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from streamcue.errors import ConfigError, InputError, RecordValidationError
-from streamcue.io import iter_jsonl
+from streamcue.errors import ConfigError
 from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.metrics.configs import ReasoningConfig
 from streamcue.metrics.judges import JudgeRunner
 from streamcue.metrics.registry import EvalContext
-from streamcue.metrics.scoring import make_report
+from streamcue.metrics.scoring import make_report, read_pairs
 from streamcue.metrics.text import normalize_answer
 from streamcue.metrics.verdict import Triple
 from streamcue.prompts import load_prompt
-from streamcue.schemas import check_records
 
 __all__ = ["AXES", "MiraVerdict", "MiraJudge", "same_answer", "score_reasoning", "read_reasoning", "run_reasoning"]
 
@@ -121,19 +119,7 @@ def same_answer(reference: str, answer: str, options: Sequence[str] | None = Non
 
 def read_reasoning(gt_path: str | Path, pred_path: str | Path) -> tuple[dict[str, dict], dict[str, dict]]:
     """Ground truth (``reasoning_trace``) and predictions (``reasoning_trace_prediction``) keyed by id, checked."""
-    out = []
-    for path, kind in ((gt_path, "reasoning_trace"), (pred_path, "reasoning_trace_prediction")):
-        lines = list(iter_jsonl(path))
-        report = check_records(lines, kind, file=str(path))
-        if not report.ok:
-            raise RecordValidationError(report.violations)
-        out.append(lines)
-    gt = {r["id"]: r for _, r in out[0]}
-    for line, r in out[1]:
-        if r["id"] not in gt:
-            raise InputError(f"unknown id (not in the ground truth {gt_path})", file=pred_path, line=line,
-                             record=r["id"], field="id")
-    return gt, {r["id"]: r for _, r in out[1]}
+    return read_pairs(gt_path, pred_path, "reasoning_trace")
 
 
 def _mean(values: Sequence[float]) -> float | None:

@@ -20,7 +20,7 @@ from streamcue.errors import InputError, RecordValidationError
 from streamcue.io import iter_jsonl
 from streamcue.metrics.judges import JudgeRunner, make_judge
 from streamcue.metrics.registry import METRICS, EvalContext
-from streamcue.schemas import ID_FIELDS, check_records
+from streamcue.schemas import ID_FIELDS, KINDS, check_records
 from streamcue.version import __version__
 
 __all__ = ["read_pairs", "mean", "grouped", "make_report", "judge_runner"]
@@ -35,8 +35,8 @@ def read_pairs(gt_path: str | Path, pred_path: str | Path, kind: str) -> tuple[d
     gt_lines = list(iter_jsonl(gt_path))
     if not gt_lines:
         raise InputError("no ground-truth records: nothing to score", file=gt_path)
-    full = all("schema_version" in r for _, r in gt_lines) and gt_lines
-    gt_kind = kind if full else f"{kind}_minimal"
+    full = all("schema_version" in r for _, r in gt_lines)
+    gt_kind = kind if full or f"{kind}_minimal" not in KINDS else f"{kind}_minimal"
     report = check_records(gt_lines, gt_kind, file=str(gt_path))
     if not report.ok:
         raise RecordValidationError(report.violations)

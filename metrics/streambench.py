@@ -43,14 +43,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from streamcue.errors import ConfigError, InputError, RecordValidationError
-from streamcue.io import iter_jsonl
+from streamcue.errors import ConfigError
 from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.metrics.judges import JudgeRunner
 from streamcue.metrics.registry import EvalContext
+from streamcue.metrics.scoring import make_report, read_pairs
 from streamcue.metrics.verdict import Triple
 from streamcue.prompts import Prompt, load_prompt
-from streamcue.schemas import check_records
 
 __all__ = ["StreamBenchVerdict", "StreamBenchJudge", "parse_judge_answer", "judge_messages", "read_streambench",
            "score_streambench", "run", "StreamBenchConfig", "example_predictions",
@@ -203,21 +202,7 @@ class StreamBenchJudge:
 
 def read_streambench(gt_path: str | Path, pred_path: str | Path) -> tuple[dict[str, dict], dict[str, dict]]:
     """Ground truth (``open_question``) and predictions (``open_question_prediction``) keyed by id, both checked."""
-    out = []
-    for path, kind in ((gt_path, "open_question"), (pred_path, "open_question_prediction")):
-        lines = list(iter_jsonl(path))
-        if kind == "open_question" and not lines:
-            raise InputError("no ground-truth records: nothing to score", file=path)
-        report = check_records(lines, kind, file=str(path))
-        if not report.ok:
-            raise RecordValidationError(report.violations)
-        out.append(lines)
-    gt = {r["question_id"]: r for _, r in out[0]}
-    for line, r in out[1]:
-        if r["question_id"] not in gt:
-            raise InputError(f"unknown question_id (not in the ground truth {gt_path})", file=pred_path, line=line,
-                             record=r["question_id"], field="question_id")
-    return gt, {r["question_id"]: r for _, r in out[1]}
+    return read_pairs(gt_path, pred_path, "open_question")
 
 
 def _answered(pred: Mapping[str, Any] | None) -> bool:
@@ -265,7 +250,6 @@ def score_streambench(gt: Mapping[str, dict], preds: Mapping[str, dict],
 
 def run(gt: str | Path, pred: str | Path, config: StreamBenchConfig, context: EvalContext) -> dict[str, Any]:
     """Entry point of ``streambench`` (see :mod:`streamcue.metrics.registry`): read, judge, score."""
-    from streamcue.metrics.scoring import make_report
 
     if context.judge != "streambench":
         raise ConfigError(f"StreamBench answers are scored by its LLM judge (judge streambench), not {context.judge!r}:"

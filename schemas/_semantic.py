@@ -32,6 +32,16 @@ def _inside(path: str, t: float, duration: float | None) -> Iterator[Problem]:
         yield path, f"time {t} s is past the end of the video ({duration} s)"
 
 
+
+def _asked_inside(record: Mapping[str, Any], duration: float | None) -> Iterator[Problem]:
+    """A question's query time inside the video, and its clip (if any) a span that ends inside the video."""
+    yield from _inside("$.query_time_s", record["query_time_s"], duration)
+    clip = record.get("clip")
+    if clip:
+        yield from _span("$.clip", clip["start_s"], clip["end_s"])
+        yield from _inside("$.clip.end_s", clip["end_s"], duration)
+
+
 def _duration(record: Mapping[str, Any], durations: Durations) -> tuple[float | None, Iterator[Problem]]:
     if durations is None:
         return None, iter(())
@@ -57,12 +67,9 @@ def check_interval_qa(record: Mapping[str, Any], durations: Durations) -> Iterat
         yield "$.proactive_type", f"task_type {record['task_type']} is {expected}, not {record['proactive_type']}"
     if expected == "contextual" and "context" not in record:
         yield "$.context", f"a contextual question ({record['task_type']}) needs context.group_id and context.turn"
-    q = record["query_time_s"]
-    yield from _inside("$.query_time_s", q, duration)
-    clip = record.get("clip")
+    q, clip = record["query_time_s"], record.get("clip")
+    yield from _asked_inside(record, duration)
     if clip:
-        yield from _span("$.clip", clip["start_s"], clip["end_s"])
-        yield from _inside("$.clip.end_s", clip["end_s"], duration)
         if not clip["start_s"] <= q <= clip["end_s"]:
             yield "$.query_time_s", f"query time {q} s is outside the clip [{clip['start_s']}, {clip['end_s']}]"
     previous = None
@@ -215,12 +222,9 @@ CHECKS["active_item"] = check_active_item
 def check_open_question(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
     duration, problems = _duration(record, durations)
     yield from problems
-    q = record["query_time_s"]
-    yield from _inside("$.query_time_s", q, duration)
-    clip = record.get("clip")
+    q, clip = record["query_time_s"], record.get("clip")
+    yield from _asked_inside(record, duration)
     if clip:
-        yield from _span("$.clip", clip["start_s"], clip["end_s"])
-        yield from _inside("$.clip.end_s", clip["end_s"], duration)
         if clip["start_s"] > q:
             yield "$.clip.start_s", f"the clip starts at {clip['start_s']} s, after the question is asked ({q} s)"
 
