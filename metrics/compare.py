@@ -24,8 +24,22 @@ from streamcue.metrics.run import read_results, read_samples, statistics_for
 __all__ = ["compare_runs", "differences"]
 
 
-def _protocol_key(results: Mapping[str, Any]) -> Any:
-    return results.get("protocol"), results.get("prompts")
+def _same_protocol(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Same protocol name, span and timing; for every kind both played, the same strategy and options, history
+    and prompt versions (a partial run that played fewer kinds is still the same protocol)."""
+    pa, pb = a.get("protocol") or {}, b.get("protocol") or {}
+    if any(pa.get(key) != pb.get(key) for key in ("name", "span", "timing")):
+        return False
+
+    def of(value: Any, kind: str) -> Any:
+        return value.get(kind) if isinstance(value, Mapping) else value
+
+    for kind in set(pa.get("kinds") or {}) & set(pb.get("kinds") or {}):
+        if pa["kinds"][kind] != pb["kinds"][kind] or of(pa.get("history"), kind) != of(pb.get("history"), kind):
+            return False
+        if (a.get("prompts") or {}).get(kind) != (b.get("prompts") or {}).get(kind):
+            return False
+    return True
 
 
 def differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
@@ -36,7 +50,7 @@ def differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
     elif a["benchmark"].get("version") != b["benchmark"].get("version"):
         out.append(f"benchmark version {a['benchmark'].get('version')} vs {b['benchmark'].get('version')} "
                    "(different record files)")
-    if _protocol_key(a) != _protocol_key(b):
+    if not _same_protocol(a, b):
         out.append("protocol (name, strategies, history or prompt versions)")
     if a["metric"].get("config_version") != b["metric"].get("config_version") or \
             a["metric"].get("config") != b["metric"].get("config"):
