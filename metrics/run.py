@@ -209,7 +209,8 @@ def _f1(totals: Totals) -> float | None:
 
 def statistics_for(metric: str, keys: Sequence[str]) -> tuple[dict[str, tuple[tuple[str, ...], Statistic]],
                                                               dict[str, tuple[tuple[str, ...], Statistic]]]:
-    """``(task rows, group rows)``: each ``name -> (keys it reads, statistic)``, for the keys present."""
+    """``(task rows, group rows)``: each ``name -> (keys whose units it counts as n, statistic)``, for the keys
+    present."""
     task_rows = {k: ((k,), _pooled([k])) for k in keys}
     groups: dict[str, tuple[tuple[str, ...], Statistic]] = {}
     if metric == "ovo-bench":
@@ -240,7 +241,7 @@ def statistics_for(metric: str, keys: Sequence[str]) -> tuple[dict[str, tuple[tu
             groups["proactive time"] = (timed, _pooled(timed))
     elif metric == "livecook":
         if "mistake precision" in keys:
-            groups["mistake F1"] = (("mistake precision", "mistake recall"), _f1)
+            groups["mistake F1"] = (("mistake precision",), _f1)  # n and videos counted once (it reads recall too)
     elif keys:
         groups["mean"] = (tuple(keys), _pooled(keys))
     return task_rows, groups
