@@ -42,4 +42,22 @@ def evaluate(metric: str, gt: str | Path, pred: str | Path, *, judge: str | None
     context = EvalContext(judge=judge or info.default_judge, judge_options=dict(judge_options or {}),
                           use_cache=use_cache, bertscore=bertscore, bertscore_model=bertscore_model,
                           pred_format=pred_format, model=model)
-    return info.evaluate(gt, pred, config, context)
+    report = info.evaluate(gt, pred, config, context)
+    _coverage(report)
+    return report
+
+
+def _coverage(report: dict[str, Any]) -> None:
+    """A partial run says so: ``coverage`` (``n_ground_truth``, ``n_predicted``, a note) when predictions cover only
+    part of the ground truth. The figures stay the metric's own (a full run's numbers never change)."""
+    missing = report.get("missing_predictions") or []
+    if not missing:
+        return
+    per_item = report.get("per_item") or {}
+    n_gt = len(set(per_item) | set(missing) | set(report.get("unscored") or []))
+    scored_as = report.get("missing_scored_as") or "no response (zero)"
+    report["coverage"] = {
+        "n_ground_truth": n_gt, "n_predicted": n_gt - len(missing),
+        "note": f"predictions cover {n_gt - len(missing)} of {n_gt} ground-truth records; the {len(missing)} without "
+                f"one are scored as {scored_as}; to score over what was played, pass only those records as the "
+                "ground truth (streamcue run does: played/ in its run folder)"}

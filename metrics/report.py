@@ -28,6 +28,8 @@ def print_report(report: dict[str, Any]) -> None:
                           f"on {report['overall']['feedback_pairs']} true-positive pairs")
     for note in report.get("notes") or []:
         console.out.print(f"note: {note}", markup=False)
+    if report.get("coverage"):
+        console.err.print(f"note: {report['coverage']['note']}", markup=False)
     if report["missing_predictions"]:
         how = report.get("missing_scored_as", "no response")
         console.err.print(f"warning: {len(report['missing_predictions'])} items have no prediction "

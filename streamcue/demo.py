@@ -127,3 +127,32 @@ def _score_baseline(release: Path, out: Path) -> None:
     console.out.print(f"baseline (replayed at 1 fps): a success every 30 s, a generic mistake every 120 s; "
                       f"{replay_report['responses']} responses over {replay_report['runs']} videos; "
                       f"report in {folder}")
+    _baseline_run(out / "runs" / "livecook-periodic", release, folder / "test_guidance.jsonl",
+                  [g.to_dict() for g in guidance],
+                  [v.to_dict() for v in load("videos", release, split="test")], predictions, replay_report, bertscore)
+
+
+def _baseline_run(run: Path, release: Path, gt_file: Path, guidance: list[dict], videos: list[dict],
+                  predictions: list[dict], replay_report: dict, bertscore: bool) -> None:
+    """The baseline as a run folder (results.json, samples.jsonl, report.html), as ``streamcue run`` writes one."""
+    import hashlib
+
+    from streamcue.metrics.run import Selection, finish_run, now
+
+    shutil.rmtree(run, ignore_errors=True)  # the demo's own output from an earlier run
+    started = now()
+    selection = Selection({"guidance": guidance}, videos, {"guidance": gt_file}, None, len(guidance),
+                          {gt_file.name: hashlib.sha256(gt_file.read_bytes()).hexdigest()})
+    results = finish_run(run, benchmark="livecook", selection=selection, predictions=predictions,
+                         replay_report={"endpoint": {}, **replay_report}, evaluate_options={"bertscore": bertscore},
+                         protocol={"name": "livecook", "kinds": {"guidance": {"strategy": "periodic",
+                                                                              "options": {"every_s": 30,
+                                                                                          "mistake_every_s": 120}}}},
+                         run={"records": str(release), "split": "test", "started_at": started,
+                              "model": "periodic baseline (sees nothing)", "endpoint": None,
+                              "generation": {}, "frames": {"fps": 1.0, "pixels": False},
+                              "command": "streamcue demo"})
+    group = results["tables"]["group"].get("mistake F1") or {}
+    console.out.print(f"run folder {run}: results.json, samples.jsonl, report.html (mistake F1 "
+                      f"{group.get('estimate', 0.0):.3f}, 95% interval over videos "
+                      f"[{group.get('low') or 0.0:.3f}, {group.get('high') or 0.0:.3f}])", markup=False)

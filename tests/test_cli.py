@@ -79,6 +79,8 @@ def test_demo_runs_offline_end_to_end(tmp_path):
                  "anonymization report", "passed"):
         assert part in result.stdout
     assert (tmp_path / "demo" / "ego4d" / "interval_qa.jsonl").is_file()
+    for name in ("results.json", "samples.jsonl", "report.html"):  # the baseline's run folder (docs/runs.md)
+        assert (tmp_path / "demo" / "runs" / "livecook-periodic" / name).is_file()
 
 
 def test_ls_names_each_metrics_default_config_version():

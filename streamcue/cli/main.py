@@ -18,6 +18,7 @@ from streamcue import console
 from streamcue.cli.annotate import annotate_app
 from streamcue.cli.anonymize import anonymize
 from streamcue.cli.build import build_app
+from streamcue.cli.compare import compare_command
 from streamcue.cli.demo import demo
 from streamcue.cli.evaluate import evaluate
 from streamcue.cli.evidence import verify_evidence
@@ -25,6 +26,7 @@ from streamcue.cli.info import list_things, schema
 from streamcue.cli.options import hide_old_spellings
 from streamcue.cli.release import release_app
 from streamcue.cli.replay import replay_benchmark_command, replay_command
+from streamcue.cli.run import run_command
 from streamcue.cli.stats import stats_app
 from streamcue.cli.validate import validate
 from streamcue.errors import StreamcueError
@@ -42,7 +44,7 @@ def _version(value: bool) -> None:
 
 #: Pipeline order: what ``streamcue --help`` lists, top to bottom.
 PIPELINE = ("demo", "build", "validate", "anonymize", "verify-evidence", "annotate", "release", "replay",
-            "replay-benchmark", "evaluate", "stats", "schema", "ls")
+            "run", "replay-benchmark", "evaluate", "compare", "stats", "schema", "ls")
 
 
 class _PipelineOrder(typer.core.TyperGroup):
@@ -82,8 +84,10 @@ app.command("verify-evidence")(verify_evidence)
 app.add_typer(annotate_app, name="annotate")
 app.add_typer(release_app, name="release")
 app.command("replay")(replay_command)
+app.command("run")(run_command)
 app.command("replay-benchmark")(replay_benchmark_command)
 app.command("evaluate")(evaluate)
+app.command("compare")(compare_command)
 app.add_typer(stats_app, name="stats")
 app.command("schema")(schema)
 app.command("ls")(list_things)

@@ -180,8 +180,12 @@ def run_replay(*, records: Path, out: Path, strategy: str | None, memory: str, k
                window_s: float | None, history: str | None, benchmark: str | None, kind: str | None,
                videos: Path | None, video_root: Path | None, span: str, timing: str, limit: int | None,
                llm_base_url: str | None, llm_model: str | None, llm_structured: str, no_cache: bool,
-               strategy_options: dict[str, Any]) -> None:
-    """The replay command's work, shared by ``replay`` and its deprecated alias."""
+               strategy_options: dict[str, Any], llm_options: dict[str, Any] | None = None) -> None:
+    """The replay command's work, shared by ``replay``, its deprecated alias and ``run``.
+
+    ``llm_options``: further :class:`~streamcue.llm.LLMSettings` fields (``temperature``, ``max_tokens``,
+    ``max_concurrency``), as ``streamcue run`` passes them.
+    """
     import math
 
     from streamcue.errors import ConfigError, InputError
@@ -265,8 +269,8 @@ def run_replay(*, records: Path, out: Path, strategy: str | None, memory: str, k
         frames = FrameSource(paths, fps=fps)
 
     needs_endpoint = memory == "OASIS" or any(STRATEGIES[p[4]].needs_endpoint for p in plays)
-    settings = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured) \
-        if needs_endpoint else None
+    settings = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured,
+                                   **(llm_options or {})) if needs_endpoint else None
     policy = make_memory(memory, k=k, window_s=window_s, settings=settings, use_cache=not no_cache)
     predictions: list[dict[str, Any]] = []
     kinds: dict[str, Any] = {}
