@@ -276,7 +276,9 @@ def scan_published(folder: str | Path) -> None:
     Markdown: the text; PNG: its text chunks; any other file must be UTF-8 text.
     """
     folder = Path(folder)
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    # the data first: a path that a record holds is reported against its Parquet column, not the card's example
+    for path in sorted(files, key=lambda p: (p.relative_to(folder).parts[0] != "data", p)):
         rel = path.relative_to(folder).as_posix()
         for where, text in _strings(path):
             found = absolute_path_in(text)

@@ -182,16 +182,18 @@ def _refine(node: Codec, values: list[Any], path: str, json_paths: list[str], ke
                     return _json(node, path, json_paths)
             props[name] = _refine(sub, [v for v in found if v is not None], f"{path}.{name}", json_paths, keep)
         if not props:
-            return _json(node, path, json_paths)
+            return _json(node, path, json_paths, values)
         return Codec("struct", nullable=node.nullable, required=node.required, props=props)
     # a union or anything: the one Arrow type its values share, else JSON text
     types = {_type_of_value(v) for v in values}
     if len(types) == 1 and (dtype := _SCALARS.get(types.pop())):
         return Codec("scalar", dtype, node.nullable, node.required)
-    return _json(node, path, json_paths)
+    return _json(node, path, json_paths, values)
 
 
-def _json(node: Codec, path: str, json_paths: list[str]) -> Codec:
+def _json(node: Codec, path: str, json_paths: list[str], values: list[Any] | None = None) -> Codec:
+    if values is not None and not values:  # no record has a value here: a column of nulls, nothing to encode
+        return Codec("scalar", "string", node.nullable, node.required)
     json_paths.append(path)
     return Codec("json", "string", node.nullable, node.required)
 

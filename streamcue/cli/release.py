@@ -130,4 +130,4 @@ def release_diff(
                                      for k, d in changes.items()}, "config"))
     for line in changelog_lines(changes, sample=show):
         if line.startswith("  "):
-            console.out.print(line.strip().removeprefix("- ").replace("`", ""), markup=False)
+            console.out.print(line.strip().removeprefix("- ").replace("`", ""), markup=False, soft_wrap=True)
