@@ -216,7 +216,7 @@ def test_a_recorded_video_report_is_published_inside_the_release(tmp_path):
     write_jsonl(rec / "videos.jsonl", [video])
     build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
     [published] = load("videos", tmp_path / "d", split="test")
-    assert published.anonymization["report"] == "anonymization/v1.json"
+    assert published.anonymization.report == "anonymization/v1.json"
     assert (tmp_path / "d" / "anonymization" / "v1.json").read_bytes() == (rec / "reports" / "v1.json").read_bytes()
 
 
