@@ -18,18 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.bulk import gc_paused
-from streamcue.release.card import CONFIG_NAMES
+from streamcue.release.card import CONFIG_NAMES, KIND_OF
 from streamcue.errors import ConfigError, InputError, ServiceError
 from streamcue.extras import require
 from streamcue.fields import unknown_name
-from streamcue.schemas.features import RELEASE_KINDS
+from streamcue.schemas.features import RELEASE_KINDS, Layout
 from streamcue.loaders.records import record_class
 from streamcue.paths import resolve_uri
 
 __all__ = ["load", "by_video", "video_path"]
 
 
-_KIND_OF = {**{k: k for k in RELEASE_KINDS}, **{v: k for k, v in CONFIG_NAMES.items()}}
+_KIND_OF = {**{k: k for k in RELEASE_KINDS}, **KIND_OF}
 
 
 def _kind(name: str) -> str:
@@ -66,11 +66,30 @@ def load(kind: str, source: str | Path, revision: str | None = None, split: str 
     """
     kind = _kind(kind)
     loaded = _load_dataset(str(source), CONFIG_NAMES[kind], revision, split)
+    shape = _layout(str(source), CONFIG_NAMES[kind], revision)
     cls = record_class(kind)
     with gc_paused():  # millions of small objects: the cyclic GC would rescan them over and over
         if split is not None:
-            return [cls.from_row(row) for row in loaded.to_list()]
-        return {name: [cls.from_row(row) for row in part.to_list()] for name, part in loaded.items()}
+            return [cls.from_row(row, shape) for row in loaded.to_list()]
+        return {name: [cls.from_row(row, shape) for row in part.to_list()] for name, part in loaded.items()}
+
+
+def _layout(source: str, config: str, revision: str | None) -> Layout:
+    """The release's layout of ``config`` (which fields it holds as JSON text), from its manifest.json."""
+    import json
+
+    if Path(source).is_dir():
+        path = Path(source) / "manifest.json"
+    else:
+        hub = require("huggingface_hub", "release")
+        try:
+            path = Path(hub.hf_hub_download(source, "manifest.json", repo_type="dataset", revision=revision))
+        except Exception as exc:  # noqa: BLE001 - HTTP, offline, not found: whatever the Hub client raises
+            raise ServiceError(f"could not read manifest.json of {source} (revision {revision or 'main'}): "
+                               f"{type(exc).__name__}") from None
+    if not path.is_file():
+        raise InputError("not a streamcue release (no manifest.json)", file=source)
+    return Layout.from_dict(json.loads(path.read_text(encoding="utf-8")).get("layout", {}).get(config))
 
 
 

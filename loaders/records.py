@@ -16,7 +16,7 @@ import dataclasses
 from functools import cache
 from typing import Any, Optional
 
-from streamcue.schemas.features import Codec, codec
+from streamcue.schemas.features import Codec, Layout, codec, decode
 
 __all__ = ["record_class"]
 
@@ -37,6 +37,7 @@ class _Record:
 
     _codec: Codec
     _nested: dict[str, type]
+    _kind: str = ""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Any:
@@ -46,12 +47,9 @@ class _Record:
         return cls(**values)
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> Any:
-        """From a Parquet row of the release (JSON columns still encoded), in one pass."""
-        values = {}
-        for name, sub in cls._codec.props.items():
-            values[name] = _to_obj(sub, cls._nested.get(name), row.get(name), row=True)
-        return cls(**values)
+    def from_row(cls, row: dict[str, Any], shape: Layout | None = None) -> Any:
+        """From a row of a release (``shape``: the release's layout of its kind, from its manifest)."""
+        return cls.from_dict(decode(row, cls._kind, shape))
 
     def to_dict(self) -> dict[str, Any]:
         out = {}
@@ -62,15 +60,15 @@ class _Record:
         return out
 
 
-def _to_obj(sub: Codec, cls: type | None, value: Any, row: bool = False) -> Any:
-    """A field's value as its dataclass; ``row``: ``value`` comes from an Arrow row (JSON columns still encoded)."""
+def _to_obj(sub: Codec, cls: type | None, value: Any) -> Any:
+    """A field's value as its dataclass."""
     if value is None:
         return None
     if sub.form == "struct":
-        return cls.from_row(value) if row else cls.from_dict(value)
+        return cls.from_dict(value)
     if sub.form == "list":
-        return [_to_obj(sub.item, cls, v, row) for v in value]
-    return sub.decode(value) if row and sub.form == "json" else value
+        return [_to_obj(sub.item, cls, v) for v in value]
+    return value
 
 
 def _to_data(sub: Codec, value: Any) -> Any:
@@ -109,4 +107,6 @@ def _make(name: str, node: Codec) -> type:
 @cache
 def record_class(kind: str) -> type:
     """The dataclass of a record kind (``video``, ``interval_qa``, ``dense_caption``, ``guidance``)."""
-    return _make({"interval_qa": "IntervalQA", "mc_question": "MCQuestion"}.get(kind, _camel(kind)), codec(kind))
+    cls = _make({"interval_qa": "IntervalQA", "mc_question": "MCQuestion"}.get(kind, _camel(kind)), codec(kind))
+    cls._kind = kind
+    return cls

@@ -18,15 +18,15 @@ from typing import Any
 
 from streamcue.anonymize.report import sha256_file
 from streamcue.bulk import gc_paused
-from streamcue.errors import ConfigError
+from streamcue.errors import ConfigError, InputError
 from streamcue.extras import require
-from streamcue.io import atomic_write, write_json
+from streamcue.io import atomic_write, read_json, write_json
 from streamcue.paths import check_outputs
 from streamcue.progress import track
 from streamcue.release import card
 from streamcue.release.diff import changelog_lines, diff, keyed, read_release
-from streamcue.schemas.features import encode, features, json_columns
-from streamcue.release.gates import collect, scan_published
+from streamcue.schemas.features import Layout, encode, typed
+from streamcue.release.gates import REPORTS_DIR, check_published_reports, collect, scan_published
 from streamcue.release.manifest import MANIFEST, check_repo_id
 from streamcue.schemas import SCHEMA_VERSION
 from streamcue.version import __version__
@@ -49,6 +49,11 @@ class ReleaseConfig:
     allow_unverified: bool = False
     video_root: Path | None = None
     citation: str | None = None
+    #: Keep verified records only (every split) and the videos they refer to; the card states the share.
+    only_verified: bool = False
+    #: Annotation figures (annotators, guideline version, agreement) for the card; default
+    #: ``RECORDS/annotation.json`` when present (written by ``streamcue annotate pull``).
+    annotation_figures: Path | None = None
 
 
 def parse_version(text: str) -> tuple[int, int, int]:
@@ -59,10 +64,10 @@ def parse_version(text: str) -> tuple[int, int, int]:
     return tuple(int(g) for g in match.groups())  # type: ignore[return-value]
 
 
-def _write_parquet(records: list[dict[str, Any]], kind: str, path: Path) -> None:
+def _write_parquet(records: list[dict[str, Any]], kind: str, path: Path, shape: Layout, arrow: Any) -> None:
     datasets = require("datasets", "release")
     datasets.disable_progress_bars()
-    table = datasets.Dataset.from_list([encode(r, kind) for r in records], features=features(kind))
+    table = datasets.Dataset.from_list([encode(r, kind, shape) for r in records], features=arrow)
     path.parent.mkdir(parents=True, exist_ok=True)
     table.to_parquet(str(path))
 
@@ -89,33 +94,54 @@ def build_release(opts: ReleaseConfig) -> dict[str, Any]:
 
 def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_manifest: dict[str, Any] | None,
            old_records: Any) -> dict[str, Any]:
-    data = collect(opts.records, allow_unverified=opts.allow_unverified, video_root=opts.video_root,
-                   licence=opts.license)
+    data = collect(opts.records, allow_unverified=opts.allow_unverified, only_verified=opts.only_verified,
+                   video_root=opts.video_root, licence=opts.license)
+    check_published_reports([rec for recs in data.records["video"].values() for rec in recs])
+    figures_file = opts.annotation_figures or Path(opts.records) / card.ANNOTATION_FIGURES
+    annotation = read_json(figures_file) if figures_file.is_file() else None
+    if opts.annotation_figures is not None and annotation is None:
+        raise InputError("annotation figures file not found", file=opts.annotation_figures)
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
         files: dict[str, dict[str, str]] = {}
         rows: dict[str, dict[str, int]] = {}
+        layouts: dict[str, Layout] = {}
+        examples: dict[str, dict[str, Any]] = {}
         for kind, splits in track(list(data.records.items()), "writing Parquet"):
+            every = [rec for records in splits.values() for rec in records]
+            if not every:
+                continue
+            node, layouts[kind] = typed(kind, every)
+            arrow = require("datasets", "release").Features(node.feature())
             files[kind], rows[kind] = {}, {}
+            examples[kind] = every[0]
             for split, records in splits.items():
                 if records:
-                    files[kind][split] = card.data_path(kind, split)
+                    written = tmp / card.data_path(kind, split)
+                    _write_parquet(records, kind, written, layouts[kind], arrow)
+                    files[kind][split] = card.data_path(kind, split, sha256_file(written))
+                    written.rename(tmp / files[kind][split])
                     rows[kind][split] = len(records)
-                    _write_parquet(records, kind, tmp / files[kind][split])
+        for video_id, report in sorted(data.reports.items()):
+            (tmp / REPORTS_DIR).mkdir(exist_ok=True)
+            shutil.copyfile(report, tmp / REPORTS_DIR / f"{video_id}.json")
         stats = card.statistics(data.records)
         figures = card.write_figures(stats, tmp / "figures")
         meta = {
             "title": opts.title, "version": ".".join(map(str, version)), "license": opts.license,
             "repo": opts.repo, "schema_version": SCHEMA_VERSION, "streamcue_version": __version__,
-            "json_columns": {k: json_columns(k) for k in rows}, "citation": opts.citation,
+            "json_fields": {k: list(v.json) for k, v in layouts.items()}, "citation": opts.citation,
             "unverified_in_benchmark": dict(data.unverified_in_benchmark),
             "rejected_left_out": dict(data.rejected_left_out),
+            "unverified_left_out": dict(data.unverified_left_out),
+            "only_verified": opts.only_verified, "verified": data.verified,
+            "annotation": annotation, "examples": examples,
             "total_rows": sum(n for r in rows.values() for n in r.values()),
         }
-        (tmp / "README.md").write_text(card.card_header(meta, files) + "\n"
-                                       + card.card_body(meta, rows, stats, figures),
+        (tmp / "README.md").write_text(card.card_header(meta, files, data.records) + "\n"
+                                       + card.card_body(meta, rows, stats, figures, data.records),
                                        encoding="utf-8")
         _write_changelog(tmp, meta["version"], opts.previous, old_manifest,
                          diff(old_records, keyed(data.records)) if old_records is not None else None)
@@ -123,10 +149,15 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
             "format": "streamcue.release/1", "title": opts.title, "version": meta["version"],
             "schema_version": SCHEMA_VERSION, "streamcue_version": __version__, "license": opts.license,
             "previous_version": old_manifest["version"] if old_manifest else None,
-            "allow_unverified": opts.allow_unverified,
+            "allow_unverified": opts.allow_unverified, "only_verified": opts.only_verified,
             "unverified_in_benchmark": meta["unverified_in_benchmark"],
             "rejected_left_out": meta["rejected_left_out"],
-            "configs": {k: {s: {"path": p, "rows": rows[k][s]} for s, p in f.items()} for k, f in files.items()},
+            "unverified_left_out": meta["unverified_left_out"],
+            "verified": {card.CONFIG_NAMES[k]: {sp: {"verified": v, "records": n} for sp, (v, n) in by.items() if n}
+                         for k, by in data.verified.items()},
+            "configs": {card.CONFIG_NAMES[k]: {s: {"path": p, "rows": rows[k][s]} for s, p in f.items()}
+                        for k, f in files.items()},
+            "layout": {card.CONFIG_NAMES[k]: v.to_dict() for k, v in layouts.items()},
             "files": {str(p.relative_to(tmp)): sha256_file(p) for p in sorted(tmp.rglob("*")) if p.is_file()},
         }
         write_json(tmp / MANIFEST, manifest)

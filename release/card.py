@@ -1,7 +1,16 @@
-"""The dataset card of a release: YAML header for the Hub and ``datasets``, then statistics and figures."""
+"""The dataset card of a release: YAML header for the Hub and ``datasets``, then what a Hub user expects.
+
+Sections: summary, how to load and how to score it, configs and splits, fields with an example
+instance, annotation process (annotators, guideline version, verified share per split, agreement),
+personal information and anonymization, licences and citations of every source, limitations,
+statistics and figures. The YAML validates as ``huggingface_hub.DatasetCardData``.
+"""
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -10,17 +19,40 @@ import numpy as np
 import yaml
 
 from streamcue.extras import require
-from streamcue.registry import SOURCES
+from streamcue.registry import BENCHMARKS, SOURCES, module_name
+from streamcue.schemas._validate import load_schema
+from streamcue.schemas.features import typed
 from streamcue.schemas.taxonomy import SPLITS
 
-__all__ = ["CONFIG_NAMES", "data_path", "card_header", "statistics", "FIGURES", "write_figures",
-           "card_body"]
+__all__ = ["CONFIG_NAMES", "KIND_OF", "DEFAULT_ORDER", "ANNOTATION_FIGURES", "data_path", "card_header",
+           "statistics", "FIGURES", "write_figures", "card_body"]
 
 
-#: Dataset config name of each record kind.
+#: Dataset config name of each record kind: the one name of a config in the card, the manifest, the
+#: diff, the changelog and ``streamcue.loaders.load``.
 CONFIG_NAMES = {"video": "videos", "interval_qa": "interval_qa", "dense_caption": "dense_caption",
                 "guidance": "guidance", "mc_question": "mc_question", "active_item": "active_item",
                 "open_question": "open_question"}
+#: config name -> record kind
+KIND_OF = {v: k for k, v in CONFIG_NAMES.items()}
+#: Which config ``load_dataset(repo)`` gives without a config name: the first present in this order.
+DEFAULT_ORDER = ("guidance", "interval_qa", "dense_caption", "mc_question", "open_question", "active_item", "video")
+#: The annotation figures file ``release build`` reads beside the records (written by ``annotate pull``).
+ANNOTATION_FIGURES = "annotation.json"
+
+#: What a record of each kind asks of a streaming-video assistant (the card's summary).
+TASKS = {
+    "video": "one row per video: id, source, split, duration and the path of the file relative to a video "
+             "root you supply (videos are not redistributed)",
+    "interval_qa": "a question asked at a moment of the video, answered once or more during given intervals "
+                   "(proactive answering: say it when it becomes true)",
+    "dense_caption": "timed captions of what happens, to be emitted while the video plays",
+    "guidance": "a task plan and the guidance events an assistant should give live: instructions, successes, "
+                "mistakes and the finish",
+    "mc_question": "a multiple-choice question asked at a moment of the video",
+    "active_item": "a question whose answer the assistant must give at the right moment (active responding)",
+    "open_question": "an open-ended question in a multi-turn stream, judged against a reference answer",
+}
 
 
 def _size_category(n: int) -> str:
@@ -30,21 +62,55 @@ def _size_category(n: int) -> str:
     return "n>1M"
 
 
-def data_path(kind: str, split: str) -> str:
-    return f"data/{CONFIG_NAMES[kind]}/{split}-00000-of-00001.parquet"
+def data_path(kind: str, split: str, digest: str = "") -> str:
+    """Where a config's split lives in the release. The name ends with the first 12 hex digits of the file's
+    SHA-256: ``datasets`` caches a local folder under its name and config (``datasets`` 5.2 hands back the
+    cached rows of another folder of the same name), so content-addressed names keep every release apart."""
+    return f"data/{CONFIG_NAMES[kind]}/{split}-00000-of-00001{'-' + digest[:12] if digest else ''}.parquet"
 
 
-def card_header(meta: dict[str, Any], files: dict[str, dict[str, str]]) -> str:
-    """The YAML front matter: configs and data_files (no loading script), licence, tags, sizes."""
+def default_kind(kinds: Any) -> str:
+    return next(k for k in DEFAULT_ORDER if k in kinds)
+
+
+def _annotations_creators(records: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
+    """found (converted from the sources' annotations), machine-generated (a model wrote them),
+    expert-generated (people verified or wrote them)."""
+    out = set()
+    for kind, splits in records.items():
+        if kind == "video":
+            continue
+        for rec in (r for recs in splits.values() for r in recs):
+            prov = rec.get("provenance") or {}
+            out.add("machine-generated" if prov.get("model") else "found")
+            if (rec.get("verification") or {}).get("status") == "verified":
+                out.add("expert-generated")
+    return sorted(out) or ["found"]
+
+
+def _source_datasets(sources: list[str]) -> list[str]:
+    return sorted("original" if name == "recorded" else f"extended|other-{name}" for name in sources)
+
+
+def card_header(meta: dict[str, Any], files: dict[str, dict[str, str]],
+                records: dict[str, dict[str, list[dict[str, Any]]]] | None = None) -> str:
+    """The YAML front matter: configs (one the default) and data_files (no loading script), licence, tags,
+    sizes, how the annotations were made and which datasets they come from."""
+    present = [kind for kind, splits in files.items() if splits]
+    default = default_kind(present)
     configs = [
-        {"config_name": CONFIG_NAMES[kind],
-         "data_files": [{"split": split, "path": path} for split, path in splits.items()]}
-        for kind, splits in files.items() if splits
+        {"config_name": CONFIG_NAMES[kind], **({"default": True} if kind == default else {}),
+         "data_files": [{"split": split, "path": path} for split, path in files[kind].items()]}
+        for kind in present
     ]
+    records = records or {}
+    sources = sorted({v["source"] for recs in records.get("video", {}).values() for v in recs})
     header = {
         "pretty_name": meta["title"],
         "license": meta["license"],
         "language": ["en"],
+        "annotations_creators": _annotations_creators(records),
+        "source_datasets": _source_datasets(sources) or ["original"],
         "task_categories": ["video-text-to-text", "visual-question-answering"],
         "tags": ["streaming-video", "egocentric", "proactive-assistant", "benchmark", "streamcue"],
         "size_categories": [_size_category(meta["total_rows"])],
@@ -126,35 +192,199 @@ def write_figures(stats: dict[str, Any], folder: Path) -> list[str]:
     return written
 
 
-def card_body(meta: dict[str, Any], rows: dict[str, dict[str, int]], stats: dict[str, Any],
-              figures: list[str]) -> str:
-    """The human part of the card: how to load it, sizes, statistics, caveats, citation."""
-    repo = meta.get("repo") or "ORG/NAME"
-    first = next(iter(CONFIG_NAMES[k] for k in rows if k != "video"), "videos")
-    parts = [f"# {meta['title']}\n", f"Version **{meta['version']}** (record schema {meta['schema_version']}), "
-             f"built with streamcue {meta['streamcue_version']}.\n"]
-    parts.append("## Load it\n\n```python\nfrom datasets import load_dataset\n\n"
-                  f'ds = load_dataset("{repo}", "{first}", split="test", revision="v{meta["version"]}")\n'
-                  "# or typed records (dataclasses generated from the schemas):\n"
-                  "from streamcue.loaders import load\n"
-                  f'records = load("{first}", "{repo}", revision="v{meta["version"]}", split="test")\n```\n')
-    parts.append("Videos are not redistributed: the `videos` config gives each video's id and its path "
-                 "relative to a video root you supply. Columns listed as JSON below hold JSON text "
-                 "(open-ended objects); `streamcue.loaders.load` decodes them.\n")
-    parts.append("## Rows\n\n" + _table(["config", "train", "validation", "test", "JSON columns"], [
-        [CONFIG_NAMES[k], *(s.get(sp, 0) for sp in SPLITS),
-         ", ".join(meta["json_columns"][k]) or "-"]
-        for k, s in rows.items()]))
-    parts.append("## Verification\n")
-    if meta["unverified_in_benchmark"]:
-        counts = ", ".join(f"{n} {k}" for k, n in meta["unverified_in_benchmark"].items())
+def _metric_version(metric: str) -> str:
+    """``<config>.vN``: the newest versioned config file of a metric (``metrics/configs``), read without
+    importing the metrics layer (it sits above releases)."""
+    config = module_name(metric)
+    spec = importlib.util.find_spec("streamcue.metrics")
+    versions = [int(m.group(1)) for folder in (spec.submodule_search_locations or []) if spec
+                for p in Path(folder, "configs").glob(f"{config}.v*.json")
+                if (m := re.fullmatch(rf"{re.escape(config)}\.v(\d+)\.json", p.name))]
+    return f"{config}.v{max(versions)}" if versions else config
+
+
+def _benchmarks(kinds: list[str], sources: list[str]) -> list[Any]:
+    return [b for b in BENCHMARKS.values() if set(b.kinds) & set(kinds) and set(b.sources) & set(sources)]
+
+
+def _example(record: dict[str, Any], keep: int = 3) -> Any:
+    """The record with long lists cut to their first items (for the card only)."""
+    if isinstance(record, dict):
+        return {k: _example(v, keep) for k, v in record.items()}
+    if isinstance(record, list):
+        cut = [_example(v, keep) for v in record[:keep]]
+        return cut + [f"... {len(record) - keep} more"] if len(record) > keep else cut
+    return record
+
+
+def _fields(kind: str, records: list[dict[str, Any]]) -> str:
+    schema = load_schema(kind)
+    node, _ = typed(kind, records)
+    props = schema.get("properties", {})
+    needed = set(schema.get("required", ()))
+    rows = [[f"`{name}`", sub.type_name(), "yes" if name in needed else "no",
+             " ".join(str(props.get(name, {}).get("description", "")).split()).replace("|", "\\|") or "-"]
+            for name, sub in node.props.items()]
+    return _table(["field", "type", "required", "description"], rows)
+
+
+def _verified_section(meta: dict[str, Any], kinds: list[str]) -> list[str]:
+    parts = []
+    rows = []
+    for kind in kinds:
+        for split in SPLITS:
+            v, n = meta["verified"].get(kind, {}).get(split, (0, 0))
+            if n:
+                rows.append([CONFIG_NAMES[kind], split, v, n, f"{100 * v / n:.1f}%"])
+    if rows:
+        parts.append("Verified share of the records built, per split (rejected records count as not verified):\n\n"
+                     + _table(["config", "split", "verified", "records built", "share"], rows))
+    if meta.get("only_verified"):
+        left = ", ".join(f"{n} {CONFIG_NAMES[k]}" for k, n in meta["unverified_left_out"].items()) or "none"
+        parts.append("**Released with `--only-verified`:** only human-verified records are published, with the "
+                     f"videos they refer to; records left out as not verified: {left}.\n")
+    elif meta["unverified_in_benchmark"]:
+        counts = ", ".join(f"{n} {CONFIG_NAMES.get(k, k)}" for k, n in meta["unverified_in_benchmark"].items())
         parts.append(f"**Released with `--allow-unverified`:** {counts} record(s) in the validation/test "
                      "splits are not yet human-verified (see each record's `verification`).\n")
     else:
         parts.append("Every record in the validation and test splits is human-verified.\n")
     if meta["rejected_left_out"]:
         parts.append("Records rejected by annotators are left out: "
-                     + ", ".join(f"{n} {k}" for k, n in meta["rejected_left_out"].items()) + ".\n")
+                     + ", ".join(f"{n} {CONFIG_NAMES.get(k, k)}" for k, n in meta["rejected_left_out"].items()) + ".\n")
+    return parts
+
+
+def _flat(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    if isinstance(value, dict):
+        return [row for k, v in value.items() for row in _flat(v, f"{prefix}.{k}" if prefix else str(k))]
+    return [(prefix, value)]
+
+
+def _annotation_section(meta: dict[str, Any], records: dict[str, dict[str, list[dict[str, Any]]]],
+                        kinds: list[str]) -> str:
+    figures = meta.get("annotation") or {}
+    people = sorted({a for k in kinds for recs in records.get(k, {}).values() for r in recs
+                     for a in (r.get("verification") or {}).get("annotators") or ()})
+    annotators = figures.get("annotators", people)
+    count = len(annotators) if isinstance(annotators, list) else annotators
+    guideline = figures.get("guideline_version") or figures.get("guidelines") or "not recorded"
+    parts = ["## Annotation process\n",
+             "Records are built from the sources' own annotations by streamcue's builders (each record's "
+             "`provenance` names the builder, its version and, for generated text, the model and prompt). People "
+             "then verify them in Label Studio (`streamcue annotate push/pull`): a record is verified when the "
+             "required number of annotators agree, or when a reviewer resolves their disagreement (its "
+             "`verification` says how it was decided).\n",
+             f"- Annotators: {count or 'none recorded'} (pseudonymous ids in each record's `verification.annotators`)"
+             f"\n- Guideline version: {guideline}\n"]
+    parts += _verified_section(meta, kinds)
+    agreement = figures.get("agreement")
+    if agreement:
+        parts.append("Inter-annotator agreement (from the annotation figures file written by `annotate pull`):\n\n"
+                     + _table(["measure", "value"], [[k, v] for k, v in _flat(agreement)]))
+    else:
+        parts.append("Inter-annotator agreement: not measured for this release.\n")
+    return "\n".join(parts)
+
+
+def _privacy_section(sources: list[str], videos: list[dict[str, Any]]) -> str:
+    recorded = [v for v in videos if v["source"] == "recorded"]
+    text = ("## Personal and sensitive information\n\nNo video is published: the `videos` config gives each "
+            "video's id and its path relative to a video root you supply. Records hold text annotations and "
+            "times. Every published string was scanned for local paths and home directories (none may be "
+            "published). Annotator ids are pseudonyms chosen by the maintainer.\n")
+    if recorded:
+        statuses = Counter(v["anonymization"]["status"] for v in recorded)
+        text += (f"\n{len(recorded)} video(s) were recorded for this dataset; anonymization status: "
+                 + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
+                 + ". Faces and licence plates are blurred (`streamcue anonymize`); each video's report "
+                   "(detectors, settings, per-frame detections, SHA-256 of the blurred file) is published under "
+                   "`anonymization/`, and the release gate refuses a video whose file does not match it.\n")
+    others = [SOURCES[n].title for n in sources if n != "recorded" and n in SOURCES]
+    if others:
+        text += (f"\nVideos of {', '.join(others)} stay with their sources under their own terms; their "
+                 "anonymization is the sources' (streamcue neither holds nor changes them).\n")
+    return text
+
+
+def _limitations(meta: dict[str, Any], kinds: list[str]) -> str:
+    items = ["Videos are not included: results depend on having the same video files (check `duration_s`).",
+             "Records converted from the sources inherit their annotation errors; times are the sources' own, "
+             "on each video's timeline.",
+             "Generated text (where `provenance.model` is set) may be wrong even when it passed the evidence "
+             "check; only verified records were checked by people."]
+    unverified = {k: n for k, n in meta["unverified_in_benchmark"].items()}
+    if unverified:
+        items.append("Some validation/test records are not human-verified (see Annotation process).")
+    if meta.get("only_verified"):
+        items.append("Limited to verified records: the splits are smaller than the build and may not keep its "
+                     "balance of tasks or videos.")
+    json_fields = {CONFIG_NAMES[k]: v for k, v in meta["json_fields"].items() if v}
+    if json_fields:
+        items.append("These fields mix types across records and are stored as JSON text ("
+                     + "; ".join(f"{c}: {', '.join(f'`{p}`' for p in ps)}" for c, ps in json_fields.items())
+                     + "); `streamcue.loaders.load` decodes them.")
+    return "## Limitations\n\n" + "\n".join(f"- {item}" for item in items) + "\n"
+
+
+def card_body(meta: dict[str, Any], rows: dict[str, dict[str, int]], stats: dict[str, Any],
+              figures: list[str], records: dict[str, dict[str, list[dict[str, Any]]]] | None = None) -> str:
+    """The human part of the card: summary, load and score, structure, annotation, privacy, licences,
+    limitations, statistics, citation."""
+    records = records or {}
+    repo = meta.get("repo") or "ORG/NAME"
+    kinds = [k for k in rows if k != "video"]
+    default = default_kind(list(rows))
+    first = CONFIG_NAMES[default]
+    sources = sorted(stats.get("video_sources", {}))
+    benchmarks = _benchmarks(kinds, sources)
+    version = meta["version"]
+    parts = [f"# {meta['title']}\n", f"Version **{version}** (record schema {meta['schema_version']}), "
+             f"built with streamcue {meta['streamcue_version']}.\n"]
+    parts.append("## Summary\n\nA benchmark for streaming-video assistants: a model watches a video as it plays "
+                 "and must speak at the right moments. Sources: "
+                 + (", ".join(SOURCES[n].title if n in SOURCES else n for n in sources) or "-")
+                 + (". Benchmarks: " + ", ".join(b.title for b in benchmarks) if benchmarks else "")
+                 + ". Configs:\n\n" + "\n".join(f"- `{CONFIG_NAMES[k]}`: {TASKS.get(k, k)}" for k in rows) + "\n")
+    parts.append("## Load it\n\n```python\nfrom datasets import load_dataset\n\n"
+                 f'ds = load_dataset("{repo}", split="test", revision="v{version}")   # the default config, '
+                 f"`{first}`\n"
+                 f'videos = load_dataset("{repo}", "videos", split="test", revision="v{version}")\n'
+                 "# or typed records (dataclasses generated from the schemas):\n"
+                 "from streamcue.loaders import load\n"
+                 f'records = load("{first}", "{repo}", revision="v{version}", split="test")\n```\n')
+    parts.append("Every field comes back with the type the record held: integers as integers, nested objects "
+                 "(answers, plan steps, events, `provenance`, `verification`) as structs and lists of structs.\n")
+    if benchmarks:
+        parts.append("## Score a model\n\nPlay the records to a model (`streamcue replay`), then score its "
+                     "predictions with the benchmark's metric:\n\n"
+                     + _table(["benchmark", "config", "metric", "metric config", "command"], [
+                         [b.title, ", ".join(f"`{CONFIG_NAMES[k]}`" for k in b.kinds if k in rows), f"`{b.metric}`",
+                          f"`{_metric_version(b.metric)}`",
+                          f"`streamcue evaluate {b.metric} --gt {CONFIG_NAMES[b.kinds[0]]}.jsonl --pred "
+                          "predictions.jsonl`"] for b in benchmarks])
+                     + "\nReport the metric config version with your numbers; a change of scoring is a new version.\n")
+    parts.append("## Configs and splits\n\n" + _table(["config", "train", "validation", "test"], [
+        [f"`{CONFIG_NAMES[k]}`" + (" (default)" if k == default else ""), *(s.get(sp, 0) for sp in SPLITS)]
+        for k, s in rows.items()]))
+    parts.append("## Fields\n")
+    for kind in rows:
+        every = [r for recs in records.get(kind, {}).values() for r in recs]
+        parts.append(f"### `{CONFIG_NAMES[kind]}`\n\n" + (_fields(kind, every) if every else ""))
+        example = (meta.get("examples") or {}).get(kind)
+        if example is not None:
+            parts.append("An example instance (lists cut to their first 3 items):\n\n```json\n"
+                         + json.dumps(_example(example), indent=2, ensure_ascii=False) + "\n```\n")
+    parts.append(_annotation_section(meta, records, kinds))
+    parts.append(_privacy_section(sources, [v for recs in records.get("video", {}).values() for v in recs]))
+    parts.append(_licences(meta["license"], sources))
+    citation = meta.get("citation") or (
+        f"@misc{{streamcue_{version.replace('.', '_')},\n  title = {{{meta['title']}}},\n"
+        f"  note = {{Version {version}, built with streamcue {meta['streamcue_version']}}}\n}}")
+    cited = [SOURCES[name].citation.strip() for name in sources if name in SOURCES and SOURCES[name].citation]
+    cited += [b.citation.strip() for b in benchmarks if b.citation and b.citation.strip() not in cited]
+    parts.append("```bibtex\n" + "\n".join([citation.strip(), *cited]) + "\n```\n")
+    parts.append(_limitations(meta, kinds))
     parts.append("## Statistics\n")
     if "video_duration_s" in stats and stats["video_duration_s"]:
         parts.append(_table(["quantity", "min", "median", "mean", "max"], [
@@ -169,13 +399,8 @@ def card_body(meta: dict[str, Any], rows: dict[str, dict[str, int]], stats: dict
         if stats.get(key):
             parts.append("\n" + _table([label, "count"], [[k, v] for k, v in stats[key].items()]))
     parts.append("\n" + "\n".join(f"![{name[:-4].replace('_', ' ')}](figures/{name})" for name in figures) + "\n")
-    parts.append(_licences(meta["license"], list(stats.get("video_sources", {}))))
-    citation = meta.get("citation") or (
-        f"@misc{{streamcue_{meta['version'].replace('.', '_')},\n  title = {{{meta['title']}}},\n"
-        f"  note = {{Version {meta['version']}, built with streamcue {meta['streamcue_version']}}}\n}}")
-    cited = [SOURCES[name].citation.strip() for name in sorted(stats.get("video_sources", {}))
-             if name in SOURCES and SOURCES[name].citation]
-    parts.append("```bibtex\n" + "\n".join([citation.strip(), *cited]) + "\n```\n")
+    parts.append("## Changes\n\nSee `CHANGELOG.md` (records added, removed, modified field by field, and newly "
+                 "verified, since the previous version); `manifest.json` lists every file with its SHA-256.\n")
     return "\n".join(parts)
 
 

@@ -1,4 +1,5 @@
-"""What changed between two release versions: records added, removed and modified, per config."""
+"""What changed between two release versions, per config: records added, removed and modified (with the
+fields that changed), and the records newly verified."""
 
 from __future__ import annotations
 
@@ -7,14 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.extras import require
-from streamcue.schemas.features import decode
+from streamcue.release.card import CONFIG_NAMES, KIND_OF
 from streamcue.release.manifest import read_manifest
 from streamcue.schemas import ID_FIELDS
+from streamcue.schemas.features import Layout, decode
 
-__all__ = ["Keyed", "ConfigDiff", "keyed", "read_release", "diff", "changelog_lines"]
+__all__ = ["Keyed", "ConfigDiff", "keyed", "read_release", "diff", "changed_fields", "changelog_lines"]
 
 
-Keyed = dict[str, dict[str, dict[str, Any]]]  # kind -> record id -> record
+Keyed = dict[str, dict[str, dict[str, Any]]]  # config name -> "split/record id" -> record
 
 
 @dataclass
@@ -22,6 +24,10 @@ class ConfigDiff:
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     modified: list[str] = field(default_factory=list)
+    #: record key -> ``path old -> new`` lines, one per changed field
+    fields: dict[str, list[str]] = field(default_factory=dict)
+    #: records verified here that were not verified (or not there) in the older release
+    newly_verified: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -29,9 +35,10 @@ class ConfigDiff:
 
 
 def keyed(records: dict[str, dict[str, list[dict[str, Any]]]]) -> Keyed:
-    """``{kind: {split: [records]}}`` keyed by record id (the split is part of the record's identity)."""
-    return {kind: {f"{split}/{rec[ID_FIELDS[kind]]}": rec for split, recs in splits.items() for rec in recs}
-            for kind, splits in records.items()}
+    """``{kind: {split: [records]}}`` keyed by config name, then ``split/id`` (the split is part of the identity)."""
+    return {CONFIG_NAMES[kind]: {f"{split}/{rec[ID_FIELDS[kind]]}": rec
+                                 for split, recs in splits.items() for rec in recs}
+            for kind, splits in records.items() if any(splits.values())}
 
 
 def read_release(dist: str | Path) -> tuple[dict[str, Any], Keyed]:
@@ -40,36 +47,80 @@ def read_release(dist: str | Path) -> tuple[dict[str, Any], Keyed]:
     dist = Path(dist)
     manifest = read_manifest(dist)
     records: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for kind, splits in manifest["configs"].items():
-        records[kind] = {split: [decode(row, kind) for row in pq.read_table(dist / info["path"]).to_pylist()]
+    for config, splits in manifest["configs"].items():
+        kind = KIND_OF.get(config, config)  # releases before 0.x keyed configs by kind
+        shape = Layout.from_dict(manifest.get("layout", {}).get(config))
+        records[kind] = {split: [decode(row, kind, shape) for row in pq.read_table(dist / info["path"]).to_pylist()]
                          for split, info in splits.items()}
     return manifest, keyed(records)
 
 
+def _short(value: Any, width: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def changed_fields(old: Any, new: Any, path: str = "") -> list[str]:
+    """``events[3].t_s 12.0 -> 13.5`` for every leaf that differs (a list of another length: its item count)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = []
+        for name in [*old, *(k for k in new if k not in old)]:
+            where = f"{path}.{name}" if path else name
+            if name not in new:
+                out.append(f"{where} removed")
+            elif name not in old:
+                out.append(f"{where} added: {_short(new[name])}")
+            else:
+                out += changed_fields(old[name], new[name], where)
+        return out
+    if isinstance(old, list) and isinstance(new, list):
+        if len(old) != len(new):
+            return [f"{path}: {len(old)} -> {len(new)} items"]
+        return [line for i, (a, b) in enumerate(zip(old, new)) for line in changed_fields(a, b, f"{path}[{i}]")]
+    if old != new or type(old) is not type(new):
+        return [f"{path} {_short(old)} -> {_short(new)}"]
+    return []
+
+
+def _verified(record: dict[str, Any] | None) -> bool:
+    return bool(record) and (record.get("verification") or {}).get("status") == "verified"
+
+
 def diff(old: Keyed, new: Keyed) -> dict[str, ConfigDiff]:
-    """Per kind: ids only in ``new`` (added), only in ``old`` (removed), in both but unequal (modified)."""
+    """Per config: ids only in ``new`` (added), only in ``old`` (removed), in both but unequal (modified, with
+    the fields that changed), and those verified in ``new`` but not in ``old``."""
     out = {}
-    for kind in sorted(set(old) | set(new)):
-        a, b = old.get(kind, {}), new.get(kind, {})
-        out[kind] = ConfigDiff(
-            added=sorted(b.keys() - a.keys()),
-            removed=sorted(a.keys() - b.keys()),
-            modified=sorted(k for k in a.keys() & b.keys() if a[k] != b[k]),
+    for config in sorted(set(old) | set(new)):
+        a, b = old.get(config, {}), new.get(config, {})
+        modified = sorted(k for k in a.keys() & b.keys() if a[k] != b[k])
+        out[config] = ConfigDiff(
+            added=sorted(b.keys() - a.keys()), removed=sorted(a.keys() - b.keys()), modified=modified,
+            fields={k: changed_fields(a[k], b[k]) for k in modified},
+            newly_verified=sorted(k for k, rec in b.items() if _verified(rec) and not _verified(a.get(k))),
         )
     return out
 
 
 def changelog_lines(changes: dict[str, ConfigDiff], sample: int = 5) -> list[str]:
-    """Markdown bullet lines describing ``changes``."""
+    """Markdown bullet lines describing ``changes``: counts, then ids, the changed fields of modified records,
+    and the newly verified records."""
     lines = []
-    for kind, d in changes.items():
+    for config, d in changes.items():
         if not d.changed:
-            lines.append(f"- {kind}: unchanged")
+            lines.append(f"- {config}: unchanged")
             continue
         parts = [f"{len(d.added)} added", f"{len(d.removed)} removed", f"{len(d.modified)} modified"]
-        lines.append(f"- {kind}: " + ", ".join(parts))
-        for label, ids in (("added", d.added), ("removed", d.removed), ("modified", d.modified)):
+        if d.newly_verified:
+            parts.append(f"{len(d.newly_verified)} newly verified")
+        lines.append(f"- {config}: " + ", ".join(parts))
+        for label, ids in (("added", d.added), ("removed", d.removed), ("newly verified", d.newly_verified)):
             if ids:
                 more = f" (+{len(ids) - sample} more)" if len(ids) > sample else ""
                 lines.append(f"  - {label}: " + ", ".join(f"`{i}`" for i in ids[:sample]) + more)
+        for key in d.modified[:sample]:
+            changed = d.fields.get(key, [])
+            more = f" (+{len(changed) - sample} more)" if len(changed) > sample else ""
+            lines.append(f"  - modified: `{key}`: " + "; ".join(changed[:sample]) + more)
+        if len(d.modified) > sample:
+            lines.append(f"  - modified: +{len(d.modified) - sample} more")
     return lines

@@ -23,7 +23,8 @@ from streamcue.schemas import ID_FIELDS, check_file
 from streamcue.schemas.taxonomy import SPLITS
 
 __all__ = ["BENCHMARK_SPLITS", "ReleaseInput", "collect", "licence_problem", "PERMISSIVE", "ABSOLUTE_PATH",
-           "absolute_path_in", "scan_published"]
+           "absolute_path_in", "scan_published", "HUB_LICENCES",
+           "check_licence_id", "check_published_reports", "REPORTS_DIR"]
 
 
 #: Splits that are benchmarks: their records must be human-verified before release.
@@ -38,6 +39,13 @@ class ReleaseInput:
     unverified_in_benchmark: Counter = field(default_factory=Counter)
     rejected_left_out: Counter = field(default_factory=Counter)
     sources: Counter = field(default_factory=Counter)
+    #: kind -> split -> [verified, records in the build] (rejected ones included in the count).
+    verified: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    #: video id -> its anonymization report (recorded videos): the release publishes each as
+    #: ``anonymization/<video_id>.json`` and its record points there.
+    reports: dict[str, Path] = field(default_factory=dict)
+    #: Records left out by ``only_verified`` (unverified ones, any split), per kind.
+    unverified_left_out: Counter = field(default_factory=Counter)
 
 
 def _validated(path: Path, kind: str) -> list[tuple[int, dict[str, Any]]]:
@@ -47,13 +55,18 @@ def _validated(path: Path, kind: str) -> list[tuple[int, dict[str, Any]]]:
     return list(iter_jsonl(path))
 
 
-def collect(records_dir: str | Path, *, allow_unverified: bool = False,
+def collect(records_dir: str | Path, *, allow_unverified: bool = False, only_verified: bool = False,
             video_root: str | Path | None = None, licence: str = "apache-2.0") -> ReleaseInput:
     """Read a builder's output folder and apply every gate; raise on the first refusal.
 
-    ``licence`` is the release's (a Hub licence id such as ``apache-2.0`` or ``cc-by-nc-sa-4.0``): the
-    records of every source present must be redistributable and allow it (:func:`licence_problem`).
+    ``licence`` is the release's (a Hub licence id such as ``apache-2.0`` or ``cc-by-nc-sa-4.0``): it must
+    be on the Hub's list (:data:`HUB_LICENCES`), and the records of every source present must be
+    redistributable and allow it (:func:`licence_problem`). ``only_verified`` keeps verified records only
+    (every split) and the videos they refer to.
     """
+    check_licence_id(licence)
+    if only_verified and allow_unverified:
+        raise ConfigError("--only-verified and --allow-unverified contradict each other: choose one")
     records_dir = Path(records_dir)
     if not records_dir.is_dir():
         raise InputError("not a folder", file=records_dir)
@@ -70,18 +83,23 @@ def collect(records_dir: str | Path, *, allow_unverified: bool = False,
     videos = {rec["video_id"]: (line, rec) for line, rec in _validated(videos_path, "video")}
     for name in sorted({rec["source"] for _, rec in videos.values()}):
         _check_licence(name, licence, videos, videos_path)
-    _check_anonymization(videos, videos_path, video_root)
-    result.records["video"] = _by_split(rec for _, rec in videos.values())
-    result.sources.update(rec["source"] for _, rec in videos.values())
+    result.reports = _check_anonymization(videos, videos_path, video_root)
+    used: set[str] = set()
 
     for kind in found:
         path = records_dir / FILE_NAMES[kind]
         kept: list[dict[str, Any]] = []
+        shares = result.verified.setdefault(kind, {split: [0, 0] for split in SPLITS})
         for line, rec in _validated(path, kind):
             status = rec["verification"]["status"]
             split = videos[rec["video_id"]][1]["split"]
+            shares[split][1] += 1
+            shares[split][0] += status == "verified"
             if status == "rejected":
                 result.rejected_left_out[kind] += 1
+                continue
+            if only_verified and status != "verified":
+                result.unverified_left_out[kind] += 1
                 continue
             if status != "verified" and split in BENCHMARK_SPLITS:
                 if not allow_unverified:
@@ -92,8 +110,48 @@ def collect(records_dir: str | Path, *, allow_unverified: bool = False,
                         field="$.verification.status")
                 result.unverified_in_benchmark[kind] += 1
             kept.append(dict(rec, _split=split))
+            used.add(rec["video_id"])
         result.records[kind] = _by_split(kept)
+    if only_verified and not used:
+        raise InputError("--only-verified: no verified record to release (pull verified records into the build "
+                         "first: streamcue annotate pull)", file=records_dir)
+    kept_videos = [rec for _, rec in videos.values() if not only_verified or rec["video_id"] in used]
+    result.records = {"video": _by_split(kept_videos), **result.records}
+    result.sources.update(rec["source"] for rec in kept_videos)
     return result
+
+
+#: The licence identifiers the Hub accepts in a card's ``license:`` field. huggingface_hub ships no such list,
+#: so it is copied from the Hub documentation's table, https://huggingface.co/docs/hub/repositories-licenses
+#: (huggingface/hub-docs, docs/hub/repositories-licenses.md, the "licenses" region), less ``unknown`` and
+#: ``other``: a release must name a licence the gate can check against its sources'.
+HUB_LICENCES = frozenset("""
+apache-2.0 mit openrail bigscience-openrail-m creativeml-openrail-m bigscience-bloom-rail-1.0 bigcode-openrail-m
+afl-3.0 artistic-2.0 bsl-1.0 bsd bsd-2-clause bsd-3-clause bsd-3-clause-clear c-uda cc cc0-1.0 cc-by-2.0 cc-by-2.5
+cc-by-3.0 cc-by-4.0 cc-by-sa-3.0 cc-by-sa-4.0 cc-by-nc-2.0 cc-by-nc-3.0 cc-by-nc-4.0 cc-by-nd-4.0 cc-by-nc-nd-3.0
+cc-by-nc-nd-4.0 cc-by-nc-sa-2.0 cc-by-nc-sa-3.0 cc-by-nc-sa-4.0 cdla-sharing-1.0 cdla-permissive-1.0
+cdla-permissive-2.0 wtfpl ecl-2.0 epl-1.0 epl-2.0 etalab-2.0 eupl-1.1 agpl-3.0 gfdl gpl gpl-2.0 gpl-3.0 lgpl
+lgpl-2.1 lgpl-3.0 isc lppl-1.3c ms-pl mpl-2.0 odc-by odbl openrail++ osl-3.0 postgresql ofl-1.1 ncsa unlicense
+zlib pddl lgpl-lr deepfloyd-if-license llama2 gemma
+""".split())
+
+
+def check_licence_id(licence: str) -> None:
+    """Refuse a ``--license`` that is not one of the Hub's licence identifiers (:data:`HUB_LICENCES`)."""
+    if licence in HUB_LICENCES:
+        return
+    if licence.lower() in HUB_LICENCES:
+        raise ConfigError(f"--license {licence!r}: the Hub's licence ids are lower case; use --license "
+                          f"{licence.lower()}")
+    if licence in ("other", "unknown"):
+        raise ConfigError(f"--license {licence}: a release names its licence (a Hub licence id such as apache-2.0 "
+                          "or cc-by-4.0), so that it can be checked against the licences of its sources")
+    from difflib import get_close_matches
+
+    close = get_close_matches(licence.lower(), sorted(HUB_LICENCES), n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    raise ConfigError(f"--license {licence!r} is not a Hub licence id{hint}; see "
+                      "https://huggingface.co/docs/hub/repositories-licenses")
 
 
 #: Licences (SPDX ids, compared without case) whose data may go out under any release licence
@@ -138,8 +196,24 @@ def _by_split(records: Any) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+#: Where a release publishes the anonymization report of a recorded video (its record's ``anonymization.report``).
+REPORTS_DIR = "anonymization"
+
+
 def _check_anonymization(videos: dict[str, tuple[int, dict[str, Any]]], path: Path,
-                         video_root: str | Path | None) -> None:
+                         video_root: str | Path | None) -> dict[str, Path]:
+    """Check each recorded video against its report; return the reports, to publish beside the records.
+
+    The published record's ``anonymization.report`` becomes ``anonymization/<video_id>.json`` (a path
+    inside the release, never one with ``..`` that names the maintainer's folders)."""
+    for line, rec in videos.values():
+        report = (rec.get("anonymization") or {}).get("report")
+        if report and rec["source"] != "recorded" and _escapes(report):
+            raise InputError("an anonymization report path that leaves the records folder (a '..' segment or an "
+                             "absolute path) would be published; keep reports under the records folder",
+                             file=path, line=line, record=f"video_id={rec['video_id']}",
+                             field="$.anonymization.report")
+    reports: dict[str, Path] = {}
     recorded = [(line, rec) for line, rec in videos.values() if rec["source"] == "recorded"]
     if recorded and video_root is None:
         raise ConfigError(f"{len(recorded)} recorded video(s) in {path}: pass --video-root so that each file "
@@ -155,13 +229,33 @@ def _check_anonymization(videos: dict[str, tuple[int, dict[str, Any]]], path: Pa
                                  resolve_uri(video_root, rec["uri"], file=path, record=where["record"]))
         if problem:
             raise InputError(problem, field="$.anonymization.report", **where)
+        reports[rec["video_id"]] = report if report.is_absolute() else path.parent / report
+        rec["anonymization"] = dict(anon, report=f"{REPORTS_DIR}/{rec['video_id']}.json")
+    return reports
 
 
-#: A local absolute path or home directory inside a string: ``/a/b...``, ``/home``, ``/root``,
-#: ``/Users``, ``~/``, ``$HOME`` or a Windows drive, at the start of the string or after a space,
-#: quote, bracket, ``=``, ``,`` or ``;`` (so ``1/2 cup``, ``and/or`` and ``https://...`` pass).
+def _escapes(path: str) -> bool:
+    return path.startswith(("/", "~", "\\")) or ".." in re.split(r"[\\/]", path) or bool(re.match(r"[A-Za-z]:", path))
+
+
+def check_published_reports(records: list[dict[str, Any]]) -> None:
+    """The last word on what a release publishes: no video record's report path has a ``..`` segment."""
+    for rec in records:
+        report = (rec.get("anonymization") or {}).get("report")
+        if report and _escapes(report):
+            raise InputError("a published anonymization report path leaves the release (a '..' segment or an "
+                             "absolute path)", file=FILE_NAMES["video"], record=f"video_id={rec['video_id']}",
+                             field="$.anonymization.report")
+
+
+#: A local absolute path or home directory anywhere in a string: ``/a/b...``, ``/home``, ``/root``,
+#: ``/Users``, ``~/``, ``$HOME``, a Windows drive or a ``file:`` URL, at the start of the string or after
+#: any character that can end a word in prose, markup or BibTeX (a space, quote, bracket, brace, ``=``,
+#: ``,``, ``;``, ``:``, ``|``, ``<``, ``>``, ``*``) -- so ``note={/home/...}`` and ``see:/home/bob/x`` are
+#: caught while ``1/2 cup``, ``and/or``, ``10:30`` and ``https://a.org/b/c`` pass.
 #: RE2-compatible: Arrow scans Parquet string columns with it.
-ABSOLUTE_PATH = r"""(^|[\s"'(\[=,;])(/[A-Za-z0-9._-]+/[^\s/]|/(home|root|Users)\b|~/|\$HOME\b|[A-Za-z]:[\\/])"""
+ABSOLUTE_PATH = (r"""(^|[\s"'`(\[{<>=,;:|*])(/[A-Za-z0-9._-]+/[^\s/]|/(home|root|Users)\b|~/|\$HOME\b|"""
+                 r"""[A-Za-z]:[\\/])|(\b[Ff][Ii][Ll][Ee]:/)""")
 _ABSOLUTE = re.compile(ABSOLUTE_PATH)
 
 
@@ -170,7 +264,7 @@ def absolute_path_in(text: str) -> str | None:
     match = _ABSOLUTE.search(text)
     if match is None:
         return None
-    head = match.group(2)
+    head = match.group(2) or match.group(4)
     cut = head.find("/", 1)
     return (head[:cut + 1] if cut > 0 else head) + "..."  # never the whole path, not even in an error
 
@@ -182,7 +276,9 @@ def scan_published(folder: str | Path) -> None:
     Markdown: the text; PNG: its text chunks; any other file must be UTF-8 text.
     """
     folder = Path(folder)
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    # the data first: a path that a record holds is reported against its Parquet column, not the card's example
+    for path in sorted(files, key=lambda p: (p.relative_to(folder).parts[0] != "data", p)):
         rel = path.relative_to(folder).as_posix()
         for where, text in _strings(path):
             found = absolute_path_in(text)

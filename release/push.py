@@ -26,7 +26,7 @@ from streamcue.release.manifest import check_repo_id, verify_files
 from streamcue.errors import ConfigError, ServiceError, StreamcueError
 from streamcue.extras import require
 
-__all__ = ["ReleasePushResult", "push"]
+__all__ = ["ReleasePushResult", "push", "check_endpoint"]
 
 
 @dataclass
@@ -40,12 +40,24 @@ def push(dist: str | Path, repo: str, *, git_root: str | Path | None = None, end
          private: bool = False) -> ReleasePushResult:
     """Publish ``dist`` (checked against its manifest first) to the Hub or a local git repository."""
     org, name = check_repo_id(repo)
+    if endpoint is not None:
+        check_endpoint(endpoint)
     manifest = verify_files(dist)
     tag = f"v{manifest['version']}"
     message = f"Release {tag}: {manifest['title']}"
     if git_root is not None:
         return _push_git(Path(dist), Path(git_root) / "datasets" / org / name, tag, message)
     return _push_hub(Path(dist), repo, tag, message, endpoint, private)
+
+
+def check_endpoint(endpoint: str) -> None:
+    """Refuse an ``--endpoint`` that is not an http(s) URL with a host (a bad option, exit 2, before any request)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(endpoint)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"--endpoint {endpoint!r} is not an http(s) URL of a Hub-compatible server "
+                          "(e.g. https://huggingface.co)")
 
 
 def _git(repo: Path, *args: str) -> str:

@@ -142,7 +142,7 @@ def test_already_anonymized_input_is_recorded_with_relative_paths_only(built, tm
     assert not any(absolute_path_in(str(v)) for v in [*videos, *report.details["videos"].values()])
     manifest = build_release(ReleaseConfig(records=out, version="1.0.0", out=tmp_path / "d", allow_unverified=True,
                                             video_root=blurred))
-    assert manifest["configs"]["video"]
+    assert manifest["configs"]["videos"]
 
 
 def test_unanonymized_input_is_refused_when_said_to_be_anonymized(videos, tmp_path):

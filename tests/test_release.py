@@ -84,7 +84,7 @@ def test_interval_qa_and_dense_captions_round_trip(tmp_path):
     write_jsonl(out / "dense_caption.jsonl", [dense])
     dist = tmp_path / "dist"
     manifest = build_release(ReleaseConfig(records=out, version="0.1.0", out=dist, allow_unverified=True))
-    assert set(manifest["configs"]) == {"video", "interval_qa", "dense_caption"}
+    assert set(manifest["configs"]) == {"videos", "interval_qa", "dense_caption"}
     original = {r["qa_id"]: r for r in read_jsonl(out / "interval_qa.jsonl")}
     loaded = [q for split in load("interval_qa", dist).values() for q in split]
     assert len(loaded) == len(original)
@@ -99,7 +99,7 @@ def test_interval_qa_and_dense_captions_round_trip(tmp_path):
 def test_card_manifest_and_changelog(release_v1):
     card = (release_v1 / "README.md").read_text()
     header = card.split("---")[1]
-    assert "config_name: guidance" in header and "path: data/guidance/test-00000-of-00001.parquet" in header
+    assert "config_name: guidance" in header and "path: data/guidance/test-00000-of-00001-" in header
     assert "license: apache-2.0" in header and "task_categories:" in header
     assert "Released with `--allow-unverified`" in card
     manifest = read_manifest(release_v1)
@@ -207,17 +207,24 @@ def test_a_report_without_detectors_or_detections_is_refused(tmp_path):
         build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
 
 
-@pytest.mark.parametrize("where", ["report", "caption"])
-def test_an_absolute_path_in_any_published_string_is_refused(tmp_path, where):
+def test_a_recorded_video_report_is_published_inside_the_release(tmp_path):
+    """The report (even one named by an absolute path) is copied to anonymization/<video_id>.json, and the
+    published record points there: no maintainer's path, no '..' segment."""
     rec, root = recorded_set(tmp_path)
-    if where == "report":  # what the recorded builder used to write for --anonymized input
-        video = dict(VALID["video"], anonymization={"status": "passed",
-                                                    "report": str((rec / "reports" / "v1.json").resolve())})
-        write_jsonl(rec / "videos.jsonl", [video])
-    else:  # a caption that leaks a home directory, deep inside a list of structs
-        caption = json.loads(json.dumps(VALID["dense_caption"]))
-        caption["captions"][-1]["text"] = "the file /home/alice/secret.mp4 is open"
-        write_jsonl(rec / "dense_caption.jsonl", [caption])
+    video = dict(VALID["video"], anonymization={"status": "passed",
+                                                "report": str((rec / "reports" / "v1.json").resolve())})
+    write_jsonl(rec / "videos.jsonl", [video])
+    build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
+    [published] = load("videos", tmp_path / "d", split="test")
+    assert published.anonymization.report == "anonymization/v1.json"
+    assert (tmp_path / "d" / "anonymization" / "v1.json").read_bytes() == (rec / "reports" / "v1.json").read_bytes()
+
+
+def test_an_absolute_path_in_any_published_string_is_refused(tmp_path):
+    rec, root = recorded_set(tmp_path)
+    caption = json.loads(json.dumps(VALID["dense_caption"]))  # a home directory deep inside a list of structs
+    caption["captions"][-1]["text"] = "the file /home/alice/secret.mp4 is open"
+    write_jsonl(rec / "dense_caption.jsonl", [caption])
     with pytest.raises(InputError, match="names a local absolute path or home directory") as err:
         build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
     assert "alice" not in str(err.value) and str(tmp_path) not in str(err.value)  # the message names no path
@@ -274,7 +281,7 @@ def test_diff_and_changelog(release_v1, release_v2, cc4d):
     changes = diff(read_release(release_v1)[1], read_release(release_v2)[1])
     assert changes["guidance"].removed == [f"train/{first[0]['video_id']}"]
     assert changes["guidance"].modified == [f"train/{first[1]['video_id']}"]
-    assert not changes["guidance"].added and not changes["video"].changed
+    assert not changes["guidance"].added and not changes["videos"].changed
     changelog = (release_v2 / "CHANGELOG.md").read_text()
     assert changelog.index("## v1.1.0") < changelog.index("## v1.0.0")
     assert "guidance: 0 added, 1 removed, 1 modified" in changelog
@@ -362,7 +369,7 @@ def test_a_permissive_source_is_released_and_the_card_cites_it_with_its_licence(
     records = _bench_records(tmp_path, "streamingbench")
     manifest = build_release(ReleaseConfig(records=records, version="1.0.0", out=tmp_path / "d",
                                            allow_unverified=True))
-    assert manifest["license"] == "apache-2.0" and set(manifest["configs"]) >= {"video", "mc_question"}
+    assert manifest["license"] == "apache-2.0" and set(manifest["configs"]) >= {"videos", "mc_question"}
     card = (tmp_path / "d" / "README.md").read_text()
     assert "| StreamingBench | `streamingbench` | MIT |" in card
     assert "@article{lin2024streamingbench," in card and "title = {{StreamingBench}" in card

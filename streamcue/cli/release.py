@@ -35,28 +35,41 @@ def release_build(
     video_root: Annotated[Optional[Path], typer.Option(help="Where recorded videos live (their uri is relative to "
                                                             "it); needed to check anonymization reports.")] = None,
     citation: Annotated[Optional[Path], typer.Option(help="A BibTeX file to put on the card.")] = None,
+    only_verified: Annotated[bool, typer.Option("--only-verified",
+                                                help="Publish verified records only (every split) and the videos "
+                                                     "they refer to; the card states the verified share per "
+                                                     "split.")] = False,
+    annotation_figures: Annotated[Optional[Path], typer.Option(
+        help="Annotation figures for the card (annotators, guideline version, agreement); default "
+             "RECORDS/annotation.json when present.")] = None,
 ) -> None:
     """Assemble a Hub-ready release folder: Parquet per config and split, card, changelog, manifest.
 
     Refuses invalid records, unverified records in the validation/test splits (unless
-    --allow-unverified), recorded videos without a passing anonymization report, and a version
-    that is not new.
+    --allow-unverified, or left out with --only-verified), a --license that is not a Hub licence id
+    or that a source's licence does not allow, recorded videos without a passing anonymization
+    report, a local path in any published string, and a version that is not new.
 
-    Example:
+    Examples:
 
-        streamcue release build --records out/cc4d --version 1.0.0 --out dist/v1.0.0 --repo ORG/NAME
+        streamcue release build --records out/cc4d-v2 --version 1.0.0 --out dist/v1.0.0 --only-verified
+
+        streamcue release build --records out/cc4d --version 1.0.0 --out dist/v1.0.0 --license mit --allow-unverified
     """
     from streamcue.release.build import ReleaseConfig, build_release
-    from streamcue.release.card import CONFIG_NAMES
 
     text = citation.read_text(encoding="utf-8") if citation else None
     manifest = build_release(ReleaseConfig(records=records, version=version, out=out, title=title, license=license,
                                             repo=repo, previous=previous, allow_unverified=allow_unverified,
-                                            video_root=video_root, citation=text))
-    rows = {CONFIG_NAMES[kind]: {split: info["rows"] for split, info in splits.items()} for kind,
-            splits in manifest["configs"].items()}
+                                            video_root=video_root, citation=text, only_verified=only_verified,
+                                            annotation_figures=annotation_figures))
+    rows = {config: {split: info["rows"] for split, info in splits.items()}
+            for config, splits in manifest["configs"].items()}
     console.out.print(console.table(f"release {manifest['version']} ({out})", ["train", "validation", "test"], rows,
                                     "config"))
+    if manifest["only_verified"]:
+        console.out.print("only verified records published; left out as not verified: "
+                          + (", ".join(f"{n} {k}" for k, n in manifest["unverified_left_out"].items()) or "none"))
     unverified = manifest["unverified_in_benchmark"]
     if unverified:
         console.out.print("unverified records published in validation/test (stated on the card): "
@@ -96,10 +109,11 @@ def release_diff(
     new: Annotated[Path, typer.Argument(help="Folder of the newer release.")],
     show: Annotated[int, typer.Option(help="List at most this many ids per change.")] = 10,
 ) -> None:
-    """What changed between two releases: records added, removed and modified, per config.
+    """What changed between two releases: records added, removed, modified (each changed field
+    with its old and new value) and newly verified, per config.
 
     Records are matched by id within a split; a record that moved split counts as removed
-    and added.
+    and added. A line reads `modified: test/1_49: events[3].t_s 12.0 -> 13.5`.
 
     Example:
 
@@ -116,4 +130,4 @@ def release_diff(
                                      for k, d in changes.items()}, "config"))
     for line in changelog_lines(changes, sample=show):
         if line.startswith("  "):
-            console.out.print(line.strip(), markup=False)
+            console.out.print(line.strip().removeprefix("- ").replace("`", ""), markup=False, soft_wrap=True)
