@@ -48,6 +48,12 @@ from streamcue.version import __version__
 
 __all__ = ["CLASSES", "Config", "StreamBenchReport", "build", "example_config"]
 
+#: What ``streamcue build`` makes of this source and says of it (dataset_builders/registry.py reads these).
+MAKES = ("open_question", "video")
+SUMMARY = "open_question records from StreamBench (OASIS's eval_streambench.json)"
+#: The report it fills instead of the BuildReport: its ``to_dict()`` becomes the build report's details.
+FIGURES = "StreamBenchReport"
+
 #: StreamBench's six question classes (StreamChat README, "StreamBench").
 CLASSES: dict[str, str] = {
     "OS": "Object Search",

@@ -39,7 +39,7 @@ from streamcue.io import iter_jsonl
 from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.metrics.configs import ReasoningConfig
 from streamcue.metrics.judges import JudgeRunner
-from streamcue.metrics.registry import EvalContext
+from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import make_report
 from streamcue.metrics.text import normalize_answer
 from streamcue.metrics.verdict import Triple
@@ -47,6 +47,11 @@ from streamcue.prompts import load_prompt
 from streamcue.schemas import check_records
 
 __all__ = ["AXES", "MiraVerdict", "MiraJudge", "same_answer", "score_reasoning", "read_reasoning", "run_reasoning"]
+
+#: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
+METRIC = Metric("reasoning", "reasoning_trace", "reasoning", higher_is_better=True, uses_judge=True,
+                summary="MiRA rubric of reasoning traces (AVP B.1)", entry="streamcue.metrics.mira:run_reasoning",
+                default_judge="mira")
 
 AXES = ("perceptual_correctness", "temporal_localization", "logical_reasoning", "completeness")
 PROMPT = "mira_judge.v1"
