@@ -37,7 +37,7 @@ from streamcue.io import read_jsonl, write_jsonl
 from streamcue.metrics import METRICS, Metric, evaluate
 from streamcue.metrics.configs import latest_version
 from streamcue.registry import BENCHMARKS, SOURCES, get_benchmark, get_source, module_name
-from streamcue.schemas import ID_FIELDS, KINDS, load_schema, validate_file
+from streamcue.schemas import ID_FIELDS, KINDS, check, load_schema, validate_file
 
 DATA = Path(__file__).parent / "data"
 REPORT_KEYS = {"builder", "counts", "llm", "details"}
@@ -86,16 +86,38 @@ def test_every_source_names_its_builder_licence_and_citation(name):
     assert source.citation == "" or source.citation.lstrip().startswith("@")
 
 
-def test_schema_enums_equal_the_registry():
-    """A video's ``source`` is a registered source (or ``other``); a record's ``benchmark`` one of those of its kind."""
-    assert set(load_schema("video")["properties"]["source"]["enum"]) == {*SOURCES, "other"}
-    checked = 0
-    for kind in KINDS:
-        prop = load_schema(kind).get("properties", {}).get("benchmark", {})
-        if "enum" in prop:
-            checked += 1
-            assert prop["enum"] == [b for b, bench in BENCHMARKS.items() if kind in bench.kinds], kind
-    assert checked >= 2
+def _named_kinds() -> list[tuple[str, str]]:
+    """Every (kind, field) whose value is a registered name: a video's source, a record's benchmark."""
+    return [(kind, name) for kind in KINDS for name in ("source", "benchmark")
+            if name in load_schema(kind).get("properties", {}) and (name == "benchmark" or kind == "video")]
+
+
+def test_no_schema_lists_the_registered_names():
+    """A video's ``source`` and a record's ``benchmark`` are checked against the registry, never an enum in a
+    schema file: adding a benchmark changes no schema."""
+    named = _named_kinds()
+    assert {kind for kind, _ in named} >= {"video", "mc_question", "active_item", "open_question"}
+    for kind, name in named:
+        assert "enum" not in load_schema(kind)["properties"][name], f"{kind}.{name} lists names: read the registry"
+
+
+@pytest.mark.parametrize("kind, name", _named_kinds())
+def test_registered_names_are_checked_against_the_registry(kind, name):
+    """Every registered name of the field passes; another is refused with a did-you-mean; a benchmark must have
+    records of the kind."""
+    allowed = [*SOURCES, "other"] if name == "source" else [b for b, bench in BENCHMARKS.items() if kind in bench.kinds]
+    assert allowed, f"no registered benchmark has {kind} records"
+    for value in allowed:  # (other checks may depend on the benchmark: only this field counts here)
+        assert [v for v in check(dict(VALID[kind], **{name: value}), kind) if v.path == f"$.{name}"] == [], value
+    misspelt = allowed[0].replace("-", "_") + "x"
+    problems = check(dict(VALID[kind], **{name: misspelt}), kind)
+    assert [(v.path, v.message.split(" (")[0]) for v in problems] == [
+        (f"$.{name}", f"{misspelt!r} is not one of the {name}s of "
+         + (f"{kind} records in streamcue/registry.py" if name == "benchmark" else "streamcue/registry.py"))]
+    assert problems[0].message.endswith(f"did you mean {allowed[0]!r}?")
+    others = [b for b, bench in BENCHMARKS.items() if kind not in bench.kinds]
+    if name == "benchmark" and others:
+        assert [v.path for v in check(dict(VALID[kind], benchmark=others[0]), kind)] == ["$.benchmark"], others[0]
 
 
 def test_unknown_names_suggest_the_closest():
