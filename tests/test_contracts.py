@@ -300,11 +300,87 @@ def test_the_builder_contract_catches_a_builder_that_breaks_it(tmp_path, monkeyp
     assert any("refused" in p and "duplicate qa_id 'q1'" in p for p in problems)
 
 
-def test_registries_are_literal_and_names_match():
+def test_builders_and_metrics_are_the_registrys_and_declare_themselves():
+    """BUILDERS and METRICS list what streamcue/registry.py names, each as its own module declares it."""
+    from streamcue.registry import builder_modules, metric_modules
+
+    assert list(BUILDERS) == list(builder_modules()) and list(METRICS) == list(metric_modules())
+    assert {SOURCES[s].builder for s in SOURCES} <= set(BUILDERS)
+    assert [b.metric for b in BENCHMARKS.values()] == list(METRICS)[:len(BENCHMARKS)]
     assert all(name == b.name for name, b in BUILDERS.items()) and all(name == m.name for name, m in METRICS.items())
     for builder in BUILDERS.values():
         assert builder.makes and set(builder.makes) <= set(KINDS), builder.name
         assert builder.module == f"streamcue.dataset_builders.{builder.name.replace('-', '_')}"
+        module = builder.load()
+        assert module.MAKES == builder.makes and module.SUMMARY == builder.summary
+
+
+def test_a_module_that_declares_nothing_is_named(monkeypatch):
+    import sys
+    import types
+
+    from streamcue.dataset_builders.registry import _load as load_builder
+    from streamcue.metrics.registry import _load as load_metric
+
+    module = types.ModuleType("streamcue.dataset_builders.nothing")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setitem(sys.modules, "streamcue.metrics.nothing", module)
+    with pytest.raises(ConfigError, match="builder 'nothing': streamcue.dataset_builders.nothing declares no MAKES"):
+        load_builder("nothing", "nothing")
+    with pytest.raises(ConfigError, match=r"metric 'nothing': streamcue.metrics.nothing declares no METRIC"):
+        load_metric("nothing", "nothing")
+    module.METRIC = METRICS["vsas"]
+    with pytest.raises(ConfigError, match="declares a metric named 'vsas'"):
+        load_metric("nothing", "nothing")
+
+
+@pytest.mark.parametrize("name", list(BUILDERS))
+def test_every_builder_has_a_build_command(name):
+    """``streamcue build <name>``: hand-written, or generated from its Config with help on every option."""
+    from streamcue.cli.build_generated import command_problems
+    from streamcue.cli.main import _command
+
+    build = _command().commands["build"]
+    assert name in build.commands, f"builder {name!r} has no `streamcue build {name}`"
+    if getattr(build.commands[name], "generated", False):
+        assert command_problems(name) == []
+        assert "Example" in (build.commands[name].help or "")
+
+
+def test_a_command_that_cannot_be_generated_says_why(monkeypatch):
+    """A Config field no option can set, an option without help and a missing EXAMPLE are named; the command
+    refuses to run in one line instead of breaking the others."""
+    import sys
+    import types
+
+    from streamcue.cli.build_generated import command_problems, generated_command
+    from streamcue.prologue import input_path
+
+    module = types.ModuleType("streamcue.dataset_builders.streamingbench")
+
+    @dataclasses.dataclass(frozen=True)
+    class Config:
+        questions: Path = input_path("--questions", folder=True)
+        llm: dict = dataclasses.field(default_factory=dict)
+        model: Any = None
+        settings: complex = dataclasses.field(default=0j)
+
+    module.Config, module.MAKES, module.SUMMARY = Config, ("mc_question",), "a broken builder"
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    assert command_problems("streamingbench") == [
+        "streamcue.dataset_builders.streamingbench has no EXAMPLE (the example of `streamcue build streamingbench "
+        "--help`)",
+        "streamingbench: option --questions (Config.questions) has no help (input_path(..., help=...) or "
+        "streamcue.prologue.option(help))"]
+    @dataclasses.dataclass(frozen=True)
+    class Needs:
+        settings: complex  # required, and no option can set it
+
+    module.Config = Needs
+    assert "streamingbench: Config.settings is required but no option can set it (write the command by hand)" \
+        in command_problems("streamingbench")
+    with pytest.raises(ConfigError, match="streamcue build streamingbench cannot be generated: .* no EXAMPLE"):
+        generated_command("streamingbench")()
 
 
 def _mira_server(stack: ExitStack) -> dict[str, str]:

@@ -187,4 +187,6 @@ class BuildGroup(typer.core.TyperGroup):
             if name not in self.commands:
                 app = typer.Typer(add_completion=False)
                 app.command(name)(generated_command(name))
-                self.add_command(typer.main.get_command(app), name)
+                command = typer.main.get_command(app)
+                command.generated = True  # type: ignore[attr-defined]  # (the contract tests tell them apart)
+                self.add_command(command, name)
