@@ -61,6 +61,10 @@ TAG_CATEGORIES: dict[str, str] = {
 
 __all__ = ["Config", "build", "example_config", "TAG_CATEGORIES"]
 
+#: What ``streamcue build`` makes of this source and says of it (dataset_builders/registry.py reads these).
+MAKES = ("guidance", "video")
+SUMMARY = "guidance records (LiveCook protocol) from CaptainCook4D annotations"
+
 
 @dataclass(frozen=True)
 class Config:

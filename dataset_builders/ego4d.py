@@ -30,6 +30,10 @@ from streamcue.schemas import SCHEMA_VERSION
 
 __all__ = ["Config", "build", "example_config", "load_videos", "video_record"]
 
+#: What ``streamcue build`` makes of this source and says of it (dataset_builders/registry.py reads these).
+MAKES = ("interval_qa", "video")
+SUMMARY = "interval_qa proactive questions (ESTP-Gen) from Ego4D GoalStep and narrations"
+
 VIDEO_LICENSE = "Ego4D license (videos are not redistributed; GoalStep annotations MIT)"
 
 

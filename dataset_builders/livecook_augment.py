@@ -48,6 +48,13 @@ from streamcue.schemas import SCHEMA_VERSION
 
 __all__ = ["Config", "AugmentFigures", "build", "normalise_noun", "COMPLETION_PROMPT", "CRITICAL_PROMPT"]
 
+#: What ``streamcue build`` makes of this source and says of it (dataset_builders/registry.py reads these).
+MAKES = ("guidance", "counterfactual_mistake", "video")
+SUMMARY = ("LiveCook training data from Ego4D GoalStep: success-only guidance and "
+           "counterfactual mistakes")
+#: The report it fills instead of the BuildReport: its ``to_dict()`` becomes the build report's details.
+FIGURES = "AugmentFigures"
+
 BUILDER = "livecook-augment"
 BUILDER_VERSION = "1.0"
 COMPLETION_PROMPT = ("streamcue.dataset_builders", "instruction_completion.v1")

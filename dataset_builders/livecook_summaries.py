@@ -59,6 +59,13 @@ __all__ = [
     "PROMPT",
 ]
 
+#: What ``streamcue build`` makes of this source and says of it (dataset_builders/registry.py reads these).
+MAKES = ("mistake_summary",)
+SUMMARY = ("mistake_summary records (LiveCook) for CaptainCook4D instructions, from the "
+           "training split")
+#: The report it fills instead of the BuildReport: its ``to_dict()`` becomes the build report's details.
+FIGURES = "SummaryFigures"
+
 BUILDER = "livecook-summaries"
 BUILDER_VERSION = "1.0"
 PROMPT = ("streamcue.dataset_builders", "mistake_summary.v1")

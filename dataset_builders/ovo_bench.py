@@ -30,6 +30,12 @@ from streamcue.version import __version__
 
 __all__ = ["Config", "build", "example_config", "GROUPS", "TASK_GROUP"]
 
+#: What ``streamcue build`` makes of this source and says of it (dataset_builders/registry.py reads these).
+MAKES = ("mc_question", "active_item", "video")
+SUMMARY = "mc_question and active_item records from OVO-Bench's annotation file"
+#: The report it fills instead of the BuildReport: its ``to_dict()`` becomes the build report's details.
+FIGURES = "QuirkReport"
+
 #: OVO-Bench's three groups and their tasks (paper Sec. 3; the same in utils/OVOBenchScore.py).
 GROUPS: dict[str, tuple[str, ...]] = {
     "backward": ("EPM", "ASI", "HLD"),

@@ -41,6 +41,10 @@ from streamcue.version import __version__
 
 __all__ = ["PROMPT", "CAPTION_SCHEMA", "Config", "read_tasks", "prepare_video", "caption_task", "build"]
 
+#: What ``streamcue build`` makes of this source and says of it (dataset_builders/registry.py reads these).
+MAKES = ("dense_caption", "video")
+SUMMARY = "dense_caption records (VSAS-Bench style) from anonymized recorded videos"
+
 
 PROMPT = "recorded_caption.v1"
 CAPTION_SCHEMA = {"type": "object", "properties": {"caption": {"type": "string", "minLength": 1}},

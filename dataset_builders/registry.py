@@ -1,20 +1,26 @@
-"""The builder registry: every source that ``streamcue build <name>`` turns into records, in one literal dict.
+"""The builders: every source that ``streamcue build <name>`` turns into records, read from the benchmark registry.
 
-The contract (checked for every entry by ``tests/test_contracts.py``): the builder's module
-``streamcue.dataset_builders.<name>`` has
+Which builders exist is written once, in ``streamcue/registry.py``: each source names its builder, and
+``TRAINING_BUILDERS`` names the builders of training data that belong to no benchmark. Everything else a
+builder is, its module ``streamcue.dataset_builders.<module>`` declares (``<module>`` = the name with
+``-`` -> ``_``); :data:`BUILDERS` reads it there when an entry is used (so ``streamcue ls`` stays fast):
 
+* ``MAKES``: the record kinds it yields; ``SUMMARY``: one line for ``streamcue ls``; optionally ``FIGURES``:
+  the name of a report class of its own that it fills instead of the BuildReport;
 * ``Config``: a frozen dataclass of everything the build reads (paths, options; no output folder
-  unless the builder writes files besides records);
+  unless the builder writes files besides records), its inputs declared (:func:`streamcue.prologue.input_path`);
 * ``build(config, report) -> Iterator[tuple[kind, record]]``: yields ``(kind, record)`` pairs of
-  the kinds in :attr:`Builder.makes`, each valid against its schema, ids unique, the same
+  the kinds in ``MAKES``, each valid against its schema, ids unique, the same
   records in the same order for the same inputs; it fills ``report``
   (:class:`~streamcue.dataset_builders.output.BuildReport`: ``llm`` usage and its own
-  ``details``) and raises :class:`~streamcue.errors.StreamcueError` subclasses for bad input.
+  ``details``) and raises :class:`~streamcue.errors.StreamcueError` subclasses for bad input;
+* ``example_config(data_root)``: its smallest real input (the contract test runs it);
+* for a builder without a hand-written command in ``streamcue/cli/build.py``: ``EXAMPLE`` (and
+  optionally ``HELP`` and ``print_summary(result, report)``); ``streamcue build <name>`` is then generated
+  from its ``Config`` (the help of each option in the field's metadata).
 
-To add a builder: copy ``captaincook4d.py`` (no LLM) or ``ego4d.py`` (LLM stages), add one
-:class:`Builder` line to :data:`BUILDERS`, a ``streamcue build <name>`` command in ``streamcue/cli/build.py``
-that calls :func:`~streamcue.dataset_builders.output.run_builder`, and its smallest real input to
-``SMALLEST_INPUTS`` in ``tests/test_contracts.py``.
+To add a builder: copy ``captaincook4d.py`` (no LLM) or ``ego4d.py`` (LLM stages) and name it in the
+registry (a source's ``builder``); ``tests/test_contracts.py`` checks it.
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from streamcue.fields import unknown_name
+from streamcue.errors import ConfigError
+from streamcue.registry import Derived, builder_modules
 
 __all__ = ["BUILDERS", "Builder", "get_builder"]
 
@@ -66,39 +73,21 @@ class Builder:
         report.details = details
 
 
-#: name (``streamcue build <name>``) -> builder. Literal on purpose: the list of builders is read here.
-BUILDERS: dict[str, Builder] = {
-    "captaincook4d": Builder("captaincook4d", ("guidance", "video"),
-                             "guidance records (LiveCook protocol) from CaptainCook4D annotations",
-                             "streamcue.dataset_builders.captaincook4d"),
-    "ego4d": Builder("ego4d", ("interval_qa", "video"),
-                     "interval_qa proactive questions (ESTP-Gen) from Ego4D GoalStep and narrations",
-                     "streamcue.dataset_builders.ego4d"),
-    "recorded": Builder("recorded", ("dense_caption", "video"),
-                        "dense_caption records (VSAS-Bench style) from anonymized recorded videos",
-                        "streamcue.dataset_builders.recorded"),
-    "livecook-summaries": Builder("livecook-summaries", ("mistake_summary",),
-                                  "mistake_summary records (LiveCook) for CaptainCook4D instructions, from the "
-                                  "training split", "streamcue.dataset_builders.livecook_summaries",
-                                  figures="SummaryFigures"),
-    "livecook-augment": Builder("livecook-augment", ("guidance", "counterfactual_mistake", "video"),
-                                "LiveCook training data from Ego4D GoalStep: success-only guidance and "
-                                "counterfactual mistakes", "streamcue.dataset_builders.livecook_augment",
-                                figures="AugmentFigures"),
-    "ovo-bench": Builder("ovo-bench", ("mc_question", "active_item", "video"),
-                         "mc_question and active_item records from OVO-Bench's annotation file",
-                         "streamcue.dataset_builders.ovo_bench", figures="QuirkReport"),
-    "streamingbench": Builder("streamingbench", ("mc_question", "active_item", "video"),
-                              "mc_question and active_item records from StreamingBench's question files",
-                              "streamcue.dataset_builders.streamingbench", figures="QuirkReport"),
-    "streambench": Builder("streambench", ("open_question", "video"), "open_question records from StreamBench "
-                           "(OASIS's eval_streambench.json)", "streamcue.dataset_builders.streambench",
-                           figures="StreamBenchReport"),
-}
+def _load(name: str, module: str) -> Builder:
+    """The builder ``name`` as its module ``streamcue.dataset_builders.<module>`` declares it."""
+    path = f"{__package__}.{module}"
+    declared = importlib.import_module(path)
+    for constant in ("MAKES", "SUMMARY"):
+        if not hasattr(declared, constant):
+            raise ConfigError(f"builder {name!r}: {path} declares no {constant} (see dataset_builders/registry.py)")
+    return Builder(name, tuple(declared.MAKES), declared.SUMMARY, path, getattr(declared, "FIGURES", None))
+
+
+#: name (``streamcue build <name>``) -> builder: the builders that streamcue/registry.py names (each source's,
+#: then the training-data builders after the source they read), each as its own module declares it.
+BUILDERS: Derived[Builder] = Derived("builder", builder_modules, _load)
 
 
 def get_builder(name: str) -> Builder:
     """The registered builder called ``name``; an unknown name suggests the closest one."""
-    if name not in BUILDERS:
-        raise unknown_name("builder", name, BUILDERS)
-    return BUILDERS[name]
+    return BUILDERS.get_or_suggest(name)

@@ -38,7 +38,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from streamcue.dataset_builders.bench_sources import QuirkReport, VideoIndex, canonical, parse_time, relative_uri
-from streamcue.prologue import input_path
+from streamcue.prologue import input_path, option
 from streamcue.errors import InputError
 from streamcue.fields import field as required
 from streamcue.fields import items, text
@@ -47,6 +47,18 @@ from streamcue.schemas import SCHEMA_VERSION
 from streamcue.version import __version__
 
 __all__ = ["CLASSES", "Config", "StreamBenchReport", "build", "example_config"]
+
+#: What ``streamcue build`` makes of this source and says of it (dataset_builders/registry.py reads these).
+MAKES = ("open_question", "video")
+SUMMARY = "open_question records from StreamBench (OASIS's eval_streambench.json)"
+#: The report it fills instead of the BuildReport: its ``to_dict()`` becomes the build report's details.
+FIGURES = "StreamBenchReport"
+#: ``streamcue build streambench`` is generated from :class:`Config`: its help, then its example.
+HELP = """Convert StreamBench: every breakpoint becomes an open_question asked at its time.
+
+Videos are not copied: videos.jsonl lists each one's path relative to your StreamBench video
+root. Quirks of the source (repeated entries, missing video names, ...) are kept and counted."""
+EXAMPLE = "streamcue build streambench --annotations ../shared/data/streambench/eval_streambench.json --out out/sb"
 
 #: StreamBench's six question classes (StreamChat README, "StreamBench").
 CLASSES: dict[str, str] = {
@@ -65,8 +77,9 @@ class Config:
     """``annotations``: OASIS's ``metadata/eval_streambench.json``. ``drop_repeated_entries``: leave out an
     entry equal to an earlier one (default: keep it, as the official evaluation does)."""
 
-    annotations: Path = input_path("--annotations")
-    drop_repeated_entries: bool = False
+    annotations: Path = input_path("--annotations", help="OASIS's metadata/eval_streambench.json.")
+    drop_repeated_entries: bool = option("Leave out an entry equal to an earlier one (the official evaluation asks "
+                                         "its questions twice; kept by default).", default=False)
 
 
 @dataclass
@@ -185,3 +198,17 @@ def example_config(data_root: Path) -> Config:
     """The smallest real input, for the contract tests and a first try: the whole file (``streambench/`` under
     ``data_root``; MIT)."""
     return Config(Path(data_root) / "streambench" / "eval_streambench.json")
+
+
+def print_summary(result: Any, report: Any) -> None:
+    """What ``streamcue build streambench`` prints: questions by video domain and class, then the quirks."""
+    from streamcue import console
+
+    details = report.details
+    rows = {f"{domain} {cls}": {"questions": n} for domain, classes in details["by_task"].items()
+            for cls, n in classes.items()}
+    console.out.print(console.table("questions by video domain and class", ["questions"], rows, "class"))
+    quirks = ", ".join(f"{n} {name}" for name, n in details["quirks"].items()) or "none"
+    counts = ", ".join(f"{n} {kind}" for kind, n in sorted(result.counts.items()))
+    console.out.print(f"wrote {counts} from {details['entries']} entries to {result.out} (quirks: {quirks}; "
+                      "see build_report.json)")

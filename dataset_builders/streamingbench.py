@@ -38,6 +38,12 @@ from streamcue.version import __version__
 
 __all__ = ["Config", "build", "example_config", "iter_questions", "question_files", "PAPER_GROUP", "GROUPS"]
 
+#: What ``streamcue build`` makes of this source and says of it (dataset_builders/registry.py reads these).
+MAKES = ("mc_question", "active_item", "video")
+SUMMARY = "mc_question and active_item records from StreamingBench's question files"
+#: The report it fills instead of the BuildReport: its ``to_dict()`` becomes the build report's details.
+FIGURES = "QuirkReport"
+
 GROUPS = ("real", "omni", "sqa", "proactive")
 CONTEXTUAL = ("Misleading Context Understanding", "Anomaly Context Understanding")
 #: The paper's three categories, by the count.py group (omni splits: CONTEXTUAL go to contextual).

@@ -5,7 +5,7 @@ the file's content in every report. A change of behaviour is a new file with a n
 never an edit of an old one (a test pins the content of each released version).
 
 The classes of the first metrics are here; a new metric may keep its config class in its own
-module and name it in its registry line (``Metric(..., config_class="module:Class", config_latest=1)``),
+module and name it in its ``METRIC`` (``Metric(..., config_class="module:Class", config_latest=1)``),
 so that adding a benchmark does not edit this file.
 """
 

@@ -42,12 +42,16 @@ from typing import Any
 
 from streamcue.metrics.configs import EstpConfig
 from streamcue.metrics.judges import JudgeRunner
-from streamcue.metrics.registry import EvalContext
+from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import grouped, judge_runner, make_report, mean, read_pairs
 from streamcue.schemas.taxonomy import OPTIMAL_AT_START, PROACTIVE_TYPE
 
 __all__ = ["Answer", "Response", "QuestionScore", "optimal_time", "time_score", "match_sets", "score_question",
            "higher_is_better", "evaluate_estp", "run", "example_predictions"]
+
+#: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
+METRIC = Metric("estp-f1", "interval_qa", "estp_f1", higher_is_better=True, uses_judge=True,
+                summary="ESTP-Bench answer + timing F1 (appendix B.3)", entry="streamcue.metrics.estp:run")
 
 higher_is_better = True
 

@@ -52,12 +52,16 @@ from typing import Any
 import numpy as np
 
 from streamcue.metrics.configs import LiveCookConfig
-from streamcue.metrics.registry import EvalContext
+from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import make_report, mean, read_pairs
 
 __all__ = ["Event", "ic_hits", "match_mistakes", "plan_steps", "window_matching", "ic_matches",
            "match_mistakes_maximum", "prf", "rouge_l", "higher_is_better", "evaluate_livecook", "run",
            "example_predictions"]
+
+#: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
+METRIC = Metric("livecook", "guidance", "livecook", higher_is_better=True, uses_judge=False,
+                summary="LiveCook IC-Acc, mistake P/R/F1, ROUGE-L, BERTScore", entry="streamcue.metrics.livecook:run")
 
 higher_is_better = True
 

@@ -38,13 +38,18 @@ from streamcue.errors import ConfigError
 from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.metrics.configs import ReasoningConfig
 from streamcue.metrics.judges import JudgeRunner
-from streamcue.metrics.registry import EvalContext
+from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import make_report, read_pairs
 from streamcue.metrics.text import normalize_answer
 from streamcue.metrics.verdict import Triple
 from streamcue.prompts import load_prompt
 
 __all__ = ["AXES", "MiraVerdict", "MiraJudge", "same_answer", "score_reasoning", "read_reasoning", "run_reasoning"]
+
+#: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
+METRIC = Metric("reasoning", "reasoning_trace", "reasoning", higher_is_better=True, uses_judge=True,
+                summary="MiRA rubric of reasoning traces (AVP B.1)", entry="streamcue.metrics.mira:run_reasoning",
+                default_judge="mira")
 
 AXES = ("perceptual_correctness", "temporal_localization", "logical_reasoning", "completeness")
 PROMPT = "mira_judge.v1"

@@ -33,10 +33,16 @@ from streamcue.errors import InputError
 from streamcue.io import read_json
 from streamcue.metrics.bench_readers import check_pred_format, letter, read_ground_truth, read_predictions
 from streamcue.metrics.choice_rules import ovo_choice_correct, ovo_count_correct, ovo_yes_no_correct
+from streamcue.metrics.registry import Metric
 from streamcue.metrics.scoring import make_report
 
 __all__ = ["Entry", "score_entry", "aggregate", "GROUP_TASKS", "percent", "official_figures", "evaluate", "run",
            "example_predictions"]
+
+#: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
+METRIC = Metric("ovo-bench", "mc_question", "ovo_bench", higher_is_better=True, uses_judge=False,
+                summary="OVO-Bench accuracy per task and group, official or strict rules (Sec. 4.1)",
+                entry="streamcue.metrics.ovo_bench:run", other_pred_formats=("ovo-results",))
 
 GROUP_TASKS = {
     "backward": ("EPM", "ASI", "HLD"),

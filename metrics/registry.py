@@ -1,4 +1,9 @@
-"""The metric registry: every metric that ``streamcue evaluate <name>`` runs, in one literal dict.
+"""The metrics: every metric that ``streamcue evaluate <name>`` runs, read from the benchmark registry.
+
+Which metrics exist is written once, in ``streamcue/registry.py``: each benchmark names its metric (in
+``metrics/<benchmark module>.py``), and ``OTHER_METRICS`` names the metrics of no benchmark (``reasoning``,
+in ``mira.py``). Each of those modules declares its metric, ``METRIC = Metric(...)``, and :data:`METRICS`
+reads it there when an entry is used (so ``streamcue ls`` stays fast).
 
 The contract (checked for every entry by ``tests/test_contracts.py``): a metric
 
@@ -13,9 +18,9 @@ The contract (checked for every entry by ``tests/test_contracts.py``): a metric
   and is the same for the same inputs.
 
 To add a metric: write ``metrics/<benchmark module>.py`` (copy ``livecook.py``; ``estp.py`` when it
-needs a judge): its pure functions, ``evaluate`` and the entry point ``run`` (shared readers and the
-report are in :mod:`~streamcue.metrics.scoring`), its config class with ``configs/<name>.v1.json``,
-then one :class:`Metric` line in :data:`METRICS`.
+needs a judge): its pure functions, ``evaluate``, the entry point ``run`` and ``METRIC = Metric(...)``
+(shared readers and the report are in :mod:`~streamcue.metrics.scoring`), its config class with
+``configs/<name>.v1.json``; the benchmark's registry entry names it.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from streamcue.fields import unknown_name
+from streamcue.errors import ConfigError
+from streamcue.registry import Derived, metric_modules
 
 __all__ = ["METRICS", "EvalContext", "Metric", "get_metric"]
 
@@ -74,37 +80,21 @@ class Metric:
         return getattr(importlib.import_module(module), function)(gt, pred, config, context)
 
 
-#: name (``streamcue evaluate <name>``) -> metric. Literal on purpose: the list of metrics is read here.
-METRICS: dict[str, Metric] = {
-    "estp-f1": Metric("estp-f1", "interval_qa", "estp_f1", higher_is_better=True, uses_judge=True,
-                      summary="ESTP-Bench answer + timing F1 (appendix B.3)",
-                      entry="streamcue.metrics.estp:run"),
-    "vsas": Metric("vsas", "dense_caption", "vsas", higher_is_better=True, uses_judge=True,
-                   summary="VSAS-Bench accuracy and consistency (Sec. 3.3)",
-                   entry="streamcue.metrics.vsas:run"),
-    "livecook": Metric("livecook", "guidance", "livecook", higher_is_better=True, uses_judge=False,
-                       summary="LiveCook IC-Acc, mistake P/R/F1, ROUGE-L, BERTScore",
-                       entry="streamcue.metrics.livecook:run"),
-    "reasoning": Metric("reasoning", "reasoning_trace", "reasoning", higher_is_better=True, uses_judge=True,
-                        summary="MiRA rubric of reasoning traces (AVP B.1)",
-                        entry="streamcue.metrics.mira:run_reasoning", default_judge="mira"),
-    "ovo-bench": Metric("ovo-bench", "mc_question", "ovo_bench", higher_is_better=True, uses_judge=False,
-                        summary="OVO-Bench accuracy per task and group, official or strict rules (Sec. 4.1)",
-                        entry="streamcue.metrics.ovo_bench:run", other_pred_formats=("ovo-results",)),
-    "streamingbench": Metric("streamingbench", "mc_question", "streamingbench", higher_is_better=True,
-                             uses_judge=False,
-                             summary="StreamingBench accuracy per task type; proactive time and answer accuracy",
-                             entry="streamcue.metrics.streamingbench:run",
-                             other_pred_formats=("streamingbench",)),
-    "streambench": Metric("streambench", "open_question", "streambench", higher_is_better=True, uses_judge=True,
-                          summary="StreamBench LLM judge: yes/no accuracy and mean 0-5 score per class",
-                          entry="streamcue.metrics.streambench:run", default_judge="streambench",
-                          config_class="streamcue.metrics.streambench:StreamBenchConfig", config_latest=1),
-}
+def _load(name: str, module: str) -> Metric:
+    """The metric ``name`` as its module ``streamcue.metrics.<module>`` declares it (``METRIC``)."""
+    path = f"{__package__}.{module}"
+    metric = getattr(importlib.import_module(path), "METRIC", None)
+    if not isinstance(metric, Metric) or metric.name != name:
+        found = f"a metric named {metric.name!r}" if isinstance(metric, Metric) else "no METRIC = Metric(...)"
+        raise ConfigError(f"metric {name!r}: {path} declares {found} (see metrics/registry.py)")
+    return metric
+
+
+#: name (``streamcue evaluate <name>``) -> metric: each benchmark's metric (streamcue/registry.py), then the
+#: metrics of no benchmark, each as its own module declares it.
+METRICS: Derived[Metric] = Derived("metric", metric_modules, _load)
 
 
 def get_metric(name: str) -> Metric:
     """The registered metric called ``name``; an unknown name suggests the closest one."""
-    if name not in METRICS:
-        raise unknown_name("metric", name, METRICS)
-    return METRICS[name]
+    return METRICS.get_or_suggest(name)

@@ -46,7 +46,7 @@ from typing import Any
 from streamcue.errors import ConfigError
 from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.metrics.judges import JudgeRunner
-from streamcue.metrics.registry import EvalContext
+from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import make_report, read_pairs
 from streamcue.metrics.verdict import Triple
 from streamcue.prompts import Prompt, load_prompt
@@ -54,6 +54,12 @@ from streamcue.prompts import Prompt, load_prompt
 __all__ = ["StreamBenchVerdict", "StreamBenchJudge", "parse_judge_answer", "judge_messages", "read_streambench",
            "score_streambench", "run", "StreamBenchConfig", "example_predictions",
            "example_judge_reply"]
+
+#: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
+METRIC = Metric("streambench", "open_question", "streambench", higher_is_better=True, uses_judge=True,
+                summary="StreamBench LLM judge: yes/no accuracy and mean 0-5 score per class",
+                entry="streamcue.metrics.streambench:run", default_judge="streambench",
+                config_class="streamcue.metrics.streambench:StreamBenchConfig", config_latest=1)
 
 #: Version of :func:`parse_judge_answer`: part of the judge identity, so a change re-judges nothing stale.
 PARSER_VERSION = 1

@@ -31,9 +31,15 @@ from streamcue.errors import ConfigError, InputError
 from streamcue.io import read_json
 from streamcue.metrics.bench_readers import check_pred_format, letter, read_ground_truth, read_predictions
 from streamcue.metrics.choice_rules import as_text, first_element, streamingbench_choice_correct
+from streamcue.metrics.registry import Metric
 from streamcue.metrics.scoring import make_report
 
 __all__ = ["evaluate", "run", "Tally", "PROACTIVE", "example_predictions"]
+
+#: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
+METRIC = Metric("streamingbench", "mc_question", "streamingbench", higher_is_better=True, uses_judge=False,
+                summary="StreamingBench accuracy per task type; proactive time and answer accuracy",
+                entry="streamcue.metrics.streamingbench:run", other_pred_formats=("streamingbench",))
 
 PROACTIVE = "Proactive Output"
 

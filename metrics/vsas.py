@@ -36,11 +36,15 @@ import numpy as np
 from streamcue.metrics.configs import VsasConfig
 from streamcue.metrics.estp import Response
 from streamcue.metrics.judges import JudgeRunner
-from streamcue.metrics.registry import EvalContext
+from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import grouped, judge_runner, make_report, mean, read_pairs
 
 __all__ = ["extrapolate", "longest_common_substring", "longest_common_subsequence", "distance", "consistency",
            "group_mean", "higher_is_better", "evaluate_vsas", "run"]
+
+#: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
+METRIC = Metric("vsas", "dense_caption", "vsas", higher_is_better=True, uses_judge=True,
+                summary="VSAS-Bench accuracy and consistency (Sec. 3.3)", entry="streamcue.metrics.vsas:run")
 
 higher_is_better = True
 

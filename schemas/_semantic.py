@@ -1,4 +1,9 @@
-"""Checks JSON Schema cannot express: ordering, start <= end, times inside the video, consistency.
+"""Checks JSON Schema cannot express: ordering, start <= end, times inside the video, consistency, and names
+that only the registry knows.
+
+A video's ``source`` and a question's ``benchmark`` are not listed in the schema files: they are checked here
+against ``streamcue/registry.py`` (a source of ``SOURCES`` or ``other``; a benchmark of ``BENCHMARKS`` whose
+kinds include the record's), so adding a benchmark changes no schema file.
 
 Each checker takes one schema-valid record and an optional ``{video_id: duration_s}`` index
 and returns ``(json_path, message)`` pairs.
@@ -6,13 +11,16 @@ and returns ``(json_path, message)`` pairs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+import difflib
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from streamcue.registry import BENCHMARKS, SOURCES
 from streamcue.schemas.taxonomy import PROACTIVE_TYPE
 
 __all__ = ["Problem", "Durations", "DURATION_TOLERANCE_S", "check_video", "check_interval_qa", "check_dense_caption",
-           "check_guidance", "CHECKS", "check_interval_qa_minimal", "check_dense_caption_minimal"]
+           "check_guidance", "CHECKS", "check_interval_qa_minimal", "check_dense_caption_minimal",
+           "registered_source", "registered_benchmark"]
 
 
 Problem = tuple[str, str]
@@ -51,7 +59,29 @@ def _duration(record: Mapping[str, Any], durations: Durations) -> tuple[float | 
     return durations[vid], iter(())
 
 
+def _unknown(name: str, known: Iterable[str], what: str) -> str:
+    known = list(known)
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"{name!r} is not one of {what} ({', '.join(known)}){hint}"
+
+
+def registered_source(record: Mapping[str, Any]) -> Iterator[Problem]:
+    """A video's ``source``: a source of streamcue/registry.py, or ``other``."""
+    if record["source"] not in SOURCES and record["source"] != "other":
+        yield "$.source", _unknown(record["source"], [*SOURCES, "other"], "the sources of streamcue/registry.py")
+
+
+def registered_benchmark(record: Mapping[str, Any], kind: str) -> Iterator[Problem]:
+    """A record's ``benchmark``: a benchmark of streamcue/registry.py that has ``kind`` records."""
+    known = [name for name, bench in BENCHMARKS.items() if kind in bench.kinds]
+    if record["benchmark"] not in known:
+        yield "$.benchmark", _unknown(record["benchmark"], known, f"the benchmarks of {kind} records in "
+                                      "streamcue/registry.py")
+
+
 def check_video(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
+    yield from registered_source(record)
     anon = record["anonymization"]
     if record["source"] == "recorded" and anon["status"] == "not_required":
         yield "$.anonymization.status", "a recorded video always needs anonymization (pending, passed or failed)"
@@ -183,6 +213,7 @@ CHECKS["dense_caption_minimal"] = check_dense_caption_minimal
 
 
 def check_mc_question(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
+    yield from registered_benchmark(record, "mc_question")
     duration, problems = _duration(record, durations)
     yield from problems
     if record["answer"] >= len(record["options"]):
@@ -194,6 +225,7 @@ def check_mc_question(record: Mapping[str, Any], durations: Durations) -> Iterat
 
 
 def check_active_item(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
+    yield from registered_benchmark(record, "active_item")
     duration, problems = _duration(record, durations)
     yield from problems
     yield from _inside("$.query_time_s", record["query_time_s"], duration)
@@ -220,6 +252,7 @@ CHECKS["active_item"] = check_active_item
 
 
 def check_open_question(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
+    yield from registered_benchmark(record, "open_question")
     duration, problems = _duration(record, durations)
     yield from problems
     q, clip = record["query_time_s"], record.get("clip")

@@ -28,8 +28,8 @@ from typing import Any
 
 from streamcue.paths import check_out_folder, check_outputs
 
-__all__ = ["DeclaredPath", "DeclaredField", "input_path", "output_path", "declared_inputs", "declared_outputs",
-           "declared_fields", "check_io", "check_config_io", "is_blank"]
+__all__ = ["DeclaredPath", "DeclaredField", "input_path", "output_path", "option", "declared_inputs",
+           "declared_outputs", "declared_fields", "check_io", "check_config_io", "is_blank"]
 
 _KEY = "streamcue.io"
 
@@ -57,22 +57,30 @@ class DeclaredField:
     writes: tuple[str, ...] = ()
 
 
-def input_path(option: str, *, folder: bool = False, **field_args: Any) -> Any:
+def input_path(option: str, *, folder: bool = False, help: str = "", **field_args: Any) -> Any:
     """A ``Config`` field that names a file (or, with ``folder``, a folder) the build reads.
 
     ``option`` is the command-line option that sets it (named in errors and by the generated tests);
+    ``help`` its help text when ``streamcue build <name>`` is generated from the ``Config``;
     ``field_args`` go to :func:`dataclasses.field` (``default=None`` for an optional input).
     """
-    return dataclasses.field(metadata={_KEY: "input", "option": option, "folder": folder}, **field_args)
+    return dataclasses.field(metadata={_KEY: "input", "option": option, "folder": folder, "help": help},
+                             **field_args)
 
 
-def output_path(option: str, *writes: str, **field_args: Any) -> Any:
+def output_path(option: str, *writes: str, help: str = "", **field_args: Any) -> Any:
     """A ``Config`` field that names the folder the build writes files into besides its records.
 
     ``writes``: the entries written inside it (``"videos"``), checked against the inputs like the records.
     """
-    return dataclasses.field(metadata={_KEY: "output", "option": option, "folder": True, "writes": writes},
-                             **field_args)
+    return dataclasses.field(metadata={_KEY: "output", "option": option, "folder": True, "writes": writes,
+                                       "help": help}, **field_args)
+
+
+def option(help: str, *, name: str | None = None, **field_args: Any) -> Any:
+    """A ``Config`` field that is no path, with the help text of its option when ``streamcue build <name>`` is
+    generated from the ``Config`` (``name``: the option, when not ``--<field name with - for _>``)."""
+    return dataclasses.field(metadata={"help": help, **({"option": name} if name else {})}, **field_args)
 
 
 def _declared(config: Any, role: str) -> list[DeclaredPath]:

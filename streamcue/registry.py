@@ -6,14 +6,19 @@ homepage. A **benchmark** is what a model is scored on: its record kinds, the so
 come from, its replay protocol, its metric and its docs page. Both are looked up by name (the CLI
 spelling); the Python module of a name is the name with ``-`` turned into ``_``.
 
-What derives from this table or is checked against it: the ``source`` enum of ``video.schema.json``
-and the ``benchmark`` enums of the record schemas, ``streamcue ls``, the ``evaluate`` help, the
-release card (citations and licences of every source present) and the release licence gate, and the
-contract tests (every benchmark has ``dataset_builders/<source module>.py``,
-``loaders/protocols/<module>.py``, ``metrics/<module>.py`` and ``docs/benchmarks/<module>.md``).
+What derives from this table or is checked against it: the builders (``BUILDERS``: each source's
+builder, plus :data:`TRAINING_BUILDERS`), ``streamcue build <builder>``, the metrics (``METRICS``: each
+benchmark's metric, plus :data:`OTHER_METRICS`) and ``streamcue evaluate``, the replay protocols, the
+``source`` of a video record and the ``benchmark`` of a question record (checked by
+``schemas/_semantic.py``, so no schema file lists them), ``streamcue ls``, the release card (citations
+and licences of every source present) and the release licence gate, and the contract tests (every
+benchmark has ``dataset_builders/<source module>.py``, ``loaders/protocols/<module>.py``,
+``metrics/<module>.py`` and ``docs/benchmarks/<module>.md``). What a builder makes and what a metric
+reads are declared in their own modules (``MAKES`` and ``SUMMARY``; ``METRIC``), not here.
 
 This module is in the core: it imports nothing of streamcue's upper layers, so builders, metrics and
-protocols are named here as strings (a key of ``BUILDERS``, a key of ``METRICS``, a module name).
+protocols are named here as strings (a builder's name, a metric's name, a module name), and the
+tables derived from it (:class:`Derived`) import a module only when one of its entries is read.
 
 >>> get_benchmark("ovo-bench").metric
 'ovo-bench'
@@ -23,11 +28,16 @@ False
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from streamcue.fields import unknown_name
 
-__all__ = ["Source", "Benchmark", "SOURCES", "BENCHMARKS", "get_source", "get_benchmark", "module_name"]
+__all__ = ["Source", "Benchmark", "SOURCES", "BENCHMARKS", "TRAINING_BUILDERS", "OTHER_METRICS", "get_source",
+           "get_benchmark", "module_name", "builder_modules", "metric_modules", "Derived"]
+
+T = TypeVar("T")
 
 
 def module_name(name: str) -> str:
@@ -216,3 +226,65 @@ def get_benchmark(name: str) -> Benchmark:
     if name not in BENCHMARKS:
         raise unknown_name("benchmark", name, BENCHMARKS)
     return BENCHMARKS[name]
+
+
+#: Builders that make training data from a registered source for no benchmark (``streamcue build <name>``,
+#: module ``dataset_builders/<module>.py``): name -> the source they read.
+TRAINING_BUILDERS: dict[str, str] = {"livecook-summaries": "captaincook4d", "livecook-augment": "ego4d"}
+
+#: Metrics of no benchmark (``streamcue evaluate <name>``): name -> its module under ``metrics/``.
+OTHER_METRICS: dict[str, str] = {"reasoning": "mira"}
+
+
+def builder_modules() -> dict[str, str]:
+    """Every builder (``streamcue build <name>``) -> its module under ``dataset_builders/``: each source's
+    builder, in :data:`SOURCES` order, each followed by the :data:`TRAINING_BUILDERS` that read that source."""
+    found: dict[str, str] = {}
+    for source in SOURCES.values():
+        found.setdefault(source.builder, source.module)
+        for name, read in TRAINING_BUILDERS.items():
+            if read == source.name:
+                found.setdefault(name, module_name(name))
+    return found
+
+
+def metric_modules() -> dict[str, str]:
+    """Every metric (``streamcue evaluate <name>``) -> its module under ``metrics/``: each benchmark's metric
+    (in the benchmark's module), in :data:`BENCHMARKS` order, then :data:`OTHER_METRICS`."""
+    found = {bench.metric: bench.module for bench in BENCHMARKS.values()}
+    return {**found, **{name: module for name, module in OTHER_METRICS.items() if name not in found}}
+
+
+class Derived(Mapping[str, T]):
+    """A read-only table derived from this registry: its names are read from the registry on every access
+    (a row added to :data:`SOURCES` or :data:`BENCHMARKS` shows at once), an entry is made by ``load(name,
+    module)`` when it is read (so listing names imports nothing, and a module may import the table's
+    package while the table is being read elsewhere). ``modules`` gives name -> module; ``what`` names an
+    entry in errors (an unknown name suggests the closest)."""
+
+    def __init__(self, what: str, modules: Callable[[], Mapping[str, str]], load: Callable[[str, str], T]) -> None:
+        self._what, self._modules, self._load = what, modules, load
+
+    def __getitem__(self, name: str) -> T:
+        modules = self._modules()
+        if name not in modules:
+            raise KeyError(name)
+        return self._load(name, modules[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules())
+
+    def __len__(self) -> int:
+        return len(self._modules())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._modules()
+
+    def get_or_suggest(self, name: str) -> T:
+        """The entry ``name``; an unknown name raises a ConfigError that suggests the closest."""
+        if name not in self:
+            raise unknown_name(self._what, name, self)
+        return self[name]
+
+    def __repr__(self) -> str:
+        return f"<{self._what}s derived from streamcue/registry.py: {', '.join(self)}>"

@@ -37,7 +37,7 @@ from streamcue.io import read_jsonl, write_jsonl
 from streamcue.metrics import METRICS, Metric, evaluate
 from streamcue.metrics.configs import latest_version
 from streamcue.registry import BENCHMARKS, SOURCES, get_benchmark, get_source, module_name
-from streamcue.schemas import ID_FIELDS, KINDS, load_schema, validate_file
+from streamcue.schemas import ID_FIELDS, KINDS, check, load_schema, validate_file
 
 DATA = Path(__file__).parent / "data"
 REPORT_KEYS = {"builder", "counts", "llm", "details"}
@@ -86,16 +86,38 @@ def test_every_source_names_its_builder_licence_and_citation(name):
     assert source.citation == "" or source.citation.lstrip().startswith("@")
 
 
-def test_schema_enums_equal_the_registry():
-    """A video's ``source`` is a registered source (or ``other``); a record's ``benchmark`` one of those of its kind."""
-    assert set(load_schema("video")["properties"]["source"]["enum"]) == {*SOURCES, "other"}
-    checked = 0
-    for kind in KINDS:
-        prop = load_schema(kind).get("properties", {}).get("benchmark", {})
-        if "enum" in prop:
-            checked += 1
-            assert prop["enum"] == [b for b, bench in BENCHMARKS.items() if kind in bench.kinds], kind
-    assert checked >= 2
+def _named_kinds() -> list[tuple[str, str]]:
+    """Every (kind, field) whose value is a registered name: a video's source, a record's benchmark."""
+    return [(kind, name) for kind in KINDS for name in ("source", "benchmark")
+            if name in load_schema(kind).get("properties", {}) and (name == "benchmark" or kind == "video")]
+
+
+def test_no_schema_lists_the_registered_names():
+    """A video's ``source`` and a record's ``benchmark`` are checked against the registry, never an enum in a
+    schema file: adding a benchmark changes no schema."""
+    named = _named_kinds()
+    assert {kind for kind, _ in named} >= {"video", "mc_question", "active_item", "open_question"}
+    for kind, name in named:
+        assert "enum" not in load_schema(kind)["properties"][name], f"{kind}.{name} lists names: read the registry"
+
+
+@pytest.mark.parametrize("kind, name", _named_kinds())
+def test_registered_names_are_checked_against_the_registry(kind, name):
+    """Every registered name of the field passes; another is refused with a did-you-mean; a benchmark must have
+    records of the kind."""
+    allowed = [*SOURCES, "other"] if name == "source" else [b for b, bench in BENCHMARKS.items() if kind in bench.kinds]
+    assert allowed, f"no registered benchmark has {kind} records"
+    for value in allowed:  # (other checks may depend on the benchmark: only this field counts here)
+        assert [v for v in check(dict(VALID[kind], **{name: value}), kind) if v.path == f"$.{name}"] == [], value
+    misspelt = allowed[0].replace("-", "_") + "x"
+    problems = check(dict(VALID[kind], **{name: misspelt}), kind)
+    assert [(v.path, v.message.split(" (")[0]) for v in problems] == [
+        (f"$.{name}", f"{misspelt!r} is not one of the {name}s of "
+         + (f"{kind} records in streamcue/registry.py" if name == "benchmark" else "streamcue/registry.py"))]
+    assert problems[0].message.endswith(f"did you mean {allowed[0]!r}?")
+    others = [b for b, bench in BENCHMARKS.items() if kind not in bench.kinds]
+    if name == "benchmark" and others:
+        assert [v.path for v in check(dict(VALID[kind], benchmark=others[0]), kind)] == ["$.benchmark"], others[0]
 
 
 def test_unknown_names_suggest_the_closest():
@@ -278,11 +300,87 @@ def test_the_builder_contract_catches_a_builder_that_breaks_it(tmp_path, monkeyp
     assert any("refused" in p and "duplicate qa_id 'q1'" in p for p in problems)
 
 
-def test_registries_are_literal_and_names_match():
+def test_builders_and_metrics_are_the_registrys_and_declare_themselves():
+    """BUILDERS and METRICS list what streamcue/registry.py names, each as its own module declares it."""
+    from streamcue.registry import builder_modules, metric_modules
+
+    assert list(BUILDERS) == list(builder_modules()) and list(METRICS) == list(metric_modules())
+    assert {SOURCES[s].builder for s in SOURCES} <= set(BUILDERS)
+    assert [b.metric for b in BENCHMARKS.values()] == list(METRICS)[:len(BENCHMARKS)]
     assert all(name == b.name for name, b in BUILDERS.items()) and all(name == m.name for name, m in METRICS.items())
     for builder in BUILDERS.values():
         assert builder.makes and set(builder.makes) <= set(KINDS), builder.name
         assert builder.module == f"streamcue.dataset_builders.{builder.name.replace('-', '_')}"
+        module = builder.load()
+        assert module.MAKES == builder.makes and module.SUMMARY == builder.summary
+
+
+def test_a_module_that_declares_nothing_is_named(monkeypatch):
+    import sys
+    import types
+
+    from streamcue.dataset_builders.registry import _load as load_builder
+    from streamcue.metrics.registry import _load as load_metric
+
+    module = types.ModuleType("streamcue.dataset_builders.nothing")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setitem(sys.modules, "streamcue.metrics.nothing", module)
+    with pytest.raises(ConfigError, match="builder 'nothing': streamcue.dataset_builders.nothing declares no MAKES"):
+        load_builder("nothing", "nothing")
+    with pytest.raises(ConfigError, match=r"metric 'nothing': streamcue.metrics.nothing declares no METRIC"):
+        load_metric("nothing", "nothing")
+    module.METRIC = METRICS["vsas"]
+    with pytest.raises(ConfigError, match="declares a metric named 'vsas'"):
+        load_metric("nothing", "nothing")
+
+
+@pytest.mark.parametrize("name", list(BUILDERS))
+def test_every_builder_has_a_build_command(name):
+    """``streamcue build <name>``: hand-written, or generated from its Config with help on every option."""
+    from streamcue.cli.build_generated import command_problems
+    from streamcue.cli.main import _command
+
+    build = _command().commands["build"]
+    assert name in build.commands, f"builder {name!r} has no `streamcue build {name}`"
+    if getattr(build.commands[name], "generated", False):
+        assert command_problems(name) == []
+        assert "Example" in (build.commands[name].help or "")
+
+
+def test_a_command_that_cannot_be_generated_says_why(monkeypatch):
+    """A Config field no option can set, an option without help and a missing EXAMPLE are named; the command
+    refuses to run in one line instead of breaking the others."""
+    import sys
+    import types
+
+    from streamcue.cli.build_generated import command_problems, generated_command
+    from streamcue.prologue import input_path
+
+    module = types.ModuleType("streamcue.dataset_builders.streamingbench")
+
+    @dataclasses.dataclass(frozen=True)
+    class Config:
+        questions: Path = input_path("--questions", folder=True)
+        llm: dict = dataclasses.field(default_factory=dict)
+        model: Any = None
+        settings: complex = dataclasses.field(default=0j)
+
+    module.Config, module.MAKES, module.SUMMARY = Config, ("mc_question",), "a broken builder"
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    assert command_problems("streamingbench") == [
+        "streamcue.dataset_builders.streamingbench has no EXAMPLE (the example of `streamcue build streamingbench "
+        "--help`)",
+        "streamingbench: option --questions (Config.questions) has no help (input_path(..., help=...) or "
+        "streamcue.prologue.option(help))"]
+    @dataclasses.dataclass(frozen=True)
+    class Needs:
+        settings: complex  # required, and no option can set it
+
+    module.Config = Needs
+    assert "streamingbench: Config.settings is required but no option can set it (write the command by hand)" \
+        in command_problems("streamingbench")
+    with pytest.raises(ConfigError, match="streamcue build streamingbench cannot be generated: .* no EXAMPLE"):
+        generated_command("streamingbench")()
 
 
 def _mira_server(stack: ExitStack) -> dict[str, str]:

@@ -13,15 +13,16 @@ from typing import Any
 
 from streamcue.errors import ConfigError
 from streamcue.loaders.protocols.base import Context, Protocol, Turn
-from streamcue.registry import BENCHMARKS
+from streamcue.registry import BENCHMARKS, Derived
 
 __all__ = ["PROTOCOLS", "Context", "Protocol", "Turn", "protocol_for"]
 
 #: benchmark name -> its protocol, read from the benchmark registry (streamcue/registry.py): a registered
-#: benchmark's ``loaders/protocols/<protocol>.py`` defines ``PROTOCOL``, and nothing here names it.
-PROTOCOLS: dict[str, Protocol] = {
-    name: importlib.import_module(f"{__name__}.{benchmark.protocol}").PROTOCOL for name, benchmark in BENCHMARKS.items()
-}
+#: benchmark's ``loaders/protocols/<protocol>.py`` defines ``PROTOCOL``, and nothing here names it (a module
+#: is imported when its entry is read).
+PROTOCOLS: Derived[Protocol] = Derived(
+    "protocol", lambda: {name: benchmark.protocol for name, benchmark in BENCHMARKS.items()},
+    lambda name, module: importlib.import_module(f"{__name__}.{module}").PROTOCOL)
 
 
 def protocol_for(kind: str, record: Mapping[str, Any] | None = None, benchmark: str | None = None) -> Protocol:

@@ -1,4 +1,8 @@
-"""``streamcue build <source>``: turn source annotations into streamcue records (one command per builder)."""
+"""``streamcue build <source>``: turn source annotations into streamcue records (one command per builder).
+
+The builders with a summary of their own have their command here (or in ``build_*.py``); every other builder
+that streamcue/registry.py names gets one generated from its ``Config`` (``build_generated.py``).
+"""
 
 from __future__ import annotations
 
@@ -11,13 +15,13 @@ from streamcue import console
 from streamcue.cli.build_benchmarks import build_ovo_bench, build_streamingbench
 from streamcue.cli.build_livecook import build_livecook_augment, build_livecook_summaries
 from streamcue.cli.build_recorded import build_recorded
-from streamcue.cli.build_streambench import build_streambench
+from streamcue.cli.build_generated import BuildGroup
 from streamcue.cli.options import LLMBaseURL, LLMConcurrency, LLMModel, LLMStructured, NoCache
 
 __all__ = ["build_app", "build_captaincook4d", "build_ego4d"]
 
 
-build_app = typer.Typer(help="Turn source annotations into streamcue records.", no_args_is_help=True)
+build_app = typer.Typer(cls=BuildGroup, help="Turn source annotations into streamcue records.", no_args_is_help=True)
 
 
 
@@ -122,4 +126,3 @@ build_app.command("livecook-summaries")(build_livecook_summaries)
 build_app.command("livecook-augment")(build_livecook_augment)
 build_app.command("ovo-bench")(build_ovo_bench)
 build_app.command("streamingbench")(build_streamingbench)
-build_app.command("streambench")(build_streambench)

@@ -1,0 +1,268 @@
+"""A new benchmark is its own files plus one registry entry: proved on a throwaway one, made at test time.
+
+``toybench`` is written into a temporary folder laid out like the repository (``dataset_builders/toybench.py``,
+``loaders/protocols/toybench.py``, ``metrics/toybench.py``, ``docs/benchmarks/toybench.md``), the three package
+folders are put on the packages' search paths, and one Source row and one Benchmark row are added to
+``streamcue/registry.py``'s tables. Nothing else is edited: ``streamcue ls``, ``streamcue build toybench`` (generated
+from its Config), ``streamcue validate``, ``streamcue replay`` and ``streamcue evaluate toybench`` take it, and the
+contract and prologue tests, called on it, pass.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import test_contracts
+import test_prologue
+
+import streamcue.dataset_builders
+import streamcue.loaders.protocols
+import streamcue.metrics
+from streamcue.cli.main import _command, main
+from streamcue.registry import BENCHMARKS, SOURCES, Benchmark, Source
+from streamcue.testing.stub_llm import StubLLMServer, request_schema, schema_instance
+
+pytestmark = pytest.mark.llm_server
+
+BUILDER = '''
+"""ToyBench: a throwaway benchmark (tests/test_new_benchmark.py). Source: one JSON list of videos and questions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from streamcue.io import read_json
+from streamcue.prologue import input_path, option
+
+__all__ = ["Config", "build", "example_config"]
+
+MAKES = ("open_question", "video")
+SUMMARY = "open_question records from ToyBench's questions file"
+EXAMPLE = "streamcue build toybench --questions toybench.json --out out/toy"
+
+
+@dataclass(frozen=True)
+class Config:
+    questions: Path = input_path("--questions", help="ToyBench's questions file.")
+    shout: bool = option("Write the reference answers in capitals.", default=False)
+    only: tuple[str, ...] = option("Build only these videos (repeatable).", default=(), name="--video")
+    min_time_s: float = option("Leave out questions asked before this time.", default=0.0)
+
+
+def build(config, report):
+    entries = read_json(config.questions)
+    for n, entry in enumerate(entries):
+        video_id = f"toy-{n}"
+        if config.only and video_id not in config.only:
+            continue
+        yield "video", {"schema_version": "1.0", "video_id": video_id, "source": "toybench", "duration_s": None,
+                        "license": "MIT", "uri": entry["video"], "split": "test",
+                        "anonymization": {"status": "not_required"}}
+        for k, q in enumerate(entry["questions"]):
+            if q["t"] < config.min_time_s:
+                continue
+            yield "open_question", {
+                "schema_version": "1.0", "question_id": f"toy-{n}-{k}", "video_id": video_id,
+                "benchmark": "toybench", "task": q["task"], "group": None, "question": q["q"],
+                "answer": q["a"].upper() if config.shout else q["a"], "query_time_s": q["t"],
+                "provenance": {"builder": "toybench", "version": "1"}, "verification": {"status": "unverified"}}
+    report.details = {"entries": len(entries)}
+
+
+def example_config(data_root: Path) -> Config:
+    return Config(Path(__file__).with_name("toybench.json"))
+'''
+
+PROTOCOL = '''
+"""ToyBench: each question asked once, at its time, in free text."""
+
+from __future__ import annotations
+
+from streamcue.loaders.protocols.base import Protocol, Turn
+
+__all__ = ["PROTOCOL"]
+
+
+class ToyBench(Protocol):
+    name, kinds, prompts = "toybench", ("open_question",), ()
+    mode = {"open_question": "ask"}
+    default_strategy = {"open_question": "single-call"}
+
+    def turns(self, record, context):
+        return [Turn(record["query_time_s"], record["question"], form="open")]
+
+    def prediction(self, record, responses):
+        said = responses[-1] if responses else {"t_s": record["query_time_s"], "text": None}
+        return {"question_id": record["question_id"], "response": said["text"], "t_s": said["t_s"]}
+
+
+PROTOCOL = ToyBench()
+'''
+
+METRIC = '''
+"""ToyBench: exact-match accuracy (case and spaces ignored), per task and overall."""
+
+from __future__ import annotations
+
+from streamcue.metrics.registry import Metric
+from streamcue.metrics.scoring import grouped, make_report, mean, read_pairs
+
+__all__ = ["METRIC", "run", "example_predictions"]
+
+METRIC = Metric("toybench", "open_question", "streambench", higher_is_better=True, uses_judge=False,
+                summary="ToyBench exact-match accuracy", entry="streamcue.metrics.toybench:run",
+                config_class="streamcue.metrics.streambench:StreamBenchConfig", config_latest=1)
+
+
+def run(gt, pred, config, context):
+    truth, preds = read_pairs(gt, pred, "open_question")
+    said = {i: ((preds.get(i) or {}).get("response") or "").strip().lower() for i in truth}
+    per_item = {i: {"correct": float(said[i] == r["answer"].strip().lower())} for i, r in truth.items()}
+    groups = {"task": grouped(per_item, {i: r["task"] for i, r in truth.items()}, ["correct"])}
+    overall = {"n": len(truth), "accuracy": mean([s["correct"] for s in per_item.values()])}
+    return make_report("toybench", config, None, overall, groups, per_item, sorted(set(truth) - set(preds)))
+
+
+def example_predictions(gt):
+    return [{"question_id": r["question_id"], "response": r["answer"]} for r in gt]
+'''
+
+SOURCE_FILE = [{"video": "toy/a.mp4", "questions": [{"q": "What colour is the cup?", "a": "red", "t": 1.0, "task": "C"},
+                                                    {"q": "How many cups?", "a": "two", "t": 2.0, "task": "N"}]},
+               {"video": "toy/b.mp4", "questions": [{"q": "Which cup fell?", "a": "the red one", "t": 3.0,
+                                                     "task": "C"}]}]
+
+
+@pytest.fixture
+def toybench(tmp_path, monkeypatch):
+    """The throwaway benchmark's files in ``tmp_path/repo`` and its one registry entry (a Source and a Benchmark
+    row); the root folder is returned."""
+    root = tmp_path / "repo"
+    files = {"dataset_builders/toybench.py": BUILDER, "loaders/protocols/toybench.py": PROTOCOL,
+             "metrics/toybench.py": METRIC, "docs/benchmarks/toybench.md": "# ToyBench\n\nA throwaway benchmark.\n",
+             "dataset_builders/toybench.json": json.dumps(SOURCE_FILE)}
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(textwrap.dedent(text).lstrip())
+    for package, folder in ((streamcue.dataset_builders, "dataset_builders"), (streamcue.metrics, "metrics"),
+                            (streamcue.loaders.protocols, "loaders/protocols")):
+        monkeypatch.setattr(package, "__path__", [*package.__path__, str(root / folder)])
+    # the registry entry
+    monkeypatch.setitem(SOURCES, "toybench", Source("toybench", "ToyBench", "MIT", True, "all MIT (a test)", "",
+                                                    "https://example.org/toybench", "toybench"))
+    monkeypatch.setitem(BENCHMARKS, "toybench", Benchmark(
+        "toybench", "ToyBench", ("open_question",), ("toybench",), "toybench", "toybench",
+        "docs/benchmarks/toybench.md", "@misc{toybench, title = {ToyBench}}", "https://example.org/toybench"))
+    _command.cache_clear()  # the command tree is built once per process: build it again with the new entry
+    yield root
+    _command.cache_clear()
+    for name in ("dataset_builders", "metrics", "loaders.protocols"):
+        sys.modules.pop(f"streamcue.{name}.toybench", None)
+
+
+def cli(*args) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main([str(a) for a in args])
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return code, out.getvalue(), err.getvalue()
+
+
+def answer_red(body):
+    """The stub model: "red" to every question (in the JSON shape asked for, if any)."""
+    schema = request_schema(body)
+    if not schema:
+        return "red"
+    answer = schema_instance(schema, "toy")
+    return json.dumps({k: "red" if isinstance(v, str) else v for k, v in answer.items()})
+
+
+def test_the_commands_take_a_benchmark_that_is_only_its_files_and_one_registry_entry(toybench, tmp_path,
+                                                                                      monkeypatch):
+    monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(tmp_path / "cache"))
+    code, out, err = cli("ls")
+    assert code == 0, err
+    out = " ".join(out.split())  # (the console wraps long lines)
+    assert "toybench (ToyBench): kinds open_question; build toybench; evaluate toybench; licence MIT" in out
+    assert "build toybench: open_question records from ToyBench's questions file" in out
+    assert "toybench (default config streambench.v1)" in out
+
+    code, out, err = cli("build", "toybench", "--help")
+    assert code == 0 and "Example" in out and "--questions" in out and "--shout" in out and "--video" in out
+    helps = {p.opts[0]: p.help for p in _command().commands["build"].commands["toybench"].params}
+    assert helps == {"--questions": "ToyBench's questions file.",
+                     "--out": "Output folder: open_question.jsonl, videos.jsonl, build_report.json.",
+                     "--shout": "Write the reference answers in capitals.",
+                     "--video": "Build only these videos (repeatable).",
+                     "--min-time-s": "Leave out questions asked before this time."}
+    source = toybench / "dataset_builders" / "toybench.json"
+    code, out, err = cli("build", "toybench", "--questions", source, "--out", tmp_path / "built",
+                         "--video", "toy-0", "--video", "toy-1", "--shout", "--min-time-s", "1.5")
+    assert code == 0, err
+    assert f"wrote 2 open_question, 2 video to {tmp_path / 'built'}" in " ".join(out.split())
+    built = [json.loads(line) for line in (tmp_path / "built" / "open_question.jsonl").read_text().splitlines()]
+    assert [(q["question_id"], q["answer"]) for q in built] == [("toy-0-1", "TWO"), ("toy-1-0", "THE RED ONE")]
+    code, _, err = cli("build", "toybench", "--questions", source, "--out", source / "sub")
+    assert code == 2 and err.startswith("error: output") and "lies inside the input file" in err
+    code, out, err = cli("build", "toybench", "--questions", source, "--out", tmp_path / "all")
+    assert code == 0, err
+
+    gt = tmp_path / "all" / "open_question.jsonl"
+    assert cli("validate", gt, "--kind", "open_question")[0] == 0  # benchmark toybench: registered, so valid
+    with StubLLMServer(answer_red) as server:
+        code, out, err = cli("replay", tmp_path / "all", "--out", tmp_path / "run", "--llm-base-url",
+                             server.base_url, "--llm-model", "stub-vl")
+    assert code == 0, err
+    report = json.loads((tmp_path / "run" / "replay_report.json").read_text())
+    assert report["kinds"]["open_question"]["played"] == 3
+    code, out, err = cli("evaluate", "toybench", "--gt", gt, "--pred", tmp_path / "run" / "predictions.jsonl",
+                         "--output", tmp_path / "report.json")
+    assert code == 0, err
+    scored = json.loads((tmp_path / "report.json").read_text())
+    assert scored["metric"] == "toybench" and scored["overall"] == {"n": 3, "accuracy": pytest.approx(1 / 3)}
+
+
+def test_the_contract_tests_take_it(toybench, tmp_path):
+    """The generated contract and prologue tests, called on the new benchmark, pass without an edit."""
+    assert test_contracts.benchmark_files("toybench", root=toybench) == []
+    test_contracts.test_every_benchmark_names_what_exists("toybench")
+    test_contracts.test_every_source_names_its_builder_licence_and_citation("toybench")
+    test_contracts.test_builders_and_metrics_are_the_registrys_and_declare_themselves()
+    test_contracts.test_every_builder_has_a_build_command("toybench")
+    test_contracts.test_every_builder_keeps_the_contract("toybench", tmp_path / "builder")
+    (tmp_path / "metric").mkdir()
+    test_contracts.test_every_metric_keeps_the_contract("toybench", tmp_path / "metric")
+    test_contracts.test_every_metric_config_version_is_pinned()
+    test_contracts.test_registered_names_are_checked_against_the_registry("video", "source")
+    test_contracts.test_registered_names_are_checked_against_the_registry("open_question", "benchmark")
+    test_prologue.test_every_path_option_of_a_build_command_is_a_declared_input("toybench")
+    for how in ("equal", "inside", "symlink", "dotdot", "named like an output"):
+        case = tmp_path / "prologue" / how.replace(" ", "-")
+        case.mkdir(parents=True)
+        test_prologue.test_builders_refuse_an_output_over_or_inside_an_input(case, "toybench", "--questions", how)
+
+
+def test_without_its_registry_entry_nothing_knows_it(tmp_path):
+    from streamcue.dataset_builders import BUILDERS
+    from streamcue.errors import ConfigError
+    from streamcue.loaders.protocols import PROTOCOLS
+    from streamcue.metrics import METRICS, get_metric
+    from streamcue.schemas import check
+
+    assert "toybench" not in BUILDERS and "toybench" not in METRICS and "toybench" not in PROTOCOLS
+    with pytest.raises(ConfigError, match="unknown metric 'toybench'"):
+        get_metric("toybench")
+    record = dict(json.loads(json.dumps(test_contracts.VALID["open_question"])), benchmark="toybench")
+    assert [v.path for v in check(record, "open_question")] == ["$.benchmark"]
+    assert cli("build", "toybench", "--help")[0] == 2
+    assert not Path(streamcue.dataset_builders.__path__[0], "toybench.py").exists()
