@@ -492,7 +492,7 @@ VALID_SQA = {"video_id": "v1", "benchmark": "streamingbench", "task": "Sequentia
     (["streamingbench", "--pred", "GPT_FILE"],
      "field benchmark: this is an 'ovo-bench' record; this scorer is for streamingbench"),
     (["ovo-bench", "--pred", "GPT", "--pred-format", "ovo-results", "--param", "rules=lenient"],
-     "rules must be official or strict"),
+     "rules must be official, strict or lmms-eval"),
     (["ovo-bench", "--pred", "GPT", "--pred-format", "streamingbench"], "unknown --pred-format 'streamingbench'"),
     (["ovo-bench", "--pred", "GPT", "--pred-format", "ovo-results", "--param", "time_window_s=3"],
      "unknown ovo_bench parameters"),
