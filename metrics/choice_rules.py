@@ -28,7 +28,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["is_object_answer", "as_text", "choice_letter", "stated_number", "stated_yes_no", "ovo_choice_correct", "ovo_count_correct",
+__all__ = ["is_object_answer", "as_text", "choice_letter", "stated_number", "stated_yes_no", "ovo_choice_correct",
+           "ovo_count_correct",
            "ovo_yes_no_correct", "streamingbench_choice_correct", "RULES"]
 
 RULES = ("official", "strict", "lmms-eval")

@@ -6,7 +6,8 @@ request, judge them in one batch (deduplicated, cached), compute per-item scores
 aggregate. Reports have the same shape for every metric::
 
     {"metric", "config_version" (e.g. "livecook.v2", or "livecook.v2+overrides" after --param),
-     "overrides" (only after --param: {parameter: value} differing from the versioned file), "config", "judge", "overall",
+     "overrides" (only after --param: {parameter: value} differing from the versioned file), "config", "judge",
+     "overall",
      "groups": {group name: {value: scores}}, "per_item": {id: scores}, "missing_predictions": [ids],
      "streamcue_version"}
 """

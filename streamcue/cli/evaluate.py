@@ -91,7 +91,8 @@ def evaluate(
         # ovo-bench / streamingbench read folders (--gt out/ovo, --pred results/GPT): their files are inputs too
         read = [*inputs, *(f for p in inputs if p.is_dir() for f in p.iterdir())]
         check_io({output: "--output"}, read)
-    if pred.is_file() and is_blank(pred) and (gt is None or gt.is_file() and not is_blank(gt)):  # empty ground truth: the metric says
+    # an empty ground truth: the metric says it
+    if pred.is_file() and is_blank(pred) and (gt is None or gt.is_file() and not is_blank(gt)):
         raise InputError("empty file: no predictions to score", file=pred)
     if embedding_model and judge != "embedding":
         raise ConfigError("--embedding-model is the embedding judge's model folder: add --judge embedding")
