@@ -538,3 +538,88 @@ def test_streamingbench_missing_answers_official_left_out_strict_wrong(sb_out, t
     assert official["overall"] == {"n": len(half), "accuracy": 1.0}
     assert strict["overall"]["n"] == len(mc) and strict["overall"]["accuracy"] == len(half) / len(mc)
     assert len(strict["missing_predictions"]) == len(mc) - len(half) and strict["subsets"] == ["real"]
+
+
+# ---------------------------------------------------------------- official prompt sets
+
+def _official_constants(path):
+    """The string constants of an official module, read without running it (its imports need its repository)."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    return {n.targets[0].id: n.value.value for n in tree.body
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
+
+
+def test_official_ovo_prompts_are_the_official_texts(ovo_out):
+    from streamcue.loaders.protocols import Context
+    from streamcue.loaders.protocols.ovo_bench import OVOBench
+
+    const = _official_constants(OVO / "official" / "constant.py")
+    protocol = OVOBench("official")
+    assert protocol.complete_prompts and protocol.prompts[0] == "ovo_official_choice.v1"
+    q = read_jsonl(ovo_out[0] / "mc_question.jsonl")[0]
+    (turn,) = protocol.turns(q, Context())
+    options = "; ".join(f"{chr(65 + i)}. {o}" for i, o in enumerate(q["options"])) + ";"  # utils/OVOBench.py
+    assert turn.text == const["BR_PROMPT_TEMPLATE"].format(q["question"], options) and turn.form == "choice"
+    items = {r["task"]: r for r in read_jsonl(ovo_out[0] / "active_item.jsonl")}
+    rec = protocol.turns(items["REC"], Context())[0]
+    assert rec.text == const["REC_PROMPT_TEMPLATE"].format(f"How many times did they {items['REC']['activity']}?")
+    ssr = protocol.turns(items["SSR"], Context())
+    assert [t.text for t in ssr] == [const["SSR_PROMPT_TEMPLATE"].format(p["step"]) for p in items["SSR"]["probes"]]
+    assert [t.probe for t in ssr] == list(range(len(items["SSR"]["probes"])))
+    crr = protocol.turns(items["CRR"], Context())[0]
+    assert crr.text == const["CRR_PROMPT_TEMPLATE"].format(items["CRR"]["question"])
+    assert OVOBench().prompt_set == "streamcue" and "Reply" not in turn.text  # the default, documented
+
+
+def test_official_streamingbench_prompts_are_the_official_texts(sb_out):
+    from streamcue.loaders.protocols import Context
+    from streamcue.loaders.protocols.streamingbench import StreamingBench
+
+    bench = SB / "official" / "benchmark"
+    plain = _official_constants(bench / "StreamingBench.py")["PROMPT_TEMPLATE"]
+    sqa_t = _official_constants(bench / "StreamingBenchSQA.py")["PROMPT_TEMPLATE"]
+    pro_t = _official_constants(bench / "StreamingBenchProactive.py")["PROMPT_TEMPLATE_PROACTIVE"]
+    protocol = StreamingBench("official", context="last-60s")
+    assert protocol.window_s == 60.0 and StreamingBench().window_s is None
+    mc = read_jsonl(sb_out[0] / "mc_question.jsonl")
+    real = next(r for r in mc if r["subset"] == "real" and len(r["options"]) == 4)
+    opts = [f"{chr(65 + i)}. {o}" for i, o in enumerate(real["options"])]
+    (turn,) = protocol.turns(real, Context(history="gold"))
+    assert turn.text == plain.format(real["question"], *opts) + "\n\nThe best option is:"
+    sqa = [r for r in mc if r.get("context") and len(r["options"]) == 4]
+    context = Context(history="gold")
+    for r in sqa:
+        context.groups.setdefault(r["context"]["group_id"], []).append(r)
+    second = next(r for r in sqa if r["context"]["turn"] > 0 and all(len(e["options"]) == 4 for e in context.group(r)))
+    text = ""
+    for e in context.group(second)[:-1]:  # the official context string, built as StreamingBenchSQA.py does
+        eo = [f"{chr(65 + i)}. {o}" for i, o in enumerate(e["options"])]
+        h, m, s = int(e["query_time_s"]) // 3600, int(e["query_time_s"]) % 3600 // 60, int(e["query_time_s"]) % 60
+        if not text:
+            text += ("Here are the contextual information related to the video. Please answer the questions based on "
+                     "the contextual information: ")
+        text += (f"At timestamp {h:02d}:{m:02d}:{s:02d}, the following question and answer occurred: Question: "
+                 f"{e['question']}; Options: {eo[0]}, {eo[1]}, {eo[2]}, {eo[3]}; Answer: {chr(65 + e['answer'])}; ")
+    opts = [f"{chr(65 + i)}. {o}" for i, o in enumerate(second["options"])]
+    (turn,) = protocol.turns(second, context)
+    assert turn.text == sqa_t.format(text, second["question"], *opts) and not turn.dialogue
+    item = read_jsonl(sb_out[0] / "active_item.jsonl")[0]
+    (turn,) = protocol.turns(item, Context())
+    query = f"{item['question']} Is it the right time to output \"{item['target']['text']}\"? You can only answer yes or no."
+    assert turn.poll == pro_t.format(query) and turn.text == pro_t.format(item["question"])
+    assert turn.t_s == item["query_time_s"] + 1 and turn.until_s == item["target"]["t_s"] + 4
+    assert StreamingBench.poll_says_yes(" Yes, now.") and not StreamingBench.poll_says_yes("No")
+    assert StreamingBench.parsed(real, "Answer: B") == "A"  # count.py's first character
+
+
+def test_unknown_prompt_set_or_context_is_one_line():
+    from streamcue.errors import ConfigError
+    from streamcue.loaders.protocols.ovo_bench import OVOBench
+    from streamcue.loaders.protocols.streamingbench import StreamingBench
+
+    with pytest.raises(ConfigError, match="unknown prompt set 'leaderboard'"):
+        OVOBench("leaderboard")
+    with pytest.raises(ConfigError, match="use all .* or last-60s"):
+        StreamingBench(context="60")
