@@ -607,7 +607,8 @@ def test_official_streamingbench_prompts_are_the_official_texts(sb_out):
     assert turn.text == sqa_t.format(text, second["question"], *opts) and not turn.dialogue
     item = read_jsonl(sb_out[0] / "active_item.jsonl")[0]
     (turn,) = protocol.turns(item, Context())
-    query = f"{item['question']} Is it the right time to output \"{item['target']['text']}\"? You can only answer yes or no."
+    query = (f"{item['question']} Is it the right time to output \"{item['target']['text']}\"? "
+             "You can only answer yes or no.")
     assert turn.poll == pro_t.format(query) and turn.text == pro_t.format(item["question"])
     assert turn.t_s == item["query_time_s"] + 1 and turn.until_s == item["target"]["t_s"] + 4
     assert StreamingBench.poll_says_yes(" Yes, now.") and not StreamingBench.poll_says_yes("No")
