@@ -247,3 +247,39 @@ def test_streamingbench_answered_files_equal_count_py(sb_gt, tmp_path, name):
     if "total" in stats:
         assert report["overall"]["n"] == stats["total"]["total"]
         assert report["overall"]["accuracy"] == stats["total"]["accuracy"]
+
+
+# ---------------------------------------------------------------- OASIS memory defaults
+
+def test_oasis_memory_defaults_follow_the_official_config():
+    """shared/data/streambench/oasis_default.yaml (Solus-sano/OASIS src/configs/default.yaml, commit dbd342c)."""
+    import inspect
+
+    import yaml
+
+    from streamcue.loaders.strategies.oasis import OFFICIAL, OasisMemory
+
+    official = yaml.safe_load((SHARED_DATA / "streambench" / "oasis_default.yaml").read_text())
+    assert OFFICIAL == {"short_k": official["short_memory"]["now_window_frames_limit"],
+                        "event_frames": official["event_node"]["max_frames_per_node"],
+                        "summary_frames": official["event_node"]["max_frames_per_node"],
+                        "max_roots": official["event_forest"]["root_cnt_limit"],
+                        "k_f": official["event_forest"]["rag_event_retrieve_limit"],
+                        "k_q": official["event_forest"]["rag_qa_retrieve_limit"]}
+    defaults = {n: p.default for n, p in inspect.signature(OasisMemory).parameters.items()}
+    assert {n: defaults[n] for n in OFFICIAL} == OFFICIAL
+
+
+@pytest.mark.llm_server
+def test_oasis_forest_keeps_at_most_four_roots_as_the_official_code():
+    from streamcue.llm import LLMSettings
+    from streamcue.loaders.replay import Frame
+    from streamcue.loaders.strategies.oasis import OasisMemory
+    from streamcue.testing.stub_llm import StubLLMServer
+
+    with StubLLMServer(lambda body: json.dumps({"text": "the person stirs the pot"})) as server:
+        memory = OasisMemory(LLMSettings(base_url=server.base_url, model="stub"), use_cache=False)
+        memory.observe([Frame(i, float(i)) for i in range(16 + 16 * 29)])
+    assert memory.stats["ask_event"] == 29 and len(memory.roots) <= 4
+    roots = [memory.nodes[r] for r in memory.roots]
+    assert [n.start_s for n in roots] == sorted(n.start_s for n in roots) and roots[0].start_s == 0.0
