@@ -624,3 +624,143 @@ def test_unknown_prompt_set_or_context_is_one_line():
         OVOBench("leaderboard")
     with pytest.raises(ConfigError, match="use all .* or last-60s"):
         StreamingBench(context="60")
+
+
+# ---------------------------------------------------------------- nothing wrong accepted silently (issue 25)
+
+def test_rewritten_gold_letters_are_reported_and_strict_uses_the_records(ovo_out, tmp_path):
+    import shutil
+
+    folder = tmp_path / "GPT"
+    shutil.copytree(OVO / "results" / "GPT", folder)
+    acr = folder / "GPT_ACR_offline.json"
+    data = json.loads(acr.read_text())
+    for item in data["realtime"]:  # the gold letter rewritten to whatever the model said
+        item["ground_truth"] = (item["response"] or "A")[:1]
+    acr.write_text(json.dumps(data))
+    changed = [f"ovo-{i['id']}" for i, o in zip(data["realtime"], json.loads(
+        (OVO / "results" / "GPT" / "GPT_ACR_offline.json").read_text())["realtime"]) if i["ground_truth"] !=
+        o["ground_truth"]]
+    out = tmp_path / "r.json"
+    result = cli("evaluate", "ovo-bench", "--gt", ovo_out[0], "--pred", folder, "--pred-format", "ovo-results",
+                 "--output", out)
+    assert result.returncode == 0 and f"{len(changed) + 3} gold answers that differ from the records'" in result.stderr
+    report = json.loads(out.read_text())
+    assert {m["id"] for m in report["ground_truth_mismatches"]} >= set(changed) and report["gold_source"] == "records"
+    strict = evaluate("ovo-bench", ovo_out[0], folder, pred_format="ovo-results", rules="strict")
+    original = evaluate("ovo-bench", ovo_out[0], OVO / "results" / "GPT", pred_format="ovo-results", rules="strict")
+    assert strict["groups"]["task"]["ACR"] == original["groups"]["task"]["ACR"]  # the records' letters, not theirs
+    bare = cli("evaluate", "ovo-bench", "--pred", folder, "--pred-format", "ovo-results")
+    assert bare.returncode == 0 and "gold answers were taken from the file" in bare.stdout
+    refused = cli("evaluate", "ovo-bench", "--pred", folder, "--pred-format", "ovo-results", "--param", "rules=strict")
+    assert refused.returncode == 2 and "--gt is needed" in refused.stderr
+
+
+def _forward_preds(ovo_out, tmp_path, edit):
+    items = read_jsonl(ovo_out[0] / "active_item.jsonl")[:3]
+    preds = [{"item_id": r["item_id"], "responses": [{"t_s": p["t_s"], "probe": i, "text": p["expected"]}
+                                                    for i, p in enumerate(r["probes"])]} for r in items]
+    edit(preds, items)
+    path = tmp_path / "pred.jsonl"
+    write_jsonl(path, preds)
+    return path, items
+
+
+@pytest.mark.parametrize("edit, problem", [
+    (lambda p, _: p[0]["responses"][0].pop("probe"), "forward responses without the probe field"),
+    (lambda p, _: p[0]["responses"][0].update(probe=99), "probe index out of range"),
+    (lambda p, _: p[0]["responses"].append(dict(p[0]["responses"][0])), "probes answered more than once"),
+    (lambda p, items: p.__setitem__(0, {"question_id": items[0]["item_id"], "response": "Yes"}),
+     "predictions of the wrong kind for their id"),
+])
+def test_forward_prediction_problems_are_counted_named_and_strict_refuses(ovo_out, tmp_path, edit, problem):
+    path, items = _forward_preds(ovo_out, tmp_path, edit)
+    result = cli("evaluate", "ovo-bench", "--gt", ovo_out[0], "--pred", path)
+    assert result.returncode == 0 and f"warning: 1 {problem}" in result.stderr and items[0]["item_id"] in result.stderr
+    report = evaluate("ovo-bench", ovo_out[0], path)
+    (name,) = report["problems"]
+    assert report["problems"][name]["ids"] == [items[0]["item_id"]]
+    strict = cli("evaluate", "ovo-bench", "--gt", ovo_out[0], "--pred", path, "--param", "rules=strict")
+    assert strict.returncode == 2 and "rules=strict" in strict.stderr and f"record {items[0]['item_id']}" in \
+        strict.stderr and "Traceback" not in strict.stderr
+
+
+def test_object_answers_in_a_results_folder_are_named(ovo_out, tmp_path):
+    import shutil
+
+    folder = tmp_path / "GPT"
+    shutil.copytree(OVO / "results" / "InternVL2", folder)
+    file = folder / "InternVL2_EPM_offline.json"
+    data = json.loads(file.read_text())
+    data["backward"][0]["response"] = {"text": data["backward"][0]["ground_truth"]}
+    file.write_text(json.dumps(data))
+    report = evaluate("ovo-bench", ovo_out[0], folder, pred_format="ovo-results")
+    assert report["problems"]["object_answers"]["ids"] == [f"ovo-{data['backward'][0]['id']}"]
+    with pytest.raises(Exception, match="rules=strict: 1 answers given as objects"):
+        evaluate("ovo-bench", ovo_out[0], folder, pred_format="ovo-results", rules="strict")
+
+
+def test_empty_or_object_streamingbench_predictions_warn_and_strict_refuses(sb_out, tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    result = cli("evaluate", "streamingbench", "--gt", sb_out[0], "--pred", empty)
+    assert result.returncode == 0 and "warning: 1 prediction files with no answer" in result.stderr
+    strict = cli("evaluate", "streamingbench", "--gt", sb_out[0], "--pred", empty, "--param", "rules=strict")
+    assert strict.returncode == 2 and "no answer" in strict.stderr and "Traceback" not in strict.stderr
+    data = json.loads((SB / "questions_real.json").read_text())
+    rows = list(streamingbench.iter_questions(data, "real", SB / "questions_real.json"))
+    for n, (*_, q) in enumerate(rows[:20]):
+        q["M"] = {"answer": q["answer"]} if n < 2 else q["answer"]
+    answered = tmp_path / "real.json"
+    answered.write_text(json.dumps(data))
+    result = cli("evaluate", "streamingbench", "--gt", sb_out[0], "--pred", answered, "--pred-format",
+                 "streamingbench", "--pred-model", "M")
+    assert result.returncode == 0 and "warning: 2 answers given as objects" in result.stderr
+    report = evaluate("streamingbench", sb_out[0], answered, pred_format="streamingbench", model="M")
+    assert report["overall"]["n"] == 18 and report["overall"]["accuracy"] == 1.0
+
+
+def test_parameter_overrides_show_in_the_label_and_the_report(ovo_out, tmp_path):
+    out = tmp_path / "r.json"
+    result = cli("evaluate", "ovo-bench", "--gt", ovo_out[0], "--pred", OVO / "results" / "LLaVA_OneVision",
+                 "--pred-format", "ovo-results", "--param", "total=tasks", "--output", out)
+    assert result.returncode == 0 and "ovo_bench.v2+overrides" in result.stdout.replace("\n", "")
+    assert "overridden parameters: total='tasks'" in result.stdout
+    report = json.loads(out.read_text())
+    assert report["config_version"] == "ovo_bench.v2+overrides" and report["overrides"] == {"total": "tasks"}
+    plain = evaluate("ovo-bench", ovo_out[0], OVO / "results" / "LLaVA_OneVision", pred_format="ovo-results")
+    assert plain["config_version"] == "ovo_bench.v2" and "overrides" not in plain
+    v1 = evaluate("ovo-bench", ovo_out[0], OVO / "results" / "LLaVA_OneVision", pred_format="ovo-results",
+                  config_version=1)
+    assert v1["config_version"] == "ovo_bench.v1" and v1["official_figures"] == plain["official_figures"]
+
+
+def test_lmms_eval_sample_logs_score_like_the_results_folder(ovo_out, tmp_path):
+    """lmms-eval --log_samples lines (doc + filtered_resps, or the process_results dict) score as the same
+    answers in an OVO results folder."""
+    mc = read_jsonl(ovo_out[0] / "mc_question.jsonl")[:40]
+    active = [r for r in read_jsonl(ovo_out[0] / "active_item.jsonl") if r["task"] == "SSR"][:3]
+    lines, folder_data = [], {"backward": [], "realtime": [], "forward": []}
+    for n, q in enumerate(mc):
+        doc = {"id": int(q["question_id"][4:]), "task": q["task"], "question": q["question"],
+               "options": q["options"], "gt": q["answer"]}
+        said = "ABCD"[n % 4]
+        lines.append({"doc_id": n, "doc": doc, "target": "", "resps": [[said]], "filtered_resps": [said]})
+        folder_data[q["group"]].append({"id": doc["id"], "task": q["task"], "response": said,
+                                        "ground_truth": chr(65 + q["answer"])})
+    for item in active:
+        info = [{"step": p["step"], "type": int(p["expected"] == "Yes")} for p in item["probes"]]
+        said = ["Yes" if i % 2 else None for i in range(len(info))]
+        doc = {"id": int(item["item_id"][4:]), "task": "SSR", "test_info": info}
+        lines.append({"doc_id": 99, "doc": doc, "resps": [[said]], "filtered_resps": [said]})
+        folder_data["forward"].append({"id": doc["id"], "task": "SSR",
+                                       "test_info": [{**p, "response": s} for p, s in zip(info, said)]})
+    write_jsonl(tmp_path / "samples_ovo.jsonl", lines)
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "x.json").write_text(json.dumps(folder_data))
+    for rules in ("official", "lmms-eval"):
+        logs = evaluate("ovo-bench", ovo_out[0], tmp_path / "samples_ovo.jsonl", pred_format="lmms-eval", rules=rules)
+        folder = evaluate("ovo-bench", ovo_out[0], tmp_path / "folder", pred_format="ovo-results", rules=rules)
+        assert logs["official_figures"] == folder["official_figures"] and logs["per_item"] == folder["per_item"]
+    answered = sum(1 for item in active for i in range(len(item["probes"])) if i % 2)
+    assert logs["groups"]["task"]["SSR"]["n"] == answered  # lmms-eval skips the probes without a response
