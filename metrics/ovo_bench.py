@@ -3,22 +3,31 @@
 Each backward and real-time question scores 1 or 0 (:mod:`streamcue.metrics.choice_rules`);
 each forward probe scores 1 or 0 and counts once: a forward task's accuracy is the mean over
 all its probes pooled, not over items. A task's accuracy is the mean over its scored entries;
-a group's (backward, realtime, forward) is the mean of its tasks' accuracies; ``total`` is the
-mean of the group averages present (the figure the official scorer prints at the pinned commit:
-the three shipped result folders reproduce it, while a mean over all task accuracies does not,
-e.g. GPT 59.38 vs 62.19).
+a group's (backward, realtime, forward) is the mean of its tasks' accuracies; ``total`` follows
+the config's ``total``: ``groups`` (v2's default), the mean of the group averages present, what
+score.py prints at commit c34093f (the three shipped result folders reproduce it), or ``tasks``,
+the mean of all task accuracies, what commit 19677d2 printed (GPT 59.38 vs 62.19).
 
-Predictions are streamcue's ``mc_question_prediction`` / ``active_item_prediction`` records or an
+Predictions are streamcue's ``mc_question_prediction`` / ``active_item_prediction`` records, an
 OVO-Bench results folder (``--pred-format ovo-results``: one model's ``*.json`` files, read as the
-official ``score.py`` reads them).
+official ``score.py`` reads them) or lmms-eval sample logs (``--pred-format lmms-eval``:
+:func:`lmms_entry` says what is assumed of their lines). The last two may be scored without the
+records (``gt_path`` None): their own gold answers are then used, and the report says so.
 
 >>> report = evaluate("out/ovo", "results/GPT", load_config("ovo_bench"), "ovo-results")  # doctest: +SKIP
 >>> report["official_figures"]["total_avg"]                                               # doctest: +SKIP
 
 ``rules=official`` scores what the official scorer would: every entry of an OVO results folder
-(a duplicated id counts each time, as there), items without a prediction left out.
-``rules=strict`` scores every ground-truth item exactly once (the first entry of a duplicated
-id; a missing one is wrong) and extracts the chosen letter, count or yes/no before comparing.
+(a duplicated id counts each time, as there), the file's gold letters, items without a
+prediction left out. ``rules=lmms-eval`` is lmms-eval's copy of the scorer: the same, except that
+forward probes without a response are skipped, not counted wrong. ``rules=strict`` scores every
+ground-truth item exactly once (the first entry of a duplicated id; a missing one is wrong)
+against the records' gold answers, and extracts the chosen letter, count or yes/no first.
+
+Prediction problems (:data:`~streamcue.metrics.bench_readers.PROBLEMS`: responses without a probe
+index, a probe out of range or answered twice, a prediction of the wrong kind, answers given as
+objects, gold letters that differ from the records') are counted and named in the report's
+``problems`` and ``warnings`` (shown on the terminal); under ``rules=strict`` each is an error.
 """
 
 from __future__ import annotations
