@@ -764,3 +764,22 @@ def test_lmms_eval_sample_logs_score_like_the_results_folder(ovo_out, tmp_path):
         assert logs["official_figures"] == folder["official_figures"] and logs["per_item"] == folder["per_item"]
     answered = sum(1 for item in active for i in range(len(item["probes"])) if i % 2)
     assert logs["groups"]["task"]["SSR"]["n"] == answered  # lmms-eval skips the probes without a response
+
+
+def test_livecook_overrides_are_labelled_not_passed_off_as_v2(tmp_path):
+    """Issue 25: --param success_matching=any --param mistake_matching=closest_first computed v1's semantics
+    under the label livecook.v2; the label now says +overrides and the report lists them (one place:
+    metrics/scoring.py, for every metric)."""
+    (tmp_path / "gt.jsonl").write_text(json.dumps({"video_id": "v", "events": [
+        {"t_s": 10.0, "type": "mistake", "text": "a"}]}) + "\n")
+    (tmp_path / "pred.jsonl").write_text(json.dumps({"video_id": "v", "events": [
+        {"t_s": 12.0, "type": "mistake", "text": "a"}]}) + "\n")
+    out = tmp_path / "r.json"
+    result = cli("evaluate", "livecook", "--gt", tmp_path / "gt.jsonl", "--pred", tmp_path / "pred.jsonl",
+                 "--no-bertscore", "--param", "success_matching=any", "--param", "mistake_matching=closest_first",
+                 "--output", out)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out.read_text())
+    assert report["config_version"] == "livecook.v2+overrides"
+    assert report["overrides"] == {"success_matching": "any", "mistake_matching": "closest_first"}
+    assert "overridden parameters: success_matching='any', mistake_matching='closest_first'" in result.stdout
