@@ -7,7 +7,7 @@ SW       the last ``k`` frames (VSAS-Bench)                                     
 U        ``k`` frames spread uniformly over all (VSAS-Bench)                            no
 SW+U     the last ``k // 2`` plus the rest spread over the older ones (VSAS-Bench)      no
 window   every frame of the last ``--window-s`` seconds (at most ``k``, spread evenly)  no
-OASIS    the last ``min(k, 8)`` frames plus retrieved event summaries (OASIS)           yes
+OASIS    the last ``min(k, 16)`` frames plus retrieved event summaries (OASIS)          yes
 =======  =============================================================================  =========
 
 ``--window-s`` applies to every memory: only the frames of the last N seconds are offered
@@ -50,7 +50,7 @@ MEMORIES: dict[str, MemorySpec] = {
     "U": MemorySpec("U", "k frames spread uniformly over all seen"),
     "SW+U": MemorySpec("SW+U", "the last k/2 frames plus k/2 spread over the older ones"),
     "window": MemorySpec("window", "every frame of the last --window-s seconds (at most k)", needs_window=True),
-    "OASIS": MemorySpec("OASIS", "OASIS event memory: the last min(k, 8) frames plus retrieved event summaries "
+    "OASIS": MemorySpec("OASIS", "OASIS event memory: the last min(k, 16) frames plus retrieved event summaries "
                                  "(needs the embed extra and the endpoint)", needs_endpoint=True),
 }
 
@@ -68,4 +68,4 @@ def make_memory(name: str, *, k: int, window_s: float | None = None, settings: A
         return WindowMemory(window_s)
     from streamcue.loaders.strategies.oasis import OasisMemory
 
-    return OasisMemory(settings, short_k=min(k, 8), use_cache=use_cache)
+    return OasisMemory(settings, short_k=min(k, 16), use_cache=use_cache)  # 16: OASIS's now-window

@@ -18,7 +18,8 @@ from streamcue.io import iter_jsonl
 from streamcue.metrics.registry import METRICS
 from streamcue.schemas import check_records
 
-__all__ = ["record_files", "read_ground_truth", "read_predictions", "check_pred_format", "letter"]
+__all__ = ["record_files", "read_ground_truth", "read_predictions", "check_pred_format", "letter", "Problems",
+           "PROBLEMS"]
 
 _KINDS = ("mc_question", "active_item")
 
@@ -28,9 +29,73 @@ def letter(index: int) -> str:
     return chr(65 + index)
 
 
-def check_pred_format(metric: str, pred_format: str) -> None:
-    """Refuse a prediction format that ``metric`` does not read (streamcue's, or those its registry line names)."""
-    known = ("streamcue", *METRICS[metric].other_pred_formats)
+#: Problems the scorers find in predictions: ``name -> (what it is, what happens to the answer, its field)``.
+#: Each is counted and named in the report (``problems``) and on the terminal; under ``rules=strict``
+#: those marked as errors stop the scoring (one line naming the file, the first record and the field).
+PROBLEMS = {
+    "responses_without_probe": ("forward responses without the probe field", "ignored: the probe counts as "
+                                "unanswered", "responses[].probe"),
+    "probe_out_of_range": ("probe index out of range", "ignored", "responses[].probe"),
+    "probe_answered_twice": ("probes answered more than once", "the last answer kept", "responses[].probe"),
+    "wrong_kind": ("predictions of the wrong kind for their id", "scored as unanswered", "response"),
+    "object_answers": ("answers given as objects", "no rule reads them: scored as unanswered", "response"),
+    "no_predictions": ("prediction files with no answer", "nothing scored", ""),
+    "duplicates": ("ids answered more than once", "", "id"),
+    "ground_truth_mismatches": ("gold answers that differ from the records'", "", "ground_truth"),
+}
+
+
+class Problems:
+    """What is wrong with a prediction file, by kind of problem (:data:`PROBLEMS`), with the ids concerned."""
+
+    def __init__(self, file: str | Path) -> None:
+        self.file = file
+        self.found: dict[str, list[str]] = {}
+        self.notes: dict[str, str] = {}
+        self.warn_only: set[str] = set()
+
+    def add(self, name: str, rid: str) -> None:
+        ids = self.found.setdefault(name, [])
+        if rid not in ids:
+            ids.append(rid)
+
+    def named(self, name: str, ids: list[str], note: str, *, error: bool = True) -> None:
+        """Record ``ids`` under ``name`` with what happened to them (``note``); ``error=False``: never an error."""
+        for rid in ids:
+            self.add(name, rid)
+        if ids:
+            self.notes[name] = note
+        if not error:
+            self.warn_only.add(name)
+
+    def line(self, name: str) -> str:
+        what, done, _ = PROBLEMS[name]
+        ids = self.found[name]
+        shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+        how = self.notes.get(name) or done
+        return f"{len(ids)} {what}{f' ({how})' if how else ''}: {shown}"
+
+    def report(self) -> dict[str, Any]:
+        """``problems`` ({name: {count, ids, what}}) and ``warnings`` (one line each) for the report."""
+        found = {name: ids for name, ids in self.found.items() if ids}
+        return {"problems": {name: {"count": len(ids), "ids": ids, "what": PROBLEMS[name][0]}
+                             for name, ids in found.items()},
+                "warnings": [self.line(name) for name in found]}
+
+    def raise_if_strict(self, rules: str) -> None:
+        """Under ``rules=strict`` the first problem that is an error stops the scoring (one line)."""
+        if rules != "strict":
+            return
+        for name, ids in self.found.items():
+            if ids and name not in self.warn_only:
+                raise InputError(f"rules=strict: {self.line(name)}", file=self.file, record=ids[0],
+                                 field=PROBLEMS[name][2] or None)
+
+
+def check_pred_format(metric: str, pred_format: str, formats: tuple[str, ...] = ()) -> None:
+    """Refuse a prediction format that ``metric`` does not read (streamcue's, those its registry line names and
+    ``formats``, those its module reads)."""
+    known = tuple(dict.fromkeys(("streamcue", *METRICS[metric].other_pred_formats, *formats)))
     if pred_format not in known:
         raise ConfigError(f"unknown --pred-format {pred_format!r} for {metric}; use one of {', '.join(known)}")
 

@@ -16,6 +16,9 @@ Strict rule (``rules=strict``): the chosen letter, number or yes/no is extracted
 first (:func:`choice_letter`, :func:`stated_number`, :func:`stated_yes_no`) and compared with the
 gold one; an answer that names no option, or two, is wrong.
 
+``rules=lmms-eval`` (OVO-Bench only) answers as ``official``; its scorer differs in which probes it
+counts (:mod:`streamcue.metrics.ovo_bench`).
+
 Responses may be lists (some model wrappers return them; the official OVO-Bench scorer crashes on
 them): the elements are joined with spaces. None and empty answers are wrong.
 """
@@ -25,10 +28,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["as_text", "choice_letter", "stated_number", "stated_yes_no", "ovo_choice_correct", "ovo_count_correct",
+__all__ = ["is_object_answer", "as_text", "choice_letter", "stated_number", "stated_yes_no", "ovo_choice_correct",
+           "ovo_count_correct",
            "ovo_yes_no_correct", "streamingbench_choice_correct", "RULES"]
 
-RULES = ("official", "strict")
+RULES = ("official", "strict", "lmms-eval")
 _LEADING = re.compile(r"^\W*\(?([A-Z])\)?(?=$|[\s.,:;)\]])")
 _NAMED = re.compile(r"(?:answer|option|choice)\s*(?:is|would be|:)?\s*[:\-]?\s*\(?([A-Z])\)?(?=$|[\s.,:;)\]])",
                     re.IGNORECASE)
@@ -38,6 +42,15 @@ _NUMBER_WORDS = {w: i for i, w in enumerate(
     "seventeen eighteen nineteen twenty".split())}
 _NUMBER = re.compile(r"\d+|\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
 _YES_NO = re.compile(r"^\W*(yes|no|y|n)\b", re.IGNORECASE)
+
+
+def is_object_answer(response: Any) -> bool:
+    """An answer no rule can read: not None, a string, a number or a list of those (e.g. ``{"text": "B"}``)."""
+    if response is None or isinstance(response, (str, int, float)):
+        return False
+    if isinstance(response, (list, tuple)):
+        return any(is_object_answer(r) for r in response)
+    return True
 
 
 def as_text(response: Any) -> str | None:

@@ -26,7 +26,7 @@ __all__ = ["EstpConfig", "VsasConfig", "LiveCookConfig", "ReasoningConfig", "Ovo
 
 #: The version ``load_config`` (and ``streamcue evaluate``) uses when none is asked for. vsas and
 #: livecook moved to v2 on 2026-11-23 (a change of default behaviour: see each config's changelog).
-LATEST = {"estp_f1": 1, "vsas": 2, "livecook": 2, "reasoning": 1, "ovo_bench": 1, "streamingbench": 1}
+LATEST = {"estp_f1": 1, "vsas": 2, "livecook": 2, "reasoning": 1, "ovo_bench": 2, "streamingbench": 1}
 
 
 @dataclass(frozen=True)
@@ -98,17 +98,22 @@ class ReasoningConfig:
 
 @dataclass(frozen=True)
 class OvoBenchConfig:
-    """OVO-Bench scoring rules: ``official`` (the leaderboard's, quirks included) or ``strict``.
+    """OVO-Bench scoring rules: ``official`` (the leaderboard's, quirks included), ``strict`` or ``lmms-eval``
+    (official, but forward probes without a response are skipped); ``total``: ``groups`` or ``tasks``.
 
     See :mod:`streamcue.metrics.ovo_bench` and :mod:`streamcue.metrics.choice_rules`.
     """
 
     version: int = 1
     rules: str = "official"
+    total: str = "groups"
 
     def __post_init__(self) -> None:
-        if self.rules not in ("official", "strict"):
-            raise ConfigError(f"ovo-bench rules must be official or strict, got {self.rules!r}")
+        if self.rules not in ("official", "strict", "lmms-eval"):
+            raise ConfigError(f"ovo-bench rules must be official, strict or lmms-eval, got {self.rules!r}")
+        if self.total not in ("groups", "tasks"):
+            raise ConfigError(f"ovo-bench total must be groups (mean of the three group averages, commit c34093f) "
+                              f"or tasks (mean of the task accuracies, commit 19677d2), got {self.total!r}")
 
 
 @dataclass(frozen=True)

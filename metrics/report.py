@@ -14,6 +14,9 @@ def print_report(report: dict[str, Any]) -> None:
     rows = [[name, value] for name, value in overall.items() if value is not None]
     console.out.print(console.table(f"{report['metric']} overall (config {report['config_version']})",
                                     ["score", "value"], rows))
+    if report.get("overrides"):
+        console.out.print("overridden parameters: " + ", ".join(f"{k}={v!r}" for k, v in report["overrides"].items()),
+                          markup=False)
     for group, rows in report["groups"].items():
         if rows:
             cols = list(dict.fromkeys(col for row in rows.values() for col in row))
@@ -35,6 +38,8 @@ def print_report(report: dict[str, Any]) -> None:
         console.err.print(f"warning: {len(report['missing_predictions'])} items have no prediction "
                           f"(scored as {how})",
                           markup=False)
-    if report.get("duplicates"):
+    for warning in report.get("warnings") or []:  # prediction problems, counted and named (bench_readers.Problems)
+        console.err.print(f"warning: {warning}", markup=False)
+    if report.get("duplicates") and "warnings" not in report:
         console.err.print(f"warning: {len(report['duplicates'])} ids answered more than once: "
                           f"{', '.join(report['duplicates'][:10])}", markup=False)

@@ -5,7 +5,9 @@ entry point ``run``. Each ``evaluate`` works in explicit phases: read and check 
 request, judge them in one batch (deduplicated, cached), compute per-item scores, then
 aggregate. Reports have the same shape for every metric::
 
-    {"metric", "config_version" (e.g. "livecook.v2"), "config", "judge", "overall",
+    {"metric", "config_version" (e.g. "livecook.v2", or "livecook.v2+overrides" after --param),
+     "overrides" (only after --param: {parameter: value} differing from the versioned file), "config", "judge",
+     "overall",
      "groups": {group name: {value: scores}}, "per_item": {id: scores}, "missing_predictions": [ids],
      "streamcue_version"}
 """
@@ -23,7 +25,7 @@ from streamcue.metrics.registry import METRICS, EvalContext
 from streamcue.schemas import ID_FIELDS, KINDS, check_records
 from streamcue.version import __version__
 
-__all__ = ["read_pairs", "mean", "grouped", "make_report", "judge_runner"]
+__all__ = ["read_pairs", "mean", "grouped", "make_report", "judge_runner", "config_overrides", "config_label"]
 
 
 def read_pairs(gt_path: str | Path, pred_path: str | Path, kind: str) -> tuple[dict[str, dict], dict[str, dict]]:
@@ -67,13 +69,33 @@ def grouped(per_item: Mapping[str, Mapping[str, float]], group_of: Mapping[str, 
             for g, ids in sorted(groups.items())}
 
 
-def make_report(metric: str, config: Any, runner: JudgeRunner | None, overall: dict, groups: dict, per_item: dict,
-            missing: list[str]) -> dict[str, Any]:
+def config_overrides(metric: str, config: Any) -> dict[str, Any]:
+    """The parameters of ``config`` that differ from its versioned file (``--param NAME=VALUE``), with their values."""
     from dataclasses import asdict
 
+    from streamcue.metrics.configs import load_config
+
+    pinned = asdict(load_config(METRICS[metric].config, config.version))
+    return {name: value for name, value in asdict(config).items() if pinned.get(name) != value}
+
+
+def config_label(metric: str, config: Any) -> str:
+    """``livecook.v2``, or ``livecook.v2+overrides`` when a parameter was overridden (the report lists them)."""
+    label = f"{METRICS[metric].config}.v{config.version}"
+    return f"{label}+overrides" if config_overrides(metric, config) else label
+
+
+def make_report(metric: str, config: Any, runner: JudgeRunner | None, overall: dict, groups: dict, per_item: dict,
+            missing: list[str]) -> dict[str, Any]:
+    """The report every metric returns. ``config_version`` says ``NAME.vN+overrides`` when a parameter was
+    overridden; ``overrides`` lists them ({name: value used}), ``config`` holds every value used."""
+    from dataclasses import asdict
+
+    overrides = config_overrides(metric, config)
     return {
         "metric": metric,
-        "config_version": f"{METRICS[metric].config}.v{config.version}",
+        "config_version": config_label(metric, config),
+        **({"overrides": overrides} if overrides else {}),
         "config": asdict(config),
         "judge": runner.report() if runner is not None else None,
         "overall": overall,

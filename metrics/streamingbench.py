@@ -29,8 +29,8 @@ from streamcue.dataset_builders.bench_sources import parse_time
 from streamcue.dataset_builders.streamingbench import iter_questions
 from streamcue.errors import ConfigError, InputError
 from streamcue.io import read_json
-from streamcue.metrics.bench_readers import check_pred_format, letter, read_ground_truth, read_predictions
-from streamcue.metrics.choice_rules import as_text, first_element, streamingbench_choice_correct
+from streamcue.metrics.bench_readers import Problems, check_pred_format, letter, read_ground_truth, read_predictions
+from streamcue.metrics.choice_rules import as_text, first_element, is_object_answer, streamingbench_choice_correct
 from streamcue.metrics.registry import Metric
 from streamcue.metrics.scoring import make_report
 
@@ -112,6 +112,7 @@ def evaluate(gt_path: str | Path, pred_path: str | Path, config: Any, pred_forma
     pred_path = Path(pred_path)
     rules, window = config.rules, config.time_window_s
     tally = Tally()
+    problems = Problems(pred_path)
     extra: dict[str, Any] = {"rules": rules, "pred_format": pred_format}
     unscored: list[str] = []  # multiple choice without a first element: left out under the official rule
     empty_dialogues: list[str] = []  # proactive answers with no turn: wrong (count.py crashes on them)
@@ -132,18 +133,33 @@ def evaluate(gt_path: str | Path, pred_path: str | Path, config: Any, pred_forma
             if model in question:
                 answers[qid] = question[model]
         extra["ground_truth_mismatches"] = mismatches
+        problems.named("ground_truth_mismatches", mismatches, "the file's letter kept, as count.py reads it",
+                       error=False)
+        if not answers:
+            problems.named("no_predictions", [str(pred_path)], f"no question holds an answer under {model!r}")
         duplicates: list[str] = []
     else:
         preds, duplicates = read_predictions(pred_path, gt)
+        if not preds:
+            problems.named("no_predictions", [str(pred_path)], "nothing scored; rules=strict refuses it")
         subsets = sorted({gt[rid].get("subset") or "" for rid in preds})
         scope = {rid for rid, r in gt.items() if (r.get("subset") or "") in subsets}
         extra["subsets"] = subsets
         for rid, pred in preds.items():
+            if ("responses" in pred) != ("target" in gt[rid]):
+                problems.add("wrong_kind", rid)
+                continue
             if "responses" in pred:
                 said = [r for r in pred["responses"] if r.get("role", "assistant") == "assistant"]
                 answers[rid] = {"dialog_history": [{"time": r["t_s"], "content": r.get("text")} for r in said]}
             else:
                 answers[rid] = pred["response"]
+    for rid in list(answers):
+        if "target" not in gt[rid] and is_object_answer(answers[rid]):
+            problems.add("object_answers", rid)
+            del answers[rid]
+    problems.named("duplicates", sorted(set(duplicates)), "the first kept")
+    problems.raise_if_strict(rules)
     order = {rid: i for i, rid in enumerate(gt)}
     for rid in sorted(scope, key=order.__getitem__):
         record = gt[rid]
@@ -171,7 +187,8 @@ def evaluate(gt_path: str | Path, pred_path: str | Path, config: Any, pred_forma
     missing = sorted(rid for rid in scope if rid not in answers)
     out = make_report("streamingbench", config, None, overall, groups, tally.per_item, missing)
     out.update(extra, duplicates=sorted(set(duplicates)), unscored=unscored, empty_dialogues=empty_dialogues,
-               missing_scored_as="left out, as count.py does" if rules == "official" else "wrong")
+               missing_scored_as="left out, as count.py does" if rules == "official" else "wrong",
+               **problems.report())
     return out
 
 

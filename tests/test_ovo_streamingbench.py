@@ -492,7 +492,7 @@ VALID_SQA = {"video_id": "v1", "benchmark": "streamingbench", "task": "Sequentia
     (["streamingbench", "--pred", "GPT_FILE"],
      "field benchmark: this is an 'ovo-bench' record; this scorer is for streamingbench"),
     (["ovo-bench", "--pred", "GPT", "--pred-format", "ovo-results", "--param", "rules=lenient"],
-     "rules must be official or strict"),
+     "rules must be official, strict or lmms-eval"),
     (["ovo-bench", "--pred", "GPT", "--pred-format", "streamingbench"], "unknown --pred-format 'streamingbench'"),
     (["ovo-bench", "--pred", "GPT", "--pred-format", "ovo-results", "--param", "time_window_s=3"],
      "unknown ovo_bench parameters"),
@@ -538,3 +538,248 @@ def test_streamingbench_missing_answers_official_left_out_strict_wrong(sb_out, t
     assert official["overall"] == {"n": len(half), "accuracy": 1.0}
     assert strict["overall"]["n"] == len(mc) and strict["overall"]["accuracy"] == len(half) / len(mc)
     assert len(strict["missing_predictions"]) == len(mc) - len(half) and strict["subsets"] == ["real"]
+
+
+# ---------------------------------------------------------------- official prompt sets
+
+def _official_constants(path):
+    """The string constants of an official module, read without running it (its imports need its repository)."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    return {n.targets[0].id: n.value.value for n in tree.body
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
+
+
+def test_official_ovo_prompts_are_the_official_texts(ovo_out):
+    from streamcue.loaders.protocols import Context
+    from streamcue.loaders.protocols.ovo_bench import OVOBench
+
+    const = _official_constants(OVO / "official" / "constant.py")
+    protocol = OVOBench("official")
+    assert protocol.complete_prompts and protocol.prompts[0] == "ovo_official_choice.v1"
+    q = read_jsonl(ovo_out[0] / "mc_question.jsonl")[0]
+    (turn,) = protocol.turns(q, Context())
+    options = "; ".join(f"{chr(65 + i)}. {o}" for i, o in enumerate(q["options"])) + ";"  # utils/OVOBench.py
+    assert turn.text == const["BR_PROMPT_TEMPLATE"].format(q["question"], options) and turn.form == "choice"
+    items = {r["task"]: r for r in read_jsonl(ovo_out[0] / "active_item.jsonl")}
+    rec = protocol.turns(items["REC"], Context())[0]
+    assert rec.text == const["REC_PROMPT_TEMPLATE"].format(f"How many times did they {items['REC']['activity']}?")
+    ssr = protocol.turns(items["SSR"], Context())
+    assert [t.text for t in ssr] == [const["SSR_PROMPT_TEMPLATE"].format(p["step"]) for p in items["SSR"]["probes"]]
+    assert [t.probe for t in ssr] == list(range(len(items["SSR"]["probes"])))
+    crr = protocol.turns(items["CRR"], Context())[0]
+    assert crr.text == const["CRR_PROMPT_TEMPLATE"].format(items["CRR"]["question"])
+    assert OVOBench().prompt_set == "streamcue" and "Reply" not in turn.text  # the default, documented
+
+
+def test_official_streamingbench_prompts_are_the_official_texts(sb_out):
+    from streamcue.loaders.protocols import Context
+    from streamcue.loaders.protocols.streamingbench import StreamingBench
+
+    bench = SB / "official" / "benchmark"
+    plain = _official_constants(bench / "StreamingBench.py")["PROMPT_TEMPLATE"]
+    sqa_t = _official_constants(bench / "StreamingBenchSQA.py")["PROMPT_TEMPLATE"]
+    pro_t = _official_constants(bench / "StreamingBenchProactive.py")["PROMPT_TEMPLATE_PROACTIVE"]
+    protocol = StreamingBench("official", context="last-60s")
+    assert protocol.window_s == 60.0 and StreamingBench().window_s is None
+    mc = read_jsonl(sb_out[0] / "mc_question.jsonl")
+    real = next(r for r in mc if r["subset"] == "real" and len(r["options"]) == 4)
+    opts = [f"{chr(65 + i)}. {o}" for i, o in enumerate(real["options"])]
+    (turn,) = protocol.turns(real, Context(history="gold"))
+    assert turn.text == plain.format(real["question"], *opts) + "\n\nThe best option is:"
+    sqa = [r for r in mc if r.get("context") and len(r["options"]) == 4]
+    context = Context(history="gold")
+    for r in sqa:
+        context.groups.setdefault(r["context"]["group_id"], []).append(r)
+    second = next(r for r in sqa if r["context"]["turn"] > 0 and all(len(e["options"]) == 4 for e in context.group(r)))
+    text = ""
+    for e in context.group(second)[:-1]:  # the official context string, built as StreamingBenchSQA.py does
+        eo = [f"{chr(65 + i)}. {o}" for i, o in enumerate(e["options"])]
+        h, m, s = int(e["query_time_s"]) // 3600, int(e["query_time_s"]) % 3600 // 60, int(e["query_time_s"]) % 60
+        if not text:
+            text += ("Here are the contextual information related to the video. Please answer the questions based on "
+                     "the contextual information: ")
+        text += (f"At timestamp {h:02d}:{m:02d}:{s:02d}, the following question and answer occurred: Question: "
+                 f"{e['question']}; Options: {eo[0]}, {eo[1]}, {eo[2]}, {eo[3]}; Answer: {chr(65 + e['answer'])}; ")
+    opts = [f"{chr(65 + i)}. {o}" for i, o in enumerate(second["options"])]
+    (turn,) = protocol.turns(second, context)
+    assert turn.text == sqa_t.format(text, second["question"], *opts) and not turn.dialogue
+    item = read_jsonl(sb_out[0] / "active_item.jsonl")[0]
+    (turn,) = protocol.turns(item, Context())
+    query = (f"{item['question']} Is it the right time to output \"{item['target']['text']}\"? "
+             "You can only answer yes or no.")
+    assert turn.poll == pro_t.format(query) and turn.text == pro_t.format(item["question"])
+    assert turn.t_s == item["query_time_s"] + 1 and turn.until_s == item["target"]["t_s"] + 4
+    assert StreamingBench.poll_says_yes(" Yes, now.") and not StreamingBench.poll_says_yes("No")
+    assert StreamingBench.parsed(real, "Answer: B") == "A"  # count.py's first character
+
+
+def test_unknown_prompt_set_or_context_is_one_line():
+    from streamcue.errors import ConfigError
+    from streamcue.loaders.protocols.ovo_bench import OVOBench
+    from streamcue.loaders.protocols.streamingbench import StreamingBench
+
+    with pytest.raises(ConfigError, match="unknown prompt set 'leaderboard'"):
+        OVOBench("leaderboard")
+    with pytest.raises(ConfigError, match="use all .* or last-60s"):
+        StreamingBench(context="60")
+
+
+# ---------------------------------------------------------------- nothing wrong accepted silently (issue 25)
+
+def test_rewritten_gold_letters_are_reported_and_strict_uses_the_records(ovo_out, tmp_path):
+    import shutil
+
+    folder = tmp_path / "GPT"
+    shutil.copytree(OVO / "results" / "GPT", folder)
+    acr = folder / "GPT_ACR_offline.json"
+    data = json.loads(acr.read_text())
+    for item in data["realtime"]:  # the gold letter rewritten to whatever the model said
+        item["ground_truth"] = (item["response"] or "A")[:1]
+    acr.write_text(json.dumps(data))
+    changed = [f"ovo-{i['id']}" for i, o in zip(data["realtime"], json.loads(
+        (OVO / "results" / "GPT" / "GPT_ACR_offline.json").read_text())["realtime"]) if i["ground_truth"] !=
+        o["ground_truth"]]
+    out = tmp_path / "r.json"
+    result = cli("evaluate", "ovo-bench", "--gt", ovo_out[0], "--pred", folder, "--pred-format", "ovo-results",
+                 "--output", out)
+    assert result.returncode == 0 and f"{len(changed) + 3} gold answers that differ from the records'" in result.stderr
+    report = json.loads(out.read_text())
+    assert {m["id"] for m in report["ground_truth_mismatches"]} >= set(changed) and report["gold_source"] == "records"
+    strict = evaluate("ovo-bench", ovo_out[0], folder, pred_format="ovo-results", rules="strict")
+    original = evaluate("ovo-bench", ovo_out[0], OVO / "results" / "GPT", pred_format="ovo-results", rules="strict")
+    assert strict["groups"]["task"]["ACR"] == original["groups"]["task"]["ACR"]  # the records' letters, not theirs
+    bare = cli("evaluate", "ovo-bench", "--pred", folder, "--pred-format", "ovo-results")
+    assert bare.returncode == 0 and "gold answers were taken from the file" in bare.stdout
+    refused = cli("evaluate", "ovo-bench", "--pred", folder, "--pred-format", "ovo-results", "--param", "rules=strict")
+    assert refused.returncode == 2 and "--gt is needed" in refused.stderr
+
+
+def _forward_preds(ovo_out, tmp_path, edit):
+    items = read_jsonl(ovo_out[0] / "active_item.jsonl")[:3]
+    preds = [{"item_id": r["item_id"], "responses": [{"t_s": p["t_s"], "probe": i, "text": p["expected"]}
+                                                    for i, p in enumerate(r["probes"])]} for r in items]
+    edit(preds, items)
+    path = tmp_path / "pred.jsonl"
+    write_jsonl(path, preds)
+    return path, items
+
+
+@pytest.mark.parametrize("edit, problem", [
+    (lambda p, _: p[0]["responses"][0].pop("probe"), "forward responses without the probe field"),
+    (lambda p, _: p[0]["responses"][0].update(probe=99), "probe index out of range"),
+    (lambda p, _: p[0]["responses"].append(dict(p[0]["responses"][0])), "probes answered more than once"),
+    (lambda p, items: p.__setitem__(0, {"question_id": items[0]["item_id"], "response": "Yes"}),
+     "predictions of the wrong kind for their id"),
+])
+def test_forward_prediction_problems_are_counted_named_and_strict_refuses(ovo_out, tmp_path, edit, problem):
+    path, items = _forward_preds(ovo_out, tmp_path, edit)
+    result = cli("evaluate", "ovo-bench", "--gt", ovo_out[0], "--pred", path)
+    assert result.returncode == 0 and f"warning: 1 {problem}" in result.stderr and items[0]["item_id"] in result.stderr
+    report = evaluate("ovo-bench", ovo_out[0], path)
+    (name,) = report["problems"]
+    assert report["problems"][name]["ids"] == [items[0]["item_id"]]
+    strict = cli("evaluate", "ovo-bench", "--gt", ovo_out[0], "--pred", path, "--param", "rules=strict")
+    assert strict.returncode == 2 and "rules=strict" in strict.stderr and f"record {items[0]['item_id']}" in \
+        strict.stderr and "Traceback" not in strict.stderr
+
+
+def test_object_answers_in_a_results_folder_are_named(ovo_out, tmp_path):
+    import shutil
+
+    folder = tmp_path / "GPT"
+    shutil.copytree(OVO / "results" / "InternVL2", folder)
+    file = folder / "InternVL2_EPM_offline.json"
+    data = json.loads(file.read_text())
+    data["backward"][0]["response"] = {"text": data["backward"][0]["ground_truth"]}
+    file.write_text(json.dumps(data))
+    report = evaluate("ovo-bench", ovo_out[0], folder, pred_format="ovo-results")
+    assert report["problems"]["object_answers"]["ids"] == [f"ovo-{data['backward'][0]['id']}"]
+    with pytest.raises(Exception, match="rules=strict: 1 answers given as objects"):
+        evaluate("ovo-bench", ovo_out[0], folder, pred_format="ovo-results", rules="strict")
+
+
+def test_empty_or_object_streamingbench_predictions_warn_and_strict_refuses(sb_out, tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    result = cli("evaluate", "streamingbench", "--gt", sb_out[0], "--pred", empty)
+    assert result.returncode == 0 and "warning: 1 prediction files with no answer" in result.stderr
+    strict = cli("evaluate", "streamingbench", "--gt", sb_out[0], "--pred", empty, "--param", "rules=strict")
+    assert strict.returncode == 2 and "no answer" in strict.stderr and "Traceback" not in strict.stderr
+    data = json.loads((SB / "questions_real.json").read_text())
+    rows = list(streamingbench.iter_questions(data, "real", SB / "questions_real.json"))
+    for n, (*_, q) in enumerate(rows[:20]):
+        q["M"] = {"answer": q["answer"]} if n < 2 else q["answer"]
+    answered = tmp_path / "real.json"
+    answered.write_text(json.dumps(data))
+    result = cli("evaluate", "streamingbench", "--gt", sb_out[0], "--pred", answered, "--pred-format",
+                 "streamingbench", "--pred-model", "M")
+    assert result.returncode == 0 and "warning: 2 answers given as objects" in result.stderr
+    report = evaluate("streamingbench", sb_out[0], answered, pred_format="streamingbench", model="M")
+    assert report["overall"]["n"] == 18 and report["overall"]["accuracy"] == 1.0
+
+
+def test_parameter_overrides_show_in_the_label_and_the_report(ovo_out, tmp_path):
+    out = tmp_path / "r.json"
+    result = cli("evaluate", "ovo-bench", "--gt", ovo_out[0], "--pred", OVO / "results" / "LLaVA_OneVision",
+                 "--pred-format", "ovo-results", "--param", "total=tasks", "--output", out)
+    assert result.returncode == 0 and "ovo_bench.v2+overrides" in result.stdout.replace("\n", "")
+    assert "overridden parameters: total='tasks'" in result.stdout
+    report = json.loads(out.read_text())
+    assert report["config_version"] == "ovo_bench.v2+overrides" and report["overrides"] == {"total": "tasks"}
+    plain = evaluate("ovo-bench", ovo_out[0], OVO / "results" / "LLaVA_OneVision", pred_format="ovo-results")
+    assert plain["config_version"] == "ovo_bench.v2" and "overrides" not in plain
+    v1 = evaluate("ovo-bench", ovo_out[0], OVO / "results" / "LLaVA_OneVision", pred_format="ovo-results",
+                  config_version=1)
+    assert v1["config_version"] == "ovo_bench.v1" and v1["official_figures"] == plain["official_figures"]
+
+
+def test_lmms_eval_sample_logs_score_like_the_results_folder(ovo_out, tmp_path):
+    """lmms-eval --log_samples lines (doc + filtered_resps, or the process_results dict) score as the same
+    answers in an OVO results folder."""
+    mc = read_jsonl(ovo_out[0] / "mc_question.jsonl")[:40]
+    active = [r for r in read_jsonl(ovo_out[0] / "active_item.jsonl") if r["task"] == "SSR"][:3]
+    lines, folder_data = [], {"backward": [], "realtime": [], "forward": []}
+    for n, q in enumerate(mc):
+        doc = {"id": int(q["question_id"][4:]), "task": q["task"], "question": q["question"],
+               "options": q["options"], "gt": q["answer"]}
+        said = "ABCD"[n % 4]
+        lines.append({"doc_id": n, "doc": doc, "target": "", "resps": [[said]], "filtered_resps": [said]})
+        folder_data[q["group"]].append({"id": doc["id"], "task": q["task"], "response": said,
+                                        "ground_truth": chr(65 + q["answer"])})
+    for item in active:
+        info = [{"step": p["step"], "type": int(p["expected"] == "Yes")} for p in item["probes"]]
+        said = ["Yes" if i % 2 else None for i in range(len(info))]
+        doc = {"id": int(item["item_id"][4:]), "task": "SSR", "test_info": info}
+        lines.append({"doc_id": 99, "doc": doc, "resps": [[said]], "filtered_resps": [said]})
+        folder_data["forward"].append({"id": doc["id"], "task": "SSR",
+                                       "test_info": [{**p, "response": s} for p, s in zip(info, said)]})
+    write_jsonl(tmp_path / "samples_ovo.jsonl", lines)
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "x.json").write_text(json.dumps(folder_data))
+    for rules in ("official", "lmms-eval"):
+        logs = evaluate("ovo-bench", ovo_out[0], tmp_path / "samples_ovo.jsonl", pred_format="lmms-eval", rules=rules)
+        folder = evaluate("ovo-bench", ovo_out[0], tmp_path / "folder", pred_format="ovo-results", rules=rules)
+        assert logs["official_figures"] == folder["official_figures"] and logs["per_item"] == folder["per_item"]
+    answered = sum(1 for item in active for i in range(len(item["probes"])) if i % 2)
+    assert logs["groups"]["task"]["SSR"]["n"] == answered  # lmms-eval skips the probes without a response
+
+
+def test_livecook_overrides_are_labelled_not_passed_off_as_v2(tmp_path):
+    """Issue 25: --param success_matching=any --param mistake_matching=closest_first computed v1's semantics
+    under the label livecook.v2; the label now says +overrides and the report lists them (one place:
+    metrics/scoring.py, for every metric)."""
+    (tmp_path / "gt.jsonl").write_text(json.dumps({"video_id": "v", "events": [
+        {"t_s": 10.0, "type": "mistake", "text": "a"}]}) + "\n")
+    (tmp_path / "pred.jsonl").write_text(json.dumps({"video_id": "v", "events": [
+        {"t_s": 12.0, "type": "mistake", "text": "a"}]}) + "\n")
+    out = tmp_path / "r.json"
+    result = cli("evaluate", "livecook", "--gt", tmp_path / "gt.jsonl", "--pred", tmp_path / "pred.jsonl",
+                 "--no-bertscore", "--param", "success_matching=any", "--param", "mistake_matching=closest_first",
+                 "--output", out)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out.read_text())
+    assert report["config_version"] == "livecook.v2+overrides"
+    assert report["overrides"] == {"success_matching": "any", "mistake_matching": "closest_first"}
+    assert "overridden parameters: success_matching='any', mistake_matching='closest_first'" in result.stdout

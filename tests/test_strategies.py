@@ -306,7 +306,8 @@ def test_oasis_context_is_bounded_as_the_video_grows_while_u_grows():
     sizes = {}
     with StubLLMServer(memory_responder) as server:
         for seconds in (60, 240, 480):
-            memory = OasisMemory(llm(server), embedder=WordEmbedder(), event_frames=16, max_words=40, k_f=2, k_q=1)
+            memory = OasisMemory(llm(server), embedder=WordEmbedder(), short_k=8, event_frames=16, max_words=40,
+                                 k_f=2, k_q=1)
             frames = [Frame(i, float(i)) for i in range(seconds)]
             shown, context = memory.view(frames, 64, seconds - 1.0, "what happened first?",
                                          [(0.0, "user", "q0"), (1.0, "assistant", "a0 " * 100)])

@@ -1,4 +1,19 @@
-"""The multiple-choice question text of the OVO-Bench and StreamingBench protocols (prompt ``mc_question.v1``)."""
+"""Shared parts of the OVO-Bench and StreamingBench protocols: prompt sets, question texts, answer extraction.
+
+Two prompt sets (``prompt_set``):
+
+* ``official``: the benchmark's own prompt templates, kept as versioned files
+  (``loaders/prompts/<benchmark>_official_*.v1.txt``; each file's header names the upstream
+  repository, commit and licence, and only the text below its ``---`` line is sent). Each turn's
+  text is the whole instruction, as the official code sends it (``complete_prompts`` is true): a
+  transport that asks for plain text sends it alone and keeps the raw answer, which the official
+  extraction rule reads (OVO-Bench: the gold letter anywhere in the response; StreamingBench: the
+  first character).
+* ``streamcue``: streamcue's own short question texts (``mc_question.v1``, ``ovo_*_probe.v1``),
+  answered through the answer prompts of the strategies (``bench_choice.v1``...; structured JSON).
+
+:data:`DEFAULT_PROMPT_SET` is the default of both protocols (see ``docs/benchmarks/ovo_bench.md``).
+"""
 
 from __future__ import annotations
 
@@ -6,16 +21,55 @@ from collections.abc import Mapping
 from typing import Any
 
 from streamcue.loaders.protocols.base import prompt_text
+from streamcue.prompts import load_prompt
 
-__all__ = ["choice_prompt", "gold_answer"]
+__all__ = ["choice_prompt", "gold_answer", "official_prompt", "PROMPT_SETS", "DEFAULT_PROMPT_SET", "check_prompt_set",
+           "lettered", "first_letter", "letters_in"]
+
+PROMPT_SETS = ("official", "streamcue")
+#: The default prompt set. ``streamcue`` until the engine's plain-text transport sends a turn's text alone
+#: (without the JSON answer prompt around it); then ``official`` (docs/benchmarks/ovo_bench.md, "Protocol").
+DEFAULT_PROMPT_SET = "streamcue"
+
+
+def check_prompt_set(name: str) -> str:
+    from streamcue.errors import ConfigError
+
+    if name not in PROMPT_SETS:
+        raise ConfigError(f"unknown prompt set {name!r}; use official (the benchmark's own prompts) or streamcue")
+    return name
+
+
+def official_prompt(name: str, **values: Any) -> str:
+    """The text below the ``---`` line of the official prompt file ``loaders/prompts/<name>.txt``, filled in."""
+    text = load_prompt("streamcue.loaders", name).text
+    head, sep, body = text.partition("\n---\n")
+    if not sep or not head.startswith("# official prompt of "):
+        raise ValueError(f"prompt {name} has no header naming its source (lines starting with #, then ---)")
+    return body.format(**values) if values else body
+
+
+def lettered(options: list[str]) -> list[str]:
+    """``["A. text", ...]``: the options as the official code shows them."""
+    return [f"{chr(65 + i)}. {text}" for i, text in enumerate(options)]
 
 
 def choice_prompt(record: Mapping[str, Any]) -> str:
     """The question and its options with letters (StreamingBench adds them where the file has none)."""
-    options = "\n".join(f"{chr(65 + i)}. {text}" for i, text in enumerate(record["options"]))
-    return prompt_text("mc_question.v1", question=record["question"], options=options)
+    return prompt_text("mc_question.v1", question=record["question"], options="\n".join(lettered(record["options"])))
 
 
 def gold_answer(record: Mapping[str, Any]) -> str:
     """``"B. the option's text"``: a gold answer as an earlier turn shows it."""
     return f"{chr(65 + record['answer'])}. {record['options'][record['answer']]}"
+
+
+def first_letter(text: str | None) -> str | None:
+    """StreamingBench's extraction (count.py): the answer's first character."""
+    return text[0] if text else None
+
+
+def letters_in(text: str | None, n_options: int) -> list[str]:
+    """OVO-Bench's extraction (OVOBenchScore.py): every option letter that occurs in the response (the gold one
+    must be among them)."""
+    return [chr(65 + i) for i in range(n_options) if text and chr(65 + i) in text]

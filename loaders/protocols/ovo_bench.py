@@ -1,12 +1,19 @@
 """OVO-Bench: backward and real-time multiple choice, forward active probes (OVO-Bench; PAPERS.md section 7).
 
-* ``mc_question`` (backward, realtime): the question with lettered options (``mc_question.v1``)
-  is asked once at ``query_time_s``; the model sees the frames up to then and answers with a
-  letter (``bench_choice.v1``).
+* ``mc_question`` (backward, realtime): the question with lettered options is asked once at
+  ``query_time_s``; the model sees the frames up to then.
 * ``active_item`` (forward: REC, SSR, CRR): the item is asked again at every probe time, each
-  probe on its own (no dialogue): REC "how many times so far" (``ovo_rec_probe.v1``, answered as
-  an open question), SSR "is this step done" (``ovo_ssr_probe.v1``), CRR "can the question be
-  answered yet" (``ovo_crr_probe.v1``), both yes/no. Responses carry the probe index.
+  probe on its own (no dialogue). Responses carry the probe index.
+
+Prompt sets (``prompt_set``, :mod:`~streamcue.loaders.protocols.choice`):
+
+* ``official``: ``constant.py``'s templates at commit c34093f as ``utils/OVOBench.py`` fills them:
+  ``ovo_official_choice.v1`` (options joined as ``A. x; B. y;``), ``ovo_official_rec.v1`` ("How
+  many times did they <activity>?"), ``ovo_official_ssr.v1`` (the probe's step),
+  ``ovo_official_crr.v1`` (the item's question). The raw answer is the prediction; the scorer
+  applies the official rule (letter in response, joined digits, Yes/No).
+* ``streamcue``: ``mc_question.v1`` answered with a letter (``bench_choice.v1``), REC
+  ``ovo_rec_probe.v1`` (open), SSR ``ovo_ssr_probe.v1`` and CRR ``ovo_crr_probe.v1`` (yes/no).
 
 Default and only strategy: single-call (one call per question or probe).
 """
@@ -17,41 +24,81 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from streamcue.loaders.protocols.base import Context, Protocol, Turn, prompt_text
-from streamcue.loaders.protocols.choice import choice_prompt
+from streamcue.loaders.protocols.choice import (DEFAULT_PROMPT_SET, check_prompt_set, choice_prompt, letters_in,
+                                                lettered, official_prompt)
 
-__all__ = ["OVOBench", "PROTOCOL", "probe_turn"]
+__all__ = ["OVOBench", "PROTOCOL", "probe_turn", "OFFICIAL_PROMPTS", "STREAMCUE_PROMPTS"]
+
+OFFICIAL_PROMPTS = ("ovo_official_choice.v1", "ovo_official_rec.v1", "ovo_official_ssr.v1", "ovo_official_crr.v1")
+STREAMCUE_PROMPTS = ("mc_question.v1", "ovo_rec_probe.v1", "ovo_ssr_probe.v1", "ovo_crr_probe.v1")
 
 
-def probe_turn(record: Mapping[str, Any], probe: Mapping[str, Any], index: int) -> Turn:
+def probe_turn(record: Mapping[str, Any], probe: Mapping[str, Any], index: int, prompt_set: str = "streamcue") -> Turn:
     """One forward probe as a question at the probe's time."""
+    official = prompt_set == "official"
     if record["task"] == "REC":
-        return Turn(probe["t_s"], prompt_text("ovo_rec_probe.v1", activity=record["activity"]), form="open",
-                    probe=index)
+        text = (official_prompt("ovo_official_rec.v1", activity=record["activity"]) if official
+                else prompt_text("ovo_rec_probe.v1", activity=record["activity"]))
+        return Turn(probe["t_s"], text, form="open", probe=index)
     if record["task"] == "SSR":
-        return Turn(probe["t_s"], prompt_text("ovo_ssr_probe.v1", step=probe["step"]), form="yes_no", probe=index)
-    return Turn(probe["t_s"], prompt_text("ovo_crr_probe.v1", question=record["question"]), form="yes_no",
-                probe=index)
+        text = (official_prompt("ovo_official_ssr.v1", step=probe["step"]) if official
+                else prompt_text("ovo_ssr_probe.v1", step=probe["step"]))
+        return Turn(probe["t_s"], text, form="yes_no", probe=index)
+    text = (official_prompt("ovo_official_crr.v1", question=record["question"]) if official
+            else prompt_text("ovo_crr_probe.v1", question=record["question"]))
+    return Turn(probe["t_s"], text, form="yes_no", probe=index)
+
+
+def official_choice(record: Mapping[str, Any]) -> str:
+    """The official backward / real-time prompt: options joined as ``A. x; B. y;`` (utils/OVOBench.py)."""
+    return official_prompt("ovo_official_choice.v1", question=record["question"],
+                           options="; ".join(lettered(record["options"])) + ";")
 
 
 class OVOBench(Protocol):
     name = "ovo-bench"
     kinds = ("mc_question", "active_item")
-    prompts = ("mc_question.v1", "ovo_rec_probe.v1", "ovo_ssr_probe.v1", "ovo_crr_probe.v1")
     mode = {"mc_question": "ask", "active_item": "ask"}
     default_strategy = {"mc_question": "single-call", "active_item": "single-call"}
     history = "gold"
 
+    def __init__(self, prompt_set: str = DEFAULT_PROMPT_SET) -> None:
+        self.prompt_set = check_prompt_set(prompt_set)
+
+    @property
+    def prompts(self) -> tuple[str, ...]:  # type: ignore[override]
+        return OFFICIAL_PROMPTS if self.prompt_set == "official" else STREAMCUE_PROMPTS
+
+    @property
+    def complete_prompts(self) -> bool:
+        """True when each turn's text is the whole instruction (the official set): send it alone for plain answers."""
+        return self.prompt_set == "official"
+
+    def with_options(self, *, prompt_set: str | None = None) -> OVOBench:
+        """This protocol with another prompt set (``official`` or ``streamcue``)."""
+        return OVOBench(prompt_set or self.prompt_set)
+
     def turns(self, record: Mapping[str, Any], context: Context) -> list[Turn]:
         if "options" in record:
-            return [Turn(record["query_time_s"], choice_prompt(record), form="choice")]
-        return [probe_turn(record, probe, i) for i, probe in enumerate(record["probes"])]
+            text = official_choice(record) if self.prompt_set == "official" else choice_prompt(record)
+            return [Turn(record["query_time_s"], text, form="choice")]
+        return [probe_turn(record, probe, i, self.prompt_set) for i, probe in enumerate(record["probes"])]
 
     def prediction(self, record: Mapping[str, Any], responses: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """The raw answers as the model gave them: the scorer's rule (official or strict) reads them."""
         if "options" in record:
             said = responses[-1] if responses else {"t_s": record["query_time_s"], "text": None}
             return {"question_id": record["question_id"], "response": said["text"], "t_s": said["t_s"]}
         return {"item_id": record["item_id"],
                 "responses": [{"t_s": r["t_s"], "probe": r["probe"], "text": r["text"]} for r in responses]}
+
+    @staticmethod
+    def parsed(record: Mapping[str, Any], text: str | None) -> Any:
+        """What the official rule reads in a raw answer, for per-sample logs: the option letters it contains."""
+        return letters_in(text, len(record["options"])) if "options" in record else text
+
+    def __repr__(self) -> str:
+        return f"<protocol {self.name} ({self.prompt_set} prompts): {', '.join(self.kinds)}>"
 
 
 PROTOCOL = OVOBench()

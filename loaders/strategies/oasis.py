@@ -7,7 +7,8 @@ Tiers, from recent to old:
   summarised by the model into a leaf **event node** (chronological, concrete, nothing guessed,
   at most ``max_words`` words; longer answers are cut and counted);
 * **event forest**: when ``fanout`` adjacent roots share a level they are merged, by the model,
-  into a parent node (same word bound) one level up;
+  into a parent node (same word bound) one level up; when more than ``max_roots`` roots remain
+  (4, OASIS's ``root_cnt_limit``) the two oldest are merged;
 * **Q/A memory**: the ``k_q`` earlier question/answer pairs of the dialogue most similar to the
   current question (each cut to ``max_words`` words).
 
@@ -38,7 +39,15 @@ from streamcue.errors import ConfigError
 from streamcue.loaders.replay import Episode, Frame, select_frames
 from streamcue.loaders.strategies.base import TEXT, Asker, frame_parts
 
-__all__ = ["EventNode", "OasisMemory", "retrieve"]
+__all__ = ["EventNode", "OasisMemory", "retrieve", "OFFICIAL", "OFFICIAL_SOURCE"]
+
+OFFICIAL_SOURCE = "Solus-sano/OASIS src/configs/default.yaml at commit dbd342c (MIT)"
+#: The defaults of the official code (OFFICIAL_SOURCE; a copy in shared/data/streambench/oasis_default.yaml):
+#: now_window_frames_limit 16 (``short_k``), max_frames_per_node 16 (``event_frames``, and every frame of a node
+#: is shown when it is summarised: ``summary_frames``), root_cnt_limit 4 (``max_roots``),
+#: rag_event_retrieve_limit 2 (``k_f``), rag_qa_retrieve_limit 1 (``k_q``). Where streamcue differs (stream fps,
+#: sampling, the pixel budget, the models) is in docs/replay.md, "OASIS".
+OFFICIAL = {"short_k": 16, "event_frames": 16, "summary_frames": 16, "max_roots": 4, "k_f": 2, "k_q": 1}
 
 
 @dataclass
@@ -100,12 +109,15 @@ class OasisMemory(Asker):
     name = "oasis"
     EVENT, MERGE = "oasis_event.v1", "oasis_merge.v1"
 
-    def __init__(self, settings: Any = None, *, embedder: Any = None, short_k: int = 8, event_frames: int = 16,
-                 summary_frames: int = 8, fanout: int = 2, max_words: int = 300, k_f: int = 2, k_q: int = 2,
-                 weight: float = 0.7, use_cache: bool = True, client: Any = None) -> None:
+    def __init__(self, settings: Any = None, *, embedder: Any = None, short_k: int = OFFICIAL["short_k"],
+                 event_frames: int = OFFICIAL["event_frames"], summary_frames: int = OFFICIAL["summary_frames"],
+                 fanout: int = 2, max_roots: int = OFFICIAL["max_roots"], max_words: int = 300,
+                 k_f: int = OFFICIAL["k_f"], k_q: int = OFFICIAL["k_q"], weight: float = 0.7, use_cache: bool = True,
+                 client: Any = None) -> None:
         for name, value, low in (("short_k", short_k, 0), ("event_frames", event_frames, 1),
                                  ("summary_frames", summary_frames, 1), ("fanout", fanout, 2),
-                                 ("max_words", max_words, 1), ("k_f", k_f, 0), ("k_q", k_q, 0)):
+                                 ("max_roots", max_roots, 1), ("max_words", max_words, 1), ("k_f", k_f, 0),
+                                 ("k_q", k_q, 0)):
             if not isinstance(value, int) or value < low:
                 raise ConfigError(f"OASIS memory: {name} must be an integer >= {low}, got {value!r}")
         if not (math.isfinite(weight) and 0.0 <= weight <= 1.0):
@@ -113,6 +125,7 @@ class OasisMemory(Asker):
         super().__init__(settings, use_cache=use_cache, client=client)
         self.short_k, self.event_frames, self.summary_frames = short_k, event_frames, summary_frames
         self.fanout, self.max_words, self.k_f, self.k_q, self.weight = fanout, max_words, k_f, k_q, weight
+        self.max_roots = max_roots
         self._embedder = embedder
         self._vectors: dict[str, np.ndarray] = {}
         self.begin(None)
@@ -140,17 +153,20 @@ class OasisMemory(Asker):
         self.roots.append(node.id)
         while len(self.roots) >= self.fanout and len({self.nodes[r].level for r in self.roots[-self.fanout:]}) == 1:
             self._merge(self.roots[-self.fanout:])
+        while len(self.roots) > self.max_roots:  # OASIS's root_cnt_limit: the two oldest roots become one
+            self._merge(self.roots[:2])
 
     def _merge(self, ids: list[int]) -> None:
         children = [self.nodes[i] for i in ids]
         lines = "\n".join(f"[{c.start_s:.1f}-{c.end_s:.1f} s] {c.text}" for c in children)
         text = self._summary(self.MERGE, [{"type": "text", "text": lines}], "ask_merge")
-        parent = EventNode(len(self.nodes), children[0].start_s, children[-1].end_s, children[0].level + 1, text,
-                           children=list(ids))
+        level = max(c.level for c in children) + 1
+        parent = EventNode(len(self.nodes), children[0].start_s, children[-1].end_s, level, text, children=list(ids))
         self.nodes.append(parent)
         for c in children:
             c.parent = parent.id
-        self.roots = self.roots[:-len(ids)] + [parent.id]
+        at = self.roots.index(ids[0])
+        self.roots = self.roots[:at] + [parent.id] + self.roots[at + len(ids):]
 
     def observe(self, frames: Sequence[Frame]) -> None:
         """Take in the frames not seen yet; summarise the medium buffer as it fills."""

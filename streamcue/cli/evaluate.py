@@ -19,8 +19,11 @@ _METRIC_HELP = (", ".join(f"{b.metric} ({b.title}: {' / '.join(b.kinds)})" for b
 
 def evaluate(
     metric: Annotated[str, typer.Argument(help=_METRIC_HELP)],
-    gt: Annotated[Path, typer.Option(help="Ground truth JSONL: full records or minimal ones.")],
     pred: Annotated[Path, typer.Option(help="Predictions JSONL in the matching *_prediction schema.")],
+    gt: Annotated[Optional[Path], typer.Option(help="Ground truth JSONL: full records or minimal ones (a build "
+                                                    "folder for ovo-bench and streamingbench). Needed, except "
+                                                    "to re-score an OVO-Bench results folder or lmms-eval "
+                                                    "logs by the gold answers they carry.")] = None,
     judge: Annotated[Optional[str], typer.Option(help="Answer judge: exact, token-f1 (default), embedding or llm; "
                                                       "mira for reasoning.")] = None,
     output: Annotated[Optional[Path], typer.Option(help="Write the full JSON report (overall, groups, per_item) "
@@ -45,8 +48,9 @@ def evaluate(
     param: Annotated[Optional[list[str]], typer.Option(help="Override a metric parameter, NAME=VALUE (e.g. "
                                                             "window_s=10); recorded in the report.")] = None,
     pred_format: Annotated[str, typer.Option(
-        help="ovo-bench: streamcue or ovo-results (a results folder); streamingbench: streamcue or "
-             "streamingbench (an answered questions file).")] = "streamcue",
+        help="ovo-bench: streamcue, ovo-results (a results folder) or lmms-eval (lmms-eval sample logs: a "
+             "samples_*.jsonl file or a folder of them); streamingbench: streamcue or streamingbench (an answered "
+             "questions file).")] = "streamcue",
     pred_model: Annotated[Optional[str], typer.Option(
         "--pred-model", "--model", help="--pred-format streamingbench: the key the model's answers are stored "
                                         "under.")] = None,
@@ -66,6 +70,8 @@ def evaluate(
 
         streamcue evaluate ovo-bench --gt out/ovo --pred ../shared/data/ovo_bench/results/GPT --pred-format ovo-results
 
+        streamcue evaluate ovo-bench --gt out/ovo --pred logs/ --pred-format lmms-eval --param rules=lmms-eval
+
         streamcue evaluate streamingbench --gt out/sb --pred real_output.json --pred-format streamingbench \\
             --pred-model MiniCPM-V --param rules=strict
     """
@@ -75,13 +81,18 @@ def evaluate(
     from streamcue.metrics.report import print_report
     from streamcue.prologue import check_io, is_blank
 
+    if gt is None and not (metric == "ovo-bench" and pred_format != "streamcue"):
+        raise ConfigError("--gt is needed (only ovo-bench re-scoring of a results folder or lmms-eval logs can take "
+                          "the gold answers from the file)")
+    inputs = [p for p in (gt, pred) if p is not None]
     if output is not None:  # refused before any scoring: a folder, or one of the inputs
         if output.is_dir():
             raise ConfigError(f"--output {output} is a folder; give the report's file name")
         # ovo-bench / streamingbench read folders (--gt out/ovo, --pred results/GPT): their files are inputs too
-        read = [gt, pred, *(f for p in (gt, pred) if p.is_dir() for f in p.iterdir())]
+        read = [*inputs, *(f for p in inputs if p.is_dir() for f in p.iterdir())]
         check_io({output: "--output"}, read)
-    if pred.is_file() and is_blank(pred) and gt.is_file() and not is_blank(gt):  # empty ground truth: the metric says
+    # an empty ground truth: the metric says it
+    if pred.is_file() and is_blank(pred) and (gt is None or gt.is_file() and not is_blank(gt)):
         raise InputError("empty file: no predictions to score", file=pred)
     if embedding_model and judge != "embedding":
         raise ConfigError("--embedding-model is the embedding judge's model folder: add --judge embedding")
