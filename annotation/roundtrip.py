@@ -279,8 +279,8 @@ def _checked(outcome: Outcome, pushed: dict[str, Any], kind: str, task: int) -> 
     problem = f"{violations[0].path}: {violations[0].message}"
     record = copy.deepcopy(pushed)
     kept = [n for n in record["verification"].get("notes", []) if not n.startswith("invalid:")]
-    record["verification"] = {**outcome.record["verification"], "status": "unverified",
-                              "notes": [*kept, f"invalid: {problem}"]}
+    decided = {k: v for k, v in outcome.record["verification"].items() if k not in ("decided_by", "reviewer")}
+    record["verification"] = {**decided, "status": "unverified", "notes": [*kept, f"invalid: {problem}"]}
     return Outcome(record, "invalid", outcome.annotations, [], problem, applied=outcome.applied)
 
 
