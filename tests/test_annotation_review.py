@@ -285,7 +285,8 @@ def test_issue_25_annotate_cases(server, users, tmp_path):
     assert done.returncode == 0 and "2 annotator(s) per task" in done.stdout
     done = cli(server, "annotate", "push", "--kind", "guidance", "--records", path, "--project", "overlap",
                "--required", "3")
-    assert done.returncode == 0 and "handed each task to 2 annotator(s); now 3 (nobody had annotated yet)" in done.stdout
+    assert done.returncode == 0
+    assert "handed each task to 2 annotator(s); now 3 (nobody had annotated yet)" in done.stdout
     done = cli(server, "annotate", "push", "--kind", "guidance", "--records", path, "--project", "overlap")
     assert done.returncode == 0 and "3 annotator(s) per task" in done.stdout   # no option: the project's own
     annotate(server, tasks_of("overlap")["v0"]["id"], prediction(records[0], "guidance", FPS), users["ann1"])
