@@ -11,9 +11,10 @@ build's record of the same id, and
 * ``samples.json``: per kind, the spot-check samples the tasks were pushed in (``push --sample``).
 
 A record nobody annotated is carried byte for byte (its line is copied, not re-serialised). A record
-annotated in Label Studio must still be the one in ``B`` (the task holds the record as pushed): a
-build changed since the push is refused for that record, so that no verification lands on a record
-the annotators never saw. ``O`` is written in a temporary folder beside it and renamed when complete.
+annotated in Label Studio must still be the one in ``B`` (the task holds the record as pushed), or one
+an earlier pull of the same project merged into ``B`` (its ``build_report.json`` lists it): a build
+changed otherwise since the push is refused for that record, so that no verification lands on a
+record the annotators never saw. ``O`` is written in a temporary folder beside it and renamed when complete.
 """
 
 from __future__ import annotations
@@ -75,6 +76,10 @@ def merge_into_build(build: Path, out: Path, summary: Any, *, project: str, rule
     seen: set[str] = set()
     with open(records_file, encoding="utf-8") as fh:
         raw = fh.read().splitlines(keepends=True)
+    # records an earlier pull of this project merged into the build (a second pull updates them)
+    previous = read_json(build / _REPORT) if (build / _REPORT).is_file() else {}
+    earlier = {rid for e in previous.get("annotation", []) if e.get("project") == project and e.get("kind") == kind
+               for rid in e.get("replaced", [])}
     for line, record in iter_jsonl(records_file):
         rid = record[id_field]
         seen.add(rid)
@@ -82,7 +87,7 @@ def merge_into_build(build: Path, out: Path, summary: Any, *, project: str, rule
         if outcome is None or outcome.state == "untouched":
             lines.append(raw[line - 1] if raw[line - 1].endswith("\n") else raw[line - 1] + "\n")
             continue
-        if record != summary.pushed[rid]:
+        if record != summary.pushed[rid] and rid not in earlier:
             raise InputError(f"the record changed in the build since it was pushed to project {project!r}; its "
                              "annotations are about the pushed version: push it again to a new project",
                              file=records_file, line=line, record=f"{id_field}={rid}")
