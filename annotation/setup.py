@@ -7,7 +7,8 @@ What Label Studio 1.23 does by default, tried against the real 1.23.2 server
 access token is a JWT refresh token: the SDK streamcue uses trades it for short-lived access tokens by
 itself, so it works as ``$LABEL_STUDIO_API_KEY`` as it is; a legacy token (``Authorization: Token``)
 is refused with HTTP 401 unless the server was first started with ``--enable-legacy-api-token``.
-A user holds one personal access token at a time: asking again rotates it (the old one stops working).
+A user holds one personal access token at a time, shown once: running setup again keeps the token
+in ``$LABEL_STUDIO_API_KEY`` when it still works; without it, an existing token must be revoked first.
 
 Accounts are made the way people make them: through the organisation's invite link (sign-up with an
 email and a password), so each annotator can log in at once; the first password is generated here
@@ -81,26 +82,40 @@ def _api(client: Any, url: str, what: str, method: str, path: str) -> Any:
     return done
 
 
-def personal_token(client: Any, url: str) -> str:
-    """A personal access token for the logged-in user: a new one, or the current one rotated."""
+def personal_token(client: Any, url: str, current: str | None) -> str:
+    """The logged-in user's personal access token: ``current`` when it still works, else a new one.
+
+    Label Studio keeps one token per user and hands it out only once: when one exists and ``current``
+    is not it, the maintainer must give it (``$LABEL_STUDIO_API_KEY``) or revoke it in the page.
+    """
+    if current:
+        sdk = require("label_studio_sdk", "annotation", "label-studio-sdk")
+        try:
+            sdk.LabelStudio(base_url=url, api_key=current).users.whoami()
+            return current
+        except Exception:  # noqa: BLE001 - any refusal: make a new token below
+            pass
     done = _api(client, url, "creating a personal access token", "POST", "/api/token/")
-    if done.status_code == 409:  # one token per user: rotate it
-        done = _api(client, url, "rotating the personal access token", "POST", "/api/token/rotate/")
+    if done.status_code == 409:
+        raise ConfigError(f"the admin already has a personal access token at {url}: set LABEL_STUDIO_API_KEY to it, "
+                          "or revoke it (Account & Settings > Personal Access Token) and run setup again")
     if done.status_code not in (200, 201) or "token" not in (done.json() or {}):
         raise ServiceError(f"Label Studio at {url} gave no personal access token (HTTP {done.status_code}); "
                            "are personal access tokens enabled (Organization > API Tokens Settings)?")
     return done.json()["token"]
 
 
-def setup(url: str, admin: str, password: str, annotators: list[str], reviewers: list[str]) -> SetupResult:
-    """Log in as ``admin``, make a personal access token, and an account for each annotator and reviewer."""
+def setup(url: str, admin: str, password: str, annotators: list[str], reviewers: list[str],
+          token: str | None = None) -> SetupResult:
+    """Log in as ``admin``, make a personal access token (or keep ``token`` when it works), and an account
+    for each annotator and reviewer."""
     url = url.rstrip("/")
     people = [(e, "annotator") for e in annotators] + [(e, "reviewer") for e in reviewers]
     emails = [e for e, _ in people]
     if len(set(emails)) != len(emails) or admin in emails:
         raise ConfigError("each annotator and reviewer needs their own email, distinct from the admin's")
     client = _login(url, admin, password)
-    token = personal_token(client, url)
+    token = personal_token(client, url, token)
     invite = _api(client, url, "reading the invite link", "GET", "/api/invite").json()["invite_url"]
     existing = {u["email"] for u in _api(client, url, "listing users", "GET", "/api/users/").json()}
     result = SetupResult(token, url + invite)

@@ -226,8 +226,9 @@ def annotate_setup(
     Prints `export LABEL_STUDIO_URL=...` and `export LABEL_STUDIO_API_KEY=...` on stdout (so
     `eval "$(streamcue annotate setup ...)"` sets them), everything else on stderr. Accounts
     are signed up through the organisation's invite link with a generated first password,
-    written to --accounts; accounts that exist already are left as they are. Asking again
-    rotates the token.
+    written to --accounts; accounts that exist already are left as they are. Run again, it
+    keeps the token in $LABEL_STUDIO_API_KEY when that still works (Label Studio shows a
+    token once and keeps one per user: without it, revoke the old one in the page first).
 
     Example:
 
@@ -249,7 +250,8 @@ def annotate_setup(
         raise ConfigError("no admin password: set LABEL_STUDIO_PASSWORD (never an option)")
     if accounts.exists() and not accounts.is_file():
         raise ConfigError(f"--accounts {accounts} exists and is not a file")
-    result = setup(url, admin, password, list(annotator or ()), list(reviewer or ()))
+    result = setup(url, admin, password, list(annotator or ()), list(reviewer or ()),
+                   os.environ.get("LABEL_STUDIO_API_KEY"))
     write_accounts(accounts, result.accounts)
     for account in result.accounts:
         made = "created" if account.password else "exists already"
