@@ -91,7 +91,9 @@ def test_build_verify_adjudicate_merge_release_load_and_diff(server, tmp_path): 
     assert {rid: merged[rid]["verification"]["status"] for rid in CHOSEN} == dict.fromkeys(CHOSEN, "verified")
     assert merged["1_49"]["verification"]["decided_by"] == "reviewer"
     assert merged["1_49"]["verification"]["reviewer"] == "rev@e2e.test"
-    assert merged["1_49"]["events"][1]["t_s"] == pytest.approx(build["1_49"]["events"][1]["t_s"] + 3.5, abs=1 / FPS)
+    [moved] = [e for e in merged["1_49"]["events"] if e["time_source"] == "annotator"]  # events stay in time order
+    assert moved["t_s"] == pytest.approx(build["1_49"]["events"][1]["t_s"] + 3.5, abs=1 / FPS)
+    assert moved["text"] == build["1_49"]["events"][1]["text"]
     assert all(merged[rid] == build[rid] for rid in build if rid not in CHOSEN)
     report = read_json(tmp_path / "out/cc4d-v2/build_report.json")
     assert report["annotation"][0]["replaced"] == sorted(CHOSEN, key=list(build).index)
