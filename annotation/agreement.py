@@ -1,6 +1,20 @@
-"""Generated-vs-verified agreement of dense captions (VSAS-Bench reports it after verification).
+"""Agreement: between annotators for every kind (:func:`annotator_agreement`), and generated-vs-verified
+dense captions (:func:`caption_agreement`, VSAS-Bench reports it after verification).
 
-For every caption present in both files (matched by task_id and second):
+Between annotators (every record two annotators submitted, every pair of them; reviewers left out),
+pooled per project and per annotator pair:
+
+* every kind: ``record_agreement``, the share of record pairs that agree under the double-check rule
+  (same decision, same items, boundaries within the tolerance, same types and texts);
+* interval_qa: ``decision_same`` (both reject or both keep), ``question_same``, ``interval_iou`` (mean
+  temporal IoU of the two annotators' answer intervals, as sets of seconds, records neither rejected),
+  ``answer_text_same`` (answers both kept: same text up to case and spacing);
+* guidance: ``event_in_both`` (events either kept or added that the other kept too: pushed events by
+  region, added ones in time order), then over those: ``time_within_tolerance``, ``type_same``,
+  ``text_same`` and ``mean_abs_dt_s``;
+* dense_caption: ``caption_text_same``.
+
+Generated vs verified captions, for every caption present in both files (matched by task_id and second):
 
 * cosine similarity of the two texts' sentence embeddings (normalised, so the dot product);
 * agreement: the share of captions whose similarity is at least ``threshold``;
@@ -21,7 +35,96 @@ from streamcue.schemas import validate_file
 from streamcue.io import read_jsonl
 
 
-__all__ = ["caption_agreement"]
+__all__ = ["AGREEMENT_FILE", "annotator_agreement", "caption_agreement", "interval_iou"]
+
+#: The agreement figures ``annotate pull`` writes beside the pulled records (the release card reads them).
+AGREEMENT_FILE = "agreement.json"
+_SHARES = {"interval_qa": ("record_agreement", "decision_same", "question_same", "interval_iou", "answer_text_same"),
+           "guidance": ("record_agreement", "event_in_both", "time_within_tolerance", "type_same", "text_same",
+                        "mean_abs_dt_s"),
+           "dense_caption": ("record_agreement", "caption_text_same")}
+
+
+def _merged(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+def interval_iou(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> float:
+    """Temporal IoU of two sets of intervals (each taken as the union of its intervals); 1.0 when both are empty."""
+    a, b = _merged(a), _merged(b)
+    inter = sum(max(0.0, min(x[1], y[1]) - max(x[0], y[0])) for x in a for y in b)
+    union = sum(e - s for s, e in a) + sum(e - s for s, e in b) - inter
+    return 1.0 if union <= 0 else inter / union
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.records = 0
+        self.num: dict[str, float] = defaultdict(float)
+        self.den: dict[str, int] = defaultdict(int)
+
+    def add(self, name: str, value: float, weight: int = 1) -> None:
+        self.num[name] += value
+        self.den[name] += weight
+
+    def figures(self, kind: str) -> dict[str, Any]:
+        return {"records": self.records, **{n: (self.num[n] / self.den[n] if self.den[n] else None)
+                                            for n in _SHARES[kind]}}
+
+
+def _compare(kind: str, a: Any, b: Any, tolerance_s: float, tally: _Tally) -> None:
+    from streamcue.annotation.verify import _norm, _pair_new, differences
+
+    tally.records += 1
+    tally.add("record_agreement", float(not differences(kind, a, b, tolerance_s)))
+    if kind == "interval_qa":
+        tally.add("decision_same", float(a.rejected == b.rejected))
+        if a.rejected or b.rejected:
+            return
+        tally.add("question_same", float(_norm(a.record["question"]) == _norm(b.record["question"])))
+        spans = [[(x["start_s"], x["end_s"]) for x in r.record["answers"]] for r in (a, b)]
+        tally.add("interval_iou", interval_iou(*spans))
+        for rid in a.items.keys() & b.items.keys():
+            tally.add("answer_text_same", float(_norm(a.items[rid]["text"]) == _norm(b.items[rid]["text"])))
+        return
+    if kind == "dense_caption":
+        for rid in a.items.keys() & b.items.keys():
+            tally.add("caption_text_same", float(_norm(a.items[rid]["text"]) == _norm(b.items[rid]["text"])))
+        return
+    pushed = [(a.items.get(k), b.items.get(k)) for k in {k for k in (*a.items, *b.items) if not k.startswith("+")}]
+    for x, y in pushed + _pair_new(a.items, b.items, "t_s"):
+        tally.add("event_in_both", float(x is not None and y is not None))
+        if x is None or y is None:
+            continue
+        dt = abs(x["t_s"] - y["t_s"])
+        tally.add("time_within_tolerance", float(dt <= tolerance_s))
+        tally.add("mean_abs_dt_s", dt)
+        tally.add("type_same", float(x["type"] == y["type"]))
+        tally.add("text_same", float(_norm(x["text"]) == _norm(y["text"])))
+
+
+def annotator_agreement(kind: str, applied: list[list[tuple[str, Any]]], tolerance_s: float) -> dict[str, Any]:
+    """Agreement between annotators: ``applied`` holds, per record, each annotator's (name, Applied).
+
+    Returns ``{"kind", "tolerance_s", "figures", "overall": {...}, "pairs": [{"annotators": [a, b], ...}]}``
+    (figures: see the module's docstring; a figure with nothing to compare is None).
+    """
+    overall, pairs = _Tally(), defaultdict(_Tally)
+    for record_annotations in applied:
+        for i, (na, a) in enumerate(record_annotations):
+            for nb, b in record_annotations[i + 1:]:
+                (na_, a_), (nb_, b_) = sorted(((na, a), (nb, b)), key=lambda p: p[0])
+                _compare(kind, a_, b_, tolerance_s, overall)
+                _compare(kind, a_, b_, tolerance_s, pairs[(na_, nb_)])
+    return {"kind": kind, "tolerance_s": tolerance_s, "figures": list(_SHARES[kind]),
+            "overall": overall.figures(kind),
+            "pairs": [{"annotators": list(k), **t.figures(kind)} for k, t in sorted(pairs.items())]}
 
 
 def caption_agreement(generated: str | Path, verified: str | Path, *, threshold: float = 0.8,

@@ -74,6 +74,14 @@ class Server:
 
     def call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         """Run one SDK call; connection problems and HTTP errors become ServiceError lines."""
+        return self._run(what, fn, args, kwargs, None)
+
+    def submit(self, what: str, given: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """Like :meth:`call` for a call that carries what the user gave (``given``, e.g. a project title):
+        the server refusing it (HTTP 400 with validation errors) is a ConfigError (exit 2), not a server failure."""
+        return self._run(what, fn, args, kwargs, given)
+
+    def _run(self, what: str, fn: Any, args: Any, kwargs: Any, given: str | None) -> Any:
         sdk = require("label_studio_sdk", "annotation", "label-studio-sdk")
         httpx = require("httpx", "annotation")
         try:
@@ -87,6 +95,8 @@ class Server:
             if isinstance(invalid, dict) and invalid:  # {'title': ['Ensure this field has at least 3 characters.']}
                 field, why = next(iter(invalid.items()))
                 detail = f"{field}: {why[0] if isinstance(why, list) and why else why}"
+                if given is not None and exc.status_code == 400:
+                    raise ConfigError(f"Label Studio at {self.url} refused {given} ({detail})") from None
             raise ServiceError(f"Label Studio at {self.url}: {what} failed with HTTP {exc.status_code}"
                                + (f" ({detail})" if detail else "")) from None
         except httpx.HTTPError as exc:
@@ -119,9 +129,10 @@ def project_for(server: Server, title: str, kind: str | None = None, *, create: 
     if project is None:
         if not create:
             raise ConfigError(f"no Label Studio project named {title!r} at {server.url}")
-        project = server.call("creating the project", server.client.projects.create, title=title,
+        project = server.submit("creating the project", f"the project title {title!r}",
+                                server.client.projects.create, title=title,
                               label_config=label_config(kind), description=f"streamcue {kind} records",
-                              expert_instruction=guideline(kind)[1], show_instruction=True)
+                                expert_instruction=guideline(kind)[1], show_instruction=True)
         return project, kind
     found = config_kind(project.label_config)
     if found is None:
@@ -131,12 +142,17 @@ def project_for(server: Server, title: str, kind: str | None = None, *, create: 
     return project, found
 
 
-def configure(server: Server, project: Any, kind: str, *, annotated: bool, checks: int) -> str:
+def configure(server: Server, project: Any, kind: str, *, annotated: bool, checks: int | None,
+              created: bool = False) -> tuple[str, int, int | None]:
     """Make the project show the kind's newest guideline before annotating, and hand each task to
-    ``checks`` annotators (Label Studio's overlap, ``maximum_annotations``); the guideline version.
+    ``checks`` annotators (Label Studio's overlap, ``maximum_annotations``; None: keep the project's,
+    2 for a new one). Returns the guideline version, the overlap, and the overlap it had before when
+    this call changed it (None otherwise).
 
     A project's guideline never changes once someone annotated in it, so that every pulled record
-    names the one version its annotators saw: a newer guideline then needs a new project.
+    names the one version its annotators saw: a newer guideline then needs a new project. Its
+    overlap does not change either (every task must have been handed to the same number of people):
+    another ``--required`` is refused once anyone has annotated, and stated otherwise.
     """
     version, html = guideline(kind)
     current = guideline_version(project.expert_instruction)
@@ -146,11 +162,17 @@ def configure(server: Server, project: Any, kind: str, *, annotated: bool, check
             raise ConfigError(f"project {project.title!r} was annotated under guideline {current or '(none)'}; "
                               f"push to a new project to use guideline {version}")
         changes.update(expert_instruction=html, show_instruction=True)
-    if project.maximum_annotations != checks:
-        changes.update(maximum_annotations=checks)
+    before = None if created else project.maximum_annotations
+    wanted = checks if checks is not None else (before or 2)
+    if before is not None and wanted != before and annotated:
+        raise ConfigError(f"project {project.title!r} hands each task to {before} annotator(s) and has annotations; "
+                          f"--required {wanted} would change that for tasks already done: push with --required "
+                          f"{before}, or to a new project")
+    if project.maximum_annotations != wanted:
+        changes.update(maximum_annotations=wanted)
     if changes:
         server.call("configuring the project", server.client.projects.update, project.id, **changes)
-    return version
+    return version, wanted, (before if before is not None and before != wanted else None)
 
 
 def export_tasks(server: Server, project_id: int) -> list[dict[str, Any]]:

@@ -100,6 +100,9 @@ class Applied:
     record: dict[str, Any]
     rejected: bool = False
     changes: list[str] = field(default_factory=list)
+    #: The record's items by region: ``a0``/``e3``/``c5`` for the pushed ones still there, ``+<id>`` for
+    #: added ones (Label Studio's own region id): how two annotations of one record are compared item by item.
+    items: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -190,6 +193,7 @@ def _apply_qa(out: dict[str, Any], regions: dict[str, Any], predicted: dict[str,
         if original and text != original["text"]:
             applied.changes.append(f"answer {rid} edited")
         answers.append((_position(rid, len(originals)), answer))
+        applied.items[rid if original else f"+{rid}"] = answer
     for rid in originals.keys() - regions.keys():
         applied.changes.append(f"interval {rid} deleted")
     if not answers and not applied.rejected:
@@ -201,6 +205,7 @@ def _apply_qa(out: dict[str, Any], regions: dict[str, Any], predicted: dict[str,
 def _apply_captions(out: dict[str, Any], regions: dict[str, Any], fps: float, where: Where,
                     applied: Applied) -> None:
     for i, caption in enumerate(out["captions"]):
+        applied.items[f"c{i}"] = caption
         region = regions.get(f"c{i}")
         if region is None:
             continue  # a deleted caption region changes nothing: every second keeps a caption
@@ -245,6 +250,7 @@ def _apply_guidance(out: dict[str, Any], regions: dict[str, Any], predicted: dic
         if original is not None and text != original["text"]:
             applied.changes.append(f"{label} {rid} text edited")
         events.append((_position(rid, len(originals)), event))
+        applied.items[rid if original is not None else f"+{rid}"] = event
     for rid in originals.keys() - regions.keys():
         applied.changes.append(f"{originals[rid]['type']} {rid} deleted")
     out["events"] = [e for _, e in sorted(events, key=lambda p: (p[1]["t_s"], p[0]))]

@@ -13,6 +13,7 @@ import copy
 import json
 import math
 import os
+import random
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ from streamcue.progress import track
 from streamcue.schemas import ID_FIELDS, check, check_file
 from streamcue.version import __version__
 
-__all__ = ["BATCH", "PushResult", "push", "PullResult", "pull", "status"]
+__all__ = ["BATCH", "Selection", "PushResult", "push", "PullResult", "pull", "status", "check_tolerance"]
 
 
 BATCH = 250
@@ -55,31 +56,95 @@ def _video_url(video: dict[str, Any] | None, videos_root: Path | None, document_
 
 
 @dataclass
+class Selection:
+    """Which records of the file ``push`` sends (all when empty), applied in this order: ``ids``, then
+    ``split`` (the record's video's split), then a uniform random ``sample`` of ``sample`` records drawn
+    with ``seed`` (kept in file order), then ``--order``, then the first ``limit``."""
+
+    ids: tuple[str, ...] = ()
+    split: str | None = None
+    sample: int | None = None
+    seed: int = 0
+    limit: int | None = None
+
+    def check(self) -> None:
+        if self.limit is not None and self.limit < 1:
+            raise ConfigError(f"--limit must be at least 1, not {self.limit}")
+        if self.sample is not None and self.sample < 1:
+            raise ConfigError(f"--sample must be at least 1, not {self.sample}")
+        if self.sample is not None and self.limit is not None:
+            raise ConfigError("--sample and --limit together: a sample is already the number of records to push")
+        if self.split is not None and self.split not in ("train", "validation", "test"):
+            raise ConfigError(f"--split must be train, validation or test, not {self.split!r}")
+
+
+#: Task data fields that record a spot-check sample (Data Manager columns; ``pull`` reads them back).
+SAMPLE_FIELDS = ("sample_seed", "sample_size", "sample_population", "sample_split")
+
+
+def select(todo: list[tuple[int, dict[str, Any]]], kind: str, selection: Selection, video_of: dict[str, Any],
+           records_path: Path) -> tuple[list[tuple[int, dict[str, Any]]], dict[str, Any] | None]:
+    """The records :class:`Selection` keeps (before ``--order`` and ``--limit``), and the sample's fields."""
+    id_field = ID_FIELDS[kind]
+    if selection.ids:
+        present = {r[id_field] for _, r in todo}
+        missing = [i for i in selection.ids if i not in present]
+        if missing:
+            raise InputError(f"--ids names record(s) the file does not hold: {', '.join(missing[:5])}",
+                             file=records_path, field=id_field)
+        wanted = set(selection.ids)
+        todo = [(line, r) for line, r in todo if r[id_field] in wanted]
+    if selection.split is not None:
+        if not video_of:
+            raise ConfigError("--split needs the records' videos.jsonl (beside the records, or --videos)")
+        todo = [(line, r) for line, r in todo if (video_of.get(r["video_id"]) or {}).get("split") == selection.split]
+        if not todo:
+            raise InputError(f"no record in the {selection.split} split", file=records_path)
+    sample = None
+    if selection.sample is not None:
+        if selection.sample > len(todo):
+            raise ConfigError(f"--sample {selection.sample} is more than the {len(todo)} record(s) to sample from")
+        chosen = set(random.Random(selection.seed).sample(range(len(todo)), selection.sample))
+        sample = {"sample_seed": selection.seed, "sample_size": selection.sample, "sample_population": len(todo),
+                  "sample_split": selection.split or "all"}
+        todo = [pair for i, pair in enumerate(todo) if i in chosen]
+    return todo, sample
+
+
+@dataclass
 class PushResult:
     project: str
     project_id: int
     imported: int
     skipped: int
     guideline: str = ""
+    required: int = 2
+    required_before: int | None = None   # the project's overlap before this push changed it
+    sample: dict[str, Any] | None = None
 
 
 def push(kind: str, records_path: Path, project: str, *, url: str | None = None, videos: Path | None = None,
          videos_root: Path | None = None, document_root: Path | None = None, order: bool = False,
-         checks: int = 2) -> PushResult:
-    """Create (or reuse) the project and import one task per record not already in it.
+         checks: int | None = None, selection: Selection | None = None) -> PushResult:
+    """Create (or reuse) the project and import one task per chosen record not already in it.
 
     The project shows the kind's guideline before annotating and gives each task to ``checks``
-    annotators (see :func:`client.configure`).
+    annotators (None: the project's own number, 2 for a new project; see :func:`client.configure`).
+    ``selection`` chooses the records (:class:`Selection`); a sample is written in each of its
+    tasks' data (:data:`SAMPLE_FIELDS`), so ``pull`` can say what share of which split was checked.
     With ``order``, tasks are imported most-likely-wrong first (:mod:`streamcue.annotation.order`).
     """
     kind = _kind(kind)
-    if checks < 1:
+    selection = selection or Selection()
+    selection.check()
+    if checks is not None and checks < 1:
         raise ConfigError("--required must be at least 1")
     report = check_file(records_path, kind, videos=videos)
     if not report.ok:
         raise RecordValidationError(report.violations)
     videos = videos or records_path.with_name("videos.jsonl")
     video_of = {v["video_id"]: v for _, v in iter_jsonl(videos)} if videos.is_file() else {}
+    chosen, sample = select(list(iter_jsonl(records_path)), kind, selection, video_of, records_path)
     if videos_root is not None:
         videos_root = videos_root.resolve()
         env_root = os.environ.get("LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT")
@@ -91,19 +156,25 @@ def push(kind: str, records_path: Path, project: str, *, url: str | None = None,
         if videos_root == document_root or document_root not in videos_root.parents:
             raise ConfigError(f"--video-root {videos_root} must be a subfolder of the document root {document_root}")
     server = ls.connect(url)
+    created = ls.find_project(server, project) is None
     proj, _ = ls.project_for(server, project, kind, create=True)
     if videos_root is not None:
         ls.ensure_local_storage(server, proj.id, videos_root)
     existing = ls.export_tasks(server, proj.id)
-    guideline = ls.configure(server, proj, kind, annotated=any(t.get("annotations") for t in existing), checks=checks)
+    annotated = any(t.get("annotations") for t in existing)
+    guideline, required, before = ls.configure(server, proj, kind, annotated=annotated, checks=checks,
+                                               created=created)
     present = {t["data"].get("record_id") for t in existing}
     interface = require("label_studio_sdk.label_interface", "annotation", "label-studio-sdk").LabelInterface(
         ls.label_config(kind))
     tasks = []
-    todo = [(line, r) for line, r in iter_jsonl(records_path) if r[ID_FIELDS[kind]] not in present]
+    todo = [(line, r) for line, r in chosen if r[ID_FIELDS[kind]] not in present]
+    skipped = len(chosen) - len(todo)
     if order:
         line_of = {id(r): line for line, r in todo}
         todo = [(line_of[id(r)], r) for r in review_order([r for _, r in todo])]
+    if selection.limit is not None:
+        todo = todo[:selection.limit]
     for rank, (line, record) in enumerate(todo, start=1):
         video = video_of.get(record["video_id"])
         fps = float((video or {}).get("fps") or DEFAULT_FPS)
@@ -115,11 +186,13 @@ def push(kind: str, records_path: Path, project: str, *, url: str | None = None,
         data = task_data(record, kind, _video_url(video, videos_root, document_root), fps)
         if order:
             data["review_rank"] = rank
+        if sample:
+            data.update(sample)
         tasks.append({"data": data, "predictions": [{"model_version": f"streamcue-{__version__}", "result": rows}]})
     for start in track(range(0, len(tasks), BATCH), "importing tasks", total=-(-len(tasks) // BATCH)):
         server.call("importing tasks", server.client.projects.import_tasks, proj.id,
                     request=tasks[start:start + BATCH])
-    return PushResult(project, proj.id, len(tasks), len(present), guideline)
+    return PushResult(project, proj.id, len(tasks), skipped, guideline, required, before, sample)
 
 
 @dataclass
@@ -129,15 +202,46 @@ class PullResult:
     changes: dict[str, list[str]] = field(default_factory=dict)
     disagreements: dict[str, str] = field(default_factory=dict)
     invalid: dict[str, str] = field(default_factory=dict)
+    kind: str = ""
+    required: int = 2
+    decided_by: Counter = field(default_factory=Counter)
+    agreement: dict[str, Any] = field(default_factory=dict)
+    samples: list[dict[str, Any]] = field(default_factory=list)
+    outcomes: list[Outcome] = field(default_factory=list)
+    pushed: dict[str, dict[str, Any]] = field(default_factory=dict)   # each record as its task holds it
 
 
-def _outcomes(project: str, url: str | None, required: int,
-              tolerance_s: float) -> tuple[str, list[tuple[dict, Outcome]], dict[Any, str]]:
-    if required < 1:
+def check_tolerance(tolerance_s: float) -> float:
+    if not (isinstance(tolerance_s, (int, float)) and math.isfinite(tolerance_s) and tolerance_s >= 0):
+        raise ConfigError(f"--tolerance must be a finite number of seconds, 0 or more, not {tolerance_s}")
+    return float(tolerance_s)
+
+
+@dataclass
+class Rule:
+    """How ``pull`` decides a record: ``required`` annotators (None: the project's overlap), boundaries
+    within ``tolerance_s``, ``majority`` voting (needs 3 or more), ``reviewers`` whose annotation decides."""
+
+    required: int | None = None
+    tolerance_s: float = 1.0
+    majority: bool = False
+    reviewers: tuple[str, ...] = ()
+
+
+def _outcomes(project: str, url: str | None, rule: Rule) -> tuple[str, list[tuple[dict, Outcome]], dict[Any, str], int]:
+    check_tolerance(rule.tolerance_s)
+    if rule.required is not None and rule.required < 1:
         raise ConfigError("--required must be at least 1")
     server = ls.connect(url)
     proj, kind = ls.project_for(server, project)
+    required = rule.required if rule.required is not None else (proj.maximum_annotations or 2)
+    if rule.majority and required < 3:
+        raise ConfigError(f"--majority needs --required 3 or more (a majority of {required} is all of them); "
+                          f"the project hands each task to {proj.maximum_annotations}")
     names = ls.user_names(server)
+    unknown = [r for r in rule.reviewers if r not in names.values()]
+    if unknown:
+        raise ConfigError(f"--reviewer {unknown[0]} is no user of Label Studio at {server.url}")
     guideline = ls.guideline_version(proj.expert_instruction)
     interface = require("label_studio_sdk.label_interface", "annotation", "label-studio-sdk").LabelInterface(
         ls.label_config(kind))
@@ -158,9 +262,10 @@ def _outcomes(project: str, url: str | None, required: int,
                 raise Where(project, task["id"], annotation.get("id"), where.record).error(
                     f"does not fit the labeling config: {errors[0]}")
         outcome = verify(record, kind, float(data.get("fps") or DEFAULT_FPS), task.get("annotations") or [],
-                         names, where, required=required, tolerance_s=tolerance_s, guideline=guideline)
+                         names, where, required=required, tolerance_s=rule.tolerance_s, guideline=guideline,
+                         reviewers=rule.reviewers, majority=rule.majority)
         results.append((task, _checked(outcome, record, kind, task["id"])))
-    return kind, results, names
+    return kind, results, names, required
 
 
 def _checked(outcome: Outcome, pushed: dict[str, Any], kind: str, task: int) -> Outcome:
@@ -174,44 +279,89 @@ def _checked(outcome: Outcome, pushed: dict[str, Any], kind: str, task: int) -> 
     problem = f"{violations[0].path}: {violations[0].message}"
     record = copy.deepcopy(pushed)
     kept = [n for n in record["verification"].get("notes", []) if not n.startswith("invalid:")]
-    record["verification"] = {**outcome.record["verification"], "status": "unverified",
-                              "notes": [*kept, f"invalid: {problem}"]}
-    return Outcome(record, "invalid", outcome.annotations, [], problem)
+    decided = {k: v for k, v in outcome.record["verification"].items() if k not in ("decided_by", "reviewer")}
+    record["verification"] = {**decided, "status": "unverified", "notes": [*kept, f"invalid: {problem}"]}
+    return Outcome(record, "invalid", outcome.annotations, [], problem, applied=outcome.applied)
 
 
-def pull(project: str, out: Path, *, url: str | None = None, required: int = 2, tolerance_s: float = 1.0) -> PullResult:
-    """Write every task's record (verified where the rule allows) to ``out``, all or nothing."""
-    kind, results, _ = _outcomes(project, url, required, tolerance_s)
+def pull(project: str, out: Path | None = None, *, url: str | None = None, required: int | None = None,
+         tolerance_s: float = 1.0, majority: bool = False, reviewers: tuple[str, ...] = ()) -> PullResult:
+    """Every task's record (verified where the rule allows), written to ``out`` (when given) all or nothing.
+
+    The result also holds the agreement between annotators (:func:`annotator_agreement`) and the
+    spot-check samples the tasks were pushed in (see :func:`samples`).
+    """
+    from streamcue.annotation.agreement import annotator_agreement
+
+    rule = Rule(required, tolerance_s, majority, tuple(reviewers))
+    kind, results, _, required = _outcomes(project, url, rule)
     violations = []
     for task, outcome in results:
         for v in check(outcome.record, kind, file=f"<task {task['id']}>"):
             violations.append(v)
     if violations:
         raise RecordValidationError(violations)
-    summary = PullResult(len(results))
-    for _, outcome in results:
+    summary = PullResult(len(results), kind=kind, required=required)
+    for task, outcome in results:
         rid = outcome.record[ID_FIELDS[kind]]
+        summary.pushed[rid] = json.loads(task["data"]["record_json"])
         summary.states[outcome.state] += 1
+        summary.outcomes.append(outcome)
+        if outcome.decided_by:
+            summary.decided_by[outcome.decided_by] += 1
         if outcome.changes and outcome.state in ("verified", "rejected"):
             summary.changes[rid] = outcome.changes
         if outcome.state == "invalid":
             summary.invalid[rid] = outcome.disagreement or ""
-        elif outcome.disagreement:
+        elif outcome.disagreement and outcome.state == "disagreement":
             summary.disagreements[rid] = outcome.disagreement
-    write_jsonl(out, [outcome.record for _, outcome in results])
+    checked = [[(name, applied) for name, applied, is_reviewer in outcome.applied if not is_reviewer]
+               for _, outcome in results]
+    summary.agreement = {"project": project, **annotator_agreement(kind, [c for c in checked if len(c) > 1],
+                                                                   rule.tolerance_s),
+                         "required": required, "records": len(results),
+                         "annotators": sorted({n for c in checked for n, _ in c}),
+                         "reviewers": sorted({n for _, o in results for n, _, r in o.applied if r}),
+                         "decided_by": dict(summary.decided_by)}
+    summary.samples = samples(kind, results)
+    if out is not None:
+        write_jsonl(out, [outcome.record for _, outcome in results])
     return summary
 
 
-def status(project: str, *, url: str | None = None, required: int = 2,
-           tolerance_s: float = 1.0) -> list[dict[str, Any]]:
+def samples(kind: str, results: list[tuple[dict, Outcome]]) -> list[dict[str, Any]]:
+    """The spot-check samples among the tasks (``push --sample``): per sample its split, seed, size, the
+    population it was drawn from, the records drawn, and how many of them are verified, rejected, or neither."""
+    groups: dict[tuple, list[Outcome]] = {}
+    for task, outcome in results:
+        data = task.get("data") or {}
+        if all(k in data for k in SAMPLE_FIELDS):
+            groups.setdefault(tuple(data[k] for k in SAMPLE_FIELDS), []).append(outcome)
+    out = []
+    for (seed, size, population, split), outcomes in sorted(groups.items(), key=lambda g: str(g[0])):
+        status = Counter(o.record["verification"]["status"] for o in outcomes)
+        scope = "every split" if split == "all" else f"the {split} split"
+        out.append({"split": split, "seed": seed, "size": size, "population": population,
+                    "records": [o.record[ID_FIELDS[kind]] for o in outcomes], "verified": status["verified"],
+                    "rejected": status["rejected"], "unverified": status["unverified"],
+                    "statement": f"{size} of {population} {kind} records of {scope} "
+                                 f"drawn uniformly at random (seed {seed}) were checked in Label Studio: "
+                                 f"{status['verified']} verified, {status['rejected']} rejected, "
+                                 f"{status['unverified']} not (yet) decided"})
+    return out
+
+
+def status(project: str, *, url: str | None = None, required: int | None = None,
+           tolerance_s: float = 1.0, **rule: Any) -> list[dict[str, Any]]:
     """Per task: annotators so far, agreement state and how many checks are missing."""
-    return status_report(project, url=url, required=required, tolerance_s=tolerance_s)[0]
+    return status_report(project, url=url, required=required, tolerance_s=tolerance_s, **rule)[0]
 
 
-def status_report(project: str, *, url: str | None = None, required: int = 2,
-                  tolerance_s: float = 1.0) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def status_report(project: str, *, url: str | None = None, required: int | None = None, tolerance_s: float = 1.0,
+                  majority: bool = False, reviewers: tuple[str, ...] = ()
+                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """:func:`status`'s rows, and the throughput per annotator (:func:`throughput`)."""
-    kind, results, names = _outcomes(project, url, required, tolerance_s)
+    kind, results, names, required = _outcomes(project, url, Rule(required, tolerance_s, majority, tuple(reviewers)))
     rows = [{"task": task["id"], "record": outcome.record[ID_FIELDS[kind]], "annotations": outcome.annotations,
              "state": outcome.state, "missing": max(0, required - outcome.annotations),
              "note": outcome.disagreement or ""} for task, outcome in results]

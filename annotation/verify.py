@@ -1,18 +1,28 @@
 """From a task's annotations to a verified record: the double-check rule (ESTP-Bench: every
-item verified by two annotators).
+item verified by two annotators), and how a disagreement is decided.
 
 * Skipped or cancelled annotations are ignored.
 * A check is one *annotator* (a Label Studio user id), not one annotation: when the same user
   submits a task twice, only their latest annotation counts, as one check.
 * No annotation: the record comes back exactly as it was pushed.
-* Fewer than ``required`` annotations: the record is unchanged; its verification counts the
+* Fewer than ``required`` annotators: the record is unchanged; its verification counts the
   checks so far and stays ``unverified``.
 * ``required`` or more: each annotation is applied to the record; when all of them agree
-  (same reject decision; same number of intervals/events, each boundary within
-  ``tolerance_s``, same texts after normalising case, spaces and end punctuation) the first
-  annotation's record is kept with status ``verified`` (or ``rejected``), the annotators and
-  the number of checks. When they disagree the record is unchanged, stays ``unverified`` and
-  the disagreement is written in ``verification.notes`` and reported: never resolved silently.
+  (same reject decision; the same items, each boundary within ``tolerance_s``, same types, same
+  texts after normalising case, spaces and end punctuation) the first annotation's record is kept
+  with status ``verified`` (or ``rejected``), the annotators, the number of checks and
+  ``decided_by: agreement``. When they disagree the record is unchanged, stays ``unverified`` and
+  the disagreement, naming the item and field (``event e3 (mistake at 12s): t_s 12s (ann1) vs 15s
+  (ann2)``), is written in ``verification.notes`` and reported: never resolved silently.
+* A disagreement is resolved by a stated rule or by a person, and the record says which
+  (``verification.decided_by``):
+
+  - ``majority`` (``pull --majority``, with ``--required 3`` or more): when more than half of the
+    annotators agree with each other, their record is kept; the dissent stays in the notes;
+  - ``reviewer``: an annotation by a reviewer (``pull --reviewer EMAIL``, a third user who is not
+    one of the annotators) is the decision: the record is the reviewer's, ``verification.reviewer``
+    names them, ``checks`` counts the reviewer and the annotators who agree with them, and the
+    disagreement it resolved stays in the notes. A reviewer decides whatever the annotators did.
 * Once anyone has annotated, ``verification.guideline`` names the guideline version the
   project showed its annotators (``interval_qa.v1``); an untouched record is left as pushed.
 """
@@ -21,59 +31,118 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 from streamcue.annotation.convert import Applied, Where, apply
 
 
-__all__ = ["Outcome", "disagreement", "verify"]
+__all__ = ["Difference", "Outcome", "describe", "differences", "disagreement", "latest_per_annotator", "verify"]
 
 
 @dataclass
 class Outcome:
     record: dict[str, Any]
-    state: str                      # untouched | pending | verified | rejected | disagreement
+    state: str                      # untouched | pending | verified | rejected | disagreement | invalid
     annotations: int = 0
     changes: list[str] = field(default_factory=list)
     disagreement: str | None = None
+    decided_by: str | None = None   # agreement | majority | reviewer (verified or rejected records)
+    #: Each submitted annotation applied to the record: (annotator name, Applied, is a reviewer).
+    applied: list[tuple[str, Applied, bool]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One way two annotations of a record differ: which item (``e3``, ``a1``, ``c4``, ``question``,
+    ``decision``, or ``new mistake``), which field, and a line saying it."""
+
+    item: str
+    field: str
+    text: str
 
 
 def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text.strip().lower()).rstrip(".!?")
 
 
-def _span_pairs(a: list[dict[str, Any]], b: list[dict[str, Any]], keys: tuple[str, ...], tol: float) -> str | None:
-    if len(a) != len(b):
-        return f"{len(a)} vs {len(b)} items"
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x.get("type") != y.get("type"):
-            return f"item {i}: {x.get('type')} vs {y.get('type')}"
-        for key in keys:
-            if abs(x[key] - y[key]) > tol:
-                return f"item {i}: {key} {x[key]:g}s vs {y[key]:g}s"
-        if _norm(x["text"]) != _norm(y["text"]):
-            return f"item {i}: text {x['text']!r} vs {y['text']!r}"
-    return None
+def _s(value: float) -> str:
+    return f"{value:g}s"
 
 
-def disagreement(kind: str, a: Applied, b: Applied, tolerance_s: float) -> str | None:
-    """Why two annotations of one record disagree; None when they agree."""
-    if a.rejected != b.rejected:
-        return "one rejects the record, the other does not"
-    if a.rejected:
-        return None
-    ra, rb = a.record, b.record
+def describe(kind: str, rid: str, item: dict[str, Any]) -> str:
+    """An item as a person finds it in the page: ``event e3 (mistake at 12s)``, ``answer a1 (10s-13s)``."""
     if kind == "interval_qa":
-        if _norm(ra["question"]) != _norm(rb["question"]):
-            return f"question {ra['question']!r} vs {rb['question']!r}"
-        return _span_pairs(ra["answers"], rb["answers"], ("start_s", "end_s"), tolerance_s)
+        return f"answer {rid} ({_s(item['start_s'])}-{_s(item['end_s'])})"
     if kind == "dense_caption":
-        for x, y in zip(ra["captions"], rb["captions"]):
-            if _norm(x["text"]) != _norm(y["text"]):
-                return f"caption {x['t_s']:g}s: {x['text']!r} vs {y['text']!r}"
-        return None
-    return _span_pairs(ra["events"], rb["events"], ("t_s",), tolerance_s)
+        return f"caption {rid} (second {item['t_s']:g})"
+    return f"event {rid} ({item['type']} at {_s(item['t_s'])})"
+
+
+def _pair_new(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]], key: str) -> list[tuple[Any, Any]]:
+    """Added items of two annotations paired in time order (their region ids are each annotator's own)."""
+    xs = sorted((v for k, v in a.items() if k.startswith("+")), key=lambda v: v[key])
+    ys = sorted((v for k, v in b.items() if k.startswith("+")), key=lambda v: v[key])
+    pairs: list[tuple[Any, Any]] = list(zip(xs, ys))
+    pairs += [(x, None) for x in xs[len(ys):]] + [(None, y) for y in ys[len(xs):]]
+    return pairs
+
+
+def differences(kind: str, a: Applied, b: Applied, tolerance_s: float, names: tuple[str, str] = ("one", "the other"),
+                original: dict[str, Any] | None = None) -> list[Difference]:
+    """Every way annotation ``a`` differs from ``b`` (empty when they agree), item by item.
+
+    ``original`` is the record as pushed, used to name an item as the annotators saw it.
+    """
+    na, nb = names
+    if a.rejected != b.rejected:
+        who = na if a.rejected else nb
+        return [Difference("decision", "rejected", f"decision: {who} rejects the record, "
+                                                    f"{nb if a.rejected else na} does not")]
+    if a.rejected:
+        return []
+    out: list[Difference] = []
+    if kind == "interval_qa" and _norm(a.record["question"]) != _norm(b.record["question"]):
+        out.append(Difference("question", "question", f"question: {a.record['question']!r} ({na}) vs "
+                                                      f"{b.record['question']!r} ({nb})"))
+    keys = {"interval_qa": ("start_s", "end_s"), "dense_caption": (), "guidance": ("t_s",)}[kind]
+    listed = {"interval_qa": "answers", "dense_caption": "captions", "guidance": "events"}[kind]
+    pushed = {f"{listed[0]}{i}": item for i, item in enumerate((original or a.record)[listed])}
+    noun = "an answer" if kind == "interval_qa" else "a mistake"
+    ids = sorted({k for k in (*a.items, *b.items) if not k.startswith("+")}, key=lambda k: (len(k), k))
+    pairs = [(rid, a.items.get(rid), b.items.get(rid)) for rid in ids]
+    pairs += [("+", x, y) for x, y in _pair_new(a.items, b.items, keys[0] if keys else "t_s")]
+    for rid, x, y in pairs:
+        base = pushed.get(rid) or x or y
+        label = describe(kind, rid, base) if rid != "+" else None
+        if x is None or y is None:
+            kept, gone = (na, nb) if y is None else (nb, na)
+            item = x if y is None else y
+            if rid == "+":
+                where = f"{_s(item[keys[0]])}" + (f"-{_s(item['end_s'])}" if kind == "interval_qa" else "")
+                out.append(Difference(f"new {noun.split()[1]}", "present",
+                                      f"{noun} added at {where} ({item['text']!r}) by {kept} only"))
+            else:
+                out.append(Difference(rid, "present", f"{label}: deleted by {gone}, kept by {kept}"))
+            continue
+        label = label or f"{noun.split()[1]} added at {_s(x[keys[0]])} by both"
+        if x.get("type") != y.get("type"):
+            out.append(Difference(rid, "type", f"{label}: type {x.get('type')} ({na}) vs {y.get('type')} ({nb})"))
+        for key in keys:
+            if abs(x[key] - y[key]) > tolerance_s:
+                out.append(Difference(rid, key, f"{label}: {key} {_s(x[key])} ({na}) vs {_s(y[key])} ({nb}), "
+                                                f"more than {_s(tolerance_s)} apart"))
+        if _norm(x["text"]) != _norm(y["text"]):
+            out.append(Difference(rid, "text", f"{label}: text {x['text']!r} ({na}) vs {y['text']!r} ({nb})"))
+    return out
+
+
+def disagreement(kind: str, a: Applied, b: Applied, tolerance_s: float, names: tuple[str, str] = ("one", "the other"),
+                 original: dict[str, Any] | None = None) -> str | None:
+    """Why two annotations of one record disagree (every difference, ``; ``-joined); None when they agree."""
+    found = differences(kind, a, b, tolerance_s, names, original)
+    return "; ".join(d.text for d in found) if found else None
 
 
 def latest_per_annotator(annotations: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -84,34 +153,70 @@ def latest_per_annotator(annotations: list[dict[str, Any]]) -> list[dict[str, An
     return sorted(latest.values(), key=lambda a: a["id"])
 
 
+def _without(notes: list[str], *prefixes: str) -> list[str]:
+    return [n for n in notes if not n.startswith(prefixes)]
+
+
 def verify(record: dict[str, Any], kind: str, fps: float, annotations: list[dict[str, Any]],
            annotator_names: dict[Any, str], where: Where, *, required: int = 2, tolerance_s: float = 1.0,
-           guideline: str | None = None) -> Outcome:
-    """The record after its annotations, following the rule above."""
+           guideline: str | None = None, reviewers: Collection[str] = (), majority: bool = False) -> Outcome:
+    """The record after its annotations, following the rules above (``reviewers``: names, i.e. emails)."""
     done = latest_per_annotator(annotations)
     if not done:
         return Outcome(record, "untouched")
-    names = [annotator_names.get(a.get("completed_by"), f"user:{a.get('completed_by')}") for a in done]
     if guideline:
         record = {**record, "verification": {**record["verification"], "guideline": guideline}}
     applied = []
     for annotation in done:
+        name = annotator_names.get(annotation.get("completed_by"), f"user:{annotation.get('completed_by')}")
         spot = Where(where.project, where.task, annotation["id"], where.record)
-        applied.append(apply(record, kind, fps, annotation.get("result") or [], spot))
+        applied.append((name, apply(record, kind, fps, annotation.get("result") or [], spot), name in reviewers))
+    checks = [(n, a) for n, a, is_reviewer in applied if not is_reviewer]
+    reviews = [(n, a) for n, a, is_reviewer in applied if is_reviewer]
+    names = [n for n, _ in checks]
+    base = {k: v for k, v in record["verification"].items() if k not in ("decided_by", "reviewer")}
+    notes = _without(base.pop("notes", []), "disagreement:", "majority:", "resolved:")
+    if notes:
+        base["notes"] = notes
     unchanged = copy.deepcopy(record)
-    if len(done) < required:
-        unchanged["verification"] = {**record["verification"], "status": "unverified", "annotators": names,
-                                     "checks": len(done)}
-        return Outcome(unchanged, "pending", len(done), [f"waiting for {required - len(done)} more check(s)"])
-    for other in applied[1:]:
-        reason = disagreement(kind, applied[0], other, tolerance_s)
-        if reason:
-            notes = [n for n in record["verification"].get("notes", []) if not n.startswith("disagreement:")]
-            unchanged["verification"] = {**record["verification"], "status": "unverified", "annotators": names,
-                                         "checks": len(done), "notes": [*notes, f"disagreement: {reason}"]}
-            return Outcome(unchanged, "disagreement", len(done), [], reason)
-    first = applied[0]
-    status = "rejected" if first.rejected else "verified"
-    first.record["verification"] = {**record["verification"], "status": status, "annotators": names,
-                                    "checks": len(done)}
-    return Outcome(first.record, status, len(done), first.changes)
+
+    def found(a: tuple[str, Applied], b: tuple[str, Applied]) -> str | None:
+        return disagreement(kind, a[1], b[1], tolerance_s, (a[0], b[0]), record)
+
+    if reviews:  # the reviewer's (latest) decision is final
+        reviewer, decision = reviews[-1]
+        agreeing = [n for n, a in checks if found((reviewer, decision), (n, a)) is None]
+        disputes = [why for other in checks[1:] if (why := found(checks[0], other))]
+        status = "rejected" if decision.rejected else "verified"
+        decision.record["verification"] = {
+            **base, "status": status, "annotators": names, "checks": len(agreeing) + 1, "decided_by": "reviewer",
+            "reviewer": reviewer, "notes": [*notes, *(f"disagreement: {why}" for why in disputes[:1]),
+                                            f"resolved: by reviewer {reviewer}"]}
+        return Outcome(decision.record, status, len(checks), decision.changes, disputes[0] if disputes else None,
+                       "reviewer", applied)
+    if len(checks) < required:
+        unchanged["verification"] = {**base, "status": "unverified", "annotators": names, "checks": len(checks)}
+        return Outcome(unchanged, "pending", len(checks), [f"waiting for {required - len(checks)} more check(s)"],
+                       applied=applied)
+    groups: list[list[tuple[str, Applied]]] = []
+    for check in checks:  # annotators who agree with each other's first member
+        group = next((g for g in groups if found(g[0], check) is None), None)
+        if group is None:
+            groups.append([check])
+        else:
+            group.append(check)
+    biggest = max(groups, key=len)
+    if len(groups) == 1 or (majority and 2 * len(biggest) > len(checks)):
+        name, first = biggest[0]
+        status = "rejected" if first.rejected else "verified"
+        extra: dict[str, Any] = {"decided_by": "agreement" if len(groups) == 1 else "majority"}
+        dissent = [why for other in checks if other not in biggest and (why := found(biggest[0], other))]
+        if dissent:
+            extra["notes"] = [*notes, f"majority: {len(biggest)} of {len(checks)} agree; dissent: {dissent[0]}"]
+        first.record["verification"] = {**base, "status": status, "annotators": names, "checks": len(biggest),
+                                        **extra}
+        return Outcome(first.record, status, len(checks), first.changes, None, extra["decided_by"], applied)
+    reason = found(checks[0], next(c for c in checks[1:] if found(checks[0], c)))
+    unchanged["verification"] = {**base, "status": "unverified", "annotators": names, "checks": len(checks),
+                                 "notes": [*notes, f"disagreement: {reason}"]}
+    return Outcome(unchanged, "disagreement", len(checks), [], reason, applied=applied)

@@ -136,7 +136,7 @@ def test_interval_qa_moved_edited_rejected_and_disputed(server, annotators, tmp_
     assert q1["answers"][1] == {"start_s": 10.0, "end_s": 13.0, "optimal_s": 10.5,
                                 "text": "The red cup is by the sink."}
     assert q1["verification"] == {"status": "verified", "annotators": ["ann1@streamcue.test", "ann2@streamcue.test"],
-                                  "checks": 2, "guideline": "interval_qa.v1"}
+                                  "checks": 2, "guideline": "interval_qa.v1", "decided_by": "agreement"}
     assert "interval a1 moved" in summary.changes["q1"] and "answer a1 edited" in summary.changes["q1"]
     assert pulled["q2"]["verification"]["status"] == "rejected" and pulled["q2"]["answers"] == records[1]["answers"]
     assert pulled["q2"]["verification"]["checks"] == 2
@@ -144,7 +144,9 @@ def test_interval_qa_moved_edited_rejected_and_disputed(server, annotators, tmp_
     assert {k: v for k, v in q3.items() if k != "verification"} == {k: v for k,
                                                                     v in records[2].items() if k != "verification"}
     assert q3["verification"]["status"] == "unverified" and q3["verification"]["checks"] == 2
-    assert q3["verification"]["notes"][-1].startswith("disagreement: item 0: text")
+    assert q3["verification"]["notes"][-1] == (
+        "disagreement: answer a0 (2s-4s): text 'A red cup on the table.' (ann1@streamcue.test) vs "
+        "'A blue cup on the table.' (ann2@streamcue.test)")
     assert "q3" in summary.disagreements
     states = {row["record"]: (row["state"], row["annotations"], row["missing"]) for row in status(name)}
     assert states == {"q1": ("verified", 2, 0), "q2": ("rejected", 2, 0), "q3": ("disagreement", 2, 0)}
@@ -308,7 +310,8 @@ def test_double_check_counts_distinct_annotators_not_annotations(server, annotat
     [record] = read_jsonl(tmp_path / "twice.jsonl")
     assert record["answers"][1]["text"] == "The red cup is by the sink."
     assert record["verification"] == {"status": "verified", "checks": 2, "guideline": "interval_qa.v1",
-                                      "annotators": ["ann1@streamcue.test", "ann2@streamcue.test"]}
+                                      "annotators": ["ann1@streamcue.test", "ann2@streamcue.test"],
+                                      "decided_by": "agreement"}
     rows_, people = status_report(name)
     assert rows_[0]["annotations"] == 2 and rows_[0]["missing"] == 0
     # throughput: ann1 did one task (two submissions), timed by their latest annotation

@@ -1,0 +1,113 @@
+"""docs/annotation.md's setup block, run as written against a fresh Label Studio 1.23.2 (its first start
+creates the database: a minute or two), then checked: the default token kind works, legacy tokens do not,
+the annotators and the reviewer can log in, and the project holds the three pushed records."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import CAPTAINCOOK4D
+from hub_server import free_port
+from label_studio_server import executable
+
+httpx = pytest.importorskip("httpx")
+pytest.importorskip("label_studio_sdk")
+
+from streamcue.dataset_builders import captaincook4d  # noqa: E402
+from streamcue.dataset_builders.output import run_builder  # noqa: E402
+from streamcue.dataset_builders.registry import BUILDERS  # noqa: E402
+
+pytestmark = [pytest.mark.label_studio, pytest.mark.slow,
+              pytest.mark.skipif(executable() is None, reason="no Label Studio server: ./dev.sh test installs it "
+                                 "in .venv-label-studio (or set STREAMCUE_LABEL_STUDIO)")]
+DOC = Path(__file__).resolve().parents[1] / "docs" / "annotation.md"
+
+
+def setup_block() -> str:
+    text = DOC.read_text(encoding="utf-8")
+    found = re.search(r"<!-- setup:begin -->\n```bash\n(.*?)```\n<!-- setup:end -->", text, re.S)
+    assert found, "docs/annotation.md lost its setup block"
+    return found.group(1)
+
+
+def test_the_documented_setup_runs_as_written(tmp_path):
+    home = tmp_path / "ls"
+    home.mkdir()
+    (home / "venv").symlink_to(executable().parent.parent)  # installed already: the block skips pip
+    work = tmp_path / "work"
+    run_builder(BUILDERS["captaincook4d"], captaincook4d.Config(annotations=CAPTAINCOOK4D,
+                                                                recordings=("1_25", "1_49", "1_43")), work / "out/cc4d")
+    port = free_port()
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8",
+           "LS_HOME": str(home), "LS_PORT": str(port), "LABEL_STUDIO_PASSWORD": "documented-admin-pass",
+           "STREAMCUE_NO_PROGRESS": "1", "COLUMNS": "200"}
+    script = "set -euo pipefail\n" + setup_block() + 'printf %s "$LABEL_STUDIO_API_KEY" > "$LS_HOME/token"\n'
+    try:
+        done = subprocess.run(["bash", "-c", script], cwd=work, env=env, capture_output=True, text=True, timeout=900)
+        log = (home / "label-studio.log").read_text()[-2000:] if (home / "label-studio.log").is_file() else ""
+        assert done.returncode == 0, done.stdout + done.stderr + log
+        assert "3 tasks imported into project 'cc4d check'" in done.stdout
+        url, token = f"http://127.0.0.1:{port}", (home / "token").read_text()
+        assert token.count(".") == 2  # a personal access token: a JWT
+        assert token not in done.stdout + done.stderr
+
+        # the token kind 1.23 issues by default works through the SDK; legacy tokens are off
+        from label_studio_sdk import LabelStudio
+
+        sdk = LabelStudio(base_url=url, api_key=token)
+        assert sdk.users.whoami().email == "admin@example.org"
+        assert httpx.get(f"{url}/api/current-user/whoami", headers={"Authorization": f"Token {token}"}
+                         ).status_code == 401
+        [project] = [p for p in sdk.projects.list() if p.title == "cc4d check"]
+        assert project.maximum_annotations == 2
+        records = sorted(t.data["record_id"] for t in sdk.tasks.list(project=project.id))
+        assert records == ["1_25", "1_43", "1_49"]
+
+        # every account can log in with the first password written for it, readable by its owner only
+        accounts = home / "accounts.tsv"
+        assert stat.S_IMODE(accounts.stat().st_mode) == 0o600
+        rows = [line.split("\t") for line in accounts.read_text().splitlines()]
+        assert [(e, r) for e, r, _ in rows] == [("ann1@example.org", "annotator"), ("ann2@example.org", "annotator"),
+                                                ("rev@example.org", "reviewer")]
+        for email, _, password in rows:
+            client = httpx.Client(base_url=url, timeout=60)
+            client.get("/user/login/")
+            login = client.post("/user/login/", data={"email": email, "password": password,
+                                                      "csrfmiddlewaretoken": client.cookies["csrftoken"]},
+                                headers={"Referer": url})
+            assert login.status_code == 302, email
+
+        # running setup again keeps a working token and leaves the accounts alone; without it, it says why not
+        again = subprocess.run([sys.executable, "-m", "streamcue", "annotate", "setup", "--admin", "admin@example.org",
+                                "--annotator", "ann1@example.org", "--accounts", str(tmp_path / "again.tsv")],
+                               env={**env, "LABEL_STUDIO_URL": url, "LABEL_STUDIO_API_KEY": token},
+                               capture_output=True, text=True)
+        assert again.returncode == 0, again.stderr
+        assert "annotator ann1@example.org: exists already" in again.stderr
+        assert again.stdout.splitlines()[1] == f"export LABEL_STUDIO_API_KEY={token}"
+        assert (tmp_path / "again.tsv").read_text() == ""
+        lost = subprocess.run([sys.executable, "-m", "streamcue", "annotate", "setup", "--admin", "admin@example.org",
+                               "--accounts", str(tmp_path / "x.tsv")], env={**env, "LABEL_STUDIO_URL": url},
+                              capture_output=True, text=True)
+        assert lost.returncode == 2 and "the admin already has a personal access token" in lost.stderr
+        wrong = subprocess.run([sys.executable, "-m", "streamcue", "annotate", "setup", "--admin", "admin@example.org",
+                                "--accounts", str(tmp_path / "x.tsv")],
+                               env={**env, "LABEL_STUDIO_URL": url, "LABEL_STUDIO_PASSWORD": "wrong"},
+                               capture_output=True, text=True)
+        assert wrong.returncode == 2 and wrong.stderr.startswith("error: Label Studio at")
+        assert "refused the login of admin@example.org" in wrong.stderr
+    finally:
+        pid_file = home / "label-studio.pid"
+        if pid_file.is_file():
+            try:
+                os.kill(int(pid_file.read_text()), signal.SIGTERM)
+            except ProcessLookupError:
+                pass
