@@ -188,8 +188,9 @@ def test_summaries_feed_the_turn_loop_mistake_question(tmp_path):
                      for r in map(json.loads, (tmp_path / "sum" / "mistake_summaries.jsonl").read_text().splitlines())}
         before = len(server.requests)
         played = subprocess.run([sys.executable, "-m", "streamcue", "replay", str(tmp_path / "cc" / "guidance.jsonl"),
-                                 "--out", str(tmp_path / "run"), "--strategy", "turn-loop", "--every-s", "60", "--no-video",
-                                 "--mistake-hints", str(tmp_path / "sum" / "mistake_summaries.jsonl"), *llm],
+                                 "--out", str(tmp_path / "run"), "--strategy", "turn-loop", "--every-s", "60",
+                                 "--mistake-hints", str(tmp_path / "sum" / "mistake_summaries.jsonl"), "--no-video",
+                                 *llm],
                                 capture_output=True, text=True, env=env)
         assert played.returncode == 0, played.stderr
         prompts = ["\n".join(message_text(m) for m in body["messages"]) for body in server.requests[before:]]
