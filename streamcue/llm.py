@@ -294,7 +294,7 @@ class LLMClient:
         text = ""
         attempts = 1 if plain else 1 + self.settings.invalid_retries
         for attempt in range(attempts):
-            text, tried = self._call(asked)
+            text, tried = self._send(asked)
             retries += tried
             answer, problem = self._read(request, text, plain)
             if problem is None:
@@ -373,7 +373,11 @@ class LLMClient:
                 pass
         return wait
 
-    def _call(self, request: Request) -> tuple[str, int]:
+    def _call(self, request: Request) -> str:
+        """The answer text of one request (transport retries done; subclasses that read text use this)."""
+        return self._send(request)[0]
+
+    def _send(self, request: Request) -> tuple[str, int]:
         """The answer text and how many transport retries it took."""
         openai = self._openai
         kwargs: dict[str, Any] = {"model": self.settings.model, "messages": list(request.messages),
