@@ -12,13 +12,26 @@ strategy is called at every frame); ask protocols ask each question at its time 
 up to then. Records are played video by video (a multi-turn group in turn order, so a later
 turn can show the model's own earlier answer); predictions come back in the input order.
 
+``concurrency`` plays that many records (a multi-turn group counts as one) at once in threads,
+each with its own copy of the strategy (sharing its client, cache and counts); a video is decoded
+once and shared, the next video is decoded in the background while calls go on. Every call is
+traced: ``report["samples"]`` lists what each call sent and got (record, ask time, frames and their
+sizes or the clip, transport, prompt version, raw and parsed answer, latency, cache hit, retries),
+in the input order of the records; unparseable answers are counted and listed
+(``unparseable_records``), frames sent without pixels while a video was given are counted
+(``frames_without_pixels``).
+
 >>> predictions, report = play(records, "interval_qa", strategy=model, durations=durations)   # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+import copy
 import statistics
+import threading
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from streamcue.errors import ConfigError, InputError
@@ -26,14 +39,15 @@ from streamcue.frame_memory import Frame, frames_until, select_frames
 from streamcue.loaders.protocols import Context, Protocol, protocol_for
 from streamcue.loaders.protocols.base import on_grid
 from streamcue.loaders.replay import Episode, positive, replay
-from streamcue.loaders.strategies.base import user_content
+from streamcue.loaders.strategies.base import CallTrace, Transport, tracing, user_content
 from streamcue.progress import track
 
 __all__ = ["HISTORIES", "SPANS", "play", "summary"]
 
 HISTORIES = ("gold", "own")
 SPANS = ("video", "clip")
-_COUNTS = ("responses", "calls", "frames_total", "frames_seen", "frames_dropped", "frames_unprocessed")
+_COUNTS = ("responses", "calls", "frames_total", "frames_seen", "frames_dropped", "frames_unprocessed",
+           "frames_without_pixels")
 
 
 def _as_dict(record: Any) -> dict[str, Any]:
@@ -49,11 +63,22 @@ def _order(records: Sequence[dict[str, Any]]) -> list[int]:
                                                       (records[i].get("context") or {}).get("turn", 0), i))
 
 
+def _units(records: Sequence[dict[str, Any]]) -> list[list[int]]:
+    """Play units in play order: a multi-turn group's records together (in turn order), else one record each."""
+    units: dict[Any, list[int]] = {}
+    for i in _order(records):
+        context = records[i].get("context") or {}
+        units.setdefault(("group", context["group_id"]) if context.get("group_id") is not None else ("one", i),
+                         []).append(i)
+    return list(units.values())
+
+
 def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol | None = None,
          memory: Any = "SW+U", k: int = 16, fps: float = 1.0, window_s: float | None = None,
          history: str | None = None, span: str = "video", tail_s: float = 5.0,
          durations: Mapping[str, float | None] | None = None, frames: Any = None, timing: str = "synchronous",
-         clock: str = "simulated", camera_buffer: int = 600) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+         clock: str = "simulated", camera_buffer: int = 600, concurrency: int = 1,
+         transport: Transport | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Predictions for every record (dicts or typed records) and a summary of the runs.
 
     ``strategy`` is a replay model (:func:`streamcue.loaders.strategies.make_strategy`); ``memory`` a
@@ -61,15 +86,22 @@ def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol
     own (default: the protocol's); ``durations`` maps video ids to seconds (stream protocols need
     them); ``frames(video_id)`` gives a video's ``frame_image(index, t_s)`` (else frames carry only
     their times). ``timing`` (synchronous or asynchronous), ``clock`` and ``camera_buffer`` go to
-    :func:`~streamcue.loaders.replay.replay` for stream protocols.
+    :func:`~streamcue.loaders.replay.replay` for stream protocols. ``concurrency`` records play at once;
+    ``transport`` says how frames are sent (:class:`~streamcue.loaders.strategies.base.Transport`).
+    The summary's ``samples`` lists every call (see the module docstring).
     """
     positive(fps, "--fps", "frames per second")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ConfigError(f"k must be at least 1 frame, got {k!r}")
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ConfigError(f"concurrency must be a whole number >= 1, got {concurrency!r}")
     if window_s is not None:
         positive(window_s, "the context window")
     if span not in SPANS:
         raise ConfigError(f"unknown span {span!r}; use video or clip")
+    transport = transport or Transport()
+    if transport.mode == "video_url" and (frames is None or not hasattr(frames, "clip")):
+        raise ConfigError("--transport video_url sends the clip itself: it needs the videos (--video-root)")
     rows = [_as_dict(r) for r in records]
     protocol = protocol or protocol_for(kind, rows[0] if rows else None)
     history = history or protocol.history
@@ -77,26 +109,97 @@ def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol
         raise ConfigError(f"unknown history {history!r}; use gold (the gold answers) or own (the model's)")
     if isinstance(memory, str):
         select_frames([], k, memory)  # an unknown policy fails before any call
+    elif concurrency > 1 and hasattr(memory, "begin"):
+        raise ConfigError(f"memory {getattr(memory, 'name', type(memory).__name__)} keeps one episode at a time: "
+                          "use --concurrency 1 with it")
     context = Context(history=history)
     for r in rows:
         if r.get("context"):
             context.groups.setdefault(r["context"]["group_id"], []).append(r)
     mode = protocol.mode[kind]
     predictions: list[dict[str, Any] | None] = [None] * len(rows)
-    reports = []
-    for i in track(_order(rows), f"replaying {kind}"):
-        record = rows[i]
-        frame_image = frames(record["video_id"]) if frames is not None else None
-        if mode == "stream":
-            prediction, report = _stream(record, kind, protocol, context, strategy, memory, k, fps, window_s, span,
-                                         tail_s, durations, frame_image,
-                                         {"protocol": timing, "clock": clock, "camera_buffer": camera_buffer})
-        else:
-            prediction, report = _asked(record, kind, protocol, context, strategy, memory, k, fps, window_s,
-                                        frame_image)
-        predictions[i] = prediction
-        reports.append(report)
-    out = summary(reports)
+    reports: list[dict[str, Any] | None] = [None] * len(rows)
+    traces: list[CallTrace | None] = [None] * len(rows)
+    units = _units(rows)
+    videos = list(dict.fromkeys(rows[u[0]]["video_id"] for u in units))
+    left = Counter(rows[u[0]]["video_id"] for u in units)
+    lock = threading.Lock()
+    stop = threading.Event()
+    timing_args = {"protocol": timing, "clock": clock, "camera_buffer": camera_buffer}
+
+    def run_unit(unit: list[int], model: Any) -> None:
+        video_id = rows[unit[0]]["video_id"]
+        held = hasattr(frames, "hold") and hasattr(frames, "release")
+        if held:
+            with lock:
+                first = left[video_id] == sum(1 for u in units if rows[u[0]]["video_id"] == video_id)
+                left[video_id] -= 1
+                last = left[video_id] == 0
+            if first:
+                frames.hold(video_id)
+        try:
+            for i in unit:
+                if stop.is_set():
+                    return
+                record = rows[i]
+                pixels = frames is not None and transport.mode == "frames"
+                frame_image = frames(record["video_id"]) if pixels else None
+                if held and hasattr(frames, "prefetch") and i == unit[0]:  # the next video decodes while we ask
+                    at = videos.index(video_id)
+                    if at + 1 < len(videos):
+                        frames.prefetch(videos[at + 1])
+                trace = CallTrace(record_id=protocol.record_id(record), kind=kind, transport=transport,
+                                  pixels_expected=frames is not None)
+                if transport.mode == "video_url":
+                    trace.clip = (lambda s, e, n, vid=record["video_id"]:
+                                  frames.clip(vid, s, e, n, transport.video_url_form))
+                with tracing(trace):
+                    if mode == "stream":
+                        prediction, report = _stream(record, kind, protocol, context, model, memory, k, fps, window_s,
+                                                     span, tail_s, durations, frame_image, timing_args)
+                    else:
+                        prediction, report = _asked(record, kind, protocol, context, model, memory, k, fps,
+                                                    window_s, frame_image)
+                report["frames_without_pixels"] = trace.without_pixels
+                predictions[i], reports[i], traces[i] = prediction, report, trace
+        finally:
+            if held and last:
+                frames.release(video_id)
+
+    progress = iter(track(range(len(units)), f"replaying {kind}"))
+    if concurrency == 1:
+        for unit in units:
+            run_unit(unit, strategy)
+            next(progress, None)
+    else:
+        pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="streamcue-replay")
+        pending: set[Future[None]] = set()
+        todo = list(units)
+        try:
+            while todo or pending:
+                while todo and len(pending) < concurrency:
+                    pending.add(pool.submit(run_unit, todo.pop(0), copy.copy(strategy)))
+                done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+                for future in done:
+                    future.result()  # the first failure stops the run (the others are let finish their call)
+                    next(progress, None)
+        except BaseException:
+            stop.set()
+            for future in pending:
+                future.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+    for _ in progress:
+        pass
+    out = summary([r for r in reports if r is not None])
+    samples = [sample for trace in traces if trace is not None for sample in trace.samples]
+    out["samples"] = samples
+    out["unparseable"] = sum(1 for s_ in samples if s_["problem"])
+    out["unparseable_records"] = [{"record_id": s_["record_id"], "t_s": s_["t_s"], "call": s_["call"],
+                                   "problem": s_["problem"]} for s_ in samples if s_["problem"]]
+    out["cache_hits"] = sum(1 for s_ in samples if s_["cached"])
+    out["retries"] = sum(s_["retries"] for s_ in samples)
     if getattr(strategy, "stats", None) is not None:
         out["strategy"] = dict(strategy.stats)
     return [p for p in predictions if p is not None], out
@@ -166,7 +269,7 @@ def summary(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """One report over all runs (the same keys for every kind)."""
     if not reports:
         return {"runs": 0}
-    total = {key: sum(r[key] for r in reports) for key in _COUNTS}
+    total = {key: sum(r.get(key, 0) for r in reports) for key in _COUNTS}
     return {"runs": len(reports), **total,
             "latency_mean_s": statistics.fmean(r["latency_mean_s"] for r in reports),
             "latency_max_s": max(r["latency_max_s"] for r in reports),

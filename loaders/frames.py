@@ -9,8 +9,12 @@ JPEG bytes, the form the OpenAI-compatible adapter sends.
 
 from __future__ import annotations
 
-from collections import Counter
+import base64
+import tempfile
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from streamcue.errors import InputError
@@ -22,11 +26,12 @@ __all__ = ["VideoFrames", "SpanFrames", "FrameSource"]
 class VideoFrames:
     """``frame_image(index, t_s)`` for :func:`streamcue.loaders.replay.replay`: the video sampled at ``fps``."""
 
-    def __init__(self, path: str | Path, fps: float = 1.0, side: int | None = 448, quality: int = 85) -> None:
+    def __init__(self, path: str | Path, fps: float = 1.0, side: int | None = 448, quality: int = 85,
+                 pixels: int | None = None) -> None:
         from streamcue.video import jpeg_frames
 
         self.path = Path(path)
-        self.images = jpeg_frames(self.path, fps=fps, side=side, quality=quality)
+        self.images = jpeg_frames(self.path, fps=fps, side=side, quality=quality, pixels=pixels)
 
     def __call__(self, index: int, t_s: float) -> bytes | None:
         """The frame's JPEG; None past the end (a duration rounded up by a frame)."""
@@ -57,25 +62,118 @@ class SpanFrames:
 
 class FrameSource:
     """The replay engine's frames: each video decoded once at ``fps`` when first needed, reused by every
-    question, turn and probe of it (the engine plays a video's records together; ``keep`` videos stay decoded).
+    question, turn and probe of it, by every thread that plays it.
 
     ``paths`` maps video ids to files; ``decoded`` counts decodes per video (the report shows them).
+    Frames are at most ``side`` pixels on the longest side and ``pixels`` pixels in all (aspect kept),
+    JPEG ``quality``. A video stays decoded while the engine holds it (:meth:`hold` / :meth:`release`,
+    counted) and, once released, among the ``keep`` most recent; :meth:`prefetch` decodes a video in a
+    background thread while calls for another go on. :meth:`clip` cuts the clip sent with the
+    ``video_url`` transport (the same size, at ``fps``).
     """
 
     def __init__(self, paths: Mapping[str, Path], fps: float = 1.0, side: int | None = 448, quality: int = 85,
-                 keep: int = 1) -> None:
+                 keep: int = 1, pixels: int | None = None) -> None:
         self.paths, self.fps, self.side, self.quality, self.keep = dict(paths), fps, side, quality, keep
-        self._videos: dict[str, VideoFrames] = {}
+        self.pixels = pixels
+        self._videos: OrderedDict[str, Future[VideoFrames]] = OrderedDict()
+        self._holds: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+        self._clips: tempfile.TemporaryDirectory[str] | None = None
         self.decoded: Counter[str] = Counter()
 
-    def __call__(self, video_id: str) -> VideoFrames:
-        """``frame_image(index, t_s)`` of one video."""
-        if video_id not in self._videos:
-            if video_id not in self.paths:
-                raise InputError(f"no video file for video {video_id}", record=f"video_id={video_id}", field="$.uri")
-            while len(self._videos) >= self.keep:
-                self._videos.pop(next(iter(self._videos)))
-            self._videos[video_id] = VideoFrames(self.paths[video_id], fps=self.fps, side=self.side,
-                                                 quality=self.quality)
+    def settings(self) -> dict[str, object]:
+        return {"fps": self.fps, "side": self.side, "pixels": self.pixels, "jpeg_quality": self.quality}
+
+    def _decode(self, video_id: str) -> VideoFrames:
+        return VideoFrames(self.paths[video_id], fps=self.fps, side=self.side, quality=self.quality,
+                           pixels=self.pixels)
+
+    def _future(self, video_id: str, background: bool) -> Future[VideoFrames]:
+        """The video's (pending) decode, started when first asked for; evicts released videos beyond ``keep``."""
+        if video_id not in self.paths:
+            raise InputError(f"no video file for video {video_id}", record=f"video_id={video_id}", field="$.uri")
+        with self._lock:
+            future = self._videos.get(video_id)
+            if future is not None:
+                self._videos.move_to_end(video_id)
+                return future
+            future = Future()
+            self._videos[video_id] = future
             self.decoded[video_id] += 1
-        return self._videos[video_id]
+            idle = [v for v in self._videos if self._holds[v] <= 0 and v != video_id]
+            for old in idle[:max(0, len(self._videos) - max(self.keep, 1))]:
+                del self._videos[old]
+            if background:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="streamcue-decode")
+                pool = self._pool
+        if background:
+            pool.submit(self._fill, future, video_id)
+        else:
+            self._fill(future, video_id)
+        return future
+
+    def _fill(self, future: Future[VideoFrames], video_id: str) -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(self._decode(video_id))
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever waits for this video
+            future.set_exception(exc)
+
+    def __call__(self, video_id: str) -> VideoFrames:
+        """``frame_image(index, t_s)`` of one video (decoded now, or waited for when another thread decodes it)."""
+        return self._future(video_id, background=False).result()
+
+    def prefetch(self, video_id: str) -> None:
+        """Start decoding ``video_id`` in the background (no-op when it is decoded or decoding)."""
+        self._future(video_id, background=True)
+
+    def hold(self, video_id: str) -> None:
+        with self._lock:
+            self._holds[video_id] += 1
+
+    def release(self, video_id: str) -> None:
+        """The engine is done with one user of ``video_id``; the last release lets it be evicted."""
+        with self._lock:
+            self._holds[video_id] -= 1
+            if self._holds[video_id] <= 0:
+                del self._holds[video_id]
+                idle = [v for v in self._videos if self._holds[v] <= 0]
+                for old in idle[:max(0, len(self._videos) - max(self.keep, 1))]:
+                    del self._videos[old]
+
+    def clip(self, video_id: str, start_s: float, end_s: float, frames: int, form: str = "data") -> tuple[str, int]:
+        """``(url, bytes)`` of the clip from the frame at ``start_s`` to the one at ``end_s`` (inclusive, at
+        ``fps``), same size as the frames: a ``data:video/mp4;base64`` URL or a ``file://`` path."""
+        from streamcue.video import cut_clip, frame_size, probe
+
+        if video_id not in self.paths:
+            raise InputError(f"no video file for video {video_id}", record=f"video_id={video_id}", field="$.uri")
+        path = self.paths[video_id]
+        info = probe(path)
+        with self._lock:
+            if self._clips is None:
+                self._clips = tempfile.TemporaryDirectory(prefix="streamcue-clips-")
+            folder = Path(self._clips.name)
+        out = folder / f"{abs(hash((video_id, start_s, end_s))):x}.mp4"
+        if not out.is_file():
+            tmp = out.with_suffix(f".{threading.get_ident()}.mp4")
+            cut_clip(path, start_s, end_s + 1.0 / self.fps, tmp, fps=self.fps,
+                     size=frame_size(info.width, info.height, self.side, self.pixels))
+            tmp.replace(out)
+        data = out.read_bytes()
+        if form == "file":
+            return out.resolve().as_uri(), len(data)
+        return "data:video/mp4;base64," + base64.b64encode(data).decode("ascii"), len(data)
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+            clips, self._clips = self._clips, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+        if clips is not None:
+            clips.cleanup()

@@ -522,7 +522,7 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
         "bootstrap": bootstrap.to_dict(exact),
         "tables": table,
         "report": report,
-        "replay": dict(replay_report),
+        "replay": {key: value for key, value in replay_report.items() if key != "samples"},  # samples: samples.jsonl
     }
     check_results(results)
     write_jsonl(out / "samples.jsonl", samples)

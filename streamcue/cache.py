@@ -2,7 +2,8 @@
 
 Keys are SHA-256 digests of a canonical JSON of everything that determines the value
 (who answers, which model, which prompt version, the exact inputs); values are JSON.
-Never store secrets in a key or value: callers pass no API key here.
+Never store secrets in a key or value: callers pass no API key here. Values with NaN or Infinity
+are never written, and an old entry holding one reads as a miss (asked again, rewritten).
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ from streamcue.errors import InputError
 from streamcue.paths import cache_dir
 
 __all__ = ["Cache", "cache_key"]
+
+
+def _refuse(name: str) -> Any:
+    raise ValueError(name)
 
 
 def cache_key(*parts: Any) -> str:
@@ -61,12 +66,13 @@ class Cache:
         if row is None:
             return None
         try:
-            return json.loads(row[0])
+            return json.loads(row[0], parse_constant=_refuse)
         except ValueError:  # a damaged entry is a miss: the value is asked for again and rewritten
             return None
 
     def put(self, key: str, value: Any) -> None:
-        blob = json.dumps(value, ensure_ascii=False)
+        """Store ``value``; a value with NaN or Infinity in it is refused (``ValueError``), never written."""
+        blob = json.dumps(value, ensure_ascii=False, allow_nan=False)
         with self._lock, self._errors():
             self._db.execute(f"INSERT OR REPLACE INTO {self.table} (key, value) VALUES (?, ?)", (key, blob))
 

@@ -25,7 +25,8 @@ from streamcue.extras import require
 from streamcue.interrupt import on_interrupt
 
 
-__all__ = ["ffmpeg_exe", "ffmpeg_version", "VideoInfo", "probe", "read_frames", "FrameWriter", "jpeg_frames"]
+__all__ = ["ffmpeg_exe", "ffmpeg_version", "VideoInfo", "probe", "read_frames", "FrameWriter", "jpeg_frames",
+           "Jpeg", "frame_size", "cut_clip"]
 
 
 @cache
@@ -188,12 +189,57 @@ class FrameWriter:
         self._log.close()
 
 
+class Jpeg(bytes):
+    """JPEG bytes that know their size in pixels (what a replay sample records as sent)."""
+
+    width: int
+    height: int
+
+    def __new__(cls, data: bytes, width: int, height: int) -> Jpeg:
+        obj = super().__new__(cls, data)
+        obj.width, obj.height = width, height
+        return obj
+
+
+def frame_size(width: int, height: int, side: int | None = None, pixels: int | None = None) -> tuple[int, int]:
+    """The decoded size: scaled down (never up) so the longest side is at most ``side`` and width x height at most
+    ``pixels``, keeping the aspect ratio; even numbers (what the encoders want), at least 2."""
+    scale = min(1.0, side / max(width, height)) if side else 1.0
+    if pixels:
+        scale = min(scale, (pixels / (width * height)) ** 0.5)
+    even = (lambda v: int(v / 2) * 2) if pixels else (lambda v: round(v / 2) * 2)  # a budget is never exceeded
+    return max(2, even(width * scale)), max(2, even(height * scale))
+
+
 def jpeg_frames(path: str | Path, *, fps: float = 1.0, side: int | None = 448, quality: int = 85,
-                span: tuple[float, float] | None = None) -> list[bytes]:
-    """The video (or its ``span``) sampled at ``fps`` as JPEG images, ``side`` pixels on the longest side."""
+                span: tuple[float, float] | None = None, pixels: int | None = None) -> list[bytes]:
+    """The video (or its ``span``) sampled at ``fps`` as JPEG images (:class:`Jpeg`, with their size), at most
+    ``side`` pixels on the longest side and ``pixels`` pixels in all (aspect kept). One ffmpeg pass samples and
+    scales; each frame is encoded as it arrives while ffmpeg decodes on."""
     cv2 = require("cv2", "video", "opencv-python")
     info = probe(path)
-    scale = min(1.0, side / max(info.width, info.height)) if side else 1.0
-    size = (max(2, round(info.width * scale / 2) * 2), max(2, round(info.height * scale / 2) * 2))
-    return [cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, quality])[1].tobytes()
+    size = frame_size(info.width, info.height, side, pixels)
+    params = [cv2.IMWRITE_JPEG_QUALITY, quality]
+    return [Jpeg(cv2.imencode(".jpg", frame, params)[1].tobytes(), size[0], size[1])
             for frame in read_frames(path, info, fps=fps, size=size, span=span)]
+
+
+def cut_clip(path: str | Path, start_s: float, end_s: float, out: str | Path, *, fps: float | None = None,
+             size: tuple[int, int] | None = None) -> Path:
+    """The video from ``start_s`` to ``end_s`` as an H.264 MP4 without audio (re-encoded, so the cut is exact),
+    resampled to ``fps`` and scaled to ``size`` when given; for servers that decode video themselves."""
+    ffmpeg = require("ffmpeg", "video", "ffmpeg-python")
+    stream = ffmpeg.input(str(path), ss=max(0.0, start_s), t=max(0.001, end_s - start_s))
+    if fps is not None:
+        stream = stream.filter("fps", fps=fps)
+    if size is not None:
+        stream = stream.filter("scale", size[0], size[1])
+    out = Path(out)
+    proc, log = _run(stream.output(str(out), vcodec="libx264", preset="ultrafast", pix_fmt="yuv420p", an=None,
+                                   movflags="+faststart", format="mp4").overwrite_output())
+    if proc.wait() != 0:
+        message = _log_text(log)
+        log.close()
+        raise InputError(f"ffmpeg could not cut {start_s:g}-{end_s:g} s: {message}", file=path)
+    log.close()
+    return out

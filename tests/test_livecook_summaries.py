@@ -189,7 +189,8 @@ def test_summaries_feed_the_turn_loop_mistake_question(tmp_path):
         before = len(server.requests)
         played = subprocess.run([sys.executable, "-m", "streamcue", "replay", str(tmp_path / "cc" / "guidance.jsonl"),
                                  "--out", str(tmp_path / "run"), "--strategy", "turn-loop", "--every-s", "60",
-                                 "--mistake-hints", str(tmp_path / "sum" / "mistake_summaries.jsonl"), *llm],
+                                 "--mistake-hints", str(tmp_path / "sum" / "mistake_summaries.jsonl"), "--no-video",
+                                 *llm],
                                 capture_output=True, text=True, env=env)
         assert played.returncode == 0, played.stderr
         prompts = ["\n".join(message_text(m) for m in body["messages"]) for body in server.requests[before:]]

@@ -412,7 +412,7 @@ def test_replayed_predictions_follow_the_protocols_and_score(tmp_path):
     with StubLLMServer(checker) as server:
         for name in ("ovo", "sb"):
             done = cli("replay", tmp_path / name, "--out", tmp_path / f"run_{name}", "--window-s", "60",
-                       "--llm-base-url", server.base_url, "--llm-model", "scripted-vl")
+                       "--no-video", "--llm-base-url", server.base_url, "--llm-model", "scripted-vl")
             assert done.returncode == 0, done.stderr
         report = json.loads((tmp_path / "run_sb" / "replay_report.json").read_text())
         assert {k: (v["benchmark"], v["strategy"]) for k, v in report["kinds"].items()} == {
@@ -421,7 +421,7 @@ def test_replayed_predictions_follow_the_protocols_and_score(tmp_path):
             "mc_question": "gold", "active_item": "gold"}
         # the old command stays one release, says so, and plays the same
         old = cli("replay-benchmark", tmp_path / "ovo", "--out", tmp_path / "run_old", "--window-s", "60", "--k", "16",
-                  "--llm-base-url", server.base_url, "--llm-model", "scripted-vl")
+                  "--no-video", "--llm-base-url", server.base_url, "--llm-model", "scripted-vl")
         assert old.returncode == 0 and "deprecated" in old.stderr and "streamcue replay" in old.stderr, old.stderr
         assert (tmp_path / "run_old" / "predictions.jsonl").read_text() == (
             tmp_path / "run_ovo" / "predictions.jsonl").read_text()

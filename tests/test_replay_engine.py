@@ -162,11 +162,11 @@ def test_replay_command_plays_mc_question_files_and_refuses_with_one_line(tmp_pa
     write(ovo / "active_item.jsonl", [VALID["active_item"]])
     write(ovo / "videos.jsonl", [dict(VALID["video"], duration_s=None)])
     llm = ["--llm-base-url", server.base_url, "--llm-model", "stub-vl"]
-    done = cli("replay", mc, "--out", tmp_path / "run", "--limit", "2", *llm, cache=tmp_path / "cache")
+    done = cli("replay", mc, "--out", tmp_path / "run", "--limit", "2", "--no-video", *llm, cache=tmp_path / "cache")
     assert done.returncode == 0, done.stderr  # was a TypeError
     predictions = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
     assert [p["question_id"] for p in predictions] == ["ovo-0", "ovo-1"]  # --limit: the first N records in total
-    done = cli("replay", ovo, "--out", tmp_path / "all", "--limit", "4", *llm, cache=tmp_path / "cache")
+    done = cli("replay", ovo, "--out", tmp_path / "all", "--limit", "4", "--no-video", *llm, cache=tmp_path / "cache")
     report = json.loads((tmp_path / "all" / "replay_report.json").read_text())
     assert done.returncode == 0 and {k: v["played"] for k, v in report["kinds"].items()} == {
         "mc_question": 3, "active_item": 1}

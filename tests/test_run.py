@@ -167,7 +167,7 @@ def test_run_ovo_and_streamingbench_write_a_run_folder_rerun_from_cache_and_comp
     from streamcue.io import read_jsonl
 
     cache = tmp_path / "cache"
-    llm = ["--llm-base-url", server.base_url, "--llm-model", "plain-vl"]
+    llm = ["--llm-base-url", server.base_url, "--llm-model", "plain-vl", "--no-video"]
     server.inject("status", 500)  # one server error: retried by the client, the run goes on
     done = cli("run", "ovo-bench", builds / "ovo", "--out", tmp_path / "ovo_a", *llm, "--temperature", "0.2",
                "--max-tokens", "64", "--concurrency", "2", cache=cache)
@@ -240,7 +240,7 @@ def test_run_ovo_and_streamingbench_write_a_run_folder_rerun_from_cache_and_comp
 @pytest.mark.slow
 @pytest.mark.llm_server
 def test_run_refuses_with_one_line(builds, server, tmp_path):
-    llm = ["--llm-base-url", server.base_url, "--llm-model", "plain-vl"]
+    llm = ["--llm-base-url", server.base_url, "--llm-model", "plain-vl", "--no-video"]
     cases = [
         (["run", "ovo-bench", builds / "ovo", "--out", builds / "ovo" / "run"], "lies inside the input folder"),
         (["run", "ovo-bench", builds / "sb", "--out", tmp_path / "x"], "streamcue run ovo-bench plays its own"),
@@ -284,7 +284,7 @@ def test_report_page_renders_in_chromium(builds, server, tmp_path):
     from playwright.sync_api import sync_playwright
 
     done = cli("run", "streamingbench", builds / "sb", "--out", tmp_path / "sb", "--llm-base-url", server.base_url,
-               "--llm-model", "plain-vl")
+               "--llm-model", "plain-vl", "--no-video")
     assert done.returncode == 0, done.stderr
     page_file = tmp_path / "sb" / "report.html"
     shots = Path(os.environ.get("STREAMCUE_SCREENSHOTS", tmp_path))

@@ -359,7 +359,7 @@ def test_replay_command_writes_predictions_and_report_and_resumes_from_the_cache
     (tmp_path / "videos.jsonl").write_text(json.dumps(dict(VALID["video"], video_id=VIDEO, source="ego4d",
                                                            duration_s=durations[VIDEO])) + "\n")
     with StubLLMServer(OracleTiming(records)) as server:
-        args = [qa, "--out", tmp_path / "run", "--strategy", "polling", "--poll-hz", "1",
+        args = [qa, "--out", tmp_path / "run", "--strategy", "polling", "--poll-hz", "1", "--no-video",
                 "--llm-base-url", server.base_url, "--llm-model", "scripted-vl"]
         done = cli("replay", *args, cache=tmp_path / "cache")
         assert done.returncode == 0, done.stderr
@@ -382,7 +382,7 @@ def test_replay_command_refuses_with_one_line(estp, tmp_path):
     qa = tmp_path / "interval_qa.jsonl"
     qa.write_text(json.dumps(records[0]) + "\n")
     (tmp_path / "videos.jsonl").write_text(json.dumps(dict(VALID["video"], video_id=VIDEO, duration_s=4000)) + "\n")
-    base = ["--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m"]
+    base = ["--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m", "--no-video"]
     cases = [
         (["--strategy", "oracle"], 2, "unknown strategy 'oracle'"),
         (["--strategy", "turn-loop"], 2, "plays guidance records, not interval_qa"),
@@ -443,7 +443,7 @@ def test_replay_command_turn_loop_with_livecook_mistake_summaries(tmp_path):
     (tmp_path / "summaries.jsonl").write_text(json.dumps(VALID["mistake_summary"]) + "\n")
     with StubLLMServer(GuidanceOracle(VALID["guidance"])) as server:
         done = cli("replay", tmp_path / "guidance.jsonl", "--out", tmp_path / "run", "--strategy", "turn-loop",
-                   "--mistake-hints", tmp_path / "summaries.jsonl", "--llm-base-url", server.base_url,
+                   "--mistake-hints", tmp_path / "summaries.jsonl", "--no-video", "--llm-base-url", server.base_url,
                    "--llm-model", "scripted-vl", cache=tmp_path / "cache")
         assert done.returncode == 0, done.stderr
         mistake_prompts = [user_text(b) for b in server.requests if "made a mistake" in system(b)]

@@ -14,24 +14,37 @@ A strategy declares what the CLI and the registry need to know about it: ``appli
 ``needs_endpoint``. Stream-mode protocols call ``begin(episode)`` then ``respond`` at every
 frame (:mod:`streamcue.loaders.replay`); ask-mode protocols (OVO-Bench, StreamingBench) call
 ``answer_turn(turn, view)`` once per question (:mod:`streamcue.loaders.engine`).
+
+Nothing is silent: an answer that stays unparseable (not JSON, NaN, outside its schema; with
+``--llm-structured none`` a yes/no that is neither) is a recorded wrong answer (``None``: a
+question's response is null, a poll is a no, a step is silent), counted under ``unparseable`` and
+kept with its raw text in the call's sample. With ``structured="none"`` the answer-text and
+yes/no prompts drop their "Reply with JSON only" line (prompt version ``<version>+plain``) and
+the plain text is kept as the answer, for the scorer's own extraction rule.
+
+Every call is traced (:class:`CallTrace`, one per record and thread, opened by the engine): the
+record, the ask time, the frames sent (time, pixels, bytes) or the clip, the transport, the
+prompt version, the raw and parsed answer, latency, cache hit and retries, as one sample.
 """
 
 from __future__ import annotations
 
+import contextlib
+import re
 import statistics
-import time
+import threading
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from streamcue.errors import ConfigError
-from streamcue.llm import LLMClient, LLMSettings, Request, image_content
+from streamcue.llm import LLMClient, LLMSettings, Reply, Request, image_content
 from streamcue.loaders.replay import Episode, Frame
 from streamcue.prompts import Prompt, load_prompt
 
 __all__ = ["Asker", "VisionStrategy", "Option", "frame_parts", "dialogue_text", "user_content", "YES_NO", "TEXT",
-           "ANSWER_FORMS"]
+           "ANSWER_FORMS", "Transport", "CallTrace", "tracing", "current_trace", "FRAME_LABELS", "TRANSPORTS"]
 
 YES_NO = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
           "required": ["answer"], "additionalProperties": False}
@@ -66,13 +79,128 @@ class Option:
         return "--" + (self.flag or self.name.replace("_", "-"))
 
 
+FRAME_LABELS = ("seconds", "clock", "none")
+TRANSPORTS = ("frames", "video_url")
+
+
+@dataclass(frozen=True)
+class Transport:
+    """How frames reach the model. ``frames``: each frame a JPEG part after a text label (``label``:
+    ``seconds`` "Frame at 12.0 s", ``clock`` "Frame at 00:00:12", ``none`` no text); ``video_url``: the
+    clip from the first to the last frame shown, cut from the video, as one ``video_url`` part (a data
+    URL, or a ``file://`` path with ``video_url_form="file"``) with its frame count in vLLM's
+    ``media_io_kwargs`` (for servers that decode video themselves)."""
+
+    mode: str = "frames"
+    label: str = "seconds"
+    video_url_form: str = "data"
+
+    def __post_init__(self) -> None:
+        if self.mode not in TRANSPORTS:
+            raise ConfigError(f"--transport must be one of {', '.join(TRANSPORTS)}, got {self.mode!r}")
+        if self.label not in FRAME_LABELS:
+            raise ConfigError(f"--frame-label must be one of {', '.join(FRAME_LABELS)}, got {self.label!r}")
+        if self.video_url_form not in ("data", "file"):
+            raise ConfigError(f"--video-url must be data or file, got {self.video_url_form!r}")
+
+    def label_text(self, t_s: float) -> str | None:
+        if self.label == "none":
+            return None
+        if self.label == "clock":
+            whole = int(t_s)
+            return f"Frame at {whole // 3600:02d}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+        return f"Frame at {t_s:.1f} s"
+
+
+@dataclass
+class CallTrace:
+    """What the calls of one record sent and got back (the engine opens one per record, per thread).
+
+    ``clip(start_s, end_s, frames)`` -> ``(url, bytes)`` cuts the clip for the ``video_url`` transport.
+    """
+
+    record_id: str | None = None
+    kind: str | None = None
+    transport: Transport = field(default_factory=Transport)
+    clip: Callable[[float, float, int], tuple[str, int]] | None = None
+    now: float | None = None
+    sent: list[dict[str, Any]] = field(default_factory=list)
+    video: dict[str, Any] | None = None
+    samples: list[dict[str, Any]] = field(default_factory=list)
+    without_pixels: int = 0
+    pixels_expected: bool = True
+
+    def take_sent(self) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        sent, video = self.sent, self.video
+        self.sent, self.video = [], None
+        return sent, video
+
+
+_LOCAL = threading.local()
+
+
+def current_trace() -> CallTrace | None:
+    """The trace open in this thread (None outside the engine)."""
+    return getattr(_LOCAL, "trace", None)
+
+
+@contextlib.contextmanager
+def tracing(trace: CallTrace) -> Iterator[CallTrace]:
+    """Open ``trace`` for the calls made in this thread until the block ends."""
+    previous = current_trace()
+    _LOCAL.trace = trace
+    try:
+        yield trace
+    finally:
+        _LOCAL.trace = previous
+
+
+def _jpeg_size(data: bytes) -> tuple[int | None, int | None]:
+    """Width and height from a JPEG's frame header (None when it is not one)."""
+    width, height = getattr(data, "width", None), getattr(data, "height", None)
+    if width is not None:
+        return width, height
+    i = 2
+    while i + 9 < len(data):
+        if data[i] != 0xFF:
+            return None, None
+        marker, length = data[i + 1], int.from_bytes(data[i + 2:i + 4], "big")
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            return int.from_bytes(data[i + 7:i + 9], "big"), int.from_bytes(data[i + 5:i + 7], "big")
+        i += 2 + length
+    return None, None
+
+
 def frame_parts(frames: Sequence[Frame], label: Any = None) -> list[dict[str, Any]]:
-    """Chat content parts for frames: a text label (``Frame at 12.0 s`` by default), then the JPEG if any."""
+    """Chat content parts for frames: a text label (``Frame at 12.0 s`` by default), then the JPEG if any.
+
+    Inside the engine the open :class:`CallTrace` decides the transport and the label, and records each frame
+    sent (time, pixels, bytes) or the clip; a frame without pixels while the video was given is counted.
+    """
+    trace = current_trace()
+    transport = trace.transport if trace is not None else Transport()
+    if trace is not None and transport.mode == "video_url" and trace.clip is not None and frames:
+        start, end = frames[0].t_s, frames[-1].t_s
+        url, size = trace.clip(start, end, len(frames))
+        trace.video = {"start_s": start, "end_s": end, "frames": len(frames), "bytes": size,
+                       "form": transport.video_url_form}
+        return [{"type": "text", "text": f"Video from {start:.1f} s to {end:.1f} s ({len(frames)} frames)"},
+                {"type": "video_url", "video_url": {"url": url}}]
     parts: list[dict[str, Any]] = []
     for frame in frames:
-        parts.append({"type": "text", "text": label(frame) if label else f"Frame at {frame.t_s:.1f} s"})
+        text = label(frame) if label else transport.label_text(frame.t_s)
+        if text is not None:
+            parts.append({"type": "text", "text": text})
         if frame.image is not None:
             parts.append(image_content(frame.image))
+        if trace is not None:
+            sent: dict[str, Any] = {"t_s": frame.t_s, "index": frame.index}
+            if frame.image is not None:
+                width, height = _jpeg_size(frame.image)
+                sent.update(width=width, height=height, bytes=len(frame.image))
+            elif trace.pixels_expected:
+                trace.without_pixels += 1
+            trace.sent.append(sent)
     return parts
 
 
@@ -85,6 +213,9 @@ def dialogue_text(history: Sequence[tuple[float, str, str]], skip_prompt: str | 
 def user_content(frames: Sequence[Frame], prompt: str, history: Sequence[tuple[float, str, str]], now: float,
                  context: str | None = None, label: Any = None) -> list[dict[str, Any]]:
     """The user message of a replay call: time, task, dialogue so far, memory context, frames."""
+    trace = current_trace()
+    if trace is not None:
+        trace.now = now
     parts: list[dict[str, Any]] = [{"type": "text", "text": f"Time now: {now:.1f} s.\nTask: {prompt}"}]
     dialogue = dialogue_text(history, prompt)
     if dialogue:
@@ -94,8 +225,27 @@ def user_content(frames: Sequence[Frame], prompt: str, history: Sequence[tuple[f
     return parts + frame_parts(frames, label)
 
 
+_YES_NO_WORD = re.compile(r"^\W*(yes|no)\b", re.I)
+
+
+def _plain_yes_no(text: str) -> dict[str, str] | None:
+    """A plain-text yes/no: the first word (``Yes.``, ``no, because...``); None when it is neither."""
+    match = _YES_NO_WORD.match(text or "")
+    return {"answer": match.group(1).lower()} if match else None
+
+
+def _plain_text(text: str) -> dict[str, str]:
+    return {"text": (text or "").strip()}
+
+
+#: Schemas whose answers can come as plain text with ``--llm-structured none``, and how they are read.
+_PLAIN = ((YES_NO, _plain_yes_no), (TEXT, _plain_text))
+_JSON_LINE = re.compile(r"\n*^Reply with JSON only.*\Z", re.M | re.S)
+
+
 class Asker:
-    """Validated, cached calls with versioned prompts; counts them and their wall-clock latency."""
+    """Validated, cached calls with versioned prompts; counts them, their wall-clock latency, the unparseable
+    answers, and traces each call (thread-safe: the engine may play records concurrently)."""
 
     name = ""
 
@@ -106,43 +256,102 @@ class Asker:
         self.client = client or LLMClient(settings, use_cache=use_cache)  # type: ignore[arg-type]
         self.stats: Counter[str] = Counter()
         self.wall_s: list[float] = []
+        self._stats_lock = threading.Lock()
 
     @staticmethod
     def prompt(name: str) -> Prompt:
         return load_prompt("streamcue.loaders", name)
 
-    def ask(self, prompt_name: str, content: list[dict[str, Any]], schema: dict[str, Any], what: str,
-            **values: Any) -> Any:
-        """One validated, cached call; counts it under ``what`` (``values`` fill the prompt's fields)."""
+    def count(self, what: str, n: int = 1) -> None:
+        with self._stats_lock:
+            self.stats[what] += n
+
+    def request(self, prompt_name: str, content: list[dict[str, Any]], schema: dict[str, Any], what: str,
+                extra: dict[str, Any] | None = None, **values: Any) -> Request:
+        """The request of one call; with ``structured="none"`` a yes/no or text answer is asked as plain text."""
         prompt = self.prompt(prompt_name)
         system = prompt.render(**values) if values else prompt.text
-        started = time.perf_counter()
-        answer = self.client.complete(Request(
-            messages=({"role": "system", "content": system}, {"role": "user", "content": content}),
-            schema=schema, prompt_version=prompt.version, name=what))
-        self.wall_s.append(time.perf_counter() - started)
-        self.stats[what] += 1
-        return answer
+        version = prompt.version
+        plain = next((read for known, read in _PLAIN if known is schema or known == schema), None)
+        if plain is not None and self.client.settings.structured == "none":
+            stripped = _JSON_LINE.sub("", system).rstrip()
+            if stripped != system.rstrip():
+                system, version = stripped, version + "+plain"
+        else:
+            plain = None
+        return Request(messages=({"role": "system", "content": system}, {"role": "user", "content": content}),
+                       schema=schema, prompt_version=version, name=what, plain=plain, extra=extra)
+
+    def try_ask(self, prompt_name: str, content: list[dict[str, Any]], schema: dict[str, Any], what: str,
+                **values: Any) -> Reply:
+        """One validated, cached call as a :class:`~streamcue.llm.Reply` (unparseable answers kept, counted)."""
+        trace = current_trace()
+        extra = None
+        if trace is not None and trace.video is not None:
+            extra = {"media_io_kwargs": {"video": {"num_frames": trace.video["frames"]}}}
+        request = self.request(prompt_name, content, schema, what, extra, **values)
+        reply = self.client.reply(request)
+        with self._stats_lock:
+            self.wall_s.append(reply.latency_s)
+            self.stats[what] += 1
+            if not reply.ok:
+                self.stats["unparseable"] += 1
+            if reply.retries:
+                self.stats["retries"] += reply.retries
+        if trace is not None:
+            sent, video = trace.take_sent()
+            trace.samples.append({
+                "record_id": trace.record_id, "kind": trace.kind, "t_s": trace.now, "call": what,
+                "prompt_version": request.prompt_version, "structured": self.client.settings.structured,
+                "transport": trace.transport.mode, "frame_label": trace.transport.label,
+                "frames": sent, "video": video,
+                "frames_sent": video["frames"] if video else sum(1 for f in sent if "bytes" in f),
+                "frames_without_pixels": 0 if video else sum(1 for f in sent if "bytes" not in f),
+                "bytes_sent": video["bytes"] if video else sum(f.get("bytes", 0) for f in sent),
+                "raw": reply.text, "parsed": reply.parsed, "problem": reply.problem,
+                "latency_s": round(reply.latency_s, 6), "cached": reply.cached, "retries": reply.retries,
+                "attempts": reply.attempts})
+        return reply
+
+    def ask(self, prompt_name: str, content: list[dict[str, Any]], schema: dict[str, Any], what: str,
+            **values: Any) -> Any:
+        """One validated, cached call; counts it under ``what`` (``values`` fill the prompt's fields). An answer
+        that stays invalid is a :class:`~streamcue.errors.ServiceError` naming the model and endpoint (strategies
+        use :meth:`try_ask` to record it as a wrong answer instead)."""
+        from streamcue.errors import ServiceError
+
+        reply = self.try_ask(prompt_name, content, schema, what, **values)
+        if not reply.ok:
+            raise ServiceError(reply.problem or "invalid answer")
+        return reply.parsed
 
     def yes(self, prompt_name: str, content: list[dict[str, Any]], what: str) -> bool:
-        return self.ask(prompt_name, content, YES_NO, what)["answer"] == "yes"
+        """A yes/no call; an unparseable answer counts as no (and is counted, and kept in the sample)."""
+        reply = self.try_ask(prompt_name, content, YES_NO, what)
+        return reply.ok and reply.parsed["answer"] == "yes"
 
-    def answer(self, form: str, content: list[dict[str, Any]]) -> str:
-        """An asked question's answer: a letter (``choice``), short text (``open``) or ``Yes``/``No`` (``yes_no``)."""
+    def answer(self, form: str, content: list[dict[str, Any]]) -> str | None:
+        """An asked question's answer: a letter (``choice``), short text (``open``) or ``Yes``/``No`` (``yes_no``);
+        None when the answer was unparseable (a recorded wrong answer)."""
         prompt, what = ANSWER_FORMS[form]
         if form == "yes_no":
-            return "Yes" if self.yes(prompt, content, what) else "No"
-        return self.ask(prompt, content, TEXT, what)["text"]
+            reply = self.try_ask(prompt, content, YES_NO, what)
+            return None if not reply.ok else "Yes" if reply.parsed["answer"] == "yes" else "No"
+        reply = self.try_ask(prompt, content, TEXT, what)
+        return reply.parsed["text"] if reply.ok else None
 
     def report(self) -> dict[str, Any]:
         """Endpoint usage and latency for the replay report."""
         usage = self.client.usage
-        return {"strategy": self.name, "requests": sum(self.stats[k] for k in self.stats if k.startswith("ask_")),
+        with self._stats_lock:
+            stats, wall = dict(self.stats), list(self.wall_s)
+        return {"strategy": self.name, "requests": sum(stats[k] for k in stats if k.startswith("ask_")),
                 "endpoint_calls": usage.calls, "cache_hits": usage.cache_hits,
-                "invalid_answers": usage.invalid_answers, "prompt_tokens": usage.prompt_tokens,
+                "invalid_answers": usage.invalid_answers, "unparseable": usage.unparseable,
+                "retries": usage.retries, "prompt_tokens": usage.prompt_tokens,
                 "completion_tokens": usage.completion_tokens,
-                "latency_mean_s": statistics.fmean(self.wall_s) if self.wall_s else 0.0,
-                "latency_max_s": max(self.wall_s, default=0.0), **dict(self.stats)}
+                "latency_mean_s": statistics.fmean(wall) if wall else 0.0,
+                "latency_max_s": max(wall, default=0.0), **stats}
 
 
 class VisionStrategy(Asker):

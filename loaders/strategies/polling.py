@@ -55,8 +55,9 @@ class Polling(VisionStrategy):
         content = self.content(frames, prompt, history, now, context)
         if not self.yes(self.WHEN, content, "ask_when"):
             return None
-        self.stats["said_yes"] += 1
-        text = self.ask(self.ANSWER, content, TEXT, "ask_answer")["text"].strip()
+        self.count("said_yes")
+        reply = self.try_ask(self.ANSWER, content, TEXT, "ask_answer")
+        text = reply.parsed["text"].strip() if reply.ok else ""
         return text or None
 
     def answer_turn(self, turn: Turn, view: Any) -> list[dict[str, Any]]:
@@ -69,7 +70,7 @@ class Polling(VisionStrategy):
             yes = self.answer("yes_no", view(now, turn.poll, turn.dialogue))
             said += [{"t_s": now, "role": "user", "text": turn.poll}, {"t_s": now, "role": "assistant", "text": yes}]
             if yes == "Yes":
-                self.stats["said_yes"] += 1
+                self.count("said_yes")
                 text = self.answer(turn.form, view(now, turn.text, turn.dialogue))
                 said += [{"t_s": now, "role": "user", "text": turn.text},
                          {"t_s": now, "role": "assistant", "text": text}]

@@ -17,7 +17,7 @@ from typing import Any
 
 from streamcue.errors import ConfigError
 from streamcue.loaders.replay import Frame, select_frames
-from streamcue.loaders.strategies.base import TEXT, Option, VisionStrategy, frame_parts
+from streamcue.loaders.strategies.base import TEXT, Option, VisionStrategy, current_trace, frame_parts
 
 __all__ = ["ResponseInLast", "parse_lines"]
 
@@ -66,17 +66,21 @@ class ResponseInLast(VisionStrategy):
         if self.episode is None or not frames or not prompt:
             return []
         shown = select_frames(frames, self.max_frames, "U")
+        trace = current_trace()
+        if trace is not None:
+            trace.now = now
         parts = [{"type": "text", "text": f"Task: {prompt}\nThe clip is sampled at {self.episode.fps:g} frames per "
                                           f"second; it has {len(frames)} frames, of which {len(shown)} are shown."}]
         content = parts + frame_parts(shown, lambda f: f"[{self._index(f)}]")
-        lines, malformed = parse_lines(self.ask(self.PROMPT, content, TEXT, "ask_last")["text"])
-        self.stats["malformed_lines"] += malformed
+        reply = self.try_ask(self.PROMPT, content, TEXT, "ask_last")
+        lines, malformed = parse_lines(reply.parsed["text"] if reply.ok else "")
+        self.count("malformed_lines", malformed)
         last = self._index(frames[-1])
         responses = []
         for index, text in lines:
             if index > last:
-                self.stats["out_of_range_lines"] += 1
+                self.count("out_of_range_lines")
                 continue
             responses.append({"t_s": self.episode.start_s + index / self.episode.fps, "text": text})
-        self.stats["answers"] += len(responses)
+        self.count("answers", len(responses))
         return sorted(responses, key=lambda r: r["t_s"])

@@ -51,9 +51,10 @@ class SelfCheck(VisionStrategy):
         if self.last is not None:
             check = content + [{"type": "text", "text": f"Your latest answer: {self.last}"}]
             if self.yes(self.CHECK, check, "ask_check"):
-                self.stats["still_holds"] += 1
+                self.count("still_holds")
                 return None
-        text = self.ask(self.ANSWER, content, TEXT, "ask_answer")["text"].strip()
+        reply = self.try_ask(self.ANSWER, content, TEXT, "ask_answer")
+        text = reply.parsed["text"].strip() if reply.ok else ""
         if not text:
             return None
         self.last = text

@@ -54,7 +54,10 @@ class SingleCall(VisionStrategy):
     def respond(self, frames: Sequence[Frame], prompt: str, history: Sequence[tuple[float, str, str]],
                 now: float, context: str | None = None) -> str | dict[str, str] | None:
         content = self.content(frames, prompt, history, now, context)
-        answer = self.ask(PROMPT, content, self._schema, "replay_decision", **self._values)
+        reply = self.try_ask(PROMPT, content, self._schema, "replay_decision", **self._values)
+        if not reply.ok:  # unparseable: silent at this step (counted, kept in the sample)
+            return None
+        answer = reply.parsed
         if not answer["speak"] or not answer["text"].strip():
             return None
         if self.kind == "guidance":

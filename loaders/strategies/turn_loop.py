@@ -103,7 +103,8 @@ class TurnLoop(VisionStrategy):
             task += f"\nTypical mistakes for this instruction: {hint}"
         content = self.content(frames, task, history, now, context)
         completed = self.yes(self.COMPLETED, content, "ask_completed")
-        mistake = self.ask(self.MISTAKE, content, MISTAKE, "ask_mistake")
+        reply = self.try_ask(self.MISTAKE, content, MISTAKE, "ask_mistake")
+        mistake = reply.parsed if reply.ok else {"mistake": False, "feedback": ""}
         if mistake["mistake"] and mistake["feedback"].strip():
             events.append({"t_s": now, "type": "mistake", "text": mistake["feedback"].strip(), "plan_index": self.step})
         if completed:

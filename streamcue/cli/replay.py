@@ -67,6 +67,34 @@ def _replay(
              "model sees fewer frames and answers late).")] = "synchronous",
     protocol: Annotated[Optional[str], typer.Option(hidden=True, help="Old name of --timing.")] = None,
     limit: Annotated[Optional[int], typer.Option(help="Play only the first N records in total.")] = None,
+    no_video: Annotated[bool, typer.Option(
+        "--no-video", help="Play without videos (a blind run: the model sees only frame times); needed when "
+                           "no --video-root is given to a strategy that calls a model.")] = False,
+    concurrency: Annotated[int, typer.Option(
+        help="Records played at once (threads; a multi-turn group is one); predictions stay in input order.")] = 1,
+    transport: Annotated[str, typer.Option(
+        help="How frames reach the model: frames (JPEG images) or video_url (the clip itself, for servers such as "
+             "vLLM that decode video; with its frame count).")] = "frames",
+    frame_side: Annotated[Optional[int], typer.Option(
+        help="Frames at most this many pixels on their longest side (aspect kept; 0: full size).")] = 448,
+    frame_pixels: Annotated[Optional[int], typer.Option(
+        help="Per-frame pixel budget: frames scaled down to at most this many pixels (width x height), aspect "
+             "kept.")] = None,
+    jpeg_quality: Annotated[int, typer.Option(help="JPEG quality of the frames sent (1-100).")] = 85,
+    frame_label: Annotated[str, typer.Option(
+        help="Text before each frame: seconds ('Frame at 12.0 s'), clock ('Frame at 00:00:12') or none.")] = "seconds",
+    video_url: Annotated[str, typer.Option(
+        help="With --transport video_url: send the clip as a data URL (data) or a file:// path (file; the "
+             "server must read this machine's files).")] = "data",
+    temperature: Annotated[Optional[float], typer.Option(
+        help="Sampling temperature sent to the endpoint (part of the cache key; default 0).")] = None,
+    max_tokens: Annotated[Optional[int], typer.Option(
+        help="Most tokens per answer sent to the endpoint (part of the cache key; default 1024).")] = None,
+    llm_retries: Annotated[int, typer.Option(
+        help="Retries of a call answered HTTP 408/409/429/5xx or not answered, with exponential backoff; "
+             "counted in the report.")] = 4,
+    llm_backoff_s: Annotated[float, typer.Option(
+        help="First backoff in seconds (doubling each retry, at most 30 s, or the server's Retry-After).")] = 0.5,
     llm_base_url: VisionBaseURL = None,
     llm_model: LLMModel = None,
     llm_structured: VisionStructured = "json_schema",
@@ -75,9 +103,11 @@ def _replay(
 ) -> None:
     """Replay records to a vision model with a benchmark's protocol, a strategy and a memory; write its predictions.
 
-    Every call is cached: a re-run, or a run resumed after a kill, repeats no call. The
+    Every valid answer is cached: a re-run, or a run resumed after a kill, repeats no call. The
     predictions follow the *_prediction schema of each record's kind, ready for
-    `streamcue evaluate`. See docs/replay.md.
+    `streamcue evaluate`; samples.jsonl has one line per call (what was sent, the raw and parsed
+    answer, latency, cache hit, retries). An unparseable answer is a recorded wrong answer, counted
+    and listed in the report. See docs/replay.md.
 
     Example (ESTP-Bench polling at 1 Hz, then scoring):
 
@@ -85,12 +115,20 @@ def _replay(
             --video-root /data/ego4d --llm-base-url http://127.0.0.1:8000/v1 --llm-model Qwen2.5-VL-7B-Instruct
 
         streamcue evaluate estp-f1 --gt out/ego4d/interval_qa.jsonl --pred runs/poll/predictions.jsonl
+
+    Example (OVO-Bench, plain-text answers, 8 requests at once, frames of at most 200,704 pixels):
+
+        streamcue replay out/ovo --out runs/ovo --video-root /data/ovo --concurrency 8 --llm-structured none \
+            --frame-pixels 200704 --llm-base-url http://127.0.0.1:8000/v1 --llm-model Qwen2.5-VL-7B-Instruct
     """
     run_replay(records=records, out=out, strategy=strategy, memory=memory, k=k, fps=fps, window_s=window_s,
                history=history or turns, benchmark=benchmark, kind=kind, videos=videos,
                video_root=video_root or videos_root, span=span, timing=protocol or timing, limit=limit,
                llm_base_url=llm_base_url, llm_model=llm_model, llm_structured=llm_structured, no_cache=no_cache,
-               strategy_options=strategy_options)
+               strategy_options=strategy_options, no_video=no_video, concurrency=concurrency, transport=transport,
+               frame_side=frame_side, frame_pixels=frame_pixels, jpeg_quality=jpeg_quality, frame_label=frame_label,
+               video_url=video_url, temperature=temperature, max_tokens=max_tokens, llm_retries=llm_retries,
+               llm_backoff_s=llm_backoff_s)
 
 
 def _with_strategy_flags(func: Any) -> Any:
@@ -180,13 +218,16 @@ def run_replay(*, records: Path, out: Path, strategy: str | None, memory: str, k
                window_s: float | None, history: str | None, benchmark: str | None, kind: str | None,
                videos: Path | None, video_root: Path | None, span: str, timing: str, limit: int | None,
                llm_base_url: str | None, llm_model: str | None, llm_structured: str, no_cache: bool,
-               strategy_options: dict[str, Any], llm_options: dict[str, Any] | None = None) -> None:
-    """The replay command's work, shared by ``replay``, its deprecated alias and ``run``.
-
-    ``llm_options``: further :class:`~streamcue.llm.LLMSettings` fields (``temperature``, ``max_tokens``,
-    ``max_concurrency``), as ``streamcue run`` passes them.
-    """
+               strategy_options: dict[str, Any], no_video: bool = False, concurrency: int = 1,
+               transport: str = "frames", frame_side: int | None = 448, frame_pixels: int | None = None,
+               jpeg_quality: int = 85, frame_label: str = "seconds", video_url: str = "data",
+               temperature: float | None = None, max_tokens: int | None = None, llm_retries: int = 4,
+               llm_backoff_s: float = 0.5) -> dict[str, Any]:
+    """The replay command's work, shared by ``replay`` and its deprecated alias; returns the report, with the
+    per-call samples under ``samples`` (also written to ``OUT/samples.jsonl``)."""
     import math
+
+    from streamcue.loaders.strategies.base import Transport
 
     from streamcue.errors import ConfigError, InputError
     from streamcue.io import read_jsonl, write_json, write_jsonl
@@ -215,6 +256,19 @@ def run_replay(*, records: Path, out: Path, strategy: str | None, memory: str, k
         raise ConfigError(f"--span must be clip or video, got {span!r}")
     if timing not in ("synchronous", "asynchronous"):
         raise ConfigError(f"--timing must be synchronous or asynchronous, got {timing!r}")
+    if concurrency < 1:
+        raise ConfigError(f"--concurrency must be at least 1, got {concurrency}")
+    if frame_side is not None and frame_side < 0 or frame_pixels is not None and frame_pixels < 4:
+        raise ConfigError("--frame-side must be >= 0 (0: full size) and --frame-pixels at least 4")
+    if not 1 <= jpeg_quality <= 100:
+        raise ConfigError(f"--jpeg-quality must be in 1-100, got {jpeg_quality}")
+    if llm_retries < 0 or not (math.isfinite(llm_backoff_s) and llm_backoff_s >= 0):
+        raise ConfigError("--llm-retries must be >= 0 and --llm-backoff-s a finite number >= 0")
+    if no_video and video_root is not None:
+        raise ConfigError("--no-video and --video-root contradict each other: give one")
+    sending = Transport(mode=transport, label=frame_label, video_url_form=video_url)
+    if sending.mode == "video_url" and video_root is None:
+        raise ConfigError("--transport video_url sends the clip itself: it needs --video-root")
     files = _record_files(records, kind)
     folder = records if records.is_dir() else records.parent
     videos = videos or folder / "videos.jsonl"
@@ -223,8 +277,8 @@ def run_replay(*, records: Path, out: Path, strategy: str | None, memory: str, k
     if records.is_dir():
         inputs.append(records)
     check_out_folder(out)
-    check_outputs([(out / "predictions.jsonl", "predictions"), (out / "replay_report.json", "report")], inputs,
-                  inside_inputs=True)
+    check_outputs([(out / "predictions.jsonl", "predictions"), (out / "replay_report.json", "report"),
+                   (out / "samples.jsonl", "samples")], inputs, inside_inputs=True)
 
     # read and validate every input before any call
     plays = []
@@ -266,48 +320,92 @@ def run_replay(*, records: Path, out: Path, strategy: str | None, memory: str, k
             if not paths[vid].is_file():
                 raise InputError(f"video file missing under the video root: {by_id[vid]['uri']}", file=videos,
                                  record=f"video_id={vid}", field="$.uri")
-        frames = FrameSource(paths, fps=fps)
+        frames = FrameSource(paths, fps=fps, side=frame_side or None, quality=jpeg_quality, pixels=frame_pixels,
+                             keep=1)
 
     needs_endpoint = memory == "OASIS" or any(STRATEGIES[p[4]].needs_endpoint for p in plays)
     settings = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured,
-                                   **(llm_options or {})) if needs_endpoint else None
+                                   temperature=temperature, max_tokens=max_tokens, max_retries=llm_retries,
+                                   retry_base_s=llm_backoff_s, max_concurrency=max(4, concurrency)) \
+        if needs_endpoint else None
     policy = make_memory(memory, k=k, window_s=window_s, settings=settings, use_cache=not no_cache)
+    models = [make_strategy(name, settings, file_kind, protocol=protocol.name, use_cache=not no_cache, **options)
+              for file_kind, _, _, protocol, name, options in plays]  # every option checked before any call
+    if needs_endpoint and frames is None and not no_video:
+        raise ConfigError("no --video-root: the model would see no frames, only their times; pass --video-root "
+                          "DIR, or --no-video for a blind run (labelled blind in the report)")
     predictions: list[dict[str, Any]] = []
+    samples: list[dict[str, Any]] = []
     kinds: dict[str, Any] = {}
-    for file_kind, path, rows, protocol, name, options in plays:
-        model = make_strategy(name, settings, file_kind, protocol=protocol.name, use_cache=not no_cache, **options)
-        played, summary = play(rows, file_kind, strategy=model, protocol=protocol, memory=policy, k=k, fps=fps,
-                               window_s=window_s, history=history, span=span, durations=durations, frames=frames,
-                               timing=timing)
-        for prediction in played:
-            validate(prediction, f"{file_kind}_prediction")
-        predictions += played
-        reported = {option.name for option in STRATEGIES[name].options if option.report}
-        kinds[file_kind] = {
-            "records": path.name, "benchmark": protocol.name, "played": len(rows), "strategy": name,
-            "options": {key: value for key, value in options.items() if key in reported},
-            "replay": {"steps" if key == "calls" else key: value for key, value in summary.items()},
-            "endpoint": model.report() if hasattr(model, "report") else {}}
-    out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out / "predictions.jsonl", predictions)
+    card: dict[str, Any] | None = None
+    try:
+        for (file_kind, path, rows, protocol, name, options), model in zip(plays, models):
+            played, summary = play(rows, file_kind, strategy=model, protocol=protocol, memory=policy, k=k, fps=fps,
+                                   window_s=window_s, history=history, span=span, durations=durations,
+                                   frames=frames, timing=timing, concurrency=concurrency, transport=sending)
+            for prediction in played:
+                validate(prediction, f"{file_kind}_prediction")
+            predictions += played
+            samples += summary.pop("samples")
+            if card is None and hasattr(model, "client"):
+                card = model.client.model_card()
+            reported = {option.name for option in STRATEGIES[name].options if option.report}
+            kinds[file_kind] = {
+                "records": path.name, "benchmark": protocol.name, "played": len(rows), "strategy": name,
+                "options": {key: value for key, value in options.items() if key in reported},
+                "replay": {"steps" if key == "calls" else key: value for key, value in summary.items()},
+                "endpoint": model.report() if hasattr(model, "report") else {}}
+    finally:
+        if frames is not None:
+            frames.close()
+    blind = needs_endpoint and frames is None
+    without_pixels = sum(k_["replay"].get("frames_without_pixels", 0) for k_ in kinds.values())
+    unparseable = [u for k_ in kinds.values() for u in k_["replay"].get("unparseable_records", [])]
     report = {"records": records.name, "memory": memory, "k": k, "fps": fps, "window_s": window_s,
               "history": history or {p[0]: p[3].history for p in plays}, "span": span, "timing": timing,
-              "limit": limit, "kinds": kinds, "endpoint": _total(kind_report["endpoint"] for kind_report in
-                                                                 kinds.values()),
+              "limit": limit, "concurrency": concurrency, "blind": blind,
+              "frames": {"transport": sending.mode, "label": sending.label, "fps": fps, "k": k,
+                         "side": frame_side or None, "pixels": frame_pixels, "jpeg_quality": jpeg_quality,
+                         **({"video_url": sending.video_url_form} if sending.mode == "video_url" else {}),
+                         "without_pixels": without_pixels},
+              **({"llm": {"model": settings.model, "endpoint": settings.endpoint, "model_card": card,
+                          "structured": settings.structured, "temperature": settings.temperature,
+                          "max_tokens": settings.max_tokens, "retries": settings.max_retries,
+                          "backoff_s": settings.retry_base_s}} if settings is not None else {}),
+              "calls": len(samples), "cache_hits": sum(1 for s_ in samples if s_["cached"]),
+              "retries": sum(s_["retries"] for s_ in samples), "unparseable": len(unparseable),
+              "unparseable_records": unparseable,
+              "kinds": kinds, "endpoint": _total(kind_report["endpoint"] for kind_report in kinds.values()),
               **({"memory_calls": policy.report()} if hasattr(policy, "report") else {}),
               **({"videos_decoded": dict(frames.decoded)} if frames is not None else {})}
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / "predictions.jsonl", predictions)
+    write_jsonl(out / "samples.jsonl", samples)
     write_json(out / "replay_report.json", report)
     endpoint = report["endpoint"]
+    if blind:
+        console.err.print("warning: blind run (--no-video): the model saw no frames, only their times",
+                          markup=False)
+    if without_pixels:
+        console.err.print(f"warning: {without_pixels} frames were sent without pixels (past the end of a shorter "
+                          "video: only their time labels); counted in the report (frames.without_pixels)",
+                          markup=False)
+    if unparseable:
+        where = f"{settings.model} at {settings.endpoint}" if settings is not None else "the model"
+        ids = ", ".join(dict.fromkeys(str(u["record_id"]) for u in unparseable))
+        console.err.print(f"warning: {len(unparseable)} unparseable answers from {where}, recorded as wrong "
+                          f"answers (listed in replay_report.json): {ids[:300]}", markup=False)
     console.out.print(f"{len(predictions)} predictions ({', '.join(f'{len(p[2])} {p[0]}' for p in plays)}) "
                       f"written to {out / 'predictions.jsonl'}", markup=False)
     if endpoint:
         console.out.print(f"{endpoint.get('endpoint_calls', 0)} endpoint calls, {endpoint.get('cache_hits', 0)} cache "
-                          f"hits, {endpoint.get('prompt_tokens', 0)} prompt tokens, mean latency "
-                          f"{endpoint.get('latency_mean_s', 0.0):.3f} s", markup=False)
+                          f"hits, {endpoint.get('retries', 0)} retries, {endpoint.get('prompt_tokens', 0)} prompt "
+                          f"tokens, mean latency {endpoint.get('latency_mean_s', 0.0):.3f} s", markup=False)
     for key in ("malformed_lines", "out_of_range_lines"):
         if endpoint.get(key):
             console.out.print(f"{endpoint[key]} {key.replace('_', ' ')} in the model's answers (counted, skipped)",
                               markup=False)
+    return {**report, "samples": samples}
 
 
 def _total(reports: Any) -> dict[str, Any]:
@@ -342,6 +440,7 @@ def replay_benchmark_command(
     video_root: Annotated[Optional[Path], typer.Option(help="Folder the videos' uri fields are relative to; "
                                                              "without it frames carry only their times.")] = None,
     limit: Annotated[Optional[int], typer.Option(help="Play only the first N records in total.")] = None,
+    no_video: Annotated[bool, typer.Option("--no-video", help="Play without videos (a blind run).")] = False,
     llm_base_url: VisionBaseURL = None,
     llm_model: LLMModel = None,
     llm_structured: VisionStructured = "json_schema",
@@ -353,10 +452,11 @@ def replay_benchmark_command(
     """
     flags = [f"--window-s {window_s:g}" if window_s is not None else "", f"--history {history}", f"--k {k}",
              f"--memory {memory}" if memory != "SW+U" else "", f"--fps {fps:g}" if fps != 1.0 else "",
-             f"--video-root {video_root}" if video_root else "", f"--limit {limit}" if limit else ""]
+             f"--video-root {video_root}" if video_root else "", f"--limit {limit}" if limit else "",
+             "--no-video" if no_video else ""]
     print(f"streamcue replay-benchmark is deprecated and goes in the next release; run instead: streamcue replay "
           f"{records} --out {out} {' '.join(f for f in flags if f)}", file=sys.stderr)
     run_replay(records=records, out=out, strategy=None, memory=memory, k=k, fps=fps, window_s=window_s,
                history=history, benchmark=None, kind=None, videos=None, video_root=video_root, span="clip",
                timing="synchronous", limit=limit, llm_base_url=llm_base_url, llm_model=llm_model,
-               llm_structured=llm_structured, no_cache=no_cache, strategy_options={})
+               llm_structured=llm_structured, no_cache=no_cache, strategy_options={}, no_video=no_video)

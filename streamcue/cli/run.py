@@ -28,7 +28,9 @@ def run_command(
     out: Annotated[Path, typer.Option(help="The run folder: results.json, samples.jsonl, report.html, "
                                            "predictions.jsonl, replay_report.json, played/.")],
     video_root: Annotated[Optional[Path], typer.Option(
-        help="Folder the videos' uri fields are relative to; without it frames carry only their times.")] = None,
+        help="Folder the videos' uri fields are relative to (or --no-video).")] = None,
+    no_video: Annotated[bool, typer.Option("--no-video", help="A blind run: the model sees no frames, only their "
+                                                              "times (labelled blind in results.json).")] = False,
     videos: Annotated[Optional[Path], typer.Option(
         help="videos.jsonl with durations, uris and splits (default: the one beside RECORDS).")] = None,
     split: Annotated[Optional[str], typer.Option(help="Play only the records of this split's videos (train, "
@@ -75,7 +77,7 @@ def run_command(
 
     from streamcue.cli.replay import run_replay
     from streamcue.errors import ConfigError, mask_secrets
-    from streamcue.io import read_json, read_jsonl
+    from streamcue.io import read_jsonl
     from streamcue.llm import LLMSettings
     from streamcue.loaders.protocols import PROTOCOLS
     from streamcue.metrics.bootstrap import BootstrapSettings
@@ -99,19 +101,19 @@ def run_command(
     started = now()
     selection = select_records(records, benchmark, videos=videos, split=split, ids=wanted, limit=limit)
     write_played(out, selection)
-    llm_options = {"temperature": temperature, "max_tokens": max_tokens, "max_concurrency": concurrency}
-    run_replay(records=out / "played", out=out, strategy=strategy, memory=memory, k=k, fps=fps, window_s=window_s,
-               history=history, benchmark=benchmark, kind=None,
-               videos=out / "played" / "videos.jsonl" if selection.videos else None, video_root=video_root,
-               span="clip", timing="synchronous", limit=None, llm_base_url=llm_base_url, llm_model=llm_model,
-               llm_structured=llm_structured, no_cache=no_cache, strategy_options={}, llm_options=llm_options)
-    replay_report = read_json(out / "replay_report.json")
+    replay_report = run_replay(
+        records=out / "played", out=out, strategy=strategy, memory=memory, k=k, fps=fps, window_s=window_s,
+        history=history, benchmark=benchmark, kind=None,
+        videos=out / "played" / "videos.jsonl" if selection.videos else None, video_root=video_root, span="clip",
+        timing="synchronous", limit=None, llm_base_url=llm_base_url, llm_model=llm_model,
+        llm_structured=llm_structured, no_cache=no_cache, strategy_options={}, no_video=no_video,
+        concurrency=concurrency, temperature=temperature, max_tokens=max_tokens)
     predictions = read_jsonl(out / "predictions.jsonl")
     kinds = replay_report.get("kinds", {})
     protocol = PROTOCOLS[benchmark]
     try:
         settings: Any = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured,
-                                            **llm_options)
+                                            temperature=temperature, max_tokens=max_tokens)
     except ConfigError:  # a strategy without an endpoint (periodic)
         settings = None
     prompts = {kind: prompt_versions(protocol, [info["strategy"]], {kind: protocol.mode[kind]})
@@ -123,7 +125,7 @@ def run_command(
         "generation": {"temperature": temperature, "max_tokens": max_tokens, "concurrency": concurrency,
                        "structured": llm_structured, "cache": not no_cache},
         "frames": {"memory": memory, "k": k, "fps": fps, "window_s": window_s,
-                   "pixels": video_root is not None,
+                   "pixels": video_root is not None, "blind": bool(replay_report.get("blind")),
                    "frames_total": sum(v.get("replay", {}).get("frames_total", 0) for v in kinds.values()),
                    "frames_seen": sum(v.get("replay", {}).get("frames_seen", 0) for v in kinds.values())},
     }

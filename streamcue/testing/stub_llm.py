@@ -6,8 +6,11 @@ not a model: answers are computed by a ``responder`` function from the request. 
 responder grades judge prompts by token overlap and otherwise fills the requested JSON
 Schema with a deterministic instance.
 
-Fault injection for tests: :meth:`StubLLMServer.inject` queues HTTP errors or malformed
-answers for the next requests; ``api_key`` makes it refuse other keys with 401.
+Fault injection for tests: :meth:`StubLLMServer.inject` queues HTTP errors (``("status", 429)``,
+optionally with a ``Retry-After``: ``("status", (429, "0"))``) or malformed answers (``("content",
+"garbage")``) for the next requests; ``api_key`` makes it refuse other keys with 401. ``delay_s``
+makes every answer take that long (a slow model); ``card`` is the model's ``/v1/models`` entry
+(change it to play another model behind the same name).
 
 >>> with StubLLMServer() as server:                     # doctest: +SKIP
 ...     print(server.base_url)                          # http://127.0.0.1:PORT/v1
@@ -19,6 +22,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -93,10 +97,13 @@ class StubLLMServer:
     """Run the stub in a background thread; use as a context manager."""
 
     def __init__(self, responder: Responder = default_responder, *, api_key: str | None = None,
-                 model: str = "stub-model", port: int = 0) -> None:
+                 model: str = "stub-model", port: int = 0, delay_s: float = 0.0,
+                 card: dict[str, Any] | None = None) -> None:
         self.responder = responder
         self.api_key = api_key
         self.model = model
+        self.delay_s = delay_s
+        self.card = dict(card or {})
         self.requests: list[dict[str, Any]] = []
         self._faults: deque[tuple[str, Any]] = deque()
         self._lock = threading.Lock()
@@ -139,9 +146,11 @@ class StubLLMServer:
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
+            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(payload).encode()
                 self.send_response(status)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -154,7 +163,8 @@ class StubLLMServer:
 
             def do_GET(self) -> None:  # noqa: N802
                 if self.path.rstrip("/") == "/v1/models":
-                    self._send(200, {"object": "list", "data": [{"id": stub.model, "object": "model"}]})
+                    entry = {"id": stub.model, "object": "model", "created": int(time.time()), **stub.card}
+                    self._send(200, {"object": "list", "data": [entry]})
                 else:
                     self._send(404, {"error": {"message": "not found"}})
 
@@ -169,7 +179,11 @@ class StubLLMServer:
                 if not self._authorized():
                     return self._send(401, {"error": {"message": "invalid api key", "type": "invalid_request_error"}})
                 if fault and fault[0] == "status":
-                    return self._send(fault[1], {"error": {"message": f"injected {fault[1]}"}})
+                    code, after = fault[1] if isinstance(fault[1], tuple) else (fault[1], None)
+                    return self._send(code, {"error": {"message": f"injected {code}"}},
+                                      {"Retry-After": after} if after is not None else None)
+                if stub.delay_s:
+                    time.sleep(stub.delay_s)
                 try:
                     content = fault[1] if fault and fault[0] == "content" else stub.responder(body)
                 except Exception as exc:  # a responder that fails answers HTTP 500, like a crashed model server
