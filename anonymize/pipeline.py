@@ -6,16 +6,19 @@ see :class:`~streamcue.anonymize.detectors.CenterFaceDetector`), hiding runs in 
 the calling thread feeds the encoding ffmpeg process. Recall before precision:
 
 * a low detector threshold, boxes padded by ``pad`` of their size;
-* temporal dilation: a region found at time t is hidden from t - dilate_s to t + dilate_s,
-  which covers missed detections and motion blur;
-* a named detection schedule (``PRESETS``): frames looked at on every ``stride``-th frame at
-  ``max_side`` pixels (large faces), and at full size on every ``full_every``-th frame (small
-  faces); a frame between two looks also hides each face or plate at its position interpolated
-  between them (boxes paired by nearest centre), and the dilation window is at least
-  ``stride - 1`` frames;
-* the window's regions are merged per frame (one running count, :class:`WindowMask`) and each
-  merged region is pixelated once to a few blocks and smoothed, so hiding costs the same
-  however long the window and however many faces it holds.
+* a named detection schedule (``PRESETS``) in seconds, whatever the frame rate: faces looked
+  for every ``look_s`` at ``max_side`` pixels (large faces) and every ``full_s`` at full size
+  (small faces), plates every ``plate_s`` (0: every frame); :meth:`Anonymizer.plan` turns it
+  into frames for one video;
+* the camera's motion, measured on every frame (:class:`CameraMotion`), keeps boxes in scene
+  coordinates; each box found at a look is paired with the nearest box at the next look of its
+  kind or, when the detector missed it there, at a later one up to ``bridge_s`` on
+  (:class:`_Links`), and every frame between hides it at its interpolated position;
+* temporal dilation: a region found at time t is hidden from t - dilate_s to t + dilate_s
+  (moved with the camera), at least the gap between two looks;
+* what a frame must hide is merged into one mask (the window as one running count,
+  :class:`WindowMask`) and each merged region is pixelated once to a few blocks and smoothed,
+  so hiding costs the same however long the window and however many faces it holds.
 
 For many videos, ``streamcue anonymize DIR --engine ray`` runs one Ray Data task per file
 (:mod:`streamcue.anonymize.ray_engine`); each call is independent and writes its own output
