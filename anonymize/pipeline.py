@@ -6,16 +6,19 @@ see :class:`~streamcue.anonymize.detectors.CenterFaceDetector`), hiding runs in 
 the calling thread feeds the encoding ffmpeg process. Recall before precision:
 
 * a low detector threshold, boxes padded by ``pad`` of their size;
-* temporal dilation: a region found at time t is hidden from t - dilate_s to t + dilate_s,
-  which covers missed detections and motion blur;
-* a named detection schedule (``PRESETS``): frames looked at on every ``stride``-th frame at
-  ``max_side`` pixels (large faces), and at full size on every ``full_every``-th frame (small
-  faces); a frame between two looks also hides each face or plate at its position interpolated
-  between them (boxes paired by nearest centre), and the dilation window is at least
-  ``stride - 1`` frames;
-* the window's regions are merged per frame (one running count, :class:`WindowMask`) and each
-  merged region is pixelated once to a few blocks and smoothed, so hiding costs the same
-  however long the window and however many faces it holds.
+* a named detection schedule (``PRESETS``) in seconds, whatever the frame rate: faces looked
+  for every ``look_s`` at ``max_side`` pixels (large faces) and every ``full_s`` at full size
+  (small faces), plates every ``plate_s`` (0: every frame); :meth:`Anonymizer.plan` turns it
+  into frames for one video;
+* the camera's motion, measured on every frame (:class:`CameraMotion`), keeps boxes in scene
+  coordinates; each box found at a look is paired with the nearest box at the next look of its
+  kind or, when the detector missed it there, at a later one up to ``bridge_s`` on
+  (:class:`_Links`), and every frame between hides it at its interpolated position;
+* temporal dilation: a region found at time t is hidden from t - dilate_s to t + dilate_s
+  (moved with the camera), at least the gap between two looks;
+* what a frame must hide is merged into one mask (the window as one running count,
+  :class:`WindowMask`) and each merged region is pixelated once to a few blocks and smoothed,
+  so hiding costs the same however long the window and however many faces it holds.
 
 For many videos, ``streamcue anonymize DIR --engine ray`` runs one Ray Data task per file
 (:mod:`streamcue.anonymize.ray_engine`); each call is independent and writes its own output
@@ -41,12 +44,13 @@ from streamcue.anonymize.detectors import make_face_detector, make_plate_detecto
 from streamcue.video import FrameWriter, ffmpeg_exe, ffmpeg_version, probe, read_frames
 from streamcue.anonymize.report import REPORT_FORMAT, anonymization_status, sha256_file
 from streamcue.errors import ConfigError, InputError
+from streamcue.extras import require
 from streamcue.interrupt import EXIT_SIGTERM, Terminated, on_interrupt
 from streamcue.io import write_json
 from streamcue.progress import track
 from streamcue.version import __version__
 
-__all__ = ["VIDEO_SUFFIXES", "PRESETS", "DEFAULT_PRESET", "AnonymizeConfig", "FrameResult", "Anonymizer",
+__all__ = ["VIDEO_SUFFIXES", "PRESETS", "DEFAULT_PRESET", "AnonymizeConfig", "Schedule", "FrameResult", "Anonymizer",
            "interpolate", "output_paths", "anonymize_video", "find_videos", "anonymize_many"]
 
 
@@ -55,15 +59,16 @@ VIDEO_SUFFIXES = (".mp4", ".mov", ".mkv", ".avi", ".webm", ".m4v", ".mpg", ".mpe
 
 PRESETS: dict[str, dict[str, Any]] = {
     # every frame at full size, plates too: the most CenterFace and the cascade can find
-    "thorough": {"max_side": None, "stride": 1, "full_every": 0, "plate_max_side": None, "plate_step": 1.05,
-                 "plates_at_full_only": False, "pad": 0.25, "dilate_s": 0.2},
-    # every frame at 640 px (large faces), every 2nd at full size (small faces); plates on every frame
-    "balanced": {"max_side": 640, "stride": 1, "full_every": 2, "plate_max_side": None, "plate_step": 1.1,
-                 "plates_at_full_only": False, "pad": 0.25, "dilate_s": 0.2},
-    # every 2nd frame at 640 px, every 6th at full size (small faces, plates); boxes carried between looks
-    # (interpolated), padded and dilated more
-    "fast": {"max_side": 640, "stride": 2, "full_every": 6, "plate_max_side": None, "plate_step": 1.1,
-             "plates_at_full_only": True, "pad": 0.35, "dilate_s": 0.3},
+    "thorough": {"max_side": None, "look_s": 0.0, "full_s": 0.0, "plate_s": 0.0, "plate_max_side": None,
+                 "plate_step": 1.05, "pad": 0.25, "dilate_s": 0.2},
+    # faces at 640 px 10 times a second (large faces), at full size 5 times a second (small faces),
+    # boxes carried between looks; plates on every frame; boxes padded 35 % (turned faces' boxes are narrow)
+    "balanced": {"max_side": 640, "look_s": 0.1, "full_s": 0.2, "plate_s": 0.0, "plate_max_side": None,
+                 "plate_step": 1.1, "pad": 0.35, "dilate_s": 0.2},
+    # faces at 640 px 5 times a second, at full size every 0.6 s; plates every 0.2 s; boxes interpolated
+    # between looks, padded and dilated more
+    "fast": {"max_side": 640, "look_s": 0.2, "full_s": 0.6, "plate_s": 0.2, "plate_max_side": None,
+             "plate_step": 1.1, "pad": 0.35, "dilate_s": 0.3},
 }
 DEFAULT_PRESET = "balanced"
 
@@ -78,21 +83,28 @@ class AnonymizeConfig:
     plate_threshold: float | None = None
     preset: str = DEFAULT_PRESET   # named detection schedule (see PRESETS); the fields below override it
     max_side: int | None = 640    # detect on frames scaled to this longest side (None: full size)
-    stride: int = 1               # detect on every stride-th frame
-    full_every: int = 2           # instead at full size on every full_every-th frame (0: never)
+    look_s: float = 0.1           # seconds between two looks for faces at max_side (0: every frame)
+    full_s: float = 0.2           # seconds between two looks at full size (small faces; 0: every look)
+    plate_s: float = 0.0          # seconds between two looks for plates (0: every frame)
+    stride: int | None = None     # frames between two looks at max_side (overrides look_s)
+    full_every: int | None = None  # frames between two looks at full size (overrides full_s; 0: never)
+    plate_every: int | None = None  # frames between two looks for plates (overrides plate_s)
     plate_max_side: int | None = None  # plates are looked for on frames scaled to this longest side
     plate_step: float = 1.1       # scale step of the plate cascade's search (smaller: finer, slower)
-    plates_at_full_only: bool = False  # with two sizes, look for plates on the full-size looks only
-    pad: float = 0.25             # face boxes grow by this share of their size on each side
+    pad: float = 0.35             # face boxes grow by this share of their size on each side
     plate_pad: float = 0.1
     dilate_s: float = 0.2         # seconds before and after a detection that stay hidden
+    bridge_s: float = 1.0         # a face or plate missed for up to this long is hidden where it was between
     keep_audio: bool = False
     crf: int = 18
     threads: int | None = None    # detector threads (None: the cores this process may use)
 
     def __post_init__(self) -> None:
-        if self.stride < 1 or self.full_every < 0 or self.dilate_s < 0 or self.pad < 0 or self.plate_pad < 0:
-            raise ConfigError("stride must be >= 1 and full_every, dilate_s, pad, plate_pad >= 0")
+        if (self.stride is not None and self.stride < 1) or (self.full_every is not None and self.full_every < 0) \
+                or (self.plate_every is not None and self.plate_every < 1) \
+                or min(self.look_s, self.full_s, self.plate_s, self.dilate_s, self.pad, self.plate_pad) < 0:
+            raise ConfigError("stride and plate_every must be >= 1 and full_every, look_s, full_s, plate_s, dilate_s, "
+                              "pad, plate_pad >= 0")
         if self.preset not in PRESETS:
             raise ConfigError(f"unknown preset {self.preset!r}; known: {', '.join(PRESETS)}")
 
@@ -103,6 +115,23 @@ class AnonymizeConfig:
             raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
         given = {k: v for k, v in overrides.items() if v is not None}
         return cls(preset=preset, **{**PRESETS[preset], **given})
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The detection schedule of one video, in frames (from the preset's seconds and the frame rate)."""
+
+    stride: int       # faces looked for on every stride-th frame (at max_side)
+    full_every: int   # at full size instead on every full_every-th frame (0: no second size)
+    plate_every: int  # plates looked for on every plate_every-th frame
+    window: int       # frames hidden on each side of a detection
+    fps: float
+
+    def looks(self, i: int, last: bool = False) -> tuple[bool, bool, bool]:
+        """(faces, at full size, plates) for frame ``i``; the last frame is always looked at."""
+        full = bool(self.full_every) and (i % self.full_every == 0 or last)
+        faces = full or i % self.stride == 0 or last
+        return faces, full, i % self.plate_every == 0 or last
 
 
 @dataclass
@@ -119,8 +148,87 @@ class _Detected:
     index: int
     frame: np.ndarray
     faces: np.ndarray | None = None   # padded boxes; None: not looked at
-    plates: np.ndarray | None = None
+    plates: np.ndarray | None = None  # None: not looked at
     full: bool = False                # looked at full size (small faces too)
+    camera: tuple[float, float] = (0.0, 0.0)  # where the camera is, in pixels from where it was at frame 0
+
+
+class CameraMotion:
+    """The camera's path, frame to frame, from phase correlation of small grey copies (about
+    1 ms a frame): with it, a region found on one frame is carried to where it is on another
+    even while the camera pans or shakes."""
+
+    def __init__(self, side: int = 320) -> None:
+        self._cv2 = require("cv2", "anonymize", "opencv-python")
+        self.side = side
+        self._previous: np.ndarray | None = None
+        self._window: np.ndarray | None = None
+        self.position = np.zeros(2)
+
+    def update(self, frame: np.ndarray) -> tuple[float, float]:
+        cv2 = self._cv2
+        h, w = frame.shape[:2]
+        scale = min(1.0, self.side / max(h, w))
+        small = cv2.resize(frame, (max(8, round(w * scale)), max(8, round(h * scale))), interpolation=cv2.INTER_AREA)
+        grey = np.float32(cv2.cvtColor(small, cv2.COLOR_BGR2GRAY))
+        if self._previous is not None:
+            if self._window is None:
+                self._window = cv2.createHanningWindow(grey.shape[::-1], cv2.CV_32F)
+            (dx, dy), response = cv2.phaseCorrelate(self._previous, grey, self._window)
+            if response > 0.05 and abs(dx) < grey.shape[1] / 3 and abs(dy) < grey.shape[0] / 3:
+                self.position -= np.array([dx, dy]) / scale  # the picture moved by (dx, dy): the camera the other way
+        self._previous = grey
+        return float(self.position[0]), float(self.position[1])
+
+
+class _Links:
+    """The looks of one kind (faces at any size, at full size, plates) in scene coordinates (frame
+    pixels plus the camera's position), and for each box the box it continues as in a later look:
+    the next look, or, when the detector missed it there, a later one up to ``gap`` frames on."""
+
+    def __init__(self, gap: int, fps: float) -> None:
+        self.gap, self.fps = gap, fps
+        self.looks: deque[tuple[int, np.ndarray, list]] = deque()  # index, scene boxes (N, 4), link per box
+
+    def add(self, index: int, boxes: np.ndarray, camera: tuple[float, float]) -> None:
+        scene = np.asarray(boxes[:, :4], np.float64) + np.tile(camera, 2)
+        taken = np.zeros(len(scene), bool)
+        centres = (scene[:, :2] + scene[:, 2:]) / 2
+        for p, old, links in reversed(self.looks):  # the latest look first, then boxes lost since then
+            if index - p > self.gap or taken.all():
+                break
+            reach = max(1.0, 5.0 * (index - p) / self.fps)  # up to 5 box sizes a second
+            for i in range(len(old)):
+                if links[i] is not None:
+                    continue
+                size = max(old[i, 2] - old[i, 0], old[i, 3] - old[i, 1])
+                dist = np.linalg.norm(centres - (old[i, :2] + old[i, 2:]) / 2, axis=1)
+                dist[taken] = np.inf
+                k = int(np.argmin(dist)) if len(dist) else -1
+                if k >= 0 and dist[k] <= reach * size:
+                    links[i] = (index, scene[k])
+                    taken[k] = True
+        self.looks.append((index, scene, [None] * len(scene)))
+
+    def at(self, j: int, camera: tuple[float, float]) -> np.ndarray:
+        """Boxes (frame pixels) interpolated on frame ``j`` from every link that spans it."""
+        while self.looks and self.looks[0][0] < j - self.gap:
+            self.looks.popleft()
+        out = []
+        for p, old, links in self.looks:
+            if p >= j:
+                break
+            for i, link in enumerate(links):
+                if link is not None and link[0] > j:
+                    w = (j - p) / (link[0] - p)
+                    out.append(old[i] * (1 - w) + link[1] * w)
+        if not out:
+            return np.zeros((0, 4), np.int32)
+        return np.round(np.asarray(out) - np.tile(camera, 2)).astype(np.int32)
+
+
+def _every(seconds: float, fps: float) -> int:
+    return max(1, round(seconds * fps)) if seconds > 0 else 1
 
 
 class Anonymizer:
@@ -133,120 +241,150 @@ class Anonymizer:
                                        threads=o.threads)
         self.plate = make_plate_detector(o.plate, model=o.plate_model, threshold=o.plate_threshold,
                                          max_side=o.plate_max_side, step=o.plate_step)
-        self._full = o.full_every if o.full_every and o.max_side and hasattr(self.face, "detect_at") else 0
+        self._two_sizes = bool(o.max_side and hasattr(self.face, "detect_at"))
+
+    def plan(self, fps: float) -> Schedule:
+        """The schedule in frames at ``fps``: the preset's seconds, or the frame overrides."""
+        o = self.options
+        stride = o.stride if o.stride is not None else _every(o.look_s, fps)
+        full = o.full_every if o.full_every is not None else _every(o.full_s, fps)
+        full = full if self._two_sizes else 0
+        plates = o.plate_every if o.plate_every is not None else _every(o.plate_s, fps)
+        window = max(int(np.ceil(o.dilate_s * fps - 1e-9)), stride - 1)
+        return Schedule(stride, full, plates, window, fps)
 
     def window(self, fps: float) -> int:
         """Frames hidden on each side of a detection."""
-        return max(int(np.ceil(self.options.dilate_s * fps - 1e-9)), self.options.stride - 1)
+        return self.plan(fps).window
 
     def describe(self) -> dict[str, Any]:
         def one(det: Any) -> Any:
             return None if det is None else {"name": det.name, "version": det.version, "settings": det.settings}
         return {"face": one(self.face), "plate": one(self.plate)}
 
-    def schedule(self) -> dict[str, Any]:
-        """The detection schedule as the report states it."""
-        o = self.options
-        return {"preset": o.preset, "stride": o.stride, "max_side": o.max_side, "full_every": self._full,
-                "plate_max_side": o.plate_max_side, "plate_step": o.plate_step,
-                "plates_at_full_only": bool(o.plates_at_full_only and self._full)}
+    def schedule(self, fps: float = 10.0) -> dict[str, Any]:
+        """The detection schedule as the report states it: the preset's seconds and, at ``fps``, frames."""
+        o, plan = self.options, self.plan(fps)
+        return {"preset": o.preset, "max_side": o.max_side, "look_s": o.look_s, "full_s": o.full_s,
+                "plate_s": o.plate_s, "stride": plan.stride, "full_every": plan.full_every,
+                "plate_every": plan.plate_every, "plate_max_side": o.plate_max_side, "plate_step": o.plate_step}
 
-    def _look(self, item: _Detected, full: bool) -> _Detected:
+    def _look(self, item: _Detected, faces: bool, full: bool, plates: bool) -> _Detected:
         frame = item.frame
         h, w = frame.shape[:2]
-        if self.face is None:
-            faces = np.zeros((0, 5))
-        else:
-            faces = self.face.detect_at(frame, None) if full and self._full else self.face.detect(frame)
-        skip_plates = self.options.plates_at_full_only and self._full and not full
-        plates = self.plate.detect(frame) if self.plate and not skip_plates else np.zeros((0, 5))
-        item.faces = pad_boxes(faces, self.options.pad, w, h)
-        item.plates = pad_boxes(plates, self.options.plate_pad, w, h)
-        item.full = full or not self._full
+        if faces:
+            if self.face is None:
+                found = np.zeros((0, 5))
+            else:
+                found = self.face.detect_at(frame, None) if full and self._two_sizes else self.face.detect(frame)
+            item.faces = pad_boxes(found, self.options.pad, w, h)
+            item.full = full or not self._two_sizes
+        if plates:
+            found = self.plate.detect(frame) if self.plate else np.zeros((0, 5))
+            item.plates = pad_boxes(found, self.options.plate_pad, w, h)
         return item
 
-    def detect(self, frames: Iterable[np.ndarray]) -> Iterator[_Detected]:
+    def detect(self, frames: Iterable[np.ndarray], fps: float = 10.0) -> Iterator[_Detected]:
         """Each frame with its detections when the schedule looks at it (the last frame always)."""
-        stride, full = self.options.stride, self._full
+        plan = self.plan(fps)
+        camera = CameraMotion()
         previous: _Detected | None = None
         for i, frame in enumerate(frames):
             if previous is not None:
                 yield previous
-            item = _Detected(i, frame)
-            if full and i % full == 0:
-                item = self._look(item, True)
-            elif i % stride == 0:
-                item = self._look(item, False)
-            previous = item
+            previous = self._look(_Detected(i, frame, camera=camera.update(frame)), *plan.looks(i))
         if previous is not None:  # the last frame is looked at (at full size with two sizes): nothing after it
-            yield previous if previous.full and previous.faces is not None else self._look(previous, bool(full))
+            faces, full, plates = plan.looks(previous.index, last=True)
+            yield self._look(previous, faces and not (previous.faces is not None and previous.full),
+                             full, plates and previous.plates is None)
 
     def process(self, frames: Iterable[np.ndarray], fps: float, *, overlap: bool = False) -> Iterator[FrameResult]:
         """Hidden frames in order, each with the mask of what was hidden and its detection counts.
 
         ``overlap`` runs detection in its own thread, ahead of hiding.
         """
-        detected = self.detect(frames)
+        detected = self.detect(frames, fps)
         return self.hide_frames(_prefetch(detected, 4) if overlap else detected, fps)
 
     def hide_frames(self, items: Iterable[_Detected], fps: float) -> Iterator[FrameResult]:
         """Hide what the +-window asks for in each frame: the union of the regions found in the
-        window (one running count, see :class:`WindowMask`) plus, on a frame between two
-        detections, each region at its position interpolated between them."""
-        d = self.window(fps)
-        ahead = max(d, self.options.stride - 1, self._full - 1)   # frames read before one is hidden
+        window (one running count, see :class:`WindowMask`) plus, on a frame between two looks of
+        one kind (faces at any size, faces at full size, plates), what that kind found at its
+        position interpolated between them; the frame is hidden once, with one mask."""
+        plan = self.plan(fps)
+        d = plan.window
+        gap = max(plan.stride, plan.full_every, plan.plate_every, round(self.options.bridge_s * fps))
+        ahead = max(d, gap)  # frames read before one is hidden
         pending: deque[_Detected] = deque()
-        looked: deque[_Detected] = deque()     # looked-at frames from j - d (or the last before it) on
-        full: deque[_Detected] = deque()       # full-size looks from the last one before j on
+        kinds = {"faces": _Links(gap, fps), "full": _Links(gap, fps), "plates": _Links(gap, fps)}
         added: deque[tuple[int, list]] = deque()
         window: WindowMask | None = None
-        last_added = -1
+        entered: deque[_Detected] = deque()     # frames with detections not yet added to the window
+        looks: deque[_Detected] = deque()       # frames with detections from j - d on (for a moving camera)
+        none = np.zeros((0, 4), np.int32)
 
-        def between(j: int, seq: deque[_Detected]) -> list:
-            before = [x for x in seq if x.index < j]
-            after = [x for x in seq if x.index > j]
-            if not before or not after:
-                return []
-            p, n = before[-1], after[0]
-            w = (j - p.index) / (n.index - p.index)
-            reach = max(1.0, (n.index - p.index) / 2)  # faces move further between looks far apart
-            return stamps(interpolate(p.faces, n.faces, w, reach), interpolate(p.plates, n.plates, w, reach))
+        def own(x: _Detected) -> tuple[np.ndarray, np.ndarray]:
+            return (x.faces if x.faces is not None else none), (x.plates if x.plates is not None else none)
 
         def emit(item: _Detected) -> FrameResult:
-            nonlocal window, last_added
-            j = item.index
+            nonlocal window
+            j, camera = item.index, item.camera
             if window is None:
                 window = WindowMask(item.frame.shape[:2])
-            for x in looked:
-                if last_added < x.index <= j + d:
-                    regions = stamps(x.faces, x.plates)
-                    window.add(regions)
-                    added.append((x.index, regions))
-                    last_added = x.index
+            while entered and entered[0].index <= j + d:
+                x = entered.popleft()
+                regions = stamps(*own(x))
+                window.add(regions)
+                added.append((x.index, regions))
             while added and added[0][0] < j - d:
                 window.remove(added.popleft()[1])
-            extra = [] if item.faces is not None else between(j, looked)
-            if self._full and not item.full:
-                extra += between(j, full)
-            mask = window.mask(extra)
-            while len(looked) > 1 and looked[1].index <= j - d:
-                looked.popleft()
-            while len(full) > 1 and full[1].index <= j:
-                full.popleft()
-            own = item.faces is not None
-            return FrameResult(hide(item.frame, mask), mask, len(item.faces) if own else 0,
-                               len(item.plates) if own else 0, own)
+            while looks and looks[0].index < j - d:
+                looks.popleft()
+            faces = [kinds["faces"].at(j, camera) if item.faces is None else none]
+            if plan.full_every and not item.full:
+                faces.append(kinds["full"].at(j, camera))
+            plates = [kinds["plates"].at(j, camera) if item.plates is None else none]
+            for x in looks:  # the window's regions where a moving camera has carried them
+                if x.index > j + d:
+                    break
+                shift = np.round(np.subtract(x.camera, camera)).astype(np.int32)
+                if np.abs(shift).max() > 2:
+                    f, q = own(x)
+                    faces.append(_moved(f, shift, item.frame.shape))
+                    plates.append(_moved(q, shift, item.frame.shape))
+            zero = np.zeros(2, np.int32)
+            mask = window.mask(stamps(_moved(np.concatenate(faces), zero, item.frame.shape),
+                                      _moved(np.concatenate(plates), zero, item.frame.shape)))
+            nf = len(item.faces) if item.faces is not None else 0
+            np_ = len(item.plates) if item.plates is not None else 0
+            return FrameResult(hide(item.frame, mask), mask, nf, np_, item.faces is not None)
 
         for item in items:
             if item.faces is not None:
-                looked.append(item)
+                kinds["faces"].add(item.index, item.faces, item.camera)
                 if item.full:
-                    full.append(item)
+                    kinds["full"].add(item.index, item.faces, item.camera)
+            if item.plates is not None:
+                kinds["plates"].add(item.index, item.plates, item.camera)
+            if item.faces is not None or item.plates is not None:
+                entered.append(item)
+                looks.append(item)
             pending.append(item)
             if len(pending) > ahead:
                 yield emit(pending.popleft())
         while pending:
             yield emit(pending.popleft())
+
+
+def _moved(boxes: np.ndarray, shift: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Boxes moved by ``shift`` (x, y), clipped to the frame; the empty ones dropped."""
+    if len(boxes) == 0:
+        return boxes
+    h, w = shape[:2]
+    out = boxes[:, :4] + np.tile(shift, 2)
+    out[:, [0, 2]] = out[:, [0, 2]].clip(0, w)
+    out[:, [1, 3]] = out[:, [1, 3]].clip(0, h)
+    return out[(out[:, 2] > out[:, 0]) & (out[:, 3] > out[:, 1])]
 
 
 def interpolate(a: np.ndarray, b: np.ndarray, w: float, reach: float = 1.0) -> np.ndarray:
@@ -365,7 +503,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
         "detectors": detectors,
         "settings": {"pad": options.pad, "plate_pad": options.plate_pad, "dilate_s": options.dilate_s,
                      "dilate_frames": anonymizer.window(info.fps),
-                     **anonymizer.schedule(),
+                     **anonymizer.schedule(info.fps),
                      "blur": "ellipse for faces; each merged region pixelated to 5 blocks + gaussian"},
         "detections": {"face": counts(face_counts), "plate": counts(plate_counts)},
         "hidden_share_mean": hidden_share / frames if frames else 0.0,

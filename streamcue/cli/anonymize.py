@@ -30,9 +30,10 @@ def anonymize(
                                                      "not_anonymized).")] = "haar",
     plate_model: Annotated[Optional[Path], typer.Option(help="Model file for the egoblur plate detector (or another "
                                                              "Haar cascade XML).")] = None,
-    preset: Annotated[str, typer.Option(help="Detection schedule: fast (every 2nd frame at 640 px, every 6th at "
-                                             "full size), balanced (every frame at 640 px, every 2nd at full size) "
-                                             "or thorough (every frame at full size). The report states "
+    preset: Annotated[str, typer.Option(help="Detection schedule, in seconds whatever the frame rate: fast (faces "
+                                             "at 640 px every 0.2 s, full size every 0.6 s, plates every 0.2 s), "
+                                             "balanced (faces every 0.1 s, full size every 0.2 s, plates every "
+                                             "frame) or thorough (every frame at full size). The report states "
                                              "it.")] = "balanced",
     max_side: Annotated[Optional[int], typer.Option(help="Override the preset: detect on frames scaled to this "
                                                          "longest side (0: full size).")] = None,
@@ -43,7 +44,7 @@ def anonymize(
     dilate: Annotated[Optional[float], typer.Option(help="Override the preset: seconds before and after a detection "
                                                          "that stay blurred (0.2; fast: 0.3).")] = None,
     pad: Annotated[Optional[float], typer.Option(help="Override the preset: grow face boxes by this share of their "
-                                                      "size on each side (0.25; fast: 0.35).")] = None,
+                                                      "size on each side (0.35; thorough: 0.25).")] = None,
     keep_audio: Annotated[bool, typer.Option("--keep-audio", help="Keep the audio track (dropped by default: voices "
                                                                   "identify people).")] = False,
     workers: Annotated[int, typer.Option(help="Videos processed in parallel (processes; with --engine ray and no "
