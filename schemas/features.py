@@ -169,7 +169,9 @@ def _refine(node: Codec, values: list[Any], path: str, json_paths: list[str], ke
     if node.form == "open" or (node.form == "json" and values and all(isinstance(v, dict) for v in values)):
         if not all(isinstance(v, dict) for v in values):
             return _json(node, path, json_paths)
-        names = list(node.props) + sorted({k for v in values for k in v} - set(node.props))
+        # a declared optional key that no record has is left out, so load_dataset's rows have no key the records lack
+        present = {k for v in values for k in v}
+        names = [n for n in node.props if n in present or node.props[n].required] + sorted(present - set(node.props))
         props = {}
         for name in names:
             sub = node.props.get(name) or node.extra or _ANY
