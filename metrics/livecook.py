@@ -279,7 +279,7 @@ def _check_plan_indices(gt: Mapping[str, dict], pred: str | Path) -> None:
             index = event.get("plan_index") if isinstance(event, Mapping) else None
             if index is not None and not 0 <= index < len(plan):
                 raise InputError(f"plan_index {index} is not a step of the plan ({len(plan)} steps, 0 to "
-                                 f"{len(plan) - 1})", file=pred, line=line, record=str(record["video_id"]),
+                                 f"{len(plan) - 1})", file=pred, line=line, record=f"video_id={record['video_id']}",
                                  field=f"events[{j}].plan_index")
 
 
