@@ -178,7 +178,7 @@ def build(config: Config, report: QuirkReport | None = None) -> Iterator[tuple[s
             raise InputError("duplicate id", file=file, record=rid, field="id")
         seen.add(item_id)
         task = field(item, "task", file, rid)
-        if task not in TASK_GROUP:
+        if not isinstance(task, str) or task not in TASK_GROUP:
             raise InputError(f"unknown task code {task!r}; OVO-Bench tasks: {', '.join(TASK_GROUP)}",
                              file=file, record=rid, field="task")
         uri = relative_uri(field(item, "video", file, rid), file, rid, "video")

@@ -169,6 +169,14 @@ def _options(question: dict[str, Any], file: Path, rid: str, report: QuirkReport
     return [o[m.end():] if m and m.group(1) == p else o for o, m, p in zip(kept, matches, positional)], positional
 
 
+def _optional_text(obj: dict[str, Any], key: str, file: Path, rid: str) -> str | None:
+    """A text field the records copy as it is: a string or absent/null, else refused naming the source."""
+    value = obj.get(key)
+    if value is not None and not isinstance(value, str):
+        raise InputError(f"expected text or null, got {type(value).__name__}", file=file, record=rid, field=key)
+    return value
+
+
 def _time(obj: Any, key: str, file: Path, rid: str, report: QuirkReport) -> float:
     return parse_time(field(obj, key, file, rid), file, rid, key, report)
 
@@ -198,7 +206,8 @@ def _record(subset: str, group: str, qid: str, video_key: str, turn: int, entry:
     common = {"video_id": video_id, "benchmark": "streamingbench", "task": task, "group": group,
               "paper_group": paper, "subset": subset, "question": text, "query_time_s": t_s,
               **({"clip": clip} if clip else {}),
-              "required_ability": question.get("required_ability"), "category": entry.get("video_categories"),
+              "required_ability": _optional_text(question, "required_ability", file, rid),
+              "category": _optional_text(entry, "video_categories", file, rid),
               "provenance": {"builder": "streamingbench", "version": __version__, "source": file.name},
               "verification": {"status": "unverified"}}
     if group == "proactive":
