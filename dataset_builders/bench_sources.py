@@ -10,6 +10,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from streamcue.errors import InputError
+from streamcue.finite import seconds_problem
+from streamcue.paths import uri_problem
 from streamcue.schemas import SCHEMA_VERSION
 
 __all__ = ["QuirkReport", "VideoIndex", "canonical", "parse_time", "video_id_of", "relative_uri", "video_record",
@@ -42,13 +44,30 @@ def option_letter(index: int) -> str:
 
 @dataclass
 class QuirkReport:
-    """Counts of every source quirk the build met and handled, with a few example ids each."""
+    """Counts of every source quirk the build met and handled, with a few example ids each.
+
+    :meth:`inconsistent` is the one rule for source data that no one can answer (a target before its
+    question, an unknown task, a probe about a step the item does not have): an error naming the source
+    file, record and field, or, with ``warn`` (``--warn-inconsistent``), a counted quirk and a warning line.
+    """
 
     sources: list[str] = field(default_factory=list)
     counts: Counter = field(default_factory=Counter)
     by_task: dict[str, Counter] = field(default_factory=dict)
     quirks: Counter = field(default_factory=Counter)
     examples: dict[str, list[str]] = field(default_factory=dict)
+    #: keep inconsistent source records (counted, with a warning each) instead of stopping the build
+    warn: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    def inconsistent(self, name: str, message: str, *, file: str | Path, record: str, field: str) -> None:
+        """Source data no one can answer: an :class:`InputError` naming ``file``, ``record`` and ``field``;
+        with :attr:`warn`, the quirk ``name`` counted and the same line kept in :attr:`warnings`."""
+        if not self.warn:
+            raise InputError(f"{message} (--warn-inconsistent keeps it, counted as {name})", file=file,
+                             record=record, field=field)
+        self.quirk(name, record)
+        self.warnings.append(str(InputError(message, file=file, record=record, field=field)))
 
     def quirk(self, name: str, record_id: str) -> None:
         self.quirks[name] += 1
@@ -63,7 +82,8 @@ class QuirkReport:
     def to_dict(self) -> dict[str, Any]:
         return {"sources": self.sources, "records": dict(self.counts),
                 "by_task": {g: dict(sorted(c.items())) for g, c in sorted(self.by_task.items())},
-                "quirks": dict(sorted(self.quirks.items())), "quirk_examples": dict(sorted(self.examples.items()))}
+                "quirks": dict(sorted(self.quirks.items())), "quirk_examples": dict(sorted(self.examples.items())),
+                "warnings": list(self.warnings)}
 
 
 def parse_time(value: Any, file: str | Path, record: str, name: str,
@@ -77,25 +97,35 @@ def parse_time(value: Any, file: str | Path, record: str, name: str,
     if isinstance(value, bool):
         raise InputError(f"expected a time, got {value!r}", file=file, record=record, field=name)
     if isinstance(value, (int, float)):
-        if value < 0 or value != value or value in (float("inf"), float("-inf")):
-            raise InputError(f"expected a time >= 0 s, got {value!r}", file=file, record=record, field=name)
-        return float(value)
-    if not isinstance(value, str) or not _CLOCK.match(value):
+        seconds = float(value)
+    elif not isinstance(value, str) or not _CLOCK.match(value):
         raise InputError(f"expected seconds or HH:MM:SS, got {value!r}", file=file, record=record, field=name)
-    if report is not None:
-        report.quirk("hms_time", record)
-        if not _HMS.match(value):
-            report.quirk("irregular_time", record)
-    return sum(float(part) * 60 ** i for i, part in enumerate(reversed(value.strip().split(":"))))
+    else:
+        if report is not None:
+            report.quirk("hms_time", record)
+            if not _HMS.match(value):
+                report.quirk("irregular_time", record)
+        seconds = sum(float(part) * 60 ** i for i, part in enumerate(reversed(value.strip().split(":"))))
+    problem = seconds_problem(seconds)
+    if problem:  # NaN, negative, or 1e308 (no duration in these benchmarks would catch it later)
+        raise InputError(problem, file=file, record=record, field=name)
+    return seconds
 
 
 def relative_uri(path: Any, file: str | Path, record: str, name: str) -> str:
-    """A video path as a relative POSIX path (``./`` dropped); absolute paths and ``..`` are refused."""
+    """A video path as a relative POSIX path (``./`` and doubled ``/`` dropped); refused, naming the source
+    file, record and field, unless it is a safe video ``uri`` (:func:`streamcue.paths.uri_problem`: no
+    absolute path, ``..``, scheme, drive, backslash or NUL), so that no bad path reaches the records."""
     clean = _relative(path) if isinstance(path, str) else None
     if clean is None:
         if not isinstance(path, str) or not path.strip():
             raise InputError(f"expected a video path, got {path!r}", file=file, record=record, field=name)
         raise InputError(f"video path {path!r} is not relative to a video root", file=file, record=record, field=name)
+    problem = uri_problem(clean)
+    if problem is None and "://" in clean:
+        problem = f"video path {path!r} is a URL, not a path under a video root"
+    if problem:
+        raise InputError(problem, file=file, record=record, field=name)
     return clean
 
 

@@ -32,6 +32,7 @@ from streamcue.dataset_builders.guidance_plan import Action, Mistake, group_acti
 from streamcue.dataset_builders.jitter import jitter_guidance
 from streamcue.dataset_builders.output import BuildReport
 from streamcue.errors import ConfigError, InputError
+from streamcue.finite import parse_csv_number
 from streamcue.prologue import input_path
 from streamcue.fields import field as _field
 from streamcue.fields import items as _items
@@ -122,10 +123,11 @@ def _load_durations(path: Path, inconsistent: _Inconsistency) -> dict[str, float
     durations: dict[str, float] = {}
     for lineno, row in enumerate(rows, start=2):
         try:
-            rid, duration = row["recording_id"], float(row["duration(sec)"])
+            rid, duration = row["recording_id"], parse_csv_number(row["duration(sec)"])
         except (KeyError, TypeError, ValueError):
-            raise InputError("expected columns recording_id and duration(sec) with a number", file=path,
-                             line=lineno) from None
+            raise InputError("expected columns recording_id and duration(sec) with a number (digits, one '.', "
+                             f"no '_'), got {row.get('duration(sec)')!r}", file=path, line=lineno,
+                             record=row.get("recording_id"), field="duration(sec)") from None
         if not math.isfinite(duration) or duration <= 0:
             raise InputError(f"duration {row['duration(sec)']!r} is not a positive finite number", file=path,
                              line=lineno, record=rid, field="duration(sec)")

@@ -49,6 +49,9 @@ LICENSE = "not redistributed: see the licence of the source dataset ({}) that OV
 @dataclass(frozen=True)
 class Config:
     annotations: Path = input_path("--annotations")
+    #: keep items no one can answer (an SSR probe about a step the item does not list), counted as quirks with a
+    #: warning each in the build report, instead of stopping the build
+    warn_inconsistent: bool = False
 
 
 def _provenance(source: str) -> dict[str, Any]:
@@ -106,7 +109,14 @@ def _probes(item: dict[str, Any], task: str, rid: str, file: Path, report: Quirk
             raise InputError(f"expected type 0 or 1, got {kind!r}", file=file, record=rid, field=where + "type")
         entry = {"t_s": t_s, "expected": "Yes" if kind == 1 else "No", "step": None}
         if task == "SSR":
-            entry["step"] = str(field(probe, "step", file, rid, where))
+            step = field(probe, "step", file, rid, where)
+            if not isinstance(step, str) or not step.strip():
+                raise InputError(f"expected a step text, got {step!r}", file=file, record=rid, field=where + "step")
+            steps = item.get("all_steps")
+            if isinstance(steps, list) and step not in steps:
+                report.inconsistent("probe_step_not_in_item", f"probe about the step {step!r}, which is not one of "
+                                    f"the item's {len(steps)} all_steps", file=file, record=rid, field=where + "step")
+            entry["step"] = step
         probes.append(entry)
     return probes
 
@@ -122,6 +132,11 @@ def _spans(item: dict[str, Any], starts: str, ends: str, texts: str | None, rid:
     for i, (s, e, text) in enumerate(zip(start, end, labels)):
         s_s = parse_time(s, file, rid, f"{starts}[{i}]", report)
         e_s = parse_time(e, file, rid, f"{ends}[{i}]", report)
+        if e_s < s_s:
+            raise InputError(f"span {i} ends at {e_s} s, before it starts ({s_s} s)", file=file, record=rid,
+                             field=f"{ends}[{i}]")
+        if text is not None and not isinstance(text, str):
+            raise InputError(f"expected a step text, got {text!r}", file=file, record=rid, field=f"{texts}[{i}]")
         spans.append({"start_s": s_s, "end_s": e_s, "text": text})
     return spans
 
@@ -148,6 +163,7 @@ def _active(item: dict[str, Any], task: str, rid: str, file: Path, report: Quirk
 def build(config: Config, report: QuirkReport | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield ``(kind, record)`` pairs for every item of the annotation file; fill ``report``."""
     report = report if report is not None else QuirkReport()
+    report.warn = config.warn_inconsistent
     file = Path(config.annotations)
     data = read_json(file)
     if not isinstance(data, list):
@@ -168,7 +184,7 @@ def build(config: Config, report: QuirkReport | None = None) -> Iterator[tuple[s
             raise InputError("duplicate id", file=file, record=rid, field="id")
         seen.add(item_id)
         task = field(item, "task", file, rid)
-        if task not in TASK_GROUP:
+        if not isinstance(task, str) or task not in TASK_GROUP:
             raise InputError(f"unknown task code {task!r}; OVO-Bench tasks: {', '.join(TASK_GROUP)}",
                              file=file, record=rid, field="task")
         uri = relative_uri(field(item, "video", file, rid), file, rid, "video")

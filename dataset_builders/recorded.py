@@ -33,7 +33,7 @@ from streamcue.io import iter_jsonl, read_json
 from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.frame_memory import Frame, select_frames
 from streamcue.paths import resolve_uri
-from streamcue.prologue import input_path, output_path
+from streamcue.prologue import check_numbers, input_path, output_path
 from streamcue.progress import track
 from streamcue.prompts import load_prompt
 from streamcue.schemas import check
@@ -68,6 +68,10 @@ class Config:
     use_cache: bool = True
     concurrency: int | None = None  # videos processed at once (default: llm.max_concurrency)
 
+    def __post_init__(self) -> None:  # before any video is anonymized or captioned
+        check_numbers(("--k", self.k, 1, None), ("--frame-side", self.frame_side, 16, 8192),
+                      ("--jpeg-quality", self.jpeg_quality, 1, 100), ("--concurrency", self.concurrency, 1, None))
+
 
 def read_tasks(path: Path) -> list[tuple[int | None, dict[str, Any]]]:
     """The tasks file (YAML list or JSONL), each entry checked against ``recorded_task``."""
@@ -77,6 +81,10 @@ def read_tasks(path: Path) -> list[tuple[int | None, dict[str, Any]]]:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise InputError("file not found", file=path) from None
+        except (IsADirectoryError, UnicodeDecodeError):
+            raise InputError("not a UTF-8 text file", file=path) from None
+        except RecursionError:
+            raise InputError("lists and mappings nested too deeply", file=path) from None
         except yaml.YAMLError as exc:
             raise InputError(f"not valid YAML ({str(exc).splitlines()[0]})", file=path) from None
         entries = data.get("tasks") if isinstance(data, dict) else data
@@ -88,7 +96,28 @@ def read_tasks(path: Path) -> list[tuple[int | None, dict[str, Any]]]:
     violations = [v for line, e in items for v in check(e, "recorded_task", file=str(path), line=line)]
     if violations:
         raise RecordValidationError(violations)
+    _refuse_repeats(items, path)
     return items
+
+
+def _refuse_repeats(items: list[tuple[int | None, dict[str, Any]]], path: Path) -> None:
+    """A task id given twice (a copied line, or a YAML alias ``- *task`` repeating one) or a video id naming two
+    different videos: refused when the tasks are read, before any video is anonymized or captioned."""
+    first: dict[str, str] = {}
+    video_of: dict[str, tuple[str, str]] = {}
+    for n, (line, task) in enumerate(items):
+        where = f"line {line}" if line is not None else f"task #{n + 1}"
+        tid = str(task["task_id"])
+        if tid in first:
+            raise InputError(f"task id repeated ({where}; first at {first[tid]}): each task is captioned once",
+                             file=path, line=line, record=f"task_id={tid}", field="task_id")
+        first[tid] = where
+        vid = _video_id(task)
+        if vid in video_of and video_of[vid][0] != task["video"]:
+            raise InputError(f"video id {vid!r} names {task['video']!r} here and {video_of[vid][0]!r} at "
+                             f"{video_of[vid][1]}: give each video its own video_id", file=path, line=line,
+                             record=f"task_id={tid}", field="video_id")
+        video_of.setdefault(vid, (task["video"], where))
 
 
 def _video_id(task: dict[str, Any]) -> str:

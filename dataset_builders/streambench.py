@@ -106,7 +106,7 @@ def _question(bp: Any, n: int, k: int, file: Path, report: StreamBenchReport) ->
     if kind != "open_ended":
         raise InputError(f"expected type 'open_ended', got {kind!r}", file=file, record=rid, field=where + "type")
     cls = required(bp, "class", file, rid, where)
-    if cls not in CLASSES:
+    if not isinstance(cls, str) or cls not in CLASSES:
         raise InputError(f"unknown class {cls!r}; StreamBench classes: {', '.join(CLASSES)}", file=file, record=rid,
                          field=where + "class")
     out = {}

@@ -36,7 +36,7 @@ from streamcue.io import read_json
 from streamcue.schemas import SCHEMA_VERSION
 from streamcue.version import __version__
 
-__all__ = ["Config", "build", "example_config", "iter_questions", "question_files", "PAPER_GROUP", "GROUPS"]
+__all__ = ["Config", "build", "example_config", "iter_questions", "question_files", "PAPER_GROUP", "GROUPS", "TASKS"]
 
 #: What ``streamcue build`` makes of this source and says of it (dataset_builders/registry.py reads these).
 MAKES = ("mc_question", "active_item", "video")
@@ -45,6 +45,17 @@ SUMMARY = "mc_question and active_item records from StreamingBench's question fi
 FIGURES = "QuirkReport"
 
 GROUPS = ("real", "omni", "sqa", "proactive")
+#: The task types of each count.py group, as named in the files (an unknown one stops the build, as in OVO-Bench;
+#: ``--warn-inconsistent`` keeps it as its own task, counted as ``unknown_task_type``).
+TASKS: dict[str, tuple[str, ...]] = {
+    "real": ("Object Recognition", "Attribute Recognition", "Clips Summarize", "Prospective Reasoning",
+             "Action Recognition", "Spatial Understanding", "Event Understanding", "Counting",
+             "Text-Rich Understanding", "Causal Reasoning"),
+    "omni": ("Misleading Context Understanding", "Source Discrimination", "Emotion Recognition",
+             "Anomaly Context Understanding", "Scene Understanding", "Multimodal Alignment"),
+    "sqa": ("Sequential Question Answering",),
+    "proactive": ("Proactive Output",),
+}
 CONTEXTUAL = ("Misleading Context Understanding", "Anomaly Context Understanding")
 #: The paper's three categories, by the count.py group (omni splits: CONTEXTUAL go to contextual).
 PAPER_GROUP = {"real": "real-time visual understanding", "omni": "omni-source understanding",
@@ -59,6 +70,9 @@ _CANONICAL_SPAN = re.compile(r"^\[\d+:\d\d:\d\d - \d+:\d\d:\d\d\]$")
 class Config:
     questions: Path = input_path("--questions", folder=True)
     subsets: tuple[str, ...] = ()  # empty: every questions_*.json of the folder
+    #: keep questions no one can answer (a proactive target before its question, an unknown task type), counted
+    #: as quirks with a warning each in the build report, instead of stopping the build
+    warn_inconsistent: bool = False
 
 
 def question_files(folder: Path, subsets: tuple[str, ...] = ()) -> list[tuple[str, Path]]:
@@ -161,6 +175,14 @@ def _options(question: dict[str, Any], file: Path, rid: str, report: QuirkReport
     return [o[m.end():] if m and m.group(1) == p else o for o, m, p in zip(kept, matches, positional)], positional
 
 
+def _optional_text(obj: dict[str, Any], key: str, file: Path, rid: str) -> str | None:
+    """A text field the records copy as it is: a string or absent/null, else refused naming the source."""
+    value = obj.get(key)
+    if value is not None and not isinstance(value, str):
+        raise InputError(f"expected text or null, got {type(value).__name__}", file=file, record=rid, field=key)
+    return value
+
+
 def _time(obj: Any, key: str, file: Path, rid: str, report: QuirkReport) -> float:
     return parse_time(field(obj, key, file, rid), file, rid, key, report)
 
@@ -172,6 +194,10 @@ def _record(subset: str, group: str, qid: str, video_key: str, turn: int, entry:
     task = field(question, "task_type", file, rid)
     if not isinstance(task, str) or not task:
         raise InputError(f"expected a task type, got {task!r}", file=file, record=rid, field="task_type")
+    if task not in TASKS[group]:
+        report.inconsistent("unknown_task_type", f"unknown task type {task!r} for a {group} question; "
+                            f"StreamingBench {group} tasks: {', '.join(TASKS[group])}", file=file, record=rid,
+                            field="task_type")
     uri = relative_uri(entry.get("video_path", question.get("video_path")), file, rid, "video_path")
     video_id = videos.add(uri)
     clip = _span(question.get("time", entry.get("time")), file, rid, "time", report)
@@ -186,11 +212,15 @@ def _record(subset: str, group: str, qid: str, video_key: str, turn: int, entry:
     common = {"video_id": video_id, "benchmark": "streamingbench", "task": task, "group": group,
               "paper_group": paper, "subset": subset, "question": text, "query_time_s": t_s,
               **({"clip": clip} if clip else {}),
-              "required_ability": question.get("required_ability"), "category": entry.get("video_categories"),
+              "required_ability": _optional_text(question, "required_ability", file, rid),
+              "category": _optional_text(entry, "video_categories", file, rid),
               "provenance": {"builder": "streamingbench", "version": __version__, "source": file.name},
               "verification": {"status": "unverified"}}
     if group == "proactive":
         gt_t = _time(question, "ground_truth_time_stamp", file, rid, report)
+        if gt_t < t_s:
+            report.inconsistent("target_before_question", f"the answer is due at {gt_t} s, before the question is "
+                                f"asked at {t_s} s", file=file, record=rid, field="ground_truth_time_stamp")
         if clip and gt_t > clip["end_s"]:
             report.quirk("target_after_clip", rid)
         output = field(question, "ground_truth_output", file, rid)
@@ -215,6 +245,7 @@ def _record(subset: str, group: str, qid: str, video_key: str, turn: int, entry:
 def build(config: Config, report: QuirkReport | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield ``(kind, record)`` pairs for every question of every file; fill ``report``."""
     report = report if report is not None else QuirkReport()
+    report.warn = config.warn_inconsistent
     videos = VideoIndex("streamingbench", LICENSE)
     out: list[tuple[str, dict[str, Any]]] = []
     for subset, path in question_files(config.questions, config.subsets):

@@ -51,6 +51,8 @@ from typing import Any
 
 import numpy as np
 
+from streamcue.errors import InputError
+from streamcue.io import iter_jsonl
 from streamcue.metrics.configs import LiveCookConfig
 from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import make_report, mean, read_pairs
@@ -269,9 +271,26 @@ def _undefined_notes(n_pred: int, n_true: int) -> list[str]:
     return notes
 
 
+def _check_plan_indices(gt: Mapping[str, dict], pred: str | Path) -> None:
+    """A predicted event's ``plan_index`` names a step of its recording's plan (``plan_index`` 999 on a
+    12-step plan would fall in no step's window and be scored as a miss without a word); checked where the
+    ground truth carries its plan, naming the prediction file, line, record and field."""
+    for line, record in iter_jsonl(pred):
+        plan = gt.get(record.get("video_id"), {}).get("plan")
+        if plan is None:
+            continue
+        for j, event in enumerate(record.get("events") or ()):
+            index = event.get("plan_index") if isinstance(event, Mapping) else None
+            if index is not None and not 0 <= index < len(plan):
+                raise InputError(f"plan_index {index} is not a step of the plan ({len(plan)} steps, 0 to "
+                                 f"{len(plan) - 1})", file=pred, line=line, record=f"video_id={record['video_id']}",
+                                 field=f"events[{j}].plan_index")
+
+
 def run(gt: str | Path, pred: str | Path, config: LiveCookConfig, context: EvalContext) -> dict:
     """Entry point of ``livecook`` (no judge): read and score."""
     gt_records, preds = read_pairs(gt, pred, "guidance")
+    _check_plan_indices(gt_records, pred)
     return evaluate_livecook(gt_records, preds, config, bertscore=context.bertscore,
                              bertscore_model=context.bertscore_model)
 

@@ -70,6 +70,10 @@ def quiet_offline() -> Iterator[None]:
             hub_constants.HF_HUB_OFFLINE = saved_flag
 
 
+#: A folder holds a sentence-transformers model when it has one of these.
+_MODEL_FILES = ("modules.json", "config_sentence_transformers.json", "config.json")
+
+
 def default_model_path() -> Path:
     env = os.environ.get("STREAMCUE_EMBEDDING_MODEL")
     if env:
@@ -96,6 +100,8 @@ class Embedder:
         path = Path(model_path) if model_path is not None else default_model_path()
         if not path.is_dir():
             raise ConfigError(f"{path}: not a sentence-transformers model folder")
+        if not any((path / name).is_file() for name in _MODEL_FILES):
+            raise ConfigError(f"{path}: not a sentence-transformers model folder (no {' or '.join(_MODEL_FILES)})")
         if importlib.util.find_spec("sentence_transformers") is None:  # the import itself (torch) is slow: later
             require("sentence_transformers", "embed", "sentence-transformers")
         self._path = path
@@ -105,7 +111,12 @@ class Embedder:
     def model(self) -> Any:
         st = require("sentence_transformers", "embed", "sentence-transformers")
         with quiet_offline():
-            return st.SentenceTransformer(str(self._path), device="cpu")
+            try:
+                return st.SentenceTransformer(str(self._path), device="cpu")
+            except Exception as exc:  # a damaged or foreign folder fails deep inside transformers, in many ways
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise ConfigError(f"{self._path}: cannot load this sentence-transformers model ({first[:200]})") \
+                    from None
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

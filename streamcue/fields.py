@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.errors import ConfigError, InputError
+from streamcue.finite import MAX_SECONDS
 
 __all__ = ["field", "seconds", "text", "items", "mapping", "unknown_name"]
 
@@ -26,6 +27,9 @@ def seconds(obj: Any, key: str, file: str | Path, record: str, where: str = "") 
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise InputError(f"expected a finite number of seconds, got {value!r}", file=file, record=record,
                          field=where + key)
+    if abs(value) > MAX_SECONDS:
+        raise InputError(f"{value!r} s is past any video (more than {MAX_SECONDS:.0f} s, one week)", file=file,
+                         record=record, field=where + key)
     return float(value)
 
 

@@ -13,7 +13,12 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["non_finite_path", "parse_json_float", "reject_json_constant", "NonFiniteNumber"]
+__all__ = ["non_finite_path", "parse_json_float", "reject_json_constant", "NonFiniteNumber", "MAX_SECONDS",
+           "seconds_problem", "parse_csv_number"]
+
+#: The longest time a source may give, in seconds (one week): no benchmark video is longer, and a time
+#: past it (``1e308``) in a benchmark without durations would be a question no one can ever reach.
+MAX_SECONDS = 7 * 24 * 3600.0
 
 
 class NonFiniteNumber(ValueError):
@@ -48,3 +53,26 @@ def non_finite_path(value: Any, path: str = "$") -> str | None:
             if found:
                 return found
     return None
+
+
+def seconds_problem(value: float) -> str | None:
+    """Why ``value`` is not a usable time on a video's timeline (negative, not finite, past a week), or None."""
+    if not math.isfinite(value):
+        return f"{value!r} is not a finite number of seconds"
+    if value < 0:
+        return f"expected a time >= 0 s, got {value!r}"
+    if value > MAX_SECONDS:
+        return f"{value!r} s is past any video (more than {MAX_SECONDS:.0f} s, one week)"
+    return None
+
+
+def parse_csv_number(text: str) -> float:
+    """A number from a CSV cell, as a person wrote it: ``float`` would read ``557.0_61`` as 557.061
+    (digit underscores), ``nan`` and ``1e999``; all three are refused with :class:`ValueError`."""
+    stripped = text.strip() if isinstance(text, str) else text
+    if not isinstance(stripped, str) or "_" in stripped:
+        raise ValueError(f"{text!r} is not a number")
+    value = float(stripped)
+    if not math.isfinite(value):
+        raise ValueError(f"{text!r} is not a finite number")
+    return value

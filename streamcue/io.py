@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import tempfile
@@ -14,7 +15,48 @@ from streamcue.errors import InputError
 from streamcue.finite import NonFiniteNumber, non_finite_path, parse_json_float, reject_json_constant
 
 __all__ = ["loads", "read_json", "iter_jsonl", "read_jsonl", "atomic_write", "write_jsonl", "write_json",
-           "dumps_record"]
+           "dumps_record", "MAX_DEPTH", "NestedTooDeep"]
+
+#: The deepest nesting of arrays and objects a JSON text may have. No source, record or prediction comes
+#: near it; a deeper one (``[[[[...]]]]`` 3,000 levels) would blow Python's recursion limit in the parser, the
+#: schema validator or the NaN check, so every reader refuses it here, naming the file.
+MAX_DEPTH = 100
+
+
+class NestedTooDeep(json.JSONDecodeError):
+    """A JSON text nested deeper than :data:`MAX_DEPTH` (a ``JSONDecodeError``, so callers that catch
+    those already report it as malformed JSON)."""
+
+    def __init__(self, doc: str | bytes = "") -> None:
+        super().__init__(f"arrays and objects nested more than {MAX_DEPTH} levels deep", str(doc)[:0], 0)
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether ``value`` nests lists and dicts deeper than :data:`MAX_DEPTH` (iterative: no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def _parse(text: str | bytes, **hooks: Any) -> Any:
+    """``json.loads`` under the finite-number and depth rules."""
+    try:
+        value = json.loads(text, parse_constant=reject_json_constant, parse_float=parse_json_float, **hooks)
+    except RecursionError:
+        raise NestedTooDeep(text) from None
+    if _too_deep(value):
+        raise NestedTooDeep(text)
+    return value
 
 
 def _open_text(path: Path) -> IO[str]:
@@ -50,8 +92,9 @@ def read_json(path: str | Path, on_duplicate: Callable[[str], None] | None = Non
 
     with _open_text(path) as fh:
         try:
-            return json.loads(fh.read(), parse_constant=reject_json_constant, parse_float=parse_json_float,
-                              object_pairs_hook=unique)
+            return _parse(fh.read(), object_pairs_hook=unique)
+        except NestedTooDeep as exc:
+            raise InputError(exc.msg, file=path) from None
         except json.JSONDecodeError as exc:
             raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", file=path, line=exc.lineno) from None
         except _DuplicateKey as exc:
@@ -70,8 +113,9 @@ class _DuplicateKey(ValueError):
 
 
 def loads(text: str | bytes) -> Any:
-    """``json.loads`` under the finite-number rule: NaN, Infinity and ``1e999`` are refused."""
-    return json.loads(text, parse_constant=reject_json_constant, parse_float=parse_json_float)
+    """``json.loads`` under the finite-number rule (NaN, Infinity and ``1e999`` are refused) and the depth rule
+    (nesting past :data:`MAX_DEPTH` is :class:`NestedTooDeep`, a ``JSONDecodeError``)."""
+    return _parse(text)
 
 
 def iter_jsonl(path: str | Path, on_error: Callable[[InputError], None] | None = None
@@ -96,6 +140,9 @@ def iter_jsonl(path: str | Path, on_error: Callable[[InputError], None] | None =
                     continue
                 try:
                     record = loads(line)
+                except NestedTooDeep as exc:
+                    bad(InputError(exc.msg, file=path, line=lineno))
+                    continue
                 except json.JSONDecodeError as exc:
                     bad(InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", file=path, line=lineno))
                     continue
@@ -117,6 +164,10 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     return [record for _, record in iter_jsonl(path)]
 
 
+#: What a write to a full or limited disk raises, without a file name.
+_DISK_ERRORS = {errno.EFBIG, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS}
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -129,6 +180,9 @@ def atomic_write(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
 
     An exception or a kill half-way leaves the old file (or no file) in place, never a
     half-written one.
+
+    A write that the file system refuses (a full disk, the file-size limit, a read-only folder) is an
+    :class:`OSError` that names ``path`` (the CLI prints it as one line), not a bare "File too large".
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -140,8 +194,14 @@ def atomic_write(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; give it the usual permissions
         os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if exc.filename is None and exc.errno in _DISK_ERRORS:  # a failed write names no file: name this one
+            raise type(exc)(exc.errno, exc.strerror or str(exc), str(path)) from None
+        raise
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
 

@@ -21,15 +21,17 @@ would be written to one output are all refused with a one-line :class:`~streamcu
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from streamcue.errors import ConfigError
 from streamcue.paths import check_out_folder, check_outputs
 
 __all__ = ["DeclaredPath", "DeclaredField", "input_path", "output_path", "option", "declared_inputs",
-           "declared_outputs", "declared_fields", "check_io", "check_config_io", "is_blank"]
+           "declared_outputs", "declared_fields", "check_io", "check_config_io", "is_blank", "check_numbers"]
 
 _KEY = "streamcue.io"
 
@@ -149,3 +151,21 @@ def is_blank(path: Path) -> bool:
             if chunk.strip():
                 return False
     return True
+
+
+def check_numbers(*rules: tuple[str, float | int | None, float | None, float | None]) -> None:
+    """Refuse, before any work, a numeric option that makes no sense: one line naming the option.
+
+    Each rule is ``(option, value, low, high)``: ``value`` (None: not given, accepted) must be a finite
+    number with ``low <= value <= high`` (a bound of None is open). ``--workers 0``, ``--frame-side 0``,
+    ``--pad-s inf`` or ``--confidence nan`` would otherwise run, then fail (or write nonsense) half-way.
+    """
+    for option, value, low, high in rules:
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ConfigError(f"{option} must be a finite number, got {value!r}")
+        if (low is not None and value < low) or (high is not None and value > high):
+            bounds = (f"between {low} and {high}" if low is not None and high is not None
+                      else f"at least {low}" if low is not None else f"at most {high}")
+            raise ConfigError(f"{option} must be {bounds}, got {value!r}")

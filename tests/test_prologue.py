@@ -195,9 +195,14 @@ RECORD_COMMANDS: dict[str, tuple[Callable[[Path, Path, Path], list], str, bool]]
                                        "--url", "http://127.0.0.1:9"], "interval_qa", False),
     "release build": (lambda f, d, o: ["release", "build", "--records", d, "--version", "1.0.0", "--out", o],
                       "interval_qa", True),
+    "replay": (lambda f, d, o: ["replay", f, "--out", o, "--video-root", d.parent, *DEAD_LLM], "interval_qa", False),
+    "replay-benchmark": (lambda f, d, o: ["replay-benchmark", f, "--out", o, "--video-root", d.parent, *DEAD_LLM],
+                         "mc_question", False),
 }
 #: commands that write nothing an input could be confused with
 NO_OUTPUT = {"validate", "annotate push"}
+#: the one extra line a deprecated command prints before it runs
+DEPRECATED = "streamcue replay-benchmark is deprecated"
 
 NAN_QA = json.dumps(dict(VALID["interval_qa"], verification={"status": "verified"})).replace(
     '"query_time_s": 1.0', '"query_time_s": NaN')
@@ -231,7 +236,7 @@ def test_record_commands_refuse_hostile_files(tmp_path, command, case):
     before = snapshot(tmp_path)
     code, _, err = cli(*make(target, target.parent, tmp_path / "out"))
     assert code == 2 and "Traceback" not in err, (code, err)
-    lines = err.strip().splitlines()
+    lines = [line for line in err.strip().splitlines() if not line.startswith(DEPRECATED)]
     if command == "validate":  # one line per violation, then the count
         assert lines and all(line.startswith((str(target), "error: ")) for line in lines), err
     else:
@@ -249,8 +254,99 @@ def test_record_commands_refuse_an_output_over_or_inside_an_input(tmp_path, comm
     if how == "symlink":
         out.symlink_to(anchor)
     before = snapshot(tmp_path)
-    one_line_error(cli(*make(target, target.parent, out)))
+    code, _, err = cli(*make(target, target.parent, out))
+    one_line_error((code, "", "\n".join(x for x in err.splitlines() if not x.startswith(DEPRECATED))))
     assert snapshot(tmp_path) == before
+
+
+# ---------------------------------------------------------------------------------------------
+# the command tree: every command is covered, or the test names the case it lacks
+
+
+def leaf_commands() -> dict[str, object]:
+    """Every command of ``streamcue`` (``build ego4d``, ``annotate push``, ...), walked from the click tree."""
+    found: dict[str, object] = {}
+
+    def walk(command, path):
+        subs = getattr(command, "commands", None)
+        if subs:
+            for name, sub in subs.items():
+                walk(sub, (*path, name))
+        elif path:
+            found[" ".join(path)] = command
+
+    walk(_command(), ())
+    return found
+
+
+def path_params(command) -> dict[str, bool]:
+    """Each parameter of ``command`` that takes a path (option name or argument name -> required)."""
+    return {(p.opts[0] if p.opts and p.opts[0].startswith("-") else p.name): p.required for p in command.params
+            if "Path" in str(getattr(getattr(p, "type_descriptor", None), "annotation", None))}
+
+
+OUTPUT_OPTIONS = ("--out", "--output")
+#: Commands the record table above does not run, each with the test that covers its hostile cases
+#: (output over or inside an input, broken files), or why no case applies.
+COVERED_ELSEWHERE = {
+    "demo": "test_demo_refuses_an_output_over_or_inside_its_annotations (below)",
+    "anonymize": "tests/test_anonymize.py and tests/test_hostile.py (videos, not record files)",
+    "annotate pull": "tests/test_annotation.py: reads a Label Studio server, --changes is written, never read",
+    "annotate status": "reads a Label Studio server only",
+    "release push": "tests/test_release.py: reads a built release folder (--dist), writes to the Hub",
+    "release diff": "test_release_diff_refuses_broken_folders (below); writes nothing",
+    "schema": "reads no file",
+    "ls": "reads no file",
+}
+
+
+def _covered() -> dict[str, str]:
+    covered = {f"build {name.replace('_', '-')}": "the builder tests above" for name in BUILDERS}
+    covered.update({c.split(" --")[0]: "RECORD_COMMANDS" for c in RECORD_COMMANDS})
+    covered.update(COVERED_ELSEWHERE)
+    return covered
+
+
+def test_every_command_is_covered_by_the_hostile_tests():
+    """A new command fails here, named, until RECORD_COMMANDS (or COVERED_ELSEWHERE, with its test) lists it."""
+    missing = sorted(set(leaf_commands()) - set(_covered()))
+    assert not missing, (f"commands with no hostile-input case: {missing}; add each to RECORD_COMMANDS in "
+                         "tests/test_prologue.py (empty file, truncated line, NaN, wrong kind, output over or "
+                         "inside an input), or to COVERED_ELSEWHERE naming the test that covers it")
+    stale = sorted(set(_covered()) - set(leaf_commands()))
+    assert not stale, f"hostile-test tables name commands that no longer exist: {stale}"
+
+
+@pytest.mark.parametrize("command", sorted(c for c in leaf_commands() if c.split(" ")[0] != "build"))
+def test_every_command_that_writes_a_file_refuses_it_over_an_input(command):
+    """Each command with an --out/--output and a path input has the output-over-input case run for it."""
+    params = path_params(leaf_commands()[command])
+    writes = [o for o in params if o in OUTPUT_OPTIONS]
+    reads = [o for o in params if o not in OUTPUT_OPTIONS]
+    if not (writes and reads):
+        return
+    ran = {c.split(" --")[0] for c in set(RECORD_COMMANDS) - NO_OUTPUT}
+    assert command in ran or command in COVERED_ELSEWHERE, (
+        f"`streamcue {command}` writes {writes} and reads {reads}: add it to RECORD_COMMANDS so that "
+        "test_record_commands_refuse_an_output_over_or_inside_an_input runs it")
+
+
+@pytest.mark.parametrize("how", ["equal", "inside"])
+def test_demo_refuses_an_output_over_or_inside_its_annotations(tmp_path, how):
+    annotations = _make_input(tmp_path / "cc4d", True)
+    out = annotations if how == "equal" else annotations / "out"
+    before = snapshot(tmp_path)
+    one_line_error(cli("demo", "--annotations", annotations, "--out", out))
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_release_diff_refuses_broken_folders(tmp_path, case):
+    old = tmp_path / "old"
+    old.mkdir()
+    _write(old / "interval_qa.jsonl", HOSTILE[case]("interval_qa"))
+    code, _, err = cli("release", "diff", old, old)
+    assert code == 2 and "Traceback" not in err, (code, err)
 
 
 SOURCE_FAULTS = {"empty file": "", "truncated": '{"videos": [{"video_uid": "a", "segm', "NaN": '{"videos": [NaN]}\n',

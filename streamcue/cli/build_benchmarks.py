@@ -23,12 +23,19 @@ def _build(name: str, config: Any, out: Path) -> None:
     quirks = ", ".join(f"{n} {name}" for name, n in summary["quirks"].items()) or "none"
     counts = ", ".join(f"{n} {kind}" for kind, n in sorted(result.counts.items()))
     console.out.print(f"wrote {counts} to {out} (quirks: {quirks}; see build_report.json)")
+    for line in summary.get("warnings", []):
+        console.err.print(f"warning: {line}", markup=False, soft_wrap=True)
+
+
+_WARN = typer.Option("--warn-inconsistent", help="Keep source records no one can answer (a target before its "
+                     "question, an unknown task, a probe about a missing step): counted as quirks, each a warning.")
 
 
 def build_ovo_bench(
     annotations: Annotated[Path, typer.Option(help="OVO-Bench's data/ovo_bench_new.json.")],
     out: Annotated[Path, typer.Option(
         help="Output folder: mc_question.jsonl, active_item.jsonl, videos.jsonl, build_report.json.")],
+    warn_inconsistent: Annotated[bool, _WARN] = False,
 ) -> None:
     """Convert OVO-Bench: backward and real-time questions to mc_question, forward REC/SSR/CRR to active_item.
 
@@ -41,7 +48,7 @@ def build_ovo_bench(
     """
     from streamcue.dataset_builders import ovo_bench
 
-    _build("ovo-bench", ovo_bench.Config(annotations), out)
+    _build("ovo-bench", ovo_bench.Config(annotations, warn_inconsistent), out)
 
 
 def build_streamingbench(
@@ -50,6 +57,7 @@ def build_streamingbench(
         help="Output folder: mc_question.jsonl, active_item.jsonl, videos.jsonl, build_report.json.")],
     subset: Annotated[Optional[list[str]], typer.Option(
         help="Convert only questions_<SUBSET>.json (repeatable), e.g. real, sqa, proactive.")] = None,
+    warn_inconsistent: Annotated[bool, _WARN] = False,
 ) -> None:
     """Convert StreamingBench: real, omni and SQA questions to mc_question, proactive ones to active_item.
 
@@ -62,6 +70,6 @@ def build_streamingbench(
     """
     from streamcue.dataset_builders import streamingbench
 
-    _build("streamingbench", streamingbench.Config(questions, tuple(subset or ())), out)
+    _build("streamingbench", streamingbench.Config(questions, tuple(subset or ()), warn_inconsistent), out)
 
 

@@ -56,7 +56,8 @@ def verify_evidence(
     from streamcue.errors import RecordValidationError
     from streamcue.io import iter_jsonl, write_json, write_jsonl
     from streamcue.llm import LLMClient, LLMSettings
-    from streamcue.prologue import check_io
+    from streamcue.finite import non_finite_path
+    from streamcue.prologue import check_io, check_numbers
     from streamcue.loaders import video_path
     from streamcue.loaders.frames import SpanFrames
     from streamcue.progress import track
@@ -64,6 +65,9 @@ def verify_evidence(
 
     if kind not in EVIDENCE_KINDS:
         raise ConfigError(f"verify-evidence checks {', '.join(EVIDENCE_KINDS)} records, not {kind!r}")
+    check_numbers(("--concurrency", concurrency, 1, None), ("--max-rounds", max_rounds, 1, None),
+                  ("--confidence", confidence, 0, 1), ("--pad-s", pad_s, 0, None),
+                  ("--max-frames", max_frames, 1, None), ("--frame-side", frame_side, 16, 8192))
     videos = videos or records.parent / "videos.jsonl"
     target = out / f"{kind}.jsonl"
     check_io({target: "--out", out / "evidence_report.json": "--out"}, [records, videos], out_folder=out)
@@ -98,6 +102,10 @@ def verify_evidence(
         client, config, concurrency=concurrency,
         progress=lambda it: track(it, "checking evidence", total=len(items)))
     report = {"records_file": records.name, **report}
+    bad = non_finite_path(report) or non_finite_path(checked)
+    if bad:  # refused before either file is written: never the records without their report
+        raise InputError("not a finite number in the evidence check's results", file=out / "evidence_report.json",
+                         field=bad)
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(target, checked)
     write_json(out / "evidence_report.json", report)

@@ -29,8 +29,10 @@ def validate(
 
         streamcue validate out/cc4d/guidance.jsonl --kind guidance
     """
+    from streamcue.prologue import check_numbers
     from streamcue.schemas import check_file
 
+    check_numbers(("--max-errors", max_errors, 0, None))
     report = check_file(file, kind, videos=videos)
     if report.ok:
         console.out.print(f"{file}: {report.records} {kind} records, all valid")
