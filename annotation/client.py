@@ -19,8 +19,8 @@ from typing import Any
 from streamcue.errors import ConfigError, ServiceError
 from streamcue.extras import require
 
-__all__ = ["label_config", "config_kind", "Server", "connect", "find_project", "project_for", "export_tasks",
-           "user_names", "ensure_local_storage"]
+__all__ = ["label_config", "config_kind", "Server", "server_url", "connect", "find_project", "project_for",
+           "export_tasks", "user_names", "ensure_local_storage"]
 
 
 _MARKER = re.compile(r"<!--\s*streamcue:(\w+):(v\d+)\s*-->")
@@ -104,11 +104,17 @@ class Server:
                                f"running?") from None
 
 
-def connect(url: str | None = None) -> Server:
-    sdk = require("label_studio_sdk", "annotation", "label-studio-sdk")
+def server_url(url: str | None = None) -> str:
+    """The Label Studio URL: ``url`` (``--url``) or ``$LABEL_STUDIO_URL``, without a trailing slash."""
     url = (url or os.environ.get("LABEL_STUDIO_URL") or "").rstrip("/")
     if not url:
         raise ConfigError("no Label Studio URL: pass --url or set LABEL_STUDIO_URL")
+    return url
+
+
+def connect(url: str | None = None) -> Server:
+    sdk = require("label_studio_sdk", "annotation", "label-studio-sdk")
+    url = server_url(url)
     token = os.environ.get("LABEL_STUDIO_API_KEY")
     if not token:
         raise ConfigError("no Label Studio token: set LABEL_STUDIO_API_KEY (Account & Settings > Access Token)")

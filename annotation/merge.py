@@ -22,7 +22,6 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from streamcue.annotation.agreement import AGREEMENT_FILE
 from streamcue.errors import ConfigError, InputError, RecordValidationError
 from streamcue.io import atomic_write, dumps_record, iter_jsonl, read_json, write_json
 from streamcue.schemas import ID_FIELDS, check_file
+from streamcue.staging import staged_folder
 
 __all__ = ["SAMPLES_FILE", "merge_into_build", "side_files"]
 
@@ -103,8 +103,7 @@ def merge_into_build(build: Path, out: Path, summary: Any, *, project: str, rule
         "states": dict(sorted(summary.states.items())), "decided_by": dict(sorted(summary.decided_by.items())),
         "replaced": replaced, "files": {"agreement": AGREEMENT_FILE, "samples": SAMPLES_FILE}}
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    with staged_folder(out) as tmp:
         shutil.copytree(build, tmp, dirs_exist_ok=True, copy_function=_link_or_copy, symlinks=True)
         target = tmp / FILE_NAMES[kind]
         target.unlink()
@@ -125,11 +124,5 @@ def merge_into_build(build: Path, out: Path, summary: Any, *, project: str, rule
             else:
                 data[kind] = figures
             write_json(path, data)
-        if out.exists():
-            out.rmdir()
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return entry
 

@@ -22,7 +22,7 @@ from typing import Any
 from streamcue.errors import ConfigError
 
 __all__ = ["EstpConfig", "VsasConfig", "LiveCookConfig", "ReasoningConfig", "OvoBenchConfig", "StreamingBenchConfig",
-           "load_config", "latest_version", "LATEST"]
+           "load_config", "latest_version", "check_int_at_least", "LATEST"]
 
 #: The version ``load_config`` (and ``streamcue evaluate``) uses when none is asked for. vsas and
 #: livecook moved to v2 on 2026-11-23 (a change of default behaviour: see each config's changelog).
@@ -92,8 +92,7 @@ class ReasoningConfig:
     scale_max: int = 3
 
     def __post_init__(self) -> None:
-        if not isinstance(self.scale_max, int) or isinstance(self.scale_max, bool) or self.scale_max < 2:
-            raise ConfigError(f"reasoning scale_max must be an integer >= 2, got {self.scale_max!r}")
+        check_int_at_least(self.scale_max, 2, "reasoning scale_max")
 
 
 @dataclass(frozen=True)
@@ -181,6 +180,12 @@ def load_config(name: str, version: int | None = None, **overrides: Any) -> Any:
         if value is not None:
             values[key] = _checked(name, key, types[key], value)
     return cls(**values)
+
+
+def check_int_at_least(value: Any, least: int, what: str) -> None:
+    """Refuse a config field that is not an integer (a boolean is not one) of at least ``least``."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < least:
+        raise ConfigError(f"{what} must be an integer >= {least}, got {value!r}")
 
 
 def _checked(config: str, key: str, kind: Any, value: Any) -> Any:

@@ -45,6 +45,7 @@ from typing import Any
 
 from streamcue.errors import ConfigError
 from streamcue.llm import LLMClient, LLMSettings, Request
+from streamcue.metrics.configs import check_int_at_least
 from streamcue.metrics.judges import JudgeRunner
 from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import make_report, read_pairs
@@ -78,8 +79,7 @@ class StreamBenchConfig:
     score_max: int = 5
 
     def __post_init__(self) -> None:
-        if not isinstance(self.score_max, int) or isinstance(self.score_max, bool) or self.score_max < 1:
-            raise ConfigError(f"streambench score_max must be an integer >= 1, got {self.score_max!r}")
+        check_int_at_least(self.score_max, 1, "streambench score_max")
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,8 @@ temporary folder and renamed into place, so a failed build leaves nothing behind
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +27,7 @@ from streamcue.schemas.features import Layout, encode, typed
 from streamcue.release.gates import REPORTS_DIR, check_published_reports, collect, scan_published
 from streamcue.release.manifest import MANIFEST, check_repo_id
 from streamcue.schemas import SCHEMA_VERSION
+from streamcue.staging import staged_folder
 from streamcue.version import __version__
 
 __all__ = ["ReleaseConfig", "parse_version", "build_release"]
@@ -103,8 +102,7 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
         raise InputError("annotation figures file not found", file=opts.annotation_figures)
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
-    try:
+    with staged_folder(out, suffix=".tmp") as tmp:
         files: dict[str, dict[str, str]] = {}
         rows: dict[str, dict[str, int]] = {}
         layouts: dict[str, Layout] = {}
@@ -162,12 +160,6 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
         }
         write_json(tmp / MANIFEST, manifest)
         scan_published(tmp)
-        if out.exists():
-            out.rmdir()
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return manifest
 
 

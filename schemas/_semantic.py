@@ -12,7 +12,7 @@ and returns ``(json_path, message)`` pairs.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from typing import Any
 
 from streamcue.registry import BENCHMARKS, SOURCES
@@ -78,6 +78,16 @@ def registered_benchmark(record: Mapping[str, Any], kind: str) -> Iterator[Probl
     if record["benchmark"] not in known:
         yield "$.benchmark", _unknown(record["benchmark"], known, f"the benchmarks of {kind} records in "
                                       "streamcue/registry.py")
+
+
+def _benchmark_duration(record: Mapping[str, Any], kind: str, durations: Durations
+                        ) -> Generator[Problem, None, float | None]:
+    """Yield the problems of a benchmark record's ``benchmark`` and ``video_id``; return its video's duration
+    (None when not known or not checked)."""
+    yield from registered_benchmark(record, kind)
+    duration, problems = _duration(record, durations)
+    yield from problems
+    return duration
 
 
 def check_video(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
@@ -213,9 +223,7 @@ CHECKS["dense_caption_minimal"] = check_dense_caption_minimal
 
 
 def check_mc_question(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
-    yield from registered_benchmark(record, "mc_question")
-    duration, problems = _duration(record, durations)
-    yield from problems
+    duration = yield from _benchmark_duration(record, "mc_question", durations)
     if record["answer"] >= len(record["options"]):
         yield "$.answer", f"answer index {record['answer']} is out of range ({len(record['options'])} options)"
     yield from _inside("$.query_time_s", record["query_time_s"], duration)
@@ -225,9 +233,7 @@ def check_mc_question(record: Mapping[str, Any], durations: Durations) -> Iterat
 
 
 def check_active_item(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
-    yield from registered_benchmark(record, "active_item")
-    duration, problems = _duration(record, durations)
-    yield from problems
+    duration = yield from _benchmark_duration(record, "active_item", durations)
     yield from _inside("$.query_time_s", record["query_time_s"], duration)
     probes, target = record["probes"], record.get("target")
     if record["benchmark"] == "ovo-bench" and not probes:
@@ -252,9 +258,7 @@ CHECKS["active_item"] = check_active_item
 
 
 def check_open_question(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
-    yield from registered_benchmark(record, "open_question")
-    duration, problems = _duration(record, durations)
-    yield from problems
+    duration = yield from _benchmark_duration(record, "open_question", durations)
     q, clip = record["query_time_s"], record.get("clip")
     yield from _asked_inside(record, duration)
     if clip:

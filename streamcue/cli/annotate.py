@@ -239,12 +239,11 @@ def annotate_setup(
     import os
     import shlex
 
+    from streamcue.annotation.client import server_url
     from streamcue.annotation.setup import setup, write_accounts
     from streamcue.errors import ConfigError
 
-    url = (url or os.environ.get("LABEL_STUDIO_URL") or "").rstrip("/")
-    if not url:
-        raise ConfigError("no Label Studio URL: pass --url or set LABEL_STUDIO_URL")
+    url = server_url(url)
     password = os.environ.get("LABEL_STUDIO_PASSWORD")
     if not password:
         raise ConfigError("no admin password: set LABEL_STUDIO_PASSWORD (never an option)")
