@@ -221,7 +221,7 @@ def test_the_commands_take_a_benchmark_that_is_only_its_files_and_one_registry_e
     assert cli("validate", gt, "--kind", "open_question")[0] == 0  # benchmark toybench: registered, so valid
     with StubLLMServer(answer_red) as server:
         code, out, err = cli("replay", tmp_path / "all", "--out", tmp_path / "run", "--llm-base-url",
-                             server.base_url, "--llm-model", "stub-vl")
+                             server.base_url, "--llm-model", "stub-vl", "--no-video")
     assert code == 0, err
     report = json.loads((tmp_path / "run" / "replay_report.json").read_text())
     assert report["kinds"]["open_question"]["played"] == 3

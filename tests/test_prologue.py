@@ -198,6 +198,7 @@ RECORD_COMMANDS: dict[str, tuple[Callable[[Path, Path, Path], list], str, bool]]
     "replay": (lambda f, d, o: ["replay", f, "--out", o, "--video-root", d.parent, *DEAD_LLM], "interval_qa", False),
     "replay-benchmark": (lambda f, d, o: ["replay-benchmark", f, "--out", o, "--video-root", d.parent, *DEAD_LLM],
                          "mc_question", False),
+    "run": (lambda f, d, o: ["run", "estp", f, "--out", o, "--video-root", d.parent, *DEAD_LLM], "interval_qa", False),
 }
 #: commands that write nothing an input could be confused with
 NO_OUTPUT = {"validate", "annotate push"}
@@ -293,8 +294,12 @@ COVERED_ELSEWHERE = {
     "anonymize": "tests/test_anonymize.py and tests/test_hostile.py (videos, not record files)",
     "annotate pull": "tests/test_annotation.py: reads a Label Studio server, --changes is written, never read",
     "annotate status": "reads a Label Studio server only",
+    "annotate setup": "tests/test_annotation_setup.py: reads no record file, talks to a Label Studio server; "
+                      "--accounts is a new file written with mode 600",
     "release push": "tests/test_release.py: reads a built release folder (--dist), writes to the Hub",
     "release diff": "test_release_diff_refuses_broken_folders (below); writes nothing",
+    "compare": "tests/test_run.py::test_run_ovo_and_streamingbench_write_a_run_folder_rerun_from_cache_and_compare "
+               "(--output inside a run folder) and test_run_refuses_with_one_line (not a run folder)",
     "schema": "reads no file",
     "ls": "reads no file",
 }

@@ -216,6 +216,8 @@ def test_run_ovo_and_streamingbench_write_a_run_folder_rerun_from_cache_and_comp
     assert len(partial["report"]["per_item"]) == 4 and not partial["report"]["missing_predictions"]
 
     # compare: paired differences over the records both played
+    inside = cli("compare", tmp_path / "ovo_a", tmp_path / "ovo_part", "--output", tmp_path / "ovo_a" / "cmp.json")
+    assert inside.returncode == 2 and "inside" in inside.stderr and not (tmp_path / "ovo_a" / "cmp.json").exists()
     cmp = cli("compare", tmp_path / "ovo_a", tmp_path / "ovo_part", "--output", tmp_path / "cmp.json")
     assert cmp.returncode == 0, cmp.stderr
     assert "B - A" in cmp.stdout and "paired over 4 records" in cmp.stdout
