@@ -39,7 +39,7 @@ from streamcue.frame_memory import Frame, frames_until, select_frames
 from streamcue.loaders.protocols import Context, Protocol, protocol_for
 from streamcue.loaders.protocols.base import on_grid
 from streamcue.loaders.replay import Episode, positive, replay
-from streamcue.loaders.strategies.base import CallTrace, Transport, tracing, user_content
+from streamcue.loaders.strategies.base import CallTrace, Transport, tracing, turn_content, user_content
 from streamcue.progress import track
 
 __all__ = ["HISTORIES", "SPANS", "play", "summary"]
@@ -234,7 +234,8 @@ def _asked(record: dict[str, Any], kind: str, protocol: Protocol, context: Conte
     if not isinstance(memory, str) and hasattr(memory, "begin"):
         memory.begin(Episode(kind, record, 0.0, record["query_time_s"], fps))
 
-    def view(now: float, prompt: str, dialogue: Sequence[tuple[float, str, str]]) -> list[dict[str, Any]]:
+    def view(now: float, prompt: str, dialogue: Sequence[tuple[float, str, str]],
+             alone: bool = False) -> list[dict[str, Any]]:
         offered = frames_until(now, fps, window_s)
         if isinstance(memory, str):
             shown, text = select_frames(offered, k, memory), None
@@ -245,6 +246,8 @@ def _asked(record: dict[str, Any], kind: str, protocol: Protocol, context: Conte
         counts["calls"] += 1
         counts["frames_total"] += len(offered)
         counts["frames_seen"] += len(shown)
+        if alone:  # a complete turn (official prompt): the frames, then its text alone
+            return turn_content(shown, prompt, now, text)
         return user_content(shown, prompt, dialogue, now, text)
 
     responses: list[dict[str, Any]] = []

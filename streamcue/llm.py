@@ -143,6 +143,9 @@ class Request:
     plain: Callable[[str], Any] | None = field(default=None, compare=False)
     #: Extra request fields (e.g. vLLM's ``media_io_kwargs``); part of the cache key.
     extra: dict[str, Any] | None = None
+    #: A plain-text request whatever the structured mode (a benchmark's official prompt): no response format,
+    #: the answer read by ``plain`` alone (never as JSON), no re-asks.
+    raw: bool = False
 
 
 @dataclass
@@ -259,7 +262,7 @@ class LLMClient:
     def key(self, request: Request) -> str:
         """The cache key: endpoint, model and its server card, sampling parameters, prompt version, messages,
         schema, plain-text mode and extra request fields."""
-        plain = self.settings.structured == "none" and request.plain is not None
+        plain = (self.settings.structured == "none" or request.raw) and request.plain is not None
         return cache_key("llm/3", self.settings.answer_identity(), self.model_card(), request.prompt_version,
                          request.messages, request.schema, {"plain": plain, "extra": request.extra})
 
@@ -287,7 +290,7 @@ class LLMClient:
                     self.usage.cache_hits += 1
                 return Reply(text=hit.get("text", json.dumps(hit["answer"], ensure_ascii=False)), parsed=hit["answer"],
                              cached=True, latency_s=time.perf_counter() - started, attempts=0)
-        plain = self.settings.structured == "none" and request.plain is not None
+        plain = (self.settings.structured == "none" or request.raw) and request.plain is not None
         problem = ""
         asked = request
         retries = 0
@@ -331,6 +334,11 @@ class LLMClient:
         return None
 
     def _read(self, request: Request, text: str, plain: bool) -> tuple[Any, str | None]:
+        if request.raw and request.plain is not None:
+            answer = request.plain(text)
+            if answer is not None and self._valid(request, answer) is None:
+                return answer, None
+            return None, f"plain-text answer not readable as {request.name}: {text.strip()[:80]!r}"
         try:
             answer = parse_json(text)
         except json.JSONDecodeError as exc:
@@ -356,7 +364,7 @@ class LLMClient:
             return list(pool.map(self.complete, requests))
 
     def _response_format(self, request: Request) -> dict[str, Any] | None:
-        mode = self.settings.structured
+        mode = "none" if request.raw else self.settings.structured
         if mode == "json_schema":
             return {"type": "json_schema", "json_schema": {"name": request.name, "schema": request.schema}}
         if mode == "json_object":

@@ -412,6 +412,7 @@ def test_replayed_predictions_follow_the_protocols_and_score(tmp_path):
     with StubLLMServer(checker) as server:
         for name in ("ovo", "sb"):
             done = cli("replay", tmp_path / name, "--out", tmp_path / f"run_{name}", "--window-s", "60",
+                       "--prompt-set", "streamcue",  # this test reads streamcue's prompts; official: test_run.py
                        "--no-video", "--llm-base-url", server.base_url, "--llm-model", "scripted-vl")
             assert done.returncode == 0, done.stderr
         report = json.loads((tmp_path / "run_sb" / "replay_report.json").read_text())
@@ -455,6 +456,7 @@ def test_replayed_predictions_follow_the_protocols_and_score(tmp_path):
 def test_proactive_polling_stops_at_ground_truth_plus_4_and_own_history(tmp_path):
     from streamcue.llm import LLMSettings
     from streamcue.loaders.engine import play
+    from streamcue.loaders.protocols.streamingbench import StreamingBench
     from streamcue.loaders.strategies import make_strategy
     from streamcue.testing.stub_llm import StubLLMServer
 
@@ -470,9 +472,11 @@ def test_proactive_polling_stops_at_ground_truth_plus_4_and_own_history(tmp_path
     with StubLLMServer(never) as server:
         settings = LLMSettings(base_url=server.base_url, model="stub-vl")
         poller = make_strategy("polling", settings, "active_item", protocol="streamingbench", hz=1.0, use_cache=False)
-        (preds,), report = play([item], "active_item", strategy=poller, k=2)
+        streamcue_prompts = StreamingBench("streamcue")  # this test reads streamcue's JSON prompts
+        (preds,), report = play([item], "active_item", strategy=poller, k=2, protocol=streamcue_prompts)
         asker = make_strategy("single-call", settings, "mc_question", use_cache=False)
-        sqa, _ = play(turns[::-1], "mc_question", strategy=asker, history="own", k=2)  # turn order, whatever the input
+        sqa, _ = play(turns[::-1], "mc_question", strategy=asker, history="own", k=2,  # turn order, whatever the input
+                      protocol=streamcue_prompts)
         dialogue = [m["text"] for m in server.requests[-1]["messages"][-1]["content"] if m["type"] == "text"]
     polls = preds["responses"]
     assert [r["t_s"] for r in polls if r["role"] == "assistant"] == [11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0]
@@ -570,7 +574,7 @@ def test_official_ovo_prompts_are_the_official_texts(ovo_out):
     assert [t.probe for t in ssr] == list(range(len(items["SSR"]["probes"])))
     crr = protocol.turns(items["CRR"], Context())[0]
     assert crr.text == const["CRR_PROMPT_TEMPLATE"].format(items["CRR"]["question"])
-    assert OVOBench().prompt_set == "streamcue" and "Reply" not in turn.text  # the default, documented
+    assert OVOBench().prompt_set == "official" and "Reply" not in turn.text  # the default, documented
 
 
 def test_official_streamingbench_prompts_are_the_official_texts(sb_out):

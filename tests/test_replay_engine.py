@@ -52,8 +52,11 @@ def tiny_records():
 
 
 def respond(body):
-    """A valid answer to any request (its JSON schema says what is asked); yes to every yes/no question."""
+    """A valid answer to any request (its JSON schema says what is asked); yes to every yes/no question. A plain
+    request (an official prompt, no schema) gets plain text."""
     schema = request_schema(body)
+    if schema is None:
+        return "Yes. The answer is B."
     answer = schema_instance(schema, json.dumps(body["messages"])[-200:])
     if "answer" in answer:
         answer["answer"] = "yes"

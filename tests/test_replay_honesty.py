@@ -108,6 +108,8 @@ def video(tmp_path):
 def test_plain_text_answers_are_kept_for_the_scorer(tmp_path, monkeypatch, video):
     monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(tmp_path / "cache"))
 
+    from streamcue.loaders.protocols.ovo_bench import OVOBench
+
     def plain(body):
         return "garbage ~~" if "Question 1?" in user_text(body) else "Answer: B"
 
@@ -115,7 +117,9 @@ def test_plain_text_answers_are_kept_for_the_scorer(tmp_path, monkeypatch, video
         settings = LLMSettings(base_url=server.base_url, model="m", structured="none", temperature=0.3,
                                max_tokens=64)
         model = make_strategy("single-call", settings, "mc_question", protocol="ovo-bench")
-        predictions, report = play(questions(), "mc_question", strategy=model, frames=FrameSource(video), k=4)
+        # streamcue's prompts with --llm-structured none (the official prompts, the default: tests/test_run.py)
+        predictions, report = play(questions(), "mc_question", strategy=model, frames=FrameSource(video), k=4,
+                                   protocol=OVOBench("streamcue"))
         system = server.requests[0]["messages"][0]["content"]
         assert "JSON" not in system and "letter" in system and "response_format" not in server.requests[0]
         assert (server.requests[0]["temperature"], server.requests[0]["max_tokens"]) == (0.3, 64)
@@ -140,7 +144,7 @@ def test_unparseable_answers_are_recorded_wrong_answers_and_every_call_is_a_samp
     with StubLLMServer(answers) as server:
         args = [sys.executable, "-m", "streamcue", "replay", records, "--out", tmp_path / "run", "--video-root",
                 tmp_path / "videos", "--k", "4", "--llm-base-url", server.base_url, "--llm-model", "stub-vl",
-                "--llm-backoff-s", "0.01"]
+                "--llm-backoff-s", "0.01", "--prompt-set", "streamcue"]  # JSON answers: re-asked when invalid
         server.inject("status", 500)
         done = subprocess.run(args, capture_output=True, text=True, env=env)
         assert done.returncode == 0, done.stderr  # was exit 4 with no predictions

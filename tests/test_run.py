@@ -239,6 +239,90 @@ def test_run_ovo_and_streamingbench_write_a_run_folder_rerun_from_cache_and_comp
     assert "differ in benchmark ovo-bench vs streamingbench" in refused.stderr and "--allow-different" in refused.stderr
 
 
+class OfficialPlainModel:
+    """A model asked with the official prompts: plain text ("The answer is B.", "B. that one", "No."), the letter
+    from a hash of the prompt (never the ground truth), about a third of the answers garbage; it keeps what it was
+    sent."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.bodies = []
+        self.lock = threading.Lock()
+
+    def __call__(self, body):
+        import hashlib
+
+        from streamcue.testing.stub_llm import message_text
+
+        text = "\n".join(message_text(m) for m in body.get("messages", []))
+        h = int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
+        with self.lock:
+            self.bodies.append(body)
+        if "right time to output" in text:  # a StreamingBench proactive poll
+            return "Yes, now." if h % 3 == 0 else "No."
+        if h % 3 == 0:
+            return "hmm... hard to say from these frames"
+        if "How many times" in text:  # OVO-Bench REC
+            return f"They did it {h % 4} times."
+        if "Options:" not in text:  # SSR / CRR / the proactive question
+            return "Yes" if h % 2 else "No"
+        letter = "AB"[h % 2]
+        return f"{letter}. that one" if "The best option is" in text else f"The answer is {letter}."
+
+
+@pytest.mark.slow
+@pytest.mark.llm_server
+def test_official_prompts_are_the_default_plain_answers_scored_by_the_official_rule(builds, tmp_path):
+    """OVO-Bench and StreamingBench default to their official prompts: each turn's text goes alone (no system
+    prompt, no response format) and the raw answer is scored by the official rule; garbage is listed and counted
+    as wrong; an HTTP 500 is retried; a re-run makes no call."""
+    from streamcue.io import read_jsonl
+    from streamcue.testing.stub_llm import StubLLMServer
+
+    model = OfficialPlainModel()
+    cache = tmp_path / "cache"
+    with StubLLMServer(model, model="plain-vl") as stub:
+        llm = ["--llm-base-url", stub.base_url, "--llm-model", "plain-vl", "--no-video"]
+        garbled = 0
+        for bench, build in (("ovo-bench", "ovo"), ("streamingbench", "sb")):
+            stub.inject("status", 500)
+            done = cli("run", bench, builds / build, "--out", tmp_path / bench, *llm, cache=cache)
+            assert done.returncode == 0, done.stderr
+            results = json.loads((tmp_path / bench / "results.json").read_text())
+            assert results["protocol"]["prompt_set"] == "official"
+            assert any(v.startswith(f"{bench.replace('-bench', '')}_official_choice.v1@")
+                       for v in results["protocol"]["prompt_versions"])
+            assert all(v == results["protocol"]["prompt_versions"] for v in results["prompts"].values())
+            report = json.loads((tmp_path / bench / "replay_report.json").read_text())
+            assert all(k["prompt_set"] == "official" for k in report["kinds"].values())
+            assert report["retries"] >= 1  # the HTTP 500, retried and counted
+            calls = [c for s in read_jsonl(tmp_path / bench / "samples.jsonl") for c in s["calls"] or []]
+            assert calls and all(c["prompt_version"].endswith("+plain") and "_official_" in c["prompt_version"]
+                                 for c in calls)
+            played = {r["question_id"]: r for r in read_jsonl(tmp_path / bench / "played" / "mc_question.jsonl")}
+            predictions = {p["question_id"]: p for p in read_jsonl(tmp_path / bench / "predictions.jsonl")
+                           if "question_id" in p}
+            per_item = results["report"]["per_item"]
+            for qid, record in played.items():
+                raw, gold = predictions[qid]["response"], "ABCDEFGH"[record["answer"]]
+                right = gold in raw if bench == "ovo-bench" else raw[:1] == gold  # the official rules
+                assert per_item[qid]["correct"] == int(right), (qid, raw, gold)
+            garbage = [qid for qid, p in predictions.items() if p["response"].startswith("hmm")]
+            assert set(garbage) <= set(results["unparseable"]) and all(per_item[q]["correct"] == 0 for q in garbage)
+            assert results["counts"]["unparseable"] == len(results["unparseable"]) >= len(garbage)
+            garbled += len(garbage)
+        assert garbled  # some garbage was listed and scored wrong
+        for body in model.bodies:  # the official text alone: no system prompt, no JSON asked for
+            assert "response_format" not in body and [m["role"] for m in body["messages"]] == ["user"]
+            assert "JSON" not in body["messages"][0]["content"][-1]["text"]
+        asked = stub.completions
+        for bench, build in (("ovo-bench", "ovo"), ("streamingbench", "sb")):
+            again = cli("run", bench, builds / build, "--out", tmp_path / f"{bench}-again", *llm, cache=cache)
+            assert again.returncode == 0, again.stderr
+        assert stub.completions == asked  # a re-run makes no call
+
+
 @pytest.mark.slow
 @pytest.mark.llm_server
 def test_run_refuses_with_one_line(builds, server, tmp_path):
@@ -249,6 +333,9 @@ def test_run_refuses_with_one_line(builds, server, tmp_path):
         (["run", "ovo-bnech", builds / "ovo", "--out", tmp_path / "x"], "ovo-bench"),
         (["run", "ovo-bench", builds / "ovo", "--out", tmp_path / "x", "--ids", "ovo-0,nope"], "unknown id"),
         (["run", "ovo-bench", builds / "ovo", "--out", tmp_path / "x", "--temperature", "9"], "--temperature"),
+        (["run", "ovo-bench", builds / "ovo", "--out", tmp_path / "x", "--prompt-set", "mine"], "unknown prompt set"),
+        (["run", "ovo-bench", builds / "ovo", "--out", tmp_path / "x", "--context", "last-60s"],
+         "--context is for streamingbench records, not ovo-bench"),
         (["run", "ovo-bench", builds / "ovo", "--out", tmp_path / "x", "--split", "test", "--videos",
           tmp_path / "none.jsonl"], "--split test needs the videos.jsonl"),
         (["compare", tmp_path / "nothing", tmp_path / "nothing2"], "not a run folder"),

@@ -50,7 +50,7 @@ Example (a minimal open-question protocol)::
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +66,12 @@ class Turn:
     ``form`` (ask mode) names how a user turn is answered: ``choice`` (a letter), ``open`` (short
     text), ``yes_no``; ``"stream"`` for stream mode. ``probe`` is carried into the response (OVO-Bench
     forward probes). ``until_s`` and ``poll`` make a polled turn (StreamingBench proactive).
+
+    A turn whose text is the whole instruction (a benchmark's official prompt, ``protocol.complete_prompts``)
+    sets ``plain``: the strategies send the frames then the text alone (no system prompt, no JSON) as a plain
+    request and keep the raw answer; ``plain(raw)`` is what the official extraction rule reads in it (the
+    sample's ``parsed``). ``prompt`` and ``poll_prompt`` name the prompt files of ``text`` and ``poll`` (their
+    versions go into the samples); ``poll_yes(raw)`` is the official rule that reads a poll's answer as yes.
     """
 
     t_s: float
@@ -76,6 +82,10 @@ class Turn:
     until_s: float | None = None
     poll: str | None = None
     dialogue: tuple[tuple[float, str, str], ...] = ()
+    prompt: str | None = None
+    plain: Callable[[str | None], Any] | None = field(default=None, compare=False)
+    poll_prompt: str | None = None
+    poll_yes: Callable[[str | None], bool] | None = field(default=None, compare=False)
 
 
 @dataclass

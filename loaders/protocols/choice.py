@@ -27,9 +27,9 @@ __all__ = ["choice_prompt", "gold_answer", "official_prompt", "PROMPT_SETS", "DE
            "lettered", "first_letter", "letters_in"]
 
 PROMPT_SETS = ("official", "streamcue")
-#: The default prompt set. ``streamcue`` until the engine's plain-text transport sends a turn's text alone
-#: (without the JSON answer prompt around it); then ``official`` (docs/benchmarks/ovo_bench.md, "Protocol").
-DEFAULT_PROMPT_SET = "streamcue"
+#: The default prompt set: ``official``. The strategies send an official turn's text alone (frames, then the
+#: text; no system prompt, no JSON) as a plain request and keep the raw answer (docs/benchmarks/ovo_bench.md).
+DEFAULT_PROMPT_SET = "official"
 
 
 def check_prompt_set(name: str) -> str:

@@ -36,17 +36,20 @@ STREAMCUE_PROMPTS = ("mc_question.v1", "ovo_rec_probe.v1", "ovo_ssr_probe.v1", "
 def probe_turn(record: Mapping[str, Any], probe: Mapping[str, Any], index: int, prompt_set: str = "streamcue") -> Turn:
     """One forward probe as a question at the probe's time."""
     official = prompt_set == "official"
-    if record["task"] == "REC":
-        text = (official_prompt("ovo_official_rec.v1", activity=record["activity"]) if official
-                else prompt_text("ovo_rec_probe.v1", activity=record["activity"]))
-        return Turn(probe["t_s"], text, form="open", probe=index)
-    if record["task"] == "SSR":
-        text = (official_prompt("ovo_official_ssr.v1", step=probe["step"]) if official
-                else prompt_text("ovo_ssr_probe.v1", step=probe["step"]))
-        return Turn(probe["t_s"], text, form="yes_no", probe=index)
-    text = (official_prompt("ovo_official_crr.v1", question=record["question"]) if official
-            else prompt_text("ovo_crr_probe.v1", question=record["question"]))
-    return Turn(probe["t_s"], text, form="yes_no", probe=index)
+    task = record["task"]
+    name = f"ovo_official_{task.lower()}.v1" if official else f"ovo_{task.lower()}_probe.v1"
+    values = ({"activity": record["activity"]} if task == "REC" else {"step": probe["step"]} if task == "SSR"
+              else {"question": record["question"]})
+    text = official_prompt(name, **values) if official else prompt_text(name, **values)
+    form = "open" if task == "REC" else "yes_no"
+    if official:  # the whole instruction: sent alone, the raw answer kept for the official rule
+        return Turn(probe["t_s"], text, form=form, probe=index, prompt=name, plain=_kept)
+    return Turn(probe["t_s"], text, form=form, probe=index)
+
+
+def _kept(text: str | None) -> str | None:
+    """A forward probe's raw answer, read by the scorer's official rule (joined digits, Y/N, Yes/No)."""
+    return text
 
 
 def official_choice(record: Mapping[str, Any]) -> str:
@@ -80,8 +83,11 @@ class OVOBench(Protocol):
 
     def turns(self, record: Mapping[str, Any], context: Context) -> list[Turn]:
         if "options" in record:
-            text = official_choice(record) if self.prompt_set == "official" else choice_prompt(record)
-            return [Turn(record["query_time_s"], text, form="choice")]
+            if self.prompt_set == "official":
+                n = len(record["options"])
+                return [Turn(record["query_time_s"], official_choice(record), form="choice",
+                             prompt="ovo_official_choice.v1", plain=lambda text: letters_in(text, n))]
+            return [Turn(record["query_time_s"], choice_prompt(record), form="choice")]
         return [probe_turn(record, probe, i, self.prompt_set) for i, probe in enumerate(record["probes"])]
 
     def prediction(self, record: Mapping[str, Any], responses: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

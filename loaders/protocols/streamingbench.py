@@ -54,6 +54,11 @@ def clock(t_s: float) -> str:
     return f"{s // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
+def _kept(text: str | None) -> str | None:
+    """A proactive answer, kept as written (count.py reads the dialogue's last turn)."""
+    return text
+
+
 class StreamingBench(Protocol):
     name = "streamingbench"
     kinds = ("mc_question", "active_item")
@@ -98,10 +103,15 @@ class StreamingBench(Protocol):
             if official:
                 poll = official_prompt("streamingbench_official_proactive.v1", question=poll)
                 question = official_prompt("streamingbench_official_proactive.v1", question=question)
+                return [Turn(record["query_time_s"] + 1, question, form="open", until_s=target["t_s"] + 4, poll=poll,
+                             prompt="streamingbench_official_proactive.v1", plain=_kept,
+                             poll_prompt="streamingbench_official_proactive.v1", poll_yes=self.poll_says_yes)]
             return [Turn(record["query_time_s"] + 1, question, form="open", until_s=target["t_s"] + 4, poll=poll)]
         earlier = [r for r in context.group(record) if r["question_id"] != record["question_id"]]
         if official:
-            return [Turn(record["query_time_s"], self._official_question(record, earlier, context), form="choice")]
+            name = "streamingbench_official_sqa.v1" if record.get("context") else "streamingbench_official_choice.v1"
+            return [Turn(record["query_time_s"], self._official_question(record, earlier, context), form="choice",
+                         prompt=name, plain=first_letter)]
         dialogue: list[tuple[float, str, str]] = []
         for turn in earlier:
             said = gold_answer(turn) if context.history == "gold" else context.own.get(turn["question_id"], "")

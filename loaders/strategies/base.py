@@ -44,7 +44,8 @@ from streamcue.loaders.replay import Episode, Frame
 from streamcue.prompts import Prompt, load_prompt
 
 __all__ = ["Asker", "VisionStrategy", "Option", "frame_parts", "dialogue_text", "user_content", "YES_NO", "TEXT",
-           "ANSWER_FORMS", "Transport", "CallTrace", "tracing", "current_trace", "FRAME_LABELS", "TRANSPORTS"]
+           "ANSWER_FORMS", "Transport", "turn_content", "CallTrace", "tracing", "current_trace", "FRAME_LABELS",
+           "TRANSPORTS"]
 
 YES_NO = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
           "required": ["answer"], "additionalProperties": False}
@@ -204,6 +205,17 @@ def frame_parts(frames: Sequence[Frame], label: Any = None) -> list[dict[str, An
     return parts
 
 
+def turn_content(frames: Sequence[Frame], text: str, now: float, context: str | None = None,
+                 label: Any = None) -> list[dict[str, Any]]:
+    """The user message of a complete turn (a benchmark's official prompt): the frames, then the text alone, as the
+    official code sends them (a memory's text, if any, before the frames)."""
+    trace = current_trace()
+    if trace is not None:
+        trace.now = now
+    parts: list[dict[str, Any]] = [{"type": "text", "text": f"Memory of earlier events:\n{context}"}] if context else []
+    return parts + frame_parts(frames, label) + [{"type": "text", "text": text}]
+
+
 def dialogue_text(history: Sequence[tuple[float, str, str]], skip_prompt: str | None = None) -> str:
     """The dialogue so far, one ``[t s] who: text`` line per turn (the current prompt left out)."""
     turns = [turn for turn in history if not (turn[1] == "user" and turn[2] == skip_prompt)]
@@ -236,6 +248,10 @@ def _plain_yes_no(text: str) -> dict[str, str] | None:
 
 def _plain_text(text: str) -> dict[str, str]:
     return {"text": (text or "").strip()}
+
+
+def _raw_text(text: str) -> dict[str, str]:
+    return {"text": text or ""}
 
 
 #: Schemas whose answers can come as plain text with ``--llm-structured none``, and how they are read.
@@ -290,6 +306,11 @@ class Asker:
         if trace is not None and trace.video is not None:
             extra = {"media_io_kwargs": {"video": {"num_frames": trace.video["frames"]}}}
         request = self.request(prompt_name, content, schema, what, extra, **values)
+        return self._send(request, what)
+
+    def _send(self, request: Request, what: str, read: Callable[[str], Any] | None = None) -> Reply:
+        """Send ``request``, count it and trace it (``read``: what the sample's ``parsed`` holds instead)."""
+        trace = current_trace()
         reply = self.client.reply(request)
         with self._stats_lock:
             self.wall_s.append(reply.latency_s)
@@ -308,10 +329,26 @@ class Asker:
                 "frames_sent": video["frames"] if video else sum(1 for f in sent if "bytes" in f),
                 "frames_without_pixels": 0 if video else sum(1 for f in sent if "bytes" not in f),
                 "bytes_sent": video["bytes"] if video else sum(f.get("bytes", 0) for f in sent),
-                "raw": reply.text, "parsed": reply.parsed, "problem": reply.problem,
+                "raw": reply.text, "parsed": read(reply.text) if read and reply.ok else reply.parsed,
+                "problem": reply.problem,
                 "latency_s": round(reply.latency_s, 6), "cached": reply.cached, "retries": reply.retries,
                 "attempts": reply.attempts})
         return reply
+
+    def plain_reply(self, prompt_name: str | None, content: list[dict[str, Any]], what: str,
+                    read: Callable[[str], Any] | None = None) -> Reply:
+        """A turn's complete text (a benchmark's official prompt) sent alone: one user message (frames, then the
+        text), no system prompt, plain text whatever the structured mode; the raw answer is kept. ``prompt_name``
+        is the prompt file the text comes from (its version, ``+plain``, is the sample's); ``read`` is the
+        official extraction rule (the sample's ``parsed``)."""
+        trace = current_trace()
+        extra = None
+        if trace is not None and trace.video is not None:
+            extra = {"media_io_kwargs": {"video": {"num_frames": trace.video["frames"]}}}
+        version = (self.prompt(prompt_name).version if prompt_name else "turn") + "+plain"
+        request = Request(messages=({"role": "user", "content": content},), schema=TEXT, prompt_version=version,
+                          name=what, plain=_raw_text, extra=extra, raw=True)
+        return self._send(request, what, read)
 
     def ask(self, prompt_name: str, content: list[dict[str, Any]], schema: dict[str, Any], what: str,
             **values: Any) -> Any:
@@ -339,6 +376,13 @@ class Asker:
             return None if not reply.ok else "Yes" if reply.parsed["answer"] == "yes" else "No"
         reply = self.try_ask(prompt, content, TEXT, what)
         return reply.parsed["text"] if reply.ok else None
+
+    def answer_plain(self, form: str, content: list[dict[str, Any]], prompt_name: str | None,
+                     read: Callable[[str], Any] | None = None) -> str | None:
+        """An asked question in its benchmark's official words: the raw answer as the model wrote it (the
+        scorer's official rule reads it); None only when the call itself failed to give text."""
+        reply = self.plain_reply(prompt_name, content, ANSWER_FORMS[form][1], read)
+        return reply.text if reply.ok else None
 
     def report(self) -> dict[str, Any]:
         """Endpoint usage and latency for the replay report."""

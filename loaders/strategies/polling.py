@@ -62,16 +62,30 @@ class Polling(VisionStrategy):
 
     def answer_turn(self, turn: Turn, view: Any) -> list[dict[str, Any]]:
         """A polled question (StreamingBench proactive): ``turn.poll`` yes/no at ``hz`` from ``turn.t_s`` to
-        ``turn.until_s``; on the first yes, the question itself. Every turn of that dialogue is a response."""
+        ``turn.until_s``; on the first yes, the question itself. Every turn of that dialogue is a response.
+        Official prompts (``turn.plain``): each poll and the question go alone as plain text, the raw answers are
+        kept and ``turn.poll_yes`` (the official rule) reads a poll's answer as yes or no."""
         said: list[dict[str, Any]] = []
         n = 0
         now = turn.t_s
+        plain = turn.plain is not None
         while now <= turn.until_s + 1e-9:
-            yes = self.answer("yes_no", view(now, turn.poll, turn.dialogue))
+            if plain:
+                rule = turn.poll_yes or (lambda raw: bool(raw) and raw.strip().lower().startswith("yes"))
+                raw = self.answer_plain("yes_no", view(now, turn.poll, turn.dialogue, alone=True), turn.poll_prompt,
+                                        lambda text: "yes" if rule(text) else "no")
+                yes, says_yes = raw, rule(raw)
+            else:
+                yes = self.answer("yes_no", view(now, turn.poll, turn.dialogue))
+                says_yes = yes == "Yes"
             said += [{"t_s": now, "role": "user", "text": turn.poll}, {"t_s": now, "role": "assistant", "text": yes}]
-            if yes == "Yes":
+            if says_yes:
                 self.count("said_yes")
-                text = self.answer(turn.form, view(now, turn.text, turn.dialogue))
+                if plain:
+                    text = self.answer_plain(turn.form, view(now, turn.text, turn.dialogue, alone=True), turn.prompt,
+                                             turn.plain)
+                else:
+                    text = self.answer(turn.form, view(now, turn.text, turn.dialogue))
                 said += [{"t_s": now, "role": "user", "text": turn.text},
                          {"t_s": now, "role": "assistant", "text": text}]
                 break

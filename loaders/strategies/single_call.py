@@ -5,7 +5,8 @@
   structured decision ``{"speak": bool, "text": str[, "type": ...]}`` (prompt ``replay_vision.v1``).
 * Ask protocols (OVO-Bench, StreamingBench multiple choice, OVO-Bench forward probes, open
   questions): each question is asked once, at its time, with the frames up to then; the answer
-  prompt follows the question's form (``bench_choice.v1``, ``bench_open.v1``, ``bench_yes_no.v1``).
+  prompt follows the question's form (``bench_choice.v1``, ``bench_open.v1``, ``bench_yes_no.v1``); a
+  benchmark's official prompt (``turn.plain``) is sent alone, as plain text, and the raw answer kept.
 
 Calls per record: one per frame step (stream), one per question or probe (ask).
 """
@@ -65,8 +66,13 @@ class SingleCall(VisionStrategy):
         return answer["text"]
 
     def answer_turn(self, turn: Turn, view: Any) -> list[dict[str, Any]]:
-        """The question asked once at its time: ``[{"t_s", "text"[, "probe"]}]``."""
-        text = self.answer(turn.form, view(turn.t_s, turn.text, turn.dialogue))
+        """The question asked once at its time: ``[{"t_s", "text"[, "probe"]}]``. A complete turn (official
+        prompt, ``turn.plain``) goes alone as plain text and its raw answer is kept."""
+        if turn.plain is not None:
+            text = self.answer_plain(turn.form, view(turn.t_s, turn.text, turn.dialogue, alone=True), turn.prompt,
+                                     turn.plain)
+        else:
+            text = self.answer(turn.form, view(turn.t_s, turn.text, turn.dialogue))
         said: dict[str, Any] = {"t_s": turn.t_s, "text": text}
         if turn.probe is not None:
             said["probe"] = turn.probe

@@ -18,7 +18,7 @@ from streamcue import console
 from streamcue.cli.options import LLMModel, NoCache, VisionBaseURL, VisionStructured
 from streamcue.loaders.strategies import STRATEGIES
 
-__all__ = ["STRATEGY_FLAGS", "replay_command", "replay_benchmark_command"]
+__all__ = ["STRATEGY_FLAGS", "replay_command", "replay_benchmark_command", "with_options", "protocol_options"]
 
 
 def _strategy_flags() -> dict[str, list[tuple[str, Any]]]:
@@ -31,6 +31,11 @@ def _strategy_flags() -> dict[str, list[tuple[str, Any]]]:
 
 
 STRATEGY_FLAGS = _strategy_flags()
+PROMPT_SET_HELP = ("ovo-bench, streamingbench: official (default: the benchmark's own prompt templates, sent alone "
+                   "as plain text; the raw answer is read by the official rule) or streamcue (streamcue's prompts, "
+                   "JSON answers).")
+CONTEXT_HELP = ("streamingbench: all (default: every frame up to the question, as the released code) or last-60s "
+                "(the public leaderboard; the window when --window-s is not given).")
 
 
 def _replay(
@@ -54,6 +59,8 @@ def _replay(
         help="The benchmark whose protocol plays the records (default: the records' benchmark field, or the "
              "only one that plays their kind).")] = None,
     kind: Annotated[Optional[str], typer.Option(help="Record kind (default: told from the file).")] = None,
+    prompt_set: Annotated[Optional[str], typer.Option(help=PROMPT_SET_HELP)] = None,
+    context: Annotated[Optional[str], typer.Option(help=CONTEXT_HELP)] = None,
     videos: Annotated[Optional[Path], typer.Option(
         help="videos.jsonl with the durations and uris (default: the one beside RECORDS).")] = None,
     video_root: Annotated[Optional[Path], typer.Option(
@@ -116,10 +123,16 @@ def _replay(
 
         streamcue evaluate estp-f1 --gt out/ego4d/interval_qa.jsonl --pred runs/poll/predictions.jsonl
 
-    Example (OVO-Bench, plain-text answers, 8 requests at once, frames of at most 200,704 pixels):
+    Example (OVO-Bench with its official prompts, the default: each question's official text sent alone,
+    the plain answer scored by the official rule; 8 requests at once, frames of at most 200,704 pixels):
 
-        streamcue replay out/ovo --out runs/ovo --video-root /data/ovo --concurrency 8 --llm-structured none \
+        streamcue replay out/ovo --out runs/ovo --video-root /data/ovo --concurrency 8 \
             --frame-pixels 200704 --llm-base-url http://127.0.0.1:8000/v1 --llm-model Qwen2.5-VL-7B-Instruct
+
+    Example (StreamingBench as on its leaderboard, the last 60 s; or streamcue's JSON prompts):
+
+        streamcue replay out/sb --out runs/sb --context last-60s --video-root /data/sb ...
+        streamcue replay out/sb --out runs/sb-json --prompt-set streamcue --video-root /data/sb ...
     """
     run_replay(records=records, out=out, strategy=strategy, memory=memory, k=k, fps=fps, window_s=window_s,
                history=history or turns, benchmark=benchmark, kind=kind, videos=videos,
@@ -128,7 +141,7 @@ def _replay(
                strategy_options=strategy_options, no_video=no_video, concurrency=concurrency, transport=transport,
                frame_side=frame_side, frame_pixels=frame_pixels, jpeg_quality=jpeg_quality, frame_label=frame_label,
                video_url=video_url, temperature=temperature, max_tokens=max_tokens, llm_retries=llm_retries,
-               llm_backoff_s=llm_backoff_s)
+               llm_backoff_s=llm_backoff_s, prompt_set=prompt_set, context=context)
 
 
 def _with_strategy_flags(func: Any) -> Any:
@@ -214,6 +227,38 @@ def _given_options(strategy: str, kind: str, given: dict[str, Any], defaults: di
     return options
 
 
+def with_options(protocol: Any, prompt_set: str | None, context: str | None) -> Any:
+    """``protocol`` with ``--prompt-set`` / ``--context`` (refused, one line, by a protocol that has no such option)."""
+    import inspect as inspect_
+
+    from streamcue.errors import ConfigError
+
+    given = {name: value for name, value in (("prompt_set", prompt_set), ("context", context)) if value is not None}
+    if not given:
+        return protocol
+    accepts = inspect_.signature(protocol.with_options).parameters if hasattr(protocol, "with_options") else {}
+    for name in given:
+        if name not in accepts:
+            users = "ovo-bench or streamingbench" if name == "prompt_set" else "streamingbench"
+            raise ConfigError(f"--{name.replace('_', '-')} is for {users} records, not {protocol.name}")
+    return protocol.with_options(**given)
+
+
+def protocol_options(protocol: Any) -> dict[str, Any]:
+    """What replay_report.json and results.json record of a protocol's options: its prompt set, the versions of
+    its prompt files (``name@sha12``) and, for StreamingBench, its context."""
+    from streamcue.prompts import load_prompt
+
+    if not hasattr(protocol, "prompt_set"):
+        return {}
+    out: dict[str, Any] = {"prompt_set": protocol.prompt_set,
+                           "prompt_versions": [load_prompt("streamcue.loaders", name).version
+                                               for name in protocol.prompts]}
+    if hasattr(protocol, "context"):
+        out["context"] = protocol.context
+    return out
+
+
 def run_replay(*, records: Path, out: Path, strategy: str | None, memory: str, k: int, fps: float,
                window_s: float | None, history: str | None, benchmark: str | None, kind: str | None,
                videos: Path | None, video_root: Path | None, span: str, timing: str, limit: int | None,
@@ -222,7 +267,8 @@ def run_replay(*, records: Path, out: Path, strategy: str | None, memory: str, k
                transport: str = "frames", frame_side: int | None = 448, frame_pixels: int | None = None,
                jpeg_quality: int = 85, frame_label: str = "seconds", video_url: str = "data",
                temperature: float | None = None, max_tokens: int | None = None, llm_retries: int = 4,
-               llm_backoff_s: float = 0.5) -> dict[str, Any]:
+               llm_backoff_s: float = 0.5, prompt_set: str | None = None,
+               context: str | None = None) -> dict[str, Any]:
     """The replay command's work, shared by ``replay`` and its deprecated alias; returns the report, with the
     per-call samples under ``samples`` (also written to ``OUT/samples.jsonl``)."""
     import math
@@ -291,7 +337,7 @@ def run_replay(*, records: Path, out: Path, strategy: str | None, memory: str, k
             left -= len(rows)
         if not rows:
             continue
-        protocol = protocol_for(file_kind, rows[0], benchmark)
+        protocol = with_options(protocol_for(file_kind, rows[0], benchmark), prompt_set, context)
         others = {r.get("benchmark") for r in rows} - {None, protocol.name}
         if others:
             raise InputError(f"records of several benchmarks ({protocol.name}, {', '.join(sorted(others))}) in one "
@@ -340,8 +386,9 @@ def run_replay(*, records: Path, out: Path, strategy: str | None, memory: str, k
     card: dict[str, Any] | None = None
     try:
         for (file_kind, path, rows, protocol, name, options), model in zip(plays, models):
+            window = window_s if window_s is not None else getattr(protocol, "window_s", None)
             played, summary = play(rows, file_kind, strategy=model, protocol=protocol, memory=policy, k=k, fps=fps,
-                                   window_s=window_s, history=history, span=span, durations=durations,
+                                   window_s=window, history=history, span=span, durations=durations,
                                    frames=frames, timing=timing, concurrency=concurrency, transport=sending)
             for prediction in played:
                 validate(prediction, f"{file_kind}_prediction")
@@ -351,7 +398,8 @@ def run_replay(*, records: Path, out: Path, strategy: str | None, memory: str, k
                 card = model.client.model_card()
             reported = {option.name for option in STRATEGIES[name].options if option.report}
             kinds[file_kind] = {
-                "records": path.name, "benchmark": protocol.name, "played": len(rows), "strategy": name,
+                "records": path.name, "benchmark": protocol.name, **protocol_options(protocol), "window_s": window,
+                "played": len(rows), "strategy": name,
                 "options": {key: value for key, value in options.items() if key in reported},
                 "replay": {"steps" if key == "calls" else key: value for key, value in summary.items()},
                 "endpoint": model.report() if hasattr(model, "report") else {}}
@@ -448,9 +496,10 @@ def replay_benchmark_command(
 ) -> None:
     """Deprecated (one release): `streamcue replay` plays OVO-Bench and StreamingBench records with their protocols.
 
-    Runs `streamcue replay RECORDS --out OUT --k 8 ...` (this command's defaults, kept).
+    Runs `streamcue replay RECORDS --out OUT --k 8 --prompt-set streamcue ...` (this command's defaults, kept).
     """
     flags = [f"--window-s {window_s:g}" if window_s is not None else "", f"--history {history}", f"--k {k}",
+             "--prompt-set streamcue",
              f"--memory {memory}" if memory != "SW+U" else "", f"--fps {fps:g}" if fps != 1.0 else "",
              f"--video-root {video_root}" if video_root else "", f"--limit {limit}" if limit else "",
              "--no-video" if no_video else ""]
@@ -459,4 +508,5 @@ def replay_benchmark_command(
     run_replay(records=records, out=out, strategy=None, memory=memory, k=k, fps=fps, window_s=window_s,
                history=history, benchmark=None, kind=None, videos=None, video_root=video_root, span="clip",
                timing="synchronous", limit=limit, llm_base_url=llm_base_url, llm_model=llm_model,
-               llm_structured=llm_structured, no_cache=no_cache, strategy_options={}, no_video=no_video)
+               llm_structured=llm_structured, no_cache=no_cache, strategy_options={}, no_video=no_video,
+               prompt_set="streamcue")

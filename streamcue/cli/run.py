@@ -16,6 +16,7 @@ import typer
 
 from streamcue import console
 from streamcue.cli.options import LLMModel, NoCache, VisionBaseURL, VisionStructured
+from streamcue.cli.replay import CONTEXT_HELP, PROMPT_SET_HELP
 from streamcue.registry import BENCHMARKS
 
 __all__ = ["run_command"]
@@ -53,14 +54,19 @@ def run_command(
     window_s: Annotated[Optional[float], typer.Option(help="Show only the frames of the last N seconds.")] = None,
     history: Annotated[Optional[str], typer.Option(help="Earlier turns show the gold answers (gold) or the model's "
                                                         "own (own); default: the benchmark's.")] = None,
+    prompt_set: Annotated[Optional[str], typer.Option(help=PROMPT_SET_HELP)] = None,
+    context: Annotated[Optional[str], typer.Option(help=CONTEXT_HELP)] = None,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples for the 95% intervals (over videos).")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap (recorded).")] = 0,
     no_cache: NoCache = False,
 ) -> None:
     """Replay a benchmark's records to a model and score them: one run folder with results, samples and a page.
 
-    Every call is cached: a re-run makes no call. A partial run (--split, --ids, --limit) is scored over
-    the records played, with n_played and n_benchmark in results.json. See docs/runs.md.
+    OVO-Bench and StreamingBench are asked with their official prompts by default (--prompt-set official:
+    each question's official text sent alone, the plain answer scored by the official rule; --prompt-set
+    streamcue: streamcue's prompts with JSON answers). Every call is cached: a re-run makes no call. A
+    partial run (--split, --ids, --limit) is scored over the records played, with n_played and n_benchmark
+    in results.json. See docs/runs.md.
 
     Examples:
 
@@ -68,14 +74,14 @@ def run_command(
             --llm-base-url http://127.0.0.1:8000/v1 --llm-model Qwen2.5-VL-7B-Instruct --concurrency 8
 
         streamcue run streamingbench out/sb --out runs/sb-try --limit 20 --llm-model Qwen2.5-VL-7B-Instruct \\
-            --llm-base-url http://127.0.0.1:8000/v1
+            --llm-base-url http://127.0.0.1:8000/v1 --context last-60s
 
         streamcue compare runs/qwen-ovo runs/llava-ovo
     """
     import shlex
     import sys
 
-    from streamcue.cli.replay import run_replay
+    from streamcue.cli.replay import protocol_options, run_replay, with_options
     from streamcue.errors import ConfigError, mask_secrets
     from streamcue.io import read_jsonl
     from streamcue.llm import LLMSettings
@@ -88,6 +94,7 @@ def run_command(
     get_benchmark(benchmark)
     if benchmark not in PROTOCOLS:
         raise ConfigError(f"no replay protocol for {benchmark}; known: {', '.join(PROTOCOLS)}")
+    protocol = with_options(PROTOCOLS[benchmark], prompt_set, context)  # an option it lacks: one line, exit 2
     if limit is not None and limit < 1:
         raise ConfigError("--limit must be at least 1")
     if concurrency < 1 or max_tokens < 1 or resamples < 1:
@@ -107,30 +114,34 @@ def run_command(
         videos=out / "played" / "videos.jsonl" if selection.videos else None, video_root=video_root, span="clip",
         timing="synchronous", limit=None, llm_base_url=llm_base_url, llm_model=llm_model,
         llm_structured=llm_structured, no_cache=no_cache, strategy_options={}, no_video=no_video,
-        concurrency=concurrency, temperature=temperature, max_tokens=max_tokens)
+        concurrency=concurrency, temperature=temperature, max_tokens=max_tokens, prompt_set=prompt_set,
+        context=context)
     predictions = read_jsonl(out / "predictions.jsonl")
     kinds = replay_report.get("kinds", {})
-    protocol = PROTOCOLS[benchmark]
+    window = window_s if window_s is not None else getattr(protocol, "window_s", None)
     try:
         settings: Any = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured,
                                             temperature=temperature, max_tokens=max_tokens)
     except ConfigError:  # a strategy without an endpoint (periodic)
         settings = None
-    prompts = {kind: prompt_versions(protocol, [info["strategy"]], {kind: protocol.mode[kind]})
-               for kind, info in kinds.items()}
+    if getattr(protocol, "complete_prompts", False):  # official prompts: sent alone, no answer prompt around them
+        prompts = {kind: protocol_options(protocol)["prompt_versions"] for kind in kinds}
+    else:
+        prompts = {kind: prompt_versions(protocol, [info["strategy"]], {kind: protocol.mode[kind]})
+                   for kind, info in kinds.items()}
     run_info = {
         "records": str(records), "split": split, "started_at": started,
         "command": mask_secrets(shlex.join(["streamcue", *sys.argv[1:]])) if sys.argv[1:2] == ["run"] else None,
         "model": settings.model if settings else None, "endpoint": settings.endpoint if settings else None,
         "generation": {"temperature": temperature, "max_tokens": max_tokens, "concurrency": concurrency,
                        "structured": llm_structured, "cache": not no_cache},
-        "frames": {"memory": memory, "k": k, "fps": fps, "window_s": window_s,
+        "frames": {"memory": memory, "k": k, "fps": fps, "window_s": window,
                    "pixels": video_root is not None, "blind": bool(replay_report.get("blind")),
                    "frames_total": sum(v.get("replay", {}).get("frames_total", 0) for v in kinds.values()),
                    "frames_seen": sum(v.get("replay", {}).get("frames_seen", 0) for v in kinds.values())},
     }
     protocol_info = {"name": benchmark, "history": replay_report.get("history"), "span": replay_report.get("span"),
-                     "timing": replay_report.get("timing"),
+                     "timing": replay_report.get("timing"), **protocol_options(protocol),
                      "kinds": {kind: {"strategy": info.get("strategy"), "options": info.get("options", {})}
                                for kind, info in kinds.items()}}
     results = finish_run(out, benchmark=benchmark, selection=selection, predictions=predictions,
