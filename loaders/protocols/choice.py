@@ -23,8 +23,8 @@ from typing import Any
 from streamcue.loaders.protocols.base import prompt_text
 from streamcue.prompts import load_prompt
 
-__all__ = ["choice_prompt", "gold_answer", "official_prompt", "PROMPT_SETS", "DEFAULT_PROMPT_SET", "check_prompt_set",
-           "lettered", "first_letter", "letters_in"]
+__all__ = ["PromptSets", "choice_prompt", "gold_answer", "official_prompt", "PROMPT_SETS", "DEFAULT_PROMPT_SET",
+           "check_prompt_set", "lettered", "first_letter", "letters_in"]
 
 PROMPT_SETS = ("official", "streamcue")
 #: The default prompt set: ``official``. The strategies send an official turn's text alone (frames, then the
@@ -38,6 +38,27 @@ def check_prompt_set(name: str) -> str:
     if name not in PROMPT_SETS:
         raise ConfigError(f"unknown prompt set {name!r}; use official (the benchmark's own prompts) or streamcue")
     return name
+
+
+
+class PromptSets:
+    """The prompt-set half of a multiple-choice protocol: its official templates or streamcue's own prompts.
+
+    A protocol mixes it in and sets ``official_prompts``, ``streamcue_prompts`` and ``self.prompt_set``.
+    """
+
+    official_prompts: tuple[str, ...] = ()
+    streamcue_prompts: tuple[str, ...] = ()
+    prompt_set: str = DEFAULT_PROMPT_SET
+
+    @property
+    def prompts(self) -> tuple[str, ...]:
+        return self.official_prompts if self.prompt_set == "official" else self.streamcue_prompts
+
+    @property
+    def complete_prompts(self) -> bool:
+        """True when each turn's text is the whole instruction (the official set): send it alone for plain answers."""
+        return self.prompt_set == "official"
 
 
 def official_prompt(name: str, **values: Any) -> str:

@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from streamcue.loaders.protocols.base import Context, Protocol, Turn, prompt_text
-from streamcue.loaders.protocols.choice import (DEFAULT_PROMPT_SET, check_prompt_set, choice_prompt, letters_in,
-                                                lettered, official_prompt)
+from streamcue.loaders.protocols.choice import (DEFAULT_PROMPT_SET, PromptSets, check_prompt_set, choice_prompt,
+                                                letters_in, lettered, official_prompt)
 
 __all__ = ["OVOBench", "PROTOCOL", "probe_turn", "OFFICIAL_PROMPTS", "STREAMCUE_PROMPTS"]
 
@@ -58,7 +58,9 @@ def official_choice(record: Mapping[str, Any]) -> str:
                            options="; ".join(lettered(record["options"])) + ";")
 
 
-class OVOBench(Protocol):
+class OVOBench(PromptSets, Protocol):
+    official_prompts = OFFICIAL_PROMPTS
+    streamcue_prompts = STREAMCUE_PROMPTS
     name = "ovo-bench"
     kinds = ("mc_question", "active_item")
     mode = {"mc_question": "ask", "active_item": "ask"}
@@ -67,15 +69,6 @@ class OVOBench(Protocol):
 
     def __init__(self, prompt_set: str = DEFAULT_PROMPT_SET) -> None:
         self.prompt_set = check_prompt_set(prompt_set)
-
-    @property
-    def prompts(self) -> tuple[str, ...]:  # type: ignore[override]
-        return OFFICIAL_PROMPTS if self.prompt_set == "official" else STREAMCUE_PROMPTS
-
-    @property
-    def complete_prompts(self) -> bool:
-        """True when each turn's text is the whole instruction (the official set): send it alone for plain answers."""
-        return self.prompt_set == "official"
 
     def with_options(self, *, prompt_set: str | None = None) -> OVOBench:
         """This protocol with another prompt set (``official`` or ``streamcue``)."""

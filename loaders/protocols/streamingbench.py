@@ -35,8 +35,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from streamcue.loaders.protocols.base import Context, Protocol, Turn, prompt_text
-from streamcue.loaders.protocols.choice import (DEFAULT_PROMPT_SET, check_prompt_set, choice_prompt, first_letter,
-                                                gold_answer, lettered, official_prompt)
+from streamcue.loaders.protocols.choice import (DEFAULT_PROMPT_SET, PromptSets, check_prompt_set, choice_prompt,
+                                                first_letter, gold_answer, lettered, official_prompt)
 
 __all__ = ["StreamingBench", "PROTOCOL", "CONTEXTS", "OFFICIAL_PROMPTS", "STREAMCUE_PROMPTS", "clock"]
 
@@ -59,7 +59,9 @@ def _kept(text: str | None) -> str | None:
     return text
 
 
-class StreamingBench(Protocol):
+class StreamingBench(PromptSets, Protocol):
+    official_prompts = OFFICIAL_PROMPTS
+    streamcue_prompts = STREAMCUE_PROMPTS
     name = "streamingbench"
     kinds = ("mc_question", "active_item")
     mode = {"mc_question": "ask", "active_item": "ask"}
@@ -75,15 +77,6 @@ class StreamingBench(Protocol):
             raise ConfigError(f"unknown StreamingBench context {context!r}; use all (the released code) or "
                               "last-60s (the public leaderboard)")
         self.context = context
-
-    @property
-    def prompts(self) -> tuple[str, ...]:  # type: ignore[override]
-        return OFFICIAL_PROMPTS if self.prompt_set == "official" else STREAMCUE_PROMPTS
-
-    @property
-    def complete_prompts(self) -> bool:
-        """True when each turn's text is the whole instruction (the official set): send it alone for plain answers."""
-        return self.prompt_set == "official"
 
     @property
     def window_s(self) -> float | None:
