@@ -188,8 +188,9 @@ def annotate_status(
     """
     from collections import Counter
 
-    from streamcue.annotation.roundtrip import status_report
+    from streamcue.annotation.roundtrip import check_tolerance, status_report
 
+    check_tolerance(tolerance)
     rows, people = status_report(project, url=url, required=required, tolerance_s=tolerance, majority=majority,
                                  reviewers=tuple(reviewer or ()))
     console.out.print(console.table(f"project {project!r}", ["task", "record", "annotations", "state", "missing",

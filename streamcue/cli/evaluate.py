@@ -94,6 +94,8 @@ def evaluate(
     # an empty ground truth: the metric says it
     if pred.is_file() and is_blank(pred) and (gt is None or gt.is_file() and not is_blank(gt)):
         raise InputError("empty file: no predictions to score", file=pred)
+    if config_version is not None and config_version < 1:
+        raise ConfigError(f"--config-version must be 1 or more, got {config_version}")
     if embedding_model and judge != "embedding":
         raise ConfigError("--embedding-model is the embedding judge's model folder: add --judge embedding")
     if llm_model and judge == "embedding":

@@ -57,7 +57,7 @@ def agreement(
     from streamcue.annotation.agreement import caption_agreement
     from streamcue.errors import ConfigError
     from streamcue.io import write_json
-    from streamcue.prologue import check_io
+    from streamcue.prologue import check_io, check_numbers
 
     if project is not None:
         if generated is not None or verified is not None:
@@ -66,6 +66,7 @@ def agreement(
         return
     if generated is None or verified is None:
         raise ConfigError("give --project, or both --generated and --verified")
+    check_numbers(("--threshold", threshold, -1.0, 1.0))  # a cosine similarity
     if output is not None:
         check_io({output: "--output"}, [generated, verified])
     result = caption_agreement(generated, verified, threshold=threshold, model_path=embedding_model)
