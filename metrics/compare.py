@@ -42,6 +42,18 @@ def _same_protocol(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return True
 
 
+def _protocol_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """Which parts of the two runs' protocols differ, named with both values (short)."""
+    pa, pb = a.get("protocol") or {}, b.get("protocol") or {}
+    out = [f"{key} {pa.get(key)!r} vs {pb.get(key)!r}" for key in sorted(set(pa) | set(pb))
+           if key != "kinds" and pa.get(key) != pb.get(key)]
+    if pa.get("kinds") != pb.get("kinds"):
+        out.append("strategies or their options")
+    if (a.get("prompts") or {}) != (b.get("prompts") or {}):
+        out.append("prompt versions")
+    return [line if len(line) < 120 else line[:117] + "..." for line in out] or ["name, strategies or history"]
+
+
 def differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
     """What makes two runs' figures incomparable: benchmark, benchmark version, protocol, metric config."""
     out = []
@@ -51,7 +63,7 @@ def differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
         out.append(f"benchmark version {a['benchmark'].get('version')} vs {b['benchmark'].get('version')} "
                    "(different record files)")
     if not _same_protocol(a, b):
-        out.append("protocol (name, strategies, history or prompt versions)")
+        out.append("protocol (" + ", ".join(_protocol_differences(a, b)) + ")")
     if a["metric"].get("config_version") != b["metric"].get("config_version") or \
             a["metric"].get("config") != b["metric"].get("config"):
         out.append(f"metric config {a['metric'].get('config_version')} vs {b['metric'].get('config_version')}")
@@ -68,6 +80,9 @@ def compare_runs(run_a: Path, run_b: Path, *, allow_different: bool = False,
     """``{"a", "b", "differences", "shared_records", "shared_videos", "tables": {"task", "group"}, "bootstrap"}``;
     each table row ``{estimate (B - A), low, high, se, a, b, n, videos}``."""
     a, b = read_results(run_a), read_results(run_b)
+    if a["benchmark"]["name"] != b["benchmark"]["name"]:  # no record in common: nothing to pair, whatever is allowed
+        raise ConfigError(f"runs {run_a} and {run_b} are of different benchmarks ({a['benchmark']['name']} vs "
+                          f"{b['benchmark']['name']}): no record is in both")
     diff = differences(a, b)
     if diff and not allow_different:
         raise ConfigError(f"runs {run_a} and {run_b} differ in {'; '.join(diff)}: their figures are not comparable "

@@ -265,12 +265,36 @@ def tables(metric: str, video_units: Sequence[tuple[str, str, float, float]],
 
 # ------------------------------------------------------------------------------------------ samples
 
+#: Kinds whose prediction is one answer (``response``) to one question.
+ASKED_ONCE = ("mc_question", "open_question")
+
+
+def _keep_unparseable(predictions: Sequence[dict[str, Any]], calls: Mapping[str, Sequence[Mapping[str, Any]]]) -> int:
+    """An asked question whose answer could not be read (``response`` null, the engine's call holds the raw text)
+    gets that raw text as its response, so the metric scores it (wrong, unless the official rule finds the right
+    answer in it) instead of leaving it out; returns how many. Nothing silent: issue 23."""
+    kept = 0
+    for prediction in predictions:
+        rid = prediction.get("question_id")
+        if rid is None or prediction.get("response") is not None:
+            continue
+        raw = [c.get("raw") for c in calls.get(str(rid), []) if isinstance(c.get("raw"), str)]
+        if raw:
+            prediction["response"] = raw[-1]
+            kept += 1
+    return kept
+
+
 def _parse(kind: str, record: Mapping[str, Any], prediction: Mapping[str, Any] | None) -> tuple[Any, Any, bool, bool]:
     """``(raw answer, parsed answer, answered, parseable)`` of one record's prediction."""
     from streamcue.metrics.choice_rules import choice_letter, stated_number, stated_yes_no
 
     if prediction is None:
         return None, None, False, False
+    if kind == "open_question":
+        raw = prediction.get("response")
+        answered = isinstance(raw, str) and bool(raw.strip())
+        return raw, raw if answered else None, answered, answered
     if kind == "mc_question":
         raw = prediction.get("response")
         answered = raw not in (None, "", [])
@@ -357,7 +381,7 @@ def _samples(benchmark: str, records: Mapping[str, Sequence[Mapping[str, Any]]],
                 "gold_windows": _gold_windows(kind, record),
                 "spoke": [[r.get("t_s"), r.get("text")] for r in (prediction or {}).get(
                     "responses", (prediction or {}).get("events", [])) if r.get("role", "assistant") == "assistant"]
-                if kind != "mc_question" else ([[prediction.get("t_s"), prediction.get("response")]]
+                if kind not in ASKED_ONCE else ([[prediction.get("t_s"), prediction.get("response")]]
                                                 if prediction else []),
                 "frames": _frames_sent(mine), "latency_s": _latency(mine), "calls": mine,
             })
@@ -479,7 +503,9 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
     info = get_benchmark(benchmark)
     played = write_played(out, selection)
     pred_path = out / "predictions.jsonl"
-    if not pred_path.is_file():
+    calls = _engine_calls(out, replay_report)
+    kept = _keep_unparseable(predictions, calls)
+    if kept or not pred_path.is_file():
         write_jsonl(pred_path, predictions)
     gt = played if len(selection.records) > 1 else played / f"{next(iter(selection.records))}.jsonl"
     report = evaluate(info.metric, gt, pred_path, **dict(evaluate_options or {}))
@@ -493,8 +519,7 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
         rid = next((p[f] for f in ("question_id", "item_id", "qa_id", "task_id", "video_id") if f in p), None)
         if rid is not None:
             by_id[str(rid)] = p
-    samples = _samples(benchmark, selection.records, by_id, report, units, prompts or {},
-                       _engine_calls(out, replay_report))
+    samples = _samples(benchmark, selection.records, by_id, report, units, prompts or {}, calls)
     unparseable = [s["id"] for s in samples if s["answered"] and not s["parseable"]]
     endpoint = replay_report.get("endpoint") or {}
     results = {

@@ -56,6 +56,11 @@ def run_command(
                                                         "own (own); default: the benchmark's.")] = None,
     prompt_set: Annotated[Optional[str], typer.Option(help=PROMPT_SET_HELP)] = None,
     context: Annotated[Optional[str], typer.Option(help=CONTEXT_HELP)] = None,
+    judge_llm_base_url: Annotated[Optional[str], typer.Option(
+        help="Benchmarks scored by an LLM judge (streambench): its OpenAI-compatible base URL (default: "
+             "--llm-base-url's).")] = None,
+    judge_llm_model: Annotated[Optional[str], typer.Option(
+        help="The LLM judge's model (default: --llm-model's; StreamBench's paper used LLaMA-3).")] = None,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples for the 95% intervals (over videos).")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap (recorded).")] = 0,
     no_cache: NoCache = False,
@@ -107,15 +112,24 @@ def run_command(
              out_folder=out)
     started = now()
     selection = select_records(records, benchmark, videos=videos, split=split, ids=wanted, limit=limit)
+    fresh = not out.exists()
     write_played(out, selection)
-    replay_report = run_replay(
-        records=out / "played", out=out, strategy=strategy, memory=memory, k=k, fps=fps, window_s=window_s,
-        history=history, benchmark=benchmark, kind=None,
-        videos=out / "played" / "videos.jsonl" if selection.videos else None, video_root=video_root, span="clip",
-        timing="synchronous", limit=None, llm_base_url=llm_base_url, llm_model=llm_model,
-        llm_structured=llm_structured, no_cache=no_cache, strategy_options={}, no_video=no_video,
-        concurrency=concurrency, temperature=temperature, max_tokens=max_tokens, prompt_set=prompt_set,
-        context=context)
+    try:
+        replay_report = run_replay(
+            records=out / "played", out=out, strategy=strategy, memory=memory, k=k, fps=fps, window_s=window_s,
+            history=history, benchmark=benchmark, kind=None,
+            videos=out / "played" / "videos.jsonl" if selection.videos else None, video_root=video_root,
+            span="clip", timing="synchronous", limit=None, llm_base_url=llm_base_url, llm_model=llm_model,
+            llm_structured=llm_structured, no_cache=no_cache, strategy_options={}, no_video=no_video,
+            concurrency=concurrency, temperature=temperature, max_tokens=max_tokens, prompt_set=prompt_set,
+            context=context)
+    except BaseException:  # a refused or failed replay leaves no run folder behind (the cache keeps the calls made)
+        import shutil
+
+        shutil.rmtree(out / "played", ignore_errors=True)
+        if fresh and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
+        raise
     predictions = read_jsonl(out / "predictions.jsonl")
     kinds = replay_report.get("kinds", {})
     window = window_s if window_s is not None else getattr(protocol, "window_s", None)
@@ -146,7 +160,9 @@ def run_command(
                                for kind, info in kinds.items()}}
     results = finish_run(out, benchmark=benchmark, selection=selection, predictions=predictions,
                          replay_report=replay_report, run=run_info, prompts=prompts, protocol=protocol_info,
-                         bootstrap=BootstrapSettings(resamples=resamples, seed=seed))
+                         bootstrap=BootstrapSettings(resamples=resamples, seed=seed),
+                         evaluate_options=_judge(benchmark, judge_llm_base_url or llm_base_url,
+                                                 judge_llm_model or llm_model, llm_structured, not no_cache))
     print_results(results, out)
 
 
@@ -167,6 +183,20 @@ def print_results(results: dict[str, Any], out: Path) -> None:
     if results["n_played"] < results["n_benchmark"]:
         console.out.print("partial run: scored over the records played only", markup=False)
     console.out.print(f"run folder {out}: results.json, samples.jsonl, report.html", markup=False)
+
+
+def _judge(benchmark: str, base_url: str | None, model: str | None, structured: str,
+           use_cache: bool) -> dict[str, Any]:
+    """evaluate() options for a benchmark whose metric asks an LLM judge: the judge's endpoint (the model's by
+    default); none for the others."""
+    from streamcue.metrics import METRICS
+    from streamcue.registry import get_benchmark
+
+    metric = METRICS[get_benchmark(benchmark).metric]
+    if not metric.uses_judge or metric.default_judge not in ("streambench", "mira", "llm"):
+        return {"use_cache": use_cache}
+    options = {"base_url": base_url, "model": model, "structured": structured}
+    return {"use_cache": use_cache, "judge_options": {k: v for k, v in options.items() if v}}
 
 
 def _ids(value: str) -> list[str]:
