@@ -248,7 +248,8 @@ def annotate_in_browser(browser, server, kind, record, videos, tmp_path, annotat
 
 
 def verified(kind):
-    return {"status": "verified", "annotators": list(ANNOTATORS), "checks": 2, "guideline": f"{kind}.v1"}
+    return {"status": "verified", "annotators": list(ANNOTATORS), "checks": 2, "guideline": f"{kind}.v1",
+            "decided_by": "agreement"}  # how it was decided (issue 24: adjudication)
 
 
 def test_interval_qa_answer_moved_and_edited_in_the_page(browser, server, videos, annotators, tmp_path):
@@ -340,6 +341,6 @@ def test_guidance_events_relabelled_in_the_page(browser, server, videos, annotat
     expected = copy.deepcopy(to_success)
     expected["events"][1].update(type="success", mistake_category=None)
     expected["verification"] = {"status": "verified", "annotators": [ANNOTATORS[0]], "checks": 1,
-                                "guideline": "guidance.v1"}
+                                "guideline": "guidance.v1", "decided_by": "agreement"}
     assert pulled["v2"] == expected
     assert summary.changes == {"v2": ["mistake e1 relabelled success"]}
