@@ -38,11 +38,14 @@ class VideoOutcome:
 
 #: seconds to wait for a Ray cluster's address to answer before the run is refused
 CONNECT_TIMEOUT_S = 5.0
+#: HTTP/2's client connection preface and an empty SETTINGS frame
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
 
 
 def check_address(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> None:
-    """A cluster address (``HOST:PORT`` or ``ray://HOST:PORT``) must accept a connection within
-    ``timeout`` seconds; ``ray.init`` itself waits for a GCS that does not answer for minutes.
+    """A cluster address (``HOST:PORT`` or ``ray://HOST:PORT``) must accept a connection and answer
+    as a gRPC server within ``timeout`` seconds; ``ray.init`` itself waits for minutes on an address
+    where nothing, or something else, listens.
     None (a local instance) and ``auto`` (the cluster on this machine) are left to Ray."""
     if not address or address == "auto":
         return
@@ -51,12 +54,23 @@ def check_address(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> No
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise ConfigError(f"--address {address!r} is not HOST:PORT, ray://HOST:PORT or auto")
     try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
-            pass
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as conn:
+            # Ray's GCS and Ray Client are gRPC servers: they answer HTTP/2's connection preface with a
+            # SETTINGS frame at once; anything else listening there (ray.init would wait on it for minutes) does not
+            conn.sendall(_HTTP2_PREFACE)
+            reply = b""
+            while len(reply) < 9:
+                block = conn.recv(9 - len(reply))
+                if not block:
+                    break
+                reply += block
     except OSError as exc:
         reason = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
         raise ServiceError(f"no Ray cluster answers at {address} ({reason}; waited up to {timeout:g} s): is "
                            "`ray start --head` running there?") from None
+    if len(reply) < 9 or reply[3] != 0x04:
+        raise ServiceError(f"no Ray cluster answers at {address} (something listens there but does not speak "
+                           "gRPC, as Ray does): is it the Ray head's port (6379, or ray://HOST:10001)?")
 
 
 def already_done(video: Path, out_dir: Path) -> dict[str, Any] | None:

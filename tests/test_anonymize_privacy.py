@@ -173,3 +173,36 @@ def test_a_ray_address_where_nothing_listens_is_an_error_within_seconds(clip, tm
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and "no Ray cluster answers at 127.0.0.1:9" in lines[0], run.stderr
     assert not out.exists()
+
+
+@pytest.mark.ray
+def test_a_ray_address_where_something_else_listens_is_an_error_within_seconds(clip, tmp_path):
+    pytest.importorskip("ray")
+    import http.server
+    import threading
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        started = time.monotonic()
+        run = streamcue(clip, "--out", tmp_path / "out", "--engine", "ray", "--address",
+                        f"127.0.0.1:{server.server_port}", timeout=60)
+    finally:
+        server.shutdown()
+    assert time.monotonic() - started < 30
+    assert run.returncode == 4 and "does not speak gRPC" in run.stderr and len(run.stderr.splitlines()) == 1, \
+        run.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_the_address_check_lets_a_real_ray_head_through():
+    ray = pytest.importorskip("ray")
+    from streamcue.anonymize.ray_engine import check_address
+
+    ray.init(num_cpus=1, include_dashboard=False, logging_level="ERROR", configure_logging=False)
+    try:
+        check_address(ray.get_runtime_context().gcs_address)  # answers as a gRPC server: no error
+    finally:
+        ray.shutdown()
