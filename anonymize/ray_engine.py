@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -20,11 +21,11 @@ from typing import Any
 
 from streamcue.anonymize.pipeline import AnonymizeConfig, anonymize_video, output_paths
 from streamcue.anonymize.report import report_problem, sha256_file
-from streamcue.errors import StreamcueError
+from streamcue.errors import ConfigError, ServiceError, StreamcueError
 from streamcue.extras import require
 from streamcue.io import read_json
 
-__all__ = ["VideoOutcome", "already_done", "anonymize_on_ray"]
+__all__ = ["CONNECT_TIMEOUT_S", "VideoOutcome", "check_address", "already_done", "anonymize_on_ray"]
 
 
 @dataclass
@@ -33,6 +34,43 @@ class VideoOutcome:
     state: str                      # done, skipped or failed
     report: dict[str, Any] | None = None
     error: str | None = None
+
+
+#: seconds to wait for a Ray cluster's address to answer before the run is refused
+CONNECT_TIMEOUT_S = 5.0
+#: HTTP/2's client connection preface and an empty SETTINGS frame
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+
+
+def check_address(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """A cluster address (``HOST:PORT`` or ``ray://HOST:PORT``) must accept a connection and answer
+    as a gRPC server within ``timeout`` seconds; ``ray.init`` itself waits for minutes on an address
+    where nothing, or something else, listens.
+    None (a local instance) and ``auto`` (the cluster on this machine) are left to Ray."""
+    if not address or address == "auto":
+        return
+    where = address.removeprefix("ray://")
+    host, _, port = where.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigError(f"--address {address!r} is not HOST:PORT, ray://HOST:PORT or auto")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as conn:
+            # Ray's GCS and Ray Client are gRPC servers: they answer HTTP/2's connection preface with a
+            # SETTINGS frame at once; anything else listening there (ray.init would wait on it for minutes) does not
+            conn.sendall(_HTTP2_PREFACE)
+            reply = b""
+            while len(reply) < 9:
+                block = conn.recv(9 - len(reply))
+                if not block:
+                    break
+                reply += block
+    except OSError as exc:
+        reason = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
+        raise ServiceError(f"no Ray cluster answers at {address} ({reason}; waited up to {timeout:g} s): is "
+                           "`ray start --head` running there?") from None
+    if len(reply) < 9 or reply[3] != 0x04:
+        raise ServiceError(f"no Ray cluster answers at {address} (something listens there but does not speak "
+                           "gRPC, as Ray does): is it the Ray head's port (6379, or ray://HOST:10001)?")
 
 
 def already_done(video: Path, out_dir: Path) -> dict[str, Any] | None:
@@ -85,8 +123,13 @@ def anonymize_on_ray(videos: list[Path], out_dir: Path, options: AnonymizeConfig
     started = False
     _quiet()
     if not ray.is_initialized():
-        ray.init(address=address, num_cpus=None if address else cpus, include_dashboard=False,
-                 log_to_driver=False, logging_level="ERROR", configure_logging=False)
+        check_address(address)
+        try:
+            ray.init(address=address, num_cpus=None if address else cpus, include_dashboard=False,
+                     log_to_driver=False, logging_level="ERROR", configure_logging=False)
+        except Exception as exc:  # ConnectionError and the like: one line, exit 4
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+            raise ServiceError(f"could not start or join Ray{f' at {address}' if address else ''}: {reason}") from None
         started = True
     try:
         context = ray.data.DataContext.get_current()

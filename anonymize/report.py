@@ -10,7 +10,10 @@ A report is a JSON object; the fields a release relies on are::
 ``status`` is ``failed`` when the output does not match the input (size, rate, duration, no
 frames), ``not_anonymized`` when a detector was switched off (``--detector none`` or
 ``--plate-detector none``: faces or plates were never looked for, so nothing says they are
-hidden), else ``passed``. Paths in a report are file names only, never a local folder.
+hidden), ``unmeasured`` when a setting lies outside the range where recall was measured
+(``--allow-unmeasured``, listed in ``unmeasured``), else ``passed``. ``canary`` records that the
+face detector, with the run's settings, found a known face before the run began
+(:mod:`streamcue.anonymize.canary`). Paths in a report are file names only, never a local folder.
 
 A recorded video may be published only when its report exists, says ``passed``, names both
 detectors with their versions, holds a detection log for every frame, and names the SHA-256
@@ -32,12 +35,15 @@ DETECTED = ("face", "plate")
 __all__ = ["REPORT_FORMAT", "sha256_file", "anonymization_status", "report_problem"]
 
 
-def anonymization_status(problems: list[str], detectors: dict[str, Any]) -> str:
-    """``failed`` with problems; ``not_anonymized`` when a detector is off; else ``passed``."""
+def anonymization_status(problems: list[str], detectors: dict[str, Any], unmeasured: list[str] | None = None) -> str:
+    """``failed`` with problems; ``not_anonymized`` when a detector is off; ``unmeasured`` when a
+    setting lies outside the range where recall was measured (``--allow-unmeasured``); else ``passed``."""
     if problems:
         return "failed"
     if any(not detectors.get(what) for what in DETECTED):
         return "not_anonymized"
+    if unmeasured:
+        return "unmeasured"
     return "passed"
 
 
@@ -62,7 +68,16 @@ def report_problem(report_path: str | Path, video_path: str | Path) -> str | Non
     if not isinstance(report, dict) or report.get("format") != REPORT_FORMAT:
         return f"{report_path} is not a streamcue anonymization report (format {REPORT_FORMAT})"
     if report.get("status") != "passed":
-        return f"{report_path}: anonymization status is {report.get('status')!r}, not 'passed'"
+        why = ""
+        if report.get("status") == "unmeasured":
+            listed = "; ".join(map(str, report.get("unmeasured") or []))
+            why = f" (settings outside the range where recall was measured: {listed})"
+        return f"{report_path}: anonymization status is {report.get('status')!r}, not 'passed'{why}"
+    if report.get("unmeasured"):
+        return f"{report_path}: settings outside the range where recall was measured (unmeasured)"
+    canary = report.get("canary")
+    if canary is not None and not (isinstance(canary, dict) and canary.get("passed") is True):
+        return f"{report_path}: the detector's canary did not pass (canary)"
     problem = _evidence_problem(report)
     if problem:
         return f"{report_path}: {problem}"

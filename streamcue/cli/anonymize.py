@@ -23,8 +23,10 @@ def anonymize(
                                                "not_anonymized: a release refuses it).")] = "centerface",
     face_model: Annotated[Optional[Path], typer.Option(help="Model file for scrfd (insightface .onnx) or egoblur "
                                                             "(TorchScript), or another CenterFace .onnx.")] = None,
-    face_threshold: Annotated[Optional[float], typer.Option(help="Face score threshold (default: 0.2 centerface, "
-                                                                 "0.3 scrfd, 0.5 egoblur); lower finds more.")] = None,
+    face_threshold: Annotated[Optional[float], typer.Option(help="Face score threshold, above 0 and below 1 "
+                                                                 "(default: 0.2 centerface, 0.3 scrfd, 0.5 egoblur); "
+                                                                 "lower finds more. Above 0.2 with centerface needs "
+                                                                 "--allow-unmeasured.")] = None,
     plate_detector: Annotated[str, typer.Option(help="Plate detector: haar (offline default, OpenCV cascade), "
                                                      "egoblur (needs --plate-model), none (status "
                                                      "not_anonymized).")] = "haar",
@@ -40,11 +42,17 @@ def anonymize(
     stride: Annotated[Optional[int], typer.Option(help="Override the preset: detect on every N-th frame (boxes are "
                                                        "carried between looks).")] = None,
     full_every: Annotated[Optional[int], typer.Option(help="Override the preset: look at full size on every N-th "
-                                                           "frame (0: never).")] = None,
+                                                           "frame (1 to 300; 0: never, needs "
+                                                           "--allow-unmeasured).")] = None,
     dilate: Annotated[Optional[float], typer.Option(help="Override the preset: seconds before and after a detection "
                                                          "that stay blurred (0.2; fast: 0.3).")] = None,
     pad: Annotated[Optional[float], typer.Option(help="Override the preset: grow face boxes by this share of their "
-                                                      "size on each side (0.35; thorough: 0.25).")] = None,
+                                                      "size on each side, 0 to 1 (0.35; thorough: 0.25; below 0.25 "
+                                                      "needs --allow-unmeasured).")] = None,
+    allow_unmeasured: Annotated[bool, typer.Option("--allow-unmeasured", help="Run with a --face-threshold above 0.2, "
+                                                   "a --pad below 0.25 or --full-every 0 (outside the range where "
+                                                   "recall was measured): the report's status is then 'unmeasured' "
+                                                   "and a release refuses it.")] = False,
     keep_audio: Annotated[bool, typer.Option("--keep-audio", help="Keep the audio track (dropped by default: voices "
                                                                   "identify people).")] = False,
     workers: Annotated[int, typer.Option(help="Videos processed in parallel (processes; with --engine ray and no "
@@ -74,14 +82,15 @@ def anonymize(
         streamcue anonymize /shared/recordings --out /shared/anonymized --engine ray --address auto
     """
     import contextlib
-    from dataclasses import replace
 
-    from streamcue.anonymize.pipeline import AnonymizeConfig, anonymize_many, find_videos, output_paths
+    from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_many, find_videos, output_paths
     from streamcue.errors import ConfigError
     from streamcue.prologue import check_io
 
     if engine not in ("local", "ray"):
         raise ConfigError(f"unknown engine {engine!r}; known: local, ray")
+    if workers < 1:
+        raise ConfigError(f"--workers must be 1 or more, got {workers}")
     if address and engine != "ray":
         raise ConfigError("--address needs --engine ray")
     if not input.exists():
@@ -92,32 +101,40 @@ def anonymize(
     # never write over a recording, never let two recordings (clip.mp4, clip.mov) share one output
     check_io([(path, video) for video in videos for path in output_paths(video, out)],
              [*videos, *([input] if input.is_dir() else [])], out_folder=out)
+    # every option checked (finite, in range) before any output exists
     options = AnonymizeConfig.from_preset(
         preset, face=detector, face_model=str(face_model) if face_model else None, face_threshold=face_threshold,
         plate=plate_detector, plate_model=str(plate_model) if plate_model else None,
-        max_side=max_side, stride=stride, full_every=full_every, dilate_s=dilate, pad=pad, keep_audio=keep_audio)
-    if max_side == 0:
-        options = replace(options, max_side=None)
+        max_side=max_side, stride=stride, full_every=full_every, dilate_s=dilate, pad=pad, keep_audio=keep_audio,
+        allow_unmeasured=allow_unmeasured)
+    if engine == "ray":
+        from streamcue.anonymize.ray_engine import check_address
+
+        check_address(address)  # a cluster that does not answer is an error within seconds, not a hang
+    # the detectors load and the canary runs here, before anything is written
+    anonymizer = Anonymizer(options)
     if engine == "ray":
         _on_ray(videos, out, options, address, workers)
         return
     rows, failures, not_anonymized = [], [], []
-    with contextlib.closing(anonymize_many(videos, out, options, workers)) as results:  # Ctrl-C stops the workers
+    with contextlib.closing(anonymize_many(videos, out, options, workers, anonymizer=anonymizer)) as results:
         for video, result in results:
             if isinstance(result, BaseException):
                 failures.append((video, result))
                 rows.append([video.name, "error", "-", "-", "-", "-"])
                 continue
             if result["status"] == "not_anonymized":
-                not_anonymized.append((video.name, result["missing_detectors"]))
+                not_anonymized.append((video.name, result["status"],
+                                       f"no {' and no '.join(result['missing_detectors'])} detector"))
+            elif result["status"] == "unmeasured":
+                not_anonymized.append((video.name, result["status"], "; ".join(result["unmeasured"])))
             det = result["detections"]
             rows.append([video.name, result["status"], result["frames_processed"], det["face"]["total"],
                          det["plate"]["total"], f"{result['fps']:.1f}"])
     console.out.print(console.table(f"anonymized into {out}", ["video", "status", "frames", "faces", "plates",
                                                                "fps"], rows))
-    for video, missing in not_anonymized:
-        console.err.print(f"warning: {video}: status not_anonymized (no {' and no '.join(missing)} detector); "
-                          "a release refuses it", markup=False)
+    for video, status, why in not_anonymized:
+        console.err.print(f"warning: {video}: status {status} ({why}); a release refuses it", markup=False)
     for video, exc in failures:
         console.err.print(f"error: {exc}", markup=False, soft_wrap=True)
     if failures:
