@@ -59,3 +59,11 @@ def test_stats_agreement_threshold_must_be_a_cosine(tmp_path, value):
 def test_annotate_status_tolerance_is_checked_before_the_server(value):
     one_line(cli("annotate", "status", "--project", "p", "--url", "http://127.0.0.1:9", "--tolerance", value),
              "tolerance")
+
+
+def test_build_ego4d_refuses_llm_concurrency_zero_even_without_captions(tmp_path):
+    from conftest import GOALSTEP_VAL
+
+    one_line(cli("build", "ego4d", "--goalstep", GOALSTEP_VAL, "--out", tmp_path / "out", "--llm-concurrency", "0"),
+             "--llm-concurrency")
+    assert not (tmp_path / "out").exists()

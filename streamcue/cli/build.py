@@ -107,7 +107,9 @@ def build_ego4d(
     from streamcue.dataset_builders.estp_gen.clean import CleanConfig
     from streamcue.dataset_builders.summaries import print_ego4d_summary
     from streamcue.llm import LLMSettings
+    from streamcue.prologue import check_numbers
 
+    check_numbers(("--llm-concurrency", llm_concurrency, 1, None))  # refused even when no LLM stage runs
     settings = None
     if captions and not no_llm:
         settings = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured,
