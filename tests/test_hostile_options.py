@@ -67,3 +67,10 @@ def test_build_ego4d_refuses_llm_concurrency_zero_even_without_captions(tmp_path
     one_line(cli("build", "ego4d", "--goalstep", GOALSTEP_VAL, "--out", tmp_path / "out", "--llm-concurrency", "0"),
              "--llm-concurrency")
     assert not (tmp_path / "out").exists()
+
+
+def test_replay_benchmark_refuses_records_of_other_benchmarks(tmp_path):
+    records = tmp_path / "interval_qa.jsonl"
+    records.write_text(json.dumps(VALID["interval_qa"]) + "\n")
+    one_line(cli("replay-benchmark", records, "--out", tmp_path / "out", "--no-video"), "replay-benchmark plays")
+    assert not (tmp_path / "out").exists()

@@ -503,6 +503,13 @@ def replay_benchmark_command(
              f"--memory {memory}" if memory != "SW+U" else "", f"--fps {fps:g}" if fps != 1.0 else "",
              f"--video-root {video_root}" if video_root else "", f"--limit {limit}" if limit else "",
              "--no-video" if no_video else ""]
+    played = [records] if records.is_file() else [f for f in records.glob("*.jsonl") if f.stem != "videos"]
+    if not any(f.stem in ("mc_question", "active_item") for f in played) or \
+            any(f.stem not in ("mc_question", "active_item") for f in played if records.is_file()):
+        from streamcue.errors import ConfigError
+
+        raise ConfigError(f"{records}: replay-benchmark plays OVO-Bench and StreamingBench records (mc_question.jsonl, "
+                          "active_item.jsonl); other records play with streamcue replay")
     print(f"streamcue replay-benchmark is deprecated and goes in the next release; run instead: streamcue replay "
           f"{records} --out {out} {' '.join(f for f in flags if f)}", file=sys.stderr)
     run_replay(records=records, out=out, strategy=None, memory=memory, k=k, fps=fps, window_s=window_s,
