@@ -285,9 +285,11 @@ def _keep_unparseable(predictions: Sequence[dict[str, Any]], calls: Mapping[str,
     return kept
 
 
-def _parse(kind: str, record: Mapping[str, Any], prediction: Mapping[str, Any] | None) -> tuple[Any, Any, bool, bool]:
-    """``(raw answer, parsed answer, answered, parseable)`` of one record's prediction."""
-    from streamcue.metrics.choice_rules import choice_letter, stated_number, stated_yes_no
+def _parse(kind: str, record: Mapping[str, Any], prediction: Mapping[str, Any] | None,
+           benchmark: str = "") -> tuple[Any, Any, bool, bool]:
+    """``(raw answer, parsed answer, answered, parseable)`` of one record's prediction; a StreamingBench choice is
+    read as its official counter reads it (the answer's first character), any other by ``choice_letter``."""
+    from streamcue.metrics.choice_rules import choice_letter, first_element, stated_number, stated_yes_no
 
     if prediction is None:
         return None, None, False, False
@@ -298,7 +300,11 @@ def _parse(kind: str, record: Mapping[str, Any], prediction: Mapping[str, Any] |
     if kind == "mc_question":
         raw = prediction.get("response")
         answered = raw not in (None, "", [])
-        parsed = choice_letter(raw, len(record.get("options", []))) if answered else None
+        n = len(record.get("options", []))
+        if benchmark == "streamingbench":
+            parsed = first_element(raw) if answered else None
+            return raw, parsed, answered, parsed in [chr(65 + i) for i in range(n)]
+        parsed = choice_letter(raw, n) if answered else None
         return raw, parsed, answered, parsed is not None
     responses = prediction.get("responses", prediction.get("events", []))
     said = [r for r in responses if r.get("role", "assistant") == "assistant"]
@@ -370,7 +376,7 @@ def _samples(benchmark: str, records: Mapping[str, Sequence[Mapping[str, Any]]],
         for record in rows:
             rid = str(record[_ID[kind]])
             prediction = predictions.get(rid)
-            raw, parsed, answered, parseable = _parse(kind, record, prediction)
+            raw, parsed, answered, parseable = _parse(kind, record, prediction, benchmark)
             mine = calls.get(rid, [])
             out.append({
                 "id": rid, "kind": kind, "benchmark": benchmark, "video_id": record.get("video_id"),
