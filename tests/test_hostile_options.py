@@ -74,3 +74,7 @@ def test_replay_benchmark_refuses_records_of_other_benchmarks(tmp_path):
     records.write_text(json.dumps(VALID["interval_qa"]) + "\n")
     one_line(cli("replay-benchmark", records, "--out", tmp_path / "out", "--no-video"), "replay-benchmark plays")
     assert not (tmp_path / "out").exists()
+
+
+def test_release_diff_show_must_not_be_negative(tmp_path):
+    one_line(cli("release", "diff", tmp_path, tmp_path, "--show", "-1"), "--show")

@@ -119,7 +119,10 @@ def release_diff(
 
         streamcue release diff dist/v1.0.0 dist/v1.1.0
     """
+    from streamcue.prologue import check_numbers
     from streamcue.release.diff import changelog_lines, diff, read_release
+
+    check_numbers(("--show", show, 0, None))
 
     old_manifest, old_records = read_release(old)
     new_manifest, new_records = read_release(new)
