@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import io
 import os
 from pathlib import Path
 
@@ -142,3 +144,20 @@ VALID = {
 def valid():
     """A deep copy of a valid record of each kind, safe to mutate."""
     return copy.deepcopy(VALID)
+
+
+def cli(*args) -> tuple[int, str, str]:
+    """Run the console script's entry point in this process; returns (exit code, stdout, stderr).
+
+    Exceptions other than SystemExit propagate, so a traceback fails the test that caused it.
+    """
+    from streamcue.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main([str(a) for a in args])
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return code, out.getvalue(), err.getvalue()

@@ -13,7 +13,6 @@ command leaves no output file; a successful one writes only finite JSON.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
@@ -28,9 +27,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import VALID
+from conftest import VALID, cli
 from hostile_sources import CC4D_FILES, cc4d_subset, goalstep_subset
-from streamcue.cli import main
 from streamcue.io import loads
 
 #: 200 examples per builder (``HOSTILE_EXAMPLES`` changes it for a quicker local run), the same ones every run.
@@ -40,18 +38,6 @@ EXAMPLES = settings(max_examples=int(os.environ.get("HOSTILE_EXAMPLES", 200)), d
 #: Values a careless or hostile edit may put anywhere.
 NASTY = [None, True, False, 0, -1, -0.5, 1e308, 2 ** 63, math.nan, math.inf, -math.inf, "", "x", "NaN", "-1",
          [], [None], [1, "a"], {}, {"a": 1}]
-
-
-def cli(*args) -> tuple[int, str, str]:
-    """Run the console script's entry point; returns (exit code, stdout, stderr). Exceptions propagate."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main([str(a) for a in args])
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    return code, out.getvalue(), err.getvalue()
 
 
 def _positions(doc, path=()):

@@ -23,7 +23,8 @@ import pytest
 from conftest import SHARED_DATA
 from hypothesis import given
 from hypothesis import strategies as st
-from test_hostile_property import EXAMPLES, check_outcome, cli, corrupt_json
+from conftest import cli
+from test_hostile_property import EXAMPLES, check_outcome, corrupt_json
 
 from streamcue.finite import MAX_SECONDS
 

@@ -9,9 +9,7 @@ numbers refuse digit underscores. Every case runs the real CLI in-process on rea
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import io
 import json
 import os
 import resource
@@ -20,9 +18,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CAPTAINCOOK4D, SHARED_DATA
+from conftest import CAPTAINCOOK4D, SHARED_DATA, cli
 
-from streamcue.cli.main import main
 
 FIXTURES = SHARED_DATA / "fixtures"
 OVO = FIXTURES / "ovo_bench" / "ovo_bench_new.one_per_task.json"
@@ -31,17 +28,6 @@ SB_REAL = FIXTURES / "streamingbench" / "questions_real.first3.json"
 STREAMBENCH = SHARED_DATA / "streambench" / "eval_streambench.json"
 
 pytestmark = pytest.mark.skipif(not OVO.is_file() or not SB_REAL.is_file(), reason="needs ../shared/data/fixtures")
-
-
-def cli(*args) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main([str(a) for a in args])
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    return code, out.getvalue(), err.getvalue()
 
 
 def one_line_error(result: tuple[int, str, str], *words: str) -> str:

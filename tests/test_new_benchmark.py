@@ -10,21 +10,20 @@ contract and prologue tests, called on it, pass.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import cli
 import test_contracts
 import test_prologue
 
 import streamcue.dataset_builders
 import streamcue.loaders.protocols
 import streamcue.metrics
-from streamcue.cli.main import _command, main
+from streamcue.cli.main import _command
 from streamcue.registry import BENCHMARKS, SOURCES, Benchmark, Source
 from streamcue.testing.stub_llm import StubLLMServer, request_schema, schema_instance
 
@@ -165,17 +164,6 @@ def toybench(tmp_path, monkeypatch):
     _command.cache_clear()
     for name in ("dataset_builders", "metrics", "loaders.protocols"):
         sys.modules.pop(f"streamcue.{name}.toybench", None)
-
-
-def cli(*args) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main([str(a) for a in args])
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    return code, out.getvalue(), err.getvalue()
 
 
 def answer_red(body):

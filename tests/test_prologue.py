@@ -12,34 +12,21 @@ Every case runs the real CLI entry point in-process (``streamcue.cli.main.main``
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
 import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import VALID
+from conftest import VALID, cli
 
-from streamcue.cli.main import _command, main
+from streamcue.cli.main import _command
 from streamcue.dataset_builders import BUILDERS
 from streamcue.dataset_builders.output import FILE_NAMES
 from streamcue.prologue import declared_fields
 
 DEAD_LLM = ("--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m")  # resolved, never called
-
-
-def cli(*args) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main([str(a) for a in args])
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    return code, out.getvalue(), err.getvalue()
 
 
 def one_line_error(result: tuple[int, str, str], *words: str) -> str:
