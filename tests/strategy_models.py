@@ -8,6 +8,8 @@ ground truth it was given, so a test can tell exactly which calls a strategy mak
 import json
 import re
 
+import numpy as np
+
 from streamcue.metrics.estp import Answer, optimal_time
 from streamcue.testing.stub_llm import message_text
 
@@ -76,3 +78,17 @@ class GuidanceOracle:
             return json.dumps({"answer": "yes" if done else "no"})
         hits = [m for m in self.mistakes if m["plan_index"] == step and now - self.every_s < m["t_s"] <= now]
         return json.dumps({"mistake": bool(hits), "feedback": hits[0]["text"] if hits else ""})
+
+
+class WordEmbedder:
+    """Bag-of-words hashing vectors in ``dims`` dimensions (a real, lexical embedding; no model download)."""
+
+    def __init__(self, dims: int = 64) -> None:
+        self.dims = dims
+
+    def encode(self, texts):
+        out = np.zeros((len(texts), self.dims), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in text.lower().split():
+                out[i, sum(map(ord, word)) % self.dims] += 1
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)

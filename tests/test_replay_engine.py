@@ -7,10 +7,10 @@ import os
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 from conftest import VALID
+from strategy_models import WordEmbedder
 from streamcue.errors import ConfigError
 from streamcue.frame_memory import frames_until
 from streamcue.llm import LLMSettings
@@ -65,18 +65,11 @@ def respond(body):
     return json.dumps(answer)
 
 
-class WordEmbedder:
-    def encode(self, texts):
-        out = np.zeros((len(texts), 32), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in text.lower().split():
-                out[i, sum(map(ord, word)) % 32] += 1
-        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
 
 
 def memory_of(name, settings):
     if name == "OASIS":
-        return OasisMemory(settings, embedder=WordEmbedder(), short_k=2, event_frames=2)
+        return OasisMemory(settings, embedder=WordEmbedder(32), short_k=2, event_frames=2)
     return make_memory(name, k=4, window_s=3.0)
 
 

@@ -6,12 +6,11 @@ import re
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
 from conftest import CAPTAINCOOK4D, GOALSTEP_VAL, VALID
-from strategy_models import GuidanceOracle, OracleTiming, now_of, system, user as user_text
+from strategy_models import GuidanceOracle, OracleTiming, WordEmbedder, now_of, system, user as user_text
 from streamcue.dataset_builders import captaincook4d, ego4d
 from streamcue.errors import ConfigError
 from streamcue.llm import LLMSettings
@@ -286,15 +285,6 @@ def test_retrieval_golden_case():
     assert retrieve(nodes, sims, 2, weight=0.0) == [6]
 
 
-class WordEmbedder:
-    """Bag-of-words hashing vectors (a real, lexical embedding; no model download)."""
-
-    def encode(self, texts):
-        out = np.zeros((len(texts), 64), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in text.lower().split():
-                out[i, sum(map(ord, word)) % 64] += 1
-        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
 
 
 def memory_responder(body):
