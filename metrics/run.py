@@ -338,19 +338,13 @@ def _gold_windows(kind: str, record: Mapping[str, Any], window_s: float = 2.0) -
 CALL_FIELDS = ("t_s", "frames", "transport", "prompt_version", "raw", "parsed", "latency_s", "cached", "retries")
 
 
-def _engine_calls(folder: Path, replay_report: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Per-call samples of the replay engine, by record id, wherever the engine puts them: ``calls.jsonl``
-    in the run folder or ``samples`` in replay_report.json (tolerant: unknown fields are kept, missing
-    ones stay absent)."""
-    from streamcue.io import iter_jsonl
-
-    rows: list[dict[str, Any]] = []
-    if (folder / "calls.jsonl").is_file():
-        rows = [r for _, r in iter_jsonl(folder / "calls.jsonl")]
-    elif isinstance(replay_report.get("samples"), list):
-        rows = [r for r in replay_report["samples"] if isinstance(r, dict)]
+def _engine_calls(replay_report: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The replay engine's per-call samples (``samples`` of the report ``run_replay`` returns), by record id;
+    unknown fields are kept, missing ones stay absent."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
+    for row in replay_report.get("samples") or []:
+        if not isinstance(row, dict):
+            continue
         rid = row.get("record_id") or next((row[f] for f in _ID.values() if row.get(f) is not None), None)
         if rid is not None:
             out.setdefault(str(rid), []).append(row)
@@ -509,7 +503,7 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
     info = get_benchmark(benchmark)
     played = write_played(out, selection)
     pred_path = out / "predictions.jsonl"
-    calls = _engine_calls(out, replay_report)
+    calls = _engine_calls(replay_report)
     kept = _keep_unparseable(predictions, calls)
     if kept or not pred_path.is_file():
         write_jsonl(pred_path, predictions)
