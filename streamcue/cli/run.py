@@ -89,7 +89,6 @@ def run_command(
     from streamcue.cli.replay import protocol_options, run_replay, with_options
     from streamcue.errors import ConfigError, mask_secrets
     from streamcue.io import read_jsonl
-    from streamcue.llm import LLMSettings
     from streamcue.loaders.protocols import PROTOCOLS
     from streamcue.metrics.bootstrap import BootstrapSettings
     from streamcue.metrics.run import finish_run, now, prompt_versions, select_records, write_played
@@ -133,11 +132,7 @@ def run_command(
     predictions = read_jsonl(out / "predictions.jsonl")
     kinds = replay_report.get("kinds", {})
     window = window_s if window_s is not None else getattr(protocol, "window_s", None)
-    try:
-        settings: Any = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured,
-                                            temperature=temperature, max_tokens=max_tokens)
-    except ConfigError:  # a strategy without an endpoint (periodic)
-        settings = None
+    endpoint = replay_report.get("llm") or {}  # the settings the engine resolved; none for a strategy without one
     if getattr(protocol, "complete_prompts", False):  # official prompts: sent alone, no answer prompt around them
         prompts = {kind: protocol_options(protocol)["prompt_versions"] for kind in kinds}
     else:
@@ -146,7 +141,7 @@ def run_command(
     run_info = {
         "records": str(records), "split": split, "started_at": started,
         "command": mask_secrets(shlex.join(["streamcue", *sys.argv[1:]])) if sys.argv[1:2] == ["run"] else None,
-        "model": settings.model if settings else None, "endpoint": settings.endpoint if settings else None,
+        "model": endpoint.get("model"), "endpoint": endpoint.get("endpoint"),
         "generation": {"temperature": temperature, "max_tokens": max_tokens, "concurrency": concurrency,
                        "structured": llm_structured, "cache": not no_cache},
         "frames": {"memory": memory, "k": k, "fps": fps, "window_s": window,
