@@ -75,6 +75,7 @@ def run_canary(face: Any, key: tuple[Any, ...], pad: float, two_sizes: bool) -> 
             reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
             raise ConfigError(f"canary failed: the face detector {face.name} ({face.version}) fails on a frame: "
                               f"{reason}; nothing was written") from None
+        found = found[found[:, 4] >= getattr(face, "threshold", 0.0)] if len(found) else found  # strong boxes only
         if not _covers(pad_boxes(found, pad, w, h), head):
             missed.append(name)
     if missed:

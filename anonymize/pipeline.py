@@ -5,15 +5,19 @@ detector looks in a thread (onnxruntime releases the GIL; its threads are set an
 see :class:`~streamcue.anonymize.detectors.CenterFaceDetector`), hiding runs in a thread, and
 the calling thread feeds the encoding ffmpeg process. Recall before precision:
 
-* a low detector threshold, boxes padded by ``pad`` of their size;
+* a low detector threshold, boxes padded by ``pad`` of their size; a face scored between the
+  track threshold and the threshold counts once linked to a face that reached the threshold
+  (ByteTrack's two thresholds, see :mod:`streamcue.anonymize.tracks`);
 * a named detection schedule (``PRESETS``) in seconds, whatever the frame rate: faces looked
   for every ``look_s`` at ``max_side`` pixels (large faces) and every ``full_s`` at full size
   (small faces), plates every ``plate_s`` (0: every frame); :meth:`Anonymizer.plan` turns it
-  into frames for one video;
-* the camera's motion, measured on every frame (:class:`CameraMotion`), keeps boxes in scene
-  coordinates; each box found at a look is paired with the nearest box at the next look of its
-  kind or, when the detector missed it there, at a later one up to ``bridge_s`` on
-  (:class:`_Links`), and every frame between hides it at its interpolated position;
+  into frames for one video. At a look at ``max_side``, faces under ``follow_px`` high found
+  at an earlier look are looked for again at full size in crops around them;
+* the camera's motion, measured on every frame (:class:`~streamcue.anonymize.tracks.CameraMotion`),
+  keeps boxes in scene coordinates; each box found at a look is paired with the nearest box at
+  the next look of its kind or, when the detector missed it there, at a later one up to
+  ``bridge_s`` on (:class:`~streamcue.anonymize.tracks.Links`), and every frame between hides it
+  at its interpolated position;
 * temporal dilation: a region found at time t is hidden from t - dilate_s to t + dilate_s
   (moved with the camera), at least the gap between two looks;
 * what a frame must hide is merged into one mask (the window as one running count,
@@ -45,10 +49,10 @@ import numpy as np
 from streamcue.anonymize.blur import WindowMask, hide, pad_boxes, stamps
 from streamcue.anonymize.canary import run_canary
 from streamcue.anonymize.detectors import make_face_detector, make_plate_detector
+from streamcue.anonymize.tracks import CameraMotion, Chain, Links, follow_regions, suppress
 from streamcue.video import FrameWriter, ffmpeg_exe, ffmpeg_version, probe, read_frames
 from streamcue.anonymize.report import REPORT_FORMAT, anonymization_status, sha256_file
 from streamcue.errors import ConfigError, InputError
-from streamcue.extras import require
 from streamcue.interrupt import EXIT_SIGTERM, Terminated, on_interrupt
 from streamcue.io import write_json
 from streamcue.progress import track
@@ -65,15 +69,15 @@ VIDEO_SUFFIXES = (".mp4", ".mov", ".mkv", ".avi", ".webm", ".m4v", ".mpg", ".mpe
 PRESETS: dict[str, dict[str, Any]] = {
     # every frame at full size, plates too: the most CenterFace and the cascade can find
     "thorough": {"max_side": None, "look_s": 0.0, "full_s": 0.0, "plate_s": 0.0, "plate_max_side": None,
-                 "plate_step": 1.05, "pad": 0.25, "dilate_s": 0.2},
+                 "plate_step": 1.05, "pad": 0.25, "dilate_s": 0.2, "follow_px": 0},
     # faces at 640 px 10 times a second (large faces), at full size 5 times a second (small faces),
     # boxes carried between looks; plates on every frame; boxes padded 35 % (turned faces' boxes are narrow)
     "balanced": {"max_side": 640, "look_s": 0.1, "full_s": 0.2, "plate_s": 0.0, "plate_max_side": None,
-                 "plate_step": 1.1, "pad": 0.35, "dilate_s": 0.2},
+                 "plate_step": 1.1, "pad": 0.35, "dilate_s": 0.2, "follow_px": 120},
     # faces at 640 px 5 times a second, at full size every 0.6 s; plates every 0.2 s; boxes interpolated
     # between looks, padded and dilated more
     "fast": {"max_side": 640, "look_s": 0.2, "full_s": 0.6, "plate_s": 0.2, "plate_max_side": None,
-             "plate_step": 1.1, "pad": 0.35, "dilate_s": 0.3},
+             "plate_step": 1.1, "pad": 0.35, "dilate_s": 0.3, "follow_px": 120},
 }
 DEFAULT_PRESET = "balanced"
 
@@ -81,21 +85,22 @@ DEFAULT_PRESET = "balanced"
 #: threshold 0.2, face boxes padded 0.25 (thorough) and 0.35 (balanced, fast)). A lower threshold
 #: or a larger pad only adds or grows boxes; a higher threshold or a smaller pad needs
 #: ``allow_unmeasured`` and the report's status is then ``unmeasured``, which a release refuses.
-MEASURED = {"face_threshold": 0.2, "pad": 0.25}
+MEASURED = {"face_threshold": 0.2, "track_threshold": 0.1, "pad": 0.25}
 
 #: option -> (lowest, highest, both ends excluded): every number is finite and inside these, or refused.
 LIMITS: dict[str, tuple[float, float, bool]] = {
-    "face_threshold": (0.0, 1.0, True), "plate_threshold": (0.0, 1.0, True),
+    "face_threshold": (0.0, 1.0, True), "track_threshold": (0.0, 1.0, True), "plate_threshold": (0.0, 1.0, True),
     "max_side": (64, 16384, False), "plate_max_side": (64, 16384, False),
     "look_s": (0.0, 5.0, False), "full_s": (0.0, 5.0, False), "plate_s": (0.0, 5.0, False),
     "stride": (1, 300, False), "full_every": (0, 300, False), "plate_every": (1, 300, False),
     "plate_step": (1.0, 2.0, True), "pad": (0.0, 1.0, False), "plate_pad": (0.0, 1.0, False),
-    "dilate_s": (0.0, 5.0, False), "bridge_s": (0.0, 5.0, False), "crf": (0, 51, False), "threads": (1, 1024, False),
+    "dilate_s": (0.0, 5.0, False), "bridge_s": (0.0, 5.0, False), "follow_px": (0, 16384, False),
+    "crf": (0, 51, False), "threads": (1, 1024, False),
 }
 
 #: the CLI option of each setting, for messages
-_OPTION = {"face_threshold": "--face-threshold", "max_side": "--max-side", "stride": "--stride",
-           "full_every": "--full-every", "pad": "--pad", "dilate_s": "--dilate"}
+_OPTION = {"face_threshold": "--face-threshold", "track_threshold": "--track-threshold", "max_side": "--max-side",
+           "stride": "--stride", "full_every": "--full-every", "pad": "--pad", "dilate_s": "--dilate"}
 
 
 def _check_number(name: str, value: Any, low: float, high: float, open_: bool) -> None:
@@ -115,7 +120,9 @@ def _check_number(name: str, value: Any, low: float, high: float, open_: bool) -
 class AnonymizeConfig:
     face: str = "centerface"
     face_model: str | None = None
-    face_threshold: float | None = None
+    face_threshold: float | None = None   # a face counts from this score (None: the detector's default)
+    track_threshold: float | None = None  # CenterFace: a face scored from this up to face_threshold counts once
+                                          # linked to one that reached it (None: 0.1, or face_threshold if lower)
     plate: str = "haar"
     plate_model: str | None = None
     plate_threshold: float | None = None
@@ -133,6 +140,8 @@ class AnonymizeConfig:
     plate_pad: float = 0.1
     dilate_s: float = 0.2         # seconds before and after a detection that stay hidden
     bridge_s: float = 1.0         # a face or plate missed for up to this long is hidden where it was between
+    follow_px: int = 120          # faces below this height, found at an earlier look, are looked for at full size
+                                  # (in a crop around them) at every look at max_side (0: never)
     keep_audio: bool = False
     crf: int = 18
     threads: int | None = None    # detector threads (None: the cores this process may use)
@@ -147,6 +156,10 @@ class AnonymizeConfig:
                 object.__setattr__(self, name, None)
         for name, (low, high, open_) in LIMITS.items():
             _check_number(name, getattr(self, name), low, high, open_)
+        track = self.track_threshold
+        if track is not None and self.face_threshold is not None and track > self.face_threshold:
+            raise ConfigError(f"--track-threshold {track} is above --face-threshold {self.face_threshold}: "
+                              "weak faces are those scored from the track threshold up to the face threshold")
         outside = self.unmeasured()
         if outside and not self.allow_unmeasured:
             raise ConfigError(f"{'; '.join(outside)}: outside the range where recall was measured "
@@ -159,6 +172,9 @@ class AnonymizeConfig:
         if self.face == "centerface" and self.face_threshold is not None \
                 and self.face_threshold > MEASURED["face_threshold"]:
             out.append(f"--face-threshold {self.face_threshold} is above {MEASURED['face_threshold']}")
+        if self.face == "centerface" and self.track_threshold is not None \
+                and self.track_threshold > MEASURED["track_threshold"]:
+            out.append(f"--track-threshold {self.track_threshold} is above {MEASURED['track_threshold']}")
         if self.pad < MEASURED["pad"]:
             out.append(f"--pad {self.pad} is below {MEASURED['pad']}")
         if self.full_every == 0 and self.max_side is not None and self.face == "centerface":
@@ -207,81 +223,10 @@ class _Detected:
     faces: np.ndarray | None = None   # padded boxes; None: not looked at
     plates: np.ndarray | None = None  # None: not looked at
     full: bool = False                # looked at full size (small faces too)
+    strong: np.ndarray | None = None  # per face box: scored at or above the face threshold
+    chains: list[Chain] | None = None  # per face box: the chain it belongs to (set while hiding)
+    found: np.ndarray | None = None   # the face boxes as found (N, 5), unpadded: where to look again
     camera: tuple[float, float] = (0.0, 0.0)  # where the camera is, in pixels from where it was at frame 0
-
-
-class CameraMotion:
-    """The camera's path, frame to frame, from phase correlation of small grey copies (about
-    1 ms a frame): with it, a region found on one frame is carried to where it is on another
-    even while the camera pans or shakes."""
-
-    def __init__(self, side: int = 320) -> None:
-        self._cv2 = require("cv2", "anonymize", "opencv-python")
-        self.side = side
-        self._previous: np.ndarray | None = None
-        self._window: np.ndarray | None = None
-        self.position = np.zeros(2)
-
-    def update(self, frame: np.ndarray) -> tuple[float, float]:
-        cv2 = self._cv2
-        h, w = frame.shape[:2]
-        scale = min(1.0, self.side / max(h, w))
-        small = cv2.resize(frame, (max(8, round(w * scale)), max(8, round(h * scale))), interpolation=cv2.INTER_AREA)
-        grey = np.float32(cv2.cvtColor(small, cv2.COLOR_BGR2GRAY))
-        if self._previous is not None:
-            if self._window is None:
-                self._window = cv2.createHanningWindow(grey.shape[::-1], cv2.CV_32F)
-            (dx, dy), response = cv2.phaseCorrelate(self._previous, grey, self._window)
-            if response > 0.05 and abs(dx) < grey.shape[1] / 3 and abs(dy) < grey.shape[0] / 3:
-                self.position -= np.array([dx, dy]) / scale  # the picture moved by (dx, dy): the camera the other way
-        self._previous = grey
-        return float(self.position[0]), float(self.position[1])
-
-
-class _Links:
-    """The looks of one kind (faces at any size, at full size, plates) in scene coordinates (frame
-    pixels plus the camera's position), and for each box the box it continues as in a later look:
-    the next look, or, when the detector missed it there, a later one up to ``gap`` frames on."""
-
-    def __init__(self, gap: int, fps: float) -> None:
-        self.gap, self.fps = gap, fps
-        self.looks: deque[tuple[int, np.ndarray, list]] = deque()  # index, scene boxes (N, 4), link per box
-
-    def add(self, index: int, boxes: np.ndarray, camera: tuple[float, float]) -> None:
-        scene = np.asarray(boxes[:, :4], np.float64) + np.tile(camera, 2)
-        taken = np.zeros(len(scene), bool)
-        centres = (scene[:, :2] + scene[:, 2:]) / 2
-        for p, old, links in reversed(self.looks):  # the latest look first, then boxes lost since then
-            if index - p > self.gap or taken.all():
-                break
-            reach = max(1.0, 5.0 * (index - p) / self.fps)  # up to 5 box sizes a second
-            for i in range(len(old)):
-                if links[i] is not None:
-                    continue
-                size = max(old[i, 2] - old[i, 0], old[i, 3] - old[i, 1])
-                dist = np.linalg.norm(centres - (old[i, :2] + old[i, 2:]) / 2, axis=1)
-                dist[taken] = np.inf
-                k = int(np.argmin(dist)) if len(dist) else -1
-                if k >= 0 and dist[k] <= reach * size:
-                    links[i] = (index, scene[k])
-                    taken[k] = True
-        self.looks.append((index, scene, [None] * len(scene)))
-
-    def at(self, j: int, camera: tuple[float, float]) -> np.ndarray:
-        """Boxes (frame pixels) interpolated on frame ``j`` from every link that spans it."""
-        while self.looks and self.looks[0][0] < j - self.gap:
-            self.looks.popleft()
-        out = []
-        for p, old, links in self.looks:
-            if p >= j:
-                break
-            for i, link in enumerate(links):
-                if link is not None and link[0] > j:
-                    w = (j - p) / (link[0] - p)
-                    out.append(old[i] * (1 - w) + link[1] * w)
-        if not out:
-            return np.zeros((0, 4), np.int32)
-        return np.round(np.asarray(out) - np.tile(camera, 2)).astype(np.int32)
 
 
 def _every(seconds: float, fps: float) -> int:
@@ -295,7 +240,9 @@ class Anonymizer:
         self.options = options or AnonymizeConfig.from_preset()
         o = self.options
         self.face = make_face_detector(o.face, model=o.face_model, threshold=o.face_threshold, max_side=o.max_side,
-                                       threads=o.threads)
+                                       threads=o.threads, track_threshold=o.track_threshold)
+        # a face box counts from this score; weaker ones (CenterFace's track threshold) once linked to one
+        self.threshold = float(getattr(self.face, "threshold", 0.0))
         self.plate = make_plate_detector(o.plate, model=o.plate_model, threshold=o.plate_threshold,
                                          max_side=o.plate_max_side, step=o.plate_step)
         self._two_sizes = bool(o.max_side and hasattr(self.face, "detect_at"))
@@ -327,17 +274,33 @@ class Anonymizer:
         o, plan = self.options, self.plan(fps)
         return {"preset": o.preset, "max_side": o.max_side, "look_s": o.look_s, "full_s": o.full_s,
                 "plate_s": o.plate_s, "stride": plan.stride, "full_every": plan.full_every,
-                "plate_every": plan.plate_every, "plate_max_side": o.plate_max_side, "plate_step": o.plate_step}
+                "plate_every": plan.plate_every, "plate_max_side": o.plate_max_side, "plate_step": o.plate_step,
+                "follow_px": o.follow_px if self._two_sizes else 0}
 
-    def _look(self, item: _Detected, faces: bool, full: bool, plates: bool) -> _Detected:
+    def _look(self, item: _Detected, faces: bool, full: bool, plates: bool,
+              follow: tuple[np.ndarray, np.ndarray] | None = None) -> _Detected:
+        """Detections on ``item``'s frame; ``follow``: boxes found at earlier looks (moved with the
+        camera) to look at again at full size, in crops around them, when this look is at max_side."""
         frame = item.frame
         h, w = frame.shape[:2]
         if faces:
+            crops = None
+            if not full and self._two_sizes and follow is not None:
+                crops = follow_regions(*follow[:1], w, h, follow[1])
+                full = crops is None  # the crops would cover half the frame: look at all of it at full size
             if self.face is None:
-                found = np.zeros((0, 5))
+                found = np.zeros((0, 5), np.float32)
+            elif full and self._two_sizes:
+                found = self.face.detect_at(frame, None)
             else:
-                found = self.face.detect_at(frame, None) if full and self._two_sizes else self.face.detect(frame)
-            item.faces = pad_boxes(found, self.options.pad, w, h)
+                found = self.face.detect(frame)
+                if crops is not None and len(crops):
+                    more = [self.face.detect_at(frame[y1:y2, x1:x2], None) + np.float32([x1, y1, x1, y1, 0])
+                            for x1, y1, x2, y2 in crops]
+                    found = suppress(np.concatenate([found, *more]))
+            item.found = found
+            item.faces, scores = pad_boxes(found, self.options.pad, w, h, scores=True)
+            item.strong = scores >= self.threshold
             item.full = full or not self._two_sizes
         if plates:
             found = self.plate.detect(frame) if self.plate else np.zeros((0, 5))
@@ -349,10 +312,19 @@ class Anonymizer:
         plan = self.plan(fps)
         camera = CameraMotion()
         previous: _Detected | None = None
+        follow_px = self.options.follow_px if self._two_sizes else 0
+        recent: deque[tuple[int, tuple[float, float], np.ndarray]] = deque()  # face looks of the last bridge_s
+        reach = max(plan.stride, round(self.options.bridge_s * fps))
         for i, frame in enumerate(frames):
             if previous is not None:
                 yield previous
-            previous = self._look(_Detected(i, frame, camera=camera.update(frame)), *plan.looks(i))
+            item = _Detected(i, frame, camera=camera.update(frame))
+            while recent and recent[0][0] < i - reach:
+                recent.popleft()
+            follow = _small_faces(recent, i, item.camera, follow_px, fps, frame.shape[0])
+            previous = self._look(item, *plan.looks(i), follow=follow)
+            if previous.found is not None and follow_px:
+                recent.append((i, previous.camera, previous.found))
         if previous is not None:  # the last frame is looked at (at full size with two sizes): nothing after it
             faces, full, plates = plan.looks(previous.index, last=True)
             yield self._look(previous, faces and not (previous.faces is not None and previous.full),
@@ -376,7 +348,7 @@ class Anonymizer:
         gap = max(plan.stride, plan.full_every, plan.plate_every, round(self.options.bridge_s * fps))
         ahead = max(d, gap)  # frames read before one is hidden
         pending: deque[_Detected] = deque()
-        kinds = {"faces": _Links(gap, fps), "full": _Links(gap, fps), "plates": _Links(gap, fps)}
+        kinds = {"faces": Links(gap, fps), "full": Links(gap, fps), "plates": Links(gap, fps)}
         added: deque[tuple[int, list]] = deque()
         window: WindowMask | None = None
         entered: deque[_Detected] = deque()     # frames with detections not yet added to the window
@@ -384,7 +356,9 @@ class Anonymizer:
         none = np.zeros((0, 4), np.int32)
 
         def own(x: _Detected) -> tuple[np.ndarray, np.ndarray]:
-            return (x.faces if x.faces is not None else none), (x.plates if x.plates is not None else none)
+            """The look's faces that count now (strong, or linked to a strong one) and its plates."""
+            faces = none if x.faces is None else x.faces[[c.strong for c in x.chains]] if len(x.faces) else x.faces
+            return faces, (x.plates if x.plates is not None else none)
 
         def emit(item: _Detected) -> FrameResult:
             nonlocal window
@@ -415,15 +389,18 @@ class Anonymizer:
             zero = np.zeros(2, np.int32)
             mask = window.mask(stamps(_moved(np.concatenate(faces), zero, item.frame.shape),
                                       _moved(np.concatenate(plates), zero, item.frame.shape)))
-            nf = len(item.faces) if item.faces is not None else 0
+            nf = sum(c.strong for c in item.chains) if item.faces is not None else 0
             np_ = len(item.plates) if item.plates is not None else 0
-            return FrameResult(hide(item.frame, mask), mask, nf, np_, item.faces is not None)
+            return FrameResult(hide(item.frame, mask, inplace=item.frame.flags.writeable), mask, nf, np_,
+                               item.faces is not None)
 
         for item in items:
             if item.faces is not None:
-                kinds["faces"].add(item.index, item.faces, item.camera)
+                strong = item.strong if item.strong is not None else np.ones(len(item.faces), bool)
+                item.chains = Chain.new(strong)
+                kinds["faces"].add(item.index, item.faces, item.camera, item.chains)
                 if item.full:
-                    kinds["full"].add(item.index, item.faces, item.camera)
+                    kinds["full"].add(item.index, item.faces, item.camera, item.chains)
             if item.plates is not None:
                 kinds["plates"].add(item.index, item.plates, item.camera)
             if item.faces is not None or item.plates is not None:
@@ -434,6 +411,35 @@ class Anonymizer:
                 yield emit(pending.popleft())
         while pending:
             yield emit(pending.popleft())
+
+
+#: How far a followed face may have moved since it was found, in frame heights per second (about
+#: 290 px/s at 720p, a brisk walk across the frame): the crop around it grows by this, times the time.
+FOLLOW_SPEED = 0.4
+
+
+def _small_faces(recent: Iterable[tuple[int, tuple[float, float], np.ndarray]], index: int,
+                 camera: tuple[float, float], below: int, fps: float,
+                 height: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Faces under ``below`` px high found at the ``recent`` looks, where the camera has carried them
+    by frame ``index``, and the margin (px) to look around each: its size plus how far it may have
+    moved since; a face found at several looks counts once, at its latest position (None: nothing
+    to follow)."""
+    if not below:
+        return None
+    out: list[np.ndarray] = []
+    margins: list[float] = []
+    for then_index, then, found in reversed(list(recent)):  # the latest look first
+        boxes = found[(found[:, 3] - found[:, 1]) < below, :4]
+        for box in boxes + np.tile(np.subtract(then, camera), 2):
+            centre = (box[:2] + box[2:]) / 2
+            if not any(b[0] <= centre[0] <= b[2] and b[1] <= centre[1] <= b[3] for b in out):
+                out.append(box)
+                moved = FOLLOW_SPEED * height * (index - then_index) / fps
+                margins.append(max(box[2] - box[0], box[3] - box[1]) + moved)
+    if not out:
+        return None
+    return np.asarray(out, np.float64).reshape(-1, 4), np.asarray(margins)
 
 
 def _moved(boxes: np.ndarray, shift: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

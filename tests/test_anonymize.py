@@ -306,7 +306,7 @@ def test_the_report_states_the_schedule_in_seconds_and_frames(blurred):
 
 
 def test_camera_motion_follows_a_pan():
-    from streamcue.anonymize.pipeline import CameraMotion
+    from streamcue.anonymize.tracks import CameraMotion
 
     scene = np.random.default_rng(1).integers(0, 255, (360, 1600, 3), dtype=np.uint8)
     scene = cv2.GaussianBlur(scene, (9, 9), 0)
@@ -317,16 +317,16 @@ def test_camera_motion_follows_a_pan():
 
 
 def test_a_box_the_detector_missed_is_carried_across_the_gap():
-    from streamcue.anonymize.pipeline import _Links
+    from streamcue.anonymize.tracks import Links
 
-    links = _Links(gap=30, fps=30)
+    links = Links(gap=30, fps=30)
     links.add(0, np.array([[100, 100, 140, 140]]), (0.0, 0.0))
     links.add(6, np.zeros((0, 4), np.int32), (0.0, 0.0))                 # missed here
     links.add(12, np.array([[160, 100, 200, 140]]), (0.0, 0.0))
     assert links.at(6, (0.0, 0.0)).tolist() == [[130, 100, 170, 140]]   # half way, although not found at 6
     # in scene coordinates: the camera moved 50 px right, so the same box sits 50 px further left
     assert links.at(6, (50.0, 0.0)).tolist() == [[80, 100, 120, 140]]
-    far = _Links(gap=30, fps=30)
+    far = Links(gap=30, fps=30)
     far.add(0, np.array([[100, 100, 140, 140]]), (0.0, 0.0))
     far.add(3, np.array([[900, 500, 940, 540]]), (0.0, 0.0))            # another face, too far to be this one
     assert far.at(1, (0.0, 0.0)).shape == (0, 4)
@@ -345,3 +345,65 @@ def test_sparse_looks_at_30_fps_keep_recall_level_with_every_frame(scene):
         scores[preset] = recall([r.mask for r in results], truths)
     assert scores["balanced"]["face"] >= scores["thorough"]["face"] - 0.01, scores
     assert scores["balanced"]["hidden_share"] < 0.3
+
+
+def test_a_weak_box_counts_only_once_its_chain_holds_a_strong_one():
+    """ByteTrack's two thresholds, both ways in time: a face scored below the threshold at one look
+    is hidden between looks once linked to a look where it reached the threshold, before or after."""
+    from streamcue.anonymize.tracks import Chain, Links
+
+    links = Links(gap=30, fps=30)
+    weak = Chain.new(np.array([False]))
+    links.add(0, np.array([[100, 100, 140, 140]]), (0.0, 0.0), weak)
+    links.add(6, np.array([[112, 100, 152, 140]]), (0.0, 0.0), Chain.new(np.array([False])))
+    assert links.at(3, (0.0, 0.0)).shape == (0, 4)          # two weak looks: not a face yet
+    links.add(12, np.array([[124, 100, 164, 140]]), (0.0, 0.0), Chain.new(np.array([True])))
+    assert weak[0].strong                                     # the later strong look confirms the earlier ones
+    assert links.at(3, (0.0, 0.0)).tolist() == [[106, 100, 146, 140]]
+    lonely = Links(gap=30, fps=30)
+    lonely.add(0, np.array([[500, 500, 540, 540]]), (0.0, 0.0), Chain.new(np.array([False])))
+    lonely.add(6, np.array([[502, 500, 542, 540]]), (0.0, 0.0), Chain.new(np.array([False])))
+    assert lonely.at(3, (0.0, 0.0)).shape == (0, 4)          # never strong: dropped
+
+
+def test_chains_merge_whatever_the_order_and_keep_every_member():
+    from streamcue.anonymize.tracks import Chain
+
+    looks = [Chain.new(np.array([s])) for s in (False, False, True, False)]
+    looks[0][0].merge(looks[1][0])
+    looks[3][0].merge(looks[2][0])
+    looks[1][0].merge(looks[3][0])
+    assert len({id(chains[0]) for chains in looks}) == 1 and looks[0][0].strong
+    assert len(looks[0][0].members) == 4
+
+
+def test_follow_regions_merge_overlapping_crops_and_give_way_to_a_full_look():
+    from streamcue.anonymize.tracks import follow_regions
+
+    boxes = np.array([[100, 100, 140, 140], [150, 100, 190, 140], [900, 500, 930, 530]], np.float64)
+    crops = follow_regions(boxes, 1280, 720, margins=np.array([40, 40, 30]))
+    assert crops.tolist() == [[60, 60, 230, 180], [870, 470, 960, 560]]   # the first two overlap: one crop
+    assert follow_regions(boxes[:1], 1280, 720, margins=np.array([2000])) is None  # the whole frame: look at it all
+    assert follow_regions(np.zeros((0, 4)), 1280, 720).shape == (0, 4)
+
+
+def test_suppress_keeps_the_best_of_one_face_found_twice():
+    from streamcue.anonymize.tracks import suppress
+
+    boxes = np.array([[10, 10, 50, 50, 0.3], [12, 11, 52, 50, 0.9], [200, 200, 240, 240, 0.15]], np.float32)
+    assert suppress(boxes).tolist() == [[12, 11, 52, 50, pytest.approx(0.9)], [200, 200, 240, 240,
+                                                                                 pytest.approx(0.15)]]
+
+
+def test_hiding_in_place_changes_only_the_masked_pixels_of_the_same_array():
+    from streamcue.anonymize.blur import hide
+
+    frame = np.random.default_rng(3).integers(0, 255, (72, 128, 3), dtype=np.uint8)
+    before = frame.copy()
+    mask = np.zeros(frame.shape[:2], bool)
+    mask[10:30, 20:50] = True
+    mask[40:41, 100:101] = True                      # one pixel: found on the 4x smaller copy all the same
+    out = hide(frame, mask, inplace=True)
+    assert out is frame
+    assert (out[~mask] == before[~mask]).all()
+    assert (out[10:30, 20:50] != before[10:30, 20:50]).any() and (out[40, 100] != before[40, 100]).any()

@@ -27,6 +27,11 @@ def anonymize(
                                                                  "(default: 0.2 centerface, 0.3 scrfd, 0.5 egoblur); "
                                                                  "lower finds more. Above 0.2 with centerface needs "
                                                                  "--allow-unmeasured.")] = None,
+    track_threshold: Annotated[Optional[float], typer.Option(help="centerface: a face scored from this up to "
+                                                                  "--face-threshold counts only when linked, at an "
+                                                                  "earlier or later look, to a face that reached "
+                                                                  "--face-threshold (default 0.1; above 0.1 needs "
+                                                                  "--allow-unmeasured).")] = None,
     plate_detector: Annotated[str, typer.Option(help="Plate detector: haar (offline default, OpenCV cascade), "
                                                      "egoblur (needs --plate-model), none (status "
                                                      "not_anonymized).")] = "haar",
@@ -50,8 +55,9 @@ def anonymize(
                                                       "size on each side, 0 to 1 (0.35; thorough: 0.25; below 0.25 "
                                                       "needs --allow-unmeasured).")] = None,
     allow_unmeasured: Annotated[bool, typer.Option("--allow-unmeasured", help="Run with a --face-threshold above 0.2, "
-                                                   "a --pad below 0.25 or --full-every 0 (outside the range where "
-                                                   "recall was measured): the report's status is then 'unmeasured' "
+                                                   "a --track-threshold above 0.1, a --pad below 0.25 or --full-every "
+                                                   "0 (outside the range where recall was measured): the report's "
+                                                   "status is then 'unmeasured' "
                                                    "and a release refuses it.")] = False,
     keep_audio: Annotated[bool, typer.Option("--keep-audio", help="Keep the audio track (dropped by default: voices "
                                                                   "identify people).")] = False,
@@ -104,7 +110,7 @@ def anonymize(
     # every option checked (finite, in range) before any output exists
     options = AnonymizeConfig.from_preset(
         preset, face=detector, face_model=str(face_model) if face_model else None, face_threshold=face_threshold,
-        plate=plate_detector, plate_model=str(plate_model) if plate_model else None,
+        track_threshold=track_threshold, plate=plate_detector, plate_model=str(plate_model) if plate_model else None,
         max_side=max_side, stride=stride, full_every=full_every, dilate_s=dilate, pad=pad, keep_audio=keep_audio,
         allow_unmeasured=allow_unmeasured)
     if engine == "ray":

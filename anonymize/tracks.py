@@ -1,0 +1,192 @@
+"""Following faces and plates between looks: the camera's motion, boxes linked from look to look,
+chains that confirm weak detections, and the regions to look at again at full size.
+
+* :class:`CameraMotion` measures the camera's path on every frame, so a box is kept in scene
+  coordinates (frame pixels plus the camera's position) while the camera pans or shakes.
+* :class:`Links` pairs each box of a look with the nearest box of a later look of the same kind
+  (the next look or, when the detector missed it there, one up to ``gap`` frames on) and
+  interpolates it on every frame between.
+* A :class:`Chain` is what linked boxes share. A box scored between the track threshold and
+  the detection threshold counts only once its chain holds a box at or above the detection
+  threshold: the two-threshold association of ByteTrack (Zhang et al., "ByteTrack: Multi-Object
+  Tracking by Associating Every Detection Box", ECCV 2022), applied forwards and backwards in
+  time. A turned or partly hidden face that scores 0.1-0.2 on most frames is kept between the
+  frames where it scores higher; a weak box that never joins a strong one is dropped.
+* :func:`follow_regions` gives the crops around faces found at earlier looks that are small
+  enough to need full size, so that a look at reduced size also looks at those faces at full size.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from streamcue.extras import require
+
+__all__ = ["CameraMotion", "Chain", "Links", "follow_regions", "suppress"]
+
+
+class CameraMotion:
+    """The camera's path, frame to frame, from phase correlation of small grey copies (about
+    1 ms a frame): with it, a region found on one frame is carried to where it is on another
+    even while the camera pans or shakes."""
+
+    def __init__(self, side: int = 320) -> None:
+        self._cv2 = require("cv2", "anonymize", "opencv-python")
+        self.side = side
+        self._previous: np.ndarray | None = None
+        self._window: np.ndarray | None = None
+        self.position = np.zeros(2)
+
+    def update(self, frame: np.ndarray) -> tuple[float, float]:
+        cv2 = self._cv2
+        h, w = frame.shape[:2]
+        scale = min(1.0, self.side / max(h, w))
+        small = cv2.resize(frame, (max(8, round(w * scale)), max(8, round(h * scale))), interpolation=cv2.INTER_AREA)
+        grey = np.float32(cv2.cvtColor(small, cv2.COLOR_BGR2GRAY))
+        if self._previous is not None:
+            if self._window is None:
+                self._window = cv2.createHanningWindow(grey.shape[::-1], cv2.CV_32F)
+            (dx, dy), response = cv2.phaseCorrelate(self._previous, grey, self._window)
+            if response > 0.05 and abs(dx) < grey.shape[1] / 3 and abs(dy) < grey.shape[0] / 3:
+                self.position -= np.array([dx, dy]) / scale  # the picture moved by (dx, dy): the camera the other way
+        self._previous = grey
+        return float(self.position[0]), float(self.position[1])
+
+
+class Chain:
+    """Boxes linked across looks (one face or plate); ``strong`` once any of them scored at or
+    above the detection threshold. Chains merge when two of their boxes are linked (the smaller
+    one's members move to the larger, so a box's chain is always ``members_list[k]``)."""
+
+    __slots__ = ("strong", "members")
+
+    def __init__(self, strong: bool, members: list[Chain], k: int) -> None:
+        self.strong = strong
+        self.members: list[tuple[list[Chain], int]] = [(members, k)]
+
+    @staticmethod
+    def new(strong: np.ndarray) -> list[Chain]:
+        """One chain per box of a look; the list is where each box finds its chain."""
+        chains: list[Chain] = []
+        chains.extend(Chain(bool(s), chains, k) for k, s in enumerate(strong))
+        return chains
+
+    def merge(self, other: Chain) -> Chain:
+        if other is self:
+            return self
+        big, small = (self, other) if len(self.members) >= len(other.members) else (other, self)
+        big.strong = big.strong or small.strong
+        for chains, k in small.members:
+            chains[k] = big
+        big.members.extend(small.members)
+        small.members = []
+        return big
+
+
+class Links:
+    """The looks of one kind (faces at any size, at full size, plates) in scene coordinates, and
+    for each box the box it continues as in a later look: the next look, or, when the detector
+    missed it there, a later one up to ``gap`` frames on. Linked boxes share a :class:`Chain`."""
+
+    def __init__(self, gap: int, fps: float) -> None:
+        self.gap, self.fps = gap, fps
+        # index, scene boxes (N, 4), link per box, the look's chains (None: every box counts)
+        self.looks: deque[tuple[int, np.ndarray, list, list[Chain] | None]] = deque()
+
+    def add(self, index: int, boxes: np.ndarray, camera: tuple[float, float],
+            chains: list[Chain] | None = None) -> None:
+        scene = np.asarray(boxes[:, :4], np.float64) + np.tile(camera, 2)
+        taken = np.zeros(len(scene), bool)
+        centres = (scene[:, :2] + scene[:, 2:]) / 2
+        for p, old, links, old_chains in reversed(self.looks):  # the latest look first, then boxes lost since
+            if index - p > self.gap or taken.all():
+                break
+            reach = max(1.0, 5.0 * (index - p) / self.fps)  # up to 5 box sizes a second
+            for i in range(len(old)):
+                if links[i] is not None:
+                    continue
+                size = max(old[i, 2] - old[i, 0], old[i, 3] - old[i, 1])
+                dist = np.linalg.norm(centres - (old[i, :2] + old[i, 2:]) / 2, axis=1)
+                dist[taken] = np.inf
+                k = int(np.argmin(dist)) if len(dist) else -1
+                if k >= 0 and dist[k] <= reach * size:
+                    links[i] = (index, scene[k])
+                    taken[k] = True
+                    if chains is not None and old_chains is not None:
+                        old_chains[i].merge(chains[k])
+        self.looks.append((index, scene, [None] * len(scene), chains))
+
+    def at(self, j: int, camera: tuple[float, float]) -> np.ndarray:
+        """Boxes (frame pixels) interpolated on frame ``j`` from every link that spans it (a weak
+        box's link only once its chain is strong)."""
+        while self.looks and self.looks[0][0] < j - self.gap:
+            self.looks.popleft()
+        out = []
+        for p, old, links, chains in self.looks:
+            if p >= j:
+                break
+            for i, link in enumerate(links):
+                if link is not None and link[0] > j and (chains is None or chains[i].strong):
+                    w = (j - p) / (link[0] - p)
+                    out.append(old[i] * (1 - w) + link[1] * w)
+        if not out:
+            return np.zeros((0, 4), np.int32)
+        return np.round(np.asarray(out) - np.tile(camera, 2)).astype(np.int32)
+
+
+def follow_regions(boxes: np.ndarray, width: int, height: int, margins: np.ndarray | float = 1.0,
+                   budget: float = 0.5) -> np.ndarray | None:
+    """Crops (x1, y1, x2, y2) around ``boxes``, each grown on every side by its margin (pixels, one
+    per box, or a share of the box's size when one number is given) and clipped to the frame,
+    overlapping crops merged; None when together they cover more than ``budget`` of the frame
+    (looking at the whole frame then costs about as much)."""
+    if len(boxes) == 0:
+        return np.zeros((0, 4), np.int32)
+    b = np.asarray(boxes[:, :4], np.float64)
+    if np.isscalar(margins):
+        dw, dh = (b[:, 2] - b[:, 0]) * margins, (b[:, 3] - b[:, 1]) * margins
+    else:
+        dw = dh = np.asarray(margins, np.float64)
+    crops = np.stack([b[:, 0] - dw, b[:, 1] - dh, b[:, 2] + dw, b[:, 3] + dh], axis=1)
+    crops = np.round(crops).astype(np.int64)
+    crops[:, [0, 2]] = crops[:, [0, 2]].clip(0, width)
+    crops[:, [1, 3]] = crops[:, [1, 3]].clip(0, height)
+    merged = [c for c in crops if c[2] > c[0] and c[3] > c[1]]
+    changed = True
+    while changed:  # merge until no two crops overlap (a handful of crops: quadratic is fine)
+        changed = False
+        for a in range(len(merged)):
+            for c in range(a + 1, len(merged)):
+                p, q = merged[a], merged[c]
+                if p[0] < q[2] and q[0] < p[2] and p[1] < q[3] and q[1] < p[3]:
+                    merged[a] = np.array([min(p[0], q[0]), min(p[1], q[1]), max(p[2], q[2]), max(p[3], q[3])])
+                    del merged[c]
+                    changed = True
+                    break
+            if changed:
+                break
+    out = np.asarray(merged, np.int32).reshape(-1, 4)
+    area = float(((out[:, 2] - out[:, 0]) * (out[:, 3] - out[:, 1])).sum())
+    return None if area > budget * width * height else out
+
+
+def suppress(boxes: np.ndarray, overlap: float = 0.4) -> np.ndarray:
+    """Boxes (N, 5: x1, y1, x2, y2, score) without those overlapping a higher-scored one by more
+    than ``overlap`` (intersection over union): one face found twice counts once."""
+    if len(boxes) < 2:
+        return boxes
+    order = np.argsort(-boxes[:, 4])
+    b = boxes[order]
+    area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    keep = np.ones(len(b), bool)
+    for i in range(len(b)):
+        if not keep[i]:
+            continue
+        x1, y1 = np.maximum(b[i, 0], b[i + 1:, 0]), np.maximum(b[i, 1], b[i + 1:, 1])
+        x2, y2 = np.minimum(b[i, 2], b[i + 1:, 2]), np.minimum(b[i, 3], b[i + 1:, 3])
+        inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
+        iou = inter / np.maximum(area[i] + area[i + 1:] - inter, 1e-9)
+        keep[i + 1:] &= iou <= overlap
+    return b[keep]
