@@ -131,8 +131,8 @@ def read_frames(path: str | Path, info: VideoInfo, *, fps: float | None = None,
     finished = False
     try:
         while True:
-            data = proc.stdout.read(frame_bytes)
-            if len(data) < frame_bytes:
+            data = bytearray(frame_bytes)  # each frame its own writable buffer: a consumer may change it in place
+            if proc.stdout.readinto(data) < frame_bytes:
                 break
             yield np.frombuffer(data, np.uint8).reshape(height, width, 3)
         finished = True
@@ -171,7 +171,7 @@ class FrameWriter:
 
     def write(self, frame: np.ndarray) -> None:
         try:
-            self.proc.stdin.write(np.ascontiguousarray(frame).tobytes())
+            self.proc.stdin.write(np.ascontiguousarray(frame).data)  # the array's own buffer, not a copy
         except BrokenPipeError:
             self.proc.wait()
             raise ServiceError(f"ffmpeg stopped encoding {self.path}: {_log_text(self._log)}") from None
