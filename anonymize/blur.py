@@ -98,12 +98,15 @@ def hide(frame: np.ndarray, mask: np.ndarray, blocks: int = 5, *, inplace: bool 
     h, w = mask.shape
     small_mask = cv2.resize(mask.view(np.uint8) * np.uint8(255), (max(1, -(-w // 4)), max(1, -(-h // 4))),
                             interpolation=cv2.INTER_AREA)  # any masked pixel in a 4x4 cell marks it
-    n, _, stats, _ = cv2.connectedComponentsWithStats((small_mask > 0).view(np.uint8), connectivity=8)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats((small_mask > 0).view(np.uint8), connectivity=8)
     out = frame if inplace else frame.copy()
     for k in range(1, n):
-        x, y, bw, bh = (int(v) * 4 for v in stats[k, :4])
-        region = mask[y:y + bh, x:x + bw]
+        sx, sy, sw, sh = (int(v) for v in stats[k, :4])
+        x, y = sx * 4, sy * 4
+        mine = np.repeat(np.repeat(labels[sy:sy + sh, sx:sx + sw] == k, 4, axis=0), 4, axis=1)
+        region = mask[y:y + sh * 4, x:x + sw * 4]
         bh, bw = region.shape  # clipped to the frame
+        region = region & mine[:bh, :bw]  # this region's pixels only: each pixel is hidden once
         cell = max(1.0, min(bw, bh) / blocks)
         nx, ny = max(1, round(bw / cell)), max(1, round(bh / cell))
         small = cv2.resize(out[y:y + bh, x:x + bw], (nx, ny), interpolation=cv2.INTER_AREA)

@@ -330,15 +330,17 @@ class Anonymizer:
             yield self._look(previous, faces and not (previous.faces is not None and previous.full),
                              full, plates and previous.plates is None)
 
-    def process(self, frames: Iterable[np.ndarray], fps: float, *, overlap: bool = False) -> Iterator[FrameResult]:
+    def process(self, frames: Iterable[np.ndarray], fps: float, *, overlap: bool = False,
+                inplace: bool = False) -> Iterator[FrameResult]:
         """Hidden frames in order, each with the mask of what was hidden and its detection counts.
 
-        ``overlap`` runs detection in its own thread, ahead of hiding.
+        ``overlap`` runs detection in its own thread, ahead of hiding; ``inplace`` hides in the
+        given (writable) frames instead of copies.
         """
         detected = self.detect(frames, fps)
-        return self.hide_frames(_prefetch(detected, 4) if overlap else detected, fps)
+        return self.hide_frames(_prefetch(detected, 4) if overlap else detected, fps, inplace=inplace)
 
-    def hide_frames(self, items: Iterable[_Detected], fps: float) -> Iterator[FrameResult]:
+    def hide_frames(self, items: Iterable[_Detected], fps: float, *, inplace: bool = False) -> Iterator[FrameResult]:
         """Hide what the +-window asks for in each frame: the union of the regions found in the
         window (one running count, see :class:`WindowMask`) plus, on a frame between two looks of
         one kind (faces at any size, faces at full size, plates), what that kind found at its
@@ -391,7 +393,7 @@ class Anonymizer:
                                       _moved(np.concatenate(plates), zero, item.frame.shape)))
             nf = sum(c.strong for c in item.chains) if item.faces is not None else 0
             np_ = len(item.plates) if item.plates is not None else 0
-            return FrameResult(hide(item.frame, mask, inplace=item.frame.flags.writeable), mask, nf, np_,
+            return FrameResult(hide(item.frame, mask, inplace=inplace and item.frame.flags.writeable), mask, nf, np_,
                                item.faces is not None)
 
         for item in items:
@@ -521,7 +523,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
     try:
         # four stages at once: ffmpeg decodes (a process, read by a thread), the detector looks (a thread),
         # hiding (a thread) and this thread feeds the encoding ffmpeg process
-        results = anonymizer.process(_prefetch(read_frames(video, info)), info.fps, overlap=True)
+        results = anonymizer.process(_prefetch(read_frames(video, info)), info.fps, overlap=True, inplace=True)
         expected = round(info.duration_s * info.fps) or None
         for result in track(_prefetch(results, 4), f"anonymizing {video.name}", total=expected):
             writer.write(result.frame)

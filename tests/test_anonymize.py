@@ -407,3 +407,13 @@ def test_hiding_in_place_changes_only_the_masked_pixels_of_the_same_array():
     assert out is frame
     assert (out[~mask] == before[~mask]).all()
     assert (out[10:30, 20:50] != before[10:30, 20:50]).any() and (out[40, 100] != before[40, 100]).any()
+
+
+def test_process_leaves_the_callers_frames_as_they_were_unless_asked(anonymizer):
+    frames = [frame for frame, _ in clip_frames(1280, 720, fps=10, seconds=0.3)]
+    before = [f.copy() for f in frames]
+    results = list(anonymizer.process(iter(frames), fps=10))
+    assert all(r.mask.any() for r in results)                      # faces were hidden, in copies
+    assert all((f == b).all() for f, b in zip(frames, before))
+    results = list(anonymizer.process(iter(frames), fps=10, inplace=True))
+    assert all(r.frame is f for r, f in zip(results, frames)) and not (frames[0] == before[0]).all()
