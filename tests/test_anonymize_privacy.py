@@ -130,6 +130,20 @@ def test_the_canary_checks_the_full_size_look_too():
     assert Anonymizer(AnonymizeConfig.from_preset("thorough")).canary["looks"] == ["detection size"]
 
 
+def test_the_canary_face_is_scikit_images_astronaut_pixel_for_pixel():
+    """The canary reads the photo's PNG with OpenCV (no skimage.io at start-up): the same pixels as data.astronaut()."""
+    import cv2
+    from skimage import data
+
+    from streamcue.anonymize.canary import canary_frame
+
+    frame, (x1, y1, x2, y2) = canary_frame()
+    assert frame.shape == (720, 1280, 3) and (x2 - x1, y2 - y1) == (120, 150)
+    photo = cv2.cvtColor(data.astronaut(), cv2.COLOR_RGB2BGR)
+    assert (frame[104:616, 384:896] == photo).all()
+    assert (frame[:104] == 128).all() and (frame[616:] == 128).all()
+
+
 def _full_disk():
     resource.setrlimit(resource.RLIMIT_FSIZE, (60_000, 60_000))  # a disk that is full after 60 kB
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)

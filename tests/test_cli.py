@@ -87,3 +87,34 @@ def test_ls_names_each_metrics_default_config_version():
     result = run("ls")
     assert result.returncode == 0, result.stderr
     assert "livecook (default config livecook.v2)" in result.stdout and "vsas (default config vsas.v2)" in result.stdout
+
+
+def test_a_run_of_one_command_imports_only_that_commands_module():
+    script = ("import sys; from streamcue.cli import main; main(['anonymize', '--help']); "
+              "print(sorted(m for m in sys.modules if m.startswith('streamcue.cli.')))")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            env={"STREAMCUE_NO_PROGRESS": "1", "PATH": "/usr/bin:/bin", "COLUMNS": "200"})
+    assert result.returncode == 0, result.stderr
+    loaded = result.stdout.strip().splitlines()[-1]
+    assert "'streamcue.cli.anonymize'" in loaded and "streamcue.cli.replay" not in loaded, loaded
+
+
+@pytest.mark.parametrize("name", ["anonymize", "build", "demo", "replay", "release", "ls"])
+def test_one_command_alone_has_the_same_help_and_usage_as_in_the_whole_tree(name):
+    import contextlib
+    import io
+
+    from streamcue.cli.main import COMMANDS, _command
+
+    assert name in COMMANDS
+
+    def help_of(command, *args):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            command(args=[*args, "--help"], prog_name="streamcue", standalone_mode=False)
+        return out.getvalue()
+
+    args = [name, *(["recorded"] if name == "build" else [])]
+    alone = help_of(_command(name), *args)
+    assert f"streamcue {' '.join(args)} [OPTIONS]" in " ".join(alone.split())
+    assert alone == help_of(_command(), *args)

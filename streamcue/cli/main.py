@@ -7,6 +7,7 @@ a one-line message on stderr and a non-zero exit code.
 from __future__ import annotations
 
 import functools
+import importlib
 import sys
 from typing import Annotated, Any, Optional
 
@@ -15,23 +16,10 @@ import typer.core
 from typer.exceptions import TyperException
 
 from streamcue import console
-from streamcue.cli.annotate import annotate_app
-from streamcue.cli.anonymize import anonymize
-from streamcue.cli.build import build_app
-from streamcue.cli.compare import compare_command
-from streamcue.cli.demo import demo
-from streamcue.cli.evaluate import evaluate
-from streamcue.cli.evidence import verify_evidence
-from streamcue.cli.info import list_things, schema
 from streamcue.cli.options import hide_old_spellings
-from streamcue.cli.release import release_app
-from streamcue.cli.replay import replay_benchmark_command, replay_command
-from streamcue.cli.run import run_command
-from streamcue.cli.stats import stats_app
-from streamcue.cli.validate import validate
 from streamcue.errors import StreamcueError
 
-__all__ = ["PIPELINE", "app", "main", "os_error_line"]
+__all__ = ["COMMANDS", "PIPELINE", "app", "main", "os_error_line"]
 
 
 def _version(value: bool) -> None:
@@ -42,9 +30,29 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+#: Every command and command group: name -> (module, attribute: a command function or a ``typer.Typer`` group),
+#: in pipeline order (what ``streamcue --help`` lists, top to bottom). The whole tree is built from it; a run of
+#: one command imports only that command's module (importing them all takes ~0.3 s).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("streamcue.cli.demo", "demo"),
+    "build": ("streamcue.cli.build", "build_app"),
+    "validate": ("streamcue.cli.validate", "validate"),
+    "anonymize": ("streamcue.cli.anonymize", "anonymize"),
+    "verify-evidence": ("streamcue.cli.evidence", "verify_evidence"),
+    "annotate": ("streamcue.cli.annotate", "annotate_app"),
+    "release": ("streamcue.cli.release", "release_app"),
+    "replay": ("streamcue.cli.replay", "replay_command"),
+    "run": ("streamcue.cli.run", "run_command"),
+    "replay-benchmark": ("streamcue.cli.replay", "replay_benchmark_command"),
+    "evaluate": ("streamcue.cli.evaluate", "evaluate"),
+    "compare": ("streamcue.cli.compare", "compare_command"),
+    "stats": ("streamcue.cli.stats", "stats_app"),
+    "schema": ("streamcue.cli.info", "schema"),
+    "ls": ("streamcue.cli.info", "list_things"),
+}
+
 #: Pipeline order: what ``streamcue --help`` lists, top to bottom.
-PIPELINE = ("demo", "build", "validate", "anonymize", "verify-evidence", "annotate", "release", "replay",
-            "run", "replay-benchmark", "evaluate", "compare", "stats", "schema", "ls")
+PIPELINE = tuple(COMMANDS)
 
 
 class _PipelineOrder(typer.core.TyperGroup):
@@ -55,19 +63,45 @@ class _PipelineOrder(typer.core.TyperGroup):
         return sorted(names, key=lambda n: PIPELINE.index(n) if n in PIPELINE else len(PIPELINE))
 
 
-app = typer.Typer(
-    name="streamcue",
-    cls=_PipelineOrder,
-    help="Build, verify, publish and score benchmarks for streaming-video assistants.\n\n"
-         "Start with: streamcue demo",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode="rich",
-)
+class _Root(typer.Typer):
+    """The ``streamcue`` app with the commands ``names`` of :data:`COMMANDS`, imported and registered when typer
+    first reads them (building the command tree), not when the app is made."""
+
+    def __init__(self, names: tuple[str, ...], **kwargs: Any) -> None:
+        self._names, self._loaded = names, False
+        super().__init__(**kwargs)
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        for name in self._names:
+            module, attribute = COMMANDS[name]
+            target = getattr(importlib.import_module(module), attribute)
+            if isinstance(target, typer.Typer):
+                self.add_typer(target, name=name)
+            else:
+                self.command(name)(target)
+
+    @property  # type: ignore[override]
+    def registered_commands(self) -> list[Any]:
+        self._load()
+        return self._commands
+
+    @registered_commands.setter
+    def registered_commands(self, value: list[Any]) -> None:
+        self._commands = value
+
+    @property  # type: ignore[override]
+    def registered_groups(self) -> list[Any]:
+        self._load()
+        return self._groups
+
+    @registered_groups.setter
+    def registered_groups(self, value: list[Any]) -> None:
+        self._groups = value
 
 
-@app.callback()
 def _root(version: Annotated[Optional[bool], typer.Option(
         "--version", callback=_version, is_eager=True, help="Print the streamcue version and exit.")] = None) -> None:
     """Build, verify, publish and score benchmarks for streaming-video assistants.
@@ -76,21 +110,25 @@ def _root(version: Annotated[Optional[bool], typer.Option(
     """
 
 
-app.command("demo")(demo)
-app.add_typer(build_app, name="build")
-app.command("validate")(validate)
-app.command("anonymize")(anonymize)
-app.command("verify-evidence")(verify_evidence)
-app.add_typer(annotate_app, name="annotate")
-app.add_typer(release_app, name="release")
-app.command("replay")(replay_command)
-app.command("run")(run_command)
-app.command("replay-benchmark")(replay_benchmark_command)
-app.command("evaluate")(evaluate)
-app.command("compare")(compare_command)
-app.add_typer(stats_app, name="stats")
-app.command("schema")(schema)
-app.command("ls")(list_things)
+def _app(names: tuple[str, ...]) -> typer.Typer:
+    """The root app, its ``--version`` option and help, with the commands ``names``."""
+    root = _Root(
+        names,
+        name="streamcue",
+        cls=_PipelineOrder,
+        help="Build, verify, publish and score benchmarks for streaming-video assistants.\n\n"
+             "Start with: streamcue demo",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode="rich",
+    )
+    root.callback()(_root)
+    return root
+
+
+#: The whole app: every command of :data:`COMMANDS` (their modules are imported when its tree is first built).
+app = _app(PIPELINE)
 
 
 def os_error_line(exc: OSError) -> str:
@@ -101,10 +139,12 @@ def os_error_line(exc: OSError) -> str:
 
 
 @functools.cache
-def _command() -> Any:
+def _command(name: str | None = None) -> Any:
     """The click command tree typer derives from ``app`` (built once per process: it takes ~0.3 s), old option
-    spellings hidden from help (:func:`streamcue.cli.options.hide_old_spellings`)."""
-    return hide_old_spellings(typer.main.get_command(app))
+    spellings hidden from help (:func:`streamcue.cli.options.hide_old_spellings`); with ``name`` (a key of
+    :data:`COMMANDS`), the same root with that command alone: its usage, options and help are those of the
+    whole tree's."""
+    return hide_old_spellings(typer.main.get_command(app if name is None else _app((name,))))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -125,7 +165,11 @@ def main(argv: list[str] | None = None) -> None:
 
     restore = interrupt.install() if threading.current_thread() is threading.main_thread() else None
     try:
-        code = _command()(args=argv, prog_name="streamcue", standalone_mode=False)
+        args = sys.argv[1:] if argv is None else argv
+        # `streamcue NAME ...`: build (and import) only that command; the root's --help, --version and
+        # unknown names take the whole tree
+        command = _command(args[0]) if args and args[0] in COMMANDS else _command()
+        code = command(args=argv, prog_name="streamcue", standalone_mode=False)
     except StreamcueError as exc:
         fail(str(exc), exc.exit_code)
     except TyperException as exc:  # usage errors: typer's vendored click reports them
