@@ -70,13 +70,14 @@ PRESETS: dict[str, dict[str, Any]] = {
     # every frame at full size, plates too: the most CenterFace and the cascade can find
     "thorough": {"max_side": None, "look_s": 0.0, "full_s": 0.0, "plate_s": 0.0, "plate_max_side": None,
                  "plate_step": 1.05, "pad": 0.25, "dilate_s": 0.2, "follow_px": 0},
-    # faces at 640 px 10 times a second (large faces), at full size 5 times a second (small faces),
-    # boxes carried between looks; plates on every frame; boxes padded 35 % (turned faces' boxes are narrow)
-    "balanced": {"max_side": 640, "look_s": 0.1, "full_s": 0.2, "plate_s": 0.0, "plate_max_side": None,
+    # faces at 640 px 10 times a second, at full size every 0.4 s and, in crops, at every look for the small
+    # or weakly found ones; boxes carried between looks; plates 20 times a second (every frame up to 20 fps);
+    # boxes padded 35 % (turned faces' boxes are narrow)
+    "balanced": {"max_side": 640, "look_s": 0.1, "full_s": 0.4, "plate_s": 0.05, "plate_max_side": None,
                  "plate_step": 1.1, "pad": 0.35, "dilate_s": 0.2, "follow_px": 120},
-    # faces at 640 px 5 times a second, at full size every 0.6 s; plates every 0.2 s; boxes interpolated
-    # between looks, padded and dilated more
-    "fast": {"max_side": 640, "look_s": 0.2, "full_s": 0.6, "plate_s": 0.2, "plate_max_side": None,
+    # faces at 640 px 5 times a second, at full size every second (crops at every look as above); plates
+    # every 0.3 s; boxes carried between looks, padded and dilated more
+    "fast": {"max_side": 640, "look_s": 0.2, "full_s": 1.0, "plate_s": 0.3, "plate_max_side": None,
              "plate_step": 1.1, "pad": 0.35, "dilate_s": 0.3, "follow_px": 120},
 }
 DEFAULT_PRESET = "balanced"
@@ -100,7 +101,8 @@ LIMITS: dict[str, tuple[float, float, bool]] = {
 
 #: the CLI option of each setting, for messages
 _OPTION = {"face_threshold": "--face-threshold", "track_threshold": "--track-threshold", "max_side": "--max-side",
-           "stride": "--stride", "full_every": "--full-every", "pad": "--pad", "dilate_s": "--dilate"}
+           "stride": "--stride", "full_every": "--full-every", "plate_every": "--plate-every", "pad": "--pad",
+           "dilate_s": "--dilate"}
 
 
 def _check_number(name: str, value: Any, low: float, high: float, open_: bool) -> None:
@@ -129,8 +131,8 @@ class AnonymizeConfig:
     preset: str = DEFAULT_PRESET   # named detection schedule (see PRESETS); the fields below override it
     max_side: int | None = 640    # detect on frames scaled to this longest side (None: full size)
     look_s: float = 0.1           # seconds between two looks for faces at max_side (0: every frame)
-    full_s: float = 0.2           # seconds between two looks at full size (small faces; 0: every look)
-    plate_s: float = 0.0          # seconds between two looks for plates (0: every frame)
+    full_s: float = 0.4           # seconds between two looks at full size (small faces; 0: every look)
+    plate_s: float = 0.05         # seconds between two looks for plates (0: every frame)
     stride: int | None = None     # frames between two looks at max_side (overrides look_s)
     full_every: int | None = None  # frames between two looks at full size (overrides full_s; 0: never)
     plate_every: int | None = None  # frames between two looks for plates (overrides plate_s)
@@ -286,17 +288,17 @@ class Anonymizer:
         if faces:
             crops = None
             if not full and self._two_sizes and follow is not None:
-                crops = follow_regions(*follow[:1], w, h, follow[1])
-                full = crops is None  # the crops would cover half the frame: look at all of it at full size
+                crops = follow_regions(follow[0], w, h, follow[1])
+            # a sixth column: 1 when the box was found at reduced size (a face that needs no crop while strong)
             if self.face is None:
-                found = np.zeros((0, 5), np.float32)
+                found = np.zeros((0, 6), np.float32)
             elif full and self._two_sizes:
-                found = self.face.detect_at(frame, None)
+                found = _column(self.face.detect_at(frame, None), 0)
             else:
-                found = self.face.detect(frame)
+                found = _column(self.face.detect(frame), 1 if self._two_sizes else 0)
                 if crops is not None and len(crops):
-                    more = [self.face.detect_at(frame[y1:y2, x1:x2], None) + np.float32([x1, y1, x1, y1, 0])
-                            for x1, y1, x2, y2 in crops]
+                    more = [_column(self.face.detect_at(frame[y1:y2, x1:x2], None), 0)
+                            + np.float32([x1, y1, x1, y1, 0, 0]) for x1, y1, x2, y2 in crops]
                     found = suppress(np.concatenate([found, *more]))
             item.found = found
             item.faces, scores = pad_boxes(found, self.options.pad, w, h, scores=True)
@@ -321,7 +323,7 @@ class Anonymizer:
             item = _Detected(i, frame, camera=camera.update(frame))
             while recent and recent[0][0] < i - reach:
                 recent.popleft()
-            follow = _small_faces(recent, i, item.camera, follow_px, fps, frame.shape[0])
+            follow = _small_faces(recent, i, item.camera, follow_px, fps, frame.shape[0], self.threshold)
             previous = self._look(item, *plan.looks(i), follow=follow)
             if previous.found is not None and follow_px:
                 recent.append((i, previous.camera, previous.found))
@@ -420,25 +422,36 @@ class Anonymizer:
 FOLLOW_SPEED = 0.4
 
 
+def _column(boxes: np.ndarray, value: float) -> np.ndarray:
+    """``boxes`` (N, 5) with a sixth column set to ``value``."""
+    return np.hstack([boxes[:, :5], np.full((len(boxes), 1), value, np.float32)]).astype(np.float32)
+
+
 def _small_faces(recent: Iterable[tuple[int, tuple[float, float], np.ndarray]], index: int,
-                 camera: tuple[float, float], below: int, fps: float,
-                 height: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """Faces under ``below`` px high found at the ``recent`` looks, where the camera has carried them
-    by frame ``index``, and the margin (px) to look around each: its size plus how far it may have
-    moved since; a face found at several looks counts once, at its latest position (None: nothing
-    to follow)."""
+                 camera: tuple[float, float], below: int, fps: float, height: int,
+                 threshold: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """The faces to look at again at full size on frame ``index``: those under ``below`` px high
+    found at the ``recent`` looks that the reduced look did not find at or above ``threshold``
+    (found at full size only, or weakly), where the camera has carried them, and the margin (px)
+    to look around each: half its size plus how far it may have moved since. A face found at
+    several looks counts once, at its latest look (None: nothing to follow)."""
     if not below:
         return None
+    seen: list[np.ndarray] = []
     out: list[np.ndarray] = []
     margins: list[float] = []
     for then_index, then, found in reversed(list(recent)):  # the latest look first
-        boxes = found[(found[:, 3] - found[:, 1]) < below, :4]
-        for box in boxes + np.tile(np.subtract(then, camera), 2):
+        for row in found[(found[:, 3] - found[:, 1]) < below]:
+            box = row[:4] + np.tile(np.subtract(then, camera), 2)
             centre = (box[:2] + box[2:]) / 2
-            if not any(b[0] <= centre[0] <= b[2] and b[1] <= centre[1] <= b[3] for b in out):
-                out.append(box)
-                moved = FOLLOW_SPEED * height * (index - then_index) / fps
-                margins.append(max(box[2] - box[0], box[3] - box[1]) + moved)
+            if any(b[0] <= centre[0] <= b[2] and b[1] <= centre[1] <= b[3] for b in seen):
+                continue
+            seen.append(box)
+            if row[5] and row[4] >= threshold:
+                continue  # the reduced look sees this one well enough
+            out.append(box)
+            moved = FOLLOW_SPEED * height * (index - then_index) / fps
+            margins.append(max(box[2] - box[0], box[3] - box[1]) / 2 + moved)
     if not out:
         return None
     return np.asarray(out, np.float64).reshape(-1, 4), np.asarray(margins)

@@ -137,11 +137,12 @@ class Links:
 
 
 def follow_regions(boxes: np.ndarray, width: int, height: int, margins: np.ndarray | float = 1.0,
-                   budget: float = 0.5) -> np.ndarray | None:
+                   budget: float = 0.25) -> np.ndarray:
     """Crops (x1, y1, x2, y2) around ``boxes``, each grown on every side by its margin (pixels, one
     per box, or a share of the box's size when one number is given) and clipped to the frame,
-    overlapping crops merged; None when together they cover more than ``budget`` of the frame
-    (looking at the whole frame then costs about as much)."""
+    overlapping crops merged. The smallest boxes come first (a reduced look misses them first);
+    crops stop at ``budget`` of the frame's area, so a look costs at most that share of a look at
+    the whole frame at full size."""
     if len(boxes) == 0:
         return np.zeros((0, 4), np.int32)
     b = np.asarray(boxes[:, :4], np.float64)
@@ -153,23 +154,23 @@ def follow_regions(boxes: np.ndarray, width: int, height: int, margins: np.ndarr
     crops = np.round(crops).astype(np.int64)
     crops[:, [0, 2]] = crops[:, [0, 2]].clip(0, width)
     crops[:, [1, 3]] = crops[:, [1, 3]].clip(0, height)
-    merged = [c for c in crops if c[2] > c[0] and c[3] > c[1]]
-    changed = True
-    while changed:  # merge until no two crops overlap (a handful of crops: quadratic is fine)
-        changed = False
-        for a in range(len(merged)):
-            for c in range(a + 1, len(merged)):
-                p, q = merged[a], merged[c]
-                if p[0] < q[2] and q[0] < p[2] and p[1] < q[3] and q[1] < p[3]:
-                    merged[a] = np.array([min(p[0], q[0]), min(p[1], q[1]), max(p[2], q[2]), max(p[3], q[3])])
-                    del merged[c]
-                    changed = True
-                    break
-            if changed:
+    merged: list[np.ndarray] = []
+    for k in np.argsort(b[:, 3] - b[:, 1], kind="stable"):  # the smallest faces first
+        crop = crops[k]
+        if crop[2] <= crop[0] or crop[3] <= crop[1]:
+            continue
+        kept = list(merged)
+        while True:  # merge with every crop it overlaps (a handful of crops: quadratic is fine)
+            hit = next((i for i, q in enumerate(kept)
+                        if crop[0] < q[2] and q[0] < crop[2] and crop[1] < q[3] and q[1] < crop[3]), None)
+            if hit is None:
                 break
-    out = np.asarray(merged, np.int32).reshape(-1, 4)
-    area = float(((out[:, 2] - out[:, 0]) * (out[:, 3] - out[:, 1])).sum())
-    return None if area > budget * width * height else out
+            q = kept.pop(hit)
+            crop = np.array([min(crop[0], q[0]), min(crop[1], q[1]), max(crop[2], q[2]), max(crop[3], q[3])])
+        kept.append(crop)
+        if sum(float((q[2] - q[0]) * (q[3] - q[1])) for q in kept) <= budget * width * height:
+            merged = kept  # else this face is left to the looks at reduced and at full size
+    return np.asarray(merged, np.int32).reshape(-1, 4)
 
 
 def suppress(boxes: np.ndarray, overlap: float = 0.4) -> np.ndarray:

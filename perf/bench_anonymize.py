@@ -3,6 +3,7 @@
     python perf/bench_anonymize.py [--rounds 2] [--seconds 4] [--fps 30,10] [--size 1280x720]
                                    [--scenes street,crowd,turned,pan,holdout] [--presets fast,balanced]
                                    [--write-docs docs/anonymize.md] [--json figures.json]
+                                   [--previous OTHER/bin/streamcue --previous-fps 10]
 
 Labelled clips are written first (``streamcue.anonymize.synthetic``): ``street`` (the tests'
 clip), ``crowd`` (other faces and sizes, bouncing diagonal motion), ``turned`` (faces turned
@@ -17,6 +18,9 @@ wheel, its defaults: CenterFace on every frame at full size) and through
 own process (start-up included, as a user would run them). Each tool's wall time is the median
 over the rounds; the ratio is deface's time over streamcue's (above 1: streamcue is faster).
 The machine's load average is printed before and after: only ratios from one run mean anything.
+``--previous`` adds another streamcue build (its console script, e.g. a checkout of an earlier
+commit in its own virtual environment) with the same presets, at the ``--previous-fps`` rates, so
+that a change is measured against the code before it in the same run.
 
 Recall is measured the same way for both tools, on their output files: the share of
 ground-truth face (plate) area, over all frames, whose inner part (the middle 3/5 of the box
@@ -107,11 +111,18 @@ def main() -> None:
     parser.add_argument("--presets", default="fast,balanced")
     parser.add_argument("--write-docs", type=Path, help="replace the figures block of this Markdown file")
     parser.add_argument("--json", type=Path, help="write every figure to this JSON file")
+    parser.add_argument("--previous", type=Path, help="another build's streamcue console script, run with the same "
+                        "presets (rows 'previous --preset P')")
+    parser.add_argument("--previous-fps", default="10", help="the frame rates at which --previous runs")
+    parser.add_argument("--previous-label", default="previous", help="what the rows and the docs call --previous "
+                        "(e.g. its commit); the docs name the label, never the path")
     args = parser.parse_args()
     width, height = map(int, args.size.split("x"))
     rates = [float(f) for f in args.fps.split(",")]
     scenes = args.scenes.split(",")
-    tools = ["deface", *args.presets.split(",")]
+    presets = args.presets.split(",")
+    tools = ["deface", *presets, *(f"previous:{p}" for p in presets if args.previous)]
+    previous_rates = {float(f) for f in args.previous_fps.split(",")} if args.previous else set()
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -129,11 +140,16 @@ def main() -> None:
             order = tools if r % 2 == 0 else tools[::-1]  # alternate, so that load drifts hit both
             for (fps, scene), (path, _) in clips.items():
                 for tool in order:
-                    folder = tmp / f"{fps:g}fps-{tool}"
+                    if tool.startswith("previous:") and fps not in previous_rates:
+                        continue
+                    folder = tmp / f"{fps:g}fps-{tool.replace(':', '-')}"
                     out = folder / f"{scene}.mp4"
                     if tool == "deface":
                         folder.mkdir(exist_ok=True)
                         cmd = [*deface_command(), str(path), "-o", str(out)]
+                    elif tool.startswith("previous:"):
+                        cmd = [str(args.previous), "anonymize", str(path), "--out", str(folder), "--preset",
+                               tool.split(":", 1)[1]]
                     else:
                         cmd = [*streamcue_command(), "anonymize", str(path), "--out", str(folder), "--preset", tool]
                     times.setdefault((fps, scene, tool), []).append(run(cmd))
@@ -144,6 +160,8 @@ def main() -> None:
         for (fps, scene), (path, truths) in clips.items():
             base = statistics.median(times[(fps, scene, "deface")])
             for tool in tools:
+                if (fps, scene, tool) not in times:
+                    continue
                 wall = statistics.median(times[(fps, scene, tool)])
                 scores = hidden_recall(path, outputs[(fps, scene, tool)], truths)
                 rows.append({"fps": fps, "scene": scene, "held_out": scene in HELD_OUT_SCENES, "tool": tool,
@@ -153,13 +171,14 @@ def main() -> None:
     heading = (f"{width}x{height}, {args.seconds:g} s clips, {args.rounds} rounds alternating, "
                f"{os.cpu_count()} CPUs, load average {load_before[0]:.1f} before and {load_after[0]:.1f} after "
                f"({elapsed / 60:.0f} min); median wall time of each process, start-up included")
-    table = render(rows, rates, scenes, tools)
+    table = render(rows, rates, scenes, tools, args.previous_label)
     print(heading)
     print(table)
     if args.json:
         args.json.write_text(json.dumps({"heading": heading, "rows": rows}, indent=1) + "\n")
     if args.write_docs:
-        command = "python perf/bench_anonymize.py " + " ".join(sys.argv[1:])
+        argv = [args.previous_label if args.previous and a == str(args.previous) else a for a in sys.argv[1:]]
+        command = "python perf/bench_anonymize.py " + " ".join(argv)
         block = f"{MARK_START}\n{heading}.\n\n{table}\n\n`{command}`, {time.strftime('%Y-%m-%d')}\n{MARK_END}"
         text = args.write_docs.read_text()
         pattern = re.compile(re.escape(MARK_START) + ".*?" + re.escape(MARK_END), re.S)
@@ -167,7 +186,8 @@ def main() -> None:
         args.write_docs.write_text(text)
 
 
-def render(rows: list[dict], rates: list[float], scenes: list[str], tools: list[str]) -> str:
+def render(rows: list[dict], rates: list[float], scenes: list[str], tools: list[str],
+           previous: str = "previous") -> str:
     """One Markdown row per clip and tool; one column group per frame rate, side by side."""
     cells = {(r["fps"], r["scene"], r["tool"]): r for r in rows}
     head = "| clip | tool | " + " | ".join(f"{fps:g} fps: wall s, vs deface, face / plate recall" for fps in rates)
@@ -175,10 +195,14 @@ def render(rows: list[dict], rates: list[float], scenes: list[str], tools: list[
     for scene in scenes:
         label = f"{scene} (never tuned on)" if scene in HELD_OUT_SCENES else f"{scene} (tuned on)"
         for tool in tools:
-            name = "`deface`" if tool == "deface" else f"`--preset {tool}`"
+            name = ("`deface`" if tool == "deface" else f"{previous} `--preset {tool.split(':')[1]}`"
+                    if tool.startswith("previous:") else f"`--preset {tool}`")
             parts = []
             for fps in rates:
-                r = cells[(fps, scene, tool)]
+                r = cells.get((fps, scene, tool))
+                if r is None:
+                    parts.append("-")
+                    continue
                 ratio = "1.00x" if tool == "deface" else f"**{r['vs_deface']:.2f}x**"
                 parts.append(f"{r['wall_s']:.1f} s, {ratio}, {r['face_recall']:.3f} / {r['plate_recall']:.3f}")
             lines.append(f"| {label} | {name} | " + " | ".join(parts) + " |")

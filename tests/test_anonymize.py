@@ -283,8 +283,8 @@ def test_the_schedule_is_in_seconds_so_30_fps_does_not_triple_the_work():
 
     plans = {(preset, fps): Anonymizer.plan(_bare(preset), fps) for preset in PRESETS for fps in (10, 30)}
     frames = {key: (p.stride, p.full_every, p.plate_every) for key, p in plans.items()}
-    assert frames["balanced", 10] == (1, 2, 1) and frames["balanced", 30] == (3, 6, 1)
-    assert frames["fast", 10] == (2, 6, 2) and frames["fast", 30] == (6, 18, 6)
+    assert frames["balanced", 10] == (1, 4, 1) and frames["balanced", 30] == (3, 12, 2)
+    assert frames["fast", 10] == (2, 10, 3) and frames["fast", 30] == (6, 30, 9)
     assert plans["thorough", 30].stride == 1 and plans["thorough", 30].full_every == 0
     # the window covers every frame between two looks; frame overrides still win
     assert plans["balanced", 30].window == 6 and plans["fast", 30].window == 9
@@ -301,8 +301,9 @@ def _bare(preset, **overrides):
 
 def test_the_report_states_the_schedule_in_seconds_and_frames(blurred):
     settings = blurred[1]["settings"]
-    assert settings["preset"] == "balanced" and settings["look_s"] == 0.1 and settings["full_s"] == 0.2
-    assert (settings["stride"], settings["full_every"], settings["plate_every"]) == (1, 2, 1)  # the clip is 10 fps
+    assert settings["preset"] == "balanced" and settings["look_s"] == 0.1 and settings["full_s"] == 0.4
+    assert (settings["stride"], settings["full_every"], settings["plate_every"]) == (1, 4, 1)  # the clip is 10 fps
+    assert settings["follow_px"] == 120 and blurred[1]["detectors"]["face"]["settings"]["track_threshold"] == 0.1
 
 
 def test_camera_motion_follows_a_pan():
@@ -377,13 +378,14 @@ def test_chains_merge_whatever_the_order_and_keep_every_member():
     assert len(looks[0][0].members) == 4
 
 
-def test_follow_regions_merge_overlapping_crops_and_give_way_to_a_full_look():
+def test_follow_regions_merge_overlapping_crops_smallest_faces_first_within_a_budget():
     from streamcue.anonymize.tracks import follow_regions
 
     boxes = np.array([[100, 100, 140, 140], [150, 100, 190, 140], [900, 500, 930, 530]], np.float64)
     crops = follow_regions(boxes, 1280, 720, margins=np.array([40, 40, 30]))
-    assert crops.tolist() == [[60, 60, 230, 180], [870, 470, 960, 560]]   # the first two overlap: one crop
-    assert follow_regions(boxes[:1], 1280, 720, margins=np.array([2000])) is None  # the whole frame: look at it all
+    assert crops.tolist() == [[870, 470, 960, 560], [60, 60, 230, 180]]   # smallest first; the others overlap: one
+    # at most a quarter of the frame: the smallest face's crop is kept, the crop that would exceed it is not
+    assert follow_regions(boxes, 1280, 720, margins=np.array([2000, 2000, 30])).tolist() == [[870, 470, 960, 560]]
     assert follow_regions(np.zeros((0, 4)), 1280, 720).shape == (0, 4)
 
 

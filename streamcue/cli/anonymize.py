@@ -37,11 +37,13 @@ def anonymize(
                                                      "not_anonymized).")] = "haar",
     plate_model: Annotated[Optional[Path], typer.Option(help="Model file for the egoblur plate detector (or another "
                                                              "Haar cascade XML).")] = None,
-    preset: Annotated[str, typer.Option(help="Detection schedule, in seconds whatever the frame rate: fast (faces "
-                                             "at 640 px every 0.2 s, full size every 0.6 s, plates every 0.2 s), "
-                                             "balanced (faces every 0.1 s, full size every 0.2 s, plates every "
-                                             "frame) or thorough (every frame at full size). The report states "
-                                             "it.")] = "balanced",
+    preset: Annotated[str, typer.Option(help="Detection schedule, in seconds whatever the frame rate: balanced "
+                                             "(faces at 640 px every 0.1 s, at full size every 0.4 s, small or "
+                                             "weakly found faces at full size in crops at every look; plates every "
+                                             "0.05 s: every frame up to 20 fps, every 2nd at 30 fps), fast (faces "
+                                             "every 0.2 s, full size every 1 s, plates every 0.3 s) or thorough "
+                                             "(every frame at full size, plates too). The report states it; "
+                                             "docs/anonymize.md says what fast skips.")] = "balanced",
     max_side: Annotated[Optional[int], typer.Option(help="Override the preset: detect on frames scaled to this "
                                                          "longest side (0: full size).")] = None,
     stride: Annotated[Optional[int], typer.Option(help="Override the preset: detect on every N-th frame (boxes are "
@@ -49,6 +51,8 @@ def anonymize(
     full_every: Annotated[Optional[int], typer.Option(help="Override the preset: look at full size on every N-th "
                                                            "frame (1 to 300; 0: never, needs "
                                                            "--allow-unmeasured).")] = None,
+    plate_every: Annotated[Optional[int], typer.Option(help="Override the preset: look for plates on every N-th frame "
+                                                            "(1: every frame).")] = None,
     dilate: Annotated[Optional[float], typer.Option(help="Override the preset: seconds before and after a detection "
                                                          "that stay blurred (0.2; fast: 0.3).")] = None,
     pad: Annotated[Optional[float], typer.Option(help="Override the preset: grow face boxes by this share of their "
@@ -111,7 +115,8 @@ def anonymize(
     options = AnonymizeConfig.from_preset(
         preset, face=detector, face_model=str(face_model) if face_model else None, face_threshold=face_threshold,
         track_threshold=track_threshold, plate=plate_detector, plate_model=str(plate_model) if plate_model else None,
-        max_side=max_side, stride=stride, full_every=full_every, dilate_s=dilate, pad=pad, keep_audio=keep_audio,
+        max_side=max_side, stride=stride, full_every=full_every, plate_every=plate_every,
+        dilate_s=dilate, pad=pad, keep_audio=keep_audio,
         allow_unmeasured=allow_unmeasured)
     if engine == "ray":
         from streamcue.anonymize.ray_engine import check_address
