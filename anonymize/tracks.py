@@ -10,7 +10,7 @@ chains that confirm weak detections, and the regions to look at again at full si
   the detection threshold counts only once its chain holds a box at or above the detection
   threshold: the two-threshold association of ByteTrack (Zhang et al., "ByteTrack: Multi-Object
   Tracking by Associating Every Detection Box", ECCV 2022), applied forwards and backwards in
-  time. A turned or partly hidden face that scores 0.1-0.2 on most frames is kept between the
+  time. A turned or partly hidden face that scores 0.08-0.2 on most frames is kept between the
   frames where it scores higher; a weak box that never joins a strong one is dropped.
 * :func:`follow_regions` gives the crops around faces found at earlier looks that are small
   enough to need full size, so that a look at reduced size also looks at those faces at full size.

@@ -303,7 +303,7 @@ def test_the_report_states_the_schedule_in_seconds_and_frames(blurred):
     settings = blurred[1]["settings"]
     assert settings["preset"] == "balanced" and settings["look_s"] == 0.1 and settings["full_s"] == 0.4
     assert (settings["stride"], settings["full_every"], settings["plate_every"]) == (1, 4, 1)  # the clip is 10 fps
-    assert settings["follow_px"] == 120 and blurred[1]["detectors"]["face"]["settings"]["track_threshold"] == 0.1
+    assert settings["follow_px"] == 120 and blurred[1]["detectors"]["face"]["settings"]["track_threshold"] == 0.08
 
 
 def test_camera_motion_follows_a_pan():

@@ -30,7 +30,7 @@ def anonymize(
     track_threshold: Annotated[Optional[float], typer.Option(help="centerface: a face scored from this up to "
                                                                   "--face-threshold counts only when linked, at an "
                                                                   "earlier or later look, to a face that reached "
-                                                                  "--face-threshold (default 0.1; above 0.1 needs "
+                                                                  "--face-threshold (default 0.08; above 0.08 needs "
                                                                   "--allow-unmeasured).")] = None,
     plate_detector: Annotated[str, typer.Option(help="Plate detector: haar (offline default, OpenCV cascade), "
                                                      "egoblur (needs --plate-model), none (status "
@@ -59,7 +59,7 @@ def anonymize(
                                                       "size on each side, 0 to 1 (0.35; thorough: 0.25; below 0.25 "
                                                       "needs --allow-unmeasured).")] = None,
     allow_unmeasured: Annotated[bool, typer.Option("--allow-unmeasured", help="Run with a --face-threshold above 0.2, "
-                                                   "a --track-threshold above 0.1, a --pad below 0.25 or --full-every "
+                                                   "a --track-threshold above 0.08, a --pad below 0.25 or --full-every "
                                                    "0 (outside the range where recall was measured): the report's "
                                                    "status is then 'unmeasured' "
                                                    "and a release refuses it.")] = False,
