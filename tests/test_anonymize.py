@@ -419,3 +419,18 @@ def test_process_leaves_the_callers_frames_as_they_were_unless_asked(anonymizer)
     assert all((f == b).all() for f, b in zip(frames, before))
     results = list(anonymizer.process(iter(frames), fps=10, inplace=True))
     assert all(r.frame is f for r, f in zip(results, frames)) and not (frames[0] == before[0]).all()
+
+
+def test_the_track_threshold_is_checked_like_the_threshold():
+    from streamcue.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--track-threshold 0.15 is above 0.08"):
+        AnonymizeConfig.from_preset("balanced", track_threshold=0.15)
+    options = AnonymizeConfig.from_preset("balanced", track_threshold=0.15, allow_unmeasured=True)
+    assert options.unmeasured() == ["--track-threshold 0.15 is above 0.08"]
+    with pytest.raises(ConfigError, match="--track-threshold 0.3 is above --face-threshold 0.2"):
+        AnonymizeConfig.from_preset("balanced", face_threshold=0.2, track_threshold=0.3, allow_unmeasured=True)
+    for bad in (0.0, 1.0, float("nan")):
+        with pytest.raises(ConfigError, match="--track-threshold"):
+            AnonymizeConfig.from_preset("balanced", track_threshold=bad)
+    assert AnonymizeConfig.from_preset("balanced", track_threshold=0.05).unmeasured() == []  # lower: more boxes
