@@ -39,6 +39,7 @@ import signal
 import threading
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -279,12 +280,21 @@ class Anonymizer:
                 "plate_every": plan.plate_every, "plate_max_side": o.plate_max_side, "plate_step": o.plate_step,
                 "follow_px": o.follow_px if self._two_sizes else 0}
 
+    def _plate_thread(self) -> ThreadPoolExecutor:
+        """The thread plates are looked for in: one per Anonymizer and process (a forked child makes its own)."""
+        if getattr(self, "_plates_pid", None) != os.getpid():
+            self._plates, self._plates_pid = ThreadPoolExecutor(1, thread_name_prefix="streamcue-plates"), os.getpid()
+        return self._plates
+
     def _look(self, item: _Detected, faces: bool, full: bool, plates: bool,
               follow: tuple[np.ndarray, np.ndarray] | None = None) -> _Detected:
         """Detections on ``item``'s frame; ``follow``: boxes found at earlier looks (moved with the
         camera) to look at again at full size, in crops around them, when this look is at max_side."""
         frame = item.frame
         h, w = frame.shape[:2]
+        # plates in a thread of their own while the face detector runs (both release the GIL): the cores
+        # one of them leaves idle between its parallel parts go to the other
+        plates_found = self._plate_thread().submit(self.plate.detect, frame) if plates and self.plate else None
         if faces:
             crops = None
             if not full and self._two_sizes and follow is not None:
@@ -305,22 +315,23 @@ class Anonymizer:
             item.strong = scores >= self.threshold
             item.full = full or not self._two_sizes
         if plates:
-            found = self.plate.detect(frame) if self.plate else np.zeros((0, 5))
+            found = plates_found.result() if plates_found is not None else np.zeros((0, 5))
             item.plates = pad_boxes(found, self.options.plate_pad, w, h)
         return item
 
-    def detect(self, frames: Iterable[np.ndarray], fps: float = 10.0) -> Iterator[_Detected]:
-        """Each frame with its detections when the schedule looks at it (the last frame always)."""
+    def detect(self, frames: Iterable[np.ndarray], fps: float = 10.0, *, overlap: bool = False) -> Iterator[_Detected]:
+        """Each frame with its detections when the schedule looks at it (the last frame always);
+        ``overlap`` measures the camera's motion in a thread of its own, off the detector's path."""
         plan = self.plan(fps)
-        camera = CameraMotion()
+        moving = _with_camera(frames)
         previous: _Detected | None = None
         follow_px = self.options.follow_px if self._two_sizes else 0
         recent: deque[tuple[int, tuple[float, float], np.ndarray]] = deque()  # face looks of the last bridge_s
         reach = max(plan.stride, round(self.options.bridge_s * fps))
-        for i, frame in enumerate(frames):
+        for i, (frame, position) in enumerate(_prefetch(moving, 8) if overlap else moving):
             if previous is not None:
                 yield previous
-            item = _Detected(i, frame, camera=camera.update(frame))
+            item = _Detected(i, frame, camera=position)
             while recent and recent[0][0] < i - reach:
                 recent.popleft()
             follow = _small_faces(recent, i, item.camera, follow_px, fps, frame.shape[0], self.threshold)
@@ -336,10 +347,11 @@ class Anonymizer:
                 inplace: bool = False) -> Iterator[FrameResult]:
         """Hidden frames in order, each with the mask of what was hidden and its detection counts.
 
-        ``overlap`` runs detection in its own thread, ahead of hiding; ``inplace`` hides in the
+        ``overlap`` runs detection in its own thread, ahead of hiding, and the camera's motion in
+        another, ahead of detection; ``inplace`` hides in the
         given (writable) frames instead of copies.
         """
-        detected = self.detect(frames, fps)
+        detected = self.detect(frames, fps, overlap=overlap)
         return self.hide_frames(_prefetch(detected, 4) if overlap else detected, fps, inplace=inplace)
 
     def hide_frames(self, items: Iterable[_Detected], fps: float, *, inplace: bool = False) -> Iterator[FrameResult]:
@@ -420,6 +432,13 @@ class Anonymizer:
 #: How far a followed face may have moved since it was found, in frame heights per second (about
 #: 290 px/s at 720p, a brisk walk across the frame): the crop around it grows by this, times the time.
 FOLLOW_SPEED = 0.4
+
+
+def _with_camera(frames: Iterable[np.ndarray]) -> Iterator[tuple[np.ndarray, tuple[float, float]]]:
+    """Each frame with where the camera is (:class:`~streamcue.anonymize.tracks.CameraMotion`)."""
+    camera = CameraMotion()
+    for frame in frames:
+        yield frame, camera.update(frame)
 
 
 def _column(boxes: np.ndarray, value: float) -> np.ndarray:
