@@ -177,7 +177,12 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps({"heading": heading, "rows": rows}, indent=1) + "\n")
     if args.write_docs:
-        argv = [args.previous_label if args.previous and a == str(args.previous) else a for a in sys.argv[1:]]
+        argv, skip = [], False
+        for a in sys.argv[1:]:  # the docs name no local path: --previous by its label, --json not at all
+            if skip or a == "--json":
+                skip = not skip and a == "--json"
+                continue
+            argv.append("PREVIOUS" if args.previous and a == str(args.previous) else a)
         command = "python perf/bench_anonymize.py " + " ".join(argv)
         block = f"{MARK_START}\n{heading}.\n\n{table}\n\n`{command}`, {time.strftime('%Y-%m-%d')}\n{MARK_END}"
         text = args.write_docs.read_text()
