@@ -160,8 +160,9 @@ class AnonymizeConfig:
         for name, (low, high, open_) in LIMITS.items():
             _check_number(name, getattr(self, name), low, high, open_)
         track = self.track_threshold
-        if track is not None and self.face_threshold is not None and track > self.face_threshold:
-            raise ConfigError(f"--track-threshold {track} is above --face-threshold {self.face_threshold}: "
+        face = self.face_threshold if self.face_threshold is not None else 0.2  # CenterFace's default
+        if track is not None and self.face == "centerface" and track > face:
+            raise ConfigError(f"--track-threshold {track} is above --face-threshold {face}: "
                               "weak faces are those scored from the track threshold up to the face threshold")
         outside = self.unmeasured()
         if outside and not self.allow_unmeasured:
@@ -275,8 +276,13 @@ class Anonymizer:
     def schedule(self, fps: float = 10.0) -> dict[str, Any]:
         """The detection schedule as the report states it: the preset's seconds and, at ``fps``, frames."""
         o, plan = self.options, self.plan(fps)
-        return {"preset": o.preset, "max_side": o.max_side, "look_s": o.look_s, "full_s": o.full_s,
-                "plate_s": o.plate_s, "stride": plan.stride, "full_every": plan.full_every,
+
+        def seconds(frames: int | None, preset_s: float) -> float:  # a frame override, in seconds at this rate
+            return preset_s if frames is None else round(frames / fps, 4)
+
+        return {"preset": o.preset, "max_side": o.max_side, "look_s": seconds(o.stride, o.look_s),
+                "full_s": seconds(o.full_every, o.full_s), "plate_s": seconds(o.plate_every, o.plate_s),
+                "stride": plan.stride, "full_every": plan.full_every,
                 "plate_every": plan.plate_every, "plate_max_side": o.plate_max_side, "plate_step": o.plate_step,
                 "follow_px": o.follow_px if self._two_sizes else 0}
 

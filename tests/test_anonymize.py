@@ -434,6 +434,14 @@ def test_the_track_threshold_is_checked_like_the_threshold():
         with pytest.raises(ConfigError, match="--track-threshold"):
             AnonymizeConfig.from_preset("balanced", track_threshold=bad)
     assert AnonymizeConfig.from_preset("balanced", track_threshold=0.05).unmeasured() == []  # lower: more boxes
+    with pytest.raises(ConfigError, match="--track-threshold 0.25 is above --face-threshold 0.2"):  # the default
+        AnonymizeConfig.from_preset("balanced", track_threshold=0.25, allow_unmeasured=True)
+
+
+def test_a_frame_override_shows_in_the_reported_seconds():
+    schedule = Anonymizer.schedule(_bare("balanced", plate_every=1, stride=6), 30)
+    assert (schedule["plate_every"], schedule["plate_s"]) == (1, 0.0333)
+    assert (schedule["stride"], schedule["look_s"], schedule["full_s"]) == (6, 0.2, 0.4)
 
 
 @pytest.mark.slow
