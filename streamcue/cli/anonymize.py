@@ -68,7 +68,7 @@ def anonymize(
     workers: Annotated[int, typer.Option(help="Videos processed in parallel (processes; with --engine ray and no "
                                               "--address, the CPUs of the local Ray instance).")] = 1,
     engine: Annotated[str, typer.Option(help="local (processes on this machine) or ray (Ray Data, one task per "
-                                             "video; pip install 'streamcue[scale]').")] = "local",
+                                             "video; pip install 'streamcue\\[scale]').")] = "local",
     address: Annotated[Optional[str], typer.Option(help="With --engine ray: a running Ray cluster (HOST:6379, "
                                                         "ray://HOST:10001 or auto); default: a local "
                                                         "instance.")] = None,
