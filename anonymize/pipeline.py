@@ -340,8 +340,11 @@ class Anonymizer:
             item = _Detected(i, frame, camera=position)
             while recent and recent[0][0] < i - reach:
                 recent.popleft()
-            follow = _small_faces(recent, i, item.camera, follow_px, fps, frame.shape[0], self.threshold)
-            previous = self._look(item, *plan.looks(i), follow=follow)
+            faces, full, plates = plan.looks(i)
+            # crops only matter at a look at reduced size: the other frames need no list of faces to follow
+            follow = (_small_faces(recent, i, item.camera, follow_px, fps, frame.shape[0], self.threshold)
+                      if faces and not full else None)
+            previous = self._look(item, faces, full, plates, follow=follow)
             if previous.found is not None and follow_px:
                 recent.append((i, previous.camera, previous.found))
         if previous is not None:  # the last frame is looked at (at full size with two sizes): nothing after it

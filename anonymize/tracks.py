@@ -136,20 +136,16 @@ class Links:
         return np.round(np.asarray(out) - np.tile(camera, 2)).astype(np.int32)
 
 
-def follow_regions(boxes: np.ndarray, width: int, height: int, margins: np.ndarray | float = 1.0,
+def follow_regions(boxes: np.ndarray, width: int, height: int, margins: np.ndarray,
                    budget: float = 0.25) -> np.ndarray:
     """Crops (x1, y1, x2, y2) around ``boxes``, each grown on every side by its margin (pixels, one
-    per box, or a share of the box's size when one number is given) and clipped to the frame,
-    overlapping crops merged. The smallest boxes come first (a reduced look misses them first);
-    crops stop at ``budget`` of the frame's area, so a look costs at most that share of a look at
-    the whole frame at full size."""
+    per box) and clipped to the frame, overlapping crops merged. The smallest boxes come first (a
+    reduced look misses them first); crops stop at ``budget`` of the frame's area, so a look costs
+    at most that share of a look at the whole frame at full size."""
     if len(boxes) == 0:
         return np.zeros((0, 4), np.int32)
     b = np.asarray(boxes[:, :4], np.float64)
-    if np.isscalar(margins):
-        dw, dh = (b[:, 2] - b[:, 0]) * margins, (b[:, 3] - b[:, 1]) * margins
-    else:
-        dw = dh = np.asarray(margins, np.float64)
+    dw = dh = np.asarray(margins, np.float64)
     crops = np.stack([b[:, 0] - dw, b[:, 1] - dh, b[:, 2] + dw, b[:, 3] + dh], axis=1)
     crops = np.round(crops).astype(np.int64)
     crops[:, [0, 2]] = crops[:, [0, 2]].clip(0, width)

@@ -386,7 +386,7 @@ def test_follow_regions_merge_overlapping_crops_smallest_faces_first_within_a_bu
     assert crops.tolist() == [[870, 470, 960, 560], [60, 60, 230, 180]]   # smallest first; the others overlap: one
     # at most a quarter of the frame: the smallest face's crop is kept, the crop that would exceed it is not
     assert follow_regions(boxes, 1280, 720, margins=np.array([2000, 2000, 30])).tolist() == [[870, 470, 960, 560]]
-    assert follow_regions(np.zeros((0, 4)), 1280, 720).shape == (0, 4)
+    assert follow_regions(np.zeros((0, 4)), 1280, 720, margins=np.zeros(0)).shape == (0, 4)
 
 
 def test_suppress_keeps_the_best_of_one_face_found_twice():
