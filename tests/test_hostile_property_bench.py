@@ -65,12 +65,16 @@ def check_build(code: int, stderr: str, out: Path, source_name: str) -> None:
 @EXAMPLES
 @given(choice=st.integers(0, 29), seed=st.integers(0, 2 ** 32 - 1))
 def test_corrupted_ovo_bench_sources(choice, seed):
-    rng = random.Random(seed)
+    build_corrupted("ovo-bench", OVO.read_text(), "ovo_bench_new.json", choice, seed)
+
+
+def build_corrupted(benchmark: str, text: str, name: str, choice: int, seed: int) -> None:
+    """Build ``benchmark`` from its one annotation file ``name`` holding ``text`` corrupted; check the outcome."""
     with tempfile.TemporaryDirectory() as tmp:
-        source = Path(tmp) / "ovo_bench_new.json"
-        source.write_text(corrupt_json(OVO.read_text(), rng, choice))
+        source = Path(tmp) / name
+        source.write_text(corrupt_json(text, random.Random(seed), choice))
         out = Path(tmp) / "out"
-        code, _, stderr = cli("build", "ovo-bench", "--annotations", source, "--out", out)
+        code, _, stderr = cli("build", benchmark, "--annotations", source, "--out", out)
         check_build(code, stderr, out, source.name)
 
 
@@ -101,13 +105,7 @@ def streambench_small(tmp_path_factory):
 @EXAMPLES
 @given(choice=st.integers(0, 29), seed=st.integers(0, 2 ** 32 - 1))
 def test_corrupted_streambench_sources(streambench_small, choice, seed):
-    rng = random.Random(seed)
-    with tempfile.TemporaryDirectory() as tmp:
-        source = Path(tmp) / "eval_streambench.json"
-        source.write_text(corrupt_json(streambench_small.read_text(), rng, choice))
-        out = Path(tmp) / "out"
-        code, _, stderr = cli("build", "streambench", "--annotations", source, "--out", out)
-        check_build(code, stderr, out, source.name)
+    build_corrupted("streambench", streambench_small.read_text(), "eval_streambench.json", choice, seed)
 
 
 def _active_prediction(record: dict) -> dict:
