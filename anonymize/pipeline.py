@@ -571,7 +571,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
             face_counts.append(result.faces)
             plate_counts.append(result.plates)
             looked += result.detected
-            hidden_share += float(result.mask.mean())
+            hidden_share += np.count_nonzero(result.mask) / result.mask.size  # mean() casts every pixel to float
         writer.close()
     except BaseException as exc:
         writer.abort()

