@@ -61,7 +61,7 @@ from streamcue.version import __version__
 
 __all__ = ["VIDEO_SUFFIXES", "PRESETS", "DEFAULT_PRESET", "MEASURED", "LIMITS",
            "AnonymizeConfig", "Schedule", "FrameResult", "Anonymizer",
-           "interpolate", "output_paths", "anonymize_video", "find_videos", "anonymize_many"]
+           "output_paths", "anonymize_video", "find_videos", "anonymize_many"]
 
 
 VIDEO_SUFFIXES = (".mp4", ".mov", ".mkv", ".avi", ".webm", ".m4v", ".mpg", ".mpeg")
@@ -494,24 +494,6 @@ def _moved(boxes: np.ndarray, shift: np.ndarray, shape: tuple[int, ...]) -> np.n
     out[:, [0, 2]] = out[:, [0, 2]].clip(0, w)
     out[:, [1, 3]] = out[:, [1, 3]].clip(0, h)
     return out[(out[:, 2] > out[:, 0]) & (out[:, 3] > out[:, 1])]
-
-
-def interpolate(a: np.ndarray, b: np.ndarray, w: float, reach: float = 1.0) -> np.ndarray:
-    """Boxes a fraction ``w`` of the way from ``a`` to ``b``, pairing each box of ``a`` with the
-    box of ``b`` whose centre is nearest (within ``reach`` times the box's own size); unpaired
-    boxes are left to the dilation window."""
-    if len(a) == 0 or len(b) == 0:
-        return np.zeros((0, 4), np.int32)
-    ca, cb = (a[:, :2] + a[:, 2:]) / 2, (b[:, :2] + b[:, 2:]) / 2
-    dist = np.linalg.norm(ca[:, None, :] - cb[None, :, :], axis=2)
-    reach = np.maximum(a[:, 2] - a[:, 0], a[:, 3] - a[:, 1])[:, None] * reach
-    out, used = [], set()
-    for i, k in sorted(((i, int(np.argmin(dist[i]))) for i in range(len(a))), key=lambda p: dist[p[0], p[1]]):
-        if k in used or dist[i, k] > reach[i, 0]:
-            continue
-        used.add(k)
-        out.append((i, np.round(a[i] * (1 - w) + b[k] * w)))
-    return np.asarray([box for _, box in sorted(out, key=lambda p: p[0])], np.int32).reshape(-1, 4)
 
 
 def _prefetch(items: Iterator[Any], size: int = 8) -> Iterator[Any]:

@@ -231,15 +231,17 @@ def test_centerface_finds_what_defaces_own_session_finds(capsys):
     assert compared >= 20
 
 
-def test_interpolation_pairs_boxes_by_nearest_centre():
-    from streamcue.anonymize.pipeline import interpolate
+def test_links_pair_each_box_with_the_nearest_centre_of_the_next_look():
+    from streamcue.anonymize.tracks import Links
 
-    a = np.array([[0, 0, 10, 10], [100, 100, 120, 120]], np.int32)
-    b = np.array([[104, 100, 124, 120], [6, 0, 16, 10], [500, 500, 510, 510]], np.int32)
-    assert interpolate(a, b, 0.5).tolist() == [[3, 0, 13, 10], [102, 100, 122, 120]]
-    far = np.array([[300, 300, 310, 310]], np.int32)
-    assert interpolate(a[:1], far, 0.5).shape == (0, 4)  # too far to be the same face
-    assert interpolate(a, np.zeros((0, 4), np.int32), 0.5).shape == (0, 4)
+    links = Links(gap=30, fps=30)
+    links.add(0, np.array([[0, 0, 10, 10], [100, 100, 120, 120]]), (0.0, 0.0))
+    links.add(6, np.array([[104, 100, 124, 120], [6, 0, 16, 10], [500, 500, 510, 510]]), (0.0, 0.0))
+    assert links.at(3, (0.0, 0.0)).tolist() == [[3, 0, 13, 10], [102, 100, 122, 120]]
+    far = Links(gap=30, fps=30)
+    far.add(0, np.array([[0, 0, 10, 10]]), (0.0, 0.0))
+    far.add(6, np.array([[300, 300, 310, 310]]), (0.0, 0.0))  # too far to be the same face
+    assert far.at(3, (0.0, 0.0)).shape == (0, 4)
 
 
 @pytest.mark.slow
