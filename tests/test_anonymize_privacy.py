@@ -166,6 +166,16 @@ def test_a_report_that_cannot_be_written_leaves_no_video(clip, tmp_path):
     assert not (out / "street.mp4").exists()
 
 
+def test_a_single_file_that_is_not_a_video_is_one_line_and_no_table(tmp_path):
+    fake = tmp_path / "notes.mp4"
+    fake.write_text("meeting notes, not a recording\n")
+    out = tmp_path / "out"
+    run = streamcue(fake, "--out", out, timeout=120)
+    one_line_error(run, "notes.mp4", "not a readable video")
+    assert "anonymized into" not in run.stdout  # nothing was: no table claims it
+    assert not out.exists() or list(out.iterdir()) == []
+
+
 @pytest.mark.parametrize("content", [lambda: "[" * 3000 + "]" * 3000, lambda: "not a model", lambda: ""])
 def test_a_face_model_that_is_not_a_model_is_one_line_naming_it(clip, tmp_path, content):
     model = tmp_path / "model.onnx"

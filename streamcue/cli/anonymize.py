@@ -142,8 +142,9 @@ def anonymize(
             det = result["detections"]
             rows.append([video.name, result["status"], result["frames_processed"], det["face"]["total"],
                          det["plate"]["total"], f"{result['fps']:.1f}"])
-    console.out.print(console.table(f"anonymized into {out}", ["video", "status", "frames", "faces", "plates",
-                                                               "fps"], rows))
+    if len(failures) < len(videos):  # when every video failed, their error lines alone say it
+        console.out.print(console.table(f"anonymized into {out}", ["video", "status", "frames", "faces", "plates",
+                                                                   "fps"], rows))
     for video, status, why in not_anonymized:
         console.err.print(f"warning: {video}: status {status} ({why}); a release refuses it", markup=False)
     for video, exc in failures:
