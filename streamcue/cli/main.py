@@ -63,6 +63,19 @@ class _PipelineOrder(typer.core.TyperGroup):
         return sorted(names, key=lambda n: PIPELINE.index(n) if n in PIPELINE else len(PIPELINE))
 
 
+def _loaded_on_read(field: str) -> property:
+    """A list attribute of :class:`_Root`, kept in ``field``, whose every read first loads the commands."""
+
+    def read(self: _Root) -> list[Any]:
+        self._load()
+        return getattr(self, field)
+
+    def write(self: _Root, value: list[Any]) -> None:
+        setattr(self, field, value)
+
+    return property(read, write)
+
+
 class _Root(typer.Typer):
     """The ``streamcue`` app with the commands ``names`` of :data:`COMMANDS`, imported and registered when typer
     first reads them (building the command tree), not when the app is made."""
@@ -83,23 +96,9 @@ class _Root(typer.Typer):
             else:
                 self.command(name)(target)
 
-    @property  # type: ignore[override]
-    def registered_commands(self) -> list[Any]:
-        self._load()
-        return self._commands
-
-    @registered_commands.setter
-    def registered_commands(self, value: list[Any]) -> None:
-        self._commands = value
-
-    @property  # type: ignore[override]
-    def registered_groups(self) -> list[Any]:
-        self._load()
-        return self._groups
-
-    @registered_groups.setter
-    def registered_groups(self, value: list[Any]) -> None:
-        self._groups = value
+    # typer reads the app's commands and groups from these two lists: reading either loads the commands first
+    registered_commands = _loaded_on_read("_commands")  # type: ignore[assignment]
+    registered_groups = _loaded_on_read("_groups")  # type: ignore[assignment]
 
 
 def _root(version: Annotated[Optional[bool], typer.Option(
