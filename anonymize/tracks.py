@@ -170,20 +170,13 @@ def follow_regions(boxes: np.ndarray, width: int, height: int, margins: np.ndarr
 
 
 def suppress(boxes: np.ndarray, overlap: float = 0.4) -> np.ndarray:
-    """Boxes (N, 5: x1, y1, x2, y2, score) without those overlapping a higher-scored one by more
-    than ``overlap`` (intersection over union): one face found twice counts once."""
+    """Boxes (N, 5 or more: x1, y1, x2, y2, score, ...) without those overlapping a higher-scored
+    one by more than ``overlap`` (intersection over union), highest score first: one face found
+    twice counts once. OpenCV's non-maximum suppression (``cv2.dnn.NMSBoxes``); every score is
+    above 0 (the detectors return boxes from a threshold above 0 up)."""
     if len(boxes) < 2:
         return boxes
-    order = np.argsort(-boxes[:, 4])
-    b = boxes[order]
-    area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
-    keep = np.ones(len(b), bool)
-    for i in range(len(b)):
-        if not keep[i]:
-            continue
-        x1, y1 = np.maximum(b[i, 0], b[i + 1:, 0]), np.maximum(b[i, 1], b[i + 1:, 1])
-        x2, y2 = np.minimum(b[i, 2], b[i + 1:, 2]), np.minimum(b[i, 3], b[i + 1:, 3])
-        inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
-        iou = inter / np.maximum(area[i] + area[i + 1:] - inter, 1e-9)
-        keep[i + 1:] &= iou <= overlap
-    return b[keep]
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    rects = np.column_stack([boxes[:, :2], boxes[:, 2:4] - boxes[:, :2]]).astype(np.float64)  # x, y, w, h
+    keep = cv2.dnn.NMSBoxes(rects.tolist(), boxes[:, 4].astype(np.float64).tolist(), 0.0, overlap)
+    return boxes[np.asarray(keep, np.int64).reshape(-1)]
