@@ -357,8 +357,8 @@ class Anonymizer:
         """Hidden frames in order, each with the mask of what was hidden and its detection counts.
 
         ``overlap`` runs detection in its own thread, ahead of hiding, and the camera's motion in
-        another, ahead of detection; ``inplace`` hides in the
-        given (writable) frames instead of copies.
+        another, ahead of detection; ``inplace`` hides in the given (writable) frames instead of
+        copies.
         """
         detected = self.detect(frames, fps, overlap=overlap)
         return self.hide_frames(_prefetch(detected, 4) if overlap else detected, fps, inplace=inplace)
@@ -544,8 +544,8 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
     hidden_share = 0.0
     looked = 0
     try:
-        # four stages at once: ffmpeg decodes (a process, read by a thread), the detector looks (a thread),
-        # hiding (a thread) and this thread feeds the encoding ffmpeg process
+        # all at once: ffmpeg decodes (a process, read by a thread), the camera's motion (a thread), the face
+        # detector (a thread, plates beside it in another), hiding (a thread) and this thread feeds the encoder
         results = anonymizer.process(_prefetch(read_frames(video, info)), info.fps, overlap=True, inplace=True)
         expected = round(info.duration_s * info.fps) or None
         for result in track(_prefetch(results, 4), f"anonymizing {video.name}", total=expected):
