@@ -396,6 +396,11 @@ class LLMClient:
                                 and abs(stamp - time.time()) <= _STAMP_S else ())
         return {k: v for k, v in entry.items() if k not in volatile}
 
+    def identity(self) -> dict[str, Any]:
+        """Who answers: :meth:`LLMSettings.answer_identity` and the server's entry for the model
+        (:meth:`model_card`); what a cache of verdicts built on this client's answers is keyed by."""
+        return {**self.settings.answer_identity(), "model_card": self.model_card()}
+
     def key(self, request: Request) -> str:
         """The cache key: endpoint, model, its revision and its server entry, sampling parameters, prompt
         version, messages, schema, plain-text mode and extra request fields."""

@@ -358,3 +358,23 @@ except InputError as exc:
     from streamcue.cache import Cache
 
     assert len(Cache(path, table="llm_responses")) == int(written) > 0  # every answer written before is kept
+
+
+def test_a_judges_verdicts_are_keyed_by_the_model_entry_too(tmp_path):
+    from streamcue.cache import Cache
+    from streamcue.metrics.judges import JudgeRunner
+    from streamcue.metrics.llm_judge import LLMJudge
+
+    cache = Cache(tmp_path / "c.sqlite3", table="judge_verdicts")
+    triples = [("What?", "cutting an onion", "cutting an onion")]
+    with StubLLMServer(card={"root": "/ckpt/a"}) as server:
+        def calls():
+            runner = JudgeRunner(LLMJudge.from_options(base_url=server.base_url, model="stub-model"), cache)
+            runner.verdicts(triples, "vsas")
+            return runner.report()
+
+        first = calls()
+        assert first["calls"] == 1 and first["model_card"] == {"id": "stub-model", "root": "/ckpt/a"}
+        assert calls()["calls"] == 0
+        server.card = {"root": "/ckpt/b"}  # another judge model under the same name
+        assert calls()["calls"] == 1
