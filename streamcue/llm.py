@@ -15,8 +15,9 @@
   408/409/429/5xx and connection failures, its exponential backoff with jitter or the server's
   ``Retry-After``); streamcue counts its retries through an httpx request hook (:attr:`Usage.retries`,
   :attr:`Reply.retries`). One call, retries included, has a total deadline of ``timeout_s`` seconds
-  (each attempt gets what is left; the SDK's backoff wait before a last attempt can add at most its 8 s);
-  it then fails as "timed out", never as "cannot reach". A response body over ``max_response_bytes``
+  (each attempt gets what is left, a ``Retry-After`` past it ends the call; only the package's own
+  backoff wait before an attempt can overrun it, by at most its 8 s); it then fails as "timed out", never
+  as "cannot reach". A response body over ``max_response_bytes``
   is refused, and every field of a response streamcue reads is validated before use
   (:data:`COMPLETION_SCHEMA`): an HTML page, a token count that is a string, a ``content`` that is a
   number are one :class:`ServiceError` line naming the endpoint and the field.
@@ -286,7 +287,7 @@ class LLMClient:
         self.session = session or _process_session()
         self._openai = openai
         self._budget = _Budget()
-        http = openai.DefaultHttpxClient(event_hooks={"request": [self._attempt]})
+        http = openai.DefaultHttpxClient(event_hooks={"request": [self._attempt], "response": [self._answered]})
         self._client = openai.OpenAI(base_url=settings.base_url, api_key=settings.api_key or "not-needed",
                                      max_retries=settings.max_retries, timeout=settings.timeout_s, http_client=http)
         self.cache = (cache or Cache(table="llm_responses")) if use_cache else None
@@ -306,6 +307,17 @@ class LLMClient:
         given = request.extensions.get("timeout") or {}
         request.extensions["timeout"] = {name: left if given.get(name) is None else min(given[name], left)
                                          for name in ("connect", "read", "write", "pool")}
+
+    def _answered(self, response: Any) -> None:
+        """The httpx response hook: a server that asks to be retried later than the deadline (``Retry-After``
+        in seconds) ends the call now, as timed out, instead of the openai package waiting past it."""
+        after = response.headers.get("retry-after", "")
+        try:
+            wait = float(after)
+        except ValueError:
+            return
+        if wait > self._budget.deadline - time.monotonic():
+            raise self._openai.APITimeoutError(request=response.request)
 
     def _fetch(self, call: Callable[[], Any], schema: dict[str, Any], what: str, *,
                statuses: bool = False) -> tuple[dict[str, Any], int]:

@@ -308,12 +308,12 @@ def test_a_server_that_never_answers_times_out_within_the_deadline(server):
     assert "cannot reach" not in str(info.value)
 
 
-def test_a_trickling_answer_is_cut_at_the_deadline():
-    def trickle(body):
+def test_a_slow_answer_past_the_deadline_times_out():
+    def slow(body):
         time.sleep(0.3)
         return default_responder(body)
 
-    with StubLLMServer(trickle) as server:
+    with StubLLMServer(slow) as server:
         with pytest.raises(ServiceError, match="timed out"):
             client(server, timeout_s=0.1, max_retries=0).reply(request())
         assert client(server, timeout_s=5, max_retries=0).complete(request())
@@ -378,3 +378,19 @@ def test_a_judges_verdicts_are_keyed_by_the_model_entry_too(tmp_path):
         assert calls()["calls"] == 0
         server.card = {"root": "/ckpt/b"}  # another judge model under the same name
         assert calls()["calls"] == 1
+
+
+def test_an_answer_trickling_in_is_cut_at_the_deadline(server):
+    server.inject("trickle", 0.05, times=10)  # every read gets a byte within its timeout: only a total deadline ends it
+    started = time.monotonic()
+    with pytest.raises(ServiceError, match="timed out: no answer for model stub-model within 1 s"):
+        client(server, timeout_s=1, max_retries=0).reply(request())
+    assert time.monotonic() - started < 2
+
+
+def test_a_retry_after_past_the_deadline_ends_the_call_at_once(server):
+    server.inject("status", (429, "100"))
+    started = time.monotonic()
+    with pytest.raises(ServiceError, match="timed out"):
+        client(server, timeout_s=5, max_retries=3).reply(request())
+    assert time.monotonic() - started < 2 and len(server.requests) == 1

@@ -11,7 +11,8 @@ Fault injection for tests: :meth:`StubLLMServer.inject` queues, for the next cha
 (``("content", "garbage")``, a huge one: ``("content", "x" * 3_000_000)``), a hostile body
 (``("body", ("text/html", b"<html>..."))``: HTTP 200 with these bytes), other ``usage`` fields
 (``("usage", {"prompt_tokens": "12"})``), or no answer at all (``("hang", 30)``: the connection is
-accepted and nothing is sent for 30 s, or until the server stops). ``api_key`` makes it refuse other
+accepted and nothing is sent for 30 s, or until the server stops), or an answer sent a byte at a time
+(``("trickle", 0.05)``: a pause before each byte). ``api_key`` makes it refuse other
 keys with 401. ``delay_s`` makes every answer take that long (a slow model); ``card`` is the model's
 entry in ``GET /v1/models`` and ``GET /v1/models/{id}`` (change it to play another model behind the
 same name); ``entry_route=False`` serves the list alone, as vLLM and llama.cpp do.
@@ -194,6 +195,18 @@ class StubLLMServer:
                                       {"Retry-After": after} if after is not None else None)
                 if fault and fault[0] == "hang":
                     stub._stopping.wait(fault[1])
+                    return None
+                if fault and fault[0] == "trickle":  # headers at once, then the body a byte at a time
+                    data = json.dumps({"choices": [{"message": {"content": stub.responder(body)}}]}).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    for byte in data:
+                        if stub._stopping.wait(fault[1]):
+                            return None
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
                     return None
                 if fault and fault[0] == "body":
                     return self._send(200, fault[1][1], kind=fault[1][0])
