@@ -27,7 +27,7 @@
   structured mode, temperature, max tokens, prompt version, messages, schema and extra request fields;
   never the key) (a re-run makes no new calls; a killed run resumes from what was cached). Only validated
   answers are written. :attr:`Usage.cache_hits` counts the answers read from the cache,
-  :attr:`Usage.earlier_run_hits` those of them written by another run (another ``session``).
+  :attr:`Usage.earlier_run_hits` those of them written by another run (another ``LLMSettings.session``).
   Token/cost accounting: :attr:`LLMClient.usage`.
 """
 
@@ -80,6 +80,10 @@ class LLMSettings:
     model_revision: str | None = None
     #: A response body larger than this is refused (a chat answer is a few kilobytes).
     max_response_bytes: int = 1 << 20
+    #: The run's name in the cache (None: one id per process), not part of any key: a cached answer written
+    #: under another session is from an earlier run (:attr:`Usage.earlier_run_hits`); a resumed run that
+    #: passes its own name again counts its own answers as its own.
+    session: str | None = None
 
     def __post_init__(self) -> None:
         if self.structured not in STRUCTURED_MODES:
@@ -274,17 +278,12 @@ class _Budget(threading.local):
 
 
 class LLMClient:
-    """Structured chat completions through the ``openai`` package, cached and accounted.
+    """Structured chat completions through the ``openai`` package, cached and accounted."""
 
-    ``session`` names the run in the cache (default: one id per process): a cached answer written under
-    another session counts in :attr:`Usage.earlier_run_hits` and says so in :attr:`Reply.earlier_run`.
-    """
-
-    def __init__(self, settings: LLMSettings, cache: Cache | None = None, *, use_cache: bool = True,
-                 session: str | None = None) -> None:
+    def __init__(self, settings: LLMSettings, cache: Cache | None = None, *, use_cache: bool = True) -> None:
         openai = require("openai", "llm")
         self.settings = settings
-        self.session = session or _process_session()
+        self.session = settings.session or _process_session()
         self._openai = openai
         self._budget = _Budget()
         http = openai.DefaultHttpxClient(event_hooks={"request": [self._attempt], "response": [self._answered]})
@@ -309,11 +308,14 @@ class LLMClient:
                                          for name in ("connect", "read", "write", "pool")}
 
     def _answered(self, response: Any) -> None:
-        """The httpx response hook: a server that asks to be retried later than the deadline (``Retry-After``
-        in seconds) ends the call now, as timed out, instead of the openai package waiting past it."""
-        after = response.headers.get("retry-after", "")
+        """The httpx response hook: a server that asks to be retried (HTTP 408/409/429/5xx) later than the
+        deadline (``Retry-After`` in seconds) ends the call now, as timed out, instead of the openai package
+        waiting past it."""
+        status, retrying = response.status_code, self._budget.attempts <= self.settings.max_retries
+        if not (retrying and (status in (408, 409, 429) or status >= 500)):
+            return
         try:
-            wait = float(after)
+            wait = float(response.headers.get("retry-after", ""))
         except ValueError:
             return
         if wait > self._budget.deadline - time.monotonic():

@@ -215,8 +215,8 @@ def test_a_new_model_entry_under_the_same_name_makes_new_calls(tmp_path, entry_r
     old = {"created": 1_700_000_000, "owned_by": "lab", "root": "/ckpt/step-1000"}
     with StubLLMServer(card=old, entry_route=entry_route) as server:
         def run(session, **kw):  # one run: a client of its own, as a new process would have
-            llm = LLMClient(LLMSettings(base_url=server.base_url, model="stub-model", **kw), cache=cache,
-                            session=session)
+            llm = LLMClient(LLMSettings(base_url=server.base_url, model="stub-model", session=session, **kw),
+                            cache=cache)
             llm.complete_many([request("a"), request("b")])
             return llm.usage.calls, llm.usage.cache_hits, llm.usage.earlier_run_hits
 
