@@ -163,7 +163,10 @@ class StubLLMServer:
                 self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client hung up (e.g. refused a huge answer)
+                    pass
 
             def _authorized(self) -> bool:
                 if stub.api_key is None:
