@@ -38,7 +38,7 @@ class LLMJudge:
         return cls(LLMClient(LLMSettings.resolve(**options), use_cache=False))
 
     def identity(self) -> dict[str, Any]:
-        return {"judge": self.name, **self.client.settings.answer_identity(),  # endpoint, model, sampling
+        return {"judge": self.name, **self.client.identity(),  # endpoint, model, sampling
                 "prompts": {task: load_prompt("streamcue.metrics", p).version for task, p in PROMPTS.items()}}
 
     def judge(self, triples: Sequence[Triple], task: str) -> list[Verdict]:

@@ -88,7 +88,7 @@ class MiraJudge:
         return cls(LLMClient(LLMSettings.resolve(**options), use_cache=False), scale_max)
 
     def identity(self) -> dict[str, Any]:
-        return {"judge": self.name, **self.client.settings.answer_identity(),  # endpoint, model, sampling
+        return {"judge": self.name, **self.client.identity(),  # endpoint, model, sampling
                 "prompt": load_prompt("streamcue.metrics", PROMPT).version, "scale_max": self.scale_max}
 
     def judge(self, triples: Sequence[Triple], task: str) -> list[MiraVerdict]:

@@ -186,7 +186,7 @@ class StreamBenchJudge:
         return cls(_TextClient(LLMSettings.resolve(**options), use_cache=False), prompt, score_max)
 
     def identity(self) -> dict[str, Any]:
-        return {"judge": self.name, **self.client.settings.answer_identity(),  # endpoint, model, sampling
+        return {"judge": self.name, **self.client.identity(),  # endpoint, model, sampling
                 "prompt": load_prompt("streamcue.metrics", self.prompt).version, "score_max": self.score_max,
                 "parser": PARSER_VERSION}
 

@@ -50,15 +50,41 @@ class Cache:
 
     @contextlib.contextmanager
     def _errors(self) -> Iterator[None]:
-        """A damaged, truncated or unreachable cache database is one line naming it, never a traceback."""
+        """A damaged, unwritable or unreachable cache database is one line naming it and what is wrong, never a
+        traceback; only a damaged one is worth deleting (a full disk or a file-size limit keeps every answer)."""
         try:
             yield
         except sqlite3.Error as exc:
-            raise InputError(f"cache database unusable ({exc}); delete it or set $STREAMCUE_CACHE_DIR elsewhere",
-                             file=self.path) from None
+            name = getattr(exc, "sqlite_errorname", "")
+            if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+                problem = f"cache database unusable (damaged: {exc}); delete it or set $STREAMCUE_CACHE_DIR elsewhere"
+            elif name.startswith(("SQLITE_FULL", "SQLITE_IOERR")):
+                problem = f"cache database cannot be written ({self._why_not_written(exc)}); the answers cached so " \
+                          "far are kept: free space or set $STREAMCUE_CACHE_DIR elsewhere"
+            elif name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH")):
+                problem = f"cache database cannot be opened for writing ({exc}); set $STREAMCUE_CACHE_DIR elsewhere"
+            elif name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+                problem = f"cache database is locked by another process ({exc}); wait for it or set " \
+                          "$STREAMCUE_CACHE_DIR elsewhere"
+            else:
+                problem = f"cache database unusable ({exc}); set $STREAMCUE_CACHE_DIR elsewhere"
+            raise InputError(problem, file=self.path) from None
         except OSError as exc:
             raise InputError(f"cache folder unusable ({exc.strerror}); set $STREAMCUE_CACHE_DIR to a folder",
                              file=self.path.parent) from None
+
+    def _why_not_written(self, exc: sqlite3.Error) -> str:
+        """What stopped a write: the file-size limit of this process, a full disk, or the disk itself."""
+        import resource
+        import shutil
+
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        sizes = [p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file()]
+        if limit != resource.RLIM_INFINITY and max(sizes, default=0) + (1 << 16) >= limit:
+            return f"a file reached this process's file-size limit of {limit:,} bytes (ulimit -f)"
+        if shutil.disk_usage(self.path.parent).free < (1 << 20):
+            return "the disk is full"
+        return f"{exc}: a full disk, a file-size or quota limit, or a failing disk"
 
     def get(self, key: str) -> Any | None:
         with self._lock, self._errors():

@@ -11,26 +11,37 @@
   answer and what was wrong with it appended to the conversation. :meth:`LLMClient.reply` then
   returns it as an unparseable :class:`Reply` (raw text kept, problem named with the endpoint);
   :meth:`LLMClient.complete` raises a :class:`ServiceError`. Never dropped, never cached.
-* Transport retries with exponential backoff (``retry_base_s`` doubling up to ``retry_max_s``, or
-  the server's ``Retry-After``) on 408/409/429/5xx and connection errors, at most ``max_retries``,
-  counted (:attr:`Usage.retries`, :attr:`Reply.retries`).
+* Transport: the ``openai`` package sends every request and retries it (``max_retries``; HTTP
+  408/409/429/5xx and connection failures, its exponential backoff with jitter or the server's
+  ``Retry-After``); streamcue counts its retries through an httpx request hook (:attr:`Usage.retries`,
+  :attr:`Reply.retries`). One call, retries included, has a total deadline of ``timeout_s`` seconds
+  (each attempt gets what is left, a ``Retry-After`` past it ends the call; only the package's own
+  backoff wait before an attempt can overrun it, by at most its 8 s); it then fails as "timed out", never
+  as "cannot reach". A response body over ``max_response_bytes``
+  is refused, and every field of a response streamcue reads is validated before use
+  (:data:`COMPLETION_SCHEMA`): an HTML page, a token count that is a string, a ``content`` that is a
+  number are one :class:`ServiceError` line naming the endpoint and the field.
 * Bounded concurrency (:meth:`LLMClient.complete_many`), a persistent response cache keyed by
-  everything that can change an answer (endpoint, model, what the server's ``/v1/models`` says
-  about that model (fetched once per client), structured mode, temperature, max tokens, prompt
-  version, messages, schema and extra request fields; never the key) (a re-run makes no new
-  calls; a killed run resumes from what was cached). Only validated answers are written.
+  everything that can change an answer (endpoint, model, the optional ``model_revision``, the server's
+  own entry for the model (``models.retrieve``, fetched once per client: :meth:`LLMClient.model_card`),
+  structured mode, temperature, max tokens, prompt version, messages, schema and extra request fields;
+  never the key) (a re-run makes no new calls; a killed run resumes from what was cached). Only validated
+  answers are written. :attr:`Usage.cache_hits` counts the answers read from the cache,
+  :attr:`Usage.earlier_run_hits` those of them written by another run (another ``LLMSettings.session``).
   Token/cost accounting: :attr:`LLMClient.usage`.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import math
 import os
 import re
 import threading
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
@@ -55,15 +66,24 @@ class LLMSettings:
     api_key: str | None = field(default=None, repr=False)
     structured: str = "json_schema"
     max_concurrency: int = 4
+    #: Retries of one request by the openai package (HTTP 408/409/429/5xx, no connection, timeouts).
     max_retries: int = 4
-    retry_base_s: float = 0.5
-    retry_max_s: float = 30.0
     invalid_retries: int = 2
-    timeout_s: float = 120.0
+    #: Total deadline of one call in seconds, all its retries included.
+    timeout_s: float = 300.0
     temperature: float = 0.0
     max_tokens: int | None = 1024
     price_input_per_mtok: float | None = None
     price_output_per_mtok: float | None = None
+    #: What the user says the checkpoint is (a commit, a date, a hash): part of every cache key, beside the
+    #: server's own model entry, for servers whose entry does not change with the weights.
+    model_revision: str | None = None
+    #: A response body larger than this is refused (a chat answer is a few kilobytes).
+    max_response_bytes: int = 1 << 20
+    #: The run's name in the cache (None: one id per process), not part of any key: a cached answer written
+    #: under another session is from an earlier run (:attr:`Usage.earlier_run_hits`); a resumed run that
+    #: passes its own name again counts its own answers as its own.
+    session: str | None = None
 
     def __post_init__(self) -> None:
         if self.structured not in STRUCTURED_MODES:
@@ -72,10 +92,14 @@ class LLMSettings:
             raise ConfigError("max_concurrency must be at least 1")
         if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) or self.max_retries < 0:
             raise ConfigError(f"the number of retries must be a whole number >= 0, got {self.max_retries!r}")
-        for name in ("retry_base_s", "retry_max_s", "timeout_s"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
-                raise ConfigError(f"{name} must be a finite number of seconds >= 0, got {value!r}")
+        if not (isinstance(self.timeout_s, (int, float)) and math.isfinite(self.timeout_s) and self.timeout_s > 0):
+            raise ConfigError(f"the LLM timeout must be a finite number of seconds > 0, got {self.timeout_s!r}")
+        if isinstance(self.max_response_bytes, bool) or not isinstance(self.max_response_bytes, int) \
+                or self.max_response_bytes < 1024:
+            raise ConfigError(f"max_response_bytes must be a whole number >= 1024, got {self.max_response_bytes!r}")
+        if self.model_revision is not None and not (isinstance(self.model_revision, str)
+                                                    and self.model_revision.strip()):
+            raise ConfigError(f"the model revision must be a non-empty text, got {self.model_revision!r}")
         if not (isinstance(self.temperature, (int, float)) and math.isfinite(self.temperature)
                 and 0 <= self.temperature <= 2):
             raise ConfigError(f"temperature must be a number in 0-2, got {self.temperature!r}")
@@ -124,10 +148,12 @@ class LLMSettings:
         return urlunsplit((url.scheme.lower(), netloc.lower(), url.path.rstrip("/"), url.query, ""))
 
     def answer_identity(self) -> dict[str, Any]:
-        """Everything in the settings that can change an answer: endpoint (without credentials), model,
-        structured-output mode and sampling parameters. Part of every cache key; never the API key."""
+        """Everything in the settings that can change an answer: endpoint (without credentials), model, its
+        revision when given, structured-output mode and sampling parameters. Part of every cache key; never the
+        API key."""
         return {"endpoint": self.endpoint, "model": self.model, "structured": self.structured,
-                "temperature": self.temperature, "max_tokens": self.max_tokens}
+                "temperature": self.temperature, "max_tokens": self.max_tokens,
+                **({"model_revision": self.model_revision} if self.model_revision is not None else {})}
 
 
 @dataclass(frozen=True)
@@ -151,7 +177,8 @@ class Request:
 @dataclass
 class Reply:
     """One answer as it came: the raw text, the validated value (None when unparseable, with ``problem``),
-    whether it came from the cache, how many transport retries it took, and its wall-clock latency."""
+    whether it came from the cache (and from another run's entry there), how many transport retries it took,
+    and its wall-clock latency."""
 
     text: str
     parsed: Any = None
@@ -160,6 +187,7 @@ class Reply:
     retries: int = 0
     latency_s: float = 0.0
     attempts: int = 1
+    earlier_run: bool = False
 
     @property
     def ok(self) -> bool:
@@ -168,8 +196,12 @@ class Reply:
 
 @dataclass
 class Usage:
+    """What a client did: ``calls`` answered by the server, ``cache_hits`` answered by the cache, of which
+    ``earlier_run_hits`` were written by another run (another ``session``: e.g. an older run folder)."""
+
     calls: int = 0
     cache_hits: int = 0
+    earlier_run_hits: int = 0
     invalid_answers: int = 0
     unparseable: int = 0
     retries: int = 0
@@ -209,9 +241,40 @@ def parse_json(text: str) -> Any:
     return json.loads(match.group(1) if match else text, parse_constant=_no_constant)
 
 
-#: Model-list fields that change from one request to the next (vLLM stamps ``created`` with the time).
-_VOLATILE = ("created", "permission", "object")
-_RETRY_STATUS = (408, 409, 429)
+#: A token count beyond this is not a count.
+_MAX_TOKENS = 10 ** 12
+_COUNT = {"type": ["integer", "null"], "minimum": 0, "maximum": _MAX_TOKENS}
+#: The fields of a chat completion that streamcue reads, as they must be (the rest of the body is ignored).
+COMPLETION_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["choices"],
+    "properties": {
+        "choices": {"type": "array", "items": {
+            "type": "object", "required": ["message"],
+            "properties": {"message": {"type": "object",
+                                       "properties": {"content": {"type": ["string", "null"]}}}}}},
+        "usage": {"type": ["object", "null"],
+                  "properties": {"prompt_tokens": _COUNT, "completion_tokens": _COUNT}}}}
+_ENTRY_SCHEMA = {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}
+_LIST_SCHEMA = {"type": "object", "required": ["data"], "properties": {"data": {"type": "array",
+                                                                               "items": {"type": "object"}}}}
+
+#: Model-entry fields that are not the model: vLLM makes its entry anew for each request.
+_VOLATILE = ("permission", "object")
+#: A ``created`` this close to the time of the request is the request's time (vLLM), not the model's.
+_STAMP_S = 300
+
+
+@functools.cache
+def _process_session() -> str:
+    """This process's id in the cache: an answer written under another id comes from an earlier run."""
+    return uuid.uuid4().hex
+
+
+class _Budget(threading.local):
+    """The request under way in this thread: its deadline (``time.monotonic``) and its HTTP attempts."""
+
+    deadline = math.inf
+    attempts = 0
 
 
 class LLMClient:
@@ -220,48 +283,141 @@ class LLMClient:
     def __init__(self, settings: LLMSettings, cache: Cache | None = None, *, use_cache: bool = True) -> None:
         openai = require("openai", "llm")
         self.settings = settings
+        self.session = settings.session or _process_session()
         self._openai = openai
-        # retries are ours (counted, Retry-After honoured): the openai package does none
+        self._budget = _Budget()
+        http = openai.DefaultHttpxClient(event_hooks={"request": [self._attempt], "response": [self._answered]})
         self._client = openai.OpenAI(base_url=settings.base_url, api_key=settings.api_key or "not-needed",
-                                     max_retries=0, timeout=settings.timeout_s)
+                                     max_retries=settings.max_retries, timeout=settings.timeout_s, http_client=http)
         self.cache = (cache or Cache(table="llm_responses")) if use_cache else None
         self.usage = Usage()
         self._lock = threading.Lock()
         self._card: dict[str, Any] | None = None
 
+    def _attempt(self, request: Any) -> None:
+        """The httpx request hook, before each attempt the openai package makes: counts it and gives it what
+        is left of the call's deadline; past the deadline it raises an ``openai.APITimeoutError``, which the
+        package passes on without retrying."""
+        budget = self._budget
+        budget.attempts += 1
+        left = budget.deadline - time.monotonic()
+        if left <= 0:
+            raise self._openai.APITimeoutError(request=request)
+        given = request.extensions.get("timeout") or {}
+        request.extensions["timeout"] = {name: left if given.get(name) is None else min(given[name], left)
+                                         for name in ("connect", "read", "write", "pool")}
+
+    def _answered(self, response: Any) -> None:
+        """The httpx response hook: a server that asks to be retried (HTTP 408/409/429/5xx) later than the
+        deadline (``Retry-After`` in seconds) ends the call now, as timed out, instead of the openai package
+        waiting past it."""
+        status, retrying = response.status_code, self._budget.attempts <= self.settings.max_retries
+        if not (retrying and (status in (408, 409, 429) or status >= 500)):
+            return
+        try:
+            wait = float(response.headers.get("retry-after", ""))
+        except ValueError:
+            return
+        if wait > self._budget.deadline - time.monotonic():
+            raise self._openai.APITimeoutError(request=response.request)
+
+    def _fetch(self, call: Callable[[], Any], schema: dict[str, Any], what: str, *,
+               statuses: bool = False) -> tuple[dict[str, Any], int]:
+        """The validated JSON body of one request of the openai package (``call``: a ``with_streaming_response``
+        method with its arguments), within the deadline and the size cap, and how many retries it took; every
+        failure is one :class:`ServiceError` line (``statuses``: an HTTP error other than 401 is raised as the
+        package's)."""
+        openai, s, budget = self._openai, self.settings, self._budget
+        where = f"LLM server {s.endpoint}"
+        budget.deadline, budget.attempts = time.monotonic() + s.timeout_s, 0
+        try:
+            with call() as response:
+                body = self._body(response, where)
+                kind = response.headers.get("content-type") or "no Content-Type"
+        except openai.AuthenticationError:
+            raise ServiceError(f"{where} refused the API key (HTTP 401); check STREAMCUE_LLM_API_KEY") from None
+        except openai.APIStatusError as exc:
+            if statuses:
+                raise
+            raise ServiceError(f"{where} answered HTTP {exc.status_code} for model {s.model}"
+                               f" (after {self._retries()} retries)") from None
+        except (openai.APITimeoutError, _httpx().TimeoutException):
+            raise ServiceError(f"{where} timed out: no answer for model {s.model} within {s.timeout_s:g} s "
+                               f"(--llm-timeout; after {self._retries()} retries)") from None
+        except (openai.APIConnectionError, _httpx().TransportError):
+            raise ServiceError(f"cannot reach the {where} (after {self._retries()} retries)") from None
+        finally:
+            retries = self._retries()
+            budget.deadline, budget.attempts = math.inf, 0
+            with self._lock:
+                self.usage.retries += retries
+        return _validated(body, kind, schema, f"{where} sent {what}"), retries
+
+    def _retries(self) -> int:
+        """The retries so far of this thread's request."""
+        return max(0, self._budget.attempts - 1)
+
+    def _body(self, response: Any, where: str) -> bytes:
+        """The response body, refused past ``max_response_bytes`` or past the deadline."""
+        cap = self.settings.max_response_bytes
+        declared = response.headers.get("content-length", "")
+        size = int(declared) if declared.isdigit() else 0
+        chunks: list[bytes] = []
+        if size <= cap:
+            size = 0
+            for chunk in response.iter_bytes():
+                if time.monotonic() > self._budget.deadline:
+                    raise self._openai.APITimeoutError(request=response.http_request)
+                size += len(chunk)
+                if size > cap:
+                    break
+                chunks.append(chunk)
+        if size > cap:
+            raise ServiceError(f"{where} sent a response over the {cap:,}-byte cap for model "
+                               f"{self.settings.model} (max_response_bytes): refused")
+        return b"".join(chunks)
+
     def model_card(self) -> dict[str, Any]:
-        """What the server's ``GET /v1/models`` says about the model (fetched once; the fields that change with
-        every request left out): part of every cache key, so another model behind the same URL and name is
-        asked again. ``{"listed": false}`` when the server lists no such model, ``{"unreachable": true}`` when
-        it does not answer (the call itself then fails with its own message)."""
+        """The server's entry for the model (``models.retrieve``, or its line in ``models.list`` where the server
+        has no route for one model, as vLLM and llama.cpp do), fetched once, without the fields that change with
+        every request: part of every cache key, so another model behind the same URL and name is asked again.
+        ``{"listed": false}`` when the server knows no such model; a server that cannot be reached or times out
+        is a :class:`ServiceError`, as the call would be."""
         with self._lock:
             if self._card is not None:
                 return self._card
-        import urllib.error
-        import urllib.request
-
-        url = self.settings.base_url.rstrip("/") + "/models"
-        headers = {"Authorization": f"Bearer {self.settings.api_key}"} if self.settings.api_key else {}
-        card: dict[str, Any]
-        try:
-            with urllib.request.urlopen(urllib.request.Request(url, headers=headers),
-                                        timeout=min(self.settings.timeout_s, 30.0)) as response:
-                listing = json.loads(response.read().decode("utf-8"), parse_constant=_no_constant)
-            entries = listing.get("data") if isinstance(listing, dict) else None
-            found = [e for e in entries or [] if isinstance(e, dict) and e.get("id") == self.settings.model]
-            card = ({k: v for k, v in found[0].items() if k not in _VOLATILE} if found
-                    else {"id": self.settings.model, "listed": False})
-        except urllib.error.HTTPError as exc:
-            card = {"id": self.settings.model, "listed": False, "status": exc.code}
-        except (OSError, ValueError):
-            card = {"id": self.settings.model, "unreachable": True}
+        card = self._entry()
         with self._lock:
             self._card = card
         return card
 
+    def _entry(self) -> dict[str, Any]:
+        openai, model = self._openai, self.settings.model
+        models = self._client.models.with_streaming_response
+        try:
+            try:
+                entry = self._fetch(lambda: models.retrieve(model), _ENTRY_SCHEMA, "a model entry", statuses=True)[0]
+            except openai.NotFoundError:
+                listing = self._fetch(models.list, _LIST_SCHEMA, "a model list", statuses=True)[0]
+                found = [e for e in listing["data"] if e.get("id") == model]
+                if not found:
+                    return {"id": model, "listed": False}
+                entry = found[0]
+        except openai.APIStatusError as exc:
+            return {"id": model, "listed": False, "status": exc.status_code}
+        stamp = entry.get("created")
+        volatile = _VOLATILE + (("created",) if isinstance(stamp, (int, float)) and not isinstance(stamp, bool)
+                                and abs(stamp - time.time()) <= _STAMP_S else ())
+        return {k: v for k, v in entry.items() if k not in volatile}
+
+    def identity(self) -> dict[str, Any]:
+        """Who answers: :meth:`LLMSettings.answer_identity` and the server's entry for the model
+        (:meth:`model_card`); what a cache of verdicts built on this client's answers is keyed by."""
+        return {**self.settings.answer_identity(), "model_card": self.model_card()}
+
     def key(self, request: Request) -> str:
-        """The cache key: endpoint, model and its server card, sampling parameters, prompt version, messages,
-        schema, plain-text mode and extra request fields."""
+        """The cache key: endpoint, model, its revision and its server entry, sampling parameters, prompt
+        version, messages, schema, plain-text mode and extra request fields."""
         plain = (self.settings.structured == "none" or request.raw) and request.plain is not None
         return cache_key("llm/3", self.settings.answer_identity(), self.model_card(), request.prompt_version,
                          request.messages, request.schema, {"plain": plain, "extra": request.extra})
@@ -286,10 +442,12 @@ class LLMClient:
         if self.cache is not None:
             hit = self.cache.get(key)
             if isinstance(hit, dict) and "answer" in hit and self._valid(request, hit["answer"]) is None:
+                earlier = hit.get("session") != self.session
                 with self._lock:
                     self.usage.cache_hits += 1
+                    self.usage.earlier_run_hits += earlier
                 return Reply(text=hit.get("text", json.dumps(hit["answer"], ensure_ascii=False)), parsed=hit["answer"],
-                             cached=True, latency_s=time.perf_counter() - started, attempts=0)
+                             cached=True, latency_s=time.perf_counter() - started, attempts=0, earlier_run=earlier)
         plain = (self.settings.structured == "none" or request.raw) and request.plain is not None
         problem = ""
         asked = request
@@ -303,7 +461,7 @@ class LLMClient:
             if problem is None:
                 if self.cache is not None:
                     try:
-                        self.cache.put(key, {"answer": answer, "text": text})
+                        self.cache.put(key, {"answer": answer, "text": text, "session": self.session})
                     except ValueError:  # not finite: never cached (validation should have said so)
                         pass
                 return Reply(text=text, parsed=answer, retries=retries, latency_s=time.perf_counter() - started,
@@ -371,23 +529,12 @@ class LLMClient:
             return {"type": "json_object", "schema": request.schema}
         return None
 
-    def _backoff(self, attempt: int, retry_after: str | None) -> float:
-        s = self.settings
-        wait = min(s.retry_max_s, s.retry_base_s * 2 ** attempt)
-        if retry_after:
-            try:
-                wait = min(s.retry_max_s, max(0.0, float(retry_after)))
-            except ValueError:
-                pass
-        return wait
-
     def _call(self, request: Request) -> str:
         """The answer text of one request (transport retries done; subclasses that read text use this)."""
         return self._send(request)[0]
 
     def _send(self, request: Request) -> tuple[str, int]:
         """The answer text and how many transport retries it took."""
-        openai = self._openai
         kwargs: dict[str, Any] = {"model": self.settings.model, "messages": list(request.messages),
                                   "temperature": self.settings.temperature}
         if self.settings.max_tokens:
@@ -397,35 +544,36 @@ class LLMClient:
             kwargs["response_format"] = fmt
         if request.extra:
             kwargs["extra_body"] = dict(request.extra)
-        where = f"LLM server {self.settings.endpoint}"
-        tries = self.settings.max_retries
-        for attempt in range(tries + 1):
-            try:
-                response = self._client.chat.completions.create(**kwargs)
-                break
-            except openai.AuthenticationError:
-                raise ServiceError(f"{where} refused the API key (HTTP 401); check STREAMCUE_LLM_API_KEY") from None
-            except openai.APIConnectionError:  # includes timeouts
-                if attempt == tries:
-                    raise ServiceError(f"cannot reach the {where} (after {tries} retries)") from None
-                wait = self._backoff(attempt, None)
-            except openai.APIStatusError as exc:
-                if exc.status_code not in _RETRY_STATUS and exc.status_code < 500 or attempt == tries:
-                    raise ServiceError(f"{where} answered HTTP {exc.status_code} for model {self.settings.model}"
-                                       f" (after {attempt} retries)") from None
-                wait = self._backoff(attempt, exc.response.headers.get("retry-after") if exc.response else None)
-            with self._lock:
-                self.usage.retries += 1
-            time.sleep(wait)
+        create = self._client.chat.completions.with_streaming_response.create
+        body, retries = self._fetch(lambda: create(**kwargs), COMPLETION_SCHEMA, "a chat completion")
+        usage = body.get("usage") or {}
+        s = self.settings
         with self._lock:
             self.usage.calls += 1
-            if response.usage is not None:
-                self.usage.prompt_tokens += response.usage.prompt_tokens or 0
-                self.usage.completion_tokens += response.usage.completion_tokens or 0
-            s = self.settings
+            self.usage.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+            self.usage.completion_tokens += int(usage.get("completion_tokens") or 0)
             if s.price_input_per_mtok is not None and s.price_output_per_mtok is not None:
                 self.usage.cost_usd = (self.usage.prompt_tokens * s.price_input_per_mtok
                                        + self.usage.completion_tokens * s.price_output_per_mtok) / 1e6
-        if not response.choices:
-            return "", attempt
-        return response.choices[0].message.content or "", attempt
+        choices = body["choices"]
+        return (choices[0]["message"].get("content") or "") if choices else "", retries
+
+
+def _httpx() -> Any:
+    """The HTTP library under the openai package (its exceptions escape while a body is read)."""
+    return require("httpx2", "llm")
+
+
+def _validated(body: bytes, kind: str, schema: dict[str, Any], what: str) -> dict[str, Any]:
+    """``body`` as JSON that follows ``schema``; otherwise one :class:`ServiceError` line saying what is wrong."""
+    try:
+        value = json.loads(body.decode("utf-8"), parse_constant=_no_constant)
+    except ValueError:  # also UnicodeDecodeError
+        raise ServiceError(f"{what} that is not JSON ({kind}, {len(body):,} bytes)") from None
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(value), key=lambda e: list(map(str, e.path)))
+    if errors:
+        where = "/".join(map(str, errors[0].absolute_path)) or "the top level"
+        message = errors[0].message
+        raise ServiceError(f"{what} that is malformed at {where}: "
+                           + (message if len(message) <= 120 else message[:120] + "..."))
+    return value

@@ -201,3 +201,196 @@ def test_cli_unreachable_llm_is_a_one_line_error(tmp_path):
     assert result.returncode == 4
     assert result.stderr.startswith("error: cannot reach the LLM server http://127.0.0.1:9/v1")
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Runs that cannot mislead: the model's identity is in the cache key, earlier runs' answers are counted
+
+
+@pytest.mark.parametrize("entry_route", [True, False], ids=["models.retrieve", "models.list (vLLM)"])
+def test_a_new_model_entry_under_the_same_name_makes_new_calls(tmp_path, entry_route):
+    from streamcue.cache import Cache
+
+    cache = Cache(tmp_path / "c.sqlite3", table="llm_responses")
+    old = {"created": 1_700_000_000, "owned_by": "lab", "root": "/ckpt/step-1000"}
+    with StubLLMServer(card=old, entry_route=entry_route) as server:
+        def run(session, **kw):  # one run: a client of its own, as a new process would have
+            llm = LLMClient(LLMSettings(base_url=server.base_url, model="stub-model", session=session, **kw),
+                            cache=cache)
+            llm.complete_many([request("a"), request("b")])
+            return llm.usage.calls, llm.usage.cache_hits, llm.usage.earlier_run_hits
+
+        assert run("run-1") == (2, 0, 0)
+        assert run("run-1") == (0, 2, 0)  # the same run asking again (a resume under its own session)
+        assert run("run-2") == (0, 2, 2)  # a later run: both answers came from an earlier run, and say so
+        assert run("run-3", model_revision="v2") == (2, 0, 0)  # the user names another checkpoint
+        server.card = dict(old, created=1_700_086_400)  # a new checkpoint served under the same name
+        assert run("run-4") == (2, 0, 0)
+        server.card = dict(old, root="/ckpt/step-2000")
+        assert run("run-5") == (2, 0, 0)
+        card = LLMClient(LLMSettings(base_url=server.base_url, model="stub-model"), use_cache=False).model_card()
+    assert card == {"id": "stub-model", "created": 1_700_000_000, "owned_by": "lab", "root": "/ckpt/step-2000"}
+    assert server.completions == 8
+    cache.close()
+
+
+def test_a_stamp_of_the_request_is_not_the_model():
+    with StubLLMServer() as server:  # "created" is the time of the request, as vLLM sends it
+        card = LLMClient(LLMSettings(base_url=server.base_url, model="stub-model"), use_cache=False).model_card()
+        unknown = LLMClient(LLMSettings(base_url=server.base_url, model="other"), use_cache=False).model_card()
+    assert card == {"id": "stub-model"} and unknown == {"id": "other", "listed": False}
+
+
+def test_the_model_revision_is_checked_and_part_of_the_identity(server):
+    assert "model_revision" not in LLMSettings(base_url=server.base_url, model="m").answer_identity()
+    assert LLMSettings(base_url=server.base_url, model="m", model_revision="abc").answer_identity()[
+        "model_revision"] == "abc"
+    with pytest.raises(ConfigError, match="model revision must be a non-empty text"):
+        LLMSettings(base_url=server.base_url, model="m", model_revision=" ")
+
+
+# ---------------------------------------------------------------------------------------------
+# The openai package's own retries, counted through the httpx request hook
+
+
+def test_retries_are_the_sdks_and_are_counted(server):
+    llm = client(server, max_retries=3)
+    server.inject("status", 503)
+    server.inject("status", 429)
+    reply = llm.reply(request("a"))
+    assert reply.ok and reply.retries == 2 and llm.usage.retries == 2 and len(server.requests) == 3
+    server.inject("status", 500, times=2)
+    with pytest.raises(ServiceError, match=r"answered HTTP 500 for model stub-model \(after 1 retries\)"):
+        client(server, max_retries=1).reply(request("b"))
+    server.inject("status", 400)  # a bad request is not retried
+    with pytest.raises(ServiceError, match=r"HTTP 400 .* \(after 0 retries\)"):
+        llm.reply(request("c"))
+
+
+# ---------------------------------------------------------------------------------------------
+# A hostile endpoint is one line: every field read is validated, a total deadline, a size cap
+
+
+@pytest.mark.parametrize("fault, words", [
+    (("body", ("text/html", b"<html><body>502 Bad Gateway</body></html>")),
+     "sent a chat completion that is not JSON (text/html, 41 bytes)"),
+    (("usage", {"prompt_tokens": "12", "completion_tokens": 3}),
+     "malformed at usage/prompt_tokens: '12' is not of type 'integer', 'null'"),
+    (("usage", {"prompt_tokens": -1}), "malformed at usage/prompt_tokens: -1 is less than the minimum of 0"),
+    (("content", 7), "malformed at choices/0/message/content: 7 is not of type 'string', 'null'"),
+    (("body", ("application/json", b'{"choices": "none"}')), "malformed at choices: 'none' is not of type 'array'"),
+    (("body", ("application/json", b'{"choices": [{"message": {"content": NaN}}]}')),
+     "not JSON (application/json"),
+    (("content", "x" * 3_000_000), "over the 1,048,576-byte cap for model stub-model (max_response_bytes)"),
+], ids=["html", "usage-string", "usage-negative", "content-number", "choices-string", "nan", "huge"])
+def test_a_hostile_answer_is_one_error_line_and_never_cached(tmp_path, server, fault, words):
+    from streamcue.cache import Cache
+
+    cache = Cache(tmp_path / "c.sqlite3", table="llm_responses")
+    server.inject(*fault)
+    with pytest.raises(ServiceError) as info:
+        LLMClient(LLMSettings(base_url=server.base_url, model="stub-model"), cache=cache).reply(request())
+    message = str(info.value)
+    assert message.startswith(f"LLM server {server.base_url} ") and words in message, message
+    assert "\n" not in message and len(message) < 300
+    assert len(server.requests) == 1 and len(cache) == 0  # not retried (a 200 is an answer), never cached
+    cache.close()
+
+
+def test_a_server_that_never_answers_times_out_within_the_deadline(server):
+    server.inject("hang", 30, times=10)
+    started = time.monotonic()
+    with pytest.raises(ServiceError, match=r"timed out: no answer for model stub-model within 1.5 s "
+                                           r"\(--llm-timeout; after [12] retries\)") as info:
+        client(server, timeout_s=1.5, max_retries=4).reply(request())
+    elapsed = time.monotonic() - started
+    assert 1.5 <= elapsed < 1.5 + 8, elapsed  # the deadline, plus at most one of the SDK's backoff waits
+    assert "cannot reach" not in str(info.value)
+
+
+def test_a_slow_answer_past_the_deadline_times_out():
+    def slow(body):
+        time.sleep(0.3)
+        return default_responder(body)
+
+    with StubLLMServer(slow) as server:
+        with pytest.raises(ServiceError, match="timed out"):
+            client(server, timeout_s=0.1, max_retries=0).reply(request())
+        assert client(server, timeout_s=5, max_retries=0).complete(request())
+
+
+def test_the_limits_are_checked():
+    for bad, words in [({"timeout_s": 0}, "LLM timeout must be a finite number of seconds > 0"),
+                       ({"timeout_s": float("inf")}, "LLM timeout"),
+                       ({"max_response_bytes": 10}, "max_response_bytes must be a whole number >= 1024"),
+                       ({"max_retries": -1}, "retries must be a whole number >= 0")]:
+        with pytest.raises(ConfigError, match=words):
+            LLMSettings(base_url="http://127.0.0.1:9/v1", model="m", **bad)
+
+
+def test_a_file_size_limit_on_the_cache_is_named_as_such_and_keeps_the_answers(tmp_path):
+    import resource
+
+    script = """
+import sys
+from streamcue.cache import Cache
+from streamcue.errors import InputError
+cache = Cache(sys.argv[1], table="llm_responses")
+try:
+    for i in range(10_000):
+        cache.put(str(i), {"answer": "x" * 1000})
+except InputError as exc:
+    print(i)
+    print(exc)
+"""
+    limit = 256 * 1024
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    path = tmp_path / "cache.sqlite3"
+    result = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True,
+                            preexec_fn=limited, timeout=120)
+    written, message = result.stdout.strip().split("\n")
+    assert message.startswith(f"{path}: cache database cannot be written (a file reached this process's "
+                              f"file-size limit of {limit:,} bytes (ulimit -f)); the answers cached so far are kept")
+    assert "delete it" not in message and "unusable" not in message
+    from streamcue.cache import Cache
+
+    assert len(Cache(path, table="llm_responses")) == int(written) > 0  # every answer written before is kept
+
+
+def test_a_judges_verdicts_are_keyed_by_the_model_entry_too(tmp_path):
+    from streamcue.cache import Cache
+    from streamcue.metrics.judges import JudgeRunner
+    from streamcue.metrics.llm_judge import LLMJudge
+
+    cache = Cache(tmp_path / "c.sqlite3", table="judge_verdicts")
+    triples = [("What?", "cutting an onion", "cutting an onion")]
+    with StubLLMServer(card={"root": "/ckpt/a"}) as server:
+        def calls():
+            runner = JudgeRunner(LLMJudge.from_options(base_url=server.base_url, model="stub-model"), cache)
+            runner.verdicts(triples, "vsas")
+            return runner.report()
+
+        first = calls()
+        assert first["calls"] == 1 and first["model_card"] == {"id": "stub-model", "root": "/ckpt/a"}
+        assert calls()["calls"] == 0
+        server.card = {"root": "/ckpt/b"}  # another judge model under the same name
+        assert calls()["calls"] == 1
+
+
+def test_an_answer_trickling_in_is_cut_at_the_deadline(server):
+    server.inject("trickle", 0.05, times=10)  # every read gets a byte within its timeout: only a total deadline ends it
+    started = time.monotonic()
+    with pytest.raises(ServiceError, match="timed out: no answer for model stub-model within 1 s"):
+        client(server, timeout_s=1, max_retries=0).reply(request())
+    assert time.monotonic() - started < 2
+
+
+def test_a_retry_after_past_the_deadline_ends_the_call_at_once(server):
+    server.inject("status", (429, "100"))
+    started = time.monotonic()
+    with pytest.raises(ServiceError, match="timed out"):
+        client(server, timeout_s=5, max_retries=3).reply(request())
+    assert time.monotonic() - started < 2 and len(server.requests) == 1

@@ -70,7 +70,7 @@ def test_a_nan_answer_is_never_cached_and_names_the_endpoint(tmp_path):
 
 def test_429_and_5xx_are_retried_with_backoff_and_counted():
     with StubLLMServer(lambda body: '{"answer": 1}') as server:
-        llm = LLMClient(LLMSettings(base_url=server.base_url, model="m", retry_base_s=0.01, max_retries=3),
+        llm = LLMClient(LLMSettings(base_url=server.base_url, model="m", max_retries=3),
                         use_cache=False)
         server.inject("status", (429, "0"))
         server.inject("status", 503)
@@ -144,7 +144,7 @@ def test_unparseable_answers_are_recorded_wrong_answers_and_every_call_is_a_samp
     with StubLLMServer(answers) as server:
         args = [sys.executable, "-m", "streamcue", "replay", records, "--out", tmp_path / "run", "--video-root",
                 tmp_path / "videos", "--k", "4", "--llm-base-url", server.base_url, "--llm-model", "stub-vl",
-                "--llm-backoff-s", "0.01", "--prompt-set", "streamcue"]  # JSON answers: re-asked when invalid
+                "--prompt-set", "streamcue"]  # JSON answers: re-asked when invalid
         server.inject("status", 500)
         done = subprocess.run(args, capture_output=True, text=True, env=env)
         assert done.returncode == 0, done.stderr  # was exit 4 with no predictions

@@ -8,6 +8,8 @@ One idea, one option name, in every command:
 ``--llm-base-url URL``      an OpenAI-compatible endpoint (generators, vision models and LLM judges alike)
 ``--llm-model NAME``        the model name at that endpoint
 ``--llm-structured MODE``   structured output of that endpoint
+``--llm-timeout S``         the total deadline of one call to that endpoint, retries included
+``--llm-retries N``         retries of one call (HTTP 408/409/429/5xx, no connection), by the openai package
 ``--embedding-model DIR``   a sentence-transformers model folder
 ``--pred-model NAME``       the model whose answers a predictions file stores (``evaluate``)
 ``--out DIR``               an output folder; ``--output FILE``: an output file
@@ -26,8 +28,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-__all__ = ["LLMBaseURL", "LLMModel", "LLMStructured", "LLMConcurrency", "NoCache", "VisionBaseURL", "VisionModel",
-           "VisionStructured", "EmbeddingModel", "OLD_SPELLINGS", "hide_old_spellings"]
+__all__ = ["LLMBaseURL", "LLMModel", "LLMStructured", "LLMConcurrency", "LLMTimeout", "LLMRetries", "NoCache",
+           "VisionBaseURL", "VisionModel", "VisionStructured", "EmbeddingModel", "OLD_SPELLINGS", "hide_old_spellings"]
 
 #: (canonical name, old spelling): the old spelling still works where an option lists both, hidden from help.
 OLD_SPELLINGS = frozenset({
@@ -46,6 +48,13 @@ LLMStructured = Annotated[
     str, typer.Option(help="Structured output: json_schema (OpenAI, vLLM), json_object (llama.cpp server) or none.")
 ]
 LLMConcurrency = Annotated[int, typer.Option(help="Requests in flight at most.")]
+#: ``--llm-timeout``: :attr:`streamcue.llm.LLMSettings.timeout_s` (None: its default).
+LLMTimeout = Annotated[Optional[float], typer.Option(
+    help="Seconds one model call may take in all, retries included; then it fails as timed out (default 300).")]
+#: ``--llm-retries``: :attr:`streamcue.llm.LLMSettings.max_retries` (None: its default).
+LLMRetries = Annotated[Optional[int], typer.Option(
+    help="Retries of a call answered HTTP 408/409/429/5xx or not answered, with the openai package's backoff "
+         "(default 4).")]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM response cache.")]
 
 #: ``--llm-base-url`` of a command that talks to a vision model.

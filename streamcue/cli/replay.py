@@ -100,8 +100,6 @@ def _replay(
     llm_retries: Annotated[int, typer.Option(
         help="Retries of a call answered HTTP 408/409/429/5xx or not answered, with exponential backoff; "
              "counted in the report.")] = 4,
-    llm_backoff_s: Annotated[float, typer.Option(
-        help="First backoff in seconds (doubling each retry, at most 30 s, or the server's Retry-After).")] = 0.5,
     llm_base_url: VisionBaseURL = None,
     llm_model: LLMModel = None,
     llm_structured: VisionStructured = "json_schema",
@@ -141,7 +139,7 @@ def _replay(
                strategy_options=strategy_options, no_video=no_video, concurrency=concurrency, transport=transport,
                frame_side=frame_side, frame_pixels=frame_pixels, jpeg_quality=jpeg_quality, frame_label=frame_label,
                video_url=video_url, temperature=temperature, max_tokens=max_tokens, llm_retries=llm_retries,
-               llm_backoff_s=llm_backoff_s, prompt_set=prompt_set, context=context)
+               prompt_set=prompt_set, context=context)
 
 
 def _with_strategy_flags(func: Any) -> Any:
@@ -267,7 +265,7 @@ def run_replay(*, records: Path, out: Path, strategy: str | None, memory: str, k
                transport: str = "frames", frame_side: int | None = 448, frame_pixels: int | None = None,
                jpeg_quality: int = 85, frame_label: str = "seconds", video_url: str = "data",
                temperature: float | None = None, max_tokens: int | None = None, llm_retries: int = 4,
-               llm_backoff_s: float = 0.5, prompt_set: str | None = None,
+               prompt_set: str | None = None,
                context: str | None = None) -> dict[str, Any]:
     """The replay command's work, shared by ``replay`` and its deprecated alias; returns the report, with the
     per-call samples under ``samples`` (also written to ``OUT/samples.jsonl``)."""
@@ -308,8 +306,8 @@ def run_replay(*, records: Path, out: Path, strategy: str | None, memory: str, k
         raise ConfigError("--frame-side must be >= 0 (0: full size) and --frame-pixels at least 4")
     if not 1 <= jpeg_quality <= 100:
         raise ConfigError(f"--jpeg-quality must be in 1-100, got {jpeg_quality}")
-    if llm_retries < 0 or not (math.isfinite(llm_backoff_s) and llm_backoff_s >= 0):
-        raise ConfigError("--llm-retries must be >= 0 and --llm-backoff-s a finite number >= 0")
+    if llm_retries < 0:
+        raise ConfigError(f"--llm-retries must be >= 0, got {llm_retries}")
     if no_video and video_root is not None:
         raise ConfigError("--no-video and --video-root contradict each other: give one")
     sending = Transport(mode=transport, label=frame_label, video_url_form=video_url)
@@ -372,7 +370,7 @@ def run_replay(*, records: Path, out: Path, strategy: str | None, memory: str, k
     needs_endpoint = memory == "OASIS" or any(STRATEGIES[p[4]].needs_endpoint for p in plays)
     settings = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured,
                                    temperature=temperature, max_tokens=max_tokens, max_retries=llm_retries,
-                                   retry_base_s=llm_backoff_s, max_concurrency=max(4, concurrency)) \
+                                   max_concurrency=max(4, concurrency)) \
         if needs_endpoint else None
     policy = make_memory(memory, k=k, window_s=window_s, settings=settings, use_cache=not no_cache)
     models = [make_strategy(name, settings, file_kind, protocol=protocol.name, use_cache=not no_cache, **options)
@@ -419,7 +417,7 @@ def run_replay(*, records: Path, out: Path, strategy: str | None, memory: str, k
               **({"llm": {"model": settings.model, "endpoint": settings.endpoint, "model_card": card,
                           "structured": settings.structured, "temperature": settings.temperature,
                           "max_tokens": settings.max_tokens, "retries": settings.max_retries,
-                          "backoff_s": settings.retry_base_s}} if settings is not None else {}),
+                          "timeout_s": settings.timeout_s}} if settings is not None else {}),
               "calls": len(samples), "cache_hits": sum(1 for s_ in samples if s_["cached"]),
               "retries": sum(s_["retries"] for s_ in samples), "unparseable": len(unparseable),
               "unparseable_records": unparseable,

@@ -6,11 +6,16 @@ not a model: answers are computed by a ``responder`` function from the request. 
 responder grades judge prompts by token overlap and otherwise fills the requested JSON
 Schema with a deterministic instance.
 
-Fault injection for tests: :meth:`StubLLMServer.inject` queues HTTP errors (``("status", 429)``,
-optionally with a ``Retry-After``: ``("status", (429, "0"))``) or malformed answers (``("content",
-"garbage")``) for the next requests; ``api_key`` makes it refuse other keys with 401. ``delay_s``
-makes every answer take that long (a slow model); ``card`` is the model's ``/v1/models`` entry
-(change it to play another model behind the same name).
+Fault injection for tests: :meth:`StubLLMServer.inject` queues, for the next chat requests, HTTP errors
+(``("status", 429)``, optionally with a ``Retry-After``: ``("status", (429, "0"))``), malformed answers
+(``("content", "garbage")``, a huge one: ``("content", "x" * 3_000_000)``), a hostile body
+(``("body", ("text/html", b"<html>..."))``: HTTP 200 with these bytes), other ``usage`` fields
+(``("usage", {"prompt_tokens": "12"})``), or no answer at all (``("hang", 30)``: the connection is
+accepted and nothing is sent for 30 s, or until the server stops), or an answer sent a byte at a time
+(``("trickle", 0.05)``: a pause before each byte). ``api_key`` makes it refuse other
+keys with 401. ``delay_s`` makes every answer take that long (a slow model); ``card`` is the model's
+entry in ``GET /v1/models`` and ``GET /v1/models/{id}`` (change it to play another model behind the
+same name); ``entry_route=False`` serves the list alone, as vLLM and llama.cpp do.
 
 >>> with StubLLMServer() as server:                     # doctest: +SKIP
 ...     print(server.base_url)                          # http://127.0.0.1:PORT/v1
@@ -98,8 +103,10 @@ class StubLLMServer:
 
     def __init__(self, responder: Responder = default_responder, *, api_key: str | None = None,
                  model: str = "stub-model", port: int = 0, delay_s: float = 0.0,
-                 card: dict[str, Any] | None = None) -> None:
+                 card: dict[str, Any] | None = None, entry_route: bool = True) -> None:
         self.responder = responder
+        self.entry_route = entry_route
+        self._stopping = threading.Event()
         self.api_key = api_key
         self.model = model
         self.delay_s = delay_s
@@ -130,6 +137,7 @@ class StubLLMServer:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -146,15 +154,19 @@ class StubLLMServer:
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
-            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(payload).encode()
+            def _send(self, status: int, payload: dict[str, Any] | bytes, headers: dict[str, str] | None = None,
+                      kind: str = "application/json") -> None:
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 self.send_response(status)
                 for name, value in (headers or {}).items():
                     self.send_header(name, value)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client hung up (e.g. refused a huge answer)
+                    pass
 
             def _authorized(self) -> bool:
                 if stub.api_key is None:
@@ -162,9 +174,11 @@ class StubLLMServer:
                 return self.headers.get("Authorization") == f"Bearer {stub.api_key}"
 
             def do_GET(self) -> None:  # noqa: N802
+                entry = {"id": stub.model, "object": "model", "created": int(time.time()), **stub.card}
                 if self.path.rstrip("/") == "/v1/models":
-                    entry = {"id": stub.model, "object": "model", "created": int(time.time()), **stub.card}
                     self._send(200, {"object": "list", "data": [entry]})
+                elif stub.entry_route and self.path == f"/v1/models/{stub.model}":
+                    self._send(200, entry)
                 else:
                     self._send(404, {"error": {"message": "not found"}})
 
@@ -182,6 +196,23 @@ class StubLLMServer:
                     code, after = fault[1] if isinstance(fault[1], tuple) else (fault[1], None)
                     return self._send(code, {"error": {"message": f"injected {code}"}},
                                       {"Retry-After": after} if after is not None else None)
+                if fault and fault[0] == "hang":
+                    stub._stopping.wait(fault[1])
+                    return None
+                if fault and fault[0] == "trickle":  # headers at once, then the body a byte at a time
+                    data = json.dumps({"choices": [{"message": {"content": stub.responder(body)}}]}).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    for byte in data:
+                        if stub._stopping.wait(fault[1]):
+                            return None
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                    return None
+                if fault and fault[0] == "body":
+                    return self._send(200, fault[1][1], kind=fault[1][0])
                 if stub.delay_s:
                     time.sleep(stub.delay_s)
                 try:
@@ -190,13 +221,14 @@ class StubLLMServer:
                     return self._send(500, {"error": {"message": f"responder failed: {exc}"}})
                 body["_answered"] = True
                 prompt_tokens = sum(len(message_text(m).split()) for m in body.get("messages", []))
+                usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(str(content).split()),
+                         "total_tokens": prompt_tokens + len(str(content).split())}
                 self._send(200, {
                     "id": f"chatcmpl-{len(stub.requests)}", "object": "chat.completion", "created": 0,
                     "model": body.get("model", stub.model),
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": content}}],
-                    "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(content.split()),
-                              "total_tokens": prompt_tokens + len(content.split())},
+                    "usage": fault[1] if fault and fault[0] == "usage" else usage,
                 })
 
         return Handler
