@@ -28,13 +28,14 @@ from typing import Any
 from streamcue.dataset_builders.bench_sources import parse_time
 from streamcue.dataset_builders.streamingbench import iter_questions
 from streamcue.errors import ConfigError, InputError
-from streamcue.io import read_json
-from streamcue.metrics.bench_readers import Problems, check_pred_format, letter, read_ground_truth, read_predictions
+from streamcue.io import read_json, write_json
+from streamcue.metrics.bench_readers import (Problems, check_pred_format, export_name, letter, read_ground_truth,
+                                             read_predictions, read_run)
 from streamcue.metrics.choice_rules import as_text, first_element, is_object_answer, streamingbench_choice_correct
 from streamcue.metrics.registry import Metric
 from streamcue.metrics.scoring import make_report
 
-__all__ = ["evaluate", "run", "Tally", "PROACTIVE", "example_predictions"]
+__all__ = ["evaluate", "run", "Tally", "PROACTIVE", "example_predictions", "export"]
 
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
 METRIC = Metric("streamingbench", "mc_question", "streamingbench", higher_is_better=True, uses_judge=False,
@@ -210,3 +211,94 @@ def example_predictions(gt: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Tiny predictions for ground-truth ``mc_question`` records (the contract tests score them): every other
     answer right."""
     return [{"question_id": q["question_id"], "response": q["options"][i % 2]} for i, q in enumerate(gt)]
+
+
+# ------------------------------------------------------------------------------------------ export
+
+def export(run: str | Path, out: Path, model: str | None = None) -> dict[str, Any]:
+    """Write the run folder ``run`` as StreamingBench answered question files: ``out/questions_<subset>.json``.
+
+    Each file is in the layout of its questions file (SQA's list of lists where the ids say so), rebuilt from
+    the played records (positions as in the ids, only the questions played), with the model's answer stored on
+    each question under the model's name, as ``count.py`` reads it: the raw response of a multiple-choice
+    question (``answer`` is the gold letter), ``{"dialog_history": [{role, content, time}]}`` (the model's
+    turns) for a proactive item. An answer ``count.py`` cannot read -- a response without a first character
+    (streamcue's official rule leaves it out too) or a dialogue with no turn (streamcue scores it wrong,
+    count.py stops on it) -- is not written; the latter are listed in ``not_written``.
+    """
+    played = read_run(run)
+    name = export_name(model or played.results.get("model", {}).get("name"))
+    files: dict[str, dict[tuple[int, ...], dict[str, Any]]] = {}
+    not_written = []
+    for rid, record in played.records.items():
+        position = tuple(int(p) for p in rid.removeprefix(f"{record['subset']}-").split("-"))
+        entry = files.setdefault(record["subset"], {}).setdefault(position[:-1], {
+            "video_path": played.videos.get(record["video_id"], {}).get("uri"),
+            **({"time": _span_text(record["clip"])} if record.get("clip") else {}), "questions": {}})
+        question = _exported_question(record)
+        answer = _exported_answer(record, played.predictions.get(rid))
+        if answer is not None:
+            question[name] = answer
+        elif "target" in record and rid in played.predictions:
+            not_written.append(rid)
+        entry["questions"][position[-1]] = question
+    written = []
+    for subset, entries in files.items():
+        write_json(out / f"questions_{subset}.json", _layout(entries))
+        group = subset.split("_")[0]
+        written.append({"file": f"questions_{subset}.json", "count_py_task": "proactive" if group == "proactive"
+                        else subset, "questions": sum(len(e["questions"]) for e in entries.values())})
+    return {"format": "streamingbench", "model": name, "files": written, "not_written": sorted(not_written),
+            "official_command": f"python count.py --model {name} --task TASK --src {out}/FILE"}
+
+
+def _layout(entries: Mapping[tuple[int, ...], dict[str, Any]]) -> list[Any]:
+    """The entries in file order: a flat list, or a list of lists where positions have two numbers (SQA)."""
+    def entry(key: tuple[int, ...]) -> dict[str, Any]:
+        item = entries[key]
+        return {**item, "questions": [item["questions"][k] for k in sorted(item["questions"])]}
+    if all(len(key) == 1 for key in entries):
+        return [entry(key) for key in sorted(entries)]
+    outer: dict[int, list[dict[str, Any]]] = {}
+    for key in sorted(entries):
+        outer.setdefault(key[0], []).append(entry(key))
+    return [outer[i] for i in sorted(outer)]
+
+
+def _clock(t_s: float, rid: str) -> str:
+    """``H:MM:SS`` of a whole number of seconds (how the files write times; count.py reads whole seconds)."""
+    if t_s != int(t_s):
+        raise InputError(f"{t_s} s is not a whole second: count.py reads whole seconds only", record=rid)
+    seconds = int(t_s)
+    return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def _span_text(clip: Mapping[str, float]) -> str:
+    def clock(t: float) -> str:
+        return f"{int(t) // 3600}:{int(t) // 60 % 60:02d}:{int(t) % 60:02d}"
+    return f"[{clock(clip['start_s'])} - {clock(clip['end_s'])}]"
+
+
+def _exported_question(record: Mapping[str, Any]) -> dict[str, Any]:
+    rid = str(record.get("item_id", record.get("question_id")))
+    t_s = record["query_time_s"]
+    question = {"task_type": record["task"], "question": record["question"],
+                "time_stamp": _clock(t_s, rid) if t_s == int(t_s) else t_s,
+                "required_ability": record.get("required_ability")}
+    if "target" in record:
+        return {**question, "ground_truth_time_stamp": _clock(record["target"]["t_s"], rid),
+                "ground_truth_output": record["target"]["text"]}
+    return {**question, "options": [f"{letter(i)}. {text}" for i, text in enumerate(record["options"])],
+            "answer": letter(record["answer"])}
+
+
+def _exported_answer(record: Mapping[str, Any], pred: Mapping[str, Any] | None) -> Any:
+    """The model's answer as count.py reads it, or None when it has none count.py can read."""
+    if pred is None:
+        return None
+    if "target" in record:
+        said = [{"role": "assistant", "content": r.get("text") or "", "time": r["t_s"]}
+                for r in pred.get("responses", []) if r.get("role", "assistant") == "assistant"]
+        return {"dialog_history": said} if said else None
+    response = pred.get("response")
+    return response if first_element(response) else None
