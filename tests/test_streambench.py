@@ -310,7 +310,8 @@ def test_the_official_prompts_name_their_source():
 
     for name in OFFICIAL_PROMPTS:
         text = load_prompt("streamcue.loaders", name).text
-        assert text.startswith("# official prompt of hmxiong/StreamChat, commit f8bcd22ef68cb69f59bcae29ed9fe93f75c077be")
+        head = "# official prompt of hmxiong/StreamChat, commit f8bcd22ef68cb69f59bcae29ed9fe93f75c077be"
+        assert text.startswith(head)
         assert "\n---\n" in text
 
 
