@@ -11,6 +11,15 @@ the correct letter is the one in the answered file. ``rules=strict`` counts ever
 question of the subsets answered (missing and empty answers are wrong) and extracts the chosen
 letter (:func:`streamcue.metrics.choice_rules.choice_letter`).
 
+The report adds two views of the same counts. ``paper_groups``: the paper's three categories (Table 1:
+real-time visual understanding, omni-source understanding, contextual understanding, where the omni
+file's Misleading and Anomaly Context Understanding, SQA and Proactive Output go) and ``overall``,
+each ``accuracy = correct / n`` pooled over its counted questions, a proactive item counting as
+correct when its answer is (right time and output; ``answer_accuracy``). ``count_py``: per questions
+file (``subset``) what count.py writes for it, ``{task: {total, correct, accuracy}}`` plus its
+``total`` row (proactive: ``total, time_correct, time_accuracy, answer_correct, answer_accuracy``; the
+SQA file, counted with ``--task sqa``, has no ``total`` row).
+
 Predictions are streamcue's ``mc_question_prediction`` / ``active_item_prediction`` records or a
 model's answered copy of one ``questions_*.json`` (``--pred-format streamingbench``, ``--model NAME``:
 the key its answers are stored under, as count.py reads them).
@@ -21,21 +30,23 @@ the key its answers are stored under, as count.py reads them).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from streamcue.dataset_builders.bench_sources import parse_time
-from streamcue.dataset_builders.streamingbench import iter_questions
+from streamcue.dataset_builders.streamingbench import CONTEXTUAL, PAPER_GROUP, TASKS, iter_questions
 from streamcue.errors import ConfigError, InputError
 from streamcue.io import read_json, write_json
+from streamcue.metrics.bootstrap import Statistic, ratio
 from streamcue.metrics.bench_readers import (Problems, check_pred_format, export_name, letter, read_ground_truth,
                                              read_predictions, read_run)
 from streamcue.metrics.choice_rules import as_text, first_element, is_object_answer, streamingbench_choice_correct
 from streamcue.metrics.registry import Metric
 from streamcue.metrics.scoring import make_report
 
-__all__ = ["evaluate", "run", "Tally", "PROACTIVE", "example_predictions", "export"]
+__all__ = ["evaluate", "run", "Tally", "PROACTIVE", "example_predictions", "export", "paper_figures",
+           "count_py_figures", "count_py_task", "table_rows"]
 
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
 METRIC = Metric("streamingbench", "mc_question", "streamingbench", higher_is_better=True, uses_judge=False,
@@ -187,10 +198,75 @@ def evaluate(gt_path: str | Path, pred_path: str | Path, config: Any, pred_forma
     overall, groups = tally.summary()
     missing = sorted(rid for rid in scope if rid not in answers)
     out = make_report("streamingbench", config, None, overall, groups, tally.per_item, missing)
+    out.update(paper_groups=paper_figures(tally.per_item, gt), count_py=count_py_figures(tally.per_item, gt))
     out.update(extra, duplicates=sorted(set(duplicates)), unscored=unscored, empty_dialogues=empty_dialogues,
                missing_scored_as="left out, as count.py does" if rules == "official" else "wrong",
                **problems.report())
     return out
+
+
+def _paper_group(record: Mapping[str, Any]) -> str:
+    if record.get("paper_group"):
+        return str(record["paper_group"])
+    return "contextual understanding" if record["task"] in CONTEXTUAL else PAPER_GROUP[str(record.get("group"))]
+
+
+def paper_figures(per_item: Mapping[str, Mapping[str, Any]], gt: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """``{category: {n, correct, accuracy}}`` over the counted items, the paper's three categories then ``overall``
+    (a proactive item: its ``answer_correct``)."""
+    rows: dict[str, dict[str, Any]] = {}
+    for rid, item in per_item.items():
+        right = item["correct"] if "correct" in item else item["answer_correct"]
+        for name in (_paper_group(gt[rid]), "overall"):
+            row = rows.setdefault(name, {"n": 0, "correct": 0})
+            row["n"] += 1
+            row["correct"] += right
+    order = [*dict.fromkeys(PAPER_GROUP.values()), "overall"]
+    return {name: {**rows[name], "accuracy": rows[name]["correct"] / rows[name]["n"]} for name in order
+            if name in rows}
+
+
+def table_rows(keys: Sequence[str]) -> dict[str, tuple[tuple[str, ...], Statistic]]:
+    """A run's group rows over its task keys (a task type, a proactive task's answer, ``<task> (time)`` its time):
+    the paper's categories and ``overall`` as :func:`paper_figures` (pooled; proactive by its answer), then
+    ``proactive time``; each ``(keys it counts, statistic)``."""
+    category = {task: "contextual understanding" if task in CONTEXTUAL else PAPER_GROUP[group]
+                for group, tasks in TASKS.items() for task in tasks}
+    answers = [k for k in keys if not k.endswith(" (time)")]
+    rows: dict[str, tuple[str, ...]] = {}
+    for name in dict.fromkeys(PAPER_GROUP.values()):
+        rows[name] = tuple(k for k in answers if category.get(k) == name)
+    rows["overall"] = tuple(answers)
+    rows["proactive time"] = tuple(k for k in keys if k.endswith(" (time)"))
+    return {name: (mine, (lambda mine: lambda totals: ratio(totals, *mine))(mine)) for name, mine in rows.items()
+            if mine}
+
+
+def count_py_task(subset: str) -> str:
+    """count.py's ``--task`` for a questions file: ``proactive`` for a proactive file, else the subset's name (the
+    nested SQA file is ``sqa``; any other name is counted as real and omni are)."""
+    return "proactive" if subset.split("_")[0] == "proactive" else subset
+
+
+def count_py_figures(per_item: Mapping[str, Mapping[str, Any]],
+                     gt: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per questions file (``subset``): count.py's stats of it (see the module docstring)."""
+    files: dict[str, dict[str, dict[str, int]]] = {}
+    for rid, item in per_item.items():
+        subset = str(gt[rid].get("subset"))
+        stats = files.setdefault(subset, {})
+        keys = ("correct",) if "correct" in item else ("time_correct", "answer_correct")
+        rows = (item["task"], "total") if count_py_task(subset) not in ("sqa", "proactive") else (item["task"],)
+        for name in rows:
+            row = stats.setdefault(name, {"total": 0, **{k: 0 for k in keys}})
+            row["total"] += 1
+            for key in keys:
+                row[key] += item[key]
+    for stats in files.values():
+        for row in stats.values():
+            for key in [k for k in row if k != "total"]:
+                row[key.replace("correct", "accuracy")] = row[key] / row["total"]
+    return files
 
 
 def _time(value: Any, file: Path, rid: str) -> float:
@@ -245,9 +321,8 @@ def export(run: str | Path, out: Path, model: str | None = None) -> dict[str, An
     written = []
     for subset, entries in files.items():
         write_json(out / f"questions_{subset}.json", _layout(entries))
-        group = subset.split("_")[0]
-        written.append({"file": f"questions_{subset}.json", "count_py_task": "proactive" if group == "proactive"
-                        else subset, "questions": sum(len(e["questions"]) for e in entries.values())})
+        written.append({"file": f"questions_{subset}.json", "count_py_task": count_py_task(subset),
+                        "questions": sum(len(e["questions"]) for e in entries.values())})
     return {"format": "streamingbench", "model": name, "files": written, "not_written": sorted(not_written),
             "official_command": f"python count.py --model {name} --task TASK --src {out}/FILE"}
 

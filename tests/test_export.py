@@ -65,9 +65,9 @@ def runs(tmp_path_factory):
     for name in ("real", "proactive"):
         (sb_src / f"questions_{name}.json").write_text(
             (FIXTURES / "streamingbench" / f"questions_{name}.first3.json").read_text())
-    for name, n in (("omni", 3), ("sqa", 2)):  # the first entries, whole
+    for name, step in (("omni", 125), ("sqa", 25)):  # whole entries: omni 12 (every task), SQA 2 videos
         data = json.loads((SHARED_DATA / "streamingbench" / f"questions_{name}.json").read_text())
-        (sb_src / f"questions_{name}.json").write_text(json.dumps(data[:n]))
+        (sb_src / f"questions_{name}.json").write_text(json.dumps(data[::step]))
     for args in (("ovo-bench", "--annotations", FIXTURES / "ovo_bench" / "ovo_bench_new.one_per_task.json"),
                  ("streamingbench", "--questions", sb_src)):
         done = cli("build", *args, "--out", root / f"{args[0]}-build", cache=cache)
@@ -118,6 +118,7 @@ def test_streamingbench_export_gives_count_py_figures(runs, tmp_path):
     report = _results(runs / "streamingbench")["report"]
     tasks = report["groups"]["task_type"]
     seen = set()
+    files = {}
     for item in manifest["files"]:
         cwd = tmp_path / item["file"]
         cwd.mkdir()
@@ -137,7 +138,44 @@ def test_streamingbench_export_gives_count_py_figures(runs, tmp_path):
         if item["file"] == "questions_real.json":
             real = [t for t, v in tasks.items() if "accuracy" in v and t in stats]
             assert stats["total"]["total"] == sum(tasks[t]["n"] for t in real)
+        assert stats == report["count_py"][item["file"].removeprefix("questions_").removesuffix(".json")]
+        files[item["file"]] = stats
     assert seen == set(tasks)
+    # the paper's categories from count.py's own counts: the omni file's Misleading and Anomaly Context go to
+    # contextual understanding with SQA and the proactive answers
+    contextual = ("Misleading Context Understanding", "Anomaly Context Understanding")
+    omni = {t: v for t, v in files["questions_omni.json"].items() if t != "total"}
+    pro = files["questions_proactive.json"]["Proactive Output"]
+    sqa = files["questions_sqa.json"]["Sequential Question Answering"]
+    expected = {"real-time visual understanding": (files["questions_real.json"]["total"]["correct"],
+                                                   files["questions_real.json"]["total"]["total"]),
+                "omni-source understanding": (sum(v["correct"] for t, v in omni.items() if t not in contextual),
+                                              sum(v["total"] for t, v in omni.items() if t not in contextual)),
+                "contextual understanding": (sum(v["correct"] for t, v in omni.items() if t in contextual)
+                                             + sqa["correct"] + pro["answer_correct"],
+                                             sum(v["total"] for t, v in omni.items() if t in contextual)
+                                             + sqa["total"] + pro["total"])}
+    expected["overall"] = tuple(map(sum, zip(*expected.values())))
+    assert {k: (v["correct"], v["n"]) for k, v in report["paper_groups"].items()} == expected
+    # the run's group rows (metrics.streamingbench.table_rows) over per-question units give the same figures
+    from streamcue.metrics.bootstrap import cluster_bootstrap
+    from streamcue.metrics.streamingbench import table_rows
+
+    played = {r.get("question_id", r.get("item_id")): r for kind in ("mc_question", "active_item")
+              for r in map(json.loads, (runs / "streamingbench" / "played" / f"{kind}.jsonl").read_text().splitlines())}
+    units = []
+    for rid, item in report["per_item"].items():
+        video = played[rid]["video_id"]
+        if "correct" in item:
+            units.append((video, item["task"], item["correct"], 1))
+        else:
+            units += [(video, item["task"], item["answer_correct"], 1),
+                      (video, f"{item['task']} (time)", item["time_correct"], 1)]
+    rows = table_rows(list(dict.fromkeys(u[1] for u in units)))
+    boot, _ = cluster_bootstrap(units, {name: stat for name, (_, stat) in rows.items()})
+    assert {k: boot[k]["estimate"] for k in report["paper_groups"]} == {
+        k: v["accuracy"] for k, v in report["paper_groups"].items()}
+    assert boot["proactive time"]["estimate"] == tasks["Proactive Output"]["time_accuracy"]
     assert {f["file"] for f in manifest["files"]} == {f"questions_{s}.json" for s in ("real", "omni", "sqa",
                                                                                        "proactive")}
     assert isinstance(json.loads((out / "questions_sqa.json").read_text())[0], list)  # SQA's list of lists

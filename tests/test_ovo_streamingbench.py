@@ -108,6 +108,17 @@ def test_streamingbench_builds_the_papers_4500_by_default_and_every_file_with_al
                                                        "omni-source understanding": 1000,
                                                        "contextual understanding": 1000}
     assert "paper_file_missing" not in report["quirks"] and report["warnings"] == []
+    oracle = [{"question_id": r["question_id"], "response": chr(65 + r["answer"])} for r in rows if "answer" in r]
+    oracle += [{"item_id": r["item_id"], "responses": [{"t_s": r["target"]["t_s"], "text": r["target"]["text"]}]}
+               for r in rows if "target" in r]
+    write_jsonl(tmp_path / "oracle.jsonl", oracle)
+    scored = evaluate("streamingbench", tmp_path / "sb", tmp_path / "oracle.jsonl")
+    assert {k: (v["n"], v["accuracy"]) for k, v in scored["paper_groups"].items()} == {
+        "real-time visual understanding": (2500, 1.0), "omni-source understanding": (1000, 1.0),
+        "contextual understanding": (1000, 1.0), "overall": (4500, 1.0)}
+    files = scored["count_py"]
+    assert files["real"]["total"]["total"] == 2500 and files["omni"]["total"]["total"] == 1500
+    assert "total" not in files["sqa"] and files["proactive"]["Proactive Output"]["answer_accuracy"] == 1.0
 
 
 def test_streamingbench_default_build_names_a_missing_paper_file_and_refuses_a_folder_without_one(tmp_path):
