@@ -11,6 +11,8 @@ import subprocess
 import sys
 from collections import Counter
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -119,6 +121,17 @@ def test_streamingbench_builds_the_papers_4500_by_default_and_every_file_with_al
     files = scored["count_py"]
     assert files["real"]["total"]["total"] == 2500 and files["omni"]["total"]["total"] == 1500
     assert "total" not in files["sqa"] and files["proactive"]["Proactive Output"]["answer_accuracy"] == 1.0
+
+
+def test_the_build_commands_the_streamingbench_page_shows_run(tmp_path):
+    page = (Path(__file__).resolve().parents[1] / "docs" / "benchmarks" / "streamingbench.md").read_text()
+    lines = [line for line in page.splitlines() if line.startswith("streamcue build streamingbench")]
+    assert len(lines) == 3
+    for line in lines:
+        args = [str(SB) if a == "../shared/data/streamingbench" else a for a in line.split()[1:]]
+        result = cli(*args, cwd=tmp_path)
+        assert result.returncode == 0, (line, result.stderr)
+    assert (tmp_path / "out" / "sb-real" / "mc_question.jsonl").is_file()
 
 
 def test_streamingbench_default_build_names_a_missing_paper_file_and_refuses_a_folder_without_one(tmp_path):
