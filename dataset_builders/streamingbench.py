@@ -1,7 +1,11 @@
 """StreamingBench question files (``questions_*.json``) -> ``mc_question``, ``active_item`` and ``video`` records.
 
-Every ``questions_<subset>.json`` of the folder is converted (real, omni, sqa, proactive and the
-``_stream`` / ``_50`` variants); each record keeps its ``subset`` and the benchmark's own
+By default the paper's set is converted: ``questions_real.json``, ``questions_omni.json``,
+``questions_sqa.json`` and ``questions_proactive.json`` (:data:`PAPER_FILES`: 2,500 + 1,500 + 250
+multiple-choice questions and 250 proactive items, the paper's 4,500); ``all_files``
+(``--all-files``) converts every ``questions_*.json`` of the folder (the ``_stream`` and ``_50``
+variants too, which repeat the paper's questions), ``subsets`` (``--subset``) the files named. Each
+record keeps its ``subset`` and the benchmark's own
 ``group`` (the ``count.py`` task: real, omni, sqa, proactive) and ``task`` (``task_type`` as in
 the files). ``paper_group`` is the paper's category, which differs for the omni file's
 Misleading and Anomaly Context Understanding (the paper files them under contextual
@@ -17,7 +21,8 @@ first option shown with it), an option broken over two strings (``split_options`
 list of lists (``sqa_list_of_lists``), a question (or a proactive ground-truth time) after the
 end of its ``time`` span (``question_after_clip``, ``target_after_clip``), spans written
 without brackets, with a full-width bracket or one-digit seconds (``irregular_span``), spans
-that end before they start (``inverted_span``: the record gets no clip).
+that end before they start (``inverted_span``: the record gets no clip), and, in the default
+build, a file of the paper's set the folder lacks (``paper_file_missing``: built without it).
 """
 
 from __future__ import annotations
@@ -36,7 +41,8 @@ from streamcue.io import read_json
 from streamcue.schemas import SCHEMA_VERSION
 from streamcue.version import __version__
 
-__all__ = ["Config", "build", "example_config", "iter_questions", "question_files", "PAPER_GROUP", "GROUPS", "TASKS"]
+__all__ = ["Config", "build", "example_config", "iter_questions", "question_files", "PAPER_GROUP", "GROUPS", "TASKS",
+           "PAPER_FILES"]
 
 #: What ``streamcue build`` makes of this source and says of it (dataset_builders/registry.py reads these).
 MAKES = ("mc_question", "active_item", "video")
@@ -45,6 +51,8 @@ SUMMARY = "mc_question and active_item records from StreamingBench's question fi
 FIGURES = "QuirkReport"
 
 GROUPS = ("real", "omni", "sqa", "proactive")
+#: The files of the paper's 4,500 questions (Lin et al., 2024, Table 1), converted by default.
+PAPER_FILES = ("real", "omni", "sqa", "proactive")
 #: The task types of each count.py group, as named in the files (an unknown one stops the build, as in OVO-Bench;
 #: ``--warn-inconsistent`` keeps it as its own task, counted as ``unknown_task_type``).
 TASKS: dict[str, tuple[str, ...]] = {
@@ -69,14 +77,18 @@ _CANONICAL_SPAN = re.compile(r"^\[\d+:\d\d:\d\d - \d+:\d\d:\d\d\]$")
 @dataclass(frozen=True)
 class Config:
     questions: Path = input_path("--questions", folder=True)
-    subsets: tuple[str, ...] = ()  # empty: every questions_*.json of the folder
+    subsets: tuple[str, ...] = ()  # empty: the paper's files (PAPER_FILES), or every file with all_files
     #: keep questions no one can answer (a proactive target before its question, an unknown task type), counted
     #: as quirks with a warning each in the build report, instead of stopping the build
     warn_inconsistent: bool = False
+    #: every questions_*.json of the folder, the _stream and _50 variants too, instead of the paper's files
+    all_files: bool = False
 
 
-def question_files(folder: Path, subsets: tuple[str, ...] = ()) -> list[tuple[str, Path]]:
-    """``(subset, path)`` of the folder's question files, in name order."""
+def question_files(folder: Path, subsets: tuple[str, ...] = (), *, all_files: bool = False
+                   ) -> list[tuple[str, Path]]:
+    """``(subset, path)`` of the folder's question files, in name order: those named in ``subsets``, else every
+    file (``all_files``) or the paper's files present (:data:`PAPER_FILES`; none of them is an error)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError("not a folder (expected StreamingBench's src/data with questions_*.json)", file=folder)
@@ -86,7 +98,13 @@ def question_files(folder: Path, subsets: tuple[str, ...] = ()) -> list[tuple[st
     for subset in subsets:
         if subset not in found:
             raise InputError(f"no questions_{subset}.json (found: {', '.join(found)})", file=folder)
-    return [(s, p) for s, p in found.items() if not subsets or s in subsets]
+    if subsets or all_files:
+        return [(s, p) for s, p in found.items() if all_files and not subsets or s in subsets]
+    paper = [(s, p) for s, p in found.items() if s in PAPER_FILES]
+    if not paper:
+        raise InputError(f"none of the paper's files ({', '.join(f'questions_{s}.json' for s in PAPER_FILES)}); "
+                         "--all-files converts every questions_*.json, --subset the ones named", file=folder)
+    return paper
 
 
 def group_of(subset: str, file: Path) -> str:
@@ -248,7 +266,11 @@ def build(config: Config, report: QuirkReport | None = None) -> Iterator[tuple[s
     report.warn = config.warn_inconsistent
     videos = VideoIndex("streamingbench", LICENSE)
     out: list[tuple[str, dict[str, Any]]] = []
-    for subset, path in question_files(config.questions, config.subsets):
+    files = question_files(config.questions, config.subsets, all_files=config.all_files)
+    if not config.subsets and not config.all_files:  # a paper's file the folder lacks: counted, named
+        for subset in (s for s in PAPER_FILES if s not in dict(files)):
+            report.quirk("paper_file_missing", f"questions_{subset}.json")
+    for subset, path in files:
         group = group_of(subset, path)
         report.sources.append(path.name)
         for qid, video_key, turn, entry, question in iter_questions(read_json(path), subset, path, report):

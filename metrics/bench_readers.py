@@ -8,18 +8,21 @@ reads them here and its own output formats itself.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from streamcue.dataset_builders.output import FILE_NAMES
 from streamcue.errors import ConfigError, InputError, RecordValidationError
-from streamcue.io import iter_jsonl
+from streamcue.io import iter_jsonl, read_json
 from streamcue.metrics.registry import METRICS
 from streamcue.schemas import check_records
 
 __all__ = ["record_files", "read_ground_truth", "read_predictions", "check_pred_format", "letter", "Problems",
-           "PROBLEMS"]
+           "PROBLEMS", "RunPlayed", "read_run", "exporter", "export_name"]
 
 _KINDS = ("mc_question", "active_item")
 
@@ -152,3 +155,49 @@ def read_predictions(path: Path, gt: Mapping[str, dict[str, Any]]) -> tuple[dict
             continue
         preds[rid] = rec
     return preds, duplicates
+
+
+# ------------------------------------------------------------------------------------------ run folders out
+
+@dataclass(frozen=True)
+class RunPlayed:
+    """What a run folder (``streamcue run --out``, docs/runs.md) holds for an export: its ``results.json``, the
+    records it played by id (``played/<kind>.jsonl``), its predictions by id and the played videos by id."""
+
+    results: dict[str, Any]
+    records: dict[str, dict[str, Any]]
+    predictions: dict[str, dict[str, Any]]
+    videos: dict[str, dict[str, Any]]
+
+
+def read_run(run: str | Path) -> RunPlayed:
+    """The played records, predictions and videos of the run folder ``run`` (refused, one line, when a file is
+    missing)."""
+    run = Path(run)
+    for name in ("results.json", "predictions.jsonl", "played"):
+        if not (run / name).exists():
+            raise InputError(f"not a run folder: no {name} (streamcue run --out writes one)", file=run)
+    records = {rid: rec for _, file in record_files(run / "played")
+               for rid, rec in ((str(r.get("item_id", r.get("question_id"))), r) for _, r in iter_jsonl(file))}
+    predictions = {str(p.get("item_id", p.get("question_id"))): p for _, p in iter_jsonl(run / "predictions.jsonl")}
+    videos_file = run / "played" / "videos.jsonl"
+    videos = {v["video_id"]: v for _, v in iter_jsonl(videos_file)} if videos_file.is_file() else {}
+    return RunPlayed(read_json(run / "results.json"), records, predictions, videos)
+
+
+def exporter(metric: str) -> Callable[..., dict[str, Any]]:
+    """The ``export(run, out, model)`` function of ``metric``'s own module (the module of its entry point), which
+    writes a run in its benchmark's official output format; refused, one line, for a metric that has none."""
+    module = importlib.import_module(METRICS[metric].entry.partition(":")[0])
+    function = getattr(module, "export", None)
+    if not callable(function):
+        raise ConfigError(f"{metric} has no official output format to export to (metrics/<benchmark>.py defines "
+                          "export(run, out, model) for the benchmarks that have one)")
+    return function
+
+
+def export_name(model: str | None) -> str:
+    """A model name usable as a file name and a JSON key: letters, digits, ``.``, ``_`` and ``-`` kept, the rest
+    ``_`` (``Qwen/Qwen2.5-VL`` -> ``Qwen_Qwen2.5-VL``); ``model`` when none is given."""
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", model or "").strip("._") or "model"
+    return name

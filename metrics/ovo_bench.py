@@ -39,14 +39,15 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.errors import ConfigError, InputError
-from streamcue.io import iter_jsonl, read_json
-from streamcue.metrics.bench_readers import Problems, check_pred_format, letter, read_ground_truth, read_predictions
+from streamcue.io import iter_jsonl, read_json, write_json
+from streamcue.metrics.bench_readers import (Problems, check_pred_format, export_name, letter, read_ground_truth,
+                                             read_predictions, read_run)
 from streamcue.metrics.choice_rules import is_object_answer, ovo_choice_correct, ovo_count_correct, ovo_yes_no_correct
 from streamcue.metrics.registry import Metric
 from streamcue.metrics.scoring import make_report
 
 __all__ = ["Entry", "score_entry", "aggregate", "GROUP_TASKS", "percent", "official_figures", "evaluate", "run",
-           "example_predictions", "lmms_entry", "PRED_FORMATS"]
+           "example_predictions", "lmms_entry", "PRED_FORMATS", "export"]
 
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
 METRIC = Metric("ovo-bench", "mc_question", "ovo_bench", higher_is_better=True, uses_judge=False,
@@ -373,3 +374,55 @@ def example_predictions(gt: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Tiny predictions for ground-truth ``mc_question`` records (the contract tests score them): every other
     answer right."""
     return [{"question_id": q["question_id"], "response": q["options"][i % 2]} for i, q in enumerate(gt)]
+
+
+# ------------------------------------------------------------------------------------------ export
+
+def export(run: str | Path, out: Path, model: str | None = None) -> dict[str, Any]:
+    """Write the run folder ``run`` as an OVO-Bench results folder: ``out/<MODEL>/<MODEL>_<TASK>_offline.json``.
+
+    Each file holds ``backward``, ``realtime`` and ``forward`` lists, entries as the official inference writes
+    them: ``id``, ``video``, ``task``, the question, and ``response`` (the model's raw answer) with
+    ``ground_truth`` (the gold letter), or for a forward item ``test_info`` (per probe ``realtime``, ``count``
+    (REC) or ``type`` (1: yes), ``response``). Records without a prediction are left out, as the official scorer
+    leaves them. Returns what was written (``score.py``'s command line among it).
+    """
+    played = read_run(run)
+    name = export_name(model or played.results.get("model", {}).get("name"))
+    group_of = {task: group for group, names in GROUP_TASKS.items() for task in names}
+    by_task: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    left_out = []
+    for rid, record in played.records.items():
+        pred = played.predictions.get(rid)
+        if pred is None:
+            left_out.append(rid)
+            continue
+        entry = {"id": int(rid.removeprefix("ovo-")), "video": played.videos.get(record["video_id"], {}).get("uri"),
+                 "task": record["task"], **_exported_answer(record, pred)}
+        files = by_task.setdefault(record["task"], {"backward": [], "realtime": [], "forward": []})
+        files[group_of[record["task"]]].append(entry)
+    folder = out / name
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for task, data in by_task.items():
+        write_json(folder / f"{name}_{task}_offline.json", data)
+        written.append(f"{name}/{name}_{task}_offline.json")
+    return {"format": "ovo-results", "model": name, "files": sorted(written),
+            "entries": sum(len(v) for d in by_task.values() for v in d.values()), "left_out": sorted(left_out),
+            "official_command": f"python score.py --mode offline --model {name} --result_dir {out}"}
+
+
+def _exported_answer(record: Mapping[str, Any], pred: Mapping[str, Any]) -> dict[str, Any]:
+    """The question and the answer of one entry of an OVO-Bench results file."""
+    if "probes" not in record:
+        return {"question": record["question"], "response": pred.get("response"),
+                "ground_truth": letter(record["answer"])}
+    said: dict[int, Any] = {}
+    for response in pred.get("responses", []):
+        if isinstance(response.get("probe"), int):
+            said[response["probe"]] = response.get("text")  # the last answer of a probe kept, as the scorer does
+    rec = record["task"] == "REC"
+    gold = [{"count": int(p["expected"])} if rec else {"type": int(p["expected"] == "Yes")} for p in record["probes"]]
+    probes = [{"realtime": p["t_s"], **gold[i], "response": said.get(i)} for i, p in enumerate(record["probes"])]
+    text = {"activity": record.get("activity")} if rec else {"question": record.get("question")}
+    return {**text, "test_info": probes}

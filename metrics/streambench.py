@@ -45,6 +45,7 @@ from typing import Any
 
 from streamcue.errors import ConfigError
 from streamcue.llm import LLMClient, LLMSettings, Request
+from streamcue.metrics.bootstrap import Statistic, ratio
 from streamcue.metrics.configs import check_int_at_least
 from streamcue.metrics.judges import JudgeRunner
 from streamcue.metrics.registry import EvalContext, Metric
@@ -54,7 +55,7 @@ from streamcue.prompts import Prompt, load_prompt
 
 __all__ = ["StreamBenchVerdict", "StreamBenchJudge", "parse_judge_answer", "judge_messages", "read_streambench",
            "score_streambench", "run", "StreamBenchConfig", "example_predictions",
-           "example_judge_reply"]
+           "example_judge_reply", "table_units", "table_rows", "SCORE_ROW"]
 
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
 METRIC = Metric("streambench", "open_question", "streambench", higher_is_better=True, uses_judge=True,
@@ -252,6 +253,26 @@ def score_streambench(gt: Mapping[str, dict], preds: Mapping[str, dict],
                "class_mean_score": sum(c["mean_score"] for c in classes) / len(classes),
                **{status: statuses.count(status) for status in ("judged", "unparseable", "no_answer", "missing")}}
     return overall, groups, per_item
+
+
+#: The suffix of a class's 0-5 score row in a run's task table (``SM (score)``).
+SCORE_ROW = " (score)"
+
+
+def table_units(item: Mapping[str, Any]) -> list[tuple[str, float, float]]:
+    """A scored question's units ``(key, num, den)`` for a run's tables (:mod:`streamcue.metrics.bootstrap`):
+    ``(class, yes, 1)`` and ``(class (score), score, 1)``, so each task row is the class's accuracy_c or
+    mean_score_c."""
+    return [(item["task"], float(item["yes"]), 1.0), (item["task"] + SCORE_ROW, float(item["score"]), 1.0)]
+
+
+def table_rows(keys: Sequence[str]) -> dict[str, tuple[tuple[str, ...], Statistic]]:
+    """A run's group rows over the task keys present: ``accuracy`` (``overall.accuracy``: yes over every
+    question) and ``score (0-5)`` (``overall.mean_score``), each ``(keys it counts, statistic)``."""
+    scores = tuple(k for k in keys if k.endswith(SCORE_ROW))
+    answers = tuple(k for k in keys if k not in scores)
+    return {"accuracy": (answers, lambda totals: ratio(totals, *answers)),
+            "score (0-5)": (scores, lambda totals: ratio(totals, *scores))}
 
 
 def run(gt: str | Path, pred: str | Path, config: StreamBenchConfig, context: EvalContext) -> dict[str, Any]:

@@ -11,6 +11,15 @@ the correct letter is the one in the answered file. ``rules=strict`` counts ever
 question of the subsets answered (missing and empty answers are wrong) and extracts the chosen
 letter (:func:`streamcue.metrics.choice_rules.choice_letter`).
 
+The report adds two views of the same counts. ``paper_groups``: the paper's three categories (Table 1:
+real-time visual understanding, omni-source understanding, contextual understanding, where the omni
+file's Misleading and Anomaly Context Understanding, SQA and Proactive Output go) and ``overall``,
+each ``accuracy = correct / n`` pooled over its counted questions, a proactive item counting as
+correct when its answer is (right time and output; ``answer_accuracy``). ``count_py``: per questions
+file (``subset``) what count.py writes for it, ``{task: {total, correct, accuracy}}`` plus its
+``total`` row (proactive: ``total, time_correct, time_accuracy, answer_correct, answer_accuracy``; the
+SQA file, counted with ``--task sqa``, has no ``total`` row).
+
 Predictions are streamcue's ``mc_question_prediction`` / ``active_item_prediction`` records or a
 model's answered copy of one ``questions_*.json`` (``--pred-format streamingbench``, ``--model NAME``:
 the key its answers are stored under, as count.py reads them).
@@ -21,20 +30,23 @@ the key its answers are stored under, as count.py reads them).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from streamcue.dataset_builders.bench_sources import parse_time
-from streamcue.dataset_builders.streamingbench import iter_questions
+from streamcue.dataset_builders.streamingbench import CONTEXTUAL, PAPER_GROUP, TASKS, iter_questions
 from streamcue.errors import ConfigError, InputError
-from streamcue.io import read_json
-from streamcue.metrics.bench_readers import Problems, check_pred_format, letter, read_ground_truth, read_predictions
+from streamcue.io import read_json, write_json
+from streamcue.metrics.bootstrap import Statistic, ratio
+from streamcue.metrics.bench_readers import (Problems, check_pred_format, export_name, letter, read_ground_truth,
+                                             read_predictions, read_run)
 from streamcue.metrics.choice_rules import as_text, first_element, is_object_answer, streamingbench_choice_correct
 from streamcue.metrics.registry import Metric
 from streamcue.metrics.scoring import make_report
 
-__all__ = ["evaluate", "run", "Tally", "PROACTIVE", "example_predictions"]
+__all__ = ["evaluate", "run", "Tally", "PROACTIVE", "example_predictions", "export", "paper_figures",
+           "count_py_figures", "count_py_task", "table_rows"]
 
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
 METRIC = Metric("streamingbench", "mc_question", "streamingbench", higher_is_better=True, uses_judge=False,
@@ -186,10 +198,75 @@ def evaluate(gt_path: str | Path, pred_path: str | Path, config: Any, pred_forma
     overall, groups = tally.summary()
     missing = sorted(rid for rid in scope if rid not in answers)
     out = make_report("streamingbench", config, None, overall, groups, tally.per_item, missing)
+    out.update(paper_groups=paper_figures(tally.per_item, gt), count_py=count_py_figures(tally.per_item, gt))
     out.update(extra, duplicates=sorted(set(duplicates)), unscored=unscored, empty_dialogues=empty_dialogues,
                missing_scored_as="left out, as count.py does" if rules == "official" else "wrong",
                **problems.report())
     return out
+
+
+def _paper_group(record: Mapping[str, Any]) -> str:
+    if record.get("paper_group"):
+        return str(record["paper_group"])
+    return "contextual understanding" if record["task"] in CONTEXTUAL else PAPER_GROUP[str(record.get("group"))]
+
+
+def paper_figures(per_item: Mapping[str, Mapping[str, Any]], gt: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """``{category: {n, correct, accuracy}}`` over the counted items, the paper's three categories then ``overall``
+    (a proactive item: its ``answer_correct``)."""
+    rows: dict[str, dict[str, Any]] = {}
+    for rid, item in per_item.items():
+        right = item["correct"] if "correct" in item else item["answer_correct"]
+        for name in (_paper_group(gt[rid]), "overall"):
+            row = rows.setdefault(name, {"n": 0, "correct": 0})
+            row["n"] += 1
+            row["correct"] += right
+    order = [*dict.fromkeys(PAPER_GROUP.values()), "overall"]
+    return {name: {**rows[name], "accuracy": rows[name]["correct"] / rows[name]["n"]} for name in order
+            if name in rows}
+
+
+def table_rows(keys: Sequence[str]) -> dict[str, tuple[tuple[str, ...], Statistic]]:
+    """A run's group rows over its task keys (a task type, a proactive task's answer, ``<task> (time)`` its time):
+    the paper's categories and ``overall`` as :func:`paper_figures` (pooled; proactive by its answer), then
+    ``proactive time``; each ``(keys it counts, statistic)``."""
+    category = {task: "contextual understanding" if task in CONTEXTUAL else PAPER_GROUP[group]
+                for group, tasks in TASKS.items() for task in tasks}
+    answers = [k for k in keys if not k.endswith(" (time)")]
+    rows: dict[str, tuple[str, ...]] = {}
+    for name in dict.fromkeys(PAPER_GROUP.values()):
+        rows[name] = tuple(k for k in answers if category.get(k) == name)
+    rows["overall"] = tuple(answers)
+    rows["proactive time"] = tuple(k for k in keys if k.endswith(" (time)"))
+    return {name: (mine, (lambda mine: lambda totals: ratio(totals, *mine))(mine)) for name, mine in rows.items()
+            if mine}
+
+
+def count_py_task(subset: str) -> str:
+    """count.py's ``--task`` for a questions file: ``proactive`` for a proactive file, else the subset's name (the
+    nested SQA file is ``sqa``; any other name is counted as real and omni are)."""
+    return "proactive" if subset.split("_")[0] == "proactive" else subset
+
+
+def count_py_figures(per_item: Mapping[str, Mapping[str, Any]],
+                     gt: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per questions file (``subset``): count.py's stats of it (see the module docstring)."""
+    files: dict[str, dict[str, dict[str, int]]] = {}
+    for rid, item in per_item.items():
+        subset = str(gt[rid].get("subset"))
+        stats = files.setdefault(subset, {})
+        keys = ("correct",) if "correct" in item else ("time_correct", "answer_correct")
+        rows = (item["task"], "total") if count_py_task(subset) not in ("sqa", "proactive") else (item["task"],)
+        for name in rows:
+            row = stats.setdefault(name, {"total": 0, **{k: 0 for k in keys}})
+            row["total"] += 1
+            for key in keys:
+                row[key] += item[key]
+    for stats in files.values():
+        for row in stats.values():
+            for key in [k for k in row if k != "total"]:
+                row[key.replace("correct", "accuracy")] = row[key] / row["total"]
+    return files
 
 
 def _time(value: Any, file: Path, rid: str) -> float:
@@ -210,3 +287,93 @@ def example_predictions(gt: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Tiny predictions for ground-truth ``mc_question`` records (the contract tests score them): every other
     answer right."""
     return [{"question_id": q["question_id"], "response": q["options"][i % 2]} for i, q in enumerate(gt)]
+
+
+# ------------------------------------------------------------------------------------------ export
+
+def export(run: str | Path, out: Path, model: str | None = None) -> dict[str, Any]:
+    """Write the run folder ``run`` as StreamingBench answered question files: ``out/questions_<subset>.json``.
+
+    Each file is in the layout of its questions file (SQA's list of lists where the ids say so), rebuilt from
+    the played records (positions as in the ids, only the questions played), with the model's answer stored on
+    each question under the model's name, as ``count.py`` reads it: the raw response of a multiple-choice
+    question (``answer`` is the gold letter), ``{"dialog_history": [{role, content, time}]}`` (the model's
+    turns) for a proactive item. An answer ``count.py`` cannot read -- a response without a first character
+    (streamcue's official rule leaves it out too) or a dialogue with no turn (streamcue scores it wrong,
+    count.py stops on it) -- is not written; the latter are listed in ``not_written``.
+    """
+    played = read_run(run)
+    name = export_name(model or played.results.get("model", {}).get("name"))
+    files: dict[str, dict[tuple[int, ...], dict[str, Any]]] = {}
+    not_written = []
+    for rid, record in played.records.items():
+        position = tuple(int(p) for p in rid.removeprefix(f"{record['subset']}-").split("-"))
+        entry = files.setdefault(record["subset"], {}).setdefault(position[:-1], {
+            "video_path": played.videos.get(record["video_id"], {}).get("uri"),
+            **({"time": _span_text(record["clip"])} if record.get("clip") else {}), "questions": {}})
+        question = _exported_question(record)
+        answer = _exported_answer(record, played.predictions.get(rid))
+        if answer is not None:
+            question[name] = answer
+        elif "target" in record and rid in played.predictions:
+            not_written.append(rid)
+        entry["questions"][position[-1]] = question
+    written = []
+    for subset, entries in files.items():
+        write_json(out / f"questions_{subset}.json", _layout(entries))
+        written.append({"file": f"questions_{subset}.json", "count_py_task": count_py_task(subset),
+                        "questions": sum(len(e["questions"]) for e in entries.values())})
+    return {"format": "streamingbench", "model": name, "files": written, "not_written": sorted(not_written),
+            "official_command": f"python count.py --model {name} --task TASK --src {out}/FILE"}
+
+
+def _layout(entries: Mapping[tuple[int, ...], dict[str, Any]]) -> list[Any]:
+    """The entries in file order: a flat list, or a list of lists where positions have two numbers (SQA)."""
+    def entry(key: tuple[int, ...]) -> dict[str, Any]:
+        item = entries[key]
+        return {**item, "questions": [item["questions"][k] for k in sorted(item["questions"])]}
+    if all(len(key) == 1 for key in entries):
+        return [entry(key) for key in sorted(entries)]
+    outer: dict[int, list[dict[str, Any]]] = {}
+    for key in sorted(entries):
+        outer.setdefault(key[0], []).append(entry(key))
+    return [outer[i] for i in sorted(outer)]
+
+
+def _clock(t_s: float, rid: str) -> str:
+    """``H:MM:SS`` of a whole number of seconds (how the files write times; count.py reads whole seconds)."""
+    if t_s != int(t_s):
+        raise InputError(f"{t_s} s is not a whole second: count.py reads whole seconds only", record=rid)
+    seconds = int(t_s)
+    return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def _span_text(clip: Mapping[str, float]) -> str:
+    def clock(t: float) -> str:
+        return f"{int(t) // 3600}:{int(t) // 60 % 60:02d}:{int(t) % 60:02d}"
+    return f"[{clock(clip['start_s'])} - {clock(clip['end_s'])}]"
+
+
+def _exported_question(record: Mapping[str, Any]) -> dict[str, Any]:
+    rid = str(record.get("item_id", record.get("question_id")))
+    t_s = record["query_time_s"]
+    question = {"task_type": record["task"], "question": record["question"],
+                "time_stamp": _clock(t_s, rid) if t_s == int(t_s) else t_s,
+                "required_ability": record.get("required_ability")}
+    if "target" in record:
+        return {**question, "ground_truth_time_stamp": _clock(record["target"]["t_s"], rid),
+                "ground_truth_output": record["target"]["text"]}
+    return {**question, "options": [f"{letter(i)}. {text}" for i, text in enumerate(record["options"])],
+            "answer": letter(record["answer"])}
+
+
+def _exported_answer(record: Mapping[str, Any], pred: Mapping[str, Any] | None) -> Any:
+    """The model's answer as count.py reads it, or None when it has none count.py can read."""
+    if pred is None:
+        return None
+    if "target" in record:
+        said = [{"role": "assistant", "content": r.get("text") or "", "time": r["t_s"]}
+                for r in pred.get("responses", []) if r.get("role", "assistant") == "assistant"]
+        return {"dialog_history": said} if said else None
+    response = pred.get("response")
+    return response if first_element(response) else None

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from collections import Counter
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -50,7 +52,7 @@ def ovo_out(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def sb_out(tmp_path_factory):
-    return _built(tmp_path_factory, "sb", lambda r: streamingbench.build(streamingbench.Config(SB), r))
+    return _built(tmp_path_factory, "sb", lambda r: streamingbench.build(streamingbench.Config(SB, all_files=True), r))
 
 
 # ---------------------------------------------------------------- builders
@@ -85,6 +87,65 @@ def test_streamingbench_build_counts_every_file_and_quirk(sb_out):
     misleading = {r["paper_group"] for r in mc if r["task"] == "Misleading Context Understanding"}
     assert misleading == {"contextual understanding"}
     assert all(not o.startswith("A. ") for r in mc for o in r["options"][:1] if r["subset"] == "real")
+
+
+@pytest.mark.parametrize("args, records, videos", [
+    ((), {"mc_question": 4250, "active_item": 250}, 899),
+    (("--all-files",), {"mc_question": 8495, "active_item": 301}, 899),
+])
+def test_streamingbench_builds_the_papers_4500_by_default_and_every_file_with_all_files(tmp_path, args, records,
+                                                                                        videos):
+    result = cli("build", "streamingbench", "--questions", SB, "--out", tmp_path / "sb", *args)
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "sb" / "build_report.json").read_text())["details"]
+    assert report["records"] == {**records, "video": videos}
+    if args:
+        return
+    assert report["sources"] == ["questions_omni.json", "questions_proactive.json", "questions_real.json",
+                                 "questions_sqa.json"]
+    assert {k: sum(v.values()) for k, v in report["by_task"].items()} == {"real": 2500, "omni": 1500, "sqa": 250,
+                                                                         "proactive": 250}
+    rows = read_jsonl(tmp_path / "sb" / "mc_question.jsonl") + read_jsonl(tmp_path / "sb" / "active_item.jsonl")
+    assert Counter(r["paper_group"] for r in rows) == {"real-time visual understanding": 2500,
+                                                       "omni-source understanding": 1000,
+                                                       "contextual understanding": 1000}
+    assert "paper_file_missing" not in report["quirks"] and report["warnings"] == []
+    oracle = [{"question_id": r["question_id"], "response": chr(65 + r["answer"])} for r in rows if "answer" in r]
+    oracle += [{"item_id": r["item_id"], "responses": [{"t_s": r["target"]["t_s"], "text": r["target"]["text"]}]}
+               for r in rows if "target" in r]
+    write_jsonl(tmp_path / "oracle.jsonl", oracle)
+    scored = evaluate("streamingbench", tmp_path / "sb", tmp_path / "oracle.jsonl")
+    assert {k: (v["n"], v["accuracy"]) for k, v in scored["paper_groups"].items()} == {
+        "real-time visual understanding": (2500, 1.0), "omni-source understanding": (1000, 1.0),
+        "contextual understanding": (1000, 1.0), "overall": (4500, 1.0)}
+    files = scored["count_py"]
+    assert files["real"]["total"]["total"] == 2500 and files["omni"]["total"]["total"] == 1500
+    assert "total" not in files["sqa"] and files["proactive"]["Proactive Output"]["answer_accuracy"] == 1.0
+
+
+def test_the_build_commands_the_streamingbench_page_shows_run(tmp_path):
+    page = (Path(__file__).resolve().parents[1] / "docs" / "benchmarks" / "streamingbench.md").read_text()
+    lines = [line for line in page.splitlines() if line.startswith("streamcue build streamingbench")]
+    assert len(lines) == 3
+    for line in lines:
+        args = [str(SB) if a == "../shared/data/streamingbench" else a for a in line.split()[1:]]
+        result = cli(*args, cwd=tmp_path)
+        assert result.returncode == 0, (line, result.stderr)
+    assert (tmp_path / "out" / "sb-real" / "mc_question.jsonl").is_file()
+
+
+def test_streamingbench_default_build_names_a_missing_paper_file_and_refuses_a_folder_without_one(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "questions_real.json").write_text((SHARED_DATA / "fixtures" / "streamingbench" /
+                                              "questions_real.first3.json").read_text())
+    assert cli("build", "streamingbench", "--questions", src, "--out", tmp_path / "a").returncode == 0
+    quirks = json.loads((tmp_path / "a" / "build_report.json").read_text())["details"]["quirk_examples"]
+    assert quirks["paper_file_missing"] == ["questions_omni.json", "questions_sqa.json", "questions_proactive.json"]
+    (src / "questions_real.json").rename(src / "questions_real_stream.json")
+    refused = cli("build", "streamingbench", "--questions", src, "--out", tmp_path / "b")
+    assert refused.returncode == 2 and "none of the paper's files" in refused.stderr and "--all-files" in refused.stderr
+    assert cli("build", "streamingbench", "--questions", src, "--out", tmp_path / "c", "--all-files").returncode == 0
 
 
 def test_clock_strings_read_as_the_official_code_reads_them():
@@ -407,7 +468,8 @@ def test_replayed_predictions_follow_the_protocols_and_score(tmp_path):
                                                        "questions_sqa_stream.first1.json").read_text())
     ovo_src = fixtures / "ovo_bench" / "ovo_bench_new.one_per_task.json"
     assert cli("build", "ovo-bench", "--annotations", ovo_src, "--out", tmp_path / "ovo").returncode == 0
-    assert cli("build", "streamingbench", "--questions", sb_dir, "--out", tmp_path / "sb").returncode == 0
+    assert cli("build", "streamingbench", "--questions", sb_dir, "--out", tmp_path / "sb",
+               "--all-files").returncode == 0  # sqa_stream: not of the paper's set
     checker = ProtocolChecker()
     with StubLLMServer(checker) as server:
         for name in ("ovo", "sb"):

@@ -260,9 +260,16 @@ def test_another_judge_is_refused(built, tmp_path):
 
 # --- protocol (loaders/protocols/streambench.py, on the replay engine's protocol interface) -------------------------
 
+NOTION = "DO NOT OUTPUT ANY EXPLANATORY TEXT THAT IS UNCERTAIN ABOUT THE CURRENT QUESTION."
+MEMORY = ("\n    Based on the current user's question, the most relevant historical contextual conversation records "
+          "are: \"\n{}\n\".\n    \n")
+
+
 def test_the_protocol_asks_each_question_at_its_time_after_the_earlier_turns(built):
+    """The official prompt set (the default): StreamChat's instruction line after the question and, once the video
+    has earlier turns, its memory sentence before it (every earlier turn, own or gold answers); one plain turn."""
     from streamcue.loaders import protocols
-    from streamcue.loaders.protocols.streambench import PROTOCOL
+    from streamcue.loaders.protocols.streambench import PROTOCOL, StreamBench
     from streamcue.schemas import validate
 
     questions = [q for q in read_jsonl(built[0] / "open_question.jsonl") if q["context"]["group_id"] == "streambench-0"]
@@ -270,14 +277,25 @@ def test_the_protocol_asks_each_question_at_its_time_after_the_earlier_turns(bui
     groups = {"streambench-0": questions}
     own = protocols.Context(history="own", groups=groups, own={questions[0]["question_id"]: "Yes, it is.",
                                                                questions[1]["question_id"]: "On the shelf."})
+    assert PROTOCOL.prompt_set == "official" and PROTOCOL.complete_prompts
+    (first,) = PROTOCOL.turns(questions[0], own)
+    assert first.text == questions[0]["question"] + NOTION and first.dialogue == ()
     (turn,) = PROTOCOL.turns(third, own)
-    assert (turn.t_s, turn.text, turn.form, turn.role) == (88.0, "From which ingredient is sesame oil extracted?",
-                                                          "open", "user")
+    memories = (f"[|User|]: {questions[0]['question'].strip()}; [|AI|]: Yes, it is.\n"
+                f"[|User|]: {questions[1]['question'].strip()}; [|AI|]: On the shelf.")
+    assert turn.text == MEMORY.format(memories) + "From which ingredient is sesame oil extracted?" + NOTION
+    assert (turn.t_s, turn.form, turn.role, turn.prompt) == (88.0, "open", "user", "streambench_official_question.v1")
+    assert turn.plain is not None and turn.plain("raw  text") == "raw  text" and turn.dialogue == ()
+    (gold,) = PROTOCOL.turns(third, protocols.Context(history="gold", groups=groups))
+    assert f"[|AI|]: {questions[0]['answer'].strip()}\n" in gold.text
+
+    mine = StreamBench("streamcue")  # streamcue's: the question alone, earlier turns as dialogue
+    (turn,) = mine.turns(third, own)
+    assert (turn.t_s, turn.text, turn.form, turn.plain) == (88.0, "From which ingredient is sesame oil extracted?",
+                                                           "open", None)
     assert turn.dialogue == ((28.0, "user", questions[0]["question"]), (28.0, "assistant", "Yes, it is."),
                              (54.0, "user", questions[1]["question"]), (54.0, "assistant", "On the shelf."))
-    (gold,) = PROTOCOL.turns(third, protocols.Context(history="gold", groups=groups))
-    assert gold.dialogue[1] == (28.0, "assistant", questions[0]["answer"])
-    assert PROTOCOL.turns(questions[0], own)[0].dialogue == ()
+    assert mine.prompts == () and PROTOCOL.with_options(prompt_set="streamcue").prompt_set == "streamcue"
     assert PROTOCOL.kinds == ("open_question",) and PROTOCOL.mode == {"open_question": "ask"}
     prediction = PROTOCOL.prediction(third, [{"t_s": 88.0, "text": "Sesame seeds.", "turn": 0}])
     assert prediction == {"question_id": third["question_id"], "response": "Sesame seeds.", "t_s": 88.0}
@@ -285,3 +303,67 @@ def test_the_protocol_asks_each_question_at_its_time_after_the_earlier_turns(bui
     assert silent["response"] is None
     for p in (prediction, silent):
         validate(p, "open_question_prediction")
+
+
+def test_the_official_prompts_name_their_source():
+    from streamcue.loaders.protocols.streambench import OFFICIAL_PROMPTS
+
+    for name in OFFICIAL_PROMPTS:
+        text = load_prompt("streamcue.loaders", name).text
+        head = "# official prompt of hmxiong/StreamChat, commit f8bcd22ef68cb69f59bcae29ed9fe93f75c077be"
+        assert text.startswith(head)
+        assert "\n---\n" in text
+
+
+@pytest.mark.slow
+@pytest.mark.llm_server
+def test_a_run_sends_the_official_text_alone_and_its_tables_give_accuracy_and_the_score(built, tmp_path):
+    """``streamcue run streambench`` (first video, six questions) against the stub server: each question goes as
+    StreamChat's text alone (one user message: no system prompt, no response format), later ones with the
+    model's own earlier answers; the run's units give the report's accuracy and 0-5 score (metrics.streambench
+    table_units / table_rows)."""
+    import subprocess
+    import sys
+
+    from streamcue.metrics.bootstrap import cluster_bootstrap, ratio
+    from streamcue.metrics.streambench import table_rows, table_units
+
+    asked = []
+
+    def model(body):
+        if body["messages"][0]["role"] == "system":  # the judge, reading only its prompt: odd answers right
+            odd = int(re.search(r"Answer number (\d+)", message_text(body["messages"][-1])).group(1)) % 2
+            return "{'llama_pred': 'yes', 'score': 4}" if odd else "{'llama_pred': 'no', 'score': 1}"
+        asked.append(body)
+        return f"Answer number {len(asked)}."
+
+    with StubLLMServer(model, model="vl") as stub:
+        done = subprocess.run([sys.executable, "-m", "streamcue", "run", "streambench", str(built[0]), "--out",
+                               str(tmp_path / "run"), "--limit", "6", "--no-video", "--llm-base-url", stub.base_url,
+                               "--llm-model", "vl"], capture_output=True, text=True,
+                              env={"PATH": "/usr/bin:/bin", "STREAMCUE_NO_PROGRESS": "1",
+                                   "STREAMCUE_CACHE_DIR": str(tmp_path / "cache")})
+    assert done.returncode == 0, done.stderr
+    assert len(asked) == 6
+    texts = [body["messages"][0]["content"][-1]["text"] for body in asked]
+    for body in asked:
+        assert [m["role"] for m in body["messages"]] == ["user"] and "response_format" not in body
+    assert all(t.endswith("DO NOT OUTPUT ANY EXPLANATORY TEXT THAT IS UNCERTAIN ABOUT THE CURRENT QUESTION.")
+               for t in texts)
+    assert "records are" not in texts[0] and "[|AI|]: Answer number 1.\n" in texts[1]
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["protocol"]["prompt_set"] == "official"
+    report = results["report"]
+    units = [(rid, *u) for rid, item in report["per_item"].items() if item["status"] != "missing"
+             for u in table_units(item)]
+    keys = list(dict.fromkeys(u[1] for u in units))
+    rows = table_rows(keys)
+    out, _ = cluster_bootstrap(units, {name: stat for name, (_, stat) in rows.items()})
+    tasks, _ = cluster_bootstrap(units, {k: (lambda key: lambda t: ratio(t, key))(k) for k in keys})
+    out.update(tasks)
+    assert report["overall"]["n"] == 6 and report["overall"]["accuracy"] == 0.5
+    assert report["overall"]["mean_score"] == 2.5
+    assert out["accuracy"]["estimate"] == report["overall"]["accuracy"]
+    assert out["score (0-5)"]["estimate"] == report["overall"]["mean_score"]
+    for name, figures in report["groups"]["class"].items():
+        assert (out.get(name) or {"estimate": figures["accuracy"]})["estimate"] == figures["accuracy"]

@@ -56,13 +56,17 @@ def build_streamingbench(
     out: Annotated[Path, typer.Option(
         help="Output folder: mc_question.jsonl, active_item.jsonl, videos.jsonl, build_report.json.")],
     subset: Annotated[Optional[list[str]], typer.Option(
-        help="Convert only questions_<SUBSET>.json (repeatable), e.g. real, sqa, proactive.")] = None,
+        help="Convert only questions_<SUBSET>.json (repeatable), e.g. real, sqa, proactive, real_stream.")] = None,
     warn_inconsistent: Annotated[bool, _WARN] = False,
+    all_files: Annotated[bool, typer.Option(
+        "--all-files", help="Convert every questions_*.json of the folder, the _stream and _50 variants too (they "
+                            "repeat the paper's questions), instead of the paper's four files.")] = False,
 ) -> None:
     """Convert StreamingBench: real, omni and SQA questions to mc_question, proactive ones to active_item.
 
-    Every questions_*.json of the folder is converted (the _stream and _50 variants too; each
-    record names its subset). Videos are not copied: videos.jsonl lists relative paths.
+    By default the paper's 4,500 questions: questions_real, _omni, _sqa and _proactive.json
+    (--all-files: every questions_*.json, the _stream and _50 variants too; each record names its
+    subset). Videos are not copied: videos.jsonl lists relative paths.
 
     Example:
 
@@ -70,6 +74,6 @@ def build_streamingbench(
     """
     from streamcue.dataset_builders import streamingbench
 
-    _build("streamingbench", streamingbench.Config(questions, tuple(subset or ()), warn_inconsistent), out)
+    _build("streamingbench", streamingbench.Config(questions, tuple(subset or ()), warn_inconsistent, all_files), out)
 
 

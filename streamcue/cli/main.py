@@ -46,6 +46,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay-benchmark": ("streamcue.cli.replay", "replay_benchmark_command"),
     "evaluate": ("streamcue.cli.evaluate", "evaluate"),
     "compare": ("streamcue.cli.compare", "compare_command"),
+    "export": ("streamcue.cli.export", "export_command"),
     "stats": ("streamcue.cli.stats", "stats_app"),
     "schema": ("streamcue.cli.info", "schema"),
     "ls": ("streamcue.cli.info", "list_things"),
