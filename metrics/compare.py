@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.errors import ConfigError
-from streamcue.metrics.bootstrap import BootstrapSettings, paired_bootstrap
-from streamcue.metrics.run import read_results, read_samples, statistics_for
+from streamcue.metrics.registry import get_metric
+from streamcue.metrics.bootstrap import BootstrapSettings, paired_tables
+from streamcue.metrics.run import read_results, read_samples
 
 __all__ = ["compare_runs", "differences"]
 
@@ -91,15 +92,8 @@ def compare_runs(run_a: Path, run_b: Path, *, allow_different: bool = False,
     shared = {s["id"] for s in samples_a} & {s["id"] for s in samples_b}
     units_a, units_b = _units(samples_a, shared), _units(samples_b, shared)
     keys = list(dict.fromkeys(u[1] for u in [*units_a, *units_b]))
-    task_rows, group_rows = statistics_for(a["metric"]["name"], keys)
-    tables: dict[str, Any] = {}
-    exact = True
-    for name, rows in (("task", task_rows), ("group", group_rows)):
-        result, exact = paired_bootstrap(units_a, units_b, {row: stat for row, (_, stat) in rows.items()}, settings)
-        for row, (read, _) in rows.items():
-            mine = [u for u in units_a if u[1] in read]
-            result[row].update(n=len(mine), videos=len({u[0] for u in mine}))
-        tables[name] = result
+    rows = get_metric(a["metric"]["name"]).rows_of(keys, a["metric"].get("config") or {})
+    tables, exact = paired_tables(units_a, units_b, rows, settings)
     videos = {u[0] for u in units_a} & {u[0] for u in units_b}
     return {"a": {"folder": str(run_a), "model": a["model"], "benchmark": a["benchmark"]},
             "b": {"folder": str(run_b), "model": b["model"], "benchmark": b["benchmark"]},

@@ -171,8 +171,8 @@ def render_page(results: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]
     body.append(_bars(results["tables"].get("task", {}), "Per task"))
     how = "exact enumeration" if boot["exact"] else f"{boot['resamples']} resamples"
     body.append(f"<p class='legend'>Bars: the estimate; whiskers: the {boot['level']:.0%} interval of a cluster "
-                f"bootstrap over videos ({how}, seed {boot['seed']}). n: records scored (LiveCook: videos); "
-                "an OVO-Bench forward item weighs as many as its probes.</p>")
+                f"bootstrap over videos ({how}, seed {boot['seed']}). n: the units the row "
+                "counts (one per record scored, unless the metric's page says otherwise).</p>")
     protocol = results.get("protocol", {})
     frames, generation = results.get("frames", {}), results.get("generation", {})
     body.append("<h2>How this run was made</h2>")

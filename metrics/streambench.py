@@ -45,6 +45,7 @@ from typing import Any
 
 from streamcue.errors import ConfigError
 from streamcue.llm import LLMClient, LLMSettings, Request
+from streamcue.metrics.bootstrap import pooled_rows, record_units
 from streamcue.metrics.configs import check_int_at_least
 from streamcue.metrics.judges import JudgeRunner
 from streamcue.metrics.registry import EvalContext, Metric
@@ -60,7 +61,8 @@ __all__ = ["StreamBenchVerdict", "StreamBenchJudge", "parse_judge_answer", "judg
 METRIC = Metric("streambench", "open_question", "streambench", higher_is_better=True, uses_judge=True,
                 summary="StreamBench LLM judge: yes/no accuracy and mean 0-5 score per class",
                 entry="streamcue.metrics.streambench:run", default_judge="streambench",
-                config_class="streamcue.metrics.streambench:StreamBenchConfig", config_latest=1)
+                config_class="streamcue.metrics.streambench:StreamBenchConfig", config_latest=1,
+                units=record_units("yes"), rows=pooled_rows())
 
 #: Version of :func:`parse_judge_answer`: part of the judge identity, so a change re-judges nothing stale.
 PARSER_VERSION = 1

@@ -21,7 +21,7 @@ the key its answers are stored under, as count.py reads them).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,16 +30,37 @@ from streamcue.dataset_builders.streamingbench import iter_questions
 from streamcue.errors import ConfigError, InputError
 from streamcue.io import read_json
 from streamcue.metrics.bench_readers import Problems, check_pred_format, letter, read_ground_truth, read_predictions
+from streamcue.metrics.bootstrap import Rows, pooled
 from streamcue.metrics.choice_rules import as_text, first_element, is_object_answer, streamingbench_choice_correct
 from streamcue.metrics.registry import Metric
 from streamcue.metrics.scoring import make_report
 
 __all__ = ["evaluate", "run", "Tally", "PROACTIVE", "example_predictions"]
 
+def units(item: Mapping[str, Any], record: Mapping[str, Any]) -> list[tuple[str, float, float]]:
+    """A question's unit ``(task, correct, 1)``; a proactive item's answer unit and its ``<task> (time)`` unit."""
+    if "correct" in item:
+        return [(item["task"], float(item["correct"]), 1.0)]
+    return [(item["task"], float(item["answer_correct"]), 1.0), (f"{item['task']} (time)", float(item["time_correct"]),
+                                                                 1.0)]
+
+
+def rows(keys: Sequence[str], config: Mapping[str, Any]) -> tuple[Rows, Rows]:
+    """Each task's accuracy; ``accuracy`` pooled over the questions, ``proactive answer`` and ``proactive time``
+    pooled over the proactive items (:meth:`Tally.summary`'s overall)."""
+    choice = tuple(k for k in keys if not k.endswith(" (time)") and f"{k} (time)" not in keys)
+    proactive = tuple(k for k in keys if f"{k} (time)" in keys)
+    timed = tuple(f"{k} (time)" for k in proactive)
+    group: Rows = {name: (mine, pooled(mine)) for name, mine in (("accuracy", choice), ("proactive answer", proactive),
+                                                                   ("proactive time", timed)) if mine}
+    return {k: ((k,), pooled((k,))) for k in keys}, group
+
+
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
 METRIC = Metric("streamingbench", "mc_question", "streamingbench", higher_is_better=True, uses_judge=False,
                 summary="StreamingBench accuracy per task type; proactive time and answer accuracy",
-                entry="streamcue.metrics.streamingbench:run", other_pred_formats=("streamingbench",))
+                entry="streamcue.metrics.streamingbench:run", other_pred_formats=("streamingbench",),
+                units=units, rows=rows, read_choice=lambda raw, n: first_element(raw))
 
 PROACTIVE = "Proactive Output"
 
