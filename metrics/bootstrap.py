@@ -46,8 +46,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from streamcue.errors import ConfigError
+
 __all__ = ["Unit", "Totals", "Statistic", "Row", "Rows", "UnitsOf", "RowsOf", "BootstrapSettings", "MIN_VIDEOS",
-           "cluster_bootstrap", "paired_bootstrap", "ratio", "pooled", "mean_of_present", "record_units",
+           "MAX_RESAMPLES", "cluster_bootstrap", "paired_bootstrap", "ratio", "pooled", "mean_of_present",
+           "record_units",
            "pooled_rows", "tables", "paired_tables"]
 
 #: One scored unit: ``(video, key, num, den)``.
@@ -87,6 +90,9 @@ RowsOf = Callable[[Sequence[str], Mapping[str, Any]], "tuple[Rows, Rows]"]
 #: A row whose interval rests on fewer videos than this is flagged (``few_videos``): with 1 or 2 videos the
 #: bootstrap distribution has 1 to 4 distinct draws and the interval collapses towards a point.
 MIN_VIDEOS = 5
+#: The most bootstrap resamples (``--resamples``; more is refused, never left to hang): at 100,000 the Monte Carlo
+#: error of a percentile is already far below the width of the interval itself.
+MAX_RESAMPLES = 100_000
 
 
 def ratio(totals: Totals, *keys: str) -> float | None:
@@ -141,9 +147,17 @@ class BootstrapSettings:
     seed: int = 0
     level: float = 0.95
 
+    def __post_init__(self) -> None:
+        if isinstance(self.resamples, bool) or not 1 <= self.resamples <= MAX_RESAMPLES:
+            raise ConfigError(f"resamples must be 1 to {MAX_RESAMPLES:,}, not {self.resamples}")
+        if isinstance(self.seed, bool) or not 0 <= self.seed < 2 ** 63:
+            raise ConfigError(f"the bootstrap seed must be 0 to 2**63 - 1, not {self.seed}")
+        if not 0 < self.level < 1:
+            raise ConfigError(f"the interval level must lie in (0, 1), not {self.level}")
+
     def to_dict(self, exact: bool) -> dict[str, Any]:
         return {"unit": "video", "method": "cluster bootstrap, percentile interval", "resamples": self.resamples,
-                "seed": self.seed, "level": self.level, "exact": exact,
+                "seed": self.seed, "level": self.level, "exact": exact, "min_videos": MIN_VIDEOS,
                 "reference": "Davison & Hinkley 1997 Sec. 3.8; Miller 2024 arXiv:2411.00640"}
 
 

@@ -76,7 +76,7 @@ def _bars(rows: Mapping[str, Mapping[str, Any]], title: str) -> str:
                          f'y2="{mid + 5:.1f}" stroke="#1b1f24" stroke-width="1.5"/><line x1="{x2:.1f}" '
                          f'y1="{mid - 5:.1f}" x2="{x2:.1f}" y2="{mid + 5:.1f}" stroke="#1b1f24" stroke-width="1.5"/>')
         text = (f"{_fmt(est)}  [{_fmt(low)}, {_fmt(high)}]  n={row.get('n', '?')}, "
-                f"{row.get('videos', '?')} videos")
+                f"{row.get('videos', '?')} videos{' (few)' if row.get('few_videos') else ''}")
         parts.append(f'<text x="{label_w + bar_w + 10}" y="{y + 14}" font-size="12" fill="#1b1f24">'
                      f'{escape(text)}</text>')
     parts.append("</svg>")
@@ -170,6 +170,12 @@ def render_page(results: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]
     body.append(_bars(results["tables"].get("group", {}), "Groups"))
     body.append(_bars(results["tables"].get("task", {}), "Per task"))
     how = "exact enumeration" if boot["exact"] else f"{boot['resamples']} resamples"
+    few = [name for table in ("group", "task") for name, row in results["tables"].get(table, {}).items()
+           if row.get("few_videos")]
+    if few:
+        body.append(f"<p class='warn'>{len(few)} rows rest on fewer than {boot.get('min_videos', 5)} videos (marked "
+                    f"few): their intervals are too narrow to trust, or a point: {escape(', '.join(few[:30]))}"
+                    f"{' ...' if len(few) > 30 else ''}.</p>")
     body.append(f"<p class='legend'>Bars: the estimate; whiskers: the {boot['level']:.0%} interval of a cluster "
                 f"bootstrap over videos ({how}, seed {boot['seed']}). n: the units the row "
                 "counts (one per record scored, unless the metric's page says otherwise).</p>")

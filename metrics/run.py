@@ -155,7 +155,7 @@ def _task(record: Mapping[str, Any]) -> str:
 def video_units(units: Mapping[str, Sequence[tuple[str, float, float]]],
                 records: Mapping[str, Mapping[str, Any]]) -> list[Unit]:
     """The bootstrap's units ``(video, key, num, den)`` of the records' units (a record without a video is its own)."""
-    return [(str(records[rid].get("video_id", rid)), key, num, den)
+    return [(str(records[rid].get("video_id") or rid), key, num, den)
             for rid, items in units.items() if rid in records for key, num, den in items]
 
 
