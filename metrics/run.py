@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -31,7 +32,8 @@ from streamcue.errors import ConfigError, InputError
 from streamcue.metrics.bootstrap import BootstrapSettings, Unit, tables
 
 __all__ = ["STREAMING_KINDS", "RESULTS_VERSION", "Selection", "select_records", "finish_run", "video_units",
-           "write_played", "read_samples", "read_results", "check_results", "prompt_versions", "now"]
+           "write_played", "read_samples", "read_results", "check_results", "prompt_versions", "now", "efficiency",
+           "EFFICIENCY"]
 
 RESULTS_VERSION = "1.0"
 #: Kinds whose page shows a timeline per video: gold answer windows against when the model spoke.
@@ -282,6 +284,87 @@ def _samples(benchmark: str, read_choice: Callable[[Any, int], Any] | None,
     return out
 
 
+# ------------------------------------------------------------------------------------------ efficiency
+
+#: What results.json ``efficiency`` holds (docs/runs.md), in this order.
+EFFICIENCY = ("calls", "endpoint_calls", "latency_mean_s", "latency_p50_s", "latency_p90_s", "latency_max_s",
+              "ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_max_s", "tokens_in", "tokens_out",
+              "tokens_in_per_call", "tokens_out_per_call", "frames_sent", "bytes_sent", "media_s", "wall_s",
+              "real_time_factor")
+
+
+def _number(value: Any) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    return float(value) if ok else None
+
+
+def _spread(values: Sequence[float], name: str) -> dict[str, float | None]:
+    """``{name}_mean_s``, ``_p50_s``, ``_p90_s`` (nearest rank: the ``ceil(q n)``-th smallest) and ``_max_s``."""
+    ordered = sorted(values)
+
+    def rank(q: float) -> float | None:
+        return ordered[max(math.ceil(q * len(ordered)), 1) - 1] if ordered else None
+    return {f"{name}_mean_s": sum(ordered) / len(ordered) if ordered else None, f"{name}_p50_s": rank(0.5),
+            f"{name}_p90_s": rank(0.9), f"{name}_max_s": ordered[-1] if ordered else None}
+
+
+def _total(calls: Sequence[Mapping[str, Any]], field: str) -> float | None:
+    """The sum of a per-call count, None when no call records it."""
+    values = [v for v in (_number(c.get(field)) for c in calls) if v is not None]
+    return sum(values) if values else None
+
+
+def _seconds(start: Any, end: Any) -> float | None:
+    try:
+        return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+    except (TypeError, ValueError):
+        return None
+
+
+def efficiency(samples: Sequence[Mapping[str, Any]], replay_report: Mapping[str, Any],
+               videos: Sequence[Mapping[str, Any]], started_at: str | None, finished_at: str | None
+               ) -> dict[str, Any]:
+    """What the run cost, from the engine's per-call records (samples.jsonl ``calls``) and the replay report; a
+    figure the engine did not record is None.
+
+    Latency and time to first token (``ttft_s``, streamed responses only) are over the calls made, not those
+    answered from the cache: mean, median and 90th percentile by nearest rank, maximum. Tokens in and out are the
+    calls' ``prompt_tokens`` and ``completion_tokens`` (else the replay report's endpoint totals), per call over
+    ``endpoint_calls``; ``frames_sent`` and ``bytes_sent`` are what went to the server. ``media_s`` is the video
+    time played: each video's ``duration_s``, else the last time a call was made on it. ``wall_s`` is the replay's
+    wall-clock time (the report's ``wall_s``, else started_at to finished_at, scoring included), and the real-time
+    factor ``wall_s / media_s``: below 1, the run kept up with the video.
+    """
+    calls = [c for s in samples for c in s.get("calls") or [] if isinstance(c, Mapping)]
+    made = [c for c in calls if c.get("cached") is not True]
+    endpoint = replay_report.get("endpoint") if isinstance(replay_report.get("endpoint"), Mapping) else {}
+    n_made = _number(endpoint.get("endpoint_calls"))
+    n_made = len(made) if n_made is None else n_made
+    tokens = {side: _total(made, field) if _total(made, field) is not None else _number(endpoint.get(field))
+              for side, field in (("in", "prompt_tokens"), ("out", "completion_tokens"))}
+    duration = {str(v.get("video_id")): _number(v.get("duration_s")) for v in videos}
+    last: dict[str, float] = {}
+    for s in samples:
+        times = [t for t in (_number(c.get("t_s")) for c in s.get("calls") or [] if isinstance(c, Mapping))
+                 if t is not None]
+        video = str(s.get("video_id"))
+        last[video] = max([last.get(video, 0.0), *times])
+    media = sum(duration.get(v) or t for v, t in last.items()) or None
+    wall = _number(replay_report.get("wall_s"))
+    wall = wall if wall is not None else _seconds(started_at, finished_at)
+    out: dict[str, Any] = {
+        "calls": len(calls), "endpoint_calls": int(n_made),
+        **_spread([v for v in (_number(c.get("latency_s")) for c in made) if v is not None], "latency"),
+        **_spread([v for v in (_number(c.get("ttft_s")) for c in made) if v is not None], "ttft"),
+        "tokens_in": tokens["in"], "tokens_out": tokens["out"],
+        "tokens_in_per_call": tokens["in"] / n_made if tokens["in"] is not None and n_made else None,
+        "tokens_out_per_call": tokens["out"] / n_made if tokens["out"] is not None and n_made else None,
+        "frames_sent": _total(made, "frames_sent"), "bytes_sent": _total(made, "bytes_sent"),
+        "media_s": media, "wall_s": wall,
+        "real_time_factor": wall / media if wall is not None and media else None}
+    return {key: out[key] for key in EFFICIENCY}
+
+
 # ------------------------------------------------------------------------------------------ versions
 
 def prompt_versions(protocol: Any, strategies: Iterable[str], kind_modes: Mapping[str, str]) -> list[str]:
@@ -439,11 +522,14 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
                    "endpoint_calls": int(endpoint.get("endpoint_calls", 0)),
                    "cache_hits": int(endpoint.get("cache_hits", 0))},
         "unparseable": unparseable,
+        "efficiency": {},
         "bootstrap": bootstrap.to_dict(exact),
         "tables": table,
         "report": report,
         "replay": {key: value for key, value in replay_report.items() if key != "samples"},  # samples: samples.jsonl
     }
+    results["efficiency"] = efficiency(samples, replay_report, selection.videos, results["started_at"],
+                                       results["finished_at"])
     check_results(results)
     write_jsonl(out / "samples.jsonl", samples)
     write_json(out / "results.json", results)

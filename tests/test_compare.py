@@ -96,3 +96,40 @@ def test_rows_on_few_videos_are_flagged_in_results_and_on_the_page(runs):
     assert all(row["few_videos"] for table in results["tables"].values() for row in table.values())
     page = (runs / "red" / "report.html").read_text()
     assert "rest on fewer than 5 videos" in page and "2 videos (few)" in page
+
+
+def test_efficiency_is_a_result_in_results_on_the_page_and_in_compare(runs):
+    results = json.loads((runs / "red" / "results.json").read_text())
+    eff = results["efficiency"]
+    assert eff["calls"] == eff["endpoint_calls"] == 3 and eff["latency_max_s"] >= eff["latency_p50_s"] > 0
+    assert eff["tokens_in"] > 0 and eff["tokens_out"] > 0 and eff["tokens_in_per_call"] == eff["tokens_in"] / 3
+    assert eff["frames_sent"] == 0 and eff["bytes_sent"] == 0  # a blind run sends no pixels
+    assert eff["ttft_mean_s"] is None  # the stub does not stream: not recorded, never invented
+    assert eff["media_s"] == 3.0 + 2.0 and eff["real_time_factor"] == eff["wall_s"] / 5.0  # last call times
+    assert "<h2>Efficiency</h2>" in (runs / "red" / "report.html").read_text()
+    code, out, err = cli("compare", runs / "red", runs / "right", "--output", runs / "c.json")
+    assert code == 0, err
+    compared = json.loads((runs / "c.json").read_text())["efficiency"]
+    assert compared["endpoint_calls"][0] == 3 and compared["endpoint_calls"][1] >= 3  # B's plain text is asked again
+    assert "efficiency" in out and "tokens_in" in out
+
+
+def test_efficiency_figures():
+    """Hand-computed: cached calls cost nothing; nearest-rank percentiles; per-call tokens over calls made."""
+    from streamcue.metrics.run import efficiency
+
+    calls = [{"t_s": 1.0, "latency_s": 0.4, "ttft_s": 0.1, "prompt_tokens": 100, "completion_tokens": 5,
+              "frames_sent": 4, "bytes_sent": 4000},
+             {"t_s": 8.0, "latency_s": 0.2, "ttft_s": 0.3, "prompt_tokens": 300, "completion_tokens": 7,
+              "frames_sent": 8, "bytes_sent": 9000},
+             {"t_s": 9.0, "latency_s": 0.0, "cached": True, "frames_sent": 8, "bytes_sent": 9000}]
+    samples = [{"video_id": "a", "calls": calls[:2]}, {"video_id": "b", "calls": calls[2:]}]
+    eff = efficiency(samples, {"wall_s": 6.0}, [{"video_id": "a", "duration_s": 20.0}], None, None)
+    assert (eff["calls"], eff["endpoint_calls"]) == (3, 2)
+    assert (eff["latency_mean_s"], eff["latency_p50_s"], eff["latency_p90_s"]) == (pytest.approx(0.3), 0.2, 0.4)
+    assert (eff["ttft_p50_s"], eff["ttft_max_s"]) == (0.1, 0.3)
+    assert (eff["tokens_in"], eff["tokens_out"], eff["tokens_in_per_call"]) == (400, 12, 200)
+    assert (eff["frames_sent"], eff["bytes_sent"]) == (12, 13000)
+    assert (eff["media_s"], eff["wall_s"], eff["real_time_factor"]) == (29.0, 6.0, pytest.approx(6.0 / 29.0))
+    none = efficiency([{"video_id": "a", "calls": [{"latency_s": "slow", "prompt_tokens": -3}]}], {}, [], None, None)
+    assert none["latency_mean_s"] is None and none["tokens_in"] is None and none["real_time_factor"] is None
