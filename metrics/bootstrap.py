@@ -82,7 +82,7 @@ Row = tuple[tuple[str, ...], Statistic]
 #: Reported figures by row name.
 Rows = dict[str, Row]
 #: What a metric declares (:class:`~streamcue.metrics.registry.Metric` ``units``): one record's per-item score and
-#: its ground-truth record -> the record's units ``[(key, num, den)]``.
+#: its ground-truth record -> the record's units ``[(key, num, den)]``, each a share: ``0 <= num <= den``.
 UnitsOf = Callable[[Mapping[str, Any], Mapping[str, Any]], "list[tuple[str, float, float]]"]
 #: What a metric declares (``rows``): the keys present and the metric's config (as results.json holds it) ->
 #: ``(task rows, group rows)``, every figure it reports.

@@ -478,14 +478,14 @@ def metric_problems(metric: Metric, report: dict[str, Any], again: dict[str, Any
 
 
 def aggregation_problems(metric: Metric, report: dict[str, Any]) -> list[str]:
-    """A benchmark's metric owns its aggregation (metrics/registry.py): its units split the report into finite
-    ``(key, num, den)`` with ``den >= 0``, and its rows name only keys present, with at least one task row."""
+    """A benchmark's metric owns its aggregation (metrics/registry.py): its units split the report into shares
+    ``(key, num, den)``, finite with ``0 <= num <= den``, and its rows name only keys present, with a task row."""
     if metric.units is None or metric.rows is None:
         return [f"{metric.name}: declares no units or rows (Metric(units=..., rows=...)): a run has no intervals"]
     units = [u for items in metric.units_of(report, {}).values() for u in items]
-    if not units or not all(isinstance(k, str) and math.isfinite(n) and math.isfinite(d) and d >= 0
+    if not units or not all(isinstance(k, str) and math.isfinite(n) and math.isfinite(d) and 0 <= n <= d
                             for k, n, d in units):
-        return [f"{metric.name}: its units are empty or not (key, finite num, finite den >= 0)"]
+        return [f"{metric.name}: its units are empty or not shares (key, num, den), 0 <= num <= den"]
     keys = list(dict.fromkeys(k for k, _, _ in units))
     task, group = metric.rows_of(keys, report["config"])
     if not task or any(set(read) - set(keys) for read, _ in [*task.values(), *group.values()]):
