@@ -308,9 +308,9 @@ def _spread(values: Sequence[float], name: str) -> dict[str, float | None]:
             f"{name}_p90_s": rank(0.9), f"{name}_max_s": ordered[-1] if ordered else None}
 
 
-def _total(calls: Sequence[Mapping[str, Any]], field: str) -> float | None:
-    """The sum of a per-call count, None when no call records it."""
-    values = [v for v in (_number(c.get(field)) for c in calls) if v is not None]
+def _total(calls: Sequence[Mapping[str, Any]], field: str) -> int | None:
+    """The sum of a per-call count (whole numbers only), None when no call records one."""
+    values = [int(v) for v in (_number(c.get(field)) for c in calls) if v is not None and v.is_integer()]
     return sum(values) if values else None
 
 
@@ -340,7 +340,7 @@ def efficiency(samples: Sequence[Mapping[str, Any]], replay_report: Mapping[str,
     endpoint = replay_report.get("endpoint") if isinstance(replay_report.get("endpoint"), Mapping) else {}
     n_made = _number(endpoint.get("endpoint_calls"))
     n_made = len(made) if n_made is None else n_made
-    tokens = {side: _total(made, field) if _total(made, field) is not None else _number(endpoint.get(field))
+    tokens = {side: _total(made, field) if _total(made, field) is not None else _total([endpoint], field)
               for side, field in (("in", "prompt_tokens"), ("out", "completion_tokens"))}
     duration = {str(v.get("video_id")): _number(v.get("duration_s")) for v in videos}
     last: dict[str, float] = {}

@@ -68,7 +68,7 @@ def compare_command(
     if any(v.get("few_videos") for table in result["tables"].values() for v in table.values()):
         console.out.print(f"note: rows marked (few) rest on fewer than {result['bootstrap']['min_videos']} videos: "
                           "their intervals are too narrow to trust", markup=False)
-    _side_by_side("efficiency", result["efficiency"], [])
+    _side_by_side("efficiency", result["efficiency"], None)
     console.out.print(f"paired over {result['shared_records']} records on {result['shared_videos']} videos both runs "
                       "played", markup=False)
     if output is not None:
@@ -76,13 +76,14 @@ def compare_command(
         console.out.print(f"comparison written to {output}", markup=False)
 
 
-def _side_by_side(title: str, values: dict[str, Any], differences: list[str]) -> None:
-    """``{name: [A, B]}`` as a table, a differing setting marked."""
-    differ = {line.split(": ", 1)[0] for line in differences}
+def _side_by_side(title: str, values: dict[str, Any], differences: list[str] | None) -> None:
+    """``{name: [A, B]}`` as a table; with ``differences``, a differing setting marked."""
+    differ = {line.split(": ", 1)[0] for line in differences or []}
     rows = {name: {"A": _cell(va), "B": _cell(vb), "": "differs" if name in differ else ""}
             for name, (va, vb) in values.items()}
+    columns = ["A", "B", ""] if differences is not None else ["A", "B"]
     if rows:
-        console.out.print(console.table(title, ["A", "B", ""], rows, title[:-1] if title.endswith("s") else title))
+        console.out.print(console.table(title, columns, rows, title[:-1] if title.endswith("s") else title))
 
 
 def _cell(value: Any) -> Any:
