@@ -133,3 +133,20 @@ def test_efficiency_figures():
     assert (eff["media_s"], eff["wall_s"], eff["real_time_factor"]) == (29.0, 6.0, pytest.approx(6.0 / 29.0))
     none = efficiency([{"video_id": "a", "calls": [{"latency_s": "slow", "prompt_tokens": -3}]}], {}, [], None, None)
     assert none["latency_mean_s"] is None and none["tokens_in"] is None and none["real_time_factor"] is None
+
+
+@pytest.mark.parametrize("rule", ["groups", "tasks"])
+def test_a_metrics_rows_give_its_own_figures_the_total_by_its_config_rule(rule):
+    """OVO-Bench's total in the tables follows the config's ``total`` rule, as the metric's own figure does (one
+    statistic computes both): 2 backward tasks and 1 realtime task, where the two rules differ."""
+    from streamcue.metrics.bootstrap import tables
+    from streamcue.metrics.ovo_bench import Entry, aggregate, rows
+
+    entries = [Entry("a", "EPM", letter="A", response="A"), Entry("b", "ASI", letter="A", response="B"),
+               Entry("c", "STU", letter="A", response="A")]
+    overall, _, per_item = aggregate(entries, "official", rule)
+    assert overall["total"] == pytest.approx({"groups": (0.5 + 1) / 2, "tasks": (1 + 0 + 1) / 3}[rule])
+    units = [(rid, item["task"], float(item["correct"]), float(item["scored"])) for rid, item in per_item.items()]
+    table, _ = tables(units, rows(["EPM", "ASI", "STU"], {"total": rule}))
+    assert table["group"]["total"]["estimate"] == overall["total"]
+    assert table["group"]["backward"]["estimate"] == overall["backward"]
