@@ -46,7 +46,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Unit", "Totals", "Statistic", "BootstrapSettings", "cluster_bootstrap", "paired_bootstrap", "ratio"]
+from streamcue.errors import ConfigError
+
+__all__ = ["Unit", "Totals", "Statistic", "Row", "Rows", "UnitsOf", "RowsOf", "BootstrapSettings", "MIN_VIDEOS",
+           "MAX_RESAMPLES", "cluster_bootstrap", "paired_bootstrap", "ratio", "pooled", "mean_of_present",
+           "record_units",
+           "pooled_rows", "tables", "paired_tables"]
 
 #: One scored unit: ``(video, key, num, den)``.
 Unit = tuple[str, str, float, float]
@@ -72,6 +77,22 @@ class Totals(Mapping[str, tuple[float, float]]):
 
 #: A statistic: the totals of a (re)sample -> a number, or None where it is undefined.
 Statistic = Callable[[Totals], "float | None"]
+#: One reported figure: the keys whose units it counts (its ``n`` and ``videos``) and its statistic.
+Row = tuple[tuple[str, ...], Statistic]
+#: Reported figures by row name.
+Rows = dict[str, Row]
+#: What a metric declares (:class:`~streamcue.metrics.registry.Metric` ``units``): one record's per-item score and
+#: its ground-truth record -> the record's units ``[(key, num, den)]``, each a share: ``0 <= num <= den``.
+UnitsOf = Callable[[Mapping[str, Any], Mapping[str, Any]], "list[tuple[str, float, float]]"]
+#: What a metric declares (``rows``): the keys present and the metric's config (as results.json holds it) ->
+#: ``(task rows, group rows)``, every figure it reports.
+RowsOf = Callable[[Sequence[str], Mapping[str, Any]], "tuple[Rows, Rows]"]
+#: A row whose interval rests on fewer videos than this is flagged (``few_videos``): with 1 or 2 videos the
+#: bootstrap distribution has 1 to 4 distinct draws and the interval collapses towards a point.
+MIN_VIDEOS = 5
+#: The most bootstrap resamples (``--resamples``; more is refused, never left to hang): at 100,000 the Monte Carlo
+#: error of a percentile is already far below the width of the interval itself.
+MAX_RESAMPLES = 100_000
 
 
 def ratio(totals: Totals, *keys: str) -> float | None:
@@ -79,6 +100,43 @@ def ratio(totals: Totals, *keys: str) -> float | None:
     num = sum(totals[k][0] for k in keys)
     den = sum(totals[k][1] for k in keys)
     return num / den if den else None
+
+
+def pooled(keys: Sequence[str]) -> Statistic:
+    """The pooled ratio of ``keys``: ``sum num / sum den`` (:func:`ratio`)."""
+    keys = tuple(keys)
+    return lambda totals: ratio(totals, *keys)
+
+
+def mean_of_present(keys: Sequence[str]) -> Statistic:
+    """The mean of the ratios ``num / den`` of the keys present (den > 0), in the order given; None when none is
+    (in a resample: the keys drawn)."""
+    keys = tuple(keys)
+
+    def statistic(totals: Totals) -> float | None:
+        values = [totals[k][0] / totals[k][1] for k in keys if totals[k][1]]
+        return sum(values) / len(values) if values else None
+    return statistic
+
+
+def record_units(num: str, den: str | None = None) -> UnitsOf:
+    """The units of a metric that scores each record once: ``(task, item[num], item[den] or 1)``; the task is the
+    item's ``task``, else the record's ``task`` or ``task_type``, else ``all``. A missing or null ``num`` counts 0;
+    a record whose ``den`` is 0 gives no unit."""
+    def units(item: Mapping[str, Any], record: Mapping[str, Any]) -> list[tuple[str, float, float]]:
+        task = str(item.get("task") or record.get("task") or record.get("task_type") or "all")
+        weight = 1.0 if den is None else float(item.get(den) or 0)
+        return [(task, float(item.get(num) or 0), weight)] if weight else []
+    return units
+
+
+def pooled_rows(group: str = "mean") -> RowsOf:
+    """The rows of a metric that averages records: each key a task row (its pooled ratio) and one group row
+    ``group`` pooling every key."""
+    def rows(keys: Sequence[str], config: Mapping[str, Any]) -> tuple[Rows, Rows]:
+        task = {k: ((k,), pooled((k,))) for k in keys}
+        return task, ({group: (tuple(keys), pooled(keys))} if keys else {})
+    return rows
 
 
 @dataclass(frozen=True)
@@ -89,9 +147,17 @@ class BootstrapSettings:
     seed: int = 0
     level: float = 0.95
 
+    def __post_init__(self) -> None:
+        if isinstance(self.resamples, bool) or not 1 <= self.resamples <= MAX_RESAMPLES:
+            raise ConfigError(f"resamples must be 1 to {MAX_RESAMPLES:,}, not {self.resamples}")
+        if isinstance(self.seed, bool) or not 0 <= self.seed < 2 ** 63:
+            raise ConfigError(f"the bootstrap seed must be 0 to 2**63 - 1, not {self.seed}")
+        if not 0 < self.level < 1:
+            raise ConfigError(f"the interval level must lie in (0, 1), not {self.level}")
+
     def to_dict(self, exact: bool) -> dict[str, Any]:
         return {"unit": "video", "method": "cluster bootstrap, percentile interval", "resamples": self.resamples,
-                "seed": self.seed, "level": self.level, "exact": exact,
+                "seed": self.seed, "level": self.level, "exact": exact, "min_videos": MIN_VIDEOS,
                 "reference": "Davison & Hinkley 1997 Sec. 3.8; Miller 2024 arXiv:2411.00640"}
 
 
@@ -205,4 +271,38 @@ def paired_bootstrap(units_a: Sequence[Unit], units_b: Sequence[Unit], statistic
                 values.append(value)
                 kept.append(float(weights[r]))
         out[name] = {**_summarise(estimate, values, kept, settings.level, len(units_a), len(videos)), "a": a, "b": b}
+    return out, exact
+
+
+def _count(results: dict[str, dict[str, Any]], rows: Rows, units: Sequence[Unit]) -> None:
+    """Each row's ``n`` and ``videos`` (of its own keys) and ``few_videos`` (fewer than :data:`MIN_VIDEOS`)."""
+    for name, (keys, _) in rows.items():
+        mine = [u for u in units if u[1] in keys]
+        videos = len({u[0] for u in mine})
+        results[name].update(n=len(mine), videos=videos, few_videos=videos < MIN_VIDEOS)
+
+
+def tables(units: Sequence[Unit], rows: tuple[Rows, Rows],
+           settings: BootstrapSettings = BootstrapSettings()) -> tuple[dict[str, Any], bool]:
+    """``({"task": {row: interval}, "group": {row: interval}}, exact)`` of one run's units and a metric's rows
+    (:func:`cluster_bootstrap`; each row with ``n``, ``videos`` and ``few_videos``)."""
+    out: dict[str, Any] = {}
+    exact = True
+    for table, mine in zip(("task", "group"), rows):
+        results, exact = cluster_bootstrap(units, {name: stat for name, (_, stat) in mine.items()}, settings)
+        _count(results, mine, units)
+        out[table] = results
+    return out, exact
+
+
+def paired_tables(units_a: Sequence[Unit], units_b: Sequence[Unit], rows: tuple[Rows, Rows],
+                  settings: BootstrapSettings = BootstrapSettings()) -> tuple[dict[str, Any], bool]:
+    """The same tables for ``B - A`` (:func:`paired_bootstrap`); ``n`` and ``videos`` count A's units."""
+    out: dict[str, Any] = {}
+    exact = True
+    for table, mine in zip(("task", "group"), rows):
+        results, exact = paired_bootstrap(units_a, units_b, {name: stat for name, (_, stat) in mine.items()},
+                                          settings)
+        _count(results, mine, units_a)
+        out[table] = results
     return out, exact

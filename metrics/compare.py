@@ -1,84 +1,151 @@
 """Paired comparison of two run folders: per task and group, ``B - A`` with a 95 % interval over shared videos.
 
-The two runs must be of the same benchmark version (the SHA-256 of the record files they were
-selected from), the same protocol (name, prompt versions, strategies, history) and the same
-metric config; otherwise :func:`compare_runs` refuses with one line naming what differs, unless
-``allow_different`` (and then the result lists the differences, ``differences``).
+**Settings side by side.** :func:`side_by_side` flattens what decides a run's answers (``protocol``,
+``frames``, ``generation``, ``prompts``, the model, the benchmark version and the metric config) into
+``{setting: (A, B)}``. How a run went rather than what it asked (``concurrency``, ``cache``, the
+frame counts) is left out, and so are the kinds only one run played (a partial run is still the same
+protocol). The two runs must agree on every setting but the model, and must be of one benchmark
+version and metric config; otherwise :func:`compare_runs` refuses with one line naming each
+difference (``frames.window_s: none vs 60``), unless ``allow_different`` (then the result lists
+them, ``differences``). Two runs of different benchmarks, or sharing no record, are refused always.
 
-Only records both runs scored count (``samples.jsonl``: their ``units``), and only videos both
-played are resampled, together (:func:`streamcue.metrics.bootstrap.paired_bootstrap`): the interval
-of a difference is much narrower than the two runs' own intervals suggest, because a hard video is
-hard for both models.
+**Checked against itself.** Each run's ``samples.jsonl`` is checked before use (:func:`check_run`):
+its ids are unique, every unit ``(key, num, den)`` is a share (``0 <= num <= den``, finite), every
+sample's ``score`` is the run's own ``report.per_item`` entry, and the tables recomputed from the
+units by the metric's own rows (:meth:`~streamcue.metrics.registry.Metric.rows_of`) give the
+estimates, ``n`` and ``videos`` of ``results.json``; a run that fails is refused, named.
+
+**Paired.** Only records both runs scored count (their ``units``), and only videos both played are
+resampled, together (:func:`streamcue.metrics.bootstrap.paired_bootstrap`): the interval of a
+difference is much narrower than the two runs' own intervals suggest, because a hard video is hard
+for both models. The efficiency of both runs (results.json ``efficiency``) stands beside.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from streamcue.errors import ConfigError
-from streamcue.metrics.bootstrap import BootstrapSettings, paired_bootstrap
-from streamcue.metrics.run import read_results, read_samples, statistics_for
+from streamcue.errors import ConfigError, InputError
+from streamcue.metrics.bootstrap import BootstrapSettings, Unit, cluster_bootstrap, paired_tables
+from streamcue.metrics.registry import get_metric
+from streamcue.metrics.run import read_results, read_samples
 
-__all__ = ["compare_runs", "differences"]
+__all__ = ["compare_runs", "differences", "side_by_side", "check_run"]
 
-
-def _same_protocol(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """Same protocol name, span and timing; for every kind both played, the same strategy and options, history
-    and prompt versions (a partial run that played fewer kinds is still the same protocol)."""
-    pa, pb = a.get("protocol") or {}, b.get("protocol") or {}
-    if any(pa.get(key) != pb.get(key) for key in ("name", "span", "timing")):
-        return False
-
-    def of(value: Any, kind: str) -> Any:
-        return value.get(kind) if isinstance(value, Mapping) else value
-
-    for kind in set(pa.get("kinds") or {}) & set(pb.get("kinds") or {}):
-        if pa["kinds"][kind] != pb["kinds"][kind] or of(pa.get("history"), kind) != of(pb.get("history"), kind):
-            return False
-        if (a.get("prompts") or {}).get(kind) != (b.get("prompts") or {}).get(kind):
-            return False
-    return True
+#: The parts of results.json that decide a run's answers, compared setting by setting.
+SECTIONS = ("protocol", "frames", "generation", "prompts")
+#: How a run went, not what it asked: listed by neither.
+NOT_SETTINGS = {"generation.concurrency", "generation.cache", "frames.frames_total", "frames.frames_seen"}
 
 
-def _protocol_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
-    """Which parts of the two runs' protocols differ, named with both values (short)."""
-    pa, pb = a.get("protocol") or {}, b.get("protocol") or {}
-    out = [f"{key} {pa.get(key)!r} vs {pb.get(key)!r}" for key in sorted(set(pa) | set(pb))
-           if key != "kinds" and pa.get(key) != pb.get(key)]
-    if pa.get("kinds") != pb.get("kinds"):
-        out.append("strategies or their options")
-    if (a.get("prompts") or {}) != (b.get("prompts") or {}):
-        out.append("prompt versions")
-    return [line if len(line) < 120 else line[:117] + "..." for line in out] or ["name, strategies or history"]
+def _flat(value: Any, prefix: str) -> dict[str, Any]:
+    if isinstance(value, Mapping) and value:
+        return {k: v for key, item in value.items() for k, v in _flat(item, f"{prefix}.{key}").items()}
+    return {prefix: value}
+
+
+def _played(results: Mapping[str, Any]) -> set[str]:
+    return set((results.get("protocol") or {}).get("kinds") or {}) | set(results.get("prompts") or {})
+
+
+def side_by_side(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """``{setting: (A's value, B's value)}``: the model, the benchmark version, the metric config and every leaf of
+    ``protocol``, ``frames``, ``generation`` and ``prompts`` (a kind's settings only where both runs played it)."""
+    def of(results: Mapping[str, Any]) -> dict[str, Any]:
+        out = {"model": (results.get("model") or {}).get("name"),
+               "benchmark version": results["benchmark"].get("version"),
+               "metric config": results["metric"].get("config_version"),
+               **_flat({k: v for k, v in (results["metric"].get("config") or {}).items()}, "metric config")}
+        for section in SECTIONS:
+            out.update(_flat(results.get(section), section))
+        return out
+
+    only_one = _played(a) ^ _played(b)
+    flat_a, flat_b = of(a), of(b)
+    keys = [k for k in dict.fromkeys([*flat_a, *flat_b]) if k not in NOT_SETTINGS
+            and not any(f".{kind}." in f"{k}." for kind in only_one)]
+    return {k: (flat_a.get(k), flat_b.get(k)) for k in keys}
+
+
+def _shown(value: Any) -> str:
+    text = "none" if value is None else str(value)
+    return text if len(text) <= 50 else text[:47] + "..."
 
 
 def differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
-    """What makes two runs' figures incomparable: benchmark, benchmark version, protocol, metric config."""
-    out = []
-    if a["benchmark"]["name"] != b["benchmark"]["name"]:
-        out.append(f"benchmark {a['benchmark']['name']} vs {b['benchmark']['name']}")
-    elif a["benchmark"].get("version") != b["benchmark"].get("version"):
-        out.append(f"benchmark version {a['benchmark'].get('version')} vs {b['benchmark'].get('version')} "
-                   "(different record files)")
-    if not _same_protocol(a, b):
-        out.append("protocol (" + ", ".join(_protocol_differences(a, b)) + ")")
-    if a["metric"].get("config_version") != b["metric"].get("config_version") or \
-            a["metric"].get("config") != b["metric"].get("config"):
-        out.append(f"metric config {a['metric'].get('config_version')} vs {b['metric'].get('config_version')}")
-    return out
+    """Every setting but the model on which the two runs differ, with both values: what makes their figures
+    incomparable."""
+    return [f"{key}: {_shown(va)} vs {_shown(vb)}" for key, (va, vb) in side_by_side(a, b).items()
+            if key != "model" and va != vb]
 
 
-def _units(samples: list[dict[str, Any]], keep: set[str]) -> list[tuple[str, str, float, float]]:
+def _units(samples: Sequence[Mapping[str, Any]], keep: set[str] | None = None) -> list[Unit]:
     return [(str(s.get("video_id") or s["id"]), str(u[0]), float(u[1]), float(u[2]))
-            for s in samples if s["id"] in keep for u in s.get("units", []) if len(u) == 3]
+            for s in samples if keep is None or s["id"] in keep for u in s.get("units", [])]
+
+
+def _bad_unit(unit: Any) -> bool:
+    if not isinstance(unit, list) or len(unit) != 3 or not isinstance(unit[0], str):
+        return True
+    num, den = unit[1], unit[2]
+    if any(isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) for x in (num, den)):
+        return True
+    return not 0 <= num <= den
+
+
+def check_run(folder: Path, results: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> None:
+    """Refuse, with one line, a run whose samples repeat an id, hold a unit out of range, or disagree with its
+    own results.json (a sample's score, or a table row recomputed from the units)."""
+    path = folder / "samples.jsonl"
+    repeated = [rid for rid, n in Counter(s["id"] for s in samples).items() if n > 1]
+    if repeated:
+        raise InputError(f"{len(repeated)} record ids appear more than once, e.g. {repeated[0]!r}: each record is "
+                         "one sample", file=path, field="id")
+    per_item = (results.get("report") or {}).get("per_item") or {}
+    for s in samples:
+        bad = [u for u in s.get("units", []) if _bad_unit(u)]
+        if bad or not isinstance(s.get("units"), list):
+            raise InputError(f"unit {bad[0] if bad else s.get('units')!r} is not [key, num, den] with "
+                             "0 <= num <= den", file=path, record=s["id"], field="units")
+        if s["id"] in per_item and s.get("score") != per_item[s["id"]]:
+            raise InputError("the sample's score is not the run's own (results.json report.per_item)", file=path,
+                             record=s["id"], field="score")
+    units = _units(samples)
+    rows = get_metric(results["metric"]["name"]).rows_of(list(dict.fromkeys(u[1] for u in units)),
+                                                          results["metric"].get("config") or {})
+    for table, mine in zip(("task", "group"), rows):
+        point, _ = cluster_bootstrap(units, {name: stat for name, (_, stat) in mine.items()}, BootstrapSettings(1))
+        saved = results["tables"].get(table, {})
+        for name, (keys, _) in mine.items():
+            counted = [u for u in units if u[1] in keys]
+            again = (point[name]["estimate"], len(counted), len({u[0] for u in counted}))
+            row = saved.get(name)
+            if row is None or not _same(again, (row.get("estimate"), row.get("n"), row.get("videos"))):
+                raise InputError(f"the {table} row {name!r} recomputed from samples.jsonl ({_shown(again[0])} over "
+                                 f"{again[1]} units) is not results.json's ({_shown((row or {}).get('estimate'))} "
+                                 f"over {(row or {}).get('n')}): the run's files disagree", file=folder)
+        extra = set(saved) - set(mine)
+        if extra:
+            raise InputError(f"results.json has a {table} row {sorted(extra)[0]!r} that samples.jsonl does not give",
+                             file=folder)
+
+
+def _same(x: tuple[Any, ...], y: tuple[Any, ...]) -> bool:
+    (ex, *rest_x), (ey, *rest_y) = x, y
+    if (ex is None) != (ey is None) or rest_x != rest_y:
+        return False
+    return ex is None or math.isclose(ex, ey, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def compare_runs(run_a: Path, run_b: Path, *, allow_different: bool = False,
                  settings: BootstrapSettings = BootstrapSettings()) -> dict[str, Any]:
-    """``{"a", "b", "differences", "shared_records", "shared_videos", "tables": {"task", "group"}, "bootstrap"}``;
-    each table row ``{estimate (B - A), low, high, se, a, b, n, videos}``."""
+    """``{"a", "b", "settings", "differences", "shared_records", "shared_videos", "tables": {"task", "group"},
+    "bootstrap", "efficiency"}``; each table row ``{estimate (B - A), low, high, se, a, b, n, videos, few_videos}``,
+    ``settings`` ``{setting: [A, B]}``, ``efficiency`` ``{figure: [A, B]}``."""
     a, b = read_results(run_a), read_results(run_b)
     if a["benchmark"]["name"] != b["benchmark"]["name"]:  # no record in common: nothing to pair, whatever is allowed
         raise ConfigError(f"runs {run_a} and {run_b} are of different benchmarks ({a['benchmark']['name']} vs "
@@ -88,20 +155,20 @@ def compare_runs(run_a: Path, run_b: Path, *, allow_different: bool = False,
         raise ConfigError(f"runs {run_a} and {run_b} differ in {'; '.join(diff)}: their figures are not comparable "
                           "(pass --allow-different to compare anyway)")
     samples_a, samples_b = read_samples(run_a), read_samples(run_b)
+    check_run(run_a, a, samples_a)
+    check_run(run_b, b, samples_b)
     shared = {s["id"] for s in samples_a} & {s["id"] for s in samples_b}
+    if not shared:
+        raise ConfigError(f"runs {run_a} and {run_b} share no record: nothing to pair")
     units_a, units_b = _units(samples_a, shared), _units(samples_b, shared)
     keys = list(dict.fromkeys(u[1] for u in [*units_a, *units_b]))
-    task_rows, group_rows = statistics_for(a["metric"]["name"], keys)
-    tables: dict[str, Any] = {}
-    exact = True
-    for name, rows in (("task", task_rows), ("group", group_rows)):
-        result, exact = paired_bootstrap(units_a, units_b, {row: stat for row, (_, stat) in rows.items()}, settings)
-        for row, (read, _) in rows.items():
-            mine = [u for u in units_a if u[1] in read]
-            result[row].update(n=len(mine), videos=len({u[0] for u in mine}))
-        tables[name] = result
+    rows = get_metric(a["metric"]["name"]).rows_of(keys, a["metric"].get("config") or {})
+    tables, exact = paired_tables(units_a, units_b, rows, settings)
     videos = {u[0] for u in units_a} & {u[0] for u in units_b}
+    eff_a, eff_b = a.get("efficiency") or {}, b.get("efficiency") or {}
     return {"a": {"folder": str(run_a), "model": a["model"], "benchmark": a["benchmark"]},
             "b": {"folder": str(run_b), "model": b["model"], "benchmark": b["benchmark"]},
+            "settings": {k: list(v) for k, v in side_by_side(a, b).items()},
             "differences": diff, "shared_records": len(shared), "shared_videos": len(videos),
-            "bootstrap": settings.to_dict(exact), "tables": tables}
+            "bootstrap": settings.to_dict(exact), "tables": tables,
+            "efficiency": {k: [eff_a.get(k), eff_b.get(k)] for k in dict.fromkeys([*eff_a, *eff_b])}}

@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from streamcue.metrics.bootstrap import pooled_rows, record_units
 from streamcue.metrics.configs import EstpConfig
 from streamcue.metrics.judges import JudgeRunner
 from streamcue.metrics.registry import EvalContext, Metric
@@ -51,7 +52,8 @@ __all__ = ["Answer", "Response", "QuestionScore", "optimal_time", "time_score", 
 
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
 METRIC = Metric("estp-f1", "interval_qa", "estp_f1", higher_is_better=True, uses_judge=True,
-                summary="ESTP-Bench answer + timing F1 (appendix B.3)", entry="streamcue.metrics.estp:run")
+                summary="ESTP-Bench answer + timing F1 (appendix B.3)", entry="streamcue.metrics.estp:run",
+                units=record_units("f1"), rows=pooled_rows())
 
 higher_is_better = True
 

@@ -53,6 +53,7 @@ import numpy as np
 
 from streamcue.errors import InputError
 from streamcue.io import iter_jsonl
+from streamcue.metrics.bootstrap import Rows, Totals, pooled
 from streamcue.metrics.configs import LiveCookConfig
 from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import make_report, mean, read_pairs
@@ -62,8 +63,28 @@ __all__ = ["Event", "ic_hits", "match_mistakes", "plan_steps", "window_matching"
            "example_predictions"]
 
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
+def units(item: Mapping[str, Any], record: Mapping[str, Any]) -> list[tuple[str, float, float]]:
+    """A recording's units: IC-Acc ``(hits, successes)`` and the mistake counts ``(tp, predicted)``, ``(tp, true)``."""
+    return [("IC-Acc", float(item["ic_acc"]) * item["successes"], float(item["successes"])),
+            ("mistake precision", float(item["tp"]), float(item["predicted_mistakes"])),
+            ("mistake recall", float(item["tp"]), float(item["true_mistakes"]))]
+
+
+def rows(keys: Sequence[str], config: Mapping[str, Any]) -> tuple[Rows, Rows]:
+    """IC-Acc and mistake precision and recall pooled over recordings, and the pooled mistake F1 (:func:`prf`)."""
+    task: Rows = {k: ((k,), pooled((k,))) for k in keys}
+    if "mistake precision" not in keys:
+        return task, {}
+
+    def f1(totals: Totals) -> float | None:
+        tp, predicted = totals["mistake precision"]
+        return prf(int(tp), int(predicted), int(totals["mistake recall"][1]))[2]
+    return task, {"mistake F1": (("mistake precision",), f1)}  # n and videos counted once (it reads recall too)
+
+
 METRIC = Metric("livecook", "guidance", "livecook", higher_is_better=True, uses_judge=False,
-                summary="LiveCook IC-Acc, mistake P/R/F1, ROUGE-L, BERTScore", entry="streamcue.metrics.livecook:run")
+                summary="LiveCook IC-Acc, mistake P/R/F1, ROUGE-L, BERTScore", entry="streamcue.metrics.livecook:run",
+                units=units, rows=rows)
 
 higher_is_better = True
 

@@ -33,7 +33,7 @@ objects, gold letters that differ from the records') are counted and named in th
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,23 +42,59 @@ from streamcue.errors import ConfigError, InputError
 from streamcue.io import iter_jsonl, read_json, write_json
 from streamcue.metrics.bench_readers import (Problems, check_pred_format, export_name, letter, read_ground_truth,
                                              read_predictions, read_run)
+from streamcue.metrics.bootstrap import Rows, Statistic, Totals, mean_of_present, pooled
 from streamcue.metrics.choice_rules import is_object_answer, ovo_choice_correct, ovo_count_correct, ovo_yes_no_correct
 from streamcue.metrics.registry import Metric
 from streamcue.metrics.scoring import make_report
 
-__all__ = ["Entry", "score_entry", "aggregate", "GROUP_TASKS", "percent", "official_figures", "evaluate", "run",
-           "example_predictions", "lmms_entry", "PRED_FORMATS", "export"]
-
-#: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
-METRIC = Metric("ovo-bench", "mc_question", "ovo_bench", higher_is_better=True, uses_judge=False,
-                summary="OVO-Bench accuracy per task and group, official or strict rules (Sec. 4.1)",
-                entry="streamcue.metrics.ovo_bench:run", other_pred_formats=("ovo-results", "lmms-eval"))
+__all__ = ["Entry", "score_entry", "aggregate", "units", "rows", "GROUP_TASKS", "percent", "official_figures",
+           "evaluate", "run", "example_predictions", "lmms_entry", "PRED_FORMATS", "export"]
 
 GROUP_TASKS = {
     "backward": ("EPM", "ASI", "HLD"),
     "realtime": ("STU", "OJR", "ATR", "ACR", "OCR", "FPD"),
     "forward": ("REC", "SSR", "CRR"),
 }
+
+
+def units(item: Mapping[str, Any], record: Mapping[str, Any]) -> list[tuple[str, float, float]]:
+    """One unit per scored item: ``(task, correct, scored)`` (a forward item's probes pooled)."""
+    return [(item["task"], float(item["correct"]), float(item["scored"]))] if item["scored"] else []
+
+
+def rows(keys: Sequence[str], config: Mapping[str, Any]) -> tuple[Rows, Rows]:
+    """The figures of the module docstring as statistics of the units' totals: each task's accuracy, each group's
+    mean of its tasks present, and ``total`` by the config's ``total`` rule (``aggregate`` computes the report's
+    figures with the same statistics)."""
+    task = {k: ((k,), pooled((k,))) for names in GROUP_TASKS.values() for k in names if k in keys}
+    group: Rows = {}
+    for name, names in GROUP_TASKS.items():
+        mine = tuple(k for k in names if k in keys)
+        if mine:
+            group[name] = (mine, mean_of_present(mine))
+    if group:
+        group["total"] = (tuple(k for mine, _ in group.values() for k in mine),
+                          _total(config.get("total", "groups"), [stat for _, stat in group.values()], keys))
+    return task, group
+
+
+def _total(rule: str, groups: Sequence[Statistic], keys: Sequence[str]) -> Statistic:
+    """``tasks``: the mean of all task accuracies present (in ``keys``' order); ``groups``: the mean of the group
+    averages present."""
+    if rule == "tasks":
+        return mean_of_present(keys)
+
+    def statistic(totals: Totals) -> float | None:
+        values = [v for v in (s(totals) for s in groups) if v is not None]
+        return sum(values) / len(values) if values else None
+    return statistic
+
+
+#: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
+METRIC = Metric("ovo-bench", "mc_question", "ovo_bench", higher_is_better=True, uses_judge=False,
+                summary="OVO-Bench accuracy per task and group, official or strict rules (Sec. 4.1)",
+                entry="streamcue.metrics.ovo_bench:run", other_pred_formats=("ovo-results", "lmms-eval"),
+                units=units, rows=rows)
 
 
 @dataclass
@@ -94,21 +130,18 @@ def aggregate(entries: Iterable[Entry], rules: str,
     ``total``: ``groups``, the mean of the group averages present (score.py at c34093f), or ``tasks``,
     the mean of all task accuracies (commit 19677d2).
     """
-    units: dict[str, list[int]] = {}
+    scored: dict[str, list[int]] = {}
     per_item: dict[str, Any] = {}
     for entry in entries:
         scores = score_entry(entry, rules)
-        units.setdefault(entry.task, []).extend(scores)
+        scored.setdefault(entry.task, []).extend(scores)
         per_item[entry.item_id] = {"task": entry.task, "correct": sum(scores), "scored": len(scores)}
-    tasks = {task: {"n": len(s), "correct": sum(s), "accuracy": sum(s) / len(s)} for task, s in units.items() if s}
-    overall: dict[str, Any] = {}
-    for group, names in GROUP_TASKS.items():
-        accs = [tasks[t]["accuracy"] for t in names if t in tasks]
-        overall[group] = sum(accs) / len(accs) if accs else None
-    present = [overall[g] for g in GROUP_TASKS if overall[g] is not None]
-    if total == "tasks":
-        present = [t["accuracy"] for t in tasks.values()]
-    overall["total"] = sum(present) / len(present) if present else None
+    tasks = {task: {"n": len(s), "correct": sum(s), "accuracy": sum(s) / len(s)} for task, s in scored.items() if s}
+    totals = Totals(list(tasks), [t["correct"] for t in tasks.values()], [t["n"] for t in tasks.values()])
+    _, group_rows = rows(list(tasks), {"total": total})
+    overall: dict[str, Any] = {group: group_rows[group][1](totals) if group in group_rows else None
+                               for group in GROUP_TASKS}
+    overall["total"] = group_rows["total"][1](totals) if "total" in group_rows else None
     overall["tasks"] = len(tasks)
     ordered = {t: tasks[t] for names in GROUP_TASKS.values() for t in names if t in tasks}
     return overall, {"task": ordered}, per_item

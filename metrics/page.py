@@ -76,7 +76,7 @@ def _bars(rows: Mapping[str, Mapping[str, Any]], title: str) -> str:
                          f'y2="{mid + 5:.1f}" stroke="#1b1f24" stroke-width="1.5"/><line x1="{x2:.1f}" '
                          f'y1="{mid - 5:.1f}" x2="{x2:.1f}" y2="{mid + 5:.1f}" stroke="#1b1f24" stroke-width="1.5"/>')
         text = (f"{_fmt(est)}  [{_fmt(low)}, {_fmt(high)}]  n={row.get('n', '?')}, "
-                f"{row.get('videos', '?')} videos")
+                f"{row.get('videos', '?')} videos{' (few)' if row.get('few_videos') else ''}")
         parts.append(f'<text x="{label_w + bar_w + 10}" y="{y + 14}" font-size="12" fill="#1b1f24">'
                      f'{escape(text)}</text>')
     parts.append("</svg>")
@@ -146,6 +146,26 @@ def _kv(rows: Sequence[tuple[str, Any]]) -> str:
                                           for k, v in rows) + "</table>"
 
 
+def _efficiency(eff: Mapping[str, Any]) -> str:
+    """What the run cost (results.json ``efficiency``); a figure the engine did not record reads n/a."""
+    if not eff:
+        return ""
+
+    def spread(name: str) -> str:
+        return ", ".join(f"{q} {_fmt(eff.get(f'{name}_{q}_s'))} s" for q in ("mean", "p50", "p90", "max"))
+
+    rtf = eff.get("real_time_factor")
+    return "<h2>Efficiency</h2>" + _kv([
+        ("calls", f"{_fmt(eff.get('calls'))} ({_fmt(eff.get('endpoint_calls'))} made, the rest from the cache)"),
+        ("latency per call", spread("latency")), ("time to first token", spread("ttft")),
+        ("tokens in / out", f"{_fmt(eff.get('tokens_in'), 0)} / {_fmt(eff.get('tokens_out'), 0)} "
+                            f"({_fmt(eff.get('tokens_in_per_call'), 1)} / {_fmt(eff.get('tokens_out_per_call'), 1)} "
+                            "per call)"),
+        ("frames / bytes sent", f"{_fmt(eff.get('frames_sent'), 0)} / {_fmt(eff.get('bytes_sent'), 0)}"),
+        ("real-time factor", f"{_fmt(rtf, 2)} (wall {_fmt(eff.get('wall_s'), 1)} s over {_fmt(eff.get('media_s'), 1)} "
+                             f"s of video{'; below 1: kept up with the video' if rtf is not None else ''})")])
+
+
 def render_page(results: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> str:
     """The page of a run: ``results`` (results.json) and ``samples`` (samples.jsonl)."""
     bench, model, counts = results["benchmark"], results["model"], results["counts"]
@@ -170,9 +190,16 @@ def render_page(results: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]
     body.append(_bars(results["tables"].get("group", {}), "Groups"))
     body.append(_bars(results["tables"].get("task", {}), "Per task"))
     how = "exact enumeration" if boot["exact"] else f"{boot['resamples']} resamples"
+    few = [name for table in ("group", "task") for name, row in results["tables"].get(table, {}).items()
+           if row.get("few_videos")]
+    if few:
+        body.append(f"<p class='warn'>{len(few)} rows rest on fewer than {boot.get('min_videos', 5)} videos (marked "
+                    f"few): their intervals are too narrow to trust, or a point: {escape(', '.join(few[:30]))}"
+                    f"{' ...' if len(few) > 30 else ''}.</p>")
     body.append(f"<p class='legend'>Bars: the estimate; whiskers: the {boot['level']:.0%} interval of a cluster "
-                f"bootstrap over videos ({how}, seed {boot['seed']}). n: records scored (LiveCook: videos); "
-                "an OVO-Bench forward item weighs as many as its probes.</p>")
+                f"bootstrap over videos ({how}, seed {boot['seed']}). n: the units the row "
+                "counts (one per record scored, unless the metric's page says otherwise).</p>")
+    body.append(_efficiency(results.get("efficiency") or {}))
     protocol = results.get("protocol", {})
     frames, generation = results.get("frames", {}), results.get("generation", {})
     body.append("<h2>How this run was made</h2>")

@@ -15,7 +15,13 @@ The contract (checked for every entry by ``tests/test_contracts.py``): a metric
 * declares ``higher_is_better`` and whether it needs an answer judge;
 * has one entry point ``function(gt_path, pred_path, config, context) -> report`` (``"module:function"``
   in :attr:`Metric.entry`), whose report has the shape written in :mod:`streamcue.metrics.scoring`
-  and is the same for the same inputs.
+  and is the same for the same inputs;
+* owns its aggregation: :attr:`Metric.units` splits the report into per-record units ``(key, num, den)``
+  and :attr:`Metric.rows` says how units aggregate into every figure it reports (task and group rows),
+  as statistics of the units' totals (:mod:`streamcue.metrics.bootstrap`). A run's intervals, ``compare``
+  and the page call these two and nothing else, so no shared module names a benchmark. Most metrics
+  declare ``record_units(...)`` and ``pooled_rows()``; the formula of a figure is written once, in the
+  metric's module.
 
 To add a metric: write ``metrics/<benchmark module>.py`` (copy ``livecook.py``; ``estp.py`` when it
 needs a judge): its pure functions, ``evaluate``, the entry point ``run`` and ``METRIC = Metric(...)``
@@ -26,12 +32,13 @@ needs a judge): its pure functions, ``evaluate``, the entry point ``run`` and ``
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from streamcue.errors import ConfigError
+from streamcue.metrics.bootstrap import Rows, RowsOf, UnitsOf
 from streamcue.registry import Derived, metric_modules
 
 __all__ = ["METRICS", "EvalContext", "Metric", "get_metric"]
@@ -73,6 +80,27 @@ class Metric:
     #: metrics' classes are in :mod:`~streamcue.metrics.configs`), and the version used by default.
     config_class: str = ""
     config_latest: int = 0
+    #: (per-item score, ground-truth record) -> the record's units ``[(key, num, den)]``; the keys are its task rows.
+    units: UnitsOf | None = None
+    #: (keys present, config as results.json holds it) -> ``(task rows, group rows)``: every figure it reports.
+    rows: RowsOf | None = None
+    #: (raw answer, number of options) -> the option letter read from a multiple-choice answer (samples.jsonl's
+    #: ``parsed_answer``), or None; default :func:`~streamcue.metrics.choice_rules.choice_letter`.
+    read_choice: Callable[[Any, int], Any] | None = None
+
+    def units_of(self, report: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]]
+                 ) -> dict[str, list[tuple[str, float, float]]]:
+        """Per scored record id (``report["per_item"]``): its units, by :attr:`units`."""
+        if self.units is None:
+            raise ConfigError(f"metric {self.name!r} declares no units (Metric(units=...), metrics/registry.py): "
+                              "a run cannot give its rows intervals")
+        return {rid: self.units(item, records.get(rid, {})) for rid, item in report.get("per_item", {}).items()}
+
+    def rows_of(self, keys: Sequence[str], config: Mapping[str, Any]) -> tuple[Rows, Rows]:
+        """``(task rows, group rows)`` for the keys present, by :attr:`rows`."""
+        if self.rows is None:
+            raise ConfigError(f"metric {self.name!r} declares no rows (Metric(rows=...), metrics/registry.py)")
+        return self.rows(keys, config)
 
     def evaluate(self, gt: str | Path, pred: str | Path, config: Any, context: EvalContext) -> dict[str, Any]:
         """Run the entry point (imported on first use, so that ``streamcue ls`` stays fast)."""

@@ -21,18 +21,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from streamcue.errors import ConfigError, InputError
-from streamcue.metrics.bootstrap import BootstrapSettings, Statistic, Totals, cluster_bootstrap, ratio
+from streamcue.metrics.bootstrap import BootstrapSettings, Unit, tables
 
-__all__ = ["STREAMING_KINDS", "RESULTS_VERSION", "Selection", "select_records", "finish_run", "units_of",
-           "statistics_for", "tables", "write_played", "read_samples", "read_results", "check_results",
-           "prompt_versions", "now"]
+__all__ = ["STREAMING_KINDS", "RESULTS_VERSION", "Selection", "select_records", "finish_run", "video_units",
+           "write_played", "read_samples", "read_results", "check_results", "prompt_versions", "now", "efficiency",
+           "EFFICIENCY"]
 
 RESULTS_VERSION = "1.0"
 #: Kinds whose page shows a timeline per video: gold answer windows against when the model spoke.
@@ -153,114 +154,11 @@ def _task(record: Mapping[str, Any]) -> str:
     return str(record.get("task") or record.get("task_type") or "all")
 
 
-def units_of(metric: str, report: Mapping[str, Any], gt: Mapping[str, Mapping[str, Any]]
-             ) -> dict[str, list[tuple[str, float, float]]]:
-    """Per scored record id: its units ``(key, num, den)`` (:mod:`streamcue.metrics.bootstrap`).
-
-    The keys are the rows of the task table; every row's estimate ``sum num / sum den`` equals the
-    metric's own figure (OVO-Bench pools a forward task's probes; StreamingBench proactive items give
-    an answer unit and a ``time`` unit; LiveCook, scored per video, gives IC-Acc and the mistake
-    precision and recall counts).
-    """
-    out: dict[str, list[tuple[str, float, float]]] = {}
-    for rid, item in report.get("per_item", {}).items():
-        record = gt.get(rid, {})
-        if metric == "ovo-bench":
-            out[rid] = [(item["task"], float(item["correct"]), float(item["scored"]))] if item["scored"] else []
-        elif metric == "streamingbench":
-            if "correct" in item:
-                out[rid] = [(item["task"], float(item["correct"]), 1.0)]
-            else:
-                out[rid] = [(item["task"], float(item["answer_correct"]), 1.0),
-                            (f"{item['task']} (time)", float(item["time_correct"]), 1.0)]
-        elif metric == "estp-f1":
-            out[rid] = [(_task(record), float(item["f1"]), 1.0)]
-        elif metric == "vsas":
-            out[rid] = [(_task(record), float(item["accuracy"]), 1.0)]
-        elif metric == "livecook":
-            out[rid] = [("IC-Acc", float(item["ic_acc"]) * item["successes"], float(item["successes"])),
-                        ("mistake precision", float(item["tp"]), float(item["predicted_mistakes"])),
-                        ("mistake recall", float(item["tp"]), float(item["true_mistakes"]))]
-        elif metric == "streambench":
-            out[rid] = [(str(item.get("task") or "all"), float(bool(item.get("yes"))), 1.0)]
-        else:
-            out[rid] = []
-    return out
-
-
-def _mean_of_present(keys: Sequence[str]) -> Statistic:
-    """The mean of the ratios of the keys present (OVO-Bench's group average: the mean of its tasks' accuracies
-    present; in a resample, the tasks drawn). None when none is present."""
-    def statistic(totals: Totals) -> float | None:
-        values = [totals[k][0] / totals[k][1] for k in keys if totals[k][1]]
-        return sum(values) / len(values) if values else None
-    return statistic
-
-
-def _pooled(keys: Sequence[str]) -> Statistic:
-    return lambda totals: ratio(totals, *keys)
-
-
-def _f1(totals: Totals) -> float | None:
-    tp, predicted = totals["mistake precision"]
-    _, true = totals["mistake recall"]
-    return 2 * tp / (predicted + true) if predicted + true else None
-
-
-def statistics_for(metric: str, keys: Sequence[str]) -> tuple[dict[str, tuple[tuple[str, ...], Statistic]],
-                                                              dict[str, tuple[tuple[str, ...], Statistic]]]:
-    """``(task rows, group rows)``: each ``name -> (keys whose units it counts as n, statistic)``, for the keys
-    present."""
-    task_rows = {k: ((k,), _pooled([k])) for k in keys}
-    groups: dict[str, tuple[tuple[str, ...], Statistic]] = {}
-    if metric == "ovo-bench":
-        from streamcue.metrics.ovo_bench import GROUP_TASKS
-
-        task_rows = {k: ((k,), _pooled([k])) for names in GROUP_TASKS.values() for k in names if k in keys}
-        present = {}
-        for group, names in GROUP_TASKS.items():
-            mine = tuple(k for k in names if k in keys)
-            if mine:
-                present[group] = mine
-                groups[group] = (mine, _mean_of_present(mine))
-        statistics = [_mean_of_present(mine) for mine in present.values()]
-
-        def total(totals: Totals) -> float | None:  # the mean of the group averages present
-            values = [v for v in (s(totals) for s in statistics) if v is not None]
-            return sum(values) / len(values) if values else None
-        if present:
-            groups["total"] = (tuple(k for mine in present.values() for k in mine), total)
-    elif metric == "streamingbench":
-        choice = tuple(k for k in keys if not k.endswith(" (time)") and f"{k} (time)" not in keys)
-        proactive = tuple(k for k in keys if f"{k} (time)" in keys)
-        if choice:
-            groups["accuracy"] = (choice, _pooled(choice))
-        if proactive:
-            groups["proactive answer"] = (proactive, _pooled(proactive))
-            timed = tuple(f"{k} (time)" for k in proactive)
-            groups["proactive time"] = (timed, _pooled(timed))
-    elif metric == "livecook":
-        if "mistake precision" in keys:
-            groups["mistake F1"] = (("mistake precision",), _f1)  # n and videos counted once (it reads recall too)
-    elif keys:
-        groups["mean"] = (tuple(keys), _pooled(keys))
-    return task_rows, groups
-
-
-def tables(metric: str, video_units: Sequence[tuple[str, str, float, float]],
-           settings: BootstrapSettings) -> tuple[dict[str, Any], bool]:
-    """``{"task": {row: interval}, "group": {row: interval}}`` (each with ``n`` units and ``videos`` of its keys)."""
-    keys = list(dict.fromkeys(u[1] for u in video_units))
-    task_rows, group_rows = statistics_for(metric, keys)
-    out: dict[str, Any] = {}
-    exact = True
-    for table, rows in (("task", task_rows), ("group", group_rows)):
-        results, exact = cluster_bootstrap(video_units, {name: stat for name, (_, stat) in rows.items()}, settings)
-        for name, (read, _) in rows.items():
-            mine = [u for u in video_units if u[1] in read]
-            results[name].update(n=len(mine), videos=len({u[0] for u in mine}))
-        out[table] = results
-    return out, exact
+def video_units(units: Mapping[str, Sequence[tuple[str, float, float]]],
+                records: Mapping[str, Mapping[str, Any]]) -> list[Unit]:
+    """The bootstrap's units ``(video, key, num, den)`` of the records' units (a record without a video is its own)."""
+    return [(str(records[rid].get("video_id") or rid), key, num, den)
+            for rid, items in units.items() if rid in records for key, num, den in items]
 
 
 # ------------------------------------------------------------------------------------------ samples
@@ -286,10 +184,10 @@ def _keep_unparseable(predictions: Sequence[dict[str, Any]], calls: Mapping[str,
 
 
 def _parse(kind: str, record: Mapping[str, Any], prediction: Mapping[str, Any] | None,
-           benchmark: str = "") -> tuple[Any, Any, bool, bool]:
-    """``(raw answer, parsed answer, answered, parseable)`` of one record's prediction; a StreamingBench choice is
-    read as its official counter reads it (the answer's first character), any other by ``choice_letter``."""
-    from streamcue.metrics.choice_rules import choice_letter, first_element, stated_number, stated_yes_no
+           read_choice: Callable[[Any, int], Any] | None = None) -> tuple[Any, Any, bool, bool]:
+    """``(raw answer, parsed answer, answered, parseable)`` of one record's prediction; a choice is read by the
+    metric's ``read_choice`` (:class:`~streamcue.metrics.registry.Metric`; default ``choice_letter``)."""
+    from streamcue.metrics.choice_rules import choice_letter, stated_number, stated_yes_no
 
     if prediction is None:
         return None, None, False, False
@@ -301,11 +199,8 @@ def _parse(kind: str, record: Mapping[str, Any], prediction: Mapping[str, Any] |
         raw = prediction.get("response")
         answered = raw not in (None, "", [])
         n = len(record.get("options", []))
-        if benchmark == "streamingbench":
-            parsed = first_element(raw) if answered else None
-            return raw, parsed, answered, parsed in [chr(65 + i) for i in range(n)]
-        parsed = choice_letter(raw, n) if answered else None
-        return raw, parsed, answered, parsed is not None
+        parsed = (read_choice or choice_letter)(raw, n) if answered else None
+        return raw, parsed, answered, parsed in [chr(65 + i) for i in range(n)]
     responses = prediction.get("responses", prediction.get("events", []))
     said = [r for r in responses if r.get("role", "assistant") == "assistant"]
     if kind == "active_item" and "probes" in record and "target" not in record:
@@ -361,7 +256,8 @@ def _latency(calls: Sequence[Mapping[str, Any]]) -> float | None:
     return sum(values) if values else None
 
 
-def _samples(benchmark: str, records: Mapping[str, Sequence[Mapping[str, Any]]],
+def _samples(benchmark: str, read_choice: Callable[[Any, int], Any] | None,
+             records: Mapping[str, Sequence[Mapping[str, Any]]],
              predictions: Mapping[str, Mapping[str, Any]], report: Mapping[str, Any],
              units: Mapping[str, list[tuple[str, float, float]]], prompts: Mapping[str, Sequence[str]],
              calls: Mapping[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -370,7 +266,7 @@ def _samples(benchmark: str, records: Mapping[str, Sequence[Mapping[str, Any]]],
         for record in rows:
             rid = str(record[_ID[kind]])
             prediction = predictions.get(rid)
-            raw, parsed, answered, parseable = _parse(kind, record, prediction, benchmark)
+            raw, parsed, answered, parseable = _parse(kind, record, prediction, read_choice)
             mine = calls.get(rid, [])
             out.append({
                 "id": rid, "kind": kind, "benchmark": benchmark, "video_id": record.get("video_id"),
@@ -386,6 +282,87 @@ def _samples(benchmark: str, records: Mapping[str, Sequence[Mapping[str, Any]]],
                 "frames": _frames_sent(mine), "latency_s": _latency(mine), "calls": mine,
             })
     return out
+
+
+# ------------------------------------------------------------------------------------------ efficiency
+
+#: What results.json ``efficiency`` holds (docs/runs.md), in this order.
+EFFICIENCY = ("calls", "endpoint_calls", "latency_mean_s", "latency_p50_s", "latency_p90_s", "latency_max_s",
+              "ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_max_s", "tokens_in", "tokens_out",
+              "tokens_in_per_call", "tokens_out_per_call", "frames_sent", "bytes_sent", "media_s", "wall_s",
+              "real_time_factor")
+
+
+def _number(value: Any) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    return float(value) if ok else None
+
+
+def _spread(values: Sequence[float], name: str) -> dict[str, float | None]:
+    """``{name}_mean_s``, ``_p50_s``, ``_p90_s`` (nearest rank: the ``ceil(q n)``-th smallest) and ``_max_s``."""
+    ordered = sorted(values)
+
+    def rank(q: float) -> float | None:
+        return ordered[max(math.ceil(q * len(ordered)), 1) - 1] if ordered else None
+    return {f"{name}_mean_s": sum(ordered) / len(ordered) if ordered else None, f"{name}_p50_s": rank(0.5),
+            f"{name}_p90_s": rank(0.9), f"{name}_max_s": ordered[-1] if ordered else None}
+
+
+def _total(calls: Sequence[Mapping[str, Any]], field: str) -> int | None:
+    """The sum of a per-call count (whole numbers only), None when no call records one."""
+    values = [int(v) for v in (_number(c.get(field)) for c in calls) if v is not None and v.is_integer()]
+    return sum(values) if values else None
+
+
+def _seconds(start: Any, end: Any) -> float | None:
+    try:
+        return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+    except (TypeError, ValueError):
+        return None
+
+
+def efficiency(samples: Sequence[Mapping[str, Any]], replay_report: Mapping[str, Any],
+               videos: Sequence[Mapping[str, Any]], started_at: str | None, finished_at: str | None
+               ) -> dict[str, Any]:
+    """What the run cost, from the engine's per-call records (samples.jsonl ``calls``) and the replay report; a
+    figure the engine did not record is None.
+
+    Latency and time to first token (``ttft_s``, streamed responses only) are over the calls made, not those
+    answered from the cache: mean, median and 90th percentile by nearest rank, maximum. Tokens in and out are the
+    calls' ``prompt_tokens`` and ``completion_tokens`` (else the replay report's endpoint totals), per call over
+    ``endpoint_calls``; ``frames_sent`` and ``bytes_sent`` are what went to the server. ``media_s`` is the video
+    time played: each video's ``duration_s``, else the last time a call was made on it. ``wall_s`` is the replay's
+    wall-clock time (the report's ``wall_s``, else started_at to finished_at, scoring included), and the real-time
+    factor ``wall_s / media_s``: below 1, the run kept up with the video.
+    """
+    calls = [c for s in samples for c in s.get("calls") or [] if isinstance(c, Mapping)]
+    made = [c for c in calls if c.get("cached") is not True]
+    endpoint = replay_report.get("endpoint") if isinstance(replay_report.get("endpoint"), Mapping) else {}
+    n_made = _number(endpoint.get("endpoint_calls"))
+    n_made = len(made) if n_made is None else n_made
+    tokens = {side: _total(made, field) if _total(made, field) is not None else _total([endpoint], field)
+              for side, field in (("in", "prompt_tokens"), ("out", "completion_tokens"))}
+    duration = {str(v.get("video_id")): _number(v.get("duration_s")) for v in videos}
+    last: dict[str, float] = {}
+    for s in samples:
+        times = [t for t in (_number(c.get("t_s")) for c in s.get("calls") or [] if isinstance(c, Mapping))
+                 if t is not None]
+        video = str(s.get("video_id"))
+        last[video] = max([last.get(video, 0.0), *times])
+    media = sum(duration.get(v) or t for v, t in last.items()) or None
+    wall = _number(replay_report.get("wall_s"))
+    wall = wall if wall is not None else _seconds(started_at, finished_at)
+    out: dict[str, Any] = {
+        "calls": len(calls), "endpoint_calls": int(n_made),
+        **_spread([v for v in (_number(c.get("latency_s")) for c in made) if v is not None], "latency"),
+        **_spread([v for v in (_number(c.get("ttft_s")) for c in made) if v is not None], "ttft"),
+        "tokens_in": tokens["in"], "tokens_out": tokens["out"],
+        "tokens_in_per_call": tokens["in"] / n_made if tokens["in"] is not None and n_made else None,
+        "tokens_out_per_call": tokens["out"] / n_made if tokens["out"] is not None and n_made else None,
+        "frames_sent": _total(made, "frames_sent"), "bytes_sent": _total(made, "bytes_sent"),
+        "media_s": media, "wall_s": wall,
+        "real_time_factor": wall / media if wall is not None and media else None}
+    return {key: out[key] for key in EFFICIENCY}
 
 
 # ------------------------------------------------------------------------------------------ versions
@@ -495,7 +472,7 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
     before scoring succeeded.
     """
     from streamcue.io import write_json, write_jsonl
-    from streamcue.metrics import evaluate
+    from streamcue.metrics import evaluate, get_metric
     from streamcue.metrics.page import render_page
     from streamcue.registry import get_benchmark
     from streamcue.version import __version__
@@ -510,16 +487,17 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
     gt = played if len(selection.records) > 1 else played / f"{next(iter(selection.records))}.jsonl"
     report = evaluate(info.metric, gt, pred_path, **dict(evaluate_options or {}))
     gt_by_id = {str(r[_ID[k]]): r for k, rows in selection.records.items() for r in rows}
-    units = units_of(info.metric, report, gt_by_id)
-    video_units = [(str(gt_by_id[rid].get("video_id", rid)), key, num, den)
-                   for rid, items in units.items() if rid in gt_by_id for key, num, den in items]
-    table, exact = tables(info.metric, video_units, bootstrap)
+    metric = get_metric(info.metric)
+    units = metric.units_of(report, gt_by_id)
+    run_units = video_units(units, gt_by_id)
+    table, exact = tables(run_units, metric.rows_of(list(dict.fromkeys(u[1] for u in run_units)), report["config"]),
+                          bootstrap)
     by_id = {}
     for p in predictions:
         rid = next((p[f] for f in ("question_id", "item_id", "qa_id", "task_id", "video_id") if f in p), None)
         if rid is not None:
             by_id[str(rid)] = p
-    samples = _samples(benchmark, selection.records, by_id, report, units, prompts or {}, calls)
+    samples = _samples(benchmark, metric.read_choice, selection.records, by_id, report, units, prompts or {}, calls)
     unparseable = [s["id"] for s in samples if s["answered"] and not s["parseable"]]
     endpoint = replay_report.get("endpoint") or {}
     results = {
@@ -544,11 +522,14 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
                    "endpoint_calls": int(endpoint.get("endpoint_calls", 0)),
                    "cache_hits": int(endpoint.get("cache_hits", 0))},
         "unparseable": unparseable,
+        "efficiency": {},
         "bootstrap": bootstrap.to_dict(exact),
         "tables": table,
         "report": report,
         "replay": {key: value for key, value in replay_report.items() if key != "samples"},  # samples: samples.jsonl
     }
+    results["efficiency"] = efficiency(samples, replay_report, selection.videos, results["started_at"],
+                                       results["finished_at"])
     check_results(results)
     write_jsonl(out / "samples.jsonl", samples)
     write_json(out / "results.json", results)

@@ -45,7 +45,7 @@ from typing import Any
 
 from streamcue.errors import ConfigError
 from streamcue.llm import LLMClient, LLMSettings, Request
-from streamcue.metrics.bootstrap import Statistic, ratio
+from streamcue.metrics.bootstrap import Rows, pooled
 from streamcue.metrics.configs import check_int_at_least
 from streamcue.metrics.judges import JudgeRunner
 from streamcue.metrics.registry import EvalContext, Metric
@@ -55,13 +55,39 @@ from streamcue.prompts import Prompt, load_prompt
 
 __all__ = ["StreamBenchVerdict", "StreamBenchJudge", "parse_judge_answer", "judge_messages", "read_streambench",
            "score_streambench", "run", "StreamBenchConfig", "example_predictions",
-           "example_judge_reply", "table_units", "table_rows", "SCORE_ROW"]
+           "example_judge_reply", "units", "rows", "SCORE_ROW"]
+
+#: The suffix of a class's score row in a run's task table (``SM (score)``).
+SCORE_ROW = " (score)"
+
+
+def units(item: Mapping[str, Any], record: Mapping[str, Any]) -> list[tuple[str, float, float]]:
+    """A question's units: ``(class, yes, 1)`` and ``(class (score), score, score_max)``."""
+    return [(item["task"], float(item["yes"]), 1.0),
+            (item["task"] + SCORE_ROW, float(item["score"]), float(item.get("score_max", 5)))]
+
+
+def rows(keys: Sequence[str], config: Mapping[str, Any]) -> tuple[Rows, Rows]:
+    """Each class's accuracy_c and mean score_c (its pooled share times ``score_max``); the group rows
+    ``accuracy`` (``overall.accuracy``: yes over every question) and ``score (0-N)`` (``overall.mean_score``)."""
+    top = float(config.get("score_max", 5))
+    scores = tuple(k for k in keys if k.endswith(SCORE_ROW))
+    answers = tuple(k for k in keys if k not in scores)
+
+    def scaled(mine: tuple[str, ...]) -> Any:
+        share = pooled(mine)
+        return lambda totals: None if share(totals) is None else top * share(totals)
+    task = {k: ((k,), scaled((k,)) if k in scores else pooled((k,))) for k in keys}
+    group = {"accuracy": (answers, pooled(answers)), f"score (0-{top:g})": (scores, scaled(scores))}
+    return task, {name: row for name, row in group.items() if row[0]}
+
 
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
 METRIC = Metric("streambench", "open_question", "streambench", higher_is_better=True, uses_judge=True,
                 summary="StreamBench LLM judge: yes/no accuracy and mean 0-5 score per class",
                 entry="streamcue.metrics.streambench:run", default_judge="streambench",
-                config_class="streamcue.metrics.streambench:StreamBenchConfig", config_latest=1)
+                config_class="streamcue.metrics.streambench:StreamBenchConfig", config_latest=1,
+                units=units, rows=rows)
 
 #: Version of :func:`parse_judge_answer`: part of the judge identity, so a change re-judges nothing stale.
 PARSER_VERSION = 1
@@ -222,10 +248,10 @@ def _figures(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "mean_score": sum(i["score"] for i in items) / n if n else 0.0}
 
 
-def score_streambench(gt: Mapping[str, dict], preds: Mapping[str, dict],
-                      verdicts: Mapping[str, StreamBenchVerdict]) -> tuple[dict[str, Any], dict[str, Any],
-                                                                           dict[str, Any]]:
-    """``(overall, groups, per_item)`` from the judge's verdicts (keyed by question id; see the module docstring)."""
+def score_streambench(gt: Mapping[str, dict], preds: Mapping[str, dict], verdicts: Mapping[str, StreamBenchVerdict],
+                      score_max: int = 5) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """``(overall, groups, per_item)`` from the judge's verdicts (keyed by question id; see the module docstring);
+    each item records the top of the judge's scale (``score_max``) its score is on."""
     per_item: dict[str, Any] = {}
     for qid, record in gt.items():
         verdict = verdicts.get(qid)
@@ -238,6 +264,7 @@ def score_streambench(gt: Mapping[str, dict], preds: Mapping[str, dict],
         ok = status == "judged"
         per_item[qid] = {"task": record["task"], "group": record.get("group"), "status": status,
                          "yes": bool(verdict.yes) if ok else False, "score": verdict.score if ok else 0.0,
+                         "score_max": score_max,
                          "judge_answer": verdict.raw if verdict is not None else None}
     by: dict[str, dict[str, list[dict[str, Any]]]] = {"class": {}, "domain": {}}
     for item in per_item.values():
@@ -255,26 +282,6 @@ def score_streambench(gt: Mapping[str, dict], preds: Mapping[str, dict],
     return overall, groups, per_item
 
 
-#: The suffix of a class's 0-5 score row in a run's task table (``SM (score)``).
-SCORE_ROW = " (score)"
-
-
-def table_units(item: Mapping[str, Any]) -> list[tuple[str, float, float]]:
-    """A scored question's units ``(key, num, den)`` for a run's tables (:mod:`streamcue.metrics.bootstrap`):
-    ``(class, yes, 1)`` and ``(class (score), score, 1)``, so each task row is the class's accuracy_c or
-    mean_score_c."""
-    return [(item["task"], float(item["yes"]), 1.0), (item["task"] + SCORE_ROW, float(item["score"]), 1.0)]
-
-
-def table_rows(keys: Sequence[str]) -> dict[str, tuple[tuple[str, ...], Statistic]]:
-    """A run's group rows over the task keys present: ``accuracy`` (``overall.accuracy``: yes over every
-    question) and ``score (0-5)`` (``overall.mean_score``), each ``(keys it counts, statistic)``."""
-    scores = tuple(k for k in keys if k.endswith(SCORE_ROW))
-    answers = tuple(k for k in keys if k not in scores)
-    return {"accuracy": (answers, lambda totals: ratio(totals, *answers)),
-            "score (0-5)": (scores, lambda totals: ratio(totals, *scores))}
-
-
 def run(gt: str | Path, pred: str | Path, config: StreamBenchConfig, context: EvalContext) -> dict[str, Any]:
     """Entry point of ``streambench`` (see :mod:`streamcue.metrics.registry`): read, judge, score."""
 
@@ -289,7 +296,7 @@ def run(gt: str | Path, pred: str | Path, config: StreamBenchConfig, context: Ev
     asked = {qid: (r["question"], r["answer"], preds[qid]["response"]) for qid, r in gt_records.items()
              if _answered(preds.get(qid))}
     verdicts = dict(zip(asked, runner.verdicts(list(asked.values()), "streambench")))
-    overall, groups, per_item = score_streambench(gt_records, preds, verdicts)
+    overall, groups, per_item = score_streambench(gt_records, preds, verdicts, config.score_max)
     report = make_report("streambench", config, runner, overall, groups, per_item, sorted(set(gt_records) - set(preds)))
     report["judge_unparseable"] = sorted(qid for qid, item in per_item.items() if item["status"] == "unparseable")
     if report["judge_unparseable"]:

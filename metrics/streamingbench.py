@@ -38,20 +38,45 @@ from streamcue.dataset_builders.bench_sources import parse_time
 from streamcue.dataset_builders.streamingbench import CONTEXTUAL, PAPER_GROUP, TASKS, iter_questions
 from streamcue.errors import ConfigError, InputError
 from streamcue.io import read_json, write_json
-from streamcue.metrics.bootstrap import Statistic, ratio
 from streamcue.metrics.bench_readers import (Problems, check_pred_format, export_name, letter, read_ground_truth,
                                              read_predictions, read_run)
+from streamcue.metrics.bootstrap import Rows, pooled
 from streamcue.metrics.choice_rules import as_text, first_element, is_object_answer, streamingbench_choice_correct
 from streamcue.metrics.registry import Metric
 from streamcue.metrics.scoring import make_report
 
 __all__ = ["evaluate", "run", "Tally", "PROACTIVE", "example_predictions", "export", "paper_figures",
-           "count_py_figures", "count_py_task", "table_rows"]
+           "count_py_figures", "count_py_task", "units", "rows"]
+
+def units(item: Mapping[str, Any], record: Mapping[str, Any]) -> list[tuple[str, float, float]]:
+    """A question's unit ``(task, correct, 1)``; a proactive item's answer unit and its ``<task> (time)`` unit."""
+    if "correct" in item:
+        return [(item["task"], float(item["correct"]), 1.0)]
+    return [(item["task"], float(item["answer_correct"]), 1.0), (f"{item['task']} (time)", float(item["time_correct"]),
+                                                                 1.0)]
+
+
+def rows(keys: Sequence[str], config: Mapping[str, Any]) -> tuple[Rows, Rows]:
+    """Each task's accuracy (a task type, a proactive task's answer, ``<task> (time)`` its time); the group rows are
+    the paper's categories and ``overall`` as :func:`paper_figures` (pooled over the questions; a proactive item by
+    its answer), then ``proactive answer`` and ``proactive time`` pooled over the proactive items."""
+    category = {task: "contextual understanding" if task in CONTEXTUAL else PAPER_GROUP[group]
+                for group, tasks in TASKS.items() for task in tasks}
+    answers = [k for k in keys if not k.endswith(" (time)")]
+    groups = {name: tuple(k for k in answers if category.get(k) == name)
+              for name in dict.fromkeys(PAPER_GROUP.values())}
+    groups["overall"] = tuple(answers)
+    groups["proactive time"] = tuple(k for k in keys if k.endswith(" (time)"))
+    groups["proactive answer"] = tuple(k.removesuffix(" (time)") for k in groups["proactive time"])
+    task = {k: ((k,), pooled((k,))) for k in keys}
+    return task, {name: (mine, pooled(mine)) for name, mine in groups.items() if mine}
+
 
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
 METRIC = Metric("streamingbench", "mc_question", "streamingbench", higher_is_better=True, uses_judge=False,
                 summary="StreamingBench accuracy per task type; proactive time and answer accuracy",
-                entry="streamcue.metrics.streamingbench:run", other_pred_formats=("streamingbench",))
+                entry="streamcue.metrics.streamingbench:run", other_pred_formats=("streamingbench",),
+                units=units, rows=rows, read_choice=lambda raw, n: first_element(raw))
 
 PROACTIVE = "Proactive Output"
 
@@ -224,22 +249,6 @@ def paper_figures(per_item: Mapping[str, Mapping[str, Any]], gt: Mapping[str, Ma
     order = [*dict.fromkeys(PAPER_GROUP.values()), "overall"]
     return {name: {**rows[name], "accuracy": rows[name]["correct"] / rows[name]["n"]} for name in order
             if name in rows}
-
-
-def table_rows(keys: Sequence[str]) -> dict[str, tuple[tuple[str, ...], Statistic]]:
-    """A run's group rows over its task keys (a task type, a proactive task's answer, ``<task> (time)`` its time):
-    the paper's categories and ``overall`` as :func:`paper_figures` (pooled; proactive by its answer), then
-    ``proactive time``; each ``(keys it counts, statistic)``."""
-    category = {task: "contextual understanding" if task in CONTEXTUAL else PAPER_GROUP[group]
-                for group, tasks in TASKS.items() for task in tasks}
-    answers = [k for k in keys if not k.endswith(" (time)")]
-    rows: dict[str, tuple[str, ...]] = {}
-    for name in dict.fromkeys(PAPER_GROUP.values()):
-        rows[name] = tuple(k for k in answers if category.get(k) == name)
-    rows["overall"] = tuple(answers)
-    rows["proactive time"] = tuple(k for k in keys if k.endswith(" (time)"))
-    return {name: (mine, (lambda mine: lambda totals: ratio(totals, *mine))(mine)) for name, mine in rows.items()
-            if mine}
 
 
 def count_py_task(subset: str) -> str:

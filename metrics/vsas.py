@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from streamcue.metrics.bootstrap import pooled_rows, record_units
 from streamcue.metrics.configs import VsasConfig
 from streamcue.metrics.estp import Response
 from streamcue.metrics.judges import JudgeRunner
@@ -44,7 +45,8 @@ __all__ = ["extrapolate", "longest_common_substring", "longest_common_subsequenc
 
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
 METRIC = Metric("vsas", "dense_caption", "vsas", higher_is_better=True, uses_judge=True,
-                summary="VSAS-Bench accuracy and consistency (Sec. 3.3)", entry="streamcue.metrics.vsas:run")
+                summary="VSAS-Bench accuracy and consistency (Sec. 3.3)", entry="streamcue.metrics.vsas:run",
+                units=record_units("accuracy"), rows=pooled_rows())
 
 higher_is_better = True
 

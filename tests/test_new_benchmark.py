@@ -4,8 +4,9 @@
 ``loaders/protocols/toybench.py``, ``metrics/toybench.py``, ``docs/benchmarks/toybench.md``), the three package
 folders are put on the packages' search paths, and one Source row and one Benchmark row are added to
 ``streamcue/registry.py``'s tables. Nothing else is edited: ``streamcue ls``, ``streamcue build toybench`` (generated
-from its Config), ``streamcue validate``, ``streamcue replay`` and ``streamcue evaluate toybench`` take it, and the
-contract and prologue tests, called on it, pass.
+from its Config), ``streamcue validate``, ``streamcue replay``, ``streamcue evaluate toybench``, ``streamcue run
+toybench`` (task and group rows with intervals, from the units and rows its metric declares) and ``streamcue
+compare`` take it, and the contract and prologue tests, called on it, pass.
 """
 
 from __future__ import annotations
@@ -110,6 +111,7 @@ METRIC = '''
 
 from __future__ import annotations
 
+from streamcue.metrics.bootstrap import pooled_rows, record_units
 from streamcue.metrics.registry import Metric
 from streamcue.metrics.scoring import grouped, make_report, mean, read_pairs
 
@@ -117,7 +119,8 @@ __all__ = ["METRIC", "run", "example_predictions"]
 
 METRIC = Metric("toybench", "open_question", "streambench", higher_is_better=True, uses_judge=False,
                 summary="ToyBench exact-match accuracy", entry="streamcue.metrics.toybench:run",
-                config_class="streamcue.metrics.streambench:StreamBenchConfig", config_latest=1)
+                config_class="streamcue.metrics.streambench:StreamBenchConfig", config_latest=1,
+                units=record_units("correct"), rows=pooled_rows("accuracy"))
 
 
 def run(gt, pred, config, context):
@@ -218,6 +221,42 @@ def test_the_commands_take_a_benchmark_that_is_only_its_files_and_one_registry_e
     assert code == 0, err
     scored = json.loads((tmp_path / "report.json").read_text())
     assert scored["metric"] == "toybench" and scored["overall"] == {"n": 3, "accuracy": pytest.approx(1 / 3)}
+
+
+def answer_right(body):
+    """A stub model that answers every question of the toy file right."""
+    text = json.dumps(body)
+    for entry in SOURCE_FILE:
+        for q in entry["questions"]:
+            if q["q"] in text:
+                return q["a"]
+    return "?"
+
+
+def test_run_and_compare_give_it_task_and_group_rows_with_intervals(toybench, tmp_path, monkeypatch):
+    monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(tmp_path / "cache"))
+    source = toybench / "dataset_builders" / "toybench.json"
+    assert cli("build", "toybench", "--questions", source, "--out", tmp_path / "built")[0] == 0
+    for name, model in (("red", answer_red), ("right", answer_right)):
+        with StubLLMServer(model) as server:
+            code, out, err = cli("run", "toybench", tmp_path / "built", "--out", tmp_path / name, "--no-video",
+                                 "--llm-base-url", server.base_url, "--llm-model", f"stub-{name}")
+        assert code == 0, err
+    results = json.loads((tmp_path / "red" / "results.json").read_text())
+    task, group = results["tables"]["task"], results["tables"]["group"]
+    assert set(task) == {"C", "N"} and set(group) == {"accuracy"}
+    # C: toy-0 asks "red" (right), toy-1 "the red one" (wrong): 1/2 over 2 videos, exact bootstrap (2 ** 2 draws)
+    assert task["C"]["estimate"] == pytest.approx(0.5) and (task["C"]["low"], task["C"]["high"]) == (0.0, 1.0)
+    assert group["accuracy"]["estimate"] == pytest.approx(1 / 3) and group["accuracy"]["videos"] == 2
+    assert group["accuracy"]["low"] is not None and group["accuracy"]["few_videos"] is True
+    assert results["bootstrap"]["exact"] is True
+    code, out, err = cli("compare", tmp_path / "red", tmp_path / "right", "--output", tmp_path / "cmp.json")
+    assert code == 0, err
+    compared = json.loads((tmp_path / "cmp.json").read_text())
+    assert set(compared["tables"]["task"]) == {"C", "N"} and set(compared["tables"]["group"]) == {"accuracy"}
+    row = compared["tables"]["group"]["accuracy"]
+    assert (row["a"], row["b"], row["estimate"]) == (pytest.approx(1 / 3), 1.0, pytest.approx(2 / 3))
+    assert row["low"] is not None and row["high"] is not None and compared["shared_records"] == 3
 
 
 def test_the_contract_tests_take_it(toybench, tmp_path):

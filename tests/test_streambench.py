@@ -162,7 +162,7 @@ def test_golden_scores_by_hand():
                        "class_mean_accuracy": pytest.approx(7 / 18), "class_mean_score": pytest.approx(1.8),
                        "judged": 4, "unparseable": 1, "no_answer": 1, "missing": 1}
     assert per_item["q4"] == {"task": "KG", "group": "Ego", "status": "unparseable", "yes": False, "score": 0.0,
-                              "judge_answer": "no idea"}
+                              "score_max": 5, "judge_answer": "no idea"}
     assert per_item["q5"]["status"] == "missing" and per_item["q6"]["status"] == "no_answer"
 
 
@@ -320,13 +320,10 @@ def test_the_official_prompts_name_their_source():
 def test_a_run_sends_the_official_text_alone_and_its_tables_give_accuracy_and_the_score(built, tmp_path):
     """``streamcue run streambench`` (first video, six questions) against the stub server: each question goes as
     StreamChat's text alone (one user message: no system prompt, no response format), later ones with the
-    model's own earlier answers; the run's units give the report's accuracy and 0-5 score (metrics.streambench
-    table_units / table_rows)."""
+    model's own earlier answers; the run's group rows (the metric's own units and rows) give the report's accuracy
+    and 0-5 score."""
     import subprocess
     import sys
-
-    from streamcue.metrics.bootstrap import cluster_bootstrap, ratio
-    from streamcue.metrics.streambench import table_rows, table_units
 
     asked = []
 
@@ -354,13 +351,8 @@ def test_a_run_sends_the_official_text_alone_and_its_tables_give_accuracy_and_th
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert results["protocol"]["prompt_set"] == "official"
     report = results["report"]
-    units = [(rid, *u) for rid, item in report["per_item"].items() if item["status"] != "missing"
-             for u in table_units(item)]
-    keys = list(dict.fromkeys(u[1] for u in units))
-    rows = table_rows(keys)
-    out, _ = cluster_bootstrap(units, {name: stat for name, (_, stat) in rows.items()})
-    tasks, _ = cluster_bootstrap(units, {k: (lambda key: lambda t: ratio(t, key))(k) for k in keys})
-    out.update(tasks)
+    tables = results["tables"]
+    out = {**tables["task"], **tables["group"]}
     assert report["overall"]["n"] == 6 and report["overall"]["accuracy"] == 0.5
     assert report["overall"]["mean_score"] == 2.5
     assert out["accuracy"]["estimate"] == report["overall"]["accuracy"]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
 from streamcue import console
+from streamcue.metrics.bootstrap import MAX_RESAMPLES
 
 __all__ = ["compare_command"]
 
@@ -16,17 +17,21 @@ def compare_command(
     run_a: Annotated[Path, typer.Argument(help="The first run folder (streamcue run --out): the baseline A.")],
     run_b: Annotated[Path, typer.Argument(help="The second run folder: B; differences are B - A.")],
     allow_different: Annotated[bool, typer.Option(
-        "--allow-different", help="Compare runs of different benchmark versions, protocols or metric configs "
-                                  "anyway (the output says what differs).")] = False,
+        "--allow-different", help="Compare runs whose protocol, frames, generation, prompts, benchmark version or "
+                                  "metric config differ anyway (the output names each difference).")] = False,
     output: Annotated[Optional[Path], typer.Option(help="Also write the comparison as JSON here.")] = None,
-    resamples: Annotated[int, typer.Option(help="Bootstrap resamples (over the videos both runs played).")] = 2000,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    resamples: Annotated[int, typer.Option(min=1, max=MAX_RESAMPLES, help=(
+        f"Bootstrap resamples (over the videos both runs played), 1 to {MAX_RESAMPLES:,}."))] = 2000,
+    seed: Annotated[int, typer.Option(min=0, max=2 ** 63 - 1, help="Seed of the bootstrap (0 or more).")] = 0,
 ) -> None:
     """Compare two runs of one benchmark: B - A per task and group, with paired 95% intervals over shared videos.
 
-    Only the records both runs scored count; the videos both played are resampled together, so a
-    video that is hard for both models does not widen the interval of the difference. Runs of
-    different benchmark versions, protocols or metric configs are refused unless --allow-different.
+    Both runs' settings are listed side by side. Runs whose protocol, frames, generation, prompts,
+    benchmark version or metric config differ are refused, each difference named, unless
+    --allow-different; runs sharing no record are refused. Each run's samples.jsonl is checked
+    against its own results.json first. Only the records both runs scored count; the videos both
+    played are resampled together, so a video that is hard for both models does not widen the
+    interval of the difference.
 
     Examples:
 
@@ -42,26 +47,46 @@ def compare_command(
     from streamcue.metrics.compare import compare_runs
     from streamcue.prologue import check_io
 
-    if resamples < 1:
-        raise ConfigError("--resamples must be at least 1")
     if output is not None:
         if output.is_dir():
             raise ConfigError(f"--output {output} is a folder; give the file's name")
         check_io({output: "--output"}, [run_a, run_b])
     result = compare_runs(run_a, run_b, allow_different=allow_different,
                           settings=BootstrapSettings(resamples=resamples, seed=seed))
+    a, b = result["a"]["model"].get("name") or "A", result["b"]["model"].get("name") or "B"
+    _side_by_side("settings", result["settings"], result["differences"])
     if result["differences"]:
         console.out.print(f"note: compared although the runs differ in {'; '.join(result['differences'])} "
                           "(--allow-different)", markup=False)
-    a, b = result["a"]["model"].get("name") or "A", result["b"]["model"].get("name") or "B"
     for name in ("group", "task"):
         rows = {row: {"A": v["a"], "B": v["b"], "B - A": v["estimate"], "95% low": v["low"], "95% high": v["high"],
-                      "n": v["n"], "videos": v["videos"]} for row, v in result["tables"][name].items()}
+                      "n": v["n"], "videos": f"{v['videos']}{' (few)' if v.get('few_videos') else ''}"}
+                for row, v in result["tables"][name].items()}
         if rows:
             console.out.print(console.table(f"B - A by {name} (A: {a} {run_a}, B: {b} {run_b})",
                                             ["A", "B", "B - A", "95% low", "95% high", "n", "videos"], rows, name))
+    if any(v.get("few_videos") for table in result["tables"].values() for v in table.values()):
+        console.out.print(f"note: rows marked (few) rest on fewer than {result['bootstrap']['min_videos']} videos: "
+                          "their intervals are too narrow to trust", markup=False)
+    _side_by_side("efficiency", result["efficiency"], None)
     console.out.print(f"paired over {result['shared_records']} records on {result['shared_videos']} videos both runs "
                       "played", markup=False)
     if output is not None:
         write_json(output, result)
         console.out.print(f"comparison written to {output}", markup=False)
+
+
+def _side_by_side(title: str, values: dict[str, Any], differences: list[str] | None) -> None:
+    """``{name: [A, B]}`` as a table; with ``differences``, a differing setting marked."""
+    differ = {line.split(": ", 1)[0] for line in differences or []}
+    rows = {name: {"A": _cell(va), "B": _cell(vb), "": "differs" if name in differ else ""}
+            for name, (va, vb) in values.items()}
+    columns = ["A", "B", ""] if differences is not None else ["A", "B"]
+    if rows:
+        console.out.print(console.table(title, columns, rows, title[:-1] if title.endswith("s") else title))
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return "none"
+    return ", ".join(map(str, value)) if isinstance(value, list) else value
