@@ -155,8 +155,8 @@ class AnonymizeConfig:
     crf: int = 18
     threads: int | None = None    # detector threads (None: the cores this process may use)
     encoder_threads: int = 8      # x264's threads, whatever the machine: its bytes depend on them (see ENCODER)
-    device: str = "auto"          # the face detector's: cpu, cuda (CenterFace in torch, half precision) or auto
-                                  # (cuda when a CUDA device and the [gpu] extra are there)
+    device: str = "cpu"           # the face detector's: cpu, cuda (CenterFace in torch, half precision) or auto
+                                  # (cuda when a CUDA device and the [gpu] extra are there); not cpu: unmeasured
 
     allow_unmeasured: bool = False  # run with settings outside MEASURED (the report's status is then "unmeasured")
 
@@ -194,6 +194,9 @@ class AnonymizeConfig:
             out.append(f"--pad {self.pad} is below {MEASURED['pad']}")
         if self.full_every == 0 and self.max_side is not None and self.face == "centerface":
             out.append("--full-every 0 never looks for small faces at full size")
+        if self.device != "cpu" and self.face == "centerface":
+            out.append(f"--device {self.device} may run CenterFace in half precision on a GPU, whose recall has not "
+                       f"been measured end to end")
         return out
 
     @classmethod

@@ -61,7 +61,7 @@ def small_clip(tmp_path_factory):
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA device")
 def test_device_cuda_without_a_cuda_device_is_one_line(small_clip, tmp_path):
-    done = _run("anonymize", str(small_clip), "--out", str(tmp_path / "out"), "--device", "cuda")
+    done = _run("anonymize", str(small_clip), "--out", str(tmp_path / "out"), "--device", "cuda", "--allow-unmeasured")
     assert done.returncode != 0
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "--device cuda" in done.stderr and "no CUDA device" in done.stderr
@@ -69,9 +69,17 @@ def test_device_cuda_without_a_cuda_device_is_one_line(small_clip, tmp_path):
     assert resolve_device("auto") == "cpu" and resolve_device("cpu") == "cpu"
 
 
-def test_an_unknown_device_is_refused():
+def test_an_unknown_device_is_refused_and_the_gpu_path_is_unmeasured():
+    from streamcue.anonymize.pipeline import AnonymizeConfig
+
     with pytest.raises(ConfigError, match="device"):
         resolve_device("tpu")
+    with pytest.raises(ConfigError, match="--device"):
+        AnonymizeConfig(device="tpu")
+    with pytest.raises(ConfigError, match="--device cuda .*--allow-unmeasured"):
+        AnonymizeConfig(device="cuda")
+    assert AnonymizeConfig().device == "cpu" and not AnonymizeConfig().unmeasured()
+    assert AnonymizeConfig(device="auto", allow_unmeasured=True).unmeasured()
 
 
 def _sha256(path: Path) -> str:

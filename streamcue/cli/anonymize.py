@@ -74,7 +74,8 @@ def anonymize(
                                                         "instance.")] = None,
     device: Annotated[str, typer.Option(help="Where CenterFace runs: cpu (onnxruntime), cuda (torch on the GPU, half "
                                              "precision; pip install 'streamcue\\[gpu]') or auto (cuda when a CUDA "
-                                             "device and torch are there, else cpu).")] = "auto",
+                                             "device and torch are there, else cpu). Not cpu needs "
+                                             "--allow-unmeasured: the GPU path's recall is not measured yet.")] = "cpu",
 ) -> None:
     """Blur every face and licence plate; keep size, frame rate and duration; write a report per video.
 
