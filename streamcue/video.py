@@ -150,17 +150,20 @@ class FrameWriter:
     """Encode BGR frames to H.264 (yuv420p, or yuv444p for odd sizes) at the source's frame rate.
 
     ``audio_from`` copies the audio of that file into the output (only with --keep-audio).
-    Call :meth:`close` to finish; :meth:`abort` kills the encoder.
+    Call :meth:`close` to finish; :meth:`abort` kills the encoder. ``threads``: the encoder's (None:
+    x264's default, from the CPUs this process may use; its bytes depend on the count).
     """
 
     def __init__(self, path: str | Path, width: int, height: int, fps: float, *, crf: int = 18,
-                 preset: str = "veryfast", audio_from: str | Path | None = None) -> None:
+                 preset: str = "veryfast", audio_from: str | Path | None = None, threads: int | None = None) -> None:
         ffmpeg = require("ffmpeg", "video", "ffmpeg-python")
         self.path = Path(path)
         video = ffmpeg.input("pipe:", format="rawvideo", pix_fmt="bgr24", s=f"{width}x{height}", framerate=fps)
         pix_fmt = "yuv420p" if width % 2 == 0 and height % 2 == 0 else "yuv444p"
         options: dict[str, Any] = dict(vcodec="libx264", pix_fmt=pix_fmt, crf=crf, preset=preset, r=fps,
                                        movflags="+faststart", format="mp4")
+        if threads is not None:
+            options["threads"] = threads
         if audio_from is not None:
             audio = ffmpeg.input(str(audio_from)).audio
             out = ffmpeg.output(video, audio, str(self.path), acodec="copy", shortest=None, **options)

@@ -72,6 +72,10 @@ def anonymize(
     address: Annotated[Optional[str], typer.Option(help="With --engine ray: a running Ray cluster (HOST:6379, "
                                                         "ray://HOST:10001 or auto); default: a local "
                                                         "instance.")] = None,
+    device: Annotated[str, typer.Option(help="Where CenterFace runs: cpu (onnxruntime), cuda (torch on the GPU, half "
+                                             "precision; pip install 'streamcue\\[gpu]') or auto (cuda when a CUDA "
+                                             "device and torch are there, else cpu). Not cpu needs "
+                                             "--allow-unmeasured: the GPU path's recall is not measured yet.")] = "cpu",
 ) -> None:
     """Blur every face and licence plate; keep size, frame rate and duration; write a report per video.
 
@@ -117,7 +121,7 @@ def anonymize(
         track_threshold=track_threshold, plate=plate_detector, plate_model=str(plate_model) if plate_model else None,
         max_side=max_side, stride=stride, full_every=full_every, plate_every=plate_every,
         dilate_s=dilate, pad=pad, keep_audio=keep_audio,
-        allow_unmeasured=allow_unmeasured)
+        allow_unmeasured=allow_unmeasured, device=device)
     if engine == "ray":
         from streamcue.anonymize.ray_engine import check_address
 
