@@ -16,9 +16,9 @@ from typing import Any
 
 from streamcue.anonymize.report import sha256_file
 from streamcue.bulk import gc_paused
-from streamcue.errors import ConfigError, InputError
+from streamcue.errors import ConfigError
 from streamcue.extras import require
-from streamcue.io import atomic_write, read_json, write_json
+from streamcue.io import atomic_write, write_json
 from streamcue.paths import check_outputs
 from streamcue.progress import track
 from streamcue.release import card
@@ -50,9 +50,11 @@ class ReleaseConfig:
     citation: str | None = None
     #: Keep verified records only (every split) and the videos they refer to; the card states the share.
     only_verified: bool = False
-    #: Annotation figures (annotators, guideline version, agreement) for the card; default
-    #: ``RECORDS/annotation.json`` when present (written by ``streamcue annotate pull``).
+    #: The agreement figures for the card; default ``RECORDS/agreement.json`` when present (written by
+    #: ``streamcue annotate pull``).
     annotation_figures: Path | None = None
+    #: The maintainer's pseudonyms file (never published); default ``pseudonyms.json`` beside ``out``.
+    pseudonyms: Path | None = None
 
 
 def parse_version(text: str) -> tuple[int, int, int]:
@@ -77,8 +79,11 @@ def build_release(opts: ReleaseConfig) -> dict[str, Any]:
     if opts.repo is not None:
         check_repo_id(opts.repo)
     out = Path(opts.out)
-    check_outputs({out: "--out"}, [p for p in (opts.records, opts.previous, opts.video_root) if p is not None],
-                  inside_inputs=True)
+    check_outputs({out: "--out", _pseudonyms(opts): "--pseudonyms"},
+                  [p for p in (opts.records, opts.previous, opts.video_root) if p is not None], inside_inputs=True)
+    if out.resolve() in _pseudonyms(opts).resolve().parents:
+        raise ConfigError(f"--pseudonyms {_pseudonyms(opts)} is inside the release folder: the mapping is never "
+                          "published; keep it beside the release folders")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ConfigError(f"{out} already exists: a built version is never overwritten; choose a new --out")
     old_manifest, old_records = (None, None)
@@ -94,12 +99,9 @@ def build_release(opts: ReleaseConfig) -> dict[str, Any]:
 def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_manifest: dict[str, Any] | None,
            old_records: Any) -> dict[str, Any]:
     data = collect(opts.records, allow_unverified=opts.allow_unverified, only_verified=opts.only_verified,
-                   video_root=opts.video_root, licence=opts.license)
+                   video_root=opts.video_root, licence=opts.license, pseudonyms=_pseudonyms(opts),
+                   annotation_figures=opts.annotation_figures)
     check_published_reports([rec for recs in data.records["video"].values() for rec in recs])
-    figures_file = opts.annotation_figures or Path(opts.records) / card.ANNOTATION_FIGURES
-    annotation = read_json(figures_file) if figures_file.is_file() else None
-    if opts.annotation_figures is not None and annotation is None:
-        raise InputError("annotation figures file not found", file=opts.annotation_figures)
 
     out.parent.mkdir(parents=True, exist_ok=True)
     with staged_folder(out, suffix=".tmp") as tmp:
@@ -135,7 +137,7 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
             "rejected_left_out": dict(data.rejected_left_out),
             "unverified_left_out": dict(data.unverified_left_out),
             "only_verified": opts.only_verified, "verified": data.verified,
-            "annotation": annotation, "examples": examples,
+            "annotation": data.annotation, "examples": examples, "not_held": data.not_held,
             "total_rows": sum(n for r in rows.values() for n in r.values()),
         }
         (tmp / "README.md").write_text(card.card_header(meta, files, data.records) + "\n"
@@ -150,7 +152,7 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
             "allow_unverified": opts.allow_unverified, "only_verified": opts.only_verified,
             "unverified_in_benchmark": meta["unverified_in_benchmark"],
             "rejected_left_out": meta["rejected_left_out"],
-            "unverified_left_out": meta["unverified_left_out"],
+            "unverified_left_out": meta["unverified_left_out"], "verification_not_held": data.not_held,
             "verified": {card.CONFIG_NAMES[k]: {sp: {"verified": v, "records": n} for sp, (v, n) in by.items() if n}
                          for k, by in data.verified.items()},
             "configs": {card.CONFIG_NAMES[k]: {s: {"path": p, "rows": rows[k][s]} for s, p in f.items()}
@@ -159,8 +161,14 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
             "files": {str(p.relative_to(tmp)): sha256_file(p) for p in sorted(tmp.rglob("*")) if p.is_file()},
         }
         write_json(tmp / MANIFEST, manifest)
-        scan_published(tmp)
+        scan_published(tmp, data.people)
     return manifest
+
+
+def _pseudonyms(opts: ReleaseConfig) -> Path:
+    from streamcue.annotation.pseudonyms import PSEUDONYMS_FILE
+
+    return opts.pseudonyms or Path(opts.out).parent / PSEUDONYMS_FILE
 
 
 def _write_changelog(folder: Path, version: str, previous: Path | None, old_manifest: dict[str, Any] | None,

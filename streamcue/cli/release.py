@@ -40,15 +40,22 @@ def release_build(
                                                      "they refer to; the card states the verified share per "
                                                      "split.")] = False,
     annotation_figures: Annotated[Optional[Path], typer.Option(
-        help="Annotation figures for the card (annotators, guideline version, agreement); default "
-             "RECORDS/annotation.json when present.")] = None,
+        help="The agreement figures annotate pull wrote, for the card; default RECORDS/agreement.json when "
+             "present.")] = None,
+    pseudonyms: Annotated[Optional[Path], typer.Option(
+        help="Your mapping of annotators and reviewers to the pseudonyms published (annotator-1, reviewer-1, "
+             "...), read and extended by each build, never published; default pseudonyms.json beside --out, "
+             "so every version built there keeps the same pseudonyms.")] = None,
 ) -> None:
     """Assemble a Hub-ready release folder: Parquet per config and split, card, changelog, manifest.
 
     Refuses invalid records, unverified records in the validation/test splits (unless
     --allow-unverified, or left out with --only-verified), a --license that is not a Hub licence id
     or that a source's licence does not allow, recorded videos without a passing anonymization
-    report, a local path in any published string, and a version that is not new.
+    report, a local path, an e-mail address or an account name in any published string, and a
+    version that is not new. A record marked verified counts as verified only when nothing was
+    edited since (its verification.content_sha256 holds) and two people checked it. Annotators
+    and reviewers are published as pseudonyms (annotator-1, reviewer-1) from --pseudonyms.
 
     Examples:
 
@@ -62,7 +69,7 @@ def release_build(
     manifest = build_release(ReleaseConfig(records=records, version=version, out=out, title=title, license=license,
                                             repo=repo, previous=previous, allow_unverified=allow_unverified,
                                             video_root=video_root, citation=text, only_verified=only_verified,
-                                            annotation_figures=annotation_figures))
+                                            annotation_figures=annotation_figures, pseudonyms=pseudonyms))
     rows = {config: {split: info["rows"] for split, info in splits.items()}
             for config, splits in manifest["configs"].items()}
     console.out.print(console.table(f"release {manifest['version']} ({out})", ["train", "validation", "test"], rows,
@@ -70,6 +77,9 @@ def release_build(
     if manifest["only_verified"]:
         console.out.print("only verified records published; left out as not verified: "
                           + (", ".join(f"{n} {k}" for k, n in manifest["unverified_left_out"].items()) or "none"))
+    for config, held in manifest["verification_not_held"].items():
+        for rid, why in list(held.items())[:5]:
+            console.out.print(f"{config} {rid}: marked verified, counted as unverified: {why}", markup=False)
     unverified = manifest["unverified_in_benchmark"]
     if unverified:
         console.out.print("unverified records published in validation/test (stated on the card): "
