@@ -22,7 +22,7 @@ from streamcue.io import atomic_write, write_json
 from streamcue.paths import check_outputs
 from streamcue.progress import track
 from streamcue.release import card
-from streamcue.release.diff import changelog_lines, diff, keyed, read_release
+from streamcue.release.diff import changelog_lines, default_config, diff, keyed, read_release
 from streamcue.schemas.features import Layout, encode, typed
 from streamcue.release.gates import REPORTS_DIR, check_published_reports, collect, scan_published
 from streamcue.release.manifest import MANIFEST, check_repo_id
@@ -55,6 +55,9 @@ class ReleaseConfig:
     annotation_figures: Path | None = None
     #: The maintainer's pseudonyms file (never published); default ``pseudonyms.json`` beside ``out``.
     pseudonyms: Path | None = None
+    #: The default config (a config name); None: the previous version's, or for a first version the first
+    #: present of ``card.DEFAULT_ORDER`` (see :func:`card.choose_default`).
+    default_config: str | None = None
 
 
 def parse_version(text: str) -> tuple[int, int, int]:
@@ -127,6 +130,8 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
         for video_id, report in sorted(data.reports.items()):
             (tmp / REPORTS_DIR).mkdir(exist_ok=True)
             shutil.copyfile(report, tmp / REPORTS_DIR / f"{video_id}.json")
+        default = card.choose_default([k for k, f in files.items() if f],
+                                      default_config(opts.previous) if opts.previous else None, opts.default_config)
         stats = card.statistics(data.records)
         figures = card.write_figures(stats, tmp / "figures")
         meta = {
@@ -137,18 +142,20 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
             "rejected_left_out": dict(data.rejected_left_out),
             "unverified_left_out": dict(data.unverified_left_out),
             "only_verified": opts.only_verified, "verified": data.verified,
-            "annotation": data.annotation, "examples": examples, "not_held": data.not_held,
+            "annotation": data.annotation, "examples": examples, "not_held": data.not_held, "default": default,
             "total_rows": sum(n for r in rows.values() for n in r.values()),
         }
         (tmp / "README.md").write_text(card.card_header(meta, files, data.records) + "\n"
                                        + card.card_body(meta, rows, stats, figures, data.records),
                                        encoding="utf-8")
         _write_changelog(tmp, meta["version"], opts.previous, old_manifest,
-                         diff(old_records, keyed(data.records)) if old_records is not None else None)
+                         diff(old_records, keyed(data.records)) if old_records is not None else None,
+                         card.CONFIG_NAMES[default])
         manifest = {
             "format": "streamcue.release/1", "title": opts.title, "version": meta["version"],
             "schema_version": SCHEMA_VERSION, "streamcue_version": __version__, "license": opts.license,
             "previous_version": old_manifest["version"] if old_manifest else None,
+            "default_config": card.CONFIG_NAMES[default],
             "allow_unverified": opts.allow_unverified, "only_verified": opts.only_verified,
             "unverified_in_benchmark": meta["unverified_in_benchmark"],
             "rejected_left_out": meta["rejected_left_out"],
@@ -172,13 +179,13 @@ def _pseudonyms(opts: ReleaseConfig) -> Path:
 
 
 def _write_changelog(folder: Path, version: str, previous: Path | None, old_manifest: dict[str, Any] | None,
-                     changes: Any) -> None:
+                     changes: Any, default: str) -> None:
     lines = [f"## v{version}", ""]
     if changes is None:
         lines.append("- First release.")
     else:
         lines.append(f"Changes since v{old_manifest['version']}:")
-        lines += changelog_lines(changes)
+        lines += changelog_lines(changes, defaults=(default_config(previous), default))
     older = ""
     if previous is not None and (previous / "CHANGELOG.md").is_file():
         older = (previous / "CHANGELOG.md").read_text(encoding="utf-8").removeprefix("# Changelog\n").lstrip()

@@ -18,13 +18,14 @@ from typing import Any
 import numpy as np
 import yaml
 
+from streamcue.errors import ConfigError
 from streamcue.extras import require
 from streamcue.registry import BENCHMARKS, SOURCES, module_name
 from streamcue.schemas._validate import load_schema
 from streamcue.schemas.features import typed
 from streamcue.schemas.taxonomy import SPLITS
 
-__all__ = ["CONFIG_NAMES", "KIND_OF", "DEFAULT_ORDER", "data_path", "card_header",
+__all__ = ["CONFIG_NAMES", "KIND_OF", "DEFAULT_ORDER", "choose_default", "default_kind", "data_path", "card_header",
            "statistics", "FIGURES", "write_figures", "card_body"]
 
 
@@ -67,8 +68,31 @@ def data_path(kind: str, split: str, digest: str = "") -> str:
     return f"data/{CONFIG_NAMES[kind]}/{split}-00000-of-00001{'-' + digest[:12] if digest else ''}.parquet"
 
 
-def default_kind(kinds: Any) -> str:
-    return next(k for k in DEFAULT_ORDER if k in kinds)
+def default_kind(kinds: Any, chosen: str | None = None) -> str:
+    """The default config's kind: ``chosen`` (a kind, see :func:`choose_default`), else the first of
+    :data:`DEFAULT_ORDER` present."""
+    return chosen if chosen in kinds else next(k for k in DEFAULT_ORDER if k in kinds)
+
+
+def choose_default(kinds: Any, previous: str | None, explicit: str | None) -> str:
+    """The kind of a release's default config (what ``load_dataset(repo)`` gives without a config name).
+
+    It stays what it was in the previous version (``previous``, a config name) unless the maintainer names
+    another (``explicit``, ``release build --default-config``); the changelog and ``release diff`` then say
+    so. A previous default that this release no longer holds must be replaced explicitly. Without a previous
+    version: ``explicit``, else the first of :data:`DEFAULT_ORDER` present.
+    """
+    names = ", ".join(CONFIG_NAMES[k] for k in kinds)
+    if explicit is not None:
+        if KIND_OF.get(explicit) not in kinds:
+            raise ConfigError(f"--default-config {explicit}: not a config of this release ({names})")
+        return KIND_OF[explicit]
+    if previous is not None:
+        if KIND_OF.get(previous) not in kinds:
+            raise ConfigError(f"the previous version's default config {previous} is not in this release: name the "
+                              f"new default with --default-config ({names}); the changelog will say it changed")
+        return KIND_OF[previous]
+    return default_kind(kinds)
 
 
 def _annotations_creators(records: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
@@ -95,7 +119,7 @@ def card_header(meta: dict[str, Any], files: dict[str, dict[str, str]],
     """The YAML front matter: configs (one the default) and data_files (no loading script), licence, tags,
     sizes, how the annotations were made and which datasets they come from."""
     present = [kind for kind, splits in files.items() if splits]
-    default = default_kind(present)
+    default = default_kind(present, meta.get("default"))
     configs = [
         {"config_name": CONFIG_NAMES[kind], **({"default": True} if kind == default else {}),
          "data_files": [{"split": split, "path": path} for split, path in files[kind].items()]}
@@ -380,7 +404,7 @@ def card_body(meta: dict[str, Any], rows: dict[str, dict[str, int]], stats: dict
     records = records or {}
     repo = meta.get("repo") or "ORG/NAME"
     kinds = [k for k in rows if k != "video"]
-    default = default_kind(list(rows))
+    default = default_kind(list(rows), meta.get("default"))
     first = CONFIG_NAMES[default]
     sources = sorted(stats.get("video_sources", {}))
     benchmarks = _benchmarks(kinds, sources)
@@ -399,6 +423,12 @@ def card_body(meta: dict[str, Any], rows: dict[str, dict[str, int]], stats: dict
                  "# or typed records (dataclasses generated from the schemas):\n"
                  "from streamcue.loaders import load\n"
                  f'records = load("{first}", "{repo}", revision="v{version}", split="test")\n```\n')
+    parts.append(f"The default config is `{first}`: it stays the default in later versions unless a version's "
+                 "changelog says otherwise. Every config loads by its name:\n\n"
+                 + _table(["config", "load it"], [
+                     [f"`{CONFIG_NAMES[k]}`" + (" (default)" if k == default else ""),
+                      f'`load_dataset("{repo}", "{CONFIG_NAMES[k]}", split="{next(iter(rows[k]), "test")}", '
+                      f'revision="v{version}")`'] for k in rows]))
     parts.append("Every field comes back with the type the record held: integers as integers, nested objects "
                  "(answers, plan steps, events, `provenance`, `verification`) as structs and lists of structs.\n")
     if benchmarks:

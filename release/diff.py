@@ -15,7 +15,8 @@ from streamcue.release.manifest import read_manifest
 from streamcue.schemas import ID_FIELDS
 from streamcue.schemas.features import Layout, decode
 
-__all__ = ["Keyed", "ConfigDiff", "keyed", "read_release", "diff", "changed_fields", "changelog_lines"]
+__all__ = ["Keyed", "ConfigDiff", "keyed", "read_release", "default_config", "diff", "changed_fields",
+           "changelog_lines"]
 
 
 Keyed = dict[str, dict[str, dict[str, Any]]]  # config name -> "split/record id" -> record
@@ -57,6 +58,18 @@ def read_release(dist: str | Path) -> tuple[dict[str, Any], Keyed]:
         records[kind] = {split: [decode(row, kind, shape) for row in pq.read_table(dist / info["path"]).to_pylist()]
                          for split, info in splits.items()}
     return manifest, keyed(records)
+
+
+def default_config(dist: str | Path) -> str | None:
+    """The default config of a release folder: the one its card's YAML header marks ``default: true`` (what
+    ``load_dataset(repo)`` reads), or None."""
+    import yaml
+
+    card = Path(dist) / "README.md"
+    text = card.read_text(encoding="utf-8") if card.is_file() else ""
+    header = yaml.safe_load(text[4:].split("\n---\n", 1)[0]) if text.startswith("---\n") else None
+    configs = header.get("configs") if isinstance(header, dict) else None
+    return next((c.get("config_name") for c in configs or () if isinstance(c, dict) and c.get("default")), None)
 
 
 def _short(value: Any, width: int = 40) -> str:
@@ -123,10 +136,16 @@ def diff(old: Keyed, new: Keyed) -> dict[str, ConfigDiff]:
     return out
 
 
-def changelog_lines(changes: dict[str, ConfigDiff], sample: int = 5) -> list[str]:
-    """Markdown bullet lines describing ``changes``: counts, then ids, the changed fields of modified records,
-    and the newly verified records."""
+def changelog_lines(changes: dict[str, ConfigDiff], sample: int = 5,
+                    defaults: tuple[str | None, str | None] = (None, None)) -> list[str]:
+    """Markdown bullet lines describing ``changes``: a changed default config (``defaults``: the older and the
+    newer release's), then per config counts, ids, the changed fields of modified records, the newly verified
+    records and those no longer verified."""
     lines = []
+    if defaults[0] != defaults[1]:
+        lines.append(f"- default config: `{defaults[0]}` -> `{defaults[1]}` (`load_dataset(repo)` without a config "
+                     f"name now gives `{defaults[1]}`; `load_dataset(repo, \"{defaults[0]}\")` still names the old one"
+                     + ("" if defaults[0] in changes else ", which this version no longer holds") + ")")
     for config, d in changes.items():
         if not d.changed:
             lines.append(f"- {config}: unchanged")

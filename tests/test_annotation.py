@@ -17,7 +17,7 @@ pytest.importorskip("label_studio_sdk")
 httpx = pytest.importorskip("httpx")
 
 from streamcue.annotation import client as ls  # noqa: E402
-from streamcue.annotation.convert import frames_to_span, prediction, span_to_frames  # noqa: E402
+from streamcue.annotation.convert import frames_to_span, moment_to_frame, prediction, span_to_frames  # noqa: E402
 from streamcue.annotation.order import review_key  # noqa: E402
 from streamcue.annotation.roundtrip import pull, push, status, status_report  # noqa: E402
 from streamcue.dataset_builders import captaincook4d  # noqa: E402
@@ -247,6 +247,36 @@ def test_cli_push_status_pull(server, tmp_path):
     done = run("pull", "--project", "no-such-project", "--out", str(tmp_path / "x.jsonl"))
     assert done.returncode == 2 and done.stderr.startswith("error: no Label Studio project named 'no-such-project'")
     assert json.loads((tmp_path / "pulled.jsonl").read_text().splitlines()[0])["qa_id"] == "q1"
+
+
+def test_pull_validates_times_against_the_video_as_validate_does(server, annotators, tmp_path):
+    """The probe: both annotators put a mistake at 333,334 s of a 30 s video and pull wrote it as verified (validate
+    refused the same file). Now that record comes back as pushed, unverified, with the reason; an agreed record
+    is verified and carries the hash of what was verified."""
+    from streamcue.annotation.verify import content_sha256
+    from streamcue.schemas import check_file
+
+    late, fine = copy.deepcopy(VALID["guidance"]), dict(copy.deepcopy(VALID["guidance"]), video_id="v1b")
+    write_jsonl(tmp_path / "videos.jsonl", [VALID["video"], dict(VALID["video"], video_id="v1b")])
+    write_jsonl(tmp_path / "guidance.jsonl", [late, fine])
+    name = project_name("guidance")
+    push("guidance", tmp_path / "guidance.jsonl", name)
+    tasks = task_ids(name)
+    for user in annotators:
+        result = prediction(late, "guidance", FPS)
+        frame = moment_to_frame(333_334.0, FPS)
+        rows(result, "e1", "events")["value"]["ranges"] = [{"start": frame, "end": frame}]
+        annotate(server, tasks["v1"], result, user)
+        annotate(server, tasks["v1b"], prediction(fine, "guidance", FPS), user)
+    out = tmp_path / "pulled.jsonl"   # beside videos.jsonl: validate checks it against the videos' lengths
+    summary = pull(name, out)
+    assert summary.states == {"invalid": 1, "verified": 1}
+    assert "past the end of the video (30.0 s)" in summary.invalid["v1"]
+    pulled = {r["video_id"]: r for r in read_jsonl(out)}
+    assert pulled["v1"]["events"] == late["events"] and pulled["v1"]["verification"]["status"] == "unverified"
+    assert "content_sha256" not in pulled["v1"]["verification"]
+    assert pulled["v1b"]["verification"]["content_sha256"] == content_sha256(pulled["v1b"])
+    assert check_file(out, "guidance").ok   # what validate says of the file pull wrote
 
 
 def test_videos_are_served_through_local_files(server, tmp_path):

@@ -5,7 +5,10 @@ annotators as stable pseudonyms, no personal data or home path in any notation, 
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -16,7 +19,7 @@ pytest.importorskip("pyarrow")
 
 from streamcue.annotation.verify import content_sha256, sealed, verification_problem  # noqa: E402
 from streamcue.errors import ConfigError, InputError  # noqa: E402
-from streamcue.io import read_json, write_json, write_jsonl  # noqa: E402
+from streamcue.io import read_json, read_jsonl, write_json, write_jsonl  # noqa: E402
 from streamcue.loaders import load  # noqa: E402
 from streamcue.release.build import ReleaseConfig, build_release  # noqa: E402
 from streamcue.release.diff import changelog_lines, diff, read_release  # noqa: E402
@@ -262,3 +265,49 @@ def test_without_figures_the_card_says_agreement_was_not_measured(tmp_path):
     build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d" / "v1"))
     card = (tmp_path / "d" / "v1" / "README.md").read_text()
     assert re.search(r"Inter-annotator agreement: not measured for this release \(no `agreement.json`", card)
+
+
+# --- stable loading across versions -----------------------------------------------------------------
+
+def test_the_default_config_stays_unless_the_maintainer_changes_it_and_then_diff_and_changelog_say_so(tmp_path):
+    import datasets
+
+    from streamcue.release.diff import default_config
+
+    dist = tmp_path / "dist"
+    rec1 = records_folder(tmp_path / "rec1", [caption("t2", AGREED)])
+    build_release(ReleaseConfig(records=rec1, version="1.0.0", out=dist / "v1"))
+    rec2 = records_folder(tmp_path / "rec2", [caption("t2", AGREED)])
+    write_jsonl(rec2 / "guidance.jsonl", [VALID["guidance"]])   # guidance comes first in DEFAULT_ORDER
+    build_release(ReleaseConfig(records=rec2, version="1.1.0", out=dist / "v2", previous=dist / "v1",
+                                allow_unverified=True))
+    assert default_config(dist / "v1") == default_config(dist / "v2") == "dense_caption"
+    assert datasets.load_dataset(str(dist / "v2"), split="test")["task_id"] == ["t2"]   # no config name: the same
+    assert "default config" not in (dist / "v2" / "CHANGELOG.md").read_text()
+    card = (dist / "v2" / "README.md").read_text()
+    assert '| `guidance` | `load_dataset("ORG/NAME", "guidance", split="test", revision="v1.1.0")` |' in card
+    assert "| `dense_caption` (default) |" in card
+    for config in ("videos", "guidance", "dense_caption"):   # every config loads by its name
+        assert datasets.load_dataset(str(dist / "v2"), config, split="test").num_rows == 1
+
+    manifest = build_release(ReleaseConfig(records=rec2, version="2.0.0", out=dist / "v3", previous=dist / "v2",
+                                           allow_unverified=True, default_config="guidance"))
+    assert manifest["default_config"] == "guidance" == default_config(dist / "v3")
+    assert "- default config: `dense_caption` -> `guidance`" in (dist / "v3" / "CHANGELOG.md").read_text()
+    done = subprocess.run([sys.executable, "-m", "streamcue", "release", "diff", str(dist / "v2"), str(dist / "v3")],
+                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
+    assert done.returncode == 0, done.stderr
+    assert "default config: dense_caption -> guidance" in done.stdout
+
+    rec4 = tmp_path / "rec4"
+    rec4.mkdir()
+    write_jsonl(rec4 / "videos.jsonl", read_jsonl(rec2 / "videos.jsonl"))
+    write_jsonl(rec4 / "guidance.jsonl", [VALID["guidance"]])
+    with pytest.raises(ConfigError, match="the previous version's default config dense_caption is not in this "
+                                          "release: name the new default with --default-config"):
+        build_release(ReleaseConfig(records=rec4, version="1.2.0", out=dist / "v4", previous=dist / "v2",
+                                    allow_unverified=True))
+    with pytest.raises(ConfigError, match="--default-config interval_qa: not a config of this release"):
+        build_release(ReleaseConfig(records=rec4, version="1.2.0", out=dist / "v4", previous=dist / "v2",
+                                    allow_unverified=True, default_config="interval_qa"))
+

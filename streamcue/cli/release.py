@@ -42,6 +42,11 @@ def release_build(
     annotation_figures: Annotated[Optional[Path], typer.Option(
         help="The agreement figures annotate pull wrote, for the card; default RECORDS/agreement.json when "
              "present.")] = None,
+    default_config: Annotated[Optional[str], typer.Option(help=(
+        "The config load_dataset(repo) gives without a name. Default: the --previous version's (it never "
+        "changes silently), or for a first version the first present of guidance, interval_qa, dense_caption, "
+        "mc_question, open_question, active_item. Naming another is stated in the changelog and release "
+        "diff."))] = None,
     pseudonyms: Annotated[Optional[Path], typer.Option(
         help="Your mapping of annotators and reviewers to the pseudonyms published (annotator-1, reviewer-1, "
              "...), read and extended by each build, never published; default pseudonyms.json beside --out, "
@@ -69,7 +74,8 @@ def release_build(
     manifest = build_release(ReleaseConfig(records=records, version=version, out=out, title=title, license=license,
                                             repo=repo, previous=previous, allow_unverified=allow_unverified,
                                             video_root=video_root, citation=text, only_verified=only_verified,
-                                            annotation_figures=annotation_figures, pseudonyms=pseudonyms))
+                                            annotation_figures=annotation_figures, pseudonyms=pseudonyms,
+                                            default_config=default_config))
     rows = {config: {split: info["rows"] for split, info in splits.items()}
             for config, splits in manifest["configs"].items()}
     console.out.print(console.table(f"release {manifest['version']} ({out})", ["train", "validation", "test"], rows,
@@ -123,14 +129,16 @@ def release_diff(
     with its old and new value) and newly verified, per config.
 
     Records are matched by id within a split; a record that moved split counts as removed
-    and added. A line reads `modified: test/1_49: events[3].t_s 12.0 -> 13.5`.
+    and added. A line reads `modified: test/1_49: events[3].t_s 12.0 -> 13.5`. A changed default
+    config is named first; a record verified in OLD that is not in NEW (edited since, or checked by
+    one person) is named with the reason.
 
     Example:
 
         streamcue release diff dist/v1.0.0 dist/v1.1.0
     """
     from streamcue.prologue import check_numbers
-    from streamcue.release.diff import changelog_lines, diff, read_release
+    from streamcue.release.diff import changelog_lines, default_config, diff, read_release
 
     check_numbers(("--show", show, 0, None))
 
@@ -141,6 +149,6 @@ def release_diff(
                                     ["added", "removed", "modified"],
                                     {k: {"added": len(d.added), "removed": len(d.removed), "modified": len(d.modified)}
                                      for k, d in changes.items()}, "config"))
-    for line in changelog_lines(changes, sample=show):
-        if line.startswith("  "):
+    for line in changelog_lines(changes, sample=show, defaults=(default_config(old), default_config(new))):
+        if line.startswith(("  ", "- default config")):
             console.out.print(line.strip().removeprefix("- ").replace("`", ""), markup=False, soft_wrap=True)
