@@ -20,6 +20,7 @@ from streamcue.annotation import client as ls  # noqa: E402
 from streamcue.annotation.convert import frames_to_span, moment_to_frame, prediction, span_to_frames  # noqa: E402
 from streamcue.annotation.order import review_key  # noqa: E402
 from streamcue.annotation.roundtrip import pull, push, status, status_report  # noqa: E402
+from streamcue.annotation.verify import content_sha256  # noqa: E402
 from streamcue.dataset_builders import captaincook4d  # noqa: E402
 from streamcue.dataset_builders.output import write_outputs  # noqa: E402
 from streamcue.errors import ConfigError, InputError, ServiceError  # noqa: E402
@@ -136,7 +137,8 @@ def test_interval_qa_moved_edited_rejected_and_disputed(server, annotators, tmp_
     assert q1["answers"][1] == {"start_s": 10.0, "end_s": 13.0, "optimal_s": 10.5,
                                 "text": "The red cup is by the sink."}
     assert q1["verification"] == {"status": "verified", "annotators": ["ann1@streamcue.test", "ann2@streamcue.test"],
-                                  "checks": 2, "guideline": "interval_qa.v1", "decided_by": "agreement"}
+                                  "checks": 2, "guideline": "interval_qa.v1", "decided_by": "agreement",
+                                  "content_sha256": content_sha256(q1)}   # the hash of what was verified
     assert "interval a1 moved" in summary.changes["q1"] and "answer a1 edited" in summary.changes["q1"]
     assert pulled["q2"]["verification"]["status"] == "rejected" and pulled["q2"]["answers"] == records[1]["answers"]
     assert pulled["q2"]["verification"]["checks"] == 2
@@ -253,7 +255,6 @@ def test_pull_validates_times_against_the_video_as_validate_does(server, annotat
     """The probe: both annotators put a mistake at 333,334 s of a 30 s video and pull wrote it as verified (validate
     refused the same file). Now that record comes back as pushed, unverified, with the reason; an agreed record
     is verified and carries the hash of what was verified."""
-    from streamcue.annotation.verify import content_sha256
     from streamcue.schemas import check_file
 
     late, fine = copy.deepcopy(VALID["guidance"]), dict(copy.deepcopy(VALID["guidance"]), video_id="v1b")
@@ -341,7 +342,7 @@ def test_double_check_counts_distinct_annotators_not_annotations(server, annotat
     assert record["answers"][1]["text"] == "The red cup is by the sink."
     assert record["verification"] == {"status": "verified", "checks": 2, "guideline": "interval_qa.v1",
                                       "annotators": ["ann1@streamcue.test", "ann2@streamcue.test"],
-                                      "decided_by": "agreement"}
+                                      "decided_by": "agreement", "content_sha256": content_sha256(record)}
     rows_, people = status_report(name)
     assert rows_[0]["annotations"] == 2 and rows_[0]["missing"] == 0
     # throughput: ann1 did one task (two submissions), timed by their latest annotation
