@@ -24,13 +24,13 @@ from urllib.parse import quote
 from streamcue.annotation import client as ls
 from streamcue.annotation.convert import DEFAULT_FPS, LABEL_KINDS, Where, prediction, task_data
 from streamcue.annotation.order import review_order
-from streamcue.annotation.verify import Outcome, latest_per_annotator, verify
+from streamcue.annotation.verify import SEAL, Outcome, latest_per_annotator, verify
 from streamcue.errors import ConfigError, InputError, RecordValidationError
 from streamcue.extras import require
 from streamcue.io import iter_jsonl, write_jsonl
 from streamcue.paths import resolve_uri
 from streamcue.progress import track
-from streamcue.schemas import ID_FIELDS, check, check_file
+from streamcue.schemas import ID_FIELDS, check, check_file, check_records, load_durations
 from streamcue.version import __version__
 
 __all__ = ["BATCH", "Selection", "PushResult", "push", "PullResult", "pull", "status", "check_tolerance"]
@@ -228,7 +228,8 @@ class Rule:
     reviewers: tuple[str, ...] = ()
 
 
-def _outcomes(project: str, url: str | None, rule: Rule) -> tuple[str, list[tuple[dict, Outcome]], dict[Any, str], int]:
+def _outcomes(project: str, url: str | None, rule: Rule, durations: dict[str, float] | None = None
+              ) -> tuple[str, list[tuple[dict, Outcome]], dict[Any, str], int]:
     check_tolerance(rule.tolerance_s)
     if rule.required is not None and rule.required < 1:
         raise ConfigError("--required must be at least 1")
@@ -264,43 +265,51 @@ def _outcomes(project: str, url: str | None, rule: Rule) -> tuple[str, list[tupl
         outcome = verify(record, kind, float(data.get("fps") or DEFAULT_FPS), task.get("annotations") or [],
                          names, where, required=required, tolerance_s=rule.tolerance_s, guideline=guideline,
                          reviewers=rule.reviewers, majority=rule.majority)
-        results.append((task, _checked(outcome, record, kind, task["id"])))
+        results.append((task, _checked(outcome, record, kind, task["id"], durations)))
     return kind, results, names, required
 
 
-def _checked(outcome: Outcome, pushed: dict[str, Any], kind: str, task: int) -> Outcome:
+def _checked(outcome: Outcome, pushed: dict[str, Any], kind: str, task: int,
+             durations: dict[str, float] | None = None) -> Outcome:
     """An annotated record that breaks its schema (a success relabelled as a mistake has no
-    category) is reported for that record alone: it comes back as pushed, unverified, with a note."""
+    category) or its video's length (``durations``, as ``streamcue validate`` checks them) is reported
+    for that record alone: it comes back as pushed, unverified, with a note."""
     if outcome.state not in ("verified", "rejected"):
         return outcome
-    violations = check(outcome.record, kind, file=f"<task {task}>")
+    violations = check(outcome.record, kind, file=f"<task {task}>", durations=durations)
     if not violations:
         return outcome
     problem = f"{violations[0].path}: {violations[0].message}"
     record = copy.deepcopy(pushed)
     kept = [n for n in record["verification"].get("notes", []) if not n.startswith("invalid:")]
-    decided = {k: v for k, v in outcome.record["verification"].items() if k not in ("decided_by", "reviewer")}
+    decided = {k: v for k, v in outcome.record["verification"].items()
+               if k not in ("decided_by", "reviewer", SEAL)}
     record["verification"] = {**decided, "status": "unverified", "notes": [*kept, f"invalid: {problem}"]}
     return Outcome(record, "invalid", outcome.annotations, [], problem, applied=outcome.applied)
 
 
 def pull(project: str, out: Path | None = None, *, url: str | None = None, required: int | None = None,
-         tolerance_s: float = 1.0, majority: bool = False, reviewers: tuple[str, ...] = ()) -> PullResult:
+         tolerance_s: float = 1.0, majority: bool = False, reviewers: tuple[str, ...] = (),
+         videos: Path | None = None) -> PullResult:
     """Every task's record (verified where the rule allows), written to ``out`` (when given) all or nothing.
 
-    The result also holds the agreement between annotators (:func:`annotator_agreement`) and the
-    spot-check samples the tasks were pushed in (see :func:`samples`).
+    What is written is validated exactly as ``streamcue validate OUT`` does: the schema, the semantic
+    rules and, with ``videos`` (a ``videos.jsonl``; default: the one beside ``out``, if any), every time
+    against its video's length. The result also holds the agreement between annotators
+    (:func:`annotator_agreement`) and the spot-check samples the tasks were pushed in (see :func:`samples`).
     """
     from streamcue.annotation.agreement import annotator_agreement
 
+    if videos is None and out is not None and out.with_name("videos.jsonl").is_file():
+        videos = out.with_name("videos.jsonl")
+    durations = load_durations(videos) if videos is not None else None
     rule = Rule(required, tolerance_s, majority, tuple(reviewers))
-    kind, results, _, required = _outcomes(project, url, rule)
-    violations = []
-    for task, outcome in results:
-        for v in check(outcome.record, kind, file=f"<task {task['id']}>"):
-            violations.append(v)
-    if violations:
-        raise RecordValidationError(violations)
+    kind, results, _, required = _outcomes(project, url, rule, durations)
+    report = check_records(((line, o.record) for line, (_, o) in enumerate(results, start=1)), kind,
+                           file=str(out) if out is not None else f"Label Studio project {project!r}",
+                           durations=durations)
+    if not report.ok:
+        raise RecordValidationError(report.violations)
     summary = PullResult(len(results), kind=kind, required=required)
     for task, outcome in results:
         rid = outcome.record[ID_FIELDS[kind]]

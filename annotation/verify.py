@@ -25,11 +25,17 @@ item verified by two annotators), and how a disagreement is decided.
     disagreement it resolved stays in the notes. A reviewer decides whatever the annotators did.
 * Once anyone has annotated, ``verification.guideline`` names the guideline version the
   project showed its annotators (``interval_qa.v1``); an untouched record is left as pushed.
+* A decided (verified or rejected) record carries ``verification.content_sha256``, the SHA-256 of
+  what was decided: the record without its ``verification``, as canonical JSON (:func:`content_sha256`).
+  A record edited afterwards no longer matches it, and :func:`verification_problem` says it is not
+  verified; so does a record that fewer than two people checked (one annotator, or a reviewer alone).
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -38,7 +44,60 @@ from typing import Any
 from streamcue.annotation.convert import Applied, Where, apply
 
 
-__all__ = ["Difference", "Outcome", "describe", "differences", "disagreement", "latest_per_annotator", "verify"]
+__all__ = ["Difference", "Outcome", "SEAL", "content_sha256", "describe", "differences", "disagreement",
+           "latest_per_annotator", "sealed", "verification_problem", "verify"]
+
+#: The field of ``verification`` that holds the SHA-256 of what was verified (:func:`content_sha256`).
+SEAL = "content_sha256"
+
+
+def content_sha256(record: dict[str, Any]) -> str:
+    """SHA-256 (hex) of ``record`` without its ``verification``, as canonical JSON: keys sorted, no
+    spaces (``separators=(",", ":")``), UTF-8 without ASCII escapes, NaN refused, and a number written as
+    JSON Schema compares numbers (as RFC 8785 writes them): an integral float as an integer, so ``1.0``
+    and ``1`` (a time a Parquet release hands back as a float) are the same content."""
+    body = _canonical({k: v for k, v in record.items() if k != "verification"})
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _canonical(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_canonical(v) for v in value]
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 53:
+        return int(value)
+    return value
+
+
+def sealed(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with ``verification.content_sha256`` set to the hash of its content (a decided record)."""
+    return {**record, "verification": {**record["verification"], SEAL: content_sha256(record)}}
+
+
+def verification_problem(record: dict[str, Any]) -> str | None:
+    """Why a record does not count as verified (None: it does).
+
+    Verified means: status ``verified``; the content hash holds (nothing was edited after verification);
+    and the double-check rule: two or more annotators agreed (``checks`` >= 2), or a reviewer decided
+    a record at least one annotator checked (two people in all).
+    """
+    ver = record.get("verification") or {}
+    if ver.get("status") != "verified":
+        return f"status {ver.get('status')!r}"
+    if ver.get(SEAL) is None:
+        return f"no {SEAL}: what was verified is not recorded (verify it with annotate pull)"
+    if ver[SEAL] != content_sha256(record):
+        return f"edited after verification (its content no longer matches verification.{SEAL})"
+    annotators = set(ver.get("annotators") or ())
+    if ver.get("decided_by") == "reviewer":
+        if len(annotators | {ver.get("reviewer")} - {None}) < 2:
+            return "decided by a reviewer alone: the double-check rule needs two people"
+    elif len(annotators) < 2 or (ver.get("checks") or 0) < 2:
+        return (f"checked by {len(annotators)} annotator(s), {ver.get('checks') or 0} agreeing check(s): the "
+                "double-check rule needs two")
+    return None
 
 
 @dataclass
@@ -192,8 +251,8 @@ def verify(record: dict[str, Any], kind: str, fps: float, annotations: list[dict
             **base, "status": status, "annotators": names, "checks": len(agreeing) + 1, "decided_by": "reviewer",
             "reviewer": reviewer, "notes": [*notes, *(f"disagreement: {why}" for why in disputes[:1]),
                                             f"resolved: by reviewer {reviewer}"]}
-        return Outcome(decision.record, status, len(checks), decision.changes, disputes[0] if disputes else None,
-                       "reviewer", applied)
+        return Outcome(sealed(decision.record), status, len(checks), decision.changes,
+                       disputes[0] if disputes else None, "reviewer", applied)
     if len(checks) < required:
         unchanged["verification"] = {**base, "status": "unverified", "annotators": names, "checks": len(checks)}
         return Outcome(unchanged, "pending", len(checks), [f"waiting for {required - len(checks)} more check(s)"],
@@ -215,7 +274,7 @@ def verify(record: dict[str, Any], kind: str, fps: float, annotations: list[dict
             extra["notes"] = [*notes, f"majority: {len(biggest)} of {len(checks)} agree; dissent: {dissent[0]}"]
         first.record["verification"] = {**base, "status": status, "annotators": names, "checks": len(biggest),
                                         **extra}
-        return Outcome(first.record, status, len(checks), first.changes, None, extra["decided_by"], applied)
+        return Outcome(sealed(first.record), status, len(checks), first.changes, None, extra["decided_by"], applied)
     reason = found(checks[0], next(c for c in checks[1:] if found(checks[0], c)))
     unchanged["verification"] = {**base, "status": "unverified", "annotators": names, "checks": len(checks),
                                  "notes": [*notes, f"disagreement: {reason}"]}

@@ -16,13 +16,13 @@ from typing import Any
 
 from streamcue.anonymize.report import sha256_file
 from streamcue.bulk import gc_paused
-from streamcue.errors import ConfigError, InputError
+from streamcue.errors import ConfigError
 from streamcue.extras import require
-from streamcue.io import atomic_write, read_json, write_json
+from streamcue.io import atomic_write, write_json
 from streamcue.paths import check_outputs
 from streamcue.progress import track
 from streamcue.release import card
-from streamcue.release.diff import changelog_lines, diff, keyed, read_release
+from streamcue.release.diff import changelog_lines, default_config, diff, keyed, read_release
 from streamcue.schemas.features import Layout, encode, typed
 from streamcue.release.gates import REPORTS_DIR, check_published_reports, collect, scan_published
 from streamcue.release.manifest import MANIFEST, check_repo_id
@@ -50,9 +50,14 @@ class ReleaseConfig:
     citation: str | None = None
     #: Keep verified records only (every split) and the videos they refer to; the card states the share.
     only_verified: bool = False
-    #: Annotation figures (annotators, guideline version, agreement) for the card; default
-    #: ``RECORDS/annotation.json`` when present (written by ``streamcue annotate pull``).
+    #: The agreement figures for the card; default ``RECORDS/agreement.json`` when present (written by
+    #: ``streamcue annotate pull``).
     annotation_figures: Path | None = None
+    #: The maintainer's pseudonyms file (never published); default ``pseudonyms.json`` beside ``out``.
+    pseudonyms: Path | None = None
+    #: The default config (a config name); None: the previous version's, or for a first version the first
+    #: present of ``card.DEFAULT_ORDER`` (see :func:`card.choose_default`).
+    default_config: str | None = None
 
 
 def parse_version(text: str) -> tuple[int, int, int]:
@@ -77,8 +82,11 @@ def build_release(opts: ReleaseConfig) -> dict[str, Any]:
     if opts.repo is not None:
         check_repo_id(opts.repo)
     out = Path(opts.out)
-    check_outputs({out: "--out"}, [p for p in (opts.records, opts.previous, opts.video_root) if p is not None],
-                  inside_inputs=True)
+    check_outputs({out: "--out", _pseudonyms(opts): "--pseudonyms"},
+                  [p for p in (opts.records, opts.previous, opts.video_root) if p is not None], inside_inputs=True)
+    if out.resolve() in _pseudonyms(opts).resolve().parents:
+        raise ConfigError(f"--pseudonyms {_pseudonyms(opts)} is inside the release folder: the mapping is never "
+                          "published; keep it beside the release folders")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ConfigError(f"{out} already exists: a built version is never overwritten; choose a new --out")
     old_manifest, old_records = (None, None)
@@ -94,12 +102,9 @@ def build_release(opts: ReleaseConfig) -> dict[str, Any]:
 def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_manifest: dict[str, Any] | None,
            old_records: Any) -> dict[str, Any]:
     data = collect(opts.records, allow_unverified=opts.allow_unverified, only_verified=opts.only_verified,
-                   video_root=opts.video_root, licence=opts.license)
+                   video_root=opts.video_root, licence=opts.license, pseudonyms=_pseudonyms(opts),
+                   annotation_figures=opts.annotation_figures)
     check_published_reports([rec for recs in data.records["video"].values() for rec in recs])
-    figures_file = opts.annotation_figures or Path(opts.records) / card.ANNOTATION_FIGURES
-    annotation = read_json(figures_file) if figures_file.is_file() else None
-    if opts.annotation_figures is not None and annotation is None:
-        raise InputError("annotation figures file not found", file=opts.annotation_figures)
 
     out.parent.mkdir(parents=True, exist_ok=True)
     with staged_folder(out, suffix=".tmp") as tmp:
@@ -125,6 +130,8 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
         for video_id, report in sorted(data.reports.items()):
             (tmp / REPORTS_DIR).mkdir(exist_ok=True)
             shutil.copyfile(report, tmp / REPORTS_DIR / f"{video_id}.json")
+        default = card.choose_default([k for k, f in files.items() if f],
+                                      default_config(opts.previous) if opts.previous else None, opts.default_config)
         stats = card.statistics(data.records)
         figures = card.write_figures(stats, tmp / "figures")
         meta = {
@@ -135,22 +142,24 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
             "rejected_left_out": dict(data.rejected_left_out),
             "unverified_left_out": dict(data.unverified_left_out),
             "only_verified": opts.only_verified, "verified": data.verified,
-            "annotation": annotation, "examples": examples,
+            "annotation": data.annotation, "examples": examples, "not_held": data.not_held, "default": default,
             "total_rows": sum(n for r in rows.values() for n in r.values()),
         }
         (tmp / "README.md").write_text(card.card_header(meta, files, data.records) + "\n"
                                        + card.card_body(meta, rows, stats, figures, data.records),
                                        encoding="utf-8")
         _write_changelog(tmp, meta["version"], opts.previous, old_manifest,
-                         diff(old_records, keyed(data.records)) if old_records is not None else None)
+                         diff(old_records, keyed(data.records)) if old_records is not None else None,
+                         card.CONFIG_NAMES[default])
         manifest = {
             "format": "streamcue.release/1", "title": opts.title, "version": meta["version"],
             "schema_version": SCHEMA_VERSION, "streamcue_version": __version__, "license": opts.license,
             "previous_version": old_manifest["version"] if old_manifest else None,
+            "default_config": card.CONFIG_NAMES[default],
             "allow_unverified": opts.allow_unverified, "only_verified": opts.only_verified,
             "unverified_in_benchmark": meta["unverified_in_benchmark"],
             "rejected_left_out": meta["rejected_left_out"],
-            "unverified_left_out": meta["unverified_left_out"],
+            "unverified_left_out": meta["unverified_left_out"], "verification_not_held": data.not_held,
             "verified": {card.CONFIG_NAMES[k]: {sp: {"verified": v, "records": n} for sp, (v, n) in by.items() if n}
                          for k, by in data.verified.items()},
             "configs": {card.CONFIG_NAMES[k]: {s: {"path": p, "rows": rows[k][s]} for s, p in f.items()}
@@ -159,18 +168,24 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
             "files": {str(p.relative_to(tmp)): sha256_file(p) for p in sorted(tmp.rglob("*")) if p.is_file()},
         }
         write_json(tmp / MANIFEST, manifest)
-        scan_published(tmp)
+        scan_published(tmp, data.people)
     return manifest
 
 
+def _pseudonyms(opts: ReleaseConfig) -> Path:
+    from streamcue.annotation.pseudonyms import PSEUDONYMS_FILE
+
+    return opts.pseudonyms or Path(opts.out).parent / PSEUDONYMS_FILE
+
+
 def _write_changelog(folder: Path, version: str, previous: Path | None, old_manifest: dict[str, Any] | None,
-                     changes: Any) -> None:
+                     changes: Any, default: str) -> None:
     lines = [f"## v{version}", ""]
     if changes is None:
         lines.append("- First release.")
     else:
         lines.append(f"Changes since v{old_manifest['version']}:")
-        lines += changelog_lines(changes)
+        lines += changelog_lines(changes, defaults=(default_config(previous), default))
     older = ""
     if previous is not None and (previous / "CHANGELOG.md").is_file():
         older = (previous / "CHANGELOG.md").read_text(encoding="utf-8").removeprefix("# Changelog\n").lstrip()

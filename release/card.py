@@ -18,13 +18,14 @@ from typing import Any
 import numpy as np
 import yaml
 
+from streamcue.errors import ConfigError
 from streamcue.extras import require
 from streamcue.registry import BENCHMARKS, SOURCES, module_name
 from streamcue.schemas._validate import load_schema
 from streamcue.schemas.features import typed
 from streamcue.schemas.taxonomy import SPLITS
 
-__all__ = ["CONFIG_NAMES", "KIND_OF", "DEFAULT_ORDER", "ANNOTATION_FIGURES", "data_path", "card_header",
+__all__ = ["CONFIG_NAMES", "KIND_OF", "DEFAULT_ORDER", "choose_default", "default_kind", "data_path", "card_header",
            "statistics", "FIGURES", "write_figures", "card_body"]
 
 
@@ -37,8 +38,6 @@ CONFIG_NAMES = {"video": "videos", "interval_qa": "interval_qa", "dense_caption"
 KIND_OF = {v: k for k, v in CONFIG_NAMES.items()}
 #: Which config ``load_dataset(repo)`` gives without a config name: the first present in this order.
 DEFAULT_ORDER = ("guidance", "interval_qa", "dense_caption", "mc_question", "open_question", "active_item", "video")
-#: The annotation figures file ``release build`` reads beside the records (written by ``annotate pull``).
-ANNOTATION_FIGURES = "annotation.json"
 
 #: What a record of each kind asks of a streaming-video assistant (the card's summary).
 TASKS = {
@@ -69,8 +68,31 @@ def data_path(kind: str, split: str, digest: str = "") -> str:
     return f"data/{CONFIG_NAMES[kind]}/{split}-00000-of-00001{'-' + digest[:12] if digest else ''}.parquet"
 
 
-def default_kind(kinds: Any) -> str:
-    return next(k for k in DEFAULT_ORDER if k in kinds)
+def default_kind(kinds: Any, chosen: str | None = None) -> str:
+    """The default config's kind: ``chosen`` (a kind, see :func:`choose_default`), else the first of
+    :data:`DEFAULT_ORDER` present."""
+    return chosen if chosen in kinds else next(k for k in DEFAULT_ORDER if k in kinds)
+
+
+def choose_default(kinds: Any, previous: str | None, explicit: str | None) -> str:
+    """The kind of a release's default config (what ``load_dataset(repo)`` gives without a config name).
+
+    It stays what it was in the previous version (``previous``, a config name) unless the maintainer names
+    another (``explicit``, ``release build --default-config``); the changelog and ``release diff`` then say
+    so. A previous default that this release no longer holds must be replaced explicitly. Without a previous
+    version: ``explicit``, else the first of :data:`DEFAULT_ORDER` present.
+    """
+    names = ", ".join(CONFIG_NAMES[k] for k in kinds)
+    if explicit is not None:
+        if KIND_OF.get(explicit) not in kinds:
+            raise ConfigError(f"--default-config {explicit}: not a config of this release ({names})")
+        return KIND_OF[explicit]
+    if previous is not None:
+        if KIND_OF.get(previous) not in kinds:
+            raise ConfigError(f"the previous version's default config {previous} is not in this release: name the "
+                              f"new default with --default-config ({names}); the changelog will say it changed")
+        return KIND_OF[previous]
+    return default_kind(kinds)
 
 
 def _annotations_creators(records: dict[str, dict[str, list[dict[str, Any]]]]) -> list[str]:
@@ -97,7 +119,7 @@ def card_header(meta: dict[str, Any], files: dict[str, dict[str, str]],
     """The YAML front matter: configs (one the default) and data_files (no loading script), licence, tags,
     sizes, how the annotations were made and which datasets they come from."""
     present = [kind for kind, splits in files.items() if splits]
-    default = default_kind(present)
+    default = default_kind(present, meta.get("default"))
     configs = [
         {"config_name": CONFIG_NAMES[kind], **({"default": True} if kind == default else {}),
          "data_files": [{"split": split, "path": path} for split, path in files[kind].items()]}
@@ -255,35 +277,83 @@ def _verified_section(meta: dict[str, Any], kinds: list[str]) -> list[str]:
     return parts
 
 
-def _flat(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
-    if isinstance(value, dict):
-        return [row for k, v in value.items() for row in _flat(v, f"{prefix}.{k}" if prefix else str(k))]
-    return [(prefix, value)]
-
-
 def _annotation_section(meta: dict[str, Any], records: dict[str, dict[str, list[dict[str, Any]]]],
                         kinds: list[str]) -> str:
-    figures = meta.get("annotation") or {}
-    people = sorted({a for k in kinds for recs in records.get(k, {}).values() for r in recs
-                     for a in (r.get("verification") or {}).get("annotators") or ()})
-    annotators = figures.get("annotators", people)
-    count = len(annotators) if isinstance(annotators, list) else annotators
-    guideline = figures.get("guideline_version") or figures.get("guidelines") or "not recorded"
+    """Who verified the records (pseudonyms), under which guideline, how disagreements were decided, the
+    verified share, the records whose verification did not hold, and the agreement ``annotate pull`` measured."""
+    published = {k: [r for recs in records.get(k, {}).values() for r in recs] for k in kinds}
+    ver = {k: [r.get("verification") or {} for r in recs] for k, recs in published.items()}
+    annotators = sorted({a for vs in ver.values() for v in vs for a in v.get("annotators") or ()}, key=_natural)
+    reviewers = sorted({v["reviewer"] for vs in ver.values() for v in vs if v.get("reviewer")}, key=_natural)
     parts = ["## Annotation process\n",
              "Records are built from the sources' own annotations by streamcue's builders (each record's "
              "`provenance` names the builder, its version and, for generated text, the model and prompt). People "
-             "then verify them in Label Studio (`streamcue annotate push/pull`): a record is verified when the "
-             "required number of annotators agree, or when a reviewer resolves their disagreement (its "
-             "`verification` says how it was decided).\n",
-             f"- Annotators: {count or 'none recorded'} (pseudonymous ids in each record's `verification.annotators`)"
-             f"\n- Guideline version: {guideline}\n"]
+             "then verify them in Label Studio (`streamcue annotate push/pull`): a record is verified when two or "
+             "more annotators agree, when a majority of three or more does, or when a reviewer decides their "
+             "disagreement; its `verification` says how (`decided_by`), who (pseudonyms), under which guideline, "
+             "and carries `content_sha256`, the SHA-256 of what was verified (the record without its "
+             "`verification`, as canonical JSON: keys sorted, no spaces, UTF-8). A record edited after its "
+             "verification, or checked by one person only, is published as `unverified`.\n",
+             f"- Annotators: {', '.join(annotators) or 'none recorded'}"
+             + (f"; reviewers: {', '.join(reviewers)}" if reviewers else "")
+             + " (pseudonyms, stable across versions of this dataset; the mapping stays with the maintainer)\n"]
+    rows = []
+    for kind in kinds:
+        guides = Counter(v.get("guideline") or "not recorded" for v in ver[kind]
+                         if v.get("guideline") or v.get("status") == "verified")
+        decided = Counter(v.get("decided_by") for v in ver[kind] if v.get("status") == "verified")
+        if guides or decided:
+            rows.append([CONFIG_NAMES[kind], ", ".join(f"{g} ({n})" for g, n in sorted(guides.items())) or "-",
+                         *(decided.get(how, 0) for how in ("agreement", "majority", "reviewer"))])
+    if rows:
+        parts.append("Guideline versions the annotators saw (published records annotated under each) and how the "
+                     "published verified records were decided:\n\n"
+                     + _table(["config", "guideline", "agreement", "majority", "reviewer"], rows))
     parts += _verified_section(meta, kinds)
-    agreement = figures.get("agreement")
-    if agreement:
-        parts.append("Inter-annotator agreement (from the annotation figures file written by `annotate pull`):\n\n"
-                     + _table(["measure", "value"], [[k, v] for k, v in _flat(agreement)]))
-    else:
-        parts.append("Inter-annotator agreement: not measured for this release.\n")
+    held = {k: v for k, v in (meta.get("not_held") or {}).items() if v}
+    if held:
+        listed = []
+        for kind, by_id in held.items():
+            first = ", ".join(f"`{rid}` ({why})" for rid, why in list(by_id.items())[:5])
+            listed.append(f"{CONFIG_NAMES.get(kind, kind)} {first}"
+                          + (f" and {len(by_id) - 5} more" if len(by_id) > 5 else ""))
+        parts.append("Records marked verified that count as unverified here (edited after verification, or "
+                     "checked by one person): " + "; ".join(listed) + ".\n")
+    parts.append(_agreement(meta.get("annotation") or {}))
+    return "\n".join(parts)
+
+
+def _natural(name: str) -> tuple[str, int]:
+    head, _, number = name.rpartition("-")
+    return (head, int(number)) if number.isdigit() else (name, 0)
+
+
+def _figure(value: Any) -> str:
+    """An agreement figure as the card prints it: 4 decimals, ``-`` when there was nothing to compare."""
+    return "-" if value is None else f"{value:.4f}"
+
+
+def _agreement(figures: dict[str, Any]) -> str:
+    """Inter-annotator agreement per kind, overall and per annotator pair, as ``annotate pull`` measured it
+    (``agreement.json``; :mod:`streamcue.annotation.agreement` defines every figure)."""
+    if not figures:
+        return ("Inter-annotator agreement: not measured for this release (no `agreement.json` from "
+                "`annotate pull` beside the records, nor `--annotation-figures`).\n")
+    parts = []
+    for kind, entry in sorted(figures.items()):
+        names = entry.get("figures") or [k for k in entry["overall"] if k != "records"]
+        head = (f"### Inter-annotator agreement: `{CONFIG_NAMES.get(kind, kind)}`\n\nMeasured by `streamcue "
+                f"annotate pull` over the {entry.get('records', entry['overall'].get('records'))} records of the "
+                f"Label Studio project (every pair of annotators who both submitted a record; reviewers left out), "
+                f"{entry.get('required', '?')} annotators per record, boundaries within "
+                f"{entry.get('tolerance_s', '?')} s; records decided "
+                + (", ".join(f"by {how}: {n}" for how, n in sorted((entry.get("decided_by") or {}).items()))
+                   or "by nobody yet")
+                + ". A figure with nothing to compare is `-`.\n\n")
+        table = [["all pairs", entry["overall"]["records"], *(_figure(entry["overall"].get(n)) for n in names)]]
+        table += [[" & ".join(p["annotators"]), p["records"], *(_figure(p.get(n)) for n in names)]
+                  for p in entry.get("pairs", [])]
+        parts.append(head + _table(["annotators", "record pairs", *names], table))
     return "\n".join(parts)
 
 
@@ -334,7 +404,7 @@ def card_body(meta: dict[str, Any], rows: dict[str, dict[str, int]], stats: dict
     records = records or {}
     repo = meta.get("repo") or "ORG/NAME"
     kinds = [k for k in rows if k != "video"]
-    default = default_kind(list(rows))
+    default = default_kind(list(rows), meta.get("default"))
     first = CONFIG_NAMES[default]
     sources = sorted(stats.get("video_sources", {}))
     benchmarks = _benchmarks(kinds, sources)
@@ -353,6 +423,12 @@ def card_body(meta: dict[str, Any], rows: dict[str, dict[str, int]], stats: dict
                  "# or typed records (dataclasses generated from the schemas):\n"
                  "from streamcue.loaders import load\n"
                  f'records = load("{first}", "{repo}", revision="v{version}", split="test")\n```\n')
+    parts.append(f"The default config is `{first}`: it stays the default in later versions unless a version's "
+                 "changelog says otherwise. Every config loads by its name:\n\n"
+                 + _table(["config", "load it"], [
+                     [f"`{CONFIG_NAMES[k]}`" + (" (default)" if k == default else ""),
+                      f'`load_dataset("{repo}", "{CONFIG_NAMES[k]}", split="{next(iter(rows[k]), "test")}", '
+                      f'revision="v{version}")`'] for k in rows]))
     parts.append("Every field comes back with the type the record held: integers as integers, nested objects "
                  "(answers, plan steps, events, `provenance`, `verification`) as structs and lists of structs.\n")
     if benchmarks:

@@ -5,17 +5,20 @@ Each gate refuses with one message naming the file, record and field, and says h
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from streamcue.anonymize.report import report_problem
 from streamcue.dataset_builders.output import FILE_NAMES
 from streamcue.errors import ConfigError, InputError, RecordValidationError
-from streamcue.io import iter_jsonl
+from streamcue.io import iter_jsonl, read_json
 from streamcue.paths import resolve_uri
 from streamcue.registry import SOURCES, Source
 from streamcue.schemas.features import RELEASE_KINDS
@@ -23,7 +26,7 @@ from streamcue.schemas import ID_FIELDS, check_file
 from streamcue.schemas.taxonomy import SPLITS
 
 __all__ = ["BENCHMARK_SPLITS", "ReleaseInput", "collect", "licence_problem", "PERMISSIVE", "ABSOLUTE_PATH",
-           "absolute_path_in", "scan_published", "HUB_LICENCES",
+           "absolute_path_in", "PERSONAL", "personal_data_in", "scan_published", "HUB_LICENCES",
            "check_licence_id", "check_published_reports", "REPORTS_DIR"]
 
 
@@ -46,6 +49,12 @@ class ReleaseInput:
     reports: dict[str, Path] = field(default_factory=dict)
     #: Records left out by ``only_verified`` (unverified ones, any split), per kind.
     unverified_left_out: Counter = field(default_factory=Counter)
+    #: kind -> record id -> why its ``verified`` status does not hold (it counts, and is published, as unverified).
+    not_held: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: The agreement figures for the card (kind -> figures), names already pseudonyms; None when not measured.
+    annotation: dict[str, Any] | None = None
+    #: Every annotator's and reviewer's account name (the pseudonyms file's keys): the scan refuses them.
+    people: list[str] = field(default_factory=list)
 
 
 def _validated(path: Path, kind: str) -> list[tuple[int, dict[str, Any]]]:
@@ -56,13 +65,19 @@ def _validated(path: Path, kind: str) -> list[tuple[int, dict[str, Any]]]:
 
 
 def collect(records_dir: str | Path, *, allow_unverified: bool = False, only_verified: bool = False,
-            video_root: str | Path | None = None, licence: str = "apache-2.0") -> ReleaseInput:
+            video_root: str | Path | None = None, licence: str = "apache-2.0", pseudonyms: str | Path | None = None,
+            annotation_figures: str | Path | None = None) -> ReleaseInput:
     """Read a builder's output folder and apply every gate; raise on the first refusal.
 
     ``licence`` is the release's (a Hub licence id such as ``apache-2.0`` or ``cc-by-nc-sa-4.0``): it must
     be on the Hub's list (:data:`HUB_LICENCES`), and the records of every source present must be
     redistributable and allow it (:func:`licence_problem`). ``only_verified`` keeps verified records only
-    (every split) and the videos they refer to.
+    (every split) and the videos they refer to. A record counts as verified only when
+    :func:`~streamcue.annotation.verify.verification_problem` finds nothing (its content hash holds, two
+    people checked it); one that does not is published, if at all, as ``unverified`` with a note saying why.
+    Every annotator and reviewer becomes their pseudonym from the mapping file ``pseudonyms``
+    (:mod:`~streamcue.annotation.pseudonyms`; read, extended and written back), in the records and in the
+    agreement figures (``annotation_figures``, default ``RECORDS/agreement.json`` when present).
     """
     check_licence_id(licence)
     if only_verified and allow_unverified:
@@ -84,13 +99,20 @@ def collect(records_dir: str | Path, *, allow_unverified: bool = False, only_ver
     for name in sorted({rec["source"] for _, rec in videos.values()}):
         _check_licence(name, licence, videos, videos_path)
     result.reports = _check_anonymization(videos, videos_path, video_root)
+    result.annotation = _figures(records_dir, annotation_figures)
+    records = {kind: _validated(records_dir / FILE_NAMES[kind], kind) for kind in found}
+    names = _pseudonyms(pseudonyms, records, result.annotation)
+    if result.annotation is not None:
+        result.annotation = names.figures(result.annotation)
+    result.people = names.people
     used: set[str] = set()
 
     for kind in found:
         path = records_dir / FILE_NAMES[kind]
         kept: list[dict[str, Any]] = []
         shares = result.verified.setdefault(kind, {split: [0, 0] for split in SPLITS})
-        for line, rec in _validated(path, kind):
+        for line, rec in records[kind]:
+            rec = _holds(names.record(rec), kind, result)
             status = rec["verification"]["status"]
             split = videos[rec["video_id"]][1]["split"]
             shares[split][1] += 1
@@ -103,9 +125,11 @@ def collect(records_dir: str | Path, *, allow_unverified: bool = False, only_ver
                 continue
             if status != "verified" and split in BENCHMARK_SPLITS:
                 if not allow_unverified:
+                    why = "; ".join(n for n in rec["verification"].get("notes", []) if n.startswith(_NOT_HELD))
                     raise InputError(
-                        f"{status} record in the {split} split; benchmark splits need verified records "
-                        "(verify them in Label Studio, or pass --allow-unverified, which the card will state)",
+                        f"{status} record in the {split} split{f' ({why})' if why else ''}; benchmark splits need "
+                        "verified records (verify them in Label Studio, or pass --allow-unverified, which the card "
+                        "will state)",
                         file=path, line=line, record=f"{ID_FIELDS[kind]}={rec[ID_FIELDS[kind]]}",
                         field="$.verification.status")
                 result.unverified_in_benchmark[kind] += 1
@@ -118,7 +142,57 @@ def collect(records_dir: str | Path, *, allow_unverified: bool = False, only_ver
     kept_videos = [rec for _, rec in videos.values() if not only_verified or rec["video_id"] in used]
     result.records = {"video": _by_split(kept_videos), **result.records}
     result.sources.update(rec["source"] for rec in kept_videos)
+    names.save()
     return result
+
+
+#: The note a record gets when its ``verified`` status does not hold (the card and ``release diff`` quote it).
+_NOT_HELD = "not verified: "
+
+
+def _holds(rec: dict[str, Any], kind: str, result: ReleaseInput) -> dict[str, Any]:
+    """``rec`` as it counts: a ``verified`` status that does not hold becomes ``unverified`` with a note."""
+    from streamcue.annotation.verify import verification_problem
+
+    ver = rec["verification"]
+    problem = verification_problem(rec) if ver["status"] == "verified" else None
+    if problem is None:
+        return rec
+    result.not_held.setdefault(kind, {})[str(rec[ID_FIELDS[kind]])] = problem
+    return {**rec, "verification": {**ver, "status": "unverified",
+                                    "notes": [*ver.get("notes", []), _NOT_HELD + problem]}}
+
+
+def _figures(records_dir: Path, path: str | Path | None) -> dict[str, Any] | None:
+    """The agreement figures ``annotate pull`` wrote (kind -> figures), or None."""
+    from streamcue.annotation.agreement import AGREEMENT_FILE
+
+    file = Path(path) if path is not None else records_dir / AGREEMENT_FILE
+    if not file.is_file():
+        if path is not None:
+            raise InputError("annotation figures file not found", file=path)
+        return None
+    data = read_json(file)
+    if not isinstance(data, dict) or not all(isinstance(v, dict) and "overall" in v for v in data.values()):
+        raise InputError("not the agreement figures annotate pull writes ({kind: {\"overall\": ..., "
+                         "\"pairs\": [...]}})", file=file)
+    return data
+
+
+def _pseudonyms(path: str | Path | None, records: dict[str, list[tuple[int, dict[str, Any]]]],
+                figures: dict[str, Any] | None) -> Any:
+    from streamcue.annotation.pseudonyms import Pseudonyms
+
+    names = Pseudonyms.read(path) if path is not None else Pseudonyms(Path("pseudonyms.json"))
+    for recs in records.values():
+        for _, rec in recs:
+            ver = rec["verification"]
+            names.add("annotator", ver.get("annotators") or ())
+            names.add("reviewer", [ver["reviewer"]] if ver.get("reviewer") else [])
+    names.add_figures(figures or {})
+    if names.added and path is None:
+        raise ConfigError("the records name annotators: pass the pseudonyms file that keeps them private")
+    return names
 
 
 #: The licence identifiers the Hub accepts in a card's ``license:`` field. huggingface_hub ships no such list,
@@ -248,15 +322,24 @@ def check_published_reports(records: list[dict[str, Any]]) -> None:
                              field="$.anonymization.report")
 
 
+#: What may stand right before a path: the start of the string, any character that is not part of a word
+#: or a relative path (not a letter, digit, ``_``, ``.``, ``~``, ``/`` or backslash; so a space of any kind,
+#: a no-break space included, any quote, bracket, ASCII or Unicode, and ``+ # ! @ & ) = , ; : | * -``), a
+#: short option glued to its value (``-i/home/...``), or a backslash escape (``"\t/home/..."`` in YAML or JSON).
+_BEFORE = r"""(?:^|[^A-Za-z0-9_.~/\\]|(?:^|[^A-Za-z0-9_.~/\\])-[A-Za-z]|\\[A-Za-z])"""
 #: A local absolute path or home directory anywhere in a string: ``/a/b...``, ``/home``, ``/root``,
-#: ``/Users``, ``~/``, ``$HOME``, a Windows drive or a ``file:`` URL, at the start of the string or after
-#: any character that can end a word in prose, markup or BibTeX (a space, quote, bracket, brace, ``=``,
-#: ``,``, ``;``, ``:``, ``|``, ``<``, ``>``, ``*``) -- so ``note={/home/...}`` and ``see:/home/bob/x`` are
-#: caught while ``1/2 cup``, ``and/or``, ``10:30`` and ``https://a.org/b/c`` pass.
-#: RE2-compatible: Arrow scans Parquet string columns with it.
-ABSOLUTE_PATH = (r"""(^|[\s"'`(\[{<>=,;:|*])(/[A-Za-z0-9._-]+/[^\s/]|/(home|root|Users)\b|~/|\$HOME\b|"""
-                 r"""[A-Za-z]:[\\/])|(\b[Ff][Ii][Ll][Ee]:/)""")
-_ABSOLUTE = re.compile(ABSOLUTE_PATH)
+#: ``/Users``, ``~/``, ``~bob/``, ``$HOME`` or ``${HOME}``, a Windows drive (``C:\``), a UNC path
+#: (``\\server\share``) after :data:`_BEFORE`, or a ``file:`` URL anywhere. So ``note={/home/...}``,
+#: ``see:/home/bob/x``, ``(x)/home/...``, ``「/home/...」`` and ``-i/home/...`` are caught while ``1/2 cup``,
+#: ``and/or``, ``./data/x``, ``~5/10``, ``10:30`` and ``https://a.org/b/c`` pass. RE2-compatible (Arrow scans
+#: Parquet string columns with it; RE2's ``\s`` is ASCII, so no class here relies on it for Unicode spaces).
+ABSOLUTE_PATH = (_BEFORE + r"""(?P<path>/[A-Za-z0-9._-]+/[^\s/]|/(?:home|root|Users)\b|~/|~[A-Za-z_][A-Za-z0-9._-]*/|"""
+                 r"""\$\{?HOME\b|[A-Za-z]:[\\/]|\\\\[A-Za-z0-9._$-]+\\)|(?P<url>\b[Ff][Ii][Ll][Ee]:/)""")
+_ABSOLUTE = re.compile(ABSOLUTE_PATH, re.ASCII)
+#: An e-mail address (``name@host.tld``) or a Label Studio account id as ``annotate pull`` names an unknown
+#: user (``user:17``): personal data a release never publishes. RE2-compatible.
+PERSONAL = r"""[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}|\buser:[0-9]+\b"""
+_PERSONAL = re.compile(PERSONAL, re.ASCII)
 
 
 def absolute_path_in(text: str) -> str | None:
@@ -264,43 +347,97 @@ def absolute_path_in(text: str) -> str | None:
     match = _ABSOLUTE.search(text)
     if match is None:
         return None
-    head = match.group(2) or match.group(4)
+    head = match.group("path") or match.group("url")
     cut = head.find("/", 1)
     return (head[:cut + 1] if cut > 0 else head) + "..."  # never the whole path, not even in an error
 
 
-def scan_published(folder: str | Path) -> None:
-    """Refuse a release folder in which any string of any file names a local absolute path or home directory.
+def personal_data_in(text: str, people: Iterable[str] = ()) -> str | None:
+    """What personal data ``text`` holds, in words (never the data itself), or None: an e-mail address, a
+    Label Studio account id, or one of ``people`` (account names, matched as whole words without case; a name
+    of one or two characters would match ordinary words, so only longer ones are looked for)."""
+    match = _PERSONAL.search(text)
+    if match:
+        return "a Label Studio account id" if match.group().startswith("user:") else "an e-mail address"
+    lowered = text.lower()
+    for name in (p for p in people if len(p) >= 3):
+        at = lowered.find(name.lower())
+        while at >= 0:
+            end = at + len(name)
+            if (at == 0 or not lowered[at - 1].isalnum()) and (end == len(lowered) or not lowered[end].isalnum()):
+                return "an annotator's or reviewer's account name (one in the pseudonyms file)"
+            at = lowered.find(name.lower(), at + 1)
+    return None
 
-    Parquet: every string value of every column, nested lists and structs included; JSON and
-    Markdown: the text; PNG: its text chunks; any other file must be UTF-8 text.
+
+def scan_published(folder: str | Path, people: Iterable[str] = ()) -> None:
+    """Refuse a release folder in which any string of any file names a local absolute path or home directory,
+    an e-mail address or an account name (``people``, the annotators and reviewers the pseudonyms replaced).
+
+    Every string is read as a user of the file reads it: Parquet, every string value of every column
+    (nested lists and structs included) and every field name; JSON, every value and key once parsed (so an
+    escape such as ``\\u00a0`` or ``\\t`` hides nothing); Markdown and other text, the text, and the card's
+    YAML header parsed; PNG, its text chunks. Any other file must be UTF-8 text.
     """
     folder = Path(folder)
+    people = [p for p in people if p]
     files = sorted(p for p in folder.rglob("*") if p.is_file())
     # the data first: a path that a record holds is reported against its Parquet column, not the card's example
     for path in sorted(files, key=lambda p: (p.relative_to(folder).parts[0] != "data", p)):
         rel = path.relative_to(folder).as_posix()
-        for where, text in _strings(path):
+        for where, text in _strings(path, people):
             found = absolute_path_in(text)
             if found:
                 raise InputError(f"a published file names a local absolute path or home directory ({found}); "
                                  "records, reports and cards must hold relative paths only",
                                  file=rel, field=where)
+            personal = personal_data_in(text, people)
+            if personal:
+                raise InputError(f"a published file holds {personal}; annotators and reviewers are published as "
+                                 "pseudonyms (release build --pseudonyms) and nothing else personal may be",
+                                 file=rel, field=where)
 
 
-def _strings(path: Path) -> Iterator[tuple[str | None, str]]:
+def _strings(path: Path, people: list[str]) -> Iterator[tuple[str | None, str]]:
     if path.suffix == ".parquet":
-        yield from _parquet_strings(path)
+        yield from _parquet_strings(path, people)
     elif path.suffix == ".png":
         yield from ((f"PNG text {key}", value) for key, value in _png_text(path.read_bytes()))
+        yield from ((f"PNG text {key}", key) for key, _ in _png_text(path.read_bytes()))
     else:
         try:
-            yield None, path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             raise InputError("cannot check a binary file of this type for local paths", file=path) from None
+        yield None, text
+        if path.suffix == ".json":
+            yield from _parsed(_json(path, text))
+        elif path.suffix == ".md" and text.startswith("---\n"):
+            header = text[4:].split("\n---\n", 1)[0]
+            yield from ((f"YAML header {w}", t) for w, t in _parsed(yaml.safe_load(header)))
 
 
-def _parquet_strings(path: Path) -> Iterator[tuple[str, str]]:
+def _json(path: Path, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise InputError("not valid JSON", file=path) from None
+
+
+def _parsed(value: Any, where: str = "$") -> Iterator[tuple[str, str]]:
+    """Every string of a parsed JSON or YAML document, keys included, with its path."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield f"{where} (a key)", str(key)
+            yield from _parsed(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _parsed(item, f"{where}[{i}]")
+    elif isinstance(value, str):
+        yield where, value
+
+
+def _parquet_strings(path: Path, people: list[str]) -> Iterator[tuple[str, str]]:
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -315,13 +452,28 @@ def _parquet_strings(path: Path) -> Iterator[tuple[str, str]]:
         elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
             yield from leaves(array.flatten(), f"{name}[]")
 
+    def names(kind: Any, name: str) -> Iterator[tuple[str, str]]:
+        if pa.types.is_struct(kind):
+            for i in range(kind.num_fields):
+                yield f"{name} (a field name)", kind.field(i).name
+                yield from names(kind.field(i).type, f"{name}.{kind.field(i).name}")
+        elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
+            yield from names(kind.value_type, f"{name}[]")
+
     table = pq.read_table(path)
+    for column in table.schema:
+        yield f"{column.name} (a column name)", column.name
+        yield from names(column.type, column.name)
     for column in table.column_names:
         for chunk in table.column(column).chunks:
             for name, strings in leaves(chunk, column):
-                hits = pc.match_substring_regex(strings, ABSOLUTE_PATH).fill_null(False)
+                hits = pc.or_(pc.match_substring_regex(strings, ABSOLUTE_PATH),
+                              pc.match_substring_regex(strings, PERSONAL))
+                for person in (p for p in people if len(p) >= 3):
+                    hits = pc.or_(hits, pc.match_substring(strings, person, ignore_case=True))
+                hits = hits.fill_null(False)
                 if pc.any(hits).as_py():
-                    yield name, strings.filter(hits)[0].as_py()
+                    yield from ((name, text) for text in strings.filter(hits).to_pylist())
 
 
 def _png_text(data: bytes) -> Iterator[tuple[str, str]]:

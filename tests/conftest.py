@@ -67,8 +67,9 @@ VALID = {
         "prompt": "Describe what the person is doing now.", "fps": 1,
         "captions": [{"t_s": 0, "text": "Cutting an onion."}, {"t_s": 1, "text": "Cutting an onion.",
                                                                "corrected": True}],
-        "provenance": {"builder": "test", "version": "1"}, "verification": {"status": "verified",
-                                                                            "annotators": ["a"], "checks": 1},
+        "provenance": {"builder": "test", "version": "1"}, "verification": {
+            "status": "verified", "annotators": ["annotator-1", "annotator-2"], "checks": 2, "decided_by": "agreement",
+            "content_sha256": "sealed below"},
     },
     "guidance": {
         "schema_version": "1.0", "video_id": "v1", "activity": "Coffee", "activity_id": 3,
@@ -138,6 +139,10 @@ VALID = {
     },
     "open_question_prediction": {"question_id": "sb-1", "response": "On the cutting board.", "t_s": 20.0},
 }
+# a verification that holds: two annotators agreed on exactly this content (streamcue.annotation.verify)
+from streamcue.annotation.verify import sealed  # noqa: E402
+
+VALID["dense_caption"] = sealed(VALID["dense_caption"])
 
 
 @pytest.fixture

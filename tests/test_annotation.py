@@ -17,9 +17,10 @@ pytest.importorskip("label_studio_sdk")
 httpx = pytest.importorskip("httpx")
 
 from streamcue.annotation import client as ls  # noqa: E402
-from streamcue.annotation.convert import frames_to_span, prediction, span_to_frames  # noqa: E402
+from streamcue.annotation.convert import frames_to_span, moment_to_frame, prediction, span_to_frames  # noqa: E402
 from streamcue.annotation.order import review_key  # noqa: E402
 from streamcue.annotation.roundtrip import pull, push, status, status_report  # noqa: E402
+from streamcue.annotation.verify import content_sha256  # noqa: E402
 from streamcue.dataset_builders import captaincook4d  # noqa: E402
 from streamcue.dataset_builders.output import write_outputs  # noqa: E402
 from streamcue.errors import ConfigError, InputError, ServiceError  # noqa: E402
@@ -136,7 +137,8 @@ def test_interval_qa_moved_edited_rejected_and_disputed(server, annotators, tmp_
     assert q1["answers"][1] == {"start_s": 10.0, "end_s": 13.0, "optimal_s": 10.5,
                                 "text": "The red cup is by the sink."}
     assert q1["verification"] == {"status": "verified", "annotators": ["ann1@streamcue.test", "ann2@streamcue.test"],
-                                  "checks": 2, "guideline": "interval_qa.v1", "decided_by": "agreement"}
+                                  "checks": 2, "guideline": "interval_qa.v1", "decided_by": "agreement",
+                                  "content_sha256": content_sha256(q1)}   # the hash of what was verified
     assert "interval a1 moved" in summary.changes["q1"] and "answer a1 edited" in summary.changes["q1"]
     assert pulled["q2"]["verification"]["status"] == "rejected" and pulled["q2"]["answers"] == records[1]["answers"]
     assert pulled["q2"]["verification"]["checks"] == 2
@@ -249,6 +251,35 @@ def test_cli_push_status_pull(server, tmp_path):
     assert json.loads((tmp_path / "pulled.jsonl").read_text().splitlines()[0])["qa_id"] == "q1"
 
 
+def test_pull_validates_times_against_the_video_as_validate_does(server, annotators, tmp_path):
+    """The probe: both annotators put a mistake at 333,334 s of a 30 s video and pull wrote it as verified (validate
+    refused the same file). Now that record comes back as pushed, unverified, with the reason; an agreed record
+    is verified and carries the hash of what was verified."""
+    from streamcue.schemas import check_file
+
+    late, fine = copy.deepcopy(VALID["guidance"]), dict(copy.deepcopy(VALID["guidance"]), video_id="v1b")
+    write_jsonl(tmp_path / "videos.jsonl", [VALID["video"], dict(VALID["video"], video_id="v1b")])
+    write_jsonl(tmp_path / "guidance.jsonl", [late, fine])
+    name = project_name("guidance")
+    push("guidance", tmp_path / "guidance.jsonl", name)
+    tasks = task_ids(name)
+    for user in annotators:
+        result = prediction(late, "guidance", FPS)
+        frame = moment_to_frame(333_334.0, FPS)
+        rows(result, "e1", "events")["value"]["ranges"] = [{"start": frame, "end": frame}]
+        annotate(server, tasks["v1"], result, user)
+        annotate(server, tasks["v1b"], prediction(fine, "guidance", FPS), user)
+    out = tmp_path / "pulled.jsonl"   # beside videos.jsonl: validate checks it against the videos' lengths
+    summary = pull(name, out)
+    assert summary.states == {"invalid": 1, "verified": 1}
+    assert "past the end of the video (30.0 s)" in summary.invalid["v1"]
+    pulled = {r["video_id"]: r for r in read_jsonl(out)}
+    assert pulled["v1"]["events"] == late["events"] and pulled["v1"]["verification"]["status"] == "unverified"
+    assert "content_sha256" not in pulled["v1"]["verification"]
+    assert pulled["v1b"]["verification"]["content_sha256"] == content_sha256(pulled["v1b"])
+    assert check_file(out, "guidance").ok   # what validate says of the file pull wrote
+
+
 def test_videos_are_served_through_local_files(server, tmp_path):
     path = records_dir(tmp_path, "dense_caption", [VALID["dense_caption"]])
     name = project_name("dense_caption")
@@ -311,7 +342,7 @@ def test_double_check_counts_distinct_annotators_not_annotations(server, annotat
     assert record["answers"][1]["text"] == "The red cup is by the sink."
     assert record["verification"] == {"status": "verified", "checks": 2, "guideline": "interval_qa.v1",
                                       "annotators": ["ann1@streamcue.test", "ann2@streamcue.test"],
-                                      "decided_by": "agreement"}
+                                      "decided_by": "agreement", "content_sha256": content_sha256(record)}
     rows_, people = status_report(name)
     assert rows_[0]["annotations"] == 2 and rows_[0]["missing"] == 0
     # throughput: ann1 did one task (two submissions), timed by their latest annotation

@@ -19,7 +19,7 @@ httpx = pytest.importorskip("httpx")
 from streamcue.annotation import client as ls  # noqa: E402
 from streamcue.annotation.convert import Applied, prediction  # noqa: E402
 from streamcue.annotation.roundtrip import Selection, pull, push  # noqa: E402
-from streamcue.annotation.verify import differences  # noqa: E402
+from streamcue.annotation.verify import content_sha256, differences  # noqa: E402
 from streamcue.dataset_builders import captaincook4d  # noqa: E402
 from streamcue.dataset_builders.output import run_builder  # noqa: E402
 from streamcue.dataset_builders.registry import BUILDERS  # noqa: E402
@@ -162,7 +162,8 @@ def test_a_reviewer_resolves_a_named_disagreement_and_a_majority_decides(server,
         "status": "verified", "annotators": ["ann1@streamcue.test", "ann2@streamcue.test"], "checks": 2,
         "guideline": "guidance.v1", "decided_by": "reviewer", "reviewer": "rev@streamcue.test",
         "notes": ["disagreement: event e1 (mistake at 10s): t_s 7s (ann1@streamcue.test) vs 15s (ann2@streamcue.test), "
-                  "more than 1s apart", "resolved: by reviewer rev@streamcue.test"]}
+                  "more than 1s apart", "resolved: by reviewer rev@streamcue.test"],
+        "content_sha256": content_sha256(v0)}
     assert summary.decided_by == {"reviewer": 1} and v1 == records[1]
     assert summary.agreement["reviewers"] == ["rev@streamcue.test"]
     assert summary.agreement["annotators"] == ["ann1@streamcue.test", "ann2@streamcue.test"]

@@ -19,6 +19,7 @@ from conftest import CAPTAINCOOK4D, GOALSTEP_VAL, REPO, SHARED_DATA, VALID
 datasets = pytest.importorskip("datasets")
 hub = pytest.importorskip("huggingface_hub")
 
+from streamcue.annotation.verify import sealed  # noqa: E402
 from streamcue.dataset_builders import BuildReport, captaincook4d, ego4d, get_builder, run_builder  # noqa: E402
 from streamcue.dataset_builders.output import write_outputs  # noqa: E402
 from streamcue.errors import ConfigError, InputError  # noqa: E402
@@ -185,21 +186,25 @@ def test_the_card_names_the_metric_and_its_config_version_and_every_citation(rel
     assert "| LiveCook | `guidance` | `livecook` | `livecook.v2` |" in text
     assert "@inproceedings{peddi2024captaincook4d," in text and "@inproceedings{bhattacharyya2025livecook," in text
     assert "| `activity_id` | int64 | no |" in text
-    assert "Inter-annotator agreement: not measured for this release." in text
+    assert "Inter-annotator agreement: not measured for this release" in text
     assert "extended|other-captaincook4d" in text.split("---\n")[1]
 
 
-def test_the_card_reads_the_annotation_figures_file(built, tmp_path):
+def test_the_card_reads_the_agreement_figures_pull_wrote(built, tmp_path):
     records = tmp_path / "rec"
     records.mkdir()
     for path in built["cc4d"].glob("*.jsonl"):
         write_jsonl(records / path.name, read_jsonl(path))
-    (records / "annotation.json").write_text(json.dumps({
-        "annotators": ["ann1", "ann2", "rev"], "guideline_version": "guidance-2",
-        "agreement": {"guidance": {"event_time_within_tolerance": 0.92, "pairs": {"ann1-ann2": 0.9}}}}))
+    (records / "agreement.json").write_text(json.dumps({"guidance": {
+        "project": "cc4d", "kind": "guidance", "tolerance_s": 1.0, "required": 2, "records": 3,
+        "figures": ["record_agreement", "time_within_tolerance"], "annotators": ["ann1@x.org", "ann2@x.org"],
+        "reviewers": ["rev@x.org"], "decided_by": {"agreement": 2},
+        "overall": {"records": 3, "record_agreement": 0.92, "time_within_tolerance": None},
+        "pairs": [{"annotators": ["ann1@x.org", "ann2@x.org"], "records": 3, "record_agreement": 0.92,
+                   "time_within_tolerance": None}]}}))
     text = (release(records, tmp_path / "d") / "README.md").read_text()
-    assert "- Annotators: 3" in text and "- Guideline version: guidance-2" in text
-    assert "| guidance.event_time_within_tolerance | 0.92 |" in text and "| guidance.pairs.ann1-ann2 | 0.9 |" in text
+    assert "| all pairs | 3 | 0.9200 | - |" in text and "| annotator-1 & annotator-2 | 3 | 0.9200 | - |" in text
+    assert "x.org" not in text
 
 
 # --- --only-verified, diff, changelog -------------------------------------------------------------
@@ -209,11 +214,12 @@ def verified_copy(src, dst, ids, edit=None):
     for path in src.glob("*.jsonl"):
         rows = read_jsonl(path)
         if path.name == "guidance.jsonl":
-            for row in rows:
-                if row["video_id"] in ids:
-                    row["verification"] = {"status": "verified", "annotators": ["ann1", "ann2"], "checks": 2}
             if edit:
                 edit(rows)
+            for row in rows:
+                if row["video_id"] in ids:  # a verification that holds: of exactly this content, by two annotators
+                    row["verification"] = sealed(dict(row, verification={
+                        "status": "verified", "annotators": ["ann1", "ann2"], "checks": 2}))["verification"]
         write_jsonl(dst / path.name, rows)
     return dst
 

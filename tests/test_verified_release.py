@@ -23,7 +23,7 @@ httpx = pytest.importorskip("httpx")
 pytest.importorskip("label_studio_sdk")
 
 from streamcue.annotation.convert import moment_to_frame, prediction  # noqa: E402
-from streamcue.io import read_json, read_jsonl  # noqa: E402
+from streamcue.io import read_json, read_jsonl, write_jsonl  # noqa: E402
 
 pytestmark = [pytest.mark.label_studio, pytest.mark.slow,
               pytest.mark.skipif(executable() is None, reason="no Label Studio server: ./dev.sh test installs it "
@@ -111,8 +111,51 @@ def test_build_verify_adjudicate_merge_release_load_and_diff(server, tmp_path): 
     loaded = load_dataset(str(tmp_path / "dist/v1.0.0"))
     rows = [row for split in loaded.values() for row in split]
     assert sorted(row["video_id"] for row in rows) == sorted(CHOSEN)
+    # annotators and the reviewer are published as pseudonyms (issue 32 item 3); the mapping stays beside dist/
+    pseudonyms = read_json(tmp_path / "dist/pseudonyms.json")
+    assert pseudonyms == {"annotator": {"ann1@e2e.test": "annotator-1", "ann2@e2e.test": "annotator-2"},
+                          "reviewer": {"rev@e2e.test": "reviewer-1"}}
+    swap = {**pseudonyms["annotator"], **pseudonyms["reviewer"]}
     for row in rows:  # every field, with its type (a struct key the record lacks reads as null: Arrow structs)
-        same(merged[row["video_id"]], row, row["video_id"])
+        record = json.loads(json.dumps(merged[row["video_id"]]))
+        ver = record["verification"]
+        ver["annotators"] = [swap[n] for n in ver["annotators"]]
+        if "reviewer" in ver:
+            ver["reviewer"] = swap[ver["reviewer"]]
+        if "notes" in ver:
+            ver["notes"] = [_swapped(n, swap) for n in ver["notes"]]
+        same(record, row, row["video_id"])
+    published = [p for p in (tmp_path / "dist/v1.0.0").rglob("*") if p.is_file() and p.suffix != ".png"]
+    assert not [p for p in published if "e2e.test" in p.read_bytes().decode("utf-8", "replace")]
+    import pyarrow.parquet as pq
+
+    assert not [p for p in published if p.suffix == ".parquet" and "e2e.test" in json.dumps(
+        pq.read_table(p).to_pylist(), default=str)]
+    # the card's agreement equals pull's figures (issue 32 item 4), every figure, all pairs and per pair
+    card = (tmp_path / "dist/v1.0.0/README.md").read_text()
+    names = agreement["figures"]
+
+    def row_of(label, figures):
+        cells = ["-" if figures.get(n) is None else f"{figures[n]:.4f}" for n in names]
+        return f"| {label} | {figures['records']} | " + " | ".join(cells) + " |"
+
+    assert row_of("all pairs", agreement["overall"]) in card
+    for pair in agreement["pairs"]:
+        assert row_of(" & ".join(swap[n] for n in pair["annotators"]), pair) in card
+    assert "guidance.v1 (3)" in card and "| guidance | guidance.v1 (3) | 2 | 0 | 1 |" in card
+    assert "not measured" not in card and "not recorded" not in card
+
+    # a verified record edited by hand afterwards is not published as verified (issue 32 item 5)
+    import shutil
+
+    shutil.copytree(tmp_path / "out/cc4d-v2", tmp_path / "out/cc4d-hand")
+    hand = read_jsonl(tmp_path / "out/cc4d-hand/guidance.jsonl")
+    next(r for r in hand if r["video_id"] == "1_25")["events"][0]["text"] = "Edited by hand."
+    write_jsonl(tmp_path / "out/cc4d-hand/guidance.jsonl", hand)
+    out = streamcue("release", "build", "--records", "out/cc4d-hand", "--only-verified", "--version", "1.0.0",
+                    "--out", "dist-hand/v1.0.0")
+    assert "1_25: marked verified, counted as unverified: edited after verification" in out
+    assert sorted(load_dataset(str(tmp_path / "dist-hand/v1.0.0"))["test"]["video_id"]) == ["1_43", "1_49"]
 
     # a second version: the reviewer edits 1_49's text, a second pull into the merged build, a new release
     submit("1_49", "rev", shift_s=3.5, text="Check the recipe before this step.")
@@ -124,6 +167,12 @@ def test_build_verify_adjudicate_merge_release_load_and_diff(server, tmp_path): 
     line = next(line for line in out.splitlines() if "1_49" in line)
     assert "events" in line, out
     assert json.loads(json.dumps(read_jsonl(tmp_path / "out/cc4d-v3/guidance.jsonl")))  # still valid JSON lines
+
+
+def _swapped(note, swap):
+    for name, pseudonym in swap.items():
+        note = note.replace(name, pseudonym)
+    return note
 
 
 def _project_id(server, title):  # noqa: F811

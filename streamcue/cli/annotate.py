@@ -105,6 +105,9 @@ def annotate_pull(
     reviewer: Annotated[Optional[list[str]], typer.Option("--reviewer", help=(
         "Email of a reviewer (repeatable): their annotation of a task decides it (decided_by: reviewer)."))] = None,
     changes: Annotated[Optional[Path], typer.Option(help="Also write what changed per record as JSON here.")] = None,
+    videos: Annotated[Optional[Path], typer.Option(help=(
+        "videos.jsonl to check the pulled times against, as streamcue validate does (default: the build's, or "
+        "the one beside OUT, if any)."))] = None,
 ) -> None:
     """Bring the annotators' work back as records of the same schema, verification filled in.
 
@@ -113,7 +116,9 @@ def annotate_pull(
     unverified with a note until a reviewer decides it in Label Studio (--reviewer) or a majority
     does (--majority). An annotation that would make the record invalid (a success relabelled as
     a mistake has no mistake category) is reported for that record only. Skipped annotations are
-    ignored; a record nobody touched comes back identical. The agreement between annotators and
+    ignored; a record nobody touched comes back identical. What is written is validated as
+    `streamcue validate` validates it (times within the video's length: --videos, the build's
+    videos.jsonl, or the one beside OUT). The agreement between annotators and
     any spot-check sample are written beside the records (agreement.json, samples.json in a
     build folder; OUT_STEM.agreement.json, OUT_STEM.samples.json beside a file).
 
@@ -133,14 +138,15 @@ def annotate_pull(
     outputs = [(out, "--out"), *([(changes, "--changes")] if changes else [])]
     if build is None:
         outputs += [(agreement_file, "agreement"), (samples_file, "samples")]
-    check_io(outputs, [build] if build is not None else [])
+    check_io(outputs, [p for p in (build, videos) if p is not None])
     if build is not None and out.exists() and (not out.is_dir() or any(out.iterdir())):
         from streamcue.errors import ConfigError
 
         raise ConfigError(f"--out {out} already exists: a pull into the build writes a new folder")
     reviewers = tuple(reviewer or ())
     result = pull(project, None if build is not None else out, url=url, required=required, tolerance_s=tolerance,
-                  majority=majority, reviewers=reviewers)
+                  majority=majority, reviewers=reviewers,
+                  videos=videos or (build / "videos.jsonl" if build is not None else None))
     if build is not None:
         entry = merge_into_build(build, out, result, project=project, rule={
             "required": result.required, "tolerance_s": tolerance, "majority": majority, "reviewers": list(reviewers)})

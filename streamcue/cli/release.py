@@ -40,15 +40,27 @@ def release_build(
                                                      "they refer to; the card states the verified share per "
                                                      "split.")] = False,
     annotation_figures: Annotated[Optional[Path], typer.Option(
-        help="Annotation figures for the card (annotators, guideline version, agreement); default "
-             "RECORDS/annotation.json when present.")] = None,
+        help="The agreement figures annotate pull wrote, for the card; default RECORDS/agreement.json when "
+             "present.")] = None,
+    default_config: Annotated[Optional[str], typer.Option(help=(
+        "The config load_dataset(repo) gives without a name. Default: the --previous version's (it never "
+        "changes silently), or for a first version the first present of guidance, interval_qa, dense_caption, "
+        "mc_question, open_question, active_item. Naming another is stated in the changelog and release "
+        "diff."))] = None,
+    pseudonyms: Annotated[Optional[Path], typer.Option(
+        help="Your mapping of annotators and reviewers to the pseudonyms published (annotator-1, reviewer-1, "
+             "...), read and extended by each build, never published; default pseudonyms.json beside --out, "
+             "so every version built there keeps the same pseudonyms.")] = None,
 ) -> None:
     """Assemble a Hub-ready release folder: Parquet per config and split, card, changelog, manifest.
 
     Refuses invalid records, unverified records in the validation/test splits (unless
     --allow-unverified, or left out with --only-verified), a --license that is not a Hub licence id
     or that a source's licence does not allow, recorded videos without a passing anonymization
-    report, a local path in any published string, and a version that is not new.
+    report, a local path, an e-mail address or an account name in any published string, and a
+    version that is not new. A record marked verified counts as verified only when nothing was
+    edited since (its verification.content_sha256 holds) and two people checked it. Annotators
+    and reviewers are published as pseudonyms (annotator-1, reviewer-1) from --pseudonyms.
 
     Examples:
 
@@ -62,7 +74,8 @@ def release_build(
     manifest = build_release(ReleaseConfig(records=records, version=version, out=out, title=title, license=license,
                                             repo=repo, previous=previous, allow_unverified=allow_unverified,
                                             video_root=video_root, citation=text, only_verified=only_verified,
-                                            annotation_figures=annotation_figures))
+                                            annotation_figures=annotation_figures, pseudonyms=pseudonyms,
+                                            default_config=default_config))
     rows = {config: {split: info["rows"] for split, info in splits.items()}
             for config, splits in manifest["configs"].items()}
     console.out.print(console.table(f"release {manifest['version']} ({out})", ["train", "validation", "test"], rows,
@@ -70,6 +83,9 @@ def release_build(
     if manifest["only_verified"]:
         console.out.print("only verified records published; left out as not verified: "
                           + (", ".join(f"{n} {k}" for k, n in manifest["unverified_left_out"].items()) or "none"))
+    for config, held in manifest["verification_not_held"].items():
+        for rid, why in list(held.items())[:5]:
+            console.out.print(f"{config} {rid}: marked verified, counted as unverified: {why}", markup=False)
     unverified = manifest["unverified_in_benchmark"]
     if unverified:
         console.out.print("unverified records published in validation/test (stated on the card): "
@@ -113,14 +129,16 @@ def release_diff(
     with its old and new value) and newly verified, per config.
 
     Records are matched by id within a split; a record that moved split counts as removed
-    and added. A line reads `modified: test/1_49: events[3].t_s 12.0 -> 13.5`.
+    and added. A line reads `modified: test/1_49: events[3].t_s 12.0 -> 13.5`. A changed default
+    config is named first; a record verified in OLD that is not in NEW (edited since, or checked by
+    one person) is named with the reason.
 
     Example:
 
         streamcue release diff dist/v1.0.0 dist/v1.1.0
     """
     from streamcue.prologue import check_numbers
-    from streamcue.release.diff import changelog_lines, diff, read_release
+    from streamcue.release.diff import changelog_lines, default_config, diff, read_release
 
     check_numbers(("--show", show, 0, None))
 
@@ -131,6 +149,6 @@ def release_diff(
                                     ["added", "removed", "modified"],
                                     {k: {"added": len(d.added), "removed": len(d.removed), "modified": len(d.modified)}
                                      for k, d in changes.items()}, "config"))
-    for line in changelog_lines(changes, sample=show):
-        if line.startswith("  "):
+    for line in changelog_lines(changes, sample=show, defaults=(default_config(old), default_config(new))):
+        if line.startswith(("  ", "- default config")):
             console.out.print(line.strip().removeprefix("- ").replace("`", ""), markup=False, soft_wrap=True)
