@@ -1,4 +1,5 @@
-"""Records <-> Label Studio tasks and annotation results (pure functions, no server).
+"""Records <-> Label Studio tasks and annotation results (pure functions, no server; at the end, the step
+marks of a recorded task plan, with two helpers that read and write their files).
 
 Times: ``TimelineLabels`` ranges are integer frames, 1-based and inclusive, at the task's
 ``fps`` (the same value the ``<Video frameRate="$fps">`` tag uses). A span [start_s, end_s] is
@@ -17,14 +18,16 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from streamcue.errors import InputError
+from streamcue.io import read_json, write_json, write_jsonl
 from streamcue.schemas import ID_FIELDS
 
 __all__ = ["DEFAULT_FPS", "GLOBAL_CONTROLS", "LABEL_KINDS", "span_to_frames", "frames_to_span",
            "moment_to_frame", "prediction", "task_data", "Applied", "Where", "apply", "STEPS_CONFIG",
-           "MAX_PLAN_STEPS", "steps_task", "step_marks"]
+           "MAX_PLAN_STEPS", "steps_task", "step_marks", "write_steps_tasks", "write_step_marks"]
 
 
 DEFAULT_FPS = 30.0
@@ -323,3 +326,39 @@ def step_marks(data: dict[str, Any], result: list[dict[str, Any]], where: Where)
         marks.append({"step_id": step["step_id"], "start_s": start_s, "end_s": end_s,
                       "mistakes": [{"category": category, "text": text}] if category else []})
     return {"video_id": data["record_id"], "steps": sorted(marks, key=lambda m: (m["start_s"], m["end_s"]))}
+
+
+def write_steps_tasks(tasks_file: str | Path, out: str | Path, video_url: str = "/data/local-files/?d={video}",
+                      fps: float = DEFAULT_FPS) -> int:
+    """The Label Studio tasks (a JSON list to import) asking for the step marks of every video whose task in
+    the tasks file of ``build recorded`` has a plan; ``video_url`` formats each task's ``video``. Returns how
+    many."""
+    from streamcue.dataset_builders.recorded import read_tasks
+
+    tasks = [t for _, t in read_tasks(Path(tasks_file)) if "steps" in t]
+    write_json(out, [steps_task(t, t.get("video_id") or Path(t["video"]).stem, video_url.format(video=t["video"]),
+                                fps) for t in tasks])
+    return len(tasks)
+
+
+def write_step_marks(export_file: str | Path, out: str | Path) -> int:
+    """Label Studio's JSON export of a ``task_steps`` project -> the marks file of ``build recorded --guidance
+    --step-marks``: one line per task, from its one submitted (not skipped) annotation; a task with none, or
+    with several that disagree, is refused (decide in Label Studio first). Returns how many lines."""
+    export = read_json(export_file)
+    if not isinstance(export, list):
+        raise InputError("expected Label Studio's JSON export (a list of tasks)", file=export_file)
+    lines = []
+    for i, task in enumerate(export):
+        if not isinstance(task, dict) or not isinstance(task.get("data"), dict):
+            raise InputError("a task without its data", file=export_file, record=f"[{i}]")
+        done = [a for a in task.get("annotations") or [] if not a.get("was_cancelled")]
+        marks = [step_marks(task["data"], a.get("result") or [],
+                            Where(str(export_file), task.get("id", i), a.get("id"), str(task["data"]["record_id"])))
+                 for a in done]
+        if not marks or any(m != marks[0] for m in marks):
+            raise InputError("no submitted annotation" if not marks else f"{len(marks)} annotations that disagree: "
+                             "keep the one that is right (or let a reviewer submit it) and export again",
+                             file=export_file, record=str(task["data"].get("record_id", f"[{i}]")))
+        lines.append(marks[0])
+    return write_jsonl(out, lines)

@@ -186,3 +186,43 @@ def test_bad_step_marks_are_one_line_naming_file_record_and_field(built, tmp_pat
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert re.search(message, done.stderr), done.stderr
     assert not (tmp_path / "out" / "guidance.jsonl").exists()
+
+
+def test_the_recorded_example_in_the_docs_runs_as_written(built, tmp_path):
+    from pathlib import Path
+
+    from streamcue.annotation.convert import write_steps_tasks
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "building.md").read_text()
+    block = re.search(r"<!-- recorded-example: run by tests/test_recorded_kinds.py -->\n```bash\n(.*?)```", text, re.S)
+    assert block, "docs/building.md has no recorded example"
+    work = tmp_path / "work"
+    (work / "recordings").mkdir(parents=True)
+    write_clip(work / "recordings" / "tea.mp4", width=160, height=120, fps=5, seconds=8)
+    (work / "recordings" / "tasks.yaml").write_text(TASKS)
+    # what Label Studio exports once an annotator marked steps 1 and 2 (a mistake in 2) and skipped nothing
+    write_steps_tasks(work / "recordings" / "tasks.yaml", tmp_path / "pushed.json")
+    (pushed,) = read_json(tmp_path / "pushed.json")
+    result = []
+    for rid, label, start, end in (("q1", "step 1", 61, 120), ("q2", "step 2", 121, 180)):
+        result.append({"id": rid, "from_name": "steps", "to_name": "video", "type": "timelinelabels",
+                       "value": {"ranges": [{"start": start, "end": end}], "timelinelabels": [label]}})
+    result += [{"id": "q2", "from_name": "mistake", "to_name": "video", "type": "choices",
+                "value": {"choices": ["technique"]}},
+               {"id": "q2", "from_name": "feedback", "to_name": "video", "type": "textarea",
+                "value": {"text": ["Pour more slowly."]}}]
+    (work / "export.json").write_text(json.dumps([{"id": 1, "data": pushed["data"], "annotations": [
+        {"id": 3, "was_cancelled": False, "result": result}]}]))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "STREAMCUE_LLM_BASE_URL": built.server.base_url, "STREAMCUE_LLM_MODEL": "stub-vl",
+           "STREAMCUE_CACHE_DIR": str(tmp_path / "cache"), "STREAMCUE_NO_PROGRESS": "1"}
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", block.group(1)], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    for kind in ("interval_qa", "guidance"):
+        validate_file(work / "out" / "drafted" / f"{kind}.jsonl", kind, videos=work / "out" / "drafted" / "videos.jsonl")
+    assert len(json.loads((work / "steps.json").read_text())) == 1
+    (marked,) = read_jsonl(work / "out" / "marked" / "guidance.jsonl")
+    assert marked["provenance"]["stage"] == "annotation"
+    assert [(e["t_s"], e["type"], e["text"]) for e in marked["events"]][-2:] == [
+        (6.0, "mistake", "Pour more slowly."), (6.0, "finish", "You have finished all the steps.")]
