@@ -14,7 +14,10 @@ For every task of the tasks file the builder
 With ``interval_qa``, ESTP-Gen's caption stages turn each video's captions into proactive multi-interval
 questions (:mod:`streamcue.dataset_builders.recorded_qa`); with ``guidance``, the task plan of a video
 (a task with ``steps``) and its step marks, from annotators (``step_marks``) or drafted by the LLM from the
-captions, become a LiveCook guidance record (:mod:`streamcue.dataset_builders.recorded_guidance`).
+captions, become a LiveCook guidance record (:mod:`streamcue.dataset_builders.recorded_guidance`), with
+LiveCook's augmentation of the train split (instruction-time jitter, :mod:`~streamcue.dataset_builders.jitter`)
+and, with ``mistake_summaries``, LiveCook's mistake summaries for the validation and test plans
+(:mod:`streamcue.dataset_builders.recorded_summaries`).
 
 Answers go through streamcue's LLM layer: validated, retried, cached and counted. A killed
 build resumes from the cache without repeating a call.
@@ -33,7 +36,9 @@ from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_
 from streamcue.anonymize.report import report_problem, sha256_file
 from streamcue.dataset_builders.output import BuildReport
 from streamcue.dataset_builders.recorded_guidance import draft_marks, guidance_record, read_marks
+from streamcue.dataset_builders.jitter import jitter_guidance
 from streamcue.dataset_builders.recorded_qa import QAConfig, question_task, questions
+from streamcue.dataset_builders.recorded_summaries import summaries
 from streamcue.errors import InputError, RecordValidationError
 from streamcue.extras import require
 from streamcue.io import iter_jsonl, read_json
@@ -49,7 +54,7 @@ from streamcue.version import __version__
 __all__ = ["PROMPT", "CAPTION_SCHEMA", "Config", "read_tasks", "prepare_video", "caption_task", "build"]
 
 #: What ``streamcue build`` makes of this source and says of it (dataset_builders/registry.py reads these).
-MAKES = ("dense_caption", "interval_qa", "guidance", "video")
+MAKES = ("dense_caption", "interval_qa", "guidance", "mistake_summary", "video")
 SUMMARY = ("dense_caption (VSAS-Bench style), interval_qa (ESTP-Gen) and guidance (LiveCook) records from "
            "anonymized recorded videos")
 
@@ -79,10 +84,16 @@ class Config:
     qa: QAConfig = field(default_factory=QAConfig)
     guidance: bool = False         # guidance for every video whose task has steps
     step_marks: Path | None = input_path("--step-marks", default=None)  # annotators' marks (else an LLM draft)
+    mistake_summaries: bool = False  # LiveCook mistake summaries for validation/test plans (index: train split)
+    summary_k: int = 5               # neighbours per instruction
+    jitter_s: float = 0.0            # train-split guidance: instructions shifted by up to +-jitter_s (LiveCook: 30)
+    jitter_seed: int = 0
+    embedding_model: str | None = None  # sentence-transformers folder for retrieval (None: the packaged MiniLM)
 
     def __post_init__(self) -> None:  # before any video is anonymized or captioned
         check_numbers(("--k", self.k, 1, None), ("--frame-side", self.frame_side, 16, 8192),
-                      ("--jpeg-quality", self.jpeg_quality, 1, 100), ("--concurrency", self.concurrency, 1, None))
+                      ("--jpeg-quality", self.jpeg_quality, 1, 100), ("--concurrency", self.concurrency, 1, None),
+                      ("--summary-k", self.summary_k, 1, None), ("--jitter-s", self.jitter_s, 0, None))
 
 
 def read_tasks(path: Path) -> list[tuple[int | None, dict[str, Any]]]:
@@ -232,6 +243,8 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
     tasks = [t for _, t in read_tasks(config.tasks)]
     if config.step_marks is not None and not config.guidance:
         raise InputError("step marks are read for guidance only: add --guidance", file=config.step_marks)
+    if config.mistake_summaries and not config.guidance:
+        raise InputError("mistake summaries are made from guidance: add --guidance", file=config.tasks)
     for task in tasks:  # a task names a file under --video-root, never one outside it
         resolve_uri(config.videos, task["video"], file=config.tasks, record=f"task_id={task['task_id']}",
                     field="video")
@@ -313,7 +326,7 @@ def _interval_qa(config: Config, client: LLMClient, tasks: list[dict[str, Any]],
     """``("interval_qa", record)`` for every video, from the captions of its question task."""
     from streamcue.embedding import Embedder
 
-    embedder = Embedder(config.qa.embedding_model)
+    embedder = Embedder(config.embedding_model)
     by_video: dict[str, list[dict[str, Any]]] = {}
     for task in tasks:
         by_video.setdefault(_video_id(task), []).append(task)
@@ -335,7 +348,8 @@ def _guidance(config: Config, client: LLMClient, tasks: list[dict[str, Any]], ca
     if not plans:
         raise InputError("--guidance needs a task plan: no task of the tasks file has steps", file=config.tasks)
     marked = read_marks(config.step_marks, plans, durations) if config.step_marks is not None else None
-    made, unmarked = 0, []
+    made: list[dict[str, Any]] = []
+    unmarked: list[str] = []
     for vid, task in track(list(plans.items()), "guidance"):
         if marked is not None:
             if vid not in marked:
@@ -350,6 +364,16 @@ def _guidance(config: Config, client: LLMClient, tasks: list[dict[str, Any]], ca
         if record is None:
             unmarked.append(vid)
             continue
-        made += 1
-        yield "guidance", record
-    report.details.update(guidance=made, guidance_without_steps=unmarked)
+        made.append(record)
+        split = task.get("split", "test")
+        yield "guidance", jitter_guidance(record, config.jitter_s, config.jitter_seed) if split == "train" else record
+    report.details.update(guidance=len(made), guidance_without_steps=unmarked)
+    if config.mistake_summaries:
+        from streamcue.embedding import Embedder, model_name
+
+        splits = {_video_id(t): t.get("split", "test") for t in tasks}
+        found = list(summaries(made, splits, client, Embedder(config.embedding_model),
+                               model_name(config.embedding_model), config.summary_k, config.tasks.name))
+        report.details["mistake_summaries"] = len(found)
+        for record in found:
+            yield "mistake_summary", record

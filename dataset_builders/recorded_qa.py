@@ -35,11 +35,10 @@ BUILDER = "streamcue.recorded"
 
 @dataclass(frozen=True)
 class QAConfig:
-    """Options of the ESTP-Gen stages on recorded captions (``embedding_model``: None is the packaged MiniLM)."""
+    """Options of the ESTP-Gen stages on recorded captions."""
 
     generate: GenerateConfig = field(default_factory=GenerateConfig)
     expand: ExpandConfig = field(default_factory=ExpandConfig)
-    embedding_model: str | None = None
 
 
 def caption_spans(captions: Sequence[dict[str, Any]], duration_s: float) -> list[Caption]:

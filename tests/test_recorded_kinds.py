@@ -219,10 +219,39 @@ def test_the_recorded_example_in_the_docs_runs_as_written(built, tmp_path):
     done = subprocess.run(["bash", "-euo", "pipefail", "-c", block.group(1)], cwd=work, env=env,
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    drafted = work / "out" / "drafted"
     for kind in ("interval_qa", "guidance"):
-        validate_file(work / "out" / "drafted" / f"{kind}.jsonl", kind, videos=work / "out" / "drafted" / "videos.jsonl")
+        validate_file(drafted / f"{kind}.jsonl", kind, videos=drafted / "videos.jsonl")
     assert len(json.loads((work / "steps.json").read_text())) == 1
     (marked,) = read_jsonl(work / "out" / "marked" / "guidance.jsonl")
     assert marked["provenance"]["stage"] == "annotation"
     assert [(e["t_s"], e["type"], e["text"]) for e in marked["events"]][-2:] == [
         (6.0, "mistake", "Pour more slowly."), (6.0, "finish", "You have finished all the steps.")]
+
+
+def test_mistake_summaries_and_jitter_as_for_captaincook4d(built, tmp_path):
+    """A train-split video's marked mistakes are the retrieval index of the test video's summaries; the
+    train video's instructions are jittered, the test video's are not."""
+    train = TASKS.split("  - task_id: tea-count")[0].replace("task_id: tea-now", "task_id: tea-train") \
+        .replace("    video: tea.mp4\n", "    video: tea.mp4\n    video_id: tea-train\n    split: train\n", 1)
+    tasks = tmp_path / "tasks.yaml"
+    tasks.write_text(TASKS + train.removeprefix("tasks:\n"))
+    pour = {"step_id": "pour", "start_s": 4.0, "end_s": 6.0,
+            "mistakes": [{"category": "technique", "text": "Pour more slowly."}]}
+    write_jsonl(tmp_path / "marks.jsonl", [
+        {"video_id": "tea", "steps": [{"step_id": "pick", "start_s": 2.0, "end_s": 4.0}, dict(pour, mistakes=[])]},
+        {"video_id": "tea-train", "steps": [{"step_id": "pick", "start_s": 2.0, "end_s": 4.0}, pour]}])
+    before = built.server.completions
+    build(built.blurred, tasks, tmp_path / "out", built.server, built.cache, "--anonymized", "--guidance",
+          "--step-marks", str(tmp_path / "marks.jsonl"), "--mistake-summaries", "--jitter-s", "30")
+    assert built.server.completions - before == 2  # the same frames and prompt: captions cached; two summaries
+    out = tmp_path / "out"
+    validate_file(out / "mistake_summaries.jsonl", "mistake_summary")
+    found = read_jsonl(out / "mistake_summaries.jsonl")
+    assert [(s["video_id"], s["split"]) for s in found] == [("tea", "test"), ("tea", "test")]
+    assert all(n["video_id"] == "tea-train" and n["mistakes"] == [{"category": "technique",
+                                                                   "description": "Pour more slowly."}]
+               for s in found for n in s["neighbours"])
+    guidance = {g["video_id"]: g for g in read_jsonl(out / "guidance.jsonl")}
+    assert {e["time_source"] for e in guidance["tea-train"]["events"] if e["type"] == "instruction"} == {"jittered"}
+    assert "jittered" not in {e["time_source"] for e in guidance["tea"]["events"]}

@@ -41,14 +41,22 @@ def build_recorded(
                                                                     "from each video's captions (ESTP-Gen "
                                                                     "one-to-one, one-to-many, many-to-many).")] = False,
     embedding_model: Annotated[Optional[Path], typer.Option(help="Sentence-transformers folder for the retrieval "
-                                                                 "of --interval-qa (default: the packaged "
-                                                                 "all-MiniLM-L6-v2).")] = None,
+                                                                 "of --interval-qa and --mistake-summaries "
+                                                                 "(default: the packaged all-MiniLM-L6-v2).")] = None,
     guidance: Annotated[bool, typer.Option("--guidance", help="Also make step guidance with mistake feedback for "
                                                               "every video whose task has steps: from "
                                                               "--step-marks, else drafted by the LLM from the "
                                                               "captions.")] = False,
     step_marks: Annotated[Optional[Path], typer.Option(help="Annotators' step marks for --guidance (JSONL, "
                                                             "one line per video; docs/building.md).")] = None,
+    mistake_summaries: Annotated[bool, typer.Option("--mistake-summaries", help="With --guidance: LiveCook mistake "
+                                                                              "summaries for the validation and "
+                                                                              "test plans, retrieved from the "
+                                                                              "train split's mistakes.")] = False,
+    summary_k: Annotated[int, typer.Option(help="Neighbours per instruction for --mistake-summaries.")] = 5,
+    jitter_s: Annotated[float, typer.Option(help="Train-split guidance: shift each instruction by a seeded "
+                                                 "uniform amount in [-K, K] seconds (LiveCook: 30; 0: off).")] = 0.0,
+    jitter_seed: Annotated[int, typer.Option(help="Seed of --jitter-s.")] = 0,
 ) -> None:
     """Per-second dense captions (VSAS-Bench style) for recorded videos, from anonymized copies only.
 
@@ -65,7 +73,6 @@ def build_recorded(
             --llm-base-url http://127.0.0.1:8000/v1 --llm-model Qwen2.5-VL-7B-Instruct --interval-qa --guidance
     """
     from streamcue.dataset_builders import get_builder, recorded, run_builder
-    from streamcue.dataset_builders.recorded_qa import QAConfig
     from streamcue.llm import LLMSettings
 
     settings = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured,
@@ -73,15 +80,17 @@ def build_recorded(
     config = recorded.Config(videos=video_root, tasks=tasks, out=out, llm=settings, k=k, frame_side=frame_side,
                              anonymized=anonymized, license=license, use_cache=not no_cache,
                              concurrency=concurrency, interval_qa=interval_qa, guidance=guidance,
-                             step_marks=step_marks,
-                             qa=QAConfig(embedding_model=str(embedding_model) if embedding_model else None))
+                             step_marks=step_marks, mistake_summaries=mistake_summaries, summary_k=summary_k,
+                             jitter_s=jitter_s, jitter_seed=jitter_seed,
+                             embedding_model=str(embedding_model) if embedding_model else None)
     result, report = run_builder(get_builder("recorded"), config, out)
     u = report.llm
     console.out.print(f"{result.counts.get('dense_caption', 0)} dense-caption tasks, {report.details['captions']} "
                       f"captions "
                       f"on {len(report.details['videos'])} anonymized videos"
-                      + "".join(f", {result.counts.get(kind, 0)} {kind}" for kind in ("interval_qa", "guidance")
-                                if kind in report.details) + f" -> {out}")
+                      + "".join(f", {result.counts.get(kind, 0)} {kind}" for kind in
+                                ("interval_qa", "guidance", "mistake_summary") if result.counts.get(kind))
+                      + f" -> {out}")
     console.out.print(f"LLM {u['model']}: {u['calls']} calls, {u['cache_hits']} cache hits, "
                       f"{u['invalid_answers']} invalid answers retried, {u['prompt_tokens']} prompt tokens")
     console.out.print(f"to release: streamcue release build --records {out} --video-root {out / 'videos'} ...")
