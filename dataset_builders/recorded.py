@@ -350,6 +350,9 @@ def _guidance(config: Config, client: LLMClient, tasks: list[dict[str, Any]], ca
     marked = read_marks(config.step_marks, plans, durations) if config.step_marks is not None else None
     made: list[dict[str, Any]] = []
     unmarked: list[str] = []
+    splits: dict[str, str] = {}  # a video's split: its first task's, as in its video record
+    for t in tasks:
+        splits.setdefault(_video_id(t), t.get("split", "test"))
     for vid, task in track(list(plans.items()), "guidance"):
         if marked is not None:
             if vid not in marked:
@@ -365,13 +368,12 @@ def _guidance(config: Config, client: LLMClient, tasks: list[dict[str, Any]], ca
             unmarked.append(vid)
             continue
         made.append(record)
-        split = task.get("split", "test")
-        yield "guidance", jitter_guidance(record, config.jitter_s, config.jitter_seed) if split == "train" else record
+        train = splits[vid] == "train"
+        yield "guidance", jitter_guidance(record, config.jitter_s, config.jitter_seed) if train else record
     report.details.update(guidance=len(made), guidance_without_steps=unmarked)
     if config.mistake_summaries:
         from streamcue.embedding import Embedder, model_name
 
-        splits = {_video_id(t): t.get("split", "test") for t in tasks}
         found = list(summaries(made, splits, client, Embedder(config.embedding_model),
                                model_name(config.embedding_model), config.summary_k, config.tasks.name))
         report.details["mistake_summaries"] = len(found)
