@@ -1,4 +1,5 @@
-"""Records <-> Label Studio tasks and annotation results (pure functions, no server).
+"""Records <-> Label Studio tasks and annotation results (pure functions, no server; at the end, the step
+marks of a recorded task plan, with two helpers that read and write their files).
 
 Times: ``TimelineLabels`` ranges are integer frames, 1-based and inclusive, at the task's
 ``fps`` (the same value the ``<Video frameRate="$fps">`` tag uses). A span [start_s, end_s] is
@@ -17,13 +18,16 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from streamcue.errors import InputError
+from streamcue.io import read_json, write_json, write_jsonl
 from streamcue.schemas import ID_FIELDS
 
 __all__ = ["DEFAULT_FPS", "GLOBAL_CONTROLS", "LABEL_KINDS", "span_to_frames", "frames_to_span",
-           "moment_to_frame", "prediction", "task_data", "Applied", "Where", "apply"]
+           "moment_to_frame", "prediction", "task_data", "Applied", "Where", "apply", "STEPS_CONFIG",
+           "MAX_PLAN_STEPS", "steps_task", "step_marks", "write_steps_tasks", "write_step_marks"]
 
 
 DEFAULT_FPS = 30.0
@@ -259,3 +263,102 @@ def _apply_guidance(out: dict[str, Any], regions: dict[str, Any], predicted: dic
 def _position(rid: str, known: int) -> int:
     """A region's place in the record (its index for predicted regions; after them for new ones)."""
     return int(rid[1:]) if rid[1:].isdigit() and int(rid[1:]) < known else known
+
+
+# --- step marks of a recorded task plan (labeling config task_steps.v1) -------------------------------------
+
+#: The labeling config of step marks (annotation/configs/task_steps.v1.xml): its labels are ``step 1`` ..
+#: ``step MAX_PLAN_STEPS``.
+STEPS_CONFIG = "task_steps"
+MAX_PLAN_STEPS = 20
+
+
+def steps_task(task: dict[str, Any], video_id: str, video_url: str, fps: float,
+               marks: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A Label Studio task that asks for the step marks of one video, from its task plan (a ``recorded_task``
+    with ``steps``); ``marks`` (a drafted marks line, same form as :func:`step_marks` gives) pre-fill it."""
+    steps = task["steps"]
+    if len(steps) > MAX_PLAN_STEPS:
+        raise InputError(f"a plan of {len(steps)} steps: the labeling config has labels for {MAX_PLAN_STEPS}",
+                         record=f"task_id={task['task_id']}", field="steps")
+    data = {"video": video_url, "fps": fps, "kind": STEPS_CONFIG, "record_id": video_id,
+            "activity": task.get("activity") or task["category"],
+            "plan": "\n".join(f"{i + 1}. {s['description']}" for i, s in enumerate(steps)),
+            "task_json": json.dumps(task, ensure_ascii=False)}
+    out: dict[str, Any] = {"data": data}
+    if marks is not None:
+        number = {s["step_id"]: i + 1 for i, s in enumerate(steps)}
+        rows: list[dict[str, Any]] = []
+        for i, mark in enumerate(marks["steps"]):
+            rid = f"s{i}"
+            rows.append(_range(rid, "steps", f"step {number[mark['step_id']]}",
+                               *span_to_frames(mark["start_s"], mark["end_s"], fps)))
+            for mistake in mark.get("mistakes", [])[:1]:
+                rows.append({"id": rid, "from_name": "mistake", "to_name": "video", "type": "choices",
+                             "value": {"choices": [mistake["category"]]}})
+                rows.append(_text(rid, "feedback", mistake["text"]))
+        out["predictions"] = [{"model_version": "draft", "result": rows}]
+    return out
+
+
+def step_marks(data: dict[str, Any], result: list[dict[str, Any]], where: Where) -> dict[str, Any]:
+    """One annotation of a :func:`steps_task` -> its marks line ``{"video_id", "steps": [{"step_id",
+    "start_s", "end_s", "mistakes": [{"category", "text"}]}]}``, steps in time order (the input of
+    ``streamcue build recorded --guidance --step-marks``)."""
+    steps = json.loads(data["task_json"])["steps"]
+    fps = float(data["fps"])
+    marks, seen = [], {}
+    for rid, region in _regions(result, where).items():
+        if "range" not in region:
+            raise where.error("a mistake or feedback without its step on the timeline", rid)
+        label, start, end = region["range"]
+        number = label.removeprefix("step ")
+        if not number.isdigit() or not 1 <= int(number) <= len(steps):
+            raise where.error(f"label {label!r} names no step of the plan (1 to {len(steps)})", rid)
+        step = steps[int(number) - 1]
+        if number in seen:
+            raise where.error(f"{label} is marked twice (also region {seen[number]}): mark each step once", rid)
+        seen[number] = rid
+        category, text = (region.get("choices") or [None])[0], region.get("text") or ""
+        if bool(category) != bool(text):
+            raise where.error("a mistake needs both its category and its feedback", rid)
+        start_s, end_s = frames_to_span(start, end, fps)
+        marks.append({"step_id": step["step_id"], "start_s": start_s, "end_s": end_s,
+                      "mistakes": [{"category": category, "text": text}] if category else []})
+    return {"video_id": data["record_id"], "steps": sorted(marks, key=lambda m: (m["start_s"], m["end_s"]))}
+
+
+def write_steps_tasks(tasks_file: str | Path, out: str | Path, video_url: str = "/data/local-files/?d={video}",
+                      fps: float = DEFAULT_FPS) -> int:
+    """The Label Studio tasks (a JSON list to import) asking for the step marks of every video whose task in
+    the tasks file of ``build recorded`` has a plan; ``video_url`` formats each task's ``video``. Returns how
+    many."""
+    from streamcue.dataset_builders.recorded import read_tasks
+
+    tasks = [t for _, t in read_tasks(Path(tasks_file)) if "steps" in t]
+    write_json(out, [steps_task(t, t.get("video_id") or Path(t["video"]).stem, video_url.format(video=t["video"]),
+                                fps) for t in tasks])
+    return len(tasks)
+
+
+def write_step_marks(export_file: str | Path, out: str | Path) -> int:
+    """Label Studio's JSON export of a ``task_steps`` project -> the marks file of ``build recorded --guidance
+    --step-marks``: one line per task, from its one submitted (not skipped) annotation; a task with none, or
+    with several that disagree, is refused (decide in Label Studio first). Returns how many lines."""
+    export = read_json(export_file)
+    if not isinstance(export, list):
+        raise InputError("expected Label Studio's JSON export (a list of tasks)", file=export_file)
+    lines = []
+    for i, task in enumerate(export):
+        if not isinstance(task, dict) or not isinstance(task.get("data"), dict):
+            raise InputError("a task without its data", file=export_file, record=f"[{i}]")
+        done = [a for a in task.get("annotations") or [] if not a.get("was_cancelled")]
+        marks = [step_marks(task["data"], a.get("result") or [],
+                            Where(str(export_file), task.get("id", i), a.get("id"), str(task["data"]["record_id"])))
+                 for a in done]
+        if not marks or any(m != marks[0] for m in marks):
+            raise InputError("no submitted annotation" if not marks else f"{len(marks)} annotations that disagree: "
+                             "keep the one that is right (or let a reviewer submit it) and export again",
+                             file=export_file, record=str(task["data"].get("record_id", f"[{i}]")))
+        lines.append(marks[0])
+    return write_jsonl(out, lines)

@@ -1,4 +1,4 @@
-"""Recorded videos -> ``dense_caption`` records (VSAS-Bench style): one caption per second.
+"""Recorded videos -> ``dense_caption`` records (VSAS-Bench style), and from them ``interval_qa`` and ``guidance``.
 
 For every task of the tasks file the builder
 
@@ -10,6 +10,14 @@ For every task of the tasks file the builder
    showing the task prompt, the frames that the SW+U memory keeps (k/2 most recent and k/2
    spread over the older ones, k = 42 as in VSAS-Bench's annotation) and its previous
    caption, so that unchanged scenes keep the same wording.
+
+With ``interval_qa``, ESTP-Gen's caption stages turn each video's captions into proactive multi-interval
+questions (:mod:`streamcue.dataset_builders.recorded_qa`); with ``guidance``, the task plan of a video
+(a task with ``steps``) and its step marks, from annotators (``step_marks``) or drafted by the LLM from the
+captions, become a LiveCook guidance record (:mod:`streamcue.dataset_builders.recorded_guidance`), with
+LiveCook's augmentation of the train split (instruction-time jitter, :mod:`~streamcue.dataset_builders.jitter`)
+and, with ``mistake_summaries``, LiveCook's mistake summaries for the validation and test plans
+(:mod:`streamcue.dataset_builders.recorded_summaries`).
 
 Answers go through streamcue's LLM layer: validated, retried, cached and counted. A killed
 build resumes from the cache without repeating a call.
@@ -27,6 +35,10 @@ from typing import Any
 from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video, output_paths
 from streamcue.anonymize.report import report_problem, sha256_file
 from streamcue.dataset_builders.output import BuildReport
+from streamcue.dataset_builders.recorded_guidance import draft_marks, guidance_record, read_marks
+from streamcue.dataset_builders.jitter import jitter_guidance
+from streamcue.dataset_builders.recorded_qa import QAConfig, question_task, questions
+from streamcue.dataset_builders.recorded_summaries import summaries
 from streamcue.errors import InputError, RecordValidationError
 from streamcue.extras import require
 from streamcue.io import iter_jsonl, read_json
@@ -42,8 +54,9 @@ from streamcue.version import __version__
 __all__ = ["PROMPT", "CAPTION_SCHEMA", "Config", "read_tasks", "prepare_video", "caption_task", "build"]
 
 #: What ``streamcue build`` makes of this source and says of it (dataset_builders/registry.py reads these).
-MAKES = ("dense_caption", "video")
-SUMMARY = "dense_caption records (VSAS-Bench style) from anonymized recorded videos"
+MAKES = ("dense_caption", "interval_qa", "guidance", "mistake_summary", "video")
+SUMMARY = ("dense_caption (VSAS-Bench style), interval_qa (ESTP-Gen) and guidance (LiveCook) records from "
+           "anonymized recorded videos")
 
 
 PROMPT = "recorded_caption.v1"
@@ -67,10 +80,20 @@ class Config:
     license: str = "CC BY 4.0"
     use_cache: bool = True
     concurrency: int | None = None  # videos processed at once (default: llm.max_concurrency)
+    interval_qa: bool = False      # proactive questions from the captions (ESTP-Gen stages 3-5)
+    qa: QAConfig = field(default_factory=QAConfig)
+    guidance: bool = False         # guidance for every video whose task has steps
+    step_marks: Path | None = input_path("--step-marks", default=None)  # annotators' marks (else an LLM draft)
+    mistake_summaries: bool = False  # LiveCook mistake summaries for validation/test plans (index: train split)
+    summary_k: int = 5               # neighbours per instruction
+    jitter_s: float = 0.0            # train-split guidance: instructions shifted by up to +-jitter_s (LiveCook: 30)
+    jitter_seed: int = 0
+    embedding_model: str | None = None  # sentence-transformers folder for retrieval (None: the packaged MiniLM)
 
     def __post_init__(self) -> None:  # before any video is anonymized or captioned
         check_numbers(("--k", self.k, 1, None), ("--frame-side", self.frame_side, 16, 8192),
-                      ("--jpeg-quality", self.jpeg_quality, 1, 100), ("--concurrency", self.concurrency, 1, None))
+                      ("--jpeg-quality", self.jpeg_quality, 1, 100), ("--concurrency", self.concurrency, 1, None),
+                      ("--summary-k", self.summary_k, 1, None), ("--jitter-s", self.jitter_s, 0, None))
 
 
 def read_tasks(path: Path) -> list[tuple[int | None, dict[str, Any]]]:
@@ -97,7 +120,25 @@ def read_tasks(path: Path) -> list[tuple[int | None, dict[str, Any]]]:
     if violations:
         raise RecordValidationError(violations)
     _refuse_repeats(items, path)
+    _refuse_bad_plans(items, path)
     return items
+
+
+def _refuse_bad_plans(items: list[tuple[int | None, dict[str, Any]]], path: Path) -> None:
+    """A step id given twice in a plan, or two plans for one video."""
+    planned: dict[str, str] = {}
+    for line, task in items:
+        if "steps" not in task:
+            continue
+        where = dict(file=path, line=line, record=f"task_id={task['task_id']}")
+        ids = [s["step_id"] for s in task["steps"]]
+        if len(set(map(repr, ids))) != len(ids):
+            raise InputError("a step id is repeated: each step of a plan needs its own", **where, field="steps")
+        vid = _video_id(task)
+        if vid in planned:
+            raise InputError(f"video {vid!r} already has a plan (task {planned[vid]}): one plan per video", **where,
+                             field="steps")
+        planned[vid] = task["task_id"]
 
 
 def _refuse_repeats(items: list[tuple[int | None, dict[str, Any]]], path: Path) -> None:
@@ -200,6 +241,10 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
     videos: dict[str, Any] = {}
     caption_count = 0
     tasks = [t for _, t in read_tasks(config.tasks)]
+    if config.step_marks is not None and not config.guidance:
+        raise InputError("step marks are read for guidance only: add --guidance", file=config.step_marks)
+    if config.mistake_summaries and not config.guidance:
+        raise InputError("mistake summaries are made from guidance: add --guidance", file=config.tasks)
     for task in tasks:  # a task names a file under --video-root, never one outside it
         resolve_uri(config.videos, task["video"], file=config.tasks, record=f"task_id={task['task_id']}",
                     field="video")
@@ -237,6 +282,7 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
                    for task, captions in zip(by_source[source], per_task)}
 
     seen_videos: set[str] = set()
+    durations: dict[str, float] = {}
     for task in tasks:
         source = config.videos / task["video"]
         video, report_path, report_ref = prepared[source]
@@ -245,6 +291,7 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
             continue
         seen_videos.add(vid)
         info = probe(video)
+        durations[vid] = info.duration_s
         uri = video.name if not config.anonymized else task["video"]
         videos[vid] = {"anonymized": _relative(video, config.out), "report": _relative(report_path, config.out),
                        "seconds": len(jpegs[source])}
@@ -267,4 +314,68 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
             "verification": {"status": "unverified", "annotators": [], "checks": 0},
         }
     report.details = {"tasks": len(tasks), "captions": caption_count, "videos": videos}
+    if config.interval_qa:
+        yield from _interval_qa(config, client, tasks, captions_of, durations, report)
+    if config.guidance:
+        yield from _guidance(config, client, tasks, captions_of, durations, report)
     report.llm = {"model": config.llm.model, **client.usage.to_dict()}
+
+
+def _interval_qa(config: Config, client: LLMClient, tasks: list[dict[str, Any]], captions_of: dict[int, Any],
+                 durations: dict[str, float], report: BuildReport) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``("interval_qa", record)`` for every video, from the captions of its question task."""
+    from streamcue.embedding import Embedder
+
+    embedder = Embedder(config.embedding_model)
+    by_video: dict[str, list[dict[str, Any]]] = {}
+    for task in tasks:
+        by_video.setdefault(_video_id(task), []).append(task)
+    made = invalid = 0
+    for vid, video_tasks in track(list(by_video.items()), "proactive questions"):
+        task = question_task(video_tasks)
+        records, bad = questions(vid, task, captions_of[id(task)], durations[vid], client, embedder, config.qa,
+                                 f"{config.tasks.name} (captions of task {task['task_id']})")
+        made, invalid = made + len(records), invalid + bad
+        for record in records:
+            yield "interval_qa", record
+    report.details.update(interval_qa=made, invalid_groups=invalid)
+
+
+def _guidance(config: Config, client: LLMClient, tasks: list[dict[str, Any]], captions_of: dict[int, Any],
+              durations: dict[str, float], report: BuildReport) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``("guidance", record)`` for every video with a plan: from annotators' marks, else an LLM draft."""
+    plans = {_video_id(t): t for t in tasks if "steps" in t}
+    if not plans:
+        raise InputError("--guidance needs a task plan: no task of the tasks file has steps", file=config.tasks)
+    marked = read_marks(config.step_marks, plans, durations) if config.step_marks is not None else None
+    made: list[dict[str, Any]] = []
+    unmarked: list[str] = []
+    splits: dict[str, str] = {}  # a video's split: its first task's, as in its video record
+    for t in tasks:
+        splits.setdefault(_video_id(t), t.get("split", "test"))
+    for vid, task in track(list(plans.items()), "guidance"):
+        if marked is not None:
+            if vid not in marked:
+                unmarked.append(vid)
+                continue
+            record = guidance_record(task, vid, marked[vid], source=config.step_marks.name, stage="annotation")
+        else:
+            marks, prompt_hash = draft_marks(task, captions_of[id(task)], durations[vid], client)
+            record = guidance_record(task, vid, marks, source=f"{config.tasks.name} (captions of task "
+                                     f"{task['task_id']})", stage="llm_draft", model=config.llm.model,
+                                     prompt_hash=prompt_hash)
+        if record is None:
+            unmarked.append(vid)
+            continue
+        made.append(record)
+        train = splits[vid] == "train"
+        yield "guidance", jitter_guidance(record, config.jitter_s, config.jitter_seed) if train else record
+    report.details.update(guidance=len(made), guidance_without_steps=unmarked)
+    if config.mistake_summaries:
+        from streamcue.embedding import Embedder, model_name
+
+        found = list(summaries(made, splits, client, Embedder(config.embedding_model),
+                               model_name(config.embedding_model), config.summary_k, config.tasks.name))
+        report.details["mistake_summaries"] = len(found)
+        for record in found:
+            yield "mistake_summary", record

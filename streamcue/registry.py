@@ -168,7 +168,7 @@ SOURCES: dict[str, Source] = {
 #: name (the CLI spelling) -> benchmark. Literal on purpose: the list of benchmarks is read here.
 BENCHMARKS: dict[str, Benchmark] = {
     "estp": Benchmark(
-        "estp", "ESTP-Bench", ("interval_qa",), ("ego4d",), "estp", "estp-f1", "docs/benchmarks/estp.md",
+        "estp", "ESTP-Bench", ("interval_qa",), ("ego4d", "recorded"), "estp", "estp-f1", "docs/benchmarks/estp.md",
         """@inproceedings{zhang2025eyeswideopen,
   title = {Eyes Wide Open: Ego Proactive Video-{LLM} for Streaming Video},
   author = {Zhang, Yulin and Shi, Cheng and Wang, Yang and Yang, Sibei},
@@ -190,7 +190,7 @@ BENCHMARKS: dict[str, Benchmark] = {
 }""",
         "https://machinelearning.apple.com/research/vsas-bench-streaming-assistant"),
     "livecook": Benchmark(
-        "livecook", "LiveCook", ("guidance",), ("captaincook4d",), "livecook", "livecook",
+        "livecook", "LiveCook", ("guidance",), ("captaincook4d", "recorded"), "livecook", "livecook",
         "docs/benchmarks/livecook.md",
         """@inproceedings{bhattacharyya2025livecook,
   title = {Can Multi-Modal {LLMs} Provide Live Step-by-Step Task Guidance?},

@@ -1,4 +1,4 @@
-"""``streamcue build recorded``: dense captions for recorded, anonymized videos."""
+"""``streamcue build recorded``: dense captions, proactive questions and guidance for recorded, anonymized videos."""
 
 from __future__ import annotations
 
@@ -18,9 +18,10 @@ def build_recorded(
                                                                             "file names files relative to it).")],
     tasks: Annotated[Path, typer.Option(help="Tasks file, YAML or JSONL: task_id, video, task_type "
                                              "(present|cumulative|future), category, prompt; optional: split, "
-                                             "license, video_id.")],
+                                             "license, video_id, activity, steps (the task plan).")],
     out: Annotated[Path, typer.Option(help="Output folder: dense_caption.jsonl, videos.jsonl, build_report.json, "
-                                           "videos/ (blurred copies and reports).")],
+                                           "videos/ (blurred copies and reports); interval_qa.jsonl with "
+                                           "--interval-qa, guidance.jsonl with --guidance.")],
     llm_base_url: VisionBaseURL = None,
     llm_model: VisionModel = None,
     llm_structured: VisionStructured = "json_schema",
@@ -36,18 +37,40 @@ def build_recorded(
                                                                   "it.")] = False,
     license: Annotated[str, typer.Option(help="Licence of the videos, unless a task names one.")] = "CC BY 4.0",
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM response cache.")] = False,
+    interval_qa: Annotated[bool, typer.Option("--interval-qa", help="Also make proactive multi-interval questions "
+                                                                    "from each video's captions (ESTP-Gen "
+                                                                    "one-to-one, one-to-many, many-to-many).")] = False,
+    embedding_model: Annotated[Optional[Path], typer.Option(help="Sentence-transformers folder for the retrieval "
+                                                                 "of --interval-qa and --mistake-summaries "
+                                                                 "(default: the packaged all-MiniLM-L6-v2).")] = None,
+    guidance: Annotated[bool, typer.Option("--guidance", help="Also make step guidance with mistake feedback for "
+                                                              "every video whose task has steps: from "
+                                                              "--step-marks, else drafted by the LLM from the "
+                                                              "captions.")] = False,
+    step_marks: Annotated[Optional[Path], typer.Option(help="Annotators' step marks for --guidance (JSONL, "
+                                                            "one line per video; docs/building.md).")] = None,
+    mistake_summaries: Annotated[bool, typer.Option("--mistake-summaries", help="With --guidance: LiveCook mistake "
+                                                                              "summaries for the validation and "
+                                                                              "test plans, retrieved from the "
+                                                                              "train split's mistakes.")] = False,
+    summary_k: Annotated[int, typer.Option(help="Neighbours per instruction for --mistake-summaries.")] = 5,
+    jitter_s: Annotated[float, typer.Option(help="Train-split guidance: shift each instruction by a seeded "
+                                                 "uniform amount in [-K, K] seconds (LiveCook: 30; 0: off).")] = 0.0,
+    jitter_seed: Annotated[int, typer.Option(help="Seed of --jitter-s.")] = 0,
 ) -> None:
     """Per-second dense captions (VSAS-Bench style) for recorded videos, from anonymized copies only.
 
     Each video is blurred first (faces and licence plates, see `streamcue anonymize`), then
     sampled at 1 fps; a vision model writes the caption of every second from the task prompt,
-    its SW+U frame memory and its previous caption. Answers are cached: a killed build resumes
-    without repeating a call.
+    its SW+U frame memory and its previous caption. With --interval-qa, ESTP-Gen's caption stages
+    turn the captions into proactive questions; with --guidance, each video's task plan and its
+    step marks (annotators' or an LLM draft) become LiveCook guidance. Answers are cached: a killed
+    build, or a re-run with more record kinds, repeats no call.
 
     Example:
 
         streamcue build recorded --video-root recordings/ --tasks tasks.yaml --out out/recorded \\
-            --llm-base-url http://127.0.0.1:8000/v1 --llm-model Qwen2.5-VL-7B-Instruct
+            --llm-base-url http://127.0.0.1:8000/v1 --llm-model Qwen2.5-VL-7B-Instruct --interval-qa --guidance
     """
     from streamcue.dataset_builders import get_builder, recorded, run_builder
     from streamcue.llm import LLMSettings
@@ -56,12 +79,18 @@ def build_recorded(
                                    max_concurrency=llm_concurrency)
     config = recorded.Config(videos=video_root, tasks=tasks, out=out, llm=settings, k=k, frame_side=frame_side,
                              anonymized=anonymized, license=license, use_cache=not no_cache,
-                             concurrency=concurrency)
+                             concurrency=concurrency, interval_qa=interval_qa, guidance=guidance,
+                             step_marks=step_marks, mistake_summaries=mistake_summaries, summary_k=summary_k,
+                             jitter_s=jitter_s, jitter_seed=jitter_seed,
+                             embedding_model=str(embedding_model) if embedding_model else None)
     result, report = run_builder(get_builder("recorded"), config, out)
     u = report.llm
     console.out.print(f"{result.counts.get('dense_caption', 0)} dense-caption tasks, {report.details['captions']} "
                       f"captions "
-                      f"on {len(report.details['videos'])} anonymized videos -> {out}")
+                      f"on {len(report.details['videos'])} anonymized videos"
+                      + "".join(f", {result.counts.get(kind, 0)} {kind}" for kind in
+                                ("interval_qa", "guidance", "mistake_summary") if result.counts.get(kind))
+                      + f" -> {out}")
     console.out.print(f"LLM {u['model']}: {u['calls']} calls, {u['cache_hits']} cache hits, "
                       f"{u['invalid_answers']} invalid answers retried, {u['prompt_tokens']} prompt tokens")
     console.out.print(f"to release: streamcue release build --records {out} --video-root {out / 'videos'} ...")
