@@ -8,7 +8,7 @@ import pytest
 from conftest import VALID
 from streamcue.errors import ConfigError
 from streamcue.llm import LLMSettings
-from streamcue.loaders.openai_model import OpenAIVisionModel
+from streamcue.loaders.strategies.single_call import SingleCall
 from streamcue.loaders.replay import Frame, replay, select_frames
 from streamcue.loaders.replay_records import PeriodicBaseline, replay_records
 from streamcue.schemas import validate
@@ -152,7 +152,7 @@ def test_openai_vision_adapter_sends_frames_and_polls():
     qa = dict(VALID["interval_qa"], query_time_s=0.0)
     with StubLLMServer(vision_responder) as server:
         settings = LLMSettings(base_url=server.base_url, model="stub-vl", structured="json_schema")
-        model = OpenAIVisionModel(settings, kind="interval_qa")
+        model = SingleCall(settings, kind="interval_qa")
         images = lambda index, t_s: b"\xff\xd8jpeg-" + str(index).encode()  # noqa: E731
         predictions, report = replay_records(model, [qa], "interval_qa", {"v1": 4.0}, k=2, policy="SW",
                                              frame_image=images)
@@ -162,7 +162,7 @@ def test_openai_vision_adapter_sends_frames_and_polls():
         # each call carries the memory policy's frames: the last two
         last = server.requests[-1]["messages"][-1]["content"]
         assert sum(p["type"] == "image_url" for p in last) == 2
-        again, _ = replay_records(OpenAIVisionModel(settings, kind="interval_qa"), [qa], "interval_qa", {"v1": 4.0},
+        again, _ = replay_records(SingleCall(settings, kind="interval_qa"), [qa], "interval_qa", {"v1": 4.0},
                                   k=2, policy="SW", frame_image=images)
         assert again == predictions and server.completions == 4  # answered from the cache
 
