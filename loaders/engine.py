@@ -38,7 +38,7 @@ from streamcue.errors import ConfigError, InputError
 from streamcue.frame_memory import Frame, frames_until, select_frames
 from streamcue.loaders.protocols import Context, Protocol, protocol_for
 from streamcue.loaders.protocols.base import on_grid
-from streamcue.loaders.replay import Episode, positive, replay
+from streamcue.loaders.replay import DEFAULT_K, DEFAULT_MEMORY, Episode, positive, replay
 from streamcue.loaders.strategies.base import CallTrace, Transport, tracing, turn_content, user_content
 from streamcue.progress import track
 
@@ -74,7 +74,7 @@ def _units(records: Sequence[dict[str, Any]]) -> list[list[int]]:
 
 
 def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol | None = None,
-         memory: Any = "SW+U", k: int = 16, fps: float = 1.0, window_s: float | None = None,
+         memory: Any = DEFAULT_MEMORY, k: int = DEFAULT_K, fps: float = 1.0, window_s: float | None = None,
          history: str | None = None, span: str = "video", tail_s: float = 5.0,
          durations: Mapping[str, float | None] | None = None, frames: Any = None, timing: str = "synchronous",
          clock: str = "simulated", camera_buffer: int = 600, concurrency: int = 1,
@@ -125,7 +125,7 @@ def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol
     left = Counter(rows[u[0]]["video_id"] for u in units)
     lock = threading.Lock()
     stop = threading.Event()
-    timing_args = {"protocol": timing, "clock": clock, "camera_buffer": camera_buffer}
+    timing_args = {"timing": timing, "clock": clock, "camera_buffer": camera_buffer}
 
     def run_unit(unit: list[int], model: Any) -> None:
         video_id = rows[unit[0]]["video_id"]
@@ -220,7 +220,7 @@ def _stream(record: dict[str, Any], kind: str, protocol: Protocol, context: Cont
     start, end = on_grid(*protocol.span(record, durations[video_id], context, span=span, tail_s=tail_s), fps)
     prompts = [(t.t_s, t.text, t.role) for t in protocol.turns(record, context)]
     result = replay(strategy, end - start, fps, prompts, start_s=start, own_history=context.history == "own",
-                    episode=Episode(kind, record, start, end, fps), k=k, policy=memory, window_s=window_s,
+                    episode=Episode(kind, record, start, end, fps), k=k, memory=memory, window_s=window_s,
                     frame_image=frame_image, **timing)
     return protocol.prediction(record, result.responses), result.report(end - start)
 

@@ -1,6 +1,6 @@
 """Replay a video's timeline to a model under test (VSAS-Bench Sec. 3.2 and Algorithm 1).
 
-Two protocols, both on a simulated clock (deterministic and fast; frames are indices and
+Two timings, both on a simulated clock (deterministic and fast; frames are indices and
 timestamps, the pixels are optional):
 
 * **synchronous**: frame ``i`` (at ``i / fps``) is handed over and the model answers before
@@ -29,8 +29,8 @@ is called before a record is played; ``finish(frames, prompt, history, now)`` af
 ends (a response-in-last model answers there); an answer may be a list of responses, each
 ``{"text": ...}`` with its own ``t_s`` (default: the call's time).
 
-:mod:`streamcue.loaders.replay_records` plays whole records and writes predictions in the
-schemas' formats, ready for ``streamcue evaluate``.
+:func:`streamcue.loaders.engine.play` (the one entry) plays whole records with a benchmark's protocol and writes
+predictions in the schemas' formats, ready for ``streamcue evaluate``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,12 @@ from typing import Any, Protocol
 from streamcue.errors import ConfigError
 from streamcue.frame_memory import POLICIES, Frame, in_window, select_frames
 
-__all__ = ["Frame", "Model", "Memory", "Episode", "select_frames", "ReplayResult", "replay", "POLICIES", "positive"]
+__all__ = ["Frame", "Model", "Memory", "Episode", "select_frames", "ReplayResult", "replay", "POLICIES", "positive",
+           "DEFAULT_K", "DEFAULT_MEMORY"]
+
+#: The one default of each setting, for every entry (the engine's ``play``, a replay's configuration).
+DEFAULT_K = 16
+DEFAULT_MEMORY = "SW+U"
 
 
 def positive(value: Any, what: str, unit: str = "seconds") -> float:
@@ -104,7 +109,8 @@ class ReplayResult:
 
 
 def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[Any, ...]], *,
-           protocol: str = "synchronous", k: int = 64, policy: str | Memory = "SW+U", camera_buffer: int = 600,
+           timing: str = "synchronous", k: int = DEFAULT_K, memory: str | Memory = DEFAULT_MEMORY,
+           camera_buffer: int = 600,
            clock: str = "simulated", frame_image: Any = None, start_s: float = 0.0, window_s: float | None = None,
            own_history: bool = True, episode: Episode | None = None) -> ReplayResult:
     """Play ``duration_s`` seconds from ``start_s`` at ``fps`` to ``model``.
@@ -117,16 +123,16 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
     ``frame_image(index, t_s)`` gives a frame's pixels when a video is at hand (else frames carry
     only index and time); indices count from the start of the video.
     """
-    if protocol not in ("synchronous", "asynchronous"):
-        raise ConfigError(f"unknown protocol {protocol!r}; use synchronous or asynchronous")
+    if timing not in ("synchronous", "asynchronous"):
+        raise ConfigError(f"unknown timing {timing!r}; use synchronous or asynchronous")
     if fps <= 0 or camera_buffer < 1:
         raise ConfigError("fps must be positive and the camera buffer at least 1 frame")
     if clock not in ("simulated", "wall"):
         raise ConfigError(f"unknown clock {clock!r}; use simulated or wall")
     if window_s is not None:
         positive(window_s, "the context window")
-    if isinstance(policy, str):
-        select_frames([], k, policy)  # an unknown policy fails before any call
+    if isinstance(memory, str):
+        select_frames([], k, memory)  # an unknown policy fails before any call
     n = int(duration_s * fps + 1e-9)
     first = round(start_s * fps)
     frames = [Frame(first + i, start_s + i / fps, frame_image(first + i, start_s + i / fps) if frame_image else None)
@@ -134,7 +140,7 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
     end_s = start_s + duration_s
     pending = sorted((p[0], p[1], p[2] if len(p) > 2 else "user") for p in prompts)
     episode = episode or Episode("", None, start_s, end_s, fps)
-    for part in (model, policy):
+    for part in (model, memory):
         if not isinstance(part, str) and hasattr(part, "begin"):
             part.begin(episode)
     result = ReplayResult(frames_total=n)
@@ -157,10 +163,10 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
         """The model's answer and its latency (simulated, or measured on the wall clock)."""
         prompt = prompt_at(now)
         started = time.perf_counter()
-        if isinstance(policy, str):
-            shown, context = select_frames(visible(now), k, policy), None
+        if isinstance(memory, str):
+            shown, context = select_frames(visible(now), k, memory), None
         else:
-            shown, context = policy.view(visible(now), k, now, prompt, list(history))
+            shown, context = memory.view(visible(now), k, now, prompt, list(history))
         if getattr(model, "takes_context", False):
             answer = model.respond(shown, prompt, list(history), now, context=context)
         else:
@@ -187,7 +193,7 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
         if hasattr(model, "finish"):
             keep(model.finish(visible(now), prompt_at(now), list(history), now), now)
 
-    if protocol == "synchronous":
+    if timing == "synchronous":
         for frame in frames:
             taken.append(frame)
             record(ask(frame.t_s)[0], frame.t_s, frame.t_s)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.errors import ConfigError, InputError
+from streamcue.loaders.replay import DEFAULT_K, DEFAULT_MEMORY
 from streamcue.loaders.sources import RecordSet, open_records
 
 __all__ = ["ReplayConfig", "Plan", "prepare", "check_out", "choose", "declared",
@@ -73,9 +74,9 @@ class ReplayConfig:
     strategy: str | None = declared(None, "When the model is called (default: the benchmark's own).")
     strategy_options: Mapping[str, Any] = declared(None, "The strategy's options by name (generated flags).",
                                                    cli=False)
-    memory: str = declared("SW+U", "Which frames a call sees: SW, U, SW+U, window (the last --window-s seconds) or "
-                                   "OASIS (event memory; needs the embed extra).")
-    k: int = declared(16, "Frames per call (OASIS: its short window is min(k, 16)).")
+    memory: str = declared(DEFAULT_MEMORY, "Which frames a call sees: SW, U, SW+U, window (the last --window-s "
+                                           "seconds) or OASIS (event memory; needs the embed extra).")
+    k: int = declared(DEFAULT_K, "Frames per call (OASIS: its short window is min(k, 16)).")
     fps: float = declared(1.0, "Frames per second sampled from the video (at most 60).")
     window_s: float | None = declared(None, "Show only the frames of the last N seconds (now - N < t <= now).")
     history: str | None = declared(None, "Earlier turns of multi-turn questions show the gold answers (gold) or the "
