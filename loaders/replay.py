@@ -123,16 +123,7 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
     ``frame_image(index, t_s)`` gives a frame's pixels when a video is at hand (else frames carry
     only index and time); indices count from the start of the video.
     """
-    if timing not in ("synchronous", "asynchronous"):
-        raise ConfigError(f"unknown timing {timing!r}; use synchronous or asynchronous")
-    if fps <= 0 or camera_buffer < 1:
-        raise ConfigError("fps must be positive and the camera buffer at least 1 frame")
-    if clock not in ("simulated", "wall"):
-        raise ConfigError(f"unknown clock {clock!r}; use simulated or wall")
-    if window_s is not None:
-        positive(window_s, "the context window")
-    if isinstance(memory, str):
-        select_frames([], k, memory)  # an unknown policy fails before any call
+    _check(timing, fps, camera_buffer, clock, window_s, memory, k)
     n = int(duration_s * fps + 1e-9)
     first = round(start_s * fps)
     frames = [Frame(first + i, start_s + i / fps, frame_image(first + i, start_s + i / fps) if frame_image else None)
@@ -167,21 +158,12 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
             shown, context = select_frames(visible(now), k, memory), None
         else:
             shown, context = memory.view(visible(now), k, now, prompt, list(history))
-        if getattr(model, "takes_context", False):
-            answer = model.respond(shown, prompt, list(history), now, context=context)
-        else:
-            answer = model.respond(shown, prompt, list(history), now)
+        extra = {"context": context} if getattr(model, "takes_context", False) else {}
+        answer = model.respond(shown, prompt, list(history), now, **extra)
         return answer, (time.perf_counter() - started if clock == "wall" else model.latency_s)
 
     def keep(answer: Any, stamp: float) -> None:
-        if answer is None:
-            return
-        for item in answer if isinstance(answer, list) else [answer]:
-            response = dict(item) if isinstance(item, dict) else {"text": item}
-            response = {"t_s": response.pop("t_s", stamp), **response}
-            result.responses.append(response)
-            if own_history:
-                history.append((response["t_s"], "assistant", response["text"]))
+        _keep(answer, stamp, result, history if own_history else None)
 
     def record(answer: Any, now: float, stamp: float) -> None:
         result.calls += 1
@@ -199,6 +181,45 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
             record(ask(frame.t_s)[0], frame.t_s, frame.t_s)
         finish(frames[-1].t_s if frames else start_s)
         return result
+    free_at, left = _asynchronous(frames, start_s, end_s, camera_buffer, clock, model, result, taken, ask, record)
+    result.frames_unprocessed = left
+    finish(min(free_at, end_s))
+    return result
+
+
+def _keep(answer: Any, stamp: float, result: ReplayResult, history: list[tuple[float, str, str]] | None) -> None:
+    """The model's answer (None, one, or a list; text or ``{"text", "t_s"?, ...}``) as responses stamped at ``stamp``
+    unless they carry their own time; each one also goes into ``history`` when given (own history)."""
+    if answer is None:
+        return
+    for item in answer if isinstance(answer, list) else [answer]:
+        response = dict(item) if isinstance(item, dict) else {"text": item}
+        response = {"t_s": response.pop("t_s", stamp), **response}
+        result.responses.append(response)
+        if history is not None:
+            history.append((response["t_s"], "assistant", response["text"]))
+
+
+def _check(timing: str, fps: float, camera_buffer: int, clock: str, window_s: float | None, memory: Any,
+           k: int) -> None:
+    """Every setting of :func:`replay` checked before any call."""
+    if timing not in ("synchronous", "asynchronous"):
+        raise ConfigError(f"unknown timing {timing!r}; use synchronous or asynchronous")
+    if fps <= 0 or camera_buffer < 1:
+        raise ConfigError("fps must be positive and the camera buffer at least 1 frame")
+    if clock not in ("simulated", "wall"):
+        raise ConfigError(f"unknown clock {clock!r}; use simulated or wall")
+    if window_s is not None:
+        positive(window_s, "the context window")
+    if isinstance(memory, str):
+        select_frames([], k, memory)  # an unknown policy fails before any call
+
+
+def _asynchronous(frames: list[Frame], start_s: float, end_s: float, camera_buffer: int, clock: str, model: Any,
+                  result: ReplayResult, taken: list[Frame], ask: Any, record: Any) -> tuple[float, int]:
+    """The asynchronous timing: a camera pushes frames into a bounded buffer while the model is busy; whenever it
+    is free it takes the buffer. Returns when the model was last free and how many frames it never took."""
+    n = len(frames)
     buffer: deque[Frame] = deque()
     free_at = start_s
     i = 0
@@ -223,6 +244,4 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
             break
         record(answer, now, now + latency)
         free_at = now + latency
-    result.frames_unprocessed = len(buffer) + (n - i)
-    finish(min(free_at, end_s))
-    return result
+    return free_at, len(buffer) + (n - i)

@@ -110,3 +110,6 @@ def test_run_plays_a_release_folder(cc4d, tmp_path):
     assert results["n_played"] == 109 and results["metric"]["config_version"] == "livecook.v1+overrides"
     assert results["metric"]["config"]["window_s"] == 10
     assert results["protocol"]["kinds"]["guidance"]["options"]["every_s"] == 20.0
+    done = cli("evaluate", "livecook", "--gt", dist, "--pred", tmp_path / "run" / "predictions.jsonl",
+               "--no-bertscore")
+    assert done.returncode == 0 and "livecook" in done.stdout, done.stderr
