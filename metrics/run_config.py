@@ -58,6 +58,12 @@ class RunConfig(ReplayConfig):
             raise ConfigError(f"no replay protocol for {self.benchmark}; known: {', '.join(PROTOCOLS)}")
         if self.resamples < 1:
             raise ConfigError("--resamples must be at least 1")
+        if self.judge is not None:
+            from streamcue.metrics.judges import JUDGES
+
+            known = (*JUDGES, *LLM_JUDGES)
+            if self.judge not in known:
+                raise ConfigError(f"unknown judge {self.judge!r}; known: {', '.join(dict.fromkeys(known))}")
         if self.config_version is not None and self.config_version < 1:
             raise ConfigError(f"--config-version must be 1 or more, got {self.config_version}")
         self.metric_config()  # an unknown version or parameter: refused before any call

@@ -53,6 +53,10 @@ def test_options_are_checked_once_in_the_configuration():
             ReplayConfig(records="x", **bad)
     with pytest.raises(ConfigError, match="a run needs its benchmark"):
         RunConfig(records="x")
+    with pytest.raises(ConfigError, match="unknown judge 'oracle'"):
+        RunConfig(records="x", benchmark="estp", judge="oracle")
+    assert RunConfig(records="x", benchmark="estp", judge="llm", llm_model="m").evaluate_options()["judge_options"] == {
+        "model": "m", "structured": "json_schema"}
     with pytest.raises(ConfigError, match="--config-version"):
         RunConfig(records="x", benchmark="livecook", config_version=0)
     config = RunConfig(records="x", benchmark="livecook", params={"window_s": 10})
