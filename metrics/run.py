@@ -258,7 +258,7 @@ CALL_FIELDS = ("t_s", "frames", "transport", "prompt_version", "raw", "parsed", 
 
 
 def _engine_calls(replay_report: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """The replay engine's per-call samples (``samples`` of the report ``run_replay`` returns), by record id;
+    """The replay engine's per-call samples (``samples`` of the report ``write_replay`` returns), by record id;
     unknown fields are kept, missing ones stay absent."""
     out: dict[str, list[dict[str, Any]]] = {}
     for row in replay_report.get("samples") or []:

@@ -1,7 +1,7 @@
 """Blind baselines on the CaptainCook4D guidance set: the floor of the LiveCook metrics, v1 vs v2.
 
 Two models that see nothing, replayed at 1 fps through the replay harness
-(:class:`streamcue.loaders.replay_records.PeriodicBaseline`):
+(:class:`streamcue.loaders.strategies.periodic.PeriodicBaseline`):
 
 * ``success every 30 s``: says "success" every 30 s and nothing else;
 * ``demo baseline``: the demo's model, "success" every 30 s and a generic mistake every 120 s.
