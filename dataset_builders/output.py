@@ -17,19 +17,7 @@ from streamcue.io import write_json, write_jsonl
 from streamcue.paths import check_out_folder, check_outputs
 from streamcue.prologue import check_config_io, declared_inputs
 from streamcue.schemas import check_records
-
-#: Output file name of each record kind.
-FILE_NAMES = {
-    "video": "videos.jsonl",
-    "guidance": "guidance.jsonl",
-    "interval_qa": "interval_qa.jsonl",
-    "dense_caption": "dense_caption.jsonl",
-    "mistake_summary": "mistake_summaries.jsonl",
-    "counterfactual_mistake": "counterfactual_mistakes.jsonl",
-    "mc_question": "mc_question.jsonl",
-    "active_item": "active_item.jsonl",
-    "open_question": "open_question.jsonl",
-}
+from streamcue.schemas.discovery import FILE_NAMES
 
 #: The build report's file name, beside the records.
 REPORT_NAME = "build_report.json"

@@ -38,7 +38,7 @@ from streamcue.errors import ConfigError, InputError
 from streamcue.frame_memory import Frame, frames_until, select_frames
 from streamcue.loaders.protocols import Context, Protocol, protocol_for
 from streamcue.loaders.protocols.base import on_grid
-from streamcue.loaders.replay import Episode, positive, replay
+from streamcue.loaders.replay import DEFAULT_K, DEFAULT_MEMORY, Episode, positive, replay
 from streamcue.loaders.strategies.base import CallTrace, Transport, tracing, turn_content, user_content
 from streamcue.progress import track
 
@@ -74,7 +74,7 @@ def _units(records: Sequence[dict[str, Any]]) -> list[list[int]]:
 
 
 def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol | None = None,
-         memory: Any = "SW+U", k: int = 16, fps: float = 1.0, window_s: float | None = None,
+         memory: Any = DEFAULT_MEMORY, k: int = DEFAULT_K, fps: float = 1.0, window_s: float | None = None,
          history: str | None = None, span: str = "video", tail_s: float = 5.0,
          durations: Mapping[str, float | None] | None = None, frames: Any = None, timing: str = "synchronous",
          clock: str = "simulated", camera_buffer: int = 600, concurrency: int = 1,
@@ -90,28 +90,13 @@ def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol
     ``transport`` says how frames are sent (:class:`~streamcue.loaders.strategies.base.Transport`).
     The summary's ``samples`` lists every call (see the module docstring).
     """
-    positive(fps, "--fps", "frames per second")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ConfigError(f"k must be at least 1 frame, got {k!r}")
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ConfigError(f"concurrency must be a whole number >= 1, got {concurrency!r}")
-    if window_s is not None:
-        positive(window_s, "the context window")
-    if span not in SPANS:
-        raise ConfigError(f"unknown span {span!r}; use video or clip")
-    transport = transport or Transport()
-    if transport.mode == "video_url" and (frames is None or not hasattr(frames, "clip")):
-        raise ConfigError("--transport video_url sends the clip itself: it needs the videos (--video-root)")
+    transport = _checked(fps, k, concurrency, window_s, span, transport, frames)
     rows = [_as_dict(r) for r in records]
     protocol = protocol or protocol_for(kind, rows[0] if rows else None)
     history = history or protocol.history
     if history not in HISTORIES:
         raise ConfigError(f"unknown history {history!r}; use gold (the gold answers) or own (the model's)")
-    if isinstance(memory, str):
-        select_frames([], k, memory)  # an unknown policy fails before any call
-    elif concurrency > 1 and hasattr(memory, "begin"):
-        raise ConfigError(f"memory {getattr(memory, 'name', type(memory).__name__)} keeps one episode at a time: "
-                          "use --concurrency 1 with it")
+    _check_memory(memory, k, concurrency)
     context = Context(history=history)
     for r in rows:
         if r.get("context"):
@@ -125,7 +110,7 @@ def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol
     left = Counter(rows[u[0]]["video_id"] for u in units)
     lock = threading.Lock()
     stop = threading.Event()
-    timing_args = {"protocol": timing, "clock": clock, "camera_buffer": camera_buffer}
+    timing_args = {"timing": timing, "clock": clock, "camera_buffer": camera_buffer}
 
     def run_unit(unit: list[int], model: Any) -> None:
         video_id = rows[unit[0]]["video_id"]
@@ -166,7 +151,42 @@ def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol
             if held and last:
                 frames.release(video_id)
 
-    progress = iter(track(range(len(units)), f"replaying {kind}"))
+    _run_all(units, run_unit, strategy, concurrency, f"replaying {kind}", stop)
+    out = _summary(reports, traces, strategy)
+    return [p for p in predictions if p is not None], out
+
+
+def _checked(fps: float, k: int, concurrency: int, window_s: float | None, span: str, transport: Transport | None,
+             frames: Any) -> Transport:
+    """Every setting of :func:`play` checked before any call; the transport (frames by default)."""
+    positive(fps, "--fps", "frames per second")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ConfigError(f"k must be at least 1 frame, got {k!r}")
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ConfigError(f"concurrency must be a whole number >= 1, got {concurrency!r}")
+    if window_s is not None:
+        positive(window_s, "the context window")
+    if span not in SPANS:
+        raise ConfigError(f"unknown span {span!r}; use video or clip")
+    transport = transport or Transport()
+    if transport.mode == "video_url" and (frames is None or not hasattr(frames, "clip")):
+        raise ConfigError("--transport video_url sends the clip itself: it needs the videos (--video-root)")
+    return transport
+
+
+def _check_memory(memory: Any, k: int, concurrency: int) -> None:
+    if isinstance(memory, str):
+        select_frames([], k, memory)  # an unknown policy fails before any call
+    elif concurrency > 1 and hasattr(memory, "begin"):
+        raise ConfigError(f"memory {getattr(memory, 'name', type(memory).__name__)} keeps one episode at a time: "
+                          "use --concurrency 1 with it")
+
+
+def _run_all(units: list[list[int]], run_unit: Any, strategy: Any, concurrency: int, label: str,
+             stop: threading.Event) -> None:
+    """``run_unit(unit, model)`` for every unit: in order, or ``concurrency`` at once (each thread its own copy of
+    the strategy); the first failure stops the run."""
+    progress = iter(track(range(len(units)), label))
     if concurrency == 1:
         for unit in units:
             run_unit(unit, strategy)
@@ -192,6 +212,9 @@ def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol
         pool.shutdown(wait=True)
     for _ in progress:
         pass
+
+
+def _summary(reports: list[dict[str, Any] | None], traces: list[CallTrace | None], strategy: Any) -> dict[str, Any]:
     out = summary([r for r in reports if r is not None])
     samples = [sample for trace in traces if trace is not None for sample in trace.samples]
     out["samples"] = samples
@@ -202,7 +225,7 @@ def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol
     out["retries"] = sum(s_["retries"] for s_ in samples)
     if getattr(strategy, "stats", None) is not None:
         out["strategy"] = dict(strategy.stats)
-    return [p for p in predictions if p is not None], out
+    return out
 
 
 def _stream(record: dict[str, Any], kind: str, protocol: Protocol, context: Context, strategy: Any, memory: Any,
@@ -220,7 +243,7 @@ def _stream(record: dict[str, Any], kind: str, protocol: Protocol, context: Cont
     start, end = on_grid(*protocol.span(record, durations[video_id], context, span=span, tail_s=tail_s), fps)
     prompts = [(t.t_s, t.text, t.role) for t in protocol.turns(record, context)]
     result = replay(strategy, end - start, fps, prompts, start_s=start, own_history=context.history == "own",
-                    episode=Episode(kind, record, start, end, fps), k=k, policy=memory, window_s=window_s,
+                    episode=Episode(kind, record, start, end, fps), k=k, memory=memory, window_s=window_s,
                     frame_image=frame_image, **timing)
     return protocol.prediction(record, result.responses), result.report(end - start)
 

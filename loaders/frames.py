@@ -1,7 +1,7 @@
 """Frames for the replay harness from a video file under your video root (releases hold no video).
 
 >>> frames = VideoFrames(video_path(video, "/data/ego4d"), fps=1)      # doctest: +SKIP
->>> replay_records(model, records, "interval_qa", durations, fps=1, frame_image=frames)  # doctest: +SKIP
+>>> play(records, "interval_qa", strategy=model, durations=durations, frames=lambda video_id: frames)  # doctest: +SKIP
 
 Decoding uses ffmpeg through the [video] extra (ffmpeg-python + imageio-ffmpeg); frames are
 JPEG bytes, the form the OpenAI-compatible adapter sends.

@@ -18,18 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.bulk import gc_paused
-from streamcue.release.card import CONFIG_NAMES, KIND_OF
 from streamcue.errors import ConfigError, InputError, ServiceError
 from streamcue.extras import require
 from streamcue.fields import unknown_name
-from streamcue.schemas.features import RELEASE_KINDS, Layout
+from streamcue.schemas.discovery import CONFIG_NAMES, KIND_OF_CONFIG
+from streamcue.schemas.features import RELEASE_KINDS, Layout, decode
 from streamcue.loaders.records import record_class
 from streamcue.paths import resolve_uri
 
-__all__ = ["load", "by_video", "video_path"]
+__all__ = ["load", "read_config", "by_video", "video_path"]
 
 
-_KIND_OF = {**{k: k for k in RELEASE_KINDS}, **KIND_OF}
+_KIND_OF = {**{k: k for k in RELEASE_KINDS}, **KIND_OF_CONFIG}
 
 
 def _kind(name: str) -> str:
@@ -65,13 +65,23 @@ def load(kind: str, source: str | Path, revision: str | None = None, split: str 
     ``videos``); ``revision`` is a tag such as ``"v1.0.0"`` (Hub sources only).
     """
     kind = _kind(kind)
-    loaded = _load_dataset(str(source), CONFIG_NAMES[kind], revision, split)
-    shape = _layout(str(source), CONFIG_NAMES[kind], revision)
     cls = record_class(kind)
+    parts = read_config(kind, source, revision, split)
     with gc_paused():  # millions of small objects: the cyclic GC would rescan them over and over
-        if split is not None:
-            return [cls.from_row(row, shape) for row in loaded.to_list()]
-        return {name: [cls.from_row(row, shape) for row in part.to_list()] for name, part in loaded.items()}
+        typed = {name: [cls.from_dict(r) for r in rows] for name, rows in parts.items()}
+    return typed[split] if split is not None else typed
+
+
+def read_config(kind: str, source: str | Path, revision: str | None = None,
+                split: str | None = None) -> dict[str, list[dict[str, Any]]]:
+    """``{split: records}`` of one record kind of a release (folder or Hub id), records as plain dicts in the
+    canonical form (:mod:`streamcue.schemas.features`); only ``split`` when given."""
+    config = CONFIG_NAMES[kind]
+    loaded = _load_dataset(str(source), config, revision, split)
+    shape = _layout(str(source), config, revision)
+    parts = {split: loaded} if split is not None else dict(loaded.items())
+    with gc_paused():
+        return {name: [decode(row, kind, shape) for row in part.to_list()] for name, part in parts.items()}
 
 
 def _layout(source: str, config: str, revision: str | None) -> Layout:

@@ -1,6 +1,6 @@
 """Replay a video's timeline to a model under test (VSAS-Bench Sec. 3.2 and Algorithm 1).
 
-Two protocols, both on a simulated clock (deterministic and fast; frames are indices and
+Two timings, both on a simulated clock (deterministic and fast; frames are indices and
 timestamps, the pixels are optional):
 
 * **synchronous**: frame ``i`` (at ``i / fps``) is handed over and the model answers before
@@ -29,8 +29,8 @@ is called before a record is played; ``finish(frames, prompt, history, now)`` af
 ends (a response-in-last model answers there); an answer may be a list of responses, each
 ``{"text": ...}`` with its own ``t_s`` (default: the call's time).
 
-:mod:`streamcue.loaders.replay_records` plays whole records and writes predictions in the
-schemas' formats, ready for ``streamcue evaluate``.
+:func:`streamcue.loaders.engine.play` (the one entry) plays whole records with a benchmark's protocol and writes
+predictions in the schemas' formats, ready for ``streamcue evaluate``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,12 @@ from typing import Any, Protocol
 from streamcue.errors import ConfigError
 from streamcue.frame_memory import POLICIES, Frame, in_window, select_frames
 
-__all__ = ["Frame", "Model", "Memory", "Episode", "select_frames", "ReplayResult", "replay", "POLICIES", "positive"]
+__all__ = ["Frame", "Model", "Memory", "Episode", "select_frames", "ReplayResult", "replay", "POLICIES", "positive",
+           "DEFAULT_K", "DEFAULT_MEMORY"]
+
+#: The one default of each setting, for every entry (the engine's ``play``, a replay's configuration).
+DEFAULT_K = 16
+DEFAULT_MEMORY = "SW+U"
 
 
 def positive(value: Any, what: str, unit: str = "seconds") -> float:
@@ -104,7 +109,8 @@ class ReplayResult:
 
 
 def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[Any, ...]], *,
-           protocol: str = "synchronous", k: int = 64, policy: str | Memory = "SW+U", camera_buffer: int = 600,
+           timing: str = "synchronous", k: int = DEFAULT_K, memory: str | Memory = DEFAULT_MEMORY,
+           camera_buffer: int = 600,
            clock: str = "simulated", frame_image: Any = None, start_s: float = 0.0, window_s: float | None = None,
            own_history: bool = True, episode: Episode | None = None) -> ReplayResult:
     """Play ``duration_s`` seconds from ``start_s`` at ``fps`` to ``model``.
@@ -117,16 +123,7 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
     ``frame_image(index, t_s)`` gives a frame's pixels when a video is at hand (else frames carry
     only index and time); indices count from the start of the video.
     """
-    if protocol not in ("synchronous", "asynchronous"):
-        raise ConfigError(f"unknown protocol {protocol!r}; use synchronous or asynchronous")
-    if fps <= 0 or camera_buffer < 1:
-        raise ConfigError("fps must be positive and the camera buffer at least 1 frame")
-    if clock not in ("simulated", "wall"):
-        raise ConfigError(f"unknown clock {clock!r}; use simulated or wall")
-    if window_s is not None:
-        positive(window_s, "the context window")
-    if isinstance(policy, str):
-        select_frames([], k, policy)  # an unknown policy fails before any call
+    _check(timing, fps, camera_buffer, clock, window_s, memory, k)
     n = int(duration_s * fps + 1e-9)
     first = round(start_s * fps)
     frames = [Frame(first + i, start_s + i / fps, frame_image(first + i, start_s + i / fps) if frame_image else None)
@@ -134,7 +131,7 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
     end_s = start_s + duration_s
     pending = sorted((p[0], p[1], p[2] if len(p) > 2 else "user") for p in prompts)
     episode = episode or Episode("", None, start_s, end_s, fps)
-    for part in (model, policy):
+    for part in (model, memory):
         if not isinstance(part, str) and hasattr(part, "begin"):
             part.begin(episode)
     result = ReplayResult(frames_total=n)
@@ -157,25 +154,16 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
         """The model's answer and its latency (simulated, or measured on the wall clock)."""
         prompt = prompt_at(now)
         started = time.perf_counter()
-        if isinstance(policy, str):
-            shown, context = select_frames(visible(now), k, policy), None
+        if isinstance(memory, str):
+            shown, context = select_frames(visible(now), k, memory), None
         else:
-            shown, context = policy.view(visible(now), k, now, prompt, list(history))
-        if getattr(model, "takes_context", False):
-            answer = model.respond(shown, prompt, list(history), now, context=context)
-        else:
-            answer = model.respond(shown, prompt, list(history), now)
+            shown, context = memory.view(visible(now), k, now, prompt, list(history))
+        extra = {"context": context} if getattr(model, "takes_context", False) else {}
+        answer = model.respond(shown, prompt, list(history), now, **extra)
         return answer, (time.perf_counter() - started if clock == "wall" else model.latency_s)
 
     def keep(answer: Any, stamp: float) -> None:
-        if answer is None:
-            return
-        for item in answer if isinstance(answer, list) else [answer]:
-            response = dict(item) if isinstance(item, dict) else {"text": item}
-            response = {"t_s": response.pop("t_s", stamp), **response}
-            result.responses.append(response)
-            if own_history:
-                history.append((response["t_s"], "assistant", response["text"]))
+        _keep(answer, stamp, result, history if own_history else None)
 
     def record(answer: Any, now: float, stamp: float) -> None:
         result.calls += 1
@@ -187,12 +175,51 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
         if hasattr(model, "finish"):
             keep(model.finish(visible(now), prompt_at(now), list(history), now), now)
 
-    if protocol == "synchronous":
+    if timing == "synchronous":
         for frame in frames:
             taken.append(frame)
             record(ask(frame.t_s)[0], frame.t_s, frame.t_s)
         finish(frames[-1].t_s if frames else start_s)
         return result
+    free_at, left = _asynchronous(frames, start_s, end_s, camera_buffer, clock, model, result, taken, ask, record)
+    result.frames_unprocessed = left
+    finish(min(free_at, end_s))
+    return result
+
+
+def _keep(answer: Any, stamp: float, result: ReplayResult, history: list[tuple[float, str, str]] | None) -> None:
+    """The model's answer (None, one, or a list; text or ``{"text", "t_s"?, ...}``) as responses stamped at ``stamp``
+    unless they carry their own time; each one also goes into ``history`` when given (own history)."""
+    if answer is None:
+        return
+    for item in answer if isinstance(answer, list) else [answer]:
+        response = dict(item) if isinstance(item, dict) else {"text": item}
+        response = {"t_s": response.pop("t_s", stamp), **response}
+        result.responses.append(response)
+        if history is not None:
+            history.append((response["t_s"], "assistant", response["text"]))
+
+
+def _check(timing: str, fps: float, camera_buffer: int, clock: str, window_s: float | None, memory: Any,
+           k: int) -> None:
+    """Every setting of :func:`replay` checked before any call."""
+    if timing not in ("synchronous", "asynchronous"):
+        raise ConfigError(f"unknown timing {timing!r}; use synchronous or asynchronous")
+    if fps <= 0 or camera_buffer < 1:
+        raise ConfigError("fps must be positive and the camera buffer at least 1 frame")
+    if clock not in ("simulated", "wall"):
+        raise ConfigError(f"unknown clock {clock!r}; use simulated or wall")
+    if window_s is not None:
+        positive(window_s, "the context window")
+    if isinstance(memory, str):
+        select_frames([], k, memory)  # an unknown policy fails before any call
+
+
+def _asynchronous(frames: list[Frame], start_s: float, end_s: float, camera_buffer: int, clock: str, model: Any,
+                  result: ReplayResult, taken: list[Frame], ask: Any, record: Any) -> tuple[float, int]:
+    """The asynchronous timing: a camera pushes frames into a bounded buffer while the model is busy; whenever it
+    is free it takes the buffer. Returns when the model was last free and how many frames it never took."""
+    n = len(frames)
     buffer: deque[Frame] = deque()
     free_at = start_s
     i = 0
@@ -217,6 +244,4 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
             break
         record(answer, now, now + latency)
         free_at = now + latency
-    result.frames_unprocessed = len(buffer) + (n - i)
-    finish(min(free_at, end_s))
-    return result
+    return free_at, len(buffer) + (n - i)

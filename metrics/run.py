@@ -1,8 +1,8 @@
 """A run folder: the records played, the model's predictions, the score with intervals, per-question samples, a page.
 
-``streamcue run BENCHMARK RECORDS --out RUN`` (:mod:`streamcue.cli.run`) selects records
-(:func:`select_records`), replays them with the ``replay`` command's machinery, then calls
-:func:`finish_run`, which writes, beside the replay's ``predictions.jsonl`` and ``replay_report.json``:
+:func:`streamcue.metrics.run_config.run` (``streamcue run BENCHMARK RECORDS --out RUN``) selects records
+(:func:`streamcue.loaders.replay_config.prepare`), replays them, then calls :func:`finish_run`, which writes,
+beside the replay's ``predictions.jsonl`` and ``replay_report.json``:
 
 * ``played/<kind>.jsonl`` (+ ``videos.jsonl``): the ground truth restricted to the records played.
   A partial run (``--limit``, ``--ids``, ``--split``) is scored over these alone, for every metric
@@ -30,16 +30,17 @@ from typing import Any
 
 from streamcue.errors import ConfigError, InputError
 from streamcue.metrics.bootstrap import BootstrapSettings, Unit, tables
+from streamcue.schemas.discovery import ID_FIELDS
 
-__all__ = ["STREAMING_KINDS", "RESULTS_VERSION", "Selection", "select_records", "finish_run", "video_units",
-           "write_played", "read_samples", "read_results", "check_results", "prompt_versions", "now", "efficiency",
-           "EFFICIENCY"]
+__all__ = ["STREAMING_KINDS", "RESULTS_VERSION", "Selection", "finish_run", "video_units", "write_played",
+           "read_samples", "read_results", "check_results", "prompt_versions", "now", "efficiency", "EFFICIENCY"]
 
 RESULTS_VERSION = "1.0"
 #: Kinds whose page shows a timeline per video: gold answer windows against when the model spoke.
 STREAMING_KINDS = ("interval_qa", "guidance", "dense_caption", "active_item")
-_ID = {"mc_question": "question_id", "active_item": "item_id", "interval_qa": "qa_id", "dense_caption": "task_id",
-       "guidance": "video_id", "open_question": "question_id"}
+#: The id fields of the played kinds, in the order a prediction's id is looked up.
+_RECORD_IDS = tuple(dict.fromkeys(ID_FIELDS[k] for k in ("mc_question", "active_item", "interval_qa", "dense_caption",
+                                                          "guidance", "open_question")))
 
 
 def now() -> str:
@@ -63,89 +64,6 @@ class Selection:
     @property
     def n_played(self) -> int:
         return sum(len(rows) for rows in self.records.values())
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _kind_of(path: Path, kinds: Sequence[str]) -> str:
-    from streamcue.io import iter_jsonl
-
-    if path.stem in kinds:
-        return path.stem
-    if len(kinds) == 1:
-        return kinds[0]
-    first = next(iter(iter_jsonl(path)), (None, None))[1]
-    for kind in kinds:
-        if isinstance(first, dict) and _ID[kind] in first:
-            return kind
-    raise InputError(f"cannot tell the record kind ({' or '.join(kinds)}): name the file <kind>.jsonl", file=path,
-                     line=1)
-
-
-def select_records(records: Path, benchmark: str, *, videos: Path | None = None, split: str | None = None,
-                   ids: Sequence[str] | None = None, limit: int | None = None) -> Selection:
-    """The benchmark's records in ``records`` (a build folder or one record file), then those of ``split``
-    (the videos' split), then ``ids``, then the first ``limit`` in total. ``n_benchmark`` counts the
-    benchmark's records of the split (all of them without ``--split``)."""
-    from streamcue.io import read_jsonl
-    from streamcue.registry import get_benchmark
-
-    kinds = get_benchmark(benchmark).kinds
-    if records.is_dir():
-        files = {k: records / f"{k}.jsonl" for k in kinds if (records / f"{k}.jsonl").is_file()}
-        if not files:
-            raise InputError(f"no {' or '.join(f'{k}.jsonl' for k in kinds)} in the folder ({benchmark} plays "
-                             f"{', '.join(kinds)})", file=records)
-    elif records.is_file():
-        files = {_kind_of(records, kinds): records}
-    else:
-        raise InputError("no such records file or folder", file=records)
-    videos = videos or (records if records.is_dir() else records.parent) / "videos.jsonl"
-    video_rows = read_jsonl(videos) if videos.is_file() else []
-    split_of = {v.get("video_id"): v.get("split") for v in video_rows}
-    if split is not None and not video_rows:
-        raise ConfigError(f"--split {split} needs the videos.jsonl with each video's split (pass --videos)")
-    selected: dict[str, list[dict[str, Any]]] = {}
-    n_benchmark = 0
-    for kind, path in files.items():
-        rows = read_jsonl(path)
-        other = {r.get("benchmark") for r in rows} - {None, benchmark}
-        if other:
-            raise InputError(f"these are {', '.join(sorted(map(str, other)))} records; streamcue run {benchmark} "
-                             "plays its own", file=path, field="benchmark")
-        if split is not None:
-            rows = [r for r in rows if split_of.get(r.get("video_id")) == split]
-        n_benchmark += len(rows)
-        selected[kind] = rows
-    if ids is not None:
-        wanted = set(ids)
-        for kind in selected:
-            selected[kind] = [r for r in selected[kind] if str(r.get(_ID[kind])) in wanted]
-        found = {str(r.get(_ID[k])) for k, rows in selected.items() for r in rows}
-        unknown = [i for i in ids if i not in found]
-        if unknown:
-            raise InputError(f"--ids: {len(unknown)} unknown id(s), e.g. {unknown[0]!r} (not among the "
-                             f"{benchmark} records{f' of split {split}' if split else ''})", file=records)
-    if limit is not None:
-        left = limit
-        for kind in selected:
-            selected[kind] = selected[kind][:left]
-            left -= len(selected[kind])
-    selected = {k: rows for k, rows in selected.items() if rows}
-    if not selected:
-        raise InputError(f"no {benchmark} records to play{f' in split {split}' if split else ''}", file=records)
-    played_videos = {r.get("video_id") for rows in selected.values() for r in rows}
-    kept_videos = [v for v in video_rows if v.get("video_id") in played_videos]
-    sha = {path.name: _sha256(path) for path in files.values()}
-    if videos.is_file():
-        sha[videos.name] = _sha256(videos)
-    return Selection(selected, kept_videos, files, videos if videos.is_file() else None, n_benchmark, sha)
 
 
 # ------------------------------------------------------------------------------------------ units and statistics
@@ -234,13 +152,13 @@ CALL_FIELDS = ("t_s", "frames", "transport", "prompt_version", "raw", "parsed", 
 
 
 def _engine_calls(replay_report: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """The replay engine's per-call samples (``samples`` of the report ``run_replay`` returns), by record id;
+    """The replay engine's per-call samples (``samples`` of the report ``write_replay`` returns), by record id;
     unknown fields are kept, missing ones stay absent."""
     out: dict[str, list[dict[str, Any]]] = {}
     for row in replay_report.get("samples") or []:
         if not isinstance(row, dict):
             continue
-        rid = row.get("record_id") or next((row[f] for f in _ID.values() if row.get(f) is not None), None)
+        rid = row.get("record_id") or next((row[f] for f in _RECORD_IDS if row.get(f) is not None), None)
         if rid is not None:
             out.setdefault(str(rid), []).append(row)
     return out
@@ -264,7 +182,7 @@ def _samples(benchmark: str, read_choice: Callable[[Any, int], Any] | None,
     out = []
     for kind, rows in records.items():
         for record in rows:
-            rid = str(record[_ID[kind]])
+            rid = str(record[ID_FIELDS[kind]])
             prediction = predictions.get(rid)
             raw, parsed, answered, parseable = _parse(kind, record, prediction, read_choice)
             mine = calls.get(rid, [])
@@ -486,7 +404,7 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
         write_jsonl(pred_path, predictions)
     gt = played if len(selection.records) > 1 else played / f"{next(iter(selection.records))}.jsonl"
     report = evaluate(info.metric, gt, pred_path, **dict(evaluate_options or {}))
-    gt_by_id = {str(r[_ID[k]]): r for k, rows in selection.records.items() for r in rows}
+    gt_by_id = {str(r[ID_FIELDS[k]]): r for k, rows in selection.records.items() for r in rows}
     metric = get_metric(info.metric)
     units = metric.units_of(report, gt_by_id)
     run_units = video_units(units, gt_by_id)

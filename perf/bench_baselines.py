@@ -1,7 +1,7 @@
 """Blind baselines on the CaptainCook4D guidance set: the floor of the LiveCook metrics, v1 vs v2.
 
 Two models that see nothing, replayed at 1 fps through the replay harness
-(:class:`streamcue.loaders.replay_records.PeriodicBaseline`):
+(:class:`streamcue.loaders.strategies.periodic.PeriodicBaseline`):
 
 * ``success every 30 s``: says "success" every 30 s and nothing else;
 * ``demo baseline``: the demo's model, "success" every 30 s and a generic mistake every 120 s.
@@ -24,7 +24,8 @@ from pathlib import Path
 from streamcue.dataset_builders import captaincook4d
 from streamcue.dataset_builders.output import write_outputs
 from streamcue.io import iter_jsonl, write_jsonl
-from streamcue.loaders.replay_records import PeriodicBaseline, replay_records
+from streamcue.loaders.engine import play
+from streamcue.loaders.strategies.periodic import PeriodicBaseline
 from streamcue.metrics import evaluate
 
 BASELINES = {
@@ -50,7 +51,7 @@ def scores(split: str, folder: Path) -> dict[str, dict[int, dict]]:
     durations = {v: r["duration_s"] for v, r in videos.items()}
     out: dict[str, dict[int, dict]] = {}
     for name, model in BASELINES.items():
-        predictions, _ = replay_records(model, guidance, "guidance", durations)
+        predictions, _ = play(guidance, "guidance", strategy=model, durations=durations)
         pred = folder / "pred.jsonl"
         write_jsonl(pred, predictions)
         out[name] = {v: evaluate("livecook", gt, pred, config_version=v, bertscore=False)["overall"] for v in VERSIONS}

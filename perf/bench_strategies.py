@@ -30,7 +30,7 @@ from strategy_models import OracleTiming  # noqa: E402
 
 from streamcue.dataset_builders import ego4d  # noqa: E402
 from streamcue.llm import LLMSettings  # noqa: E402
-from streamcue.loaders.replay_records import replay_records  # noqa: E402
+from streamcue.loaders.engine import play  # noqa: E402
 from streamcue.loaders.strategies import make_strategy  # noqa: E402
 from streamcue.loaders.strategies.oasis import OasisMemory  # noqa: E402
 from streamcue.metrics import evaluate  # noqa: E402
@@ -81,13 +81,13 @@ def call_costs():
         for name, kind, options in runs:
             before, started = server.completions, time.perf_counter()
             model = make_strategy(name, settings, kind, use_cache=False, **options)
-            replay_records(model, [records[kind]], kind, {"v": HOUR}, k=4)
+            play([records[kind]], kind, strategy=model, durations={"v": HOUR}, k=4)
             label = name + (f" {options['hz']} Hz" if "hz" in options else "")
             rows.append((label, server.completions - before, time.perf_counter() - started))
         memory = OasisMemory(settings, embedder=Words(), use_cache=False)
         before, started = server.completions, time.perf_counter()
         model = make_strategy("polling", settings, "interval_qa", hz=0.175, use_cache=False)
-        replay_records(model, [records["interval_qa"]], "interval_qa", {"v": HOUR}, k=64, policy=memory)
+        play([records["interval_qa"]], "interval_qa", strategy=model, durations={"v": HOUR}, k=64, memory=memory)
         rows.append(("polling 0.175 Hz + OASIS memory", server.completions - before, time.perf_counter() - started))
     print("calls per video hour at 1 fps (stub server, real HTTP; a silent model)")
     for label, calls, seconds in rows:
@@ -112,7 +112,7 @@ def polling_frequency():
         for hz in (1.0, 0.175):
             before = server.completions
             model = make_strategy("polling", settings, "interval_qa", hz=hz, use_cache=False)
-            predictions, _ = replay_records(model, records, "interval_qa", durations, span="clip")
+            predictions, _ = play(records, "interval_qa", strategy=model, durations=durations, span="clip")
             (tmp / "pred.jsonl").write_text("".join(json.dumps(p) + "\n" for p in predictions))
             report = evaluate("estp-f1", tmp / "gt.jsonl", tmp / "pred.jsonl", judge="exact")
             print(f"  polling {hz:5.3f} Hz: ESTP-F1 {report['overall']['f1']:.3f}, "

@@ -22,6 +22,8 @@ from streamcue.errors import ConfigError
 from streamcue.extras import require
 from streamcue.registry import BENCHMARKS, SOURCES, module_name
 from streamcue.schemas._validate import load_schema
+from streamcue.schemas.discovery import CONFIG_NAMES
+from streamcue.schemas.discovery import KIND_OF_CONFIG as KIND_OF
 from streamcue.schemas.features import typed
 from streamcue.schemas.taxonomy import SPLITS
 
@@ -29,13 +31,6 @@ __all__ = ["CONFIG_NAMES", "KIND_OF", "DEFAULT_ORDER", "choose_default", "defaul
            "statistics", "FIGURES", "write_figures", "card_body"]
 
 
-#: Dataset config name of each record kind: the one name of a config in the card, the manifest, the
-#: diff, the changelog and ``streamcue.loaders.load``.
-CONFIG_NAMES = {"video": "videos", "interval_qa": "interval_qa", "dense_caption": "dense_caption",
-                "guidance": "guidance", "mc_question": "mc_question", "active_item": "active_item",
-                "open_question": "open_question"}
-#: config name -> record kind
-KIND_OF = {v: k for k, v in CONFIG_NAMES.items()}
 #: Which config ``load_dataset(repo)`` gives without a config name: the first present in this order.
 DEFAULT_ORDER = ("guidance", "interval_qa", "dense_caption", "mc_question", "open_question", "active_item", "video")
 

@@ -20,35 +20,12 @@ from streamcue.finite import non_finite_path
 from streamcue.io import iter_jsonl
 from streamcue.paths import URI_PATTERN, uri_problem
 from streamcue.schemas._semantic import CHECKS
+from streamcue.schemas.discovery import ID_FIELDS
 
 __all__ = ["ID_FIELDS", "KINDS", "SCHEMA_VERSION", "schema_registry", "load_schema", "check", "validate",
            "FileReport", "check_records", "check_file", "load_durations", "validate_file"]
 
 
-#: Record kinds and the field that identifies a record of that kind.
-ID_FIELDS: dict[str, str] = {
-    "video": "video_id",
-    "interval_qa": "qa_id",
-    "dense_caption": "task_id",
-    "guidance": "video_id",
-    "interval_qa_prediction": "qa_id",
-    "dense_caption_prediction": "task_id",
-    "guidance_prediction": "video_id",
-    "interval_qa_minimal": "qa_id",
-    "dense_caption_minimal": "task_id",
-    "guidance_minimal": "video_id",
-    "recorded_task": "task_id",
-    "reasoning_trace": "id",
-    "reasoning_trace_prediction": "id",
-    "mistake_summary": "summary_id",
-    "counterfactual_mistake": "cf_id",
-    "mc_question": "question_id",
-    "active_item": "item_id",
-    "mc_question_prediction": "question_id",
-    "active_item_prediction": "item_id",
-    "open_question": "question_id",
-    "open_question_prediction": "question_id",
-}
 KINDS: tuple[str, ...] = tuple(ID_FIELDS)
 SCHEMA_VERSION = "1.0"
 

@@ -102,57 +102,25 @@ def _publish(records: Path, out: Path) -> Path:
 
 
 def _score_baseline(release: Path, out: Path) -> None:
+    """The periodic baseline (a success every 30 s, a generic mistake every 120 s; it sees nothing) on the release's
+    test split, through the same door as ``streamcue run``: a run folder with results, samples and a page."""
     import importlib.util
 
-    from streamcue.io import write_json, write_jsonl
-    from streamcue.loaders import load
-    from streamcue.loaders.replay_records import PeriodicBaseline, replay_records
-    from streamcue.metrics import evaluate
     from streamcue.metrics.report import print_report
+    from streamcue.metrics.run_config import RunConfig, run
 
-    guidance = load("guidance", release, split="test")
-    durations = {v.video_id: v.duration_s for v in load("videos", release, split="test")}
-    console.out.print(f"loaded {len(guidance)} test guidance records back with datasets.load_dataset")
-    predictions, replay_report = replay_records(PeriodicBaseline(), guidance, "guidance", durations)
-    folder = out / "captaincook4d"
-    write_jsonl(folder / "baseline_predictions.jsonl", predictions)
-    write_jsonl(folder / "test_guidance.jsonl", [g.to_dict() for g in guidance])
     bertscore = importlib.util.find_spec("bert_score") is not None
     if not bertscore:
         console.out.print("(BERTScore skipped: install the [embed] extra for it)")
-    report = evaluate("livecook", folder / "test_guidance.jsonl", folder / "baseline_predictions.jsonl",
-                      bertscore=bertscore)
-    print_report(report)
-    write_json(folder / "baseline_livecook_report.json", {**report, "replay": replay_report})
-    console.out.print(f"baseline (replayed at 1 fps): a success every 30 s, a generic mistake every 120 s; "
-                      f"{replay_report['responses']} responses over {replay_report['runs']} videos; "
-                      f"report in {folder}")
-    _baseline_run(out / "runs" / "livecook-periodic", release, folder / "test_guidance.jsonl",
-                  [g.to_dict() for g in guidance],
-                  [v.to_dict() for v in load("videos", release, split="test")], predictions, replay_report, bertscore)
-
-
-def _baseline_run(run: Path, release: Path, gt_file: Path, guidance: list[dict], videos: list[dict],
-                  predictions: list[dict], replay_report: dict, bertscore: bool) -> None:
-    """The baseline as a run folder (results.json, samples.jsonl, report.html), as ``streamcue run`` writes one."""
-    import hashlib
-
-    from streamcue.metrics.run import Selection, finish_run, now
-
-    shutil.rmtree(run, ignore_errors=True)  # the demo's own output from an earlier run
-    started = now()
-    selection = Selection({"guidance": guidance}, videos, {"guidance": gt_file}, None, len(guidance),
-                          {gt_file.name: hashlib.sha256(gt_file.read_bytes()).hexdigest()})
-    results = finish_run(run, benchmark="livecook", selection=selection, predictions=predictions,
-                         replay_report={"endpoint": {}, **replay_report}, evaluate_options={"bertscore": bertscore},
-                         protocol={"name": "livecook", "kinds": {"guidance": {"strategy": "periodic",
-                                                                              "options": {"every_s": 30,
-                                                                                          "mistake_every_s": 120}}}},
-                         run={"records": str(release), "split": "test", "started_at": started,
-                              "model": "periodic baseline (sees nothing)", "endpoint": None,
-                              "generation": {}, "frames": {"fps": 1.0, "pixels": False},
-                              "command": "streamcue demo"})
+    folder = out / "runs" / "livecook-periodic"
+    shutil.rmtree(folder, ignore_errors=True)  # the demo's own output from an earlier run
+    config = RunConfig(benchmark="livecook", records=release, split="test", strategy="periodic", no_video=True,
+                       bertscore=bertscore)
+    results = run(config, folder, command="streamcue demo")
+    console.out.print(f"loaded {results['n_played']} test guidance records back with datasets.load_dataset "
+                      "(streamcue.loaders.open_records)")
+    print_report(results["report"])
     group = results["tables"]["group"].get("mistake F1") or {}
-    console.out.print(f"run folder {run}: results.json, samples.jsonl, report.html (mistake F1 "
+    console.out.print(f"run folder {folder}: results.json, samples.jsonl, report.html (mistake F1 "
                       f"{group.get('estimate', 0.0):.3f}, 95% interval over videos "
                       f"[{group.get('low') or 0.0:.3f}, {group.get('high') or 0.0:.3f}])", markup=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 import sys
@@ -31,6 +32,7 @@ def olah_server(mirrors: Path, workdir: Path, probe_repo: str):
         "[accessibility]\noffline = true\n"
     )
     cli = Path(sys.executable).with_name("olah-cli")
+    cli = cli if cli.exists() else Path(shutil.which("olah-cli") or cli)  # a worktree's venv borrows main's tools
     log = open(workdir / "olah.log", "w")
     proc = subprocess.Popen([str(cli), "-c", str(config)], cwd=workdir, stdout=log, stderr=subprocess.STDOUT)
     endpoint = f"http://127.0.0.1:{port}"

@@ -8,7 +8,8 @@ import pytest
 from streamcue.dataset_builders import captaincook4d
 from streamcue.dataset_builders.output import write_outputs
 from streamcue.io import iter_jsonl, write_jsonl
-from streamcue.loaders.replay_records import PeriodicBaseline, replay_records
+from streamcue.loaders.engine import play
+from streamcue.loaders.strategies.periodic import PeriodicBaseline
 from streamcue.metrics import evaluate
 
 from conftest import CAPTAINCOOK4D
@@ -23,7 +24,7 @@ def blind_scores(tmp_path_factory):
     scores = {}
     for name, model in {"success_30s": PeriodicBaseline(every_s=30.0, mistake_every_s=None),
                         "demo": PeriodicBaseline()}.items():
-        predictions, _ = replay_records(model, guidance, "guidance", videos)
+        predictions, _ = play(guidance, "guidance", strategy=model, durations=videos)
         write_jsonl(folder / f"{name}.jsonl", predictions)
         for version in (1, 2):
             report = evaluate("livecook", folder / "cc4d" / "guidance.jsonl", folder / f"{name}.jsonl",

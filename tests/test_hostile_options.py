@@ -69,12 +69,5 @@ def test_build_ego4d_refuses_llm_concurrency_zero_even_without_captions(tmp_path
     assert not (tmp_path / "out").exists()
 
 
-def test_replay_benchmark_refuses_records_of_other_benchmarks(tmp_path):
-    records = tmp_path / "interval_qa.jsonl"
-    records.write_text(json.dumps(VALID["interval_qa"]) + "\n")
-    one_line(cli("replay-benchmark", records, "--out", tmp_path / "out", "--no-video"), "replay-benchmark plays")
-    assert not (tmp_path / "out").exists()
-
-
 def test_release_diff_show_must_not_be_negative(tmp_path):
     one_line(cli("release", "diff", tmp_path, tmp_path, "--show", "-1"), "--show")

@@ -482,12 +482,6 @@ def test_replayed_predictions_follow_the_protocols_and_score(tmp_path):
             "mc_question": ("streamingbench", "single-call"), "active_item": ("streamingbench", "polling")}
         assert report["kinds"]["active_item"]["options"] == {"hz": 1.0} and report["history"] == {
             "mc_question": "gold", "active_item": "gold"}
-        # the old command stays one release, says so, and plays the same
-        old = cli("replay-benchmark", tmp_path / "ovo", "--out", tmp_path / "run_old", "--window-s", "60", "--k", "16",
-                  "--no-video", "--llm-base-url", server.base_url, "--llm-model", "scripted-vl")
-        assert old.returncode == 0 and "deprecated" in old.stderr and "streamcue replay" in old.stderr, old.stderr
-        assert (tmp_path / "run_old" / "predictions.jsonl").read_text() == (
-            tmp_path / "run_ovo" / "predictions.jsonl").read_text()
     assert not checker.violations
     # SQA: the second and later turns carry the earlier questions with their gold answers
     sqa = [r for r in read_jsonl(tmp_path / "sb" / "mc_question.jsonl")]

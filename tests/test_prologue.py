@@ -183,14 +183,10 @@ RECORD_COMMANDS: dict[str, tuple[Callable[[Path, Path, Path], list], str, bool]]
     "release build": (lambda f, d, o: ["release", "build", "--records", d, "--version", "1.0.0", "--out", o],
                       "interval_qa", True),
     "replay": (lambda f, d, o: ["replay", f, "--out", o, "--video-root", d.parent, *DEAD_LLM], "interval_qa", False),
-    "replay-benchmark": (lambda f, d, o: ["replay-benchmark", f, "--out", o, "--video-root", d.parent, *DEAD_LLM],
-                         "mc_question", False),
     "run": (lambda f, d, o: ["run", "estp", f, "--out", o, "--video-root", d.parent, *DEAD_LLM], "interval_qa", False),
 }
 #: commands that write nothing an input could be confused with
 NO_OUTPUT = {"validate", "annotate push"}
-#: the one extra line a deprecated command prints before it runs
-DEPRECATED = "streamcue replay-benchmark is deprecated"
 
 NAN_QA = json.dumps(dict(VALID["interval_qa"], verification={"status": "verified"})).replace(
     '"query_time_s": 1.0', '"query_time_s": NaN')
@@ -224,7 +220,7 @@ def test_record_commands_refuse_hostile_files(tmp_path, command, case):
     before = snapshot(tmp_path)
     code, _, err = cli(*make(target, target.parent, tmp_path / "out"))
     assert code == 2 and "Traceback" not in err, (code, err)
-    lines = [line for line in err.strip().splitlines() if not line.startswith(DEPRECATED)]
+    lines = err.strip().splitlines()
     if command == "validate":  # one line per violation, then the count
         assert lines and all(line.startswith((str(target), "error: ")) for line in lines), err
     else:
@@ -243,7 +239,7 @@ def test_record_commands_refuse_an_output_over_or_inside_an_input(tmp_path, comm
         out.symlink_to(anchor)
     before = snapshot(tmp_path)
     code, _, err = cli(*make(target, target.parent, out))
-    one_line_error((code, "", "\n".join(x for x in err.splitlines() if not x.startswith(DEPRECATED))))
+    one_line_error((code, "", err))
     assert snapshot(tmp_path) == before
 
 

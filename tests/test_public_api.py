@@ -22,7 +22,7 @@ PUBLIC = {
     "streamcue.dataset_builders.estp_gen": [],
     "streamcue.annotation": [],
     "streamcue.release": [],
-    "streamcue.loaders": ["by_video", "load", "video_path"],
+    "streamcue.loaders": ["RecordSet", "by_video", "load", "open_records", "video_path"],
     "streamcue.loaders.protocols": ["Context", "PROTOCOLS", "Protocol", "Turn", "protocol_for"],
     "streamcue.loaders.strategies": ["STRATEGIES", "applicable", "make_strategy"],
     "streamcue.metrics": ["EvalContext", "METRICS", "Metric", "evaluate", "get_metric"],

@@ -8,9 +8,10 @@ import pytest
 from conftest import VALID
 from streamcue.errors import ConfigError
 from streamcue.llm import LLMSettings
-from streamcue.loaders.openai_model import OpenAIVisionModel
+from streamcue.loaders.strategies.single_call import SingleCall
 from streamcue.loaders.replay import Frame, replay, select_frames
-from streamcue.loaders.replay_records import PeriodicBaseline, replay_records
+from streamcue.loaders.engine import play
+from streamcue.loaders.strategies.periodic import PeriodicBaseline
 from streamcue.schemas import validate
 from streamcue.testing.stub_llm import StubLLMServer, message_text
 
@@ -40,7 +41,7 @@ def test_memory_policies_select_exact_frames():
 
 def test_synchronous_protocol_is_lockstep_and_ignores_latency():
     model = Recorder(latency_s=5.0)
-    result = replay(model, duration_s=3, fps=2, prompts=[(0, "describe"), (1.0, "what now?")], k=2, policy="SW")
+    result = replay(model, duration_s=3, fps=2, prompts=[(0, "describe"), (1.0, "what now?")], k=2, memory="SW")
     assert [c[0] for c in model.calls] == [[0], [0, 1], [1, 2], [2, 3], [3, 4], [4, 5]]
     assert [r["t_s"] for r in result.responses] == [0.0, 0.5, 1.0, 1.5, 2.0, 2.5]
     assert [c[1] for c in model.calls] == ["describe"] * 2 + ["what now?"] * 4  # answers never become the prompt
@@ -48,9 +49,9 @@ def test_synchronous_protocol_is_lockstep_and_ignores_latency():
 
 
 def test_asynchronous_small_buffer_drops_frames_large_buffer_does_not():
-    small = replay(Recorder(latency_s=1.0), duration_s=20, fps=10, prompts=[(0, "go")], protocol="asynchronous",
+    small = replay(Recorder(latency_s=1.0), duration_s=20, fps=10, prompts=[(0, "go")], timing="asynchronous",
                    camera_buffer=2, k=8)
-    large = replay(Recorder(latency_s=1.0), duration_s=20, fps=10, prompts=[(0, "go")], protocol="asynchronous",
+    large = replay(Recorder(latency_s=1.0), duration_s=20, fps=10, prompts=[(0, "go")], timing="asynchronous",
                    camera_buffer=1000, k=8)
     # 20 calls of 1 s: the first takes frame 0, each later one the 10 frames that arrived meanwhile
     # (1 + 19 x 10 = 191), or only the last 2 of them with a 2-frame buffer (1 + 19 x 2 = 39)
@@ -63,7 +64,7 @@ def test_asynchronous_small_buffer_drops_frames_large_buffer_does_not():
 
 
 def test_asynchronous_fast_model_sees_every_frame():
-    result = replay(Recorder(latency_s=0.05), duration_s=5, fps=10, prompts=[], protocol="asynchronous",
+    result = replay(Recorder(latency_s=0.05), duration_s=5, fps=10, prompts=[], timing="asynchronous",
                     camera_buffer=4)
     assert result.frames_dropped == 0 and result.frames_seen == 50
     assert result.report(5)["actions_per_second"] == pytest.approx(len(result.responses) / 5)
@@ -71,7 +72,7 @@ def test_asynchronous_fast_model_sees_every_frame():
 
 def test_contextual_history_holds_earlier_turns_and_answers():
     model = Recorder()
-    replay(model, duration_s=3, fps=1, prompts=[(0, "turn 1"), (2, "turn 2")], k=1, policy="SW")
+    replay(model, duration_s=3, fps=1, prompts=[(0, "turn 1"), (2, "turn 2")], k=1, memory="SW")
     _, prompt, history, _ = model.calls[-1]
     assert prompt == "turn 2"
     assert history == [(0, "user", "turn 1"), (0.0, "assistant", "saw 0"), (1.0, "assistant", "saw 1"),
@@ -89,7 +90,7 @@ def contextual_pair():
 
 def test_records_replay_to_valid_predictions_with_dialogue_history():
     model = Recorder()
-    predictions, report = replay_records(model, contextual_pair(), "interval_qa", {"v1": 8.0})
+    predictions, report = play(contextual_pair(), "interval_qa", strategy=model, durations={"v1": 8.0})
     for pred in predictions:
         validate(pred, "interval_qa_prediction")
     assert [r["t_s"] for r in predictions[1]["responses"]] == [5.0, 6.0, 7.0]  # from its query time on
@@ -102,7 +103,8 @@ def test_periodic_baseline_through_replay_is_scored(tmp_path):
     from streamcue.metrics import evaluate
 
     gt = dict(VALID["guidance"])
-    predictions, _ = replay_records(PeriodicBaseline(every_s=5, mistake_every_s=10), [gt], "guidance", {"v1": 30.0})
+    predictions, _ = play([gt], "guidance", strategy=PeriodicBaseline(every_s=5, mistake_every_s=10),
+                          durations={"v1": 30.0})
     validate(predictions[0], "guidance_prediction")
     assert [(e["t_s"], e["type"]) for e in predictions[0]["events"]][:3] == [(5.0, "success"), (10.0, "mistake"),
                                                                              (15.0, "success")]
@@ -127,8 +129,8 @@ class Sleeper(Recorder):
 
 
 def test_wall_clock_uses_the_measured_latency():
-    simulated = replay(Sleeper(latency_s=5.0), duration_s=2, fps=10, prompts=[], protocol="asynchronous")
-    wall = replay(Sleeper(latency_s=5.0), duration_s=2, fps=10, prompts=[], protocol="asynchronous", clock="wall")
+    simulated = replay(Sleeper(latency_s=5.0), duration_s=2, fps=10, prompts=[], timing="asynchronous")
+    wall = replay(Sleeper(latency_s=5.0), duration_s=2, fps=10, prompts=[], timing="asynchronous", clock="wall")
     assert simulated.calls == 0  # a 5 s model never answers within a 2 s stream
     assert wall.calls >= 5 and all(0.015 < lat < 1.0 for lat in wall.latencies)
     with pytest.raises(ConfigError, match="unknown clock"):
@@ -152,18 +154,18 @@ def test_openai_vision_adapter_sends_frames_and_polls():
     qa = dict(VALID["interval_qa"], query_time_s=0.0)
     with StubLLMServer(vision_responder) as server:
         settings = LLMSettings(base_url=server.base_url, model="stub-vl", structured="json_schema")
-        model = OpenAIVisionModel(settings, kind="interval_qa")
+        model = SingleCall(settings, kind="interval_qa")
         images = lambda index, t_s: b"\xff\xd8jpeg-" + str(index).encode()  # noqa: E731
-        predictions, report = replay_records(model, [qa], "interval_qa", {"v1": 4.0}, k=2, policy="SW",
-                                             frame_image=images)
+        predictions, report = play([qa], "interval_qa", strategy=model, durations={"v1": 4.0}, k=2, memory="SW",
+                                   frames=lambda video_id: images)
         assert server.completions == 4 and report["calls"] == 4
         assert predictions[0]["responses"] == [{"t_s": 2.0, "text": "seen at 2: Tell me when you see a red cup."},
                                                {"t_s": 3.0, "text": "seen at 3: Tell me when you see a red cup."}]
         # each call carries the memory policy's frames: the last two
         last = server.requests[-1]["messages"][-1]["content"]
         assert sum(p["type"] == "image_url" for p in last) == 2
-        again, _ = replay_records(OpenAIVisionModel(settings, kind="interval_qa"), [qa], "interval_qa", {"v1": 4.0},
-                                  k=2, policy="SW", frame_image=images)
+        again, _ = play([qa], "interval_qa", strategy=SingleCall(settings, kind="interval_qa"), durations={"v1": 4.0},
+                        k=2, memory="SW", frames=lambda video_id: images)
         assert again == predictions and server.completions == 4  # answered from the cache
 
 
@@ -177,5 +179,5 @@ def test_frames_from_a_real_video_feed_the_replay(tmp_path):
     frames = VideoFrames(tmp_path / "v.mp4", fps=1)
     assert len(frames.images) == 3 and all(img[:2] == b"\xff\xd8" for img in frames.images)
     model = Recorder()
-    replay(model, duration_s=3, fps=1, prompts=[(0, "go")], k=2, policy="SW", frame_image=frames)
+    replay(model, duration_s=3, fps=1, prompts=[(0, "go")], k=2, memory="SW", frame_image=frames)
     assert [f for f, *_ in model.calls] == [[0], [0, 1], [1, 2]]

@@ -196,21 +196,19 @@ def test_frames_past_the_end_are_counted_and_a_run_without_videos_says_so(tmp_pa
                          k=6, memory="SW")
         assert report["frames_without_pixels"] == 4  # the 3 s video (frames 0-2 s) has none at 3-6 s
         assert [f.get("bytes", 0) > 0 for f in report["samples"][0]["frames"]] == [True] * 2 + [False] * 4
-        from streamcue.cli.replay import run_replay
+        from streamcue.loaders.replay_config import ReplayConfig
+        from streamcue.loaders.replay_run import write_replay
 
         records = tmp_path / "mc_question.jsonl"
         records.write_text(json.dumps(questions(1)[0]) + "\n")
         (tmp_path / "videos.jsonl").write_text(json.dumps(dict(VALID["video"], uri="v1.mp4")) + "\n")
-        options = dict(records=records, strategy=None, memory="SW+U", k=4, fps=1.0, window_s=None, history=None,
-                       benchmark=None, kind=None, videos=None, span="clip", timing="synchronous", limit=None,
-                       llm_base_url=server.base_url, llm_model="m", llm_structured="json_schema", no_cache=False,
-                       strategy_options={})
+        config = ReplayConfig(records=records, k=4, llm_base_url=server.base_url, llm_model="m")
         with pytest.raises(ConfigError, match="no --video-root: the model would see no frames.*--no-video"):
-            run_replay(out=tmp_path / "a", video_root=None, **options)
+            write_replay(config, tmp_path / "a")
         assert not (tmp_path / "a").exists()
-        report = run_replay(out=tmp_path / "b", video_root=None, no_video=True, **options)
+        report = write_replay(config.replace(no_video=True), tmp_path / "b")
         assert report["blind"] is True and report["frames"]["without_pixels"] == 0
-        report = run_replay(out=tmp_path / "c", video_root=tmp_path / "videos", concurrency=2, **options)
+        report = write_replay(config.replace(video_root=tmp_path / "videos", concurrency=2), tmp_path / "c")
         assert report["blind"] is False and report["samples"][0]["frames_sent"] == 4
 
 

@@ -331,7 +331,8 @@ def test_run_refuses_with_one_line(builds, server, tmp_path):
     llm = ["--llm-base-url", server.base_url, "--llm-model", "plain-vl", "--no-video"]
     cases = [
         (["run", "ovo-bench", builds / "ovo", "--out", builds / "ovo" / "run"], "lies inside the input folder"),
-        (["run", "ovo-bench", builds / "sb", "--out", tmp_path / "x"], "streamcue run ovo-bench plays its own"),
+        (["run", "ovo-bench", builds / "sb", "--out", tmp_path / "x"],
+         "streamingbench records; ovo-bench plays its own"),
         (["run", "ovo-bnech", builds / "ovo", "--out", tmp_path / "x"], "ovo-bench"),
         (["run", "ovo-bench", builds / "ovo", "--out", tmp_path / "x", "--ids", "ovo-0,nope"], "unknown id"),
         (["run", "ovo-bench", builds / "ovo", "--out", tmp_path / "x", "--temperature", "9"], "--temperature"),
@@ -339,7 +340,7 @@ def test_run_refuses_with_one_line(builds, server, tmp_path):
         (["run", "ovo-bench", builds / "ovo", "--out", tmp_path / "x", "--context", "last-60s"],
          "--context is for streamingbench records, not ovo-bench"),
         (["run", "ovo-bench", builds / "ovo", "--out", tmp_path / "x", "--split", "test", "--videos",
-          tmp_path / "none.jsonl"], "--split test needs the videos.jsonl"),
+          tmp_path / "none.jsonl"], "no such videos file"),
         (["compare", tmp_path / "nothing", tmp_path / "nothing2"], "not a run folder"),
     ]
     for args, words in cases:

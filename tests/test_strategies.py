@@ -15,7 +15,7 @@ from streamcue.dataset_builders import captaincook4d, ego4d
 from streamcue.errors import ConfigError
 from streamcue.llm import LLMSettings
 from streamcue.loaders.replay import Frame, replay, select_frames
-from streamcue.loaders.replay_records import replay_records
+from streamcue.loaders.engine import play
 from streamcue.loaders.strategies import make_strategy
 from streamcue.loaders.strategies.oasis import EventNode, OasisMemory, _family, retrieve
 from streamcue.loaders.strategies.response_in_last import parse_lines
@@ -61,7 +61,7 @@ def test_polling_calls_match_the_schedule_and_the_yes_answers(estp):
     records, _, durations = estp
     with StubLLMServer(OracleTiming(records)) as server:
         model = make_strategy("polling", llm(server), "interval_qa", hz=1.0)
-        predictions, report = replay_records(model, records, "interval_qa", durations, span="clip")
+        predictions, report = play(records, "interval_qa", strategy=model, durations=durations, span="clip")
         polls = sum(polls_in(r["query_time_s"], r["answers"][-1]["end_s"] + 5, 1.0, 1.0) for r in records)
         yes = sum(len(p["responses"]) for p in predictions)
         assert report["strategy"]["ask_when"] == polls and report["strategy"]["ask_answer"] == yes > 0
@@ -88,7 +88,7 @@ def test_polling_at_1hz_beats_0175hz_for_a_model_right_only_near_the_best_moment
     with StubLLMServer(OracleTiming(records, reach_s=0.5)) as server:
         for hz in (1.0, 0.175):
             model = make_strategy("polling", llm(server), "interval_qa", hz=hz)
-            predictions, report = replay_records(model, records, "interval_qa", durations, span="clip")
+            predictions, report = play(records, "interval_qa", strategy=model, durations=durations, span="clip")
             scores[hz] = estp_f1(tmp_path, records, predictions, f"hz{hz}")
             assert report["strategy"]["ask_when"] == sum(
                 polls_in(r["query_time_s"], r["answers"][-1]["end_s"] + 5, 1.0, hz) for r in records)
@@ -107,12 +107,12 @@ def test_response_in_last_maps_frame_indices_through_the_sampling_rate():
     lines = "[6] a cup\nno brackets here\n[2] the kettle\n[99] past the clip\n\n[x] bad index"
     with StubLLMServer(last_responder(lines)) as server:
         model = make_strategy("response-in-last", llm(server), "interval_qa")
-        predictions, report = replay_records(model, [qa], "interval_qa", {"v1": 30.0}, span="clip")
+        predictions, report = play([qa], "interval_qa", strategy=model, durations={"v1": 30.0}, span="clip")
         assert server.completions == 1 and report["strategy"]["ask_last"] == 1  # one call per clip
         assert predictions[0]["responses"] == [{"t_s": 6.0, "text": "the kettle"}, {"t_s": 10.0, "text": "a cup"}]
         assert report["strategy"]["malformed_lines"] == 2 and report["strategy"]["out_of_range_lines"] == 1
         model = make_strategy("response-in-last", llm(server), "interval_qa")
-        predictions, _ = replay_records(model, [qa], "interval_qa", {"v1": 30.0}, span="clip", fps=2.0)
+        predictions, _ = play([qa], "interval_qa", strategy=model, durations={"v1": 30.0}, span="clip", fps=2.0)
         assert predictions[0]["responses"][1] == {"t_s": 7.0, "text": "a cup"}  # [6] at 2 fps: 3 s after the start
 
 
@@ -120,7 +120,7 @@ def test_response_in_last_one_call_per_record_on_real_records(estp, tmp_path):
     records, _, durations = estp
     with StubLLMServer(lambda body: json.dumps({"text": "[0] now\n[3] later"})) as server:
         model = make_strategy("response-in-last", llm(server), "interval_qa")
-        predictions, _ = replay_records(model, records, "interval_qa", durations, span="clip")
+        predictions, _ = play(records, "interval_qa", strategy=model, durations=durations, span="clip")
         assert server.completions == len(records)
         assert [p["responses"][0]["t_s"] for p in predictions] == [math.ceil(r["query_time_s"]) for r in records]
     assert 0.0 <= estp_f1(tmp_path, records, predictions, "last") <= 1.0
@@ -137,7 +137,7 @@ def test_turn_loop_events_name_the_right_plan_step_and_score(cooking, tmp_path):
     with StubLLMServer(GuidanceOracle(cooking)) as server:
         hint = {cooking["plan"][0]["text"]: "Too much spray makes the egg slide."}
         model = make_strategy("turn-loop", llm(server), "guidance", hints=hint)
-        predictions, report = replay_records(model, [cooking], "guidance", {cooking["video_id"]: duration})
+        predictions, report = play([cooking], "guidance", strategy=model, durations={cooking["video_id"]: duration})
         assert any("Typical mistakes for this instruction: Too much spray" in user_text(body)
                    for body in server.requests)
         events = predictions[0]["events"]
@@ -176,7 +176,7 @@ def test_self_check_answers_again_only_when_the_last_answer_no_longer_holds(tmp_
     task = dict(VALID["dense_caption"])
     with StubLLMServer(respond) as server:
         model = make_strategy("self-check", llm(server), "dense_caption")
-        predictions, report = replay_records(model, [task], "dense_caption", {"v1": 9.0})
+        predictions, report = play([task], "dense_caption", strategy=model, durations={"v1": 9.0})
         assert [(r["t_s"], r["text"]) for r in predictions[0]["responses"]] == [
             (0.0, "cutting"), (3.0, "frying"), (6.0, "plating")]
         # 1 first answer + 8 checks (seconds 1-8) + 2 new answers
@@ -213,7 +213,7 @@ class Recorder:
 
 def test_window_keeps_only_the_last_seconds():
     model = Recorder()
-    replay(model, duration_s=10, fps=2, prompts=[(0, "go")], k=100, policy="U", window_s=2.0)
+    replay(model, duration_s=10, fps=2, prompts=[(0, "go")], k=100, memory="U", window_s=2.0)
     assert model.calls[-1][0] == [8.0, 8.5, 9.0, 9.5]
     with pytest.raises(ConfigError, match="context window"):
         replay(model, 1, 1, [], window_s=0)
@@ -224,14 +224,14 @@ def test_multi_turn_with_gold_or_own_answers():
                  context={"group_id": "g", "turn": 1}, query_time_s=0.0, question="Where is the cup?")
     second = dict(first, qa_id="q2", context={"group_id": "g", "turn": 2}, query_time_s=12.0, question="And now?")
     gold, own = Recorder(), Recorder()
-    replay_records(gold, [first, second], "interval_qa", {"v1": 13.0}, turns="gold")
-    replay_records(own, [first, second], "interval_qa", {"v1": 13.0})
+    play([first, second], "interval_qa", strategy=gold, durations={"v1": 13.0}, history="gold")
+    play([first, second], "interval_qa", strategy=own, durations={"v1": 13.0})
     history = gold.calls[-1][2]
     assert (2.0, "assistant", "A red cup on the table.") in history
     assert not any(text.startswith("own") for _, _, text in history)
     assert any(text == "own 11" for _, _, text in own.calls[-1][2])
-    with pytest.raises(ConfigError, match="unknown turns"):
-        replay_records(own, [first], "interval_qa", {"v1": 13.0}, turns="silver")
+    with pytest.raises(ConfigError, match="unknown history"):
+        play([first], "interval_qa", strategy=own, durations={"v1": 13.0}, history="silver")
 
 
 # --- OASIS event memory ------------------------------------------------------------------------
@@ -322,7 +322,7 @@ def test_oasis_is_a_memory_policy_beside_sw_u_and_feeds_text_context(estp):
     with StubLLMServer(respond) as server:
         memory = OasisMemory(llm(server), embedder=WordEmbedder(), short_k=4, event_frames=8)
         model = make_strategy("polling", llm(server), "interval_qa", hz=1.0)
-        replay_records(model, records[:1], "interval_qa", durations, span="clip", policy=memory, k=64)
+        play(records[:1], "interval_qa", strategy=model, durations=durations, span="clip", memory=memory, k=64)
         last = seen[-1]
         assert sum(p["text"].startswith("Frame at") for p in last if p["type"] == "text") == 4
         assert any(p["text"].startswith("Memory of earlier events:\n[") for p in last if p["type"] == "text")

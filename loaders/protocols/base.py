@@ -150,12 +150,9 @@ class Protocol:
 
     def kind_of(self, record: Mapping[str, Any]) -> str:
         """The record kind of ``record`` among ``kinds`` (told by its id field)."""
-        from streamcue.schemas import ID_FIELDS
+        from streamcue.schemas.discovery import kind_of_record
 
-        for kind in self.kinds:
-            if kind == "guidance" and "plan" in record or kind != "guidance" and ID_FIELDS[kind] in record:
-                return kind
-        return self.kinds[0]
+        return kind_of_record(record, self.kinds) or self.kinds[0]
 
     def __repr__(self) -> str:
         return f"<protocol {self.name}: {', '.join(self.kinds)}>"

@@ -20,10 +20,10 @@ _METRIC_HELP = (", ".join(f"{b.metric} ({b.title}: {' / '.join(b.kinds)})" for b
 def evaluate(
     metric: Annotated[str, typer.Argument(help=_METRIC_HELP)],
     pred: Annotated[Path, typer.Option(help="Predictions JSONL in the matching *_prediction schema.")],
-    gt: Annotated[Optional[Path], typer.Option(help="Ground truth JSONL: full records or minimal ones (a build "
-                                                    "folder for ovo-bench and streamingbench). Needed, except "
-                                                    "to re-score an OVO-Bench results folder or lmms-eval "
-                                                    "logs by the gold answers they carry.")] = None,
+    gt: Annotated[Optional[str], typer.Option(help="Ground truth: a JSONL of full records or minimal ones, a build "
+                                                   "folder, a release folder or a Hub dataset ORG/NAME@REVISION. "
+                                                   "Needed, except to re-score an OVO-Bench results folder or "
+                                                   "lmms-eval logs by the gold answers they carry.")] = None,
     judge: Annotated[Optional[str], typer.Option(help="Answer judge: exact, token-f1 (default), embedding or llm; "
                                                       "mira for reasoning.")] = None,
     output: Annotated[Optional[Path], typer.Option(help="Write the full JSON report (overall, groups, per_item) "
@@ -38,8 +38,6 @@ def evaluate(
                                                           "$STREAMCUE_LLM_MODEL).")] = None,
     embedding_model: Annotated[Optional[str], typer.Option(help="embedding judge: sentence-transformers model folder "
                                                                 "(default: the packaged all-MiniLM-L6-v2).")] = None,
-    judge_model: Annotated[Optional[str], typer.Option(
-        hidden=True, help="Old spelling of --llm-model (llm, mira) or --embedding-model (embedding).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the persistent judge "
                                                               "cache.")] = False,
     bertscore: Annotated[bool, typer.Option(help="livecook: compute BERTScore (needs the embed extra).")] = True,
@@ -84,7 +82,10 @@ def evaluate(
     if gt is None and not (metric == "ovo-bench" and pred_format != "streamcue"):
         raise ConfigError("--gt is needed (only ovo-bench re-scoring of a results folder or lmms-eval logs can take "
                           "the gold answers from the file)")
-    inputs = [p for p in (gt, pred) if p is not None]
+    from streamcue.loaders.sources import is_hub_id
+
+    local = Path(gt) if gt is not None and not is_hub_id(gt) else None
+    inputs = [p for p in (local, pred) if p is not None]
     if output is not None:  # refused before any scoring: a folder, or one of the inputs
         if output.is_dir():
             raise ConfigError(f"--output {output} is a folder; give the report's file name")
@@ -92,7 +93,7 @@ def evaluate(
         read = [*inputs, *(f for p in inputs if p.is_dir() for f in p.iterdir())]
         check_io({output: "--output"}, read)
     # an empty ground truth: the metric says it
-    if pred.is_file() and is_blank(pred) and (gt is None or gt.is_file() and not is_blank(gt)):
+    if pred.is_file() and is_blank(pred) and (local is None or local.is_file() and not is_blank(local)):
         raise InputError("empty file: no predictions to score", file=pred)
     if config_version is not None and config_version < 1:
         raise ConfigError(f"--config-version must be 1 or more, got {config_version}")
@@ -103,13 +104,19 @@ def evaluate(
     if metric == "streamingbench" and pred_format == "streamingbench" and not pred_model:
         raise ConfigError("--pred-format streamingbench needs --pred-model NAME (the key each answer is stored under; "
                           "old spelling --model)")
-    judge_option = (embedding_model if judge == "embedding" else llm_model) or judge_model
-    report = run_evaluate(metric, gt, pred, judge=judge, config_version=config_version, use_cache=not no_cache,
-                          judge_options={"model_path" if judge == "embedding" else "model": judge_option,
-                                         **({"base_url": llm_base_url} if llm_base_url else {})},
-                          bertscore=bertscore, bertscore_model=bertscore_model, pred_format=pred_format,
-                          model=pred_model,
-                          **_params(param or []))
+    import tempfile
+
+    from streamcue.cli.options import parse_params
+
+    judge_option = embedding_model if judge == "embedding" else llm_model
+    with tempfile.TemporaryDirectory(prefix="streamcue-gt-") as staged:
+        gt_path = _ground_truth(gt, metric, Path(staged)) if gt is not None else None
+        report = run_evaluate(metric, gt_path, pred, judge=judge, config_version=config_version,
+                              use_cache=not no_cache,
+                              judge_options={"model_path" if judge == "embedding" else "model": judge_option,
+                                             **({"base_url": llm_base_url} if llm_base_url else {})},
+                              bertscore=bertscore, bertscore_model=bertscore_model, pred_format=pred_format,
+                              model=pred_model, **parse_params(param))
     print_report(report)
     if output:
         write_json(output, report)
@@ -117,23 +124,22 @@ def evaluate(
 
 
 
-def _params(items: list[str]) -> dict:
-    import json
+def _ground_truth(gt: str, metric: str, staged: Path) -> Path:
+    """``gt`` as a path the metric reads: a local file or build folder as it is; a release folder or a Hub dataset
+    opened (:func:`streamcue.loaders.open_records`) and its metric's records written under ``staged``."""
+    from streamcue.io import write_jsonl
+    from streamcue.loaders.sources import is_hub_id
+    from streamcue.metrics import get_metric
+    from streamcue.schemas.discovery import FILE_NAMES, MANIFEST
 
-    from streamcue.errors import ConfigError
-    from streamcue.finite import NonFiniteNumber
-    from streamcue.io import loads
+    path = Path(gt)
+    if not is_hub_id(gt) and not (path / MANIFEST).is_file():
+        return path
+    from streamcue.loaders import open_records
 
-    out = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep:
-            raise ConfigError(f"--param expects NAME=VALUE, got {item!r}")
-        try:
-            out[name] = loads(value)
-        except NonFiniteNumber:
-            raise ConfigError(f"--param {name}: {value} is not a finite number") from None
-        except json.JSONDecodeError:
-            out[name] = value
-    return out
-
+    kinds = [b.kinds for b in BENCHMARKS.values() if b.metric == metric]
+    source = open_records(gt, kind=kinds[0] if kinds else get_metric(metric).record_kind)
+    for kind, rows in source.by_kind.items():
+        write_jsonl(staged / FILE_NAMES[kind], rows)
+    write_jsonl(staged / FILE_NAMES["video"], list(source.videos.values()))
+    return staged if len(source.by_kind) > 1 else staged / FILE_NAMES[source.kind]

@@ -43,7 +43,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "release": ("streamcue.cli.release", "release_app"),
     "replay": ("streamcue.cli.replay", "replay_command"),
     "run": ("streamcue.cli.run", "run_command"),
-    "replay-benchmark": ("streamcue.cli.replay", "replay_benchmark_command"),
     "evaluate": ("streamcue.cli.evaluate", "evaluate"),
     "compare": ("streamcue.cli.compare", "compare_command"),
     "export": ("streamcue.cli.export", "export_command"),

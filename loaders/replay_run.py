@@ -1,0 +1,218 @@
+"""Playing a prepared replay (:class:`streamcue.loaders.replay_config.Plan`): frames, memory, strategies, the
+engine, then predictions.jsonl, samples.jsonl and replay_report.json. Field by field: docs/replay.md."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from streamcue import console
+from streamcue.errors import ConfigError, InputError
+
+__all__ = ["Played", "write_replay", "play_plan", "play_all", "write_outputs"]
+
+
+def write_replay(config: Any, out: str | Path) -> dict[str, Any]:
+    """Play ``config`` (a :class:`~streamcue.loaders.replay_config.ReplayConfig`) into ``out``: predictions.jsonl,
+    samples.jsonl, replay_report.json; returns the report, with the per-call samples under ``samples``."""
+    from streamcue.loaders.replay_config import check_out, prepare
+
+    out = Path(out)
+    check_out(out, config, [])
+    return play_plan(prepare(config), out)
+
+
+def play_plan(plan: Any, out: Path) -> dict[str, Any]:
+    """Play a prepared plan (:func:`streamcue.loaders.replay_config.prepare`) and write its three files into ``out``."""
+    return write_outputs(plan, play_all(plan), out)
+
+
+@dataclass
+class Played:
+    """What a plan's plays gave: predictions, per-call samples, the per-kind reports and what the report needs."""
+
+    predictions: list[dict[str, Any]] = field(default_factory=list)
+    samples: list[dict[str, Any]] = field(default_factory=list)
+    kinds: dict[str, Any] = field(default_factory=dict)
+    settings: Any = None
+    card: dict[str, Any] | None = None
+    policy: Any = None
+    decoded: dict[str, Any] | None = None
+    blind: bool = False
+
+
+def _frames(plan: Any) -> Any:
+    """The frame source of the plan's videos (None without a video root), every file checked first."""
+    from streamcue.loaders.frames import FrameSource
+    from streamcue.loaders.load import video_path
+
+    c, where = plan.config, plan.source.origin
+    if plan.video_root is None:
+        if c.transport == "video_url":
+            raise ConfigError("--transport video_url sends the clip itself: it needs --video-root")
+        return None
+    paths = {}
+    for vid in dict.fromkeys(r["video_id"] for rows in plan.chosen.values() for r in rows):
+        if vid not in plan.source.videos:
+            raise InputError("unknown video (not among the source's videos)", file=where, record=f"video_id={vid}")
+        paths[vid] = video_path(plan.source.videos[vid], plan.video_root)
+        if not paths[vid].is_file():
+            raise InputError(f"video file missing under the video root: {plan.source.videos[vid]['uri']}", file=where,
+                             record=f"video_id={vid}", field="$.uri")
+    return FrameSource(paths, fps=c.fps, side=c.frame_side or None, quality=c.jpeg_quality, pixels=c.frame_pixels,
+                       keep=1)
+
+
+def _settings(plan: Any) -> Any:
+    from streamcue.llm import LLMSettings
+    from streamcue.loaders.strategies import STRATEGIES
+
+    c = plan.config
+    if not (c.memory == "OASIS" or any(STRATEGIES[p[3]].needs_endpoint for p in plan.plays)):
+        return None
+    return LLMSettings.resolve(base_url=c.llm_base_url, model=c.llm_model, structured=c.llm_structured,
+                               temperature=c.temperature, max_tokens=c.max_tokens, max_retries=c.llm_retries,
+                               timeout_s=c.llm_timeout, model_revision=c.model_revision,
+                               max_concurrency=max(4, c.concurrency))
+
+
+def play_all(plan: Any) -> Played:
+    """Every play of ``plan`` through the engine, every option checked before the first call."""
+    from streamcue.loaders.engine import play
+    from streamcue.loaders.memory import make_memory
+    from streamcue.loaders.strategies import make_strategy
+    from streamcue.loaders.strategies.base import Transport
+
+    c = plan.config
+    stream = any(p[2].mode[p[0]] == "stream" for p in plan.plays)
+    if stream and not plan.source.videos:
+        raise InputError("no videos with the durations and uris (pass --videos)", file=plan.source.origin)
+    settings = _settings(plan)
+    policy = make_memory(c.memory, k=c.k, window_s=c.window_s, settings=settings, use_cache=not c.no_cache)
+    models = [make_strategy(name, settings, kind, protocol=protocol.name, use_cache=not c.no_cache, **options)
+              for kind, _, protocol, name, options in plan.plays]
+    frames = _frames(plan)
+    if settings is not None and frames is None and not c.no_video:
+        raise ConfigError("no --video-root: the model would see no frames, only their times; pass --video-root "
+                          "DIR, or --no-video for a blind run (labelled blind in the report)")
+    sending = Transport(mode=c.transport, label=c.frame_label, video_url_form=c.video_url)
+    durations = {vid: v.get("duration_s") for vid, v in plan.source.videos.items()}
+    done = Played(settings=settings, policy=policy, blind=settings is not None and frames is None)
+    try:
+        for (kind, rows, protocol, name, options), model in zip(plan.plays, models):
+            window = c.window_s if c.window_s is not None else getattr(protocol, "window_s", None)
+            predictions, summary = play(rows, kind, strategy=model, protocol=protocol, memory=policy, k=c.k,
+                                        fps=c.fps, window_s=window, history=c.history, span=c.span,
+                                        durations=durations, frames=frames, timing=c.timing,
+                                        concurrency=c.concurrency, transport=sending)
+            _keep(done, plan, kind, rows, protocol, name, options, model, window, predictions, summary)
+    finally:
+        if frames is not None:
+            done.decoded = dict(frames.decoded)
+            frames.close()
+    return done
+
+
+def _keep(done: Played, plan: Any, kind: str, rows: list[dict[str, Any]], protocol: Any, name: str,
+          options: dict[str, Any], model: Any, window: float | None, predictions: list[dict[str, Any]],
+          summary: dict[str, Any]) -> None:
+    from streamcue.loaders.replay_config import protocol_options
+    from streamcue.loaders.strategies import STRATEGIES
+    from streamcue.schemas import validate
+
+    for prediction in predictions:
+        validate(prediction, f"{kind}_prediction")
+    done.predictions += predictions
+    done.samples += summary.pop("samples")
+    if done.card is None and hasattr(model, "client"):
+        done.card = model.client.model_card()
+    reported = {option.name for option in STRATEGIES[name].options if option.report}
+    source = plan.source.files.get(kind)
+    done.kinds[kind] = {
+        "records": source.name if source is not None else f"{plan.source.origin}:{kind}", "benchmark": protocol.name,
+        **protocol_options(protocol), "window_s": window, "played": len(rows), "strategy": name,
+        "options": {key: value for key, value in options.items() if key in reported},
+        "replay": {"steps" if key == "calls" else key: value for key, value in summary.items()},
+        "endpoint": model.report() if hasattr(model, "report") else {}}
+
+
+def _report(plan: Any, done: Played) -> dict[str, Any]:
+    c, settings = plan.config, done.settings
+    without_pixels = sum(k_["replay"].get("frames_without_pixels", 0) for k_ in done.kinds.values())
+    unparseable = [u for k_ in done.kinds.values() for u in k_["replay"].get("unparseable_records", [])]
+    llm = {"model": settings.model, "endpoint": settings.endpoint, "model_card": done.card,
+           "structured": settings.structured, "temperature": settings.temperature, "max_tokens": settings.max_tokens,
+           "retries": settings.max_retries, "timeout_s": settings.timeout_s,
+           "model_revision": settings.model_revision} if settings is not None else None
+    return {"records": Path(str(c.records)).name, "memory": c.memory, "k": c.k, "fps": c.fps, "window_s": c.window_s,
+            "history": c.history or {p[0]: p[2].history for p in plan.plays}, "span": c.span, "timing": c.timing,
+            "limit": c.limit, "concurrency": c.concurrency, "blind": done.blind,
+            "frames": {"transport": c.transport, "label": c.frame_label, "fps": c.fps, "k": c.k,
+                       "side": c.frame_side or None, "pixels": c.frame_pixels, "jpeg_quality": c.jpeg_quality,
+                       **({"video_url": c.video_url} if c.transport == "video_url" else {}),
+                       "without_pixels": without_pixels},
+            **({"llm": llm} if llm is not None else {}),
+            "calls": len(done.samples), "cache_hits": sum(1 for s_ in done.samples if s_["cached"]),
+            "retries": sum(s_["retries"] for s_ in done.samples), "unparseable": len(unparseable),
+            "unparseable_records": unparseable,
+            "kinds": done.kinds, "endpoint": _total(kind_report["endpoint"] for kind_report in done.kinds.values()),
+            **({"memory_calls": done.policy.report()} if hasattr(done.policy, "report") else {}),
+            **({"videos_decoded": done.decoded} if done.decoded is not None else {})}
+
+
+def write_outputs(plan: Any, done: Played, out: Path) -> dict[str, Any]:
+    """predictions.jsonl, samples.jsonl and replay_report.json; warnings on stderr; returns the report with
+    ``samples``."""
+    from streamcue.io import write_json, write_jsonl
+
+    report = _report(plan, done)
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / "predictions.jsonl", done.predictions)
+    write_jsonl(out / "samples.jsonl", done.samples)
+    write_json(out / "replay_report.json", report)
+    _say(plan, done, report, out)
+    return {**report, "samples": done.samples}
+
+
+def _say(plan: Any, done: Played, report: dict[str, Any], out: Path) -> None:
+    settings, endpoint = done.settings, report["endpoint"]
+    if done.blind:
+        console.err.print("warning: blind run (--no-video): the model saw no frames, only their times", markup=False)
+    if report["frames"]["without_pixels"]:
+        console.err.print(f"warning: {report['frames']['without_pixels']} frames were sent without pixels (past the "
+                          "end of a shorter video: only their time labels); counted in the report "
+                          "(frames.without_pixels)", markup=False)
+    if report["unparseable_records"]:
+        where = f"{settings.model} at {settings.endpoint}" if settings is not None else "the model"
+        ids = ", ".join(dict.fromkeys(str(u["record_id"]) for u in report["unparseable_records"]))
+        console.err.print(f"warning: {report['unparseable']} unparseable answers from {where}, recorded as wrong "
+                          f"answers (listed in replay_report.json): {ids[:300]}", markup=False)
+    console.out.print(f"{len(done.predictions)} predictions ({', '.join(f'{len(p[1])} {p[0]}' for p in plan.plays)}) "
+                      f"written to {out / 'predictions.jsonl'}", markup=False)
+    if endpoint:
+        console.out.print(f"{endpoint.get('endpoint_calls', 0)} endpoint calls, {endpoint.get('cache_hits', 0)} cache "
+                          f"hits, {endpoint.get('retries', 0)} retries, {endpoint.get('prompt_tokens', 0)} prompt "
+                          f"tokens, mean latency {endpoint.get('latency_mean_s', 0.0):.3f} s", markup=False)
+    for key in ("malformed_lines", "out_of_range_lines"):
+        if endpoint.get(key):
+            console.out.print(f"{endpoint[key]} {key.replace('_', ' ')} in the model's answers (counted, skipped)",
+                              markup=False)
+
+
+def _total(reports: Any) -> dict[str, Any]:
+    """The endpoint reports of several strategies added up (counts summed, latency: mean of means, max)."""
+    reports = [r for r in reports if r]
+    if len(reports) == 1:
+        return reports[0]
+    total: dict[str, Any] = {}
+    for r in reports:
+        for key, value in r.items():
+            if key == "latency_max_s":
+                total[key] = max(total.get(key, 0.0), value)
+            elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                total[key] = total.get(key, 0) + value
+    if reports:
+        total["latency_mean_s"] = sum(r.get("latency_mean_s", 0.0) for r in reports) / len(reports)
+        total["strategy"] = "+".join(str(r.get("strategy", "")) for r in reports)
+    return total

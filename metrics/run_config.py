@@ -1,0 +1,195 @@
+"""A run as a library object: one frozen configuration (a replay's, plus the metric's) and :func:`run`, which
+plays, scores and writes the run folder (docs/runs.md). ``streamcue run`` only maps its flags onto
+:class:`RunConfig`; a notebook does the same:
+
+>>> from streamcue.metrics.run_config import RunConfig, run
+>>> config = RunConfig(benchmark="ovo-bench", records="out/ovo", video_root="/data/ovo", window_s=60,
+...                    llm_base_url="http://127.0.0.1:8000/v1", llm_model="Qwen2.5-VL-7B-Instruct")  # doctest: +SKIP
+>>> results = run(config, "runs/qwen-ovo")                                                        # doctest: +SKIP
+>>> results["tables"]["group"]                                                                    # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from streamcue.errors import ConfigError
+from streamcue.loaders.replay_config import ReplayConfig, declared
+
+__all__ = ["RunConfig", "run"]
+
+#: Judges that call an LLM endpoint (the run's own, unless --judge-llm-base-url / --judge-llm-model say otherwise).
+LLM_JUDGES = ("llm", "mira", "streambench")
+
+
+@dataclass(frozen=True)
+class RunConfig(ReplayConfig):
+    """A replay's configuration (records, selection, protocol, strategy, memory, frames, endpoint) plus how it is
+    scored: the judge, the metric's config version and parameter overrides, the bootstrap."""
+
+    judge: str | None = declared(None, "Answer judge of the benchmark's metric (e.g. estp: token-f1, exact, "
+                                       "embedding or llm); default: the metric's.")
+    judge_llm_base_url: str | None = declared(None, "An LLM judge's OpenAI-compatible base URL (default: "
+                                                    "--llm-base-url's).")
+    judge_llm_model: str | None = declared(None, "An LLM judge's model (default: --llm-model's).")
+    config_version: int | None = declared(None, "Metric config version (default: the latest); recorded.")
+    params: Mapping[str, Any] = declared(None, "Override a metric parameter, NAME=VALUE (e.g. rules=strict); "
+                                               "recorded.", flag="param", parse="params")
+    bertscore: bool = declared(True, "livecook: compute BERTScore (needs the embed extra).",
+                               flag="bertscore/--no-bertscore")
+    resamples: int = declared(2000, "Bootstrap resamples for the 95% intervals (over videos).")
+    seed: int = declared(0, "Seed of the bootstrap (recorded).")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "params", dict(self.params or {}))
+        from streamcue.loaders.protocols import PROTOCOLS
+        from streamcue.registry import get_benchmark
+
+        if self.benchmark is None:
+            raise ConfigError("a run needs its benchmark")
+        get_benchmark(self.benchmark)
+        if self.benchmark not in PROTOCOLS:
+            raise ConfigError(f"no replay protocol for {self.benchmark}; known: {', '.join(PROTOCOLS)}")
+        if self.resamples < 1:
+            raise ConfigError("--resamples must be at least 1")
+        if self.judge is not None:
+            from streamcue.metrics.judges import JUDGES
+
+            known = (*JUDGES, *LLM_JUDGES)
+            if self.judge not in known:
+                raise ConfigError(f"unknown judge {self.judge!r}; known: {', '.join(dict.fromkeys(known))}")
+        if self.config_version is not None and self.config_version < 1:
+            raise ConfigError(f"--config-version must be 1 or more, got {self.config_version}")
+        self.metric_config()  # an unknown version or parameter: refused before any call
+
+    def metric_config(self) -> Any:
+        """The metric's versioned config with ``params`` applied (what the report records)."""
+        from streamcue.metrics import get_metric
+        from streamcue.metrics.configs import load_config
+        from streamcue.registry import get_benchmark
+
+        return load_config(get_metric(get_benchmark(self.benchmark).metric).config, self.config_version,
+                           **self.params)
+
+    def evaluate_options(self) -> dict[str, Any]:
+        """:func:`streamcue.metrics.evaluate`'s options: judge, its endpoint, config version, parameters."""
+        from streamcue.metrics import get_metric
+        from streamcue.registry import get_benchmark
+
+        metric = get_metric(get_benchmark(self.benchmark).metric)
+        judge = self.judge or metric.default_judge
+        options: dict[str, Any] = {"use_cache": not self.no_cache, "config_version": self.config_version,
+                                   "bertscore": self.bertscore, **self.params}
+        if self.judge is not None:
+            options["judge"] = self.judge
+        if metric.uses_judge and judge in LLM_JUDGES:
+            endpoint = {"base_url": self.judge_llm_base_url or self.llm_base_url,
+                        "model": self.judge_llm_model or self.llm_model, "structured": self.llm_structured}
+            options["judge_options"] = {k: v for k, v in endpoint.items() if v}
+        return options
+
+
+def run(config: RunConfig, out: str | Path, *, command: str | None = None) -> dict[str, Any]:
+    """Play ``config``, score the records played and write the run folder ``out``; returns results.json's content.
+
+    ``command`` is the command line recorded in results.json (the CLI's; None from a notebook)."""
+    from streamcue.io import read_jsonl
+    from streamcue.loaders.replay_config import check_out, prepare
+    from streamcue.loaders.replay_run import play_plan
+    from streamcue.metrics.run import finish_run, now, write_played
+
+    out = Path(out)
+    check_out(out, config, ["results.json", "report.html", "played"])
+    started = now()
+    plan = prepare(config)
+    selection = _selection(plan)
+    fresh = not out.exists()
+    write_played(out, selection)
+    try:
+        replay_report = play_plan(plan, out)
+    except BaseException:  # a refused or failed replay leaves no run folder behind (the cache keeps the calls made)
+        import shutil
+
+        shutil.rmtree(out / "played", ignore_errors=True)
+        if fresh and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
+        raise
+    protocol = plan.plays[0][2]
+    return finish_run(out, benchmark=config.benchmark, selection=selection,
+                      predictions=read_jsonl(out / "predictions.jsonl"), replay_report=replay_report,
+                      run=_run_info(config, plan, replay_report, started, command), prompts=_prompts(protocol,
+                                                                                                     replay_report),
+                      protocol=_protocol_info(config, protocol, replay_report), bootstrap=_bootstrap(config),
+                      evaluate_options=config.evaluate_options())
+
+
+def _bootstrap(config: RunConfig) -> Any:
+    from streamcue.metrics.bootstrap import BootstrapSettings
+
+    return BootstrapSettings(resamples=config.resamples, seed=config.seed)
+
+
+def _selection(plan: Any) -> Any:
+    from streamcue.metrics.run import Selection
+
+    source = plan.source
+    if source.files:
+        sha = {path.name: _sha256(path.read_bytes()) for path in source.files.values()}
+        videos = Path(next(iter(source.files.values()))).parent / "videos.jsonl"
+        if plan.config.videos is not None:
+            videos = plan.config.videos
+        if videos.is_file():
+            sha[videos.name] = _sha256(videos.read_bytes())
+    else:  # a release or Hub dataset: the records themselves, canonical JSON
+        sha = {f"{kind}.jsonl": _sha256(json.dumps(rows, sort_keys=True).encode()) for kind, rows in
+               source.by_kind.items()}
+    return Selection(plan.chosen, plan.videos, dict(source.files), None, plan.n_benchmark, sha)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _run_info(config: RunConfig, plan: Any, report: Mapping[str, Any], started: str,
+              command: str | None) -> dict[str, Any]:
+    kinds = report.get("kinds", {})
+    endpoint = report.get("llm") or {}  # the settings the engine resolved; none for a strategy without one
+    window = config.window_s if config.window_s is not None else getattr(plan.plays[0][2], "window_s", None)
+    return {
+        "records": str(config.records), "split": config.split, "started_at": started, "command": command,
+        "model": endpoint.get("model"), "endpoint": endpoint.get("endpoint"),
+        "generation": {"temperature": config.temperature, "max_tokens": config.max_tokens,
+                       "concurrency": config.concurrency, "structured": config.llm_structured,
+                       "cache": not config.no_cache},
+        "frames": {"memory": config.memory, "k": config.k, "fps": config.fps, "window_s": window,
+                   "pixels": plan.video_root is not None, "blind": bool(report.get("blind")),
+                   "transport": config.transport,
+                   "frames_total": sum(v.get("replay", {}).get("frames_total", 0) for v in kinds.values()),
+                   "frames_seen": sum(v.get("replay", {}).get("frames_seen", 0) for v in kinds.values())},
+    }
+
+
+def _prompts(protocol: Any, report: Mapping[str, Any]) -> dict[str, list[str]]:
+    from streamcue.loaders.replay_config import protocol_options
+    from streamcue.metrics.run import prompt_versions
+
+    kinds = report.get("kinds", {})
+    if getattr(protocol, "complete_prompts", False):  # official prompts: sent alone, no answer prompt around them
+        return {kind: protocol_options(protocol)["prompt_versions"] for kind in kinds}
+    return {kind: prompt_versions(protocol, [info["strategy"]], {kind: protocol.mode[kind]})
+            for kind, info in kinds.items()}
+
+
+def _protocol_info(config: RunConfig, protocol: Any, report: Mapping[str, Any]) -> dict[str, Any]:
+    from streamcue.loaders.replay_config import protocol_options
+
+    return {"name": config.benchmark, "history": report.get("history"), "span": report.get("span"),
+            "timing": report.get("timing"), **protocol_options(protocol),
+            "kinds": {kind: {"strategy": info.get("strategy"), "options": info.get("options", {})}
+                      for kind, info in report.get("kinds", {}).items()}}
