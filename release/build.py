@@ -22,6 +22,7 @@ from streamcue.io import atomic_write, read_json, write_json
 from streamcue.paths import check_outputs
 from streamcue.progress import track
 from streamcue.release import card
+from streamcue.release.croissant import write_croissant
 from streamcue.release.diff import changelog_lines, diff, keyed, read_release
 from streamcue.schemas.features import Layout, encode, typed
 from streamcue.release.gates import (REPORTS_DIR, ReleaseInput, check_published_reports, check_published_video,
@@ -141,6 +142,9 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
         (tmp / "README.md").write_text(card.card_header(meta, files, data.records) + "\n"
                                        + card.card_body(meta, rows, stats, figures, data.records),
                                        encoding="utf-8")
+        write_croissant(tmp, meta, {**{card.CONFIG_NAMES[k]: f for k, f in files.items()},
+                                    **({card.VIDEO_FILES: meta["video_files"]} if meta["video_files"] else {})},
+                        [v for recs in data.records["video"].values() for v in recs])
         _write_changelog(tmp, meta["version"], opts.previous, old_manifest,
                          diff(old_records, keyed(data.records)) if old_records is not None else None)
         manifest = {

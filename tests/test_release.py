@@ -459,3 +459,20 @@ def test_licence_rules():
     assert licence_problem(non_commercial, "cc-by-nc-sa-4.0") is None and licence_problem(non_commercial, "mit")
     for name in ("captaincook4d", "ego4d", "recorded", "streamingbench", "streambench"):
         assert licence_problem(SOURCES[name], "apache-2.0") is None, name
+
+
+def test_every_release_has_croissant_metadata_that_mlcroissant_validates(release_v1, tmp_path):
+    """croissant.json (Croissant 1.0 with its RAI fields) loads in mlcroissant without an error, and the
+    configs' records are readable through it."""
+    mlc = pytest.importorskip("mlcroissant")
+    rec, root = recorded_set(tmp_path)
+    build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
+    for dist in (release_v1, tmp_path / "d"):
+        dataset = mlc.Dataset(jsonld=dist / "croissant.json")
+        assert not dataset.metadata.ctx.issues.errors
+        document = json.loads((dist / "croissant.json").read_text())
+        for key in ("rai:dataAnnotationProtocol", "rai:personalSensitiveInformation", "rai:dataCollection",
+                    "rai:dataAnnotationAnalysis"):
+            assert document[key], key
+    assert any("anonymization" in text for text in document["rai:personalSensitiveInformation"])
+    assert {r["@id"] for r in document["recordSet"]} == {"videos", "dense_caption", "video_files"}
