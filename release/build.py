@@ -185,23 +185,41 @@ def _copy_videos(data: ReleaseInput, folder: Path) -> dict[str, str]:
 def _write_video_files(data: ReleaseInput, digests: dict[str, str], folder: Path) -> dict[str, str]:
     """The ``video_files`` config, the Hub's video-dataset form: per split, a Parquet file of ``video_id``,
     ``uri`` and a ``datasets.Video`` column holding the published bytes (all configs of a Hub dataset share one
-    builder, Parquet here, and a Parquet path is not resolved against the repository: the bytes are embedded).
-    Returns split -> its file."""
+    builder, Parquet here, and a Parquet path is not resolved against the repository: the bytes are embedded,
+    uncompressed, so that chunk-deduplicating storage such as the Hub's keeps them once). Returns split -> file."""
     datasets = require("datasets", "release")
-    features = datasets.Features({"video_id": datasets.Value("string"), "uri": datasets.Value("string"),
-                                  "video": datasets.Video()})
+    pa = require("pyarrow", "release")
+    pq = require("pyarrow.parquet", "release", "pyarrow")
+    schema = datasets.Features({"video_id": datasets.Value("string"), "uri": datasets.Value("string"),
+                                "video": datasets.Video()}).arrow_schema
     written = {}
     for split, videos in data.records["video"].items():
-        rows = [{"video_id": v["video_id"], "uri": v["uri"],
-                 "video": {"path": v["uri"], "bytes": (folder / REPORTS_DIR / v["uri"]).read_bytes()}}
-                for v in videos if f"{REPORTS_DIR}/{v['uri']}" in digests]
-        if rows:
-            path = folder / card.video_files_path(split)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            datasets.Dataset.from_list(rows, features=features).to_parquet(str(path))
-            written[split] = card.video_files_path(split, sha256_file(path))
-            path.rename(folder / written[split])
+        published = [v for v in videos if f"{REPORTS_DIR}/{v['uri']}" in digests]
+        if not published:
+            continue
+        path = folder / card.video_files_path(split)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # one row group (and one data page) per video, written from a memory map: one video in memory at a time
+        with pq.ParquetWriter(path, schema, compression="none", use_dictionary=False, write_statistics=False,
+                              data_page_size=1 << 31) as writer:
+            for v in published:
+                data_bytes = pa.memory_map(str(folder / REPORTS_DIR / v["uri"])).read_buffer()
+                if data_bytes.size >= 1 << 31:
+                    raise InputError("a video of 2 GiB or more does not fit the Hub's video feature (cut it into "
+                                     "parts)", file=data.published[v["video_id"]].file)
+                writer.write_table(pa.Table.from_pydict({
+                    "video_id": [v["video_id"]], "uri": [v["uri"]],
+                    "video": pa.StructArray.from_arrays([_binary(pa, data_bytes), pa.array([v["uri"]])],
+                                                        names=["bytes", "path"])}, schema=schema))
+        written[split] = card.video_files_path(split, sha256_file(path))
+        path.rename(folder / written[split])
     return written
+
+
+def _binary(pa: Any, data: Any) -> Any:
+    """A one-value binary array over ``data`` (a pyarrow buffer), without copying it."""
+    offsets = pa.array([0, data.size], pa.int32()).buffers()[1]
+    return pa.BinaryArray.from_buffers(pa.binary(), 1, [None, offsets, data])
 
 
 def _write_changelog(folder: Path, version: str, previous: Path | None, old_manifest: dict[str, Any] | None,

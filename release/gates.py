@@ -364,7 +364,26 @@ def _parquet_strings(path: Path) -> Iterator[tuple[str, str]]:
         elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
             yield from leaves(array.flatten(), f"{name}[]")
 
-    table = pq.read_table(path)
+    def has(kind: Any, test: Any) -> bool:
+        if test(kind):
+            return True
+        if pa.types.is_struct(kind):
+            return any(has(kind.field(i).type, test) for i in range(kind.num_fields))
+        return (pa.types.is_list(kind) or pa.types.is_large_list(kind)) and has(kind.value_type, test)
+
+    def text(kind: Any) -> bool:
+        return pa.types.is_string(kind) or pa.types.is_large_string(kind)
+
+    def binary(kind: Any) -> bool:
+        return pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
+
+    columns = []  # every column with strings; of a struct holding bytes (a video), only its strings
+    for f in pq.read_schema(path):
+        if has(f.type, binary) and pa.types.is_struct(f.type):
+            columns += [f"{f.name}.{sub.name}" for sub in f.type if text(sub.type)]
+        elif has(f.type, text):
+            columns.append(f.name)
+    table = pq.read_table(path, columns=columns)
     for column in table.column_names:
         for chunk in table.column(column).chunks:
             for name, strings in leaves(chunk, column):
