@@ -194,15 +194,19 @@ def assert_frame_decodes(ds):
     which needs FFmpeg's shared libraries: the bytes are decoded here with OpenCV's own FFmpeg)."""
     import tempfile
 
+    video = ds.cast_column("video", datasets.Video(decode=False))[0]["video"]
+    with tempfile.NamedTemporaryFile(suffix=".mp4") as handle:
+        handle.write(video["bytes"])
+        handle.flush()
+        assert_file_decodes(handle.name)
+
+
+def assert_file_decodes(path):
     import cv2
 
-    row = ds.cast_column("video", datasets.Video(decode=False))[0]
-    with tempfile.NamedTemporaryFile(suffix=".mp4") as handle:
-        handle.write(row["video"]["bytes"])
-        handle.flush()
-        capture = cv2.VideoCapture(handle.name)
-        ok, frame = capture.read()
-        capture.release()
+    capture = cv2.VideoCapture(str(path))
+    ok, frame = capture.read()
+    capture.release()
     assert ok and frame.shape == (48, 64, 3)
 
 
