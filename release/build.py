@@ -186,7 +186,8 @@ def _write_video_files(data: ReleaseInput, digests: dict[str, str], folder: Path
     """The ``video_files`` config, the Hub's video-dataset form: per split, a Parquet file of ``video_id``,
     ``uri`` and a ``datasets.Video`` column holding the published bytes (all configs of a Hub dataset share one
     builder, Parquet here, and a Parquet path is not resolved against the repository: the bytes are embedded,
-    uncompressed, so that chunk-deduplicating storage such as the Hub's keeps them once). Returns split -> file."""
+    uncompressed, so that chunk-deduplicating storage such as the Hub's keeps them once). Returns split -> file
+    and adds each file's SHA-256 to ``digests``."""
     datasets = require("datasets", "release")
     pa = require("pyarrow", "release")
     pq = require("pyarrow.parquet", "release", "pyarrow")
@@ -211,7 +212,9 @@ def _write_video_files(data: ReleaseInput, digests: dict[str, str], folder: Path
                     "video_id": [v["video_id"]], "uri": [v["uri"]],
                     "video": pa.StructArray.from_arrays([_binary(pa, data_bytes), pa.array([v["uri"]])],
                                                         names=["bytes", "path"])}, schema=schema))
-        written[split] = card.video_files_path(split, sha256_file(path))
+        digest = sha256_file(path)
+        written[split] = card.video_files_path(split, digest)
+        digests[written[split]] = digest  # the manifest's, without reading the file again
         path.rename(folder / written[split])
     return written
 
