@@ -368,7 +368,10 @@ def card_body(meta: dict[str, Any], rows: dict[str, dict[str, int]], stats: dict
                  f'ds = load_dataset("{repo}", split="test", revision="v{version}")   # the default config, '
                  f"`{first}`\n"
                  f'videos = load_dataset("{repo}", "videos", split="test", revision="v{version}")\n'
-                 "# or typed records (dataclasses generated from the schemas):\n"
+                 + (f'files = load_dataset("{repo}", "{VIDEO_FILES}", split="test", revision="v{version}")  '
+                    "# the published videos: a datasets.Video column, decoded lazily\n"
+                    if meta.get("video_files") else "")
+                 + "# or typed records (dataclasses generated from the schemas):\n"
                  "from streamcue.loaders import load\n"
                  f'records = load("{first}", "{repo}", revision="v{version}", split="test")\n```\n')
     parts.append("Every field comes back with the type the record held: integers as integers, nested objects "
