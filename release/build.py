@@ -25,7 +25,7 @@ from streamcue.release import card
 from streamcue.release.croissant import write_croissant
 from streamcue.release.diff import changelog_lines, diff, keyed, read_release
 from streamcue.schemas.features import Layout, encode, typed
-from streamcue.release.gates import (REPORTS_DIR, ReleaseInput, check_published_reports, check_published_video,
+from streamcue.release.gates import (VIDEOS_DIR, ReleaseInput, check_published_reports, check_published_video,
                                      collect, published_report, scan_published)
 from streamcue.release.manifest import MANIFEST, check_repo_id
 from streamcue.schemas import SCHEMA_VERSION
@@ -174,10 +174,10 @@ def _copy_videos(data: ReleaseInput, folder: Path) -> dict[str, str]:
     report (the SHA-256 of exactly the published bytes); returns release path -> SHA-256 of each video."""
     digests = {}
     for video in track(sorted(data.published.values(), key=lambda v: v.uri), "copying videos"):
-        copy = folder / REPORTS_DIR / video.uri
+        copy = folder / VIDEOS_DIR / video.uri
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(video.file, copy)
-        digests[f"{REPORTS_DIR}/{video.uri}"] = check_published_video(video, copy)
+        digests[f"{VIDEOS_DIR}/{video.uri}"] = check_published_video(video, copy)
         shutil.copyfile(video.report, folder / published_report(video.uri))
     return digests
 
@@ -195,7 +195,7 @@ def _write_video_files(data: ReleaseInput, digests: dict[str, str], folder: Path
                                 "video": datasets.Video()}).arrow_schema
     written = {}
     for split, videos in data.records["video"].items():
-        published = [v for v in videos if f"{REPORTS_DIR}/{v['uri']}" in digests]
+        published = [v for v in videos if f"{VIDEOS_DIR}/{v['uri']}" in digests]
         if not published:
             continue
         path = folder / card.video_files_path(split)
@@ -204,7 +204,7 @@ def _write_video_files(data: ReleaseInput, digests: dict[str, str], folder: Path
         with pq.ParquetWriter(path, schema, compression="none", use_dictionary=False, write_statistics=False,
                               data_page_size=1 << 31) as writer:
             for v in published:
-                data_bytes = pa.memory_map(str(folder / REPORTS_DIR / v["uri"])).read_buffer()
+                data_bytes = pa.memory_map(str(folder / VIDEOS_DIR / v["uri"])).read_buffer()
                 if data_bytes.size >= 1 << 31:
                     raise InputError("a video of 2 GiB or more does not fit the Hub's video feature (cut it into "
                                      "parts)", file=data.published[v["video_id"]].file)

@@ -24,7 +24,7 @@ from streamcue.schemas.taxonomy import SPLITS
 
 __all__ = ["BENCHMARK_SPLITS", "ReleaseInput", "collect", "licence_problem", "PERMISSIVE", "ABSOLUTE_PATH",
            "absolute_path_in", "scan_published", "HUB_LICENCES",
-           "check_licence_id", "check_published_reports", "REPORTS_DIR", "PublishedVideo", "publishes_videos",
+           "check_licence_id", "check_published_reports", "VIDEOS_DIR", "PublishedVideo", "publishes_videos",
            "published_report", "check_published_video", "VIDEO_SUFFIXES"]
 
 
@@ -132,7 +132,8 @@ def collect(records_dir: str | Path, *, allow_unverified: bool = False, only_ver
         raise InputError("--only-verified: no verified record to release (pull verified records into the build "
                          "first: streamcue annotate pull)", file=records_dir)
     kept_videos = [rec for _, rec in videos.values() if not only_verified or rec["video_id"] in used]
-    result.published = {k: v for k, v in result.published.items() if k in {r["video_id"] for r in kept_videos}}
+    kept_ids = {rec["video_id"] for rec in kept_videos}
+    result.published = {k: v for k, v in result.published.items() if k in kept_ids}
     result.records = {"video": _by_split(kept_videos), **result.records}
     result.sources.update(rec["source"] for rec in kept_videos)
     return result
@@ -215,7 +216,7 @@ def _by_split(records: Any) -> dict[str, list[dict[str, Any]]]:
 
 #: Where a release publishes videos: ``videos/<uri>``, each report beside it (``<stem>.anonymization.json``, the
 #: name ``streamcue anonymize`` gives it).
-REPORTS_DIR = "videos"
+VIDEOS_DIR = "videos"
 #: The video files a release publishes (the video extensions of ``datasets``' videofolder that we publish).
 VIDEO_SUFFIXES = (".mp4", ".mkv", ".mov", ".avi", ".mpeg")
 
@@ -228,7 +229,7 @@ def publishes_videos(source: str) -> bool:
 def published_report(uri: str) -> str:
     """``recorded/v1.mp4`` -> ``videos/recorded/v1.anonymization.json``: the published report beside its video."""
     stem, _, _ = uri.rpartition(".")
-    return f"{REPORTS_DIR}/{stem or uri}.anonymization.json"
+    return f"{VIDEOS_DIR}/{stem or uri}.anonymization.json"
 
 
 def _check_anonymization(videos: dict[str, tuple[int, dict[str, Any]]], path: Path,
@@ -327,7 +328,7 @@ def scan_published(folder: str | Path) -> None:
     # the data first: a path that a record holds is reported against its Parquet column, not the card's example
     for path in sorted(files, key=lambda p: (p.relative_to(folder).parts[0] != "data", p)):
         rel = path.relative_to(folder).as_posix()
-        if rel.startswith(REPORTS_DIR + "/") and path.suffix.lower() in VIDEO_SUFFIXES:
+        if rel.startswith(VIDEOS_DIR + "/") and path.suffix.lower() in VIDEO_SUFFIXES:
             continue  # a published video: its bytes are the ones its passing anonymization report names
         for where, text in _strings(path):
             found = absolute_path_in(text)
