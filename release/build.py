@@ -16,15 +16,17 @@ from typing import Any
 
 from streamcue.anonymize.report import sha256_file
 from streamcue.bulk import gc_paused
-from streamcue.errors import ConfigError
+from streamcue.errors import ConfigError, InputError
 from streamcue.extras import require
 from streamcue.io import atomic_write, write_json
 from streamcue.paths import check_outputs
 from streamcue.progress import track
 from streamcue.release import card
+from streamcue.release.croissant import write_croissant
 from streamcue.release.diff import changelog_lines, default_config, diff, keyed, read_release
 from streamcue.schemas.features import Layout, encode, typed
-from streamcue.release.gates import REPORTS_DIR, check_published_reports, collect, scan_published
+from streamcue.release.gates import (VIDEOS_DIR, ReleaseInput, check_published_reports, check_published_video,
+                                     collect, published_report, scan_published)
 from streamcue.release.manifest import MANIFEST, check_repo_id
 from streamcue.schemas import SCHEMA_VERSION
 from streamcue.staging import staged_folder
@@ -127,9 +129,7 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
                     files[kind][split] = card.data_path(kind, split, sha256_file(written))
                     written.rename(tmp / files[kind][split])
                     rows[kind][split] = len(records)
-        for video_id, report in sorted(data.reports.items()):
-            (tmp / REPORTS_DIR).mkdir(exist_ok=True)
-            shutil.copyfile(report, tmp / REPORTS_DIR / f"{video_id}.json")
+        digests = _copy_videos(data, tmp)
         default = card.choose_default([k for k, f in files.items() if f],
                                       default_config(opts.previous) if opts.previous else None, opts.default_config)
         stats = card.statistics(data.records)
@@ -143,11 +143,15 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
             "unverified_left_out": dict(data.unverified_left_out),
             "only_verified": opts.only_verified, "verified": data.verified,
             "annotation": data.annotation, "examples": examples, "not_held": data.not_held, "default": default,
+            "video_files": _write_video_files(data, digests, tmp),
             "total_rows": sum(n for r in rows.values() for n in r.values()),
         }
         (tmp / "README.md").write_text(card.card_header(meta, files, data.records) + "\n"
                                        + card.card_body(meta, rows, stats, figures, data.records),
                                        encoding="utf-8")
+        write_croissant(tmp, meta, {**{card.CONFIG_NAMES[k]: f for k, f in files.items()},
+                                    **({card.VIDEO_FILES: meta["video_files"]} if meta["video_files"] else {})},
+                        [v for recs in data.records["video"].values() for v in recs])
         _write_changelog(tmp, meta["version"], opts.previous, old_manifest,
                          diff(old_records, keyed(data.records)) if old_records is not None else None,
                          card.CONFIG_NAMES[default])
@@ -165,7 +169,9 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
             "configs": {card.CONFIG_NAMES[k]: {s: {"path": p, "rows": rows[k][s]} for s, p in f.items()}
                         for k, f in files.items()},
             "layout": {card.CONFIG_NAMES[k]: v.to_dict() for k, v in layouts.items()},
-            "files": {str(p.relative_to(tmp)): sha256_file(p) for p in sorted(tmp.rglob("*")) if p.is_file()},
+            "video_files": meta["video_files"],
+            "files": {rel: digests.get(rel) or sha256_file(p)
+                      for p in sorted(tmp.rglob("*")) if p.is_file() and (rel := p.relative_to(tmp).as_posix())},
         }
         write_json(tmp / MANIFEST, manifest)
         scan_published(tmp, data.people)
@@ -176,6 +182,62 @@ def _pseudonyms(opts: ReleaseConfig) -> Path:
     from streamcue.annotation.pseudonyms import PSEUDONYMS_FILE
 
     return opts.pseudonyms or Path(opts.out).parent / PSEUDONYMS_FILE
+
+
+def _copy_videos(data: ReleaseInput, folder: Path) -> dict[str, str]:
+    """Copy each video to publish to ``videos/<uri>`` and its report beside it, then check the copy against the
+    report (the SHA-256 of exactly the published bytes); returns release path -> SHA-256 of each video."""
+    digests = {}
+    for video in track(sorted(data.published.values(), key=lambda v: v.uri), "copying videos"):
+        copy = folder / VIDEOS_DIR / video.uri
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(video.file, copy)
+        digests[f"{VIDEOS_DIR}/{video.uri}"] = check_published_video(video, copy)
+        shutil.copyfile(video.report, folder / published_report(video.uri))
+    return digests
+
+
+def _write_video_files(data: ReleaseInput, digests: dict[str, str], folder: Path) -> dict[str, str]:
+    """The ``video_files`` config, the Hub's video-dataset form: per split, a Parquet file of ``video_id``,
+    ``uri`` and a ``datasets.Video`` column holding the published bytes (all configs of a Hub dataset share one
+    builder, Parquet here, and a Parquet path is not resolved against the repository: the bytes are embedded,
+    uncompressed, so that chunk-deduplicating storage such as the Hub's keeps them once). Returns split -> file
+    and adds each file's SHA-256 to ``digests``."""
+    datasets = require("datasets", "release")
+    pa = require("pyarrow", "release")
+    pq = require("pyarrow.parquet", "release", "pyarrow")
+    schema = datasets.Features({"video_id": datasets.Value("string"), "uri": datasets.Value("string"),
+                                "video": datasets.Video()}).arrow_schema
+    written = {}
+    for split, videos in data.records["video"].items():
+        published = [v for v in videos if f"{VIDEOS_DIR}/{v['uri']}" in digests]
+        if not published:
+            continue
+        path = folder / card.video_files_path(split)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # one row group (and one data page) per video, written from a memory map: one video in memory at a time
+        with pq.ParquetWriter(path, schema, compression="none", use_dictionary=False, write_statistics=False,
+                              data_page_size=1 << 31) as writer:
+            for v in published:
+                data_bytes = pa.memory_map(str(folder / VIDEOS_DIR / v["uri"])).read_buffer()
+                if data_bytes.size >= 1 << 31:
+                    raise InputError("a video of 2 GiB or more does not fit the Hub's video feature (cut it into "
+                                     "parts)", file=data.published[v["video_id"]].file)
+                writer.write_table(pa.Table.from_pydict({
+                    "video_id": [v["video_id"]], "uri": [v["uri"]],
+                    "video": pa.StructArray.from_arrays([_binary(pa, data_bytes), pa.array([v["uri"]])],
+                                                        names=["bytes", "path"])}, schema=schema))
+        digest = sha256_file(path)
+        written[split] = card.video_files_path(split, digest)
+        digests[written[split]] = digest  # the manifest's, without reading the file again
+        path.rename(folder / written[split])
+    return written
+
+
+def _binary(pa: Any, data: Any) -> Any:
+    """A one-value binary array over ``data`` (a pyarrow buffer), without copying it."""
+    offsets = pa.array([0, data.size], pa.int32()).buffers()[1]
+    return pa.BinaryArray.from_buffers(pa.binary(), 1, [None, offsets, data])
 
 
 def _write_changelog(folder: Path, version: str, previous: Path | None, old_manifest: dict[str, Any] | None,

@@ -27,17 +27,19 @@ from streamcue.schemas.discovery import KIND_OF_CONFIG as KIND_OF
 from streamcue.schemas.features import typed
 from streamcue.schemas.taxonomy import SPLITS
 
-__all__ = ["CONFIG_NAMES", "KIND_OF", "DEFAULT_ORDER", "choose_default", "default_kind", "data_path", "card_header",
-           "statistics", "FIGURES", "write_figures", "card_body"]
+__all__ = ["CONFIG_NAMES", "KIND_OF", "VIDEO_FILES", "DEFAULT_ORDER", "choose_default", "default_kind", "data_path",
+           "video_files_path", "card_header", "statistics", "FIGURES", "write_figures", "card_body"]
 
-
+#: The config of the published video files themselves (the Hub's video-dataset form: a ``datasets.Video`` column,
+#: decoded lazily), one row per file of ``videos/`` with its ``video_id`` and ``uri``.
+VIDEO_FILES = "video_files"
 #: Which config ``load_dataset(repo)`` gives without a config name: the first present in this order.
 DEFAULT_ORDER = ("guidance", "interval_qa", "dense_caption", "mc_question", "open_question", "active_item", "video")
 
 #: What a record of each kind asks of a streaming-video assistant (the card's summary).
 TASKS = {
-    "video": "one row per video: id, source, split, duration and the path of the file relative to a video "
-             "root you supply (videos are not redistributed)",
+    "video": "one row per video: id, source, split, duration and the path of the file relative to the video "
+             "root (`videos/` of this release for the videos it publishes, else a folder you supply)",
     "interval_qa": "a question asked at a moment of the video, answered once or more during given intervals "
                    "(proactive answering: say it when it becomes true)",
     "dense_caption": "timed captions of what happens, to be emitted while the video plays",
@@ -61,6 +63,11 @@ def data_path(kind: str, split: str, digest: str = "") -> str:
     SHA-256: ``datasets`` caches a local folder under its name and config (``datasets`` 5.2 hands back the
     cached rows of another folder of the same name), so content-addressed names keep every release apart."""
     return f"data/{CONFIG_NAMES[kind]}/{split}-00000-of-00001{'-' + digest[:12] if digest else ''}.parquet"
+
+
+def video_files_path(split: str, digest: str = "") -> str:
+    """Where the ``video_files`` config's split lives (named by its content like :func:`data_path`)."""
+    return f"data/{VIDEO_FILES}/{split}-00000-of-00001{'-' + digest[:12] if digest else ''}.parquet"
 
 
 def default_kind(kinds: Any, chosen: str | None = None) -> str:
@@ -120,6 +127,9 @@ def card_header(meta: dict[str, Any], files: dict[str, dict[str, str]],
          "data_files": [{"split": split, "path": path} for split, path in files[kind].items()]}
         for kind in present
     ]
+    if meta.get("video_files"):
+        configs.append({"config_name": VIDEO_FILES,
+                        "data_files": [{"split": split, "path": path} for split, path in meta["video_files"].items()]})
     records = records or {}
     sources = sorted({v["source"] for recs in records.get("video", {}).values() for v in recs})
     header = {
@@ -353,27 +363,35 @@ def _agreement(figures: dict[str, Any]) -> str:
 
 
 def _privacy_section(sources: list[str], videos: list[dict[str, Any]]) -> str:
-    recorded = [v for v in videos if v["source"] == "recorded"]
-    text = ("## Personal and sensitive information\n\nNo video is published: the `videos` config gives each "
-            "video's id and its path relative to a video root you supply. Records hold text annotations and "
-            "times. Every published string was scanned for local paths and home directories (none may be "
-            "published). Annotator ids are pseudonyms chosen by the maintainer.\n")
-    if recorded:
-        statuses = Counter(v["anonymization"]["status"] for v in recorded)
-        text += (f"\n{len(recorded)} video(s) were recorded for this dataset; anonymization status: "
+    published = [v for v in videos if SOURCES.get(v["source"]) and SOURCES[v["source"]].publishes_videos]
+    text = ("## Personal and sensitive information\n\nRecords hold text annotations and times. Every published "
+            "string was scanned for local paths, home directories, e-mail addresses and account names (none may be "
+            "published). Annotators and reviewers appear as pseudonyms (annotator-N, reviewer-N) that the release "
+            "build assigns; the mapping to people stays with the maintainer.\n")
+    if published:
+        statuses = Counter(v["anonymization"]["status"] for v in published)
+        text += (f"\n{len(published)} video(s) are published under `videos/` (each at its record's `uri`; the "
+                 f"`{VIDEO_FILES}` config loads them as a `datasets.Video` column); anonymization status: "
                  + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
                  + ". Faces and licence plates are blurred (`streamcue anonymize`); each video's report "
-                   "(detectors, settings, per-frame detections, SHA-256 of the blurred file) is published under "
-                   "`anonymization/`, and the release gate refuses a video whose file does not match it.\n")
-    others = [SOURCES[n].title for n in sources if n != "recorded" and n in SOURCES]
+                   "(detectors and their versions, settings, per-frame detections, SHA-256 of the blurred file) is "
+                   "published beside it (`<name>.anonymization.json`), and the release gate refuses a video unless "
+                   "a passing report names its exact bytes; a raw recording is never published.\n")
+    others = [SOURCES[n] for n in sources if n in SOURCES and not SOURCES[n].publishes_videos]
     if others:
-        text += (f"\nVideos of {', '.join(others)} stay with their sources under their own terms; their "
-                 "anonymization is the sources' (streamcue neither holds nor changes them).\n")
+        text += ("\nVideos of these sources are not published (their terms do not allow it); obtain them from the "
+                 "source under its own terms and pass their folder as the video root (`--video-root`); their "
+                 "anonymization is the sources' (streamcue neither holds nor changes them):\n\n"
+                 + _table(["source", "where to obtain the videos", "terms"],
+                          [[s.title, s.homepage or "-", s.licence_note] for s in others]))
+    elif not published:
+        text += "\nNo video is published.\n"
     return text
 
 
 def _limitations(meta: dict[str, Any], kinds: list[str]) -> str:
-    items = ["Videos are not included: results depend on having the same video files (check `duration_s`).",
+    items = ["Videos that are not published must be obtained from their sources: results depend on having the "
+             "same video files (check `duration_s`).",
              "Records converted from the sources inherit their annotation errors; times are the sources' own, "
              "on each video's timeline.",
              "Generated text (where `provenance.model` is set) may be wrong even when it passed the evidence "
@@ -415,7 +433,10 @@ def card_body(meta: dict[str, Any], rows: dict[str, dict[str, int]], stats: dict
                  f'ds = load_dataset("{repo}", split="test", revision="v{version}")   # the default config, '
                  f"`{first}`\n"
                  f'videos = load_dataset("{repo}", "videos", split="test", revision="v{version}")\n'
-                 "# or typed records (dataclasses generated from the schemas):\n"
+                 + (f'files = load_dataset("{repo}", "{VIDEO_FILES}", split="test", revision="v{version}")  '
+                    "# the published videos: a datasets.Video column, decoded lazily\n"
+                    if meta.get("video_files") else "")
+                 + "# or typed records (dataclasses generated from the schemas):\n"
                  "from streamcue.loaders import load\n"
                  f'records = load("{first}", "{repo}", revision="v{version}", split="test")\n```\n')
     parts.append(f"The default config is `{first}`: it stays the default in later versions unless a version's "

@@ -27,11 +27,27 @@ from streamcue.schemas.taxonomy import SPLITS
 
 __all__ = ["BENCHMARK_SPLITS", "ReleaseInput", "collect", "licence_problem", "PERMISSIVE", "ABSOLUTE_PATH",
            "absolute_path_in", "PERSONAL", "personal_data_in", "scan_published", "HUB_LICENCES",
-           "check_licence_id", "check_published_reports", "REPORTS_DIR"]
+           "check_licence_id", "check_published_reports", "VIDEOS_DIR", "PublishedVideo", "publishes_videos",
+           "published_report", "check_published_video", "VIDEO_SUFFIXES"]
 
 
 #: Splits that are benchmarks: their records must be human-verified before release.
 BENCHMARK_SPLITS = ("validation", "test")
+
+
+@dataclass(frozen=True)
+class PublishedVideo:
+    """A video a release publishes: where it is, its report, and where its record says it is (for messages)."""
+
+    video_id: str
+    uri: str
+    file: Path
+    report: Path
+    records: Path
+    line: int
+
+    def where(self) -> dict[str, Any]:
+        return dict(file=self.records, line=self.line, record=f"video_id={self.video_id}")
 
 
 @dataclass
@@ -44,9 +60,9 @@ class ReleaseInput:
     sources: Counter = field(default_factory=Counter)
     #: kind -> split -> [verified, records in the build] (rejected ones included in the count).
     verified: dict[str, dict[str, list[int]]] = field(default_factory=dict)
-    #: video id -> its anonymization report (recorded videos): the release publishes each as
-    #: ``anonymization/<video_id>.json`` and its record points there.
-    reports: dict[str, Path] = field(default_factory=dict)
+    #: video id -> the video file and report that the release publishes under ``videos/`` (sources whose
+    #: registry row allows publishing their videos; checked against the copy by :func:`check_published_video`).
+    published: dict[str, PublishedVideo] = field(default_factory=dict)
     #: Records left out by ``only_verified`` (unverified ones, any split), per kind.
     unverified_left_out: Counter = field(default_factory=Counter)
     #: kind -> record id -> why its ``verified`` status does not hold (it counts, and is published, as unverified).
@@ -98,7 +114,7 @@ def collect(records_dir: str | Path, *, allow_unverified: bool = False, only_ver
     videos = {rec["video_id"]: (line, rec) for line, rec in _validated(videos_path, "video")}
     for name in sorted({rec["source"] for _, rec in videos.values()}):
         _check_licence(name, licence, videos, videos_path)
-    result.reports = _check_anonymization(videos, videos_path, video_root)
+    result.published = _check_anonymization(videos, videos_path, video_root)
     result.annotation = _figures(records_dir, annotation_figures)
     records = {kind: _validated(records_dir / FILE_NAMES[kind], kind) for kind in found}
     names = _pseudonyms(pseudonyms, records, result.annotation)
@@ -140,6 +156,8 @@ def collect(records_dir: str | Path, *, allow_unverified: bool = False, only_ver
         raise InputError("--only-verified: no verified record to release (pull verified records into the build "
                          "first: streamcue annotate pull)", file=records_dir)
     kept_videos = [rec for _, rec in videos.values() if not only_verified or rec["video_id"] in used]
+    kept_ids = {rec["video_id"] for rec in kept_videos}
+    result.published = {k: v for k, v in result.published.items() if k in kept_ids}
     result.records = {"video": _by_split(kept_videos), **result.records}
     result.sources.update(rec["source"] for rec in kept_videos)
     names.save()
@@ -270,42 +288,72 @@ def _by_split(records: Any) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-#: Where a release publishes the anonymization report of a recorded video (its record's ``anonymization.report``).
-REPORTS_DIR = "anonymization"
+#: Where a release publishes videos: ``videos/<uri>``, each report beside it (``<stem>.anonymization.json``, the
+#: name ``streamcue anonymize`` gives it).
+VIDEOS_DIR = "videos"
+#: The video files a release publishes (the video extensions of ``datasets``' videofolder that we publish).
+VIDEO_SUFFIXES = (".mp4", ".mkv", ".mov", ".avi", ".mpeg")
+
+
+def publishes_videos(source: str) -> bool:
+    """May a release publish this source's videos (its registry row, :attr:`Source.publishes_videos`)?"""
+    return source in SOURCES and SOURCES[source].publishes_videos
+
+
+def published_report(uri: str) -> str:
+    """``recorded/v1.mp4`` -> ``videos/recorded/v1.anonymization.json``: the published report beside its video."""
+    stem, _, _ = uri.rpartition(".")
+    return f"{VIDEOS_DIR}/{stem or uri}.anonymization.json"
 
 
 def _check_anonymization(videos: dict[str, tuple[int, dict[str, Any]]], path: Path,
-                         video_root: str | Path | None) -> dict[str, Path]:
-    """Check each recorded video against its report; return the reports, to publish beside the records.
+                         video_root: str | Path | None) -> dict[str, PublishedVideo]:
+    """The videos to publish (sources whose registry row allows it), each with a passing report; the SHA-256
+    of the bytes is checked on the release's own copy (:func:`check_published_video`).
 
-    The published record's ``anonymization.report`` becomes ``anonymization/<video_id>.json`` (a path
+    The published record's ``anonymization.report`` becomes ``videos/<uri stem>.anonymization.json`` (a path
     inside the release, never one with ``..`` that names the maintainer's folders)."""
     for line, rec in videos.values():
         report = (rec.get("anonymization") or {}).get("report")
-        if report and rec["source"] != "recorded" and _escapes(report):
+        if report and not publishes_videos(rec["source"]) and _escapes(report):
             raise InputError("an anonymization report path that leaves the records folder (a '..' segment or an "
                              "absolute path) would be published; keep reports under the records folder",
                              file=path, line=line, record=f"video_id={rec['video_id']}",
                              field="$.anonymization.report")
-    reports: dict[str, Path] = {}
-    recorded = [(line, rec) for line, rec in videos.values() if rec["source"] == "recorded"]
-    if recorded and video_root is None:
-        raise ConfigError(f"{len(recorded)} recorded video(s) in {path}: pass --video-root so that each file "
+    published: dict[str, PublishedVideo] = {}
+    own = [(line, rec) for line, rec in videos.values() if publishes_videos(rec["source"])]
+    if own and video_root is None:
+        raise ConfigError(f"{len(own)} video(s) to publish in {path}: pass --video-root so that each file "
                           "can be checked against its anonymization report")
-    for line, rec in recorded:
+    for line, rec in own:
         anon = rec["anonymization"]
         where = dict(file=path, line=line, record=f"video_id={rec['video_id']}")
         if anon["status"] != "passed" or not anon.get("report"):
-            raise InputError(f"recorded video without a passing anonymization (status {anon['status']!r}); "
+            raise InputError(f"a video to publish without a passing anonymization (status {anon['status']!r}); "
                              "run streamcue anonymize first", field="$.anonymization", **where)
         report = Path(anon["report"])
-        problem = report_problem(report if report.is_absolute() else path.parent / report,
-                                 resolve_uri(video_root, rec["uri"], file=path, record=where["record"]))
-        if problem:
-            raise InputError(problem, field="$.anonymization.report", **where)
-        reports[rec["video_id"]] = report if report.is_absolute() else path.parent / report
-        rec["anonymization"] = dict(anon, report=f"{REPORTS_DIR}/{rec['video_id']}.json")
-    return reports
+        video = resolve_uri(video_root, rec["uri"], file=path, record=where["record"])
+        if not video.is_file():
+            raise InputError(f"video file {rec['uri']} not found under --video-root", field="$.uri", **where)
+        published[rec["video_id"]] = PublishedVideo(rec["video_id"], rec["uri"], video,
+                                                    report if report.is_absolute() else path.parent / report,
+                                                    path, line)
+        rec["anonymization"] = dict(anon, report=published_report(rec["uri"]))
+    return published
+
+
+def check_published_video(video: PublishedVideo, copy: Path) -> str:
+    """Refuse ``copy`` (the release's own copy of ``video``) unless its report passes, names real detectors and
+    the copy's exact bytes, and the bytes are not the raw recording; returns the SHA-256 of the copy."""
+    problem = report_problem(video.report, copy)
+    if problem:
+        raise InputError(problem.replace(str(copy), video.uri), field="$.anonymization.report", **video.where())
+    report = read_json(video.report)
+    digest = report["output"]["sha256"]
+    if (report.get("input") or {}).get("sha256") == digest:
+        raise InputError(f"{video.uri} is the raw recording (its report's output is its input): a raw recording "
+                         "is never published", field="$.anonymization.report", **video.where())
+    return digest
 
 
 def _escapes(path: str) -> bool:
@@ -385,6 +433,8 @@ def scan_published(folder: str | Path, people: Iterable[str] = ()) -> None:
     # the data first: a path that a record holds is reported against its Parquet column, not the card's example
     for path in sorted(files, key=lambda p: (p.relative_to(folder).parts[0] != "data", p)):
         rel = path.relative_to(folder).as_posix()
+        if rel.startswith(VIDEOS_DIR + "/") and path.suffix.lower() in VIDEO_SUFFIXES:
+            continue  # a published video: its bytes are the ones its passing anonymization report names
         for where, text in _strings(path, people):
             found = absolute_path_in(text)
             if found:
@@ -460,10 +510,30 @@ def _parquet_strings(path: Path, people: list[str]) -> Iterator[tuple[str, str]]
         elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
             yield from names(kind.value_type, f"{name}[]")
 
-    table = pq.read_table(path)
-    for column in table.schema:
+    def has(kind: Any, test: Any) -> bool:
+        if test(kind):
+            return True
+        if pa.types.is_struct(kind):
+            return any(has(kind.field(i).type, test) for i in range(kind.num_fields))
+        return (pa.types.is_list(kind) or pa.types.is_large_list(kind)) and has(kind.value_type, test)
+
+    def text(kind: Any) -> bool:
+        return pa.types.is_string(kind) or pa.types.is_large_string(kind)
+
+    def binary(kind: Any) -> bool:
+        return pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
+
+    schema = pq.read_schema(path)
+    for column in schema:
         yield f"{column.name} (a column name)", column.name
         yield from names(column.type, column.name)
+    columns = []  # every column with strings; of a struct holding bytes (a video), only its strings
+    for f in schema:
+        if has(f.type, binary) and pa.types.is_struct(f.type):
+            columns += [f"{f.name}.{sub.name}" for sub in f.type if text(sub.type)]
+        elif has(f.type, text):
+            columns.append(f.name)
+    table = pq.read_table(path, columns=columns)
     for column in table.column_names:
         for chunk in table.column(column).chunks:
             for name, strings in leaves(chunk, column):

@@ -99,7 +99,7 @@ def _push_hub(dist: Path, repo: str, tag: str, message: str, endpoint: str | Non
         if tag in tags:
             raise ConfigError(f"{tag} is already published in {repo}; a published version is never overwritten")
         commit = api.upload_folder(folder_path=str(dist), repo_id=repo, repo_type="dataset",
-                                   commit_message=message, delete_patterns=["data/**", "figures/**"])
+                                   commit_message=message, delete_patterns=["data/**", "figures/**", "videos/**"])
         api.create_tag(repo, tag=tag, tag_message=message, revision=commit.oid, repo_type="dataset")
     except hub.errors.HfHubHTTPError as exc:
         status = getattr(exc.response, "status_code", None)

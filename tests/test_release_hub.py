@@ -340,8 +340,8 @@ def test_a_recorded_report_path_with_dotdot_is_published_inside_the_release(tmp_
                                                                            "report": "../blurred/v1.json"})])
     build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
     row = datasets.load_dataset(str(tmp_path / "d"), "videos", split="test")[0]
-    assert row["anonymization"] == {"status": "passed", "report": "anonymization/v1.json"}
-    assert (tmp_path / "d" / "anonymization" / "v1.json").is_file()
+    assert row["anonymization"] == {"status": "passed", "report": "videos/recorded/v1.anonymization.json"}
+    assert (tmp_path / "d" / "videos/recorded/v1.anonymization.json").is_file()
 
 
 @pytest.mark.parametrize("licence, message", [
@@ -389,3 +389,29 @@ def test_the_publish_example_in_the_docs_runs_as_written(tmp_path):
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     assert (work / "hub-mirror" / "datasets" / "ORG" / "NAME" / ".git").is_dir()
     assert "guidance" in done.stdout and "num_rows: 109" in done.stdout
+
+
+def test_the_local_hub_recipe_in_the_docs_runs_and_a_published_video_decodes(tmp_path):
+    """docs/release.md's local-Hub recipe, as written, on a release of a recorded video: push to a git mirror,
+    serve it with olah, load_dataset(ORG/NAME, revision=v1.0.0) of the default config and of video_files; the
+    video it wrote decodes (one frame)."""
+    from hub_server import free_port
+    from test_release import assert_file_decodes, recorded_set
+
+    text = (REPO / "docs" / "release.md").read_text()
+    block = re.search(r"<!-- local-hub-example: run by tests/test_release_hub.py -->\n```bash\n(.*?)```\n", text,
+                      re.S)
+    assert block, "docs/release.md has no local-Hub recipe"
+    rec, root = recorded_set(tmp_path)
+    work = tmp_path / "work"
+    build_release(ReleaseConfig(records=rec, version="1.0.0", out=work / "dist" / "v1.0.0", video_root=root,
+                                repo="ORG/NAME"))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "PORT": str(free_port()), "HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_OFFLINE": "0",
+           "HF_DATASETS_OFFLINE": "0"}
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", block.group(1)], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert "num_rows: 1" in done.stdout and "'video'" in done.stdout
+    assert (work / "first.mp4").read_bytes() == (root / "recorded" / "v1.mp4").read_bytes()
+    assert_file_decodes(work / "first.mp4")

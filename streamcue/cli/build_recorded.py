@@ -93,6 +93,7 @@ def build_recorded(
                       + f" -> {out}")
     console.out.print(f"LLM {u['model']}: {u['calls']} calls, {u['cache_hits']} cache hits, "
                       f"{u['invalid_answers']} invalid answers retried, {u['prompt_tokens']} prompt tokens")
-    console.out.print(f"to release: streamcue release build --records {out} --video-root {out / 'videos'} ...")
+    console.out.print(f"to release: streamcue release build --records {out} "
+                      f"--video-root {video_root if anonymized else out / 'videos'} ...")
 
 

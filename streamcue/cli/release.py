@@ -33,7 +33,8 @@ def release_build(
                                                    help="Publish unverified records in validation/test; the card "
                                                         "says so.")] = False,
     video_root: Annotated[Optional[Path], typer.Option(help="Where recorded videos live (their uri is relative to "
-                                                            "it); needed to check anonymization reports.")] = None,
+                                                            "it): each is checked against its anonymization "
+                                                            "report and published under videos/.")] = None,
     citation: Annotated[Optional[Path], typer.Option(help="A BibTeX file to put on the card.")] = None,
     only_verified: Annotated[bool, typer.Option("--only-verified",
                                                 help="Publish verified records only (every split) and the videos "
