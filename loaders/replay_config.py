@@ -37,6 +37,9 @@ def declared(default: Any, help: str, *, flag: str | None = None, cli: bool = Tr
 PROMPT_SET_HELP = ("ovo-bench, streamingbench: official (default: the benchmark's own prompt templates, sent alone "
                    "as plain text; the raw answer is read by the official rule) or streamcue (streamcue's prompts, "
                    "JSON answers).")
+#: Why frames have at least 64 px on their longest side (64 x 64 px in all).
+FRAME_WHY = ("vision encoders read 28-px patches (Qwen2-VL refuses a side under 28 px); 64 px keeps the short side "
+             "of a frame up to 2:1 above that")
 CONTEXT_HELP = ("streamingbench: all (default: every frame up to the question, as the released code) or last-60s "
                 "(the public leaderboard; the window when --window-s is not given).")
 
@@ -77,7 +80,9 @@ class ReplayConfig:
     memory: str = declared(DEFAULT_MEMORY, "Which frames a call sees: SW, U, SW+U, window (the last --window-s "
                                            "seconds) or OASIS (event memory; needs the embed extra).")
     k: int = declared(DEFAULT_K, "Frames per call (OASIS: its short window is min(k, 16)).")
-    fps: float = declared(1.0, "Frames per second sampled from the video (at most 60).")
+    fps: float = declared(1.0, "Frames per second sampled from the video (0.1 to 60).", minimum=0.1,
+                          why="a frame at least every 10 s: every strategy acts at frames, and a slower rate leaves a "
+                              "record shorter than the gap without a frame after its question")
     window_s: float | None = declared(None, "Show only the frames of the last N seconds (now - N < t <= now).")
     history: str | None = declared(None, "Earlier turns of multi-turn questions show the gold answers (gold) or the "
                                          "model's own (own); default: the benchmark's.")
@@ -89,8 +94,10 @@ class ReplayConfig:
     context: str | None = declared(None, CONTEXT_HELP)
     transport: str = declared("frames", "How frames reach the model: frames (JPEG images) or video_url (the clip "
                                         "itself, for servers such as vLLM that decode video).")
-    frame_side: int | None = declared(448, "Frames at most this many pixels on their longest side (0: full size).")
-    frame_pixels: int | None = declared(None, "Per-frame pixel budget (width x height), aspect kept.")
+    frame_side: int | None = declared(448, "Frames at most this many pixels on their longest side, at least 64 "
+                                           "(0: full size).", minimum=64, off=(0, "full size"), why=FRAME_WHY)
+    frame_pixels: int | None = declared(None, "Per-frame pixel budget (width x height), aspect kept; at least 4096.",
+                                        minimum=64 * 64, why=FRAME_WHY)
     jpeg_quality: int = declared(85, "JPEG quality of the frames sent (1-100).")
     frame_label: str = declared("seconds", "Text before each frame: seconds, clock or none.")
     video_url: str = declared("data", "With --transport video_url: a data URL (data) or a file:// path (file).")
@@ -122,6 +129,7 @@ class ReplayConfig:
             raise ConfigError("no records: give a build folder, a record file, a release folder or ORG/NAME@REV")
         _check_names(self)
         _check_numbers(self)
+        _check_floors(self)
         _check_frames(self)
         _check_strategy_options(self)
 
@@ -168,11 +176,23 @@ def _check_numbers(c: ReplayConfig) -> None:
         raise ConfigError("--llm-retries must be >= 0 and --llm-timeout a finite number of seconds > 0")
 
 
+def _check_floors(c: ReplayConfig) -> None:
+    """Every declared field with a ``minimum`` or ``maximum`` (and its ``why``) within them."""
+    import dataclasses
+
+    from streamcue.loaders.strategies.base import bounded
+
+    for f in dataclasses.fields(c):
+        meta = f.metadata
+        if "minimum" in meta or "maximum" in meta:
+            flag = "--" + (meta.get("flag") or f.name).replace("_", "-")
+            bounded(getattr(c, f.name), flag, meta.get("minimum"), meta.get("maximum"), meta.get("why", ""),
+                    meta.get("off"))
+
+
 def _check_frames(c: ReplayConfig) -> None:
     from streamcue.loaders.strategies.base import Transport
 
-    if c.frame_side is not None and c.frame_side < 0 or c.frame_pixels is not None and c.frame_pixels < 4:
-        raise ConfigError("--frame-side must be >= 0 (0: full size) and --frame-pixels at least 4")
     if not 1 <= c.jpeg_quality <= 100:
         raise ConfigError(f"--jpeg-quality must be in 1-100, got {c.jpeg_quality}")
     if c.no_video and c.video_root is not None:
@@ -183,9 +203,12 @@ def _check_frames(c: ReplayConfig) -> None:
 def _check_strategy_options(c: ReplayConfig) -> None:
     flags = strategy_flags()
     names = {option.name: flag for flag, declared_ in flags.items() for _, option in declared_}
-    for name in c.strategy_options:
+    for name, value in c.strategy_options.items():
         if name not in names and name not in flags:
             raise ConfigError(f"unknown strategy option {name!r}; known: {', '.join(sorted(names))}")
+        for _, option in flags[names.get(name, name)]:  # each strategy's floor, where the flag is shared
+            if option.name == name or option.cli_flag == name:
+                option.check(value)
 
 
 # ------------------------------------------------------------------------------------------ selecting

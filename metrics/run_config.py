@@ -42,8 +42,8 @@ class RunConfig(ReplayConfig):
                                                "recorded.", flag="param", parse="params")
     bertscore: bool = declared(True, "livecook: compute BERTScore (needs the embed extra).",
                                flag="bertscore/--no-bertscore")
-    resamples: int = declared(2000, "Bootstrap resamples for the 95% intervals (over videos).")
-    seed: int = declared(0, "Seed of the bootstrap (recorded).")
+    resamples: int = declared(2000, "Bootstrap resamples for the 95% intervals (over videos), 1 to 100,000.")
+    seed: int = declared(0, "Seed of the bootstrap, 0 to 2**63 - 1 (recorded).")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -56,17 +56,17 @@ class RunConfig(ReplayConfig):
         get_benchmark(self.benchmark)
         if self.benchmark not in PROTOCOLS:
             raise ConfigError(f"no replay protocol for {self.benchmark}; known: {', '.join(PROTOCOLS)}")
-        if self.resamples < 1:
-            raise ConfigError("--resamples must be at least 1")
-        if self.judge is not None:
-            from streamcue.metrics.judges import JUDGES
-
-            known = (*JUDGES, *LLM_JUDGES)
-            if self.judge not in known:
-                raise ConfigError(f"unknown judge {self.judge!r}; known: {', '.join(dict.fromkeys(known))}")
+        _check_bootstrap(self)
+        _check_judge(self)
         if self.config_version is not None and self.config_version < 1:
             raise ConfigError(f"--config-version must be 1 or more, got {self.config_version}")
         self.metric_config()  # an unknown version or parameter: refused before any call
+
+    def bootstrap(self) -> Any:
+        """The bootstrap's settings (:class:`streamcue.metrics.bootstrap.BootstrapSettings`, which bounds them)."""
+        from streamcue.metrics.bootstrap import BootstrapSettings
+
+        return BootstrapSettings(resamples=self.resamples, seed=self.seed)
 
     def metric_config(self) -> Any:
         """The metric's versioned config with ``params`` applied (what the report records)."""
@@ -125,14 +125,40 @@ def run(config: RunConfig, out: str | Path, *, command: str | None = None) -> di
                       predictions=read_jsonl(out / "predictions.jsonl"), replay_report=replay_report,
                       run=_run_info(config, plan, replay_report, started, command), prompts=_prompts(protocol,
                                                                                                      replay_report),
-                      protocol=_protocol_info(config, protocol, replay_report), bootstrap=_bootstrap(config),
+                      protocol=_protocol_info(config, protocol, replay_report), bootstrap=config.bootstrap(),
                       evaluate_options=config.evaluate_options())
 
 
-def _bootstrap(config: RunConfig) -> Any:
+def _check_bootstrap(config: RunConfig) -> None:
+    """``--resamples`` and ``--seed`` within the bootstrap's bounds, refused when the run is configured (not after
+    every model call, when the intervals are drawn)."""
     from streamcue.metrics.bootstrap import BootstrapSettings
 
-    return BootstrapSettings(resamples=config.resamples, seed=config.seed)
+    for flag, name in (("--resamples", "resamples"), ("--seed", "seed")):
+        try:
+            BootstrapSettings(**{name: getattr(config, name)})
+        except ConfigError as error:
+            raise ConfigError(f"{flag} {getattr(config, name)}: {error}") from None
+
+
+def _check_judge(config: RunConfig) -> None:
+    """A known ``--judge``; ``--judge-llm-base-url`` / ``--judge-llm-model`` only where the metric calls an LLM
+    judge (elsewhere they would be ignored)."""
+    from streamcue.metrics import get_metric
+    from streamcue.metrics.judges import JUDGES
+    from streamcue.registry import get_benchmark
+
+    known = (*JUDGES, *LLM_JUDGES)
+    if config.judge is not None and config.judge not in known:
+        raise ConfigError(f"unknown judge {config.judge!r}; known: {', '.join(dict.fromkeys(known))}")
+    metric = get_metric(get_benchmark(config.benchmark).metric)
+    judge = config.judge or metric.default_judge
+    for flag, value in (("--judge-llm-base-url", config.judge_llm_base_url),
+                        ("--judge-llm-model", config.judge_llm_model)):
+        if value is not None and not (metric.uses_judge and judge in LLM_JUDGES):
+            where = (f"{config.benchmark}'s metric has no judge" if not metric.uses_judge
+                     else f"judge {judge} calls no LLM (use --judge {' or '.join(j for j in LLM_JUDGES)})")
+            raise ConfigError(f"{flag} is for an LLM judge; {where}, so it would be ignored")
 
 
 def _selection(plan: Any) -> Any:

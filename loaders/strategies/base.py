@@ -30,6 +30,7 @@ prompt version, the raw and parsed answer, latency, cache hit and retries, as on
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 import statistics
 import threading
@@ -45,7 +46,7 @@ from streamcue.prompts import Prompt, load_prompt
 
 __all__ = ["Asker", "VisionStrategy", "Option", "frame_parts", "dialogue_text", "user_content", "YES_NO", "TEXT",
            "ANSWER_FORMS", "Transport", "turn_content", "CallTrace", "tracing", "current_trace", "FRAME_LABELS",
-           "TRANSPORTS"]
+           "TRANSPORTS", "bounded", "LONGEST_STEP_S", "STEP_WHY"]
 
 YES_NO = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
           "required": ["answer"], "additionalProperties": False}
@@ -64,7 +65,8 @@ class Option:
 
     ``flag`` is the CLI flag (default ``--name`` with dashes); ``load`` turns the CLI value into the
     constructor's (e.g. a file of hints into a dict); ``report`` says whether the value goes into
-    replay_report.json's ``options``.
+    replay_report.json's ``options``. ``minimum`` / ``maximum`` bound a number, ``why`` says what a value past
+    them does (checked by :meth:`check` when a replay's configuration is made).
     """
 
     name: str
@@ -74,11 +76,40 @@ class Option:
     flag: str | None = None
     load: Callable[[Any], Any] | None = None
     report: bool = True
+    minimum: float | None = None
+    maximum: float | None = None
+    why: str = ""
 
     @property
     def cli_flag(self) -> str:
         return "--" + (self.flag or self.name.replace("_", "-"))
 
+    def check(self, value: Any) -> None:
+        """A :class:`ConfigError` naming the flag and the bound when ``value`` lies past ``minimum`` / ``maximum``."""
+        bounded(value, self.cli_flag, self.minimum, self.maximum, self.why)
+
+
+def bounded(value: Any, flag: str, minimum: float | None = None, maximum: float | None = None, why: str = "",
+            off: tuple[float, str] | None = None) -> None:
+    """Refuse a number ``value`` of ``flag`` below ``minimum`` or above ``maximum``, naming the bound and ``why``;
+    ``off`` (a value and its meaning, e.g. ``(0, "full size")``) is accepted as such; what is not a finite number
+    is left to the owner's own check."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return
+    if off and value == off[0]:
+        return
+    if minimum is not None and value < minimum:
+        extra = f" (or {off[0]:g}: {off[1]})" if off else ""
+        raise ConfigError(f"{flag} {value:g} is below its floor: the smallest accepted value is {minimum:g}{extra}"
+                          + (f" ({why})" if why else ""))
+    if maximum is not None and value > maximum:
+        raise ConfigError(f"{flag} {value:g} is above its ceiling: the largest accepted value is {maximum:g}"
+                          + (f" ({why})" if why else ""))
+
+
+#: The longest step a strategy may take (``--every-s``, ``--mistake-every-s``), and why.
+LONGEST_STEP_S = 600.0
+STEP_WHY = "a step at least every 10 minutes: a record shorter than a longer period is never answered"
 
 FRAME_LABELS = ("seconds", "clock", "none")
 TRANSPORTS = ("frames", "video_url")

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from streamcue.loaders.replay import Frame, positive
-from streamcue.loaders.strategies.base import Option
+from streamcue.loaders.strategies.base import LONGEST_STEP_S, STEP_WHY, Option
 
 __all__ = ["PeriodicBaseline"]
 
@@ -21,8 +21,9 @@ class PeriodicBaseline:
     name = "periodic"
     help = "blind floor: a fixed answer every --every-s seconds (sees nothing, no endpoint)"
     applies = {"interval_qa": None, "dense_caption": None, "guidance": None}
-    options = (Option("every_s", float, 30.0, "seconds between steps"),
-               Option("mistake_every_s", float, 120.0, "seconds between generic mistakes (guidance)"))
+    options = (Option("every_s", float, 30.0, "seconds between steps", maximum=LONGEST_STEP_S, why=STEP_WHY),
+               Option("mistake_every_s", float, 120.0, "seconds between generic mistakes (guidance)",
+                      maximum=LONGEST_STEP_S, why=STEP_WHY))
     needs_endpoint = False
     latency_s = 0.0
 

@@ -31,7 +31,9 @@ class Polling(VisionStrategy):
     help = "ESTP-Bench polling: 'right time to answer?' at --poll-hz, then the answer"
     applies = {"interval_qa": None, "dense_caption": None, "active_item": ("streamingbench",)}
     options = (Option("hz", float, 0.175, "polls per second (ESTP-Bench: 0.175; StreamingBench: 1)",
-                      flag="poll-hz"),)
+                      flag="poll-hz", minimum=0.01,
+                      why="the polling frequency must give a poll at least every 100 s: a question asked less than "
+                          "one period before its record ends is never polled, and the run asks nothing"),)
     WHEN, ANSWER = "polling_when.v1", "polling_answer.v1"
 
     def __init__(self, settings: Any = None, *, kind: str, hz: float = 0.175, **options: Any) -> None:

@@ -44,7 +44,8 @@ class ResponseInLast(VisionStrategy):
     name = "response-in-last"
     help = "ESTP-Bench response-in-last: one call after the clip, '[frame index] answer' lines"
     applies = {"interval_qa": None}
-    options = (Option("max_frames", int, 64, "frames shown in the one call (spread uniformly over the clip)"),)
+    options = (Option("max_frames", int, 64, "frames shown in the one call (spread uniformly over the clip)",
+                      minimum=1, why="the one call must see a frame"),)
     PROMPT = "response_in_last.v1"
 
     def __init__(self, settings: Any = None, *, kind: str, max_frames: int = 64, **options: Any) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from streamcue.loaders.replay import Episode, Frame, positive
-from streamcue.loaders.strategies.base import TEXT, Option, VisionStrategy
+from streamcue.loaders.strategies.base import LONGEST_STEP_S, STEP_WHY, TEXT, Option, VisionStrategy
 
 __all__ = ["SelfCheck"]
 
@@ -27,7 +27,7 @@ class SelfCheck(VisionStrategy):
     name = "self-check"
     help = "VSAS-Bench self-check: re-caption only when the last caption no longer holds"
     applies = {"dense_caption": None}
-    options = (Option("every_s", float, 1.0, "seconds between steps"),)
+    options = (Option("every_s", float, 1.0, "seconds between steps", maximum=LONGEST_STEP_S, why=STEP_WHY),)
     CHECK, ANSWER = "self_check.v1", "polling_answer.v1"
 
     def __init__(self, settings: Any = None, *, kind: str = "dense_caption", every_s: float = 1.0,

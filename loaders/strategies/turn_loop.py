@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.loaders.replay import Episode, Frame, positive
-from streamcue.loaders.strategies.base import Option, VisionStrategy
+from streamcue.loaders.strategies.base import LONGEST_STEP_S, STEP_WHY, Option, VisionStrategy
 
 __all__ = ["TurnLoop", "FINISHED", "load_hints"]
 
@@ -57,7 +57,7 @@ class TurnLoop(VisionStrategy):
     name = "turn-loop"
     help = "LiveCook: 'instruction completed?' then 'mistake?' every --every-s seconds"
     applies = {"guidance": None}
-    options = (Option("every_s", float, 5.0, "seconds between steps"),
+    options = (Option("every_s", float, 5.0, "seconds between steps", maximum=LONGEST_STEP_S, why=STEP_WHY),
                Option("hints", Path, None, "LiveCook's typical mistakes per instruction, shown with the mistake "
                       "question: the mistake_summaries.jsonl of `build livecook-summaries`, or a JSON object "
                       "{instruction text: hint}.", flag="mistake-hints", load=lambda path: load_hints(path),
