@@ -3,7 +3,8 @@ run here, as written, in a folder beside ``../shared`` (``RUN``), inside a block
 ``<!-- ... -->`` marker that test reads: ``RUN_BY_MARKER``), or named in ``CANNOT_RUN_HERE`` with the reason it
 cannot run in a test (real videos, a real model server with real weights, a real Label Studio deployment with
 annotated tasks, the Hub). A command in none of them fails, naming its page and line, so a new doc line is either
-run or its reason written down. One test per command and page line."""
+run or its reason written down. One test per command and page line; and every ``tests/FILE.py::test`` a page
+names as its evidence exists."""
 
 from __future__ import annotations
 
@@ -167,3 +168,17 @@ def test_the_lists_name_only_what_the_docs_show():
         path, name = test.split("::")
         source = (REPO / path).read_text(encoding="utf-8")
         assert f"def {name}(" in source and marker.split(":")[0] in source, test
+
+
+def test_every_test_the_docs_name_exists():
+    """A page that names ``tests/FILE.py`` or ``tests/FILE.py::test_name`` as its evidence names a file and a test
+    that exist, so a renamed or removed test cannot leave a claim without its proof."""
+    missing = []
+    for page in PAGES:
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            for hit in re.finditer(r"(tests/[\w/]+\.py)(?:::(\w+))?", line):
+                path = REPO / hit.group(1)
+                if not path.is_file() or (hit.group(2) and not re.search(
+                        rf"^\s*(?:async )?def {hit.group(2)}\(", path.read_text(encoding="utf-8"), re.M)):
+                    missing.append(f"{page.relative_to(REPO)}:{number}: {hit.group(0)}")
+    assert missing == []
