@@ -4,7 +4,7 @@ run here, as written, in a folder beside ``../shared`` (``RUN``), inside a block
 cannot run in a test (real videos, a real model server with real weights, a real Label Studio deployment with
 annotated tasks, the Hub). A command in none of them fails, naming its page and line, so a new doc line is either
 run or its reason written down. One test per command and page line; and every ``tests/FILE.py::test`` a page
-names as its evidence exists."""
+names as its evidence exists, and every option a doc command shows (run or not) is one its command declares."""
 
 from __future__ import annotations
 
@@ -182,3 +182,27 @@ def test_every_test_the_docs_name_exists():
                         rf"^\s*(?:async )?def {hit.group(2)}\(", path.read_text(encoding="utf-8"), re.M)):
                     missing.append(f"{page.relative_to(REPO)}:{number}: {hit.group(0)}")
     assert missing == []
+
+
+def test_every_option_a_doc_command_shows_is_one_its_command_declares():
+    """Also the commands that cannot run here: their subcommands and options are those of the CLI (read from its
+    command tree, in-process), so a renamed or removed option cannot stay in the docs."""
+    import click
+
+    from streamcue.cli.main import COMMANDS as TOP, _command
+
+    wrong = []
+    for page, line, command, _ in COMMANDS:
+        words = re.sub(r"[\[\]]", " ", command).split()[1:]
+        assert words[0] in TOP, f"{page}:{line}: no command {words[0]!r}"
+        cmd, i = _command(words[0]), 0
+        while hasattr(cmd, "list_commands") and i < len(words):
+            sub = cmd.get_command(click.Context(cmd), words[i])
+            if sub is None:
+                wrong.append(f"{page}:{line}: {cmd.name} has no command {words[i]!r}")
+                break
+            cmd, i = sub, i + 1
+        known = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
+        wrong += [f"{page}:{line}: {cmd.name} has no option {w}" for w in words[i:]
+                  if w.startswith("--") and w.split("=")[0] not in known]
+    assert wrong == []
