@@ -8,6 +8,7 @@ names as its evidence exists, and every option a doc command shows (run or not) 
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import subprocess
@@ -39,7 +40,15 @@ RUN = (
     "streamcue build streamingbench --questions ../shared/data/streamingbench --out out/sb-real --subset real",
     "streamcue build ego4d --goalstep ../shared/data/ego4d_goalstep/data/goalstep_valid.json --out out/ego4d",
     "streamcue schema guidance",
+    "streamcue evaluate estp-f1 --gt out/ego4d/interval_qa.jsonl --pred runs/poll/predictions.jsonl",
+    "streamcue evaluate ovo-bench --gt out/ovo --pred runs/ovo/predictions.jsonl",
+    "streamcue evaluate streamingbench --gt out/sb --pred runs/sb/predictions.jsonl",
 )
+# what a replay would write (it needs videos and a model): the metric's own example predictions
+# (``example_predictions(gt)``, as the contract tests score them) for the first records of the build
+PREDICTIONS = {"runs/poll/predictions.jsonl": ("estp-f1", "out/ego4d/interval_qa.jsonl"),
+               "runs/ovo/predictions.jsonl": ("ovo-bench", "out/ovo/mc_question.jsonl"),
+               "runs/sb/predictions.jsonl": ("streamingbench", "out/sb/mc_question.jsonl")}
 
 # a block under one of these markers is run as written by the named test (which reads the same marker)
 RUN_BY_MARKER = {
@@ -53,7 +62,7 @@ RUN_BY_MARKER = {
 }
 
 VIDEOS_AND_MODEL = "needs the benchmark's videos under /data and a real model server with real weights"
-AFTER_MODEL = "scores or compares the output of a run that needs videos and a real model server"
+AFTER_MODEL = "compares the run folders of runs that need videos and a real model server"
 LABEL_STUDIO = "needs a real Label Studio deployment whose tasks people annotated"
 MODEL = "needs a real model server with real weights (the stub's canned answers build nothing meaningful)"
 TEMPLATE = "a template: FILE, pred.jsonl, traces.jsonl... are the reader's own files"
@@ -63,7 +72,9 @@ CANNOT_RUN_HERE = (
     (r"streamcue run livecook ORG/NAME@v1\.0\.0 ", "needs the release on the Hub (a local Hub serves it to "
      "tests/test_open_records.py::test_a_hub_dataset_at_a_revision)"),
     (r"streamcue (replay|run) ", VIDEOS_AND_MODEL),
-    (r"streamcue evaluate \S+ --gt out/\S+ --pred runs/", AFTER_MODEL),
+    (r"streamcue evaluate livecook --gt out/cc4d/guidance\.jsonl --pred runs/cook/", "its default BERTScore pass "
+     "loads a sentence model (80 s on 2 cores); tests/test_contracts.py::test_every_metric_keeps_the_contract "
+     "scores livecook's example predictions"),
     (r"streamcue compare runs/", AFTER_MODEL),
     (r"streamcue evaluate \S+ +--gt \S+ +--pred pred\.jsonl", TEMPLATE),
     (r"streamcue evaluate reasoning --gt traces\.jsonl", TEMPLATE),
@@ -128,10 +139,22 @@ def _run(root: str, command: str) -> subprocess.CompletedProcess:
     for before in RUN[:RUN.index(command)]:  # what it reads, first (each runs once)
         if "--out" in before and _run(root, before).returncode:
             break
+    for path, (metric, gt) in PREDICTIONS.items():
+        if path in command:
+            _predictions(_work(root), path, metric, gt)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
            "STREAMCUE_NO_PROGRESS": "1", "STREAMCUE_CACHE_DIR": f"{root}/cache", "HF_HUB_OFFLINE": "1"}
     return subprocess.run(["bash", "-euo", "pipefail", "-c", command], cwd=_work(root), env=env,
                           capture_output=True, text=True, timeout=300)
+
+
+def _predictions(work: Path, path: str, metric: str, gt: str) -> None:
+    from streamcue.io import read_jsonl, write_jsonl
+    from streamcue.metrics.registry import METRICS
+
+    module = importlib.import_module(METRICS[metric].entry.partition(":")[0])
+    (work / path).parent.mkdir(parents=True, exist_ok=True)
+    write_jsonl(work / path, module.example_predictions(read_jsonl(work / gt)[:50]))
 
 
 @pytest.fixture(scope="module")
