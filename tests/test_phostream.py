@@ -1,0 +1,125 @@
+"""PhoStream: the builder's counts, the metric against the official scorer (run as a subprocess), the export,
+the schedules."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from streamcue.dataset_builders.output import run_builder
+from streamcue.dataset_builders.phostream import Config
+from streamcue.dataset_builders.registry import get_builder
+from streamcue.io import read_jsonl, write_json, write_jsonl
+from streamcue.loaders.protocols.phostream import PROTOCOL, SCHEDULES, call_seconds, question_text
+from streamcue.metrics.configs import load_config
+from streamcue.metrics.phostream import clock, run
+from tests.conftest import SHARED_DATA
+
+DATA = SHARED_DATA / "phostream"
+OFFICIAL = DATA / "official"
+needs_data = pytest.mark.skipif(not (DATA / "phostream_annotations.json").is_file(),
+                                reason="../shared/data/phostream is not here")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("phostream") / "built"
+    result, report = run_builder(get_builder("phostream"), Config(DATA / "phostream_annotations.json"), out)
+    return result, report, out
+
+
+@needs_data
+def test_the_build_has_the_sources_videos_and_questions(built):
+    result, report, _ = built
+    assert result.counts == {"active_item": 5572, "video": 578}
+    details = report.details
+    assert details["videos"] == 578
+    assert details["by_time_type"] == {"instant": 1647, "backward": 1123, "forward": 2802}
+    assert details["by_capability"] == {
+        "UI & Digital Interface Navigation": 1235, "Action & Activity Recognition": 1032,
+        "Audio-Visual Association": 968, "Fine-grained Visual Perception": 861, "Physical & Causal Reasoning": 360,
+        "Visual Text Understanding (OCR)": 352, "Scene & Context Understanding": 253,
+        "Temporal & Procedural Understanding": 225, "Social & Emotional Intelligence": 222,
+        "Entity & Knowledge Retrieval": 64}
+
+
+def _crafted(record: dict, k: int) -> list[dict]:
+    """Responses that reach every branch of the official rule, chosen by the question's position ``k``."""
+    t_q, t_a = record["query_time_s"], record["target"]["t_s"]
+    cases = [
+        [{"t_s": t_q, "text": "Got it, I'll let you know at that moment."}, {"t_s": t_a + 0.7, "text": "now"}],
+        [{"t_s": t_q, "text": "an answer at question time"}],                     # forward: the acknowledgement
+        [{"t_s": max(t_q, t_a - 1), "text": "early"}, {"t_s": t_a + 1, "text": "second"}],
+        [{"t_s": t_a, "text": "Silent"}, {"t_s": t_a, "text": " OK "}],            # placeholders only
+        [{"t_s": t_a + 2, "text": "at the window's end"}],                         # late unless forward
+        [{"t_s": t_a + 3, "text": "after the window"}],
+        [{"t_s": t_a, "text": record["target"]["text"]}, {"t_s": t_a, "text": "a second one, same second"}],
+        [],
+    ]
+    return cases[k % len(cases)]
+
+
+def _run_folder(tmp: Path, built_out: Path, videos: int) -> Path:
+    """A run folder (the files ``streamcue export`` reads) of the first ``videos`` videos, with crafted answers;
+    the last video's items have no prediction."""
+    items = read_jsonl(built_out / "active_item.jsonl")
+    kept = list(dict.fromkeys(r["video_id"] for r in items))[:videos]
+    played = [r for r in items if r["video_id"] in kept]
+    run_dir = tmp / "run"
+    write_jsonl(run_dir / "played" / "active_item.jsonl", played)
+    write_jsonl(run_dir / "played" / "videos.jsonl",
+                [v for v in read_jsonl(built_out / "videos.jsonl") if v["video_id"] in kept])
+    preds = [{"item_id": r["item_id"], "responses": _crafted(r, k)} for k, r in enumerate(played)
+             if r["video_id"] != kept[-1]]
+    write_jsonl(run_dir / "predictions.jsonl", preds)
+    write_json(run_dir / "results.json", {"benchmark": {"name": "phostream"}, "model": {"name": "crafted"}})
+    return run_dir
+
+
+def _official(response_file: Path, out: Path) -> tuple[dict, list[dict]]:
+    """The official scorer's score-only mode on ``response_file``: its summary and per-question rows."""
+    subprocess.run([sys.executable, str(OFFICIAL / "run_stream_eval.py"), "--model-name", "m", "--run-id", "r",
+                    "--skip-inference", "--model-output", str(response_file), "--disable-llm-judge",
+                    "--output-dir", str(out)], check=True, capture_output=True, timeout=300)
+    scoring = out / "m_r" / "scoring"
+    summary = json.loads((scoring / "result_summary.json").read_text())
+    summary.pop("model_name")
+    return summary, read_jsonl(scoring / "result_details.jsonl")
+
+
+@needs_data
+def test_the_metric_agrees_with_the_official_scorer_on_crafted_answers(built, tmp_path):
+    run_dir = _run_folder(tmp_path, built[2], videos=12)
+    exported = tmp_path / "exported"
+    subprocess.run([sys.executable, "-m", "streamcue", "export", str(run_dir), "--out", str(exported)], check=True,
+                   capture_output=True, timeout=300)
+    written = json.loads((exported / "export.json").read_text())
+    assert written["files"] == ["crafted.jsonl"] and "--disable-llm-judge" in written["official_command"]
+    summary, details = _official(exported / "crafted.jsonl", tmp_path / "official")
+
+    report = run(run_dir / "played" / "active_item.jsonl", run_dir / "predictions.jsonl", load_config("phostream"),
+                 None)
+    assert report["overall"]["official"] == summary
+    items = list(report["per_item"].values())
+    assert len(details) == len(items)
+    for row, item in zip(details, items):
+        assert (row["category"], row["score"], row["response_time"], row["response"]) == \
+               (item["category"], item["score"], clock(item["response_time_s"]), item["response"])
+    categories = {item["category"] for item in items}
+    assert categories == {"EarlyResponse", "NoResponse", "LateResponse", "Error (no LLM)"}, "a branch is not reached"
+
+
+def test_the_default_schedule_reads_no_gold_time():
+    record = {"query_time_s": 10.0, "group": "forward", "target": {"t_s": 30.0, "text": "x"}, "question": "q?"}
+    moved = {**record, "target": {"t_s": 50.0, "text": "x"}}
+    assert call_seconds(record, 60.0) == call_seconds(moved, 60.0) == list(range(10, 61))
+    assert call_seconds(record, 60.0, "official-sparse") == [10, 11, 30, 31]
+    assert call_seconds(moved, 60.0, "official-sparse") == [10, 11, 50, 51]
+    assert call_seconds({**record, "target": {"t_s": 11.0, "text": "x"}}, 60.0, "official-sparse") == [10, 11, 12]
+    assert call_seconds({**record, "group": "instant"}, 60.0, "official-sparse") == [10]
+    assert PROTOCOL.schedule == "every-chunk" and set(SCHEDULES) == {"every-chunk", "official-sparse"}
+    assert question_text(record) == "Question: q?\n"
