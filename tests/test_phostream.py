@@ -10,9 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from streamcue.dataset_builders.output import run_builder
-from streamcue.dataset_builders.phostream import Config
-from streamcue.dataset_builders.registry import get_builder
 from streamcue.io import read_jsonl, write_json, write_jsonl
 from streamcue.loaders.protocols.phostream import PROTOCOL, SCHEDULES, call_seconds, question_text
 from streamcue.metrics.configs import load_config
@@ -27,16 +24,19 @@ needs_data = pytest.mark.skipif(not (DATA / "phostream_annotations.json").is_fil
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
+    """The page's build command, run."""
     out = tmp_path_factory.mktemp("phostream") / "built"
-    result, report = run_builder(get_builder("phostream"), Config(DATA / "phostream_annotations.json"), out)
-    return result, report, out
+    subprocess.run([sys.executable, "-m", "streamcue", "build", "phostream", "--annotations",
+                    str(DATA / "phostream_annotations.json"), "--out", str(out)], check=True, capture_output=True,
+                   timeout=300)
+    return json.loads((out / "build_report.json").read_text()), out
 
 
 @needs_data
 def test_the_build_has_the_sources_videos_and_questions(built):
-    result, report, _ = built
-    assert result.counts == {"active_item": 5572, "video": 578}
-    details = report.details
+    report, _ = built
+    assert report["counts"] == {"active_item": 5572, "video": 578}
+    details = report["details"]
     assert details["videos"] == 578
     assert details["by_time_type"] == {"instant": 1647, "backward": 1123, "forward": 2802}
     assert details["by_capability"] == {
@@ -93,7 +93,7 @@ def _official(response_file: Path, out: Path) -> tuple[dict, list[dict]]:
 
 @needs_data
 def test_the_metric_agrees_with_the_official_scorer_on_crafted_answers(built, tmp_path):
-    run_dir = _run_folder(tmp_path, built[2], videos=12)
+    run_dir = _run_folder(tmp_path, built[1], videos=12)
     exported = tmp_path / "exported"
     subprocess.run([sys.executable, "-m", "streamcue", "export", str(run_dir), "--out", str(exported)], check=True,
                    capture_output=True, timeout=300)
@@ -123,3 +123,16 @@ def test_the_default_schedule_reads_no_gold_time():
     assert call_seconds({**record, "group": "instant"}, 60.0, "official-sparse") == [10]
     assert PROTOCOL.schedule == "every-chunk" and set(SCHEDULES) == {"every-chunk", "official-sparse"}
     assert question_text(record) == "Question: q?\n"
+
+
+@needs_data
+def test_a_run_is_refused_in_one_line_until_a_strategy_plays_phostream(built, tmp_path):
+    """No replay strategy declares PhoStream's active_item records yet (docs/benchmarks/phostream.md, Protocol)."""
+    from streamcue.loaders.strategies import applicable
+
+    assert applicable("active_item", "phostream") == []
+    done = subprocess.run([sys.executable, "-m", "streamcue", "run", "phostream", str(built[1]), "--out",
+                           str(tmp_path / "run"), "--no-video", "--limit", "2", "--llm-base-url",
+                           "http://127.0.0.1:9/v1", "--llm-model", "stub"], capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and "not active_item records of phostream" in done.stderr + done.stdout
+    assert "Traceback" not in done.stderr and not (tmp_path / "run").exists()
