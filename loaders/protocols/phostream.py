@@ -36,7 +36,11 @@ __all__ = ["PhoStream", "PROTOCOL", "SCHEDULES", "SYSTEM_PROMPT", "CHUNK_S", "FP
 SYSTEM_PROMPT = "phostream_official_system.v1"
 #: The official runner's defaults: ``--chunk-seconds``, ``--model-video-fps``, ``max_video_length_in_seconds``,
 #: ``--active-window`` and the prompt's ``silent_word``.
-CHUNK_S, FPS, CONTEXT_S, ANSWER_WINDOW_S, SILENT = 1.0, 2.0, 60.2, 2, "silent"
+CHUNK_S = 1.0
+FPS = 2.0
+CONTEXT_S = 60.2
+ANSWER_WINDOW_S = 2
+SILENT = "silent"
 #: Schedule name -> what it reads (results.json and the docs page state the one a run used).
 SCHEDULES = {"every-chunk": "every 1 s chunk from the question to the end of the video; reads no gold time",
              "official-sparse": "the question's second, and the 2 s after a forward question's gold proactive "
