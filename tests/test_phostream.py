@@ -136,3 +136,60 @@ def test_a_run_is_refused_in_one_line_until_a_strategy_plays_phostream(built, tm
                            "http://127.0.0.1:9/v1", "--llm-model", "stub"], capture_output=True, text=True, timeout=300)
     assert done.returncode != 0 and "not active_item records of phostream" in done.stderr + done.stdout
     assert "Traceback" not in done.stderr and not (tmp_path / "run").exists()
+
+
+def _seconds(clock_text: str) -> int:
+    minutes, seconds = clock_text.split(":")[-2:]
+    return int(minutes) * 60 + int(seconds)
+
+
+def test_the_official_sparse_schedule_is_the_official_runners(tmp_path):
+    """The official runner itself (its inference loop, against a stub server on 127.0.0.1; no video is needed: it
+    plays a missing file's 1 s chunks as paths) asks in the seconds ``call_seconds(..., "official-sparse")`` gives;
+    the metric scores its responses as the official scorer does."""
+    import yaml
+
+    from streamcue.testing.stub_llm import StubLLMServer
+
+    annotations = [{"video_path": "v/one.mp4", "verified_responses": [
+        {"user_query": "When the kettle boils, tell me.", "timestamp_question": "00:05", "time_type": "forward",
+         "response": "It is boiling now.", "capability": "Action & Activity Recognition",
+         "timestamp_proactive": "00:20"},
+        {"user_query": "What colour is the cup?", "timestamp_question": "00:12", "time_type": "instant",
+         "response": "Red.", "capability": "Fine-grained Visual Perception"},
+        {"user_query": "Remind me when the toast pops.", "timestamp_question": "00:25", "time_type": "forward",
+         "response": "The toast is up.", "capability": "Action & Activity Recognition",
+         "timestamp_proactive": "00:26"}]}]
+    write_json(tmp_path / "ann.json", annotations)
+    built = tmp_path / "built"
+    subprocess.run([sys.executable, "-m", "streamcue", "build", "phostream", "--annotations", str(tmp_path / "ann.json"),
+                    "--out", str(built)], check=True, capture_output=True, timeout=300)
+    items = read_jsonl(built / "active_item.jsonl")
+    replies = iter(["Silent", "Got it.", "Red.", "It is boiling now.", "ok", "The toast is up."] * 10)
+    with StubLLMServer(lambda body: next(replies)) as server:
+        config = yaml.safe_load((OFFICIAL / "config.yaml").read_text())
+        config["benchmarks"] = {"phostream": {"path": str(tmp_path / "ann.json")}}
+        config["models"] = {"stub": {"backend": "openai_compatible", "api_base": server.base_url, "api_key": "",
+                                     "model": "stub-model", "video_transport": "path", "max_new_tokens": 16,
+                                     "timeout": 30, "max_retries": 1}}
+        (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, allow_unicode=True))
+        subprocess.run([sys.executable, str(OFFICIAL / "run_stream_eval.py"), "--config", str(tmp_path / "config.yaml"),
+                        "--model-name", "stub", "--run-id", "r", "--disable-llm-judge", "--output-dir",
+                        str(tmp_path / "official"), "--video-root", str(tmp_path), "--chunk-cache-root",
+                        str(tmp_path / "chunks")], check=True, capture_output=True, timeout=300)
+    root = tmp_path / "official" / "stub_r"
+    played = read_jsonl(root / "inference" / "all_benchmarks.jsonl")[0]["responses"]
+    asked = sorted(_seconds(r["timestamp"]) for r in played)
+    duration = max(r["query_time_s"] for r in items) + 10  # the runner's duration of a video it cannot probe
+    assert asked == sorted({t for r in items for t in call_seconds(r, duration, "official-sparse")})
+
+    preds = [{"item_id": items[0]["item_id"], "responses": [{"t_s": _seconds(r["timestamp"]), "text": r["response"]}
+                                                            for r in played]}]
+    write_jsonl(tmp_path / "gt.jsonl", items)
+    write_jsonl(tmp_path / "pred.jsonl", preds)
+    report = run(tmp_path / "gt.jsonl", tmp_path / "pred.jsonl", load_config("phostream"), None)
+    summary = json.loads((root / "scoring" / "result_summary.json").read_text())
+    summary.pop("model_name")
+    assert report["overall"]["official"] == summary
+    details = read_jsonl(root / "scoring" / "result_details.jsonl")
+    assert [d["category"] for d in details] == [i["category"] for i in report["per_item"].values()]
