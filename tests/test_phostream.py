@@ -162,8 +162,8 @@ def test_the_official_sparse_schedule_is_the_official_runners(tmp_path):
          "timestamp_proactive": "00:26"}]}]
     write_json(tmp_path / "ann.json", annotations)
     built = tmp_path / "built"
-    subprocess.run([sys.executable, "-m", "streamcue", "build", "phostream", "--annotations", str(tmp_path / "ann.json"),
-                    "--out", str(built)], check=True, capture_output=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "streamcue", "build", "phostream", "--annotations",
+                    str(tmp_path / "ann.json"), "--out", str(built)], check=True, capture_output=True, timeout=300)
     items = read_jsonl(built / "active_item.jsonl")
     replies = iter(["Silent", "Got it.", "Red.", "It is boiling now.", "ok", "The toast is up."] * 10)
     with StubLLMServer(lambda body: next(replies)) as server:
