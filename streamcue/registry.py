@@ -121,6 +121,12 @@ _STREAMBENCH = """@article{xiong2025streamchat,
   title = {{OASIS}: {StreamBench} in a unified question format (metadata/eval\\_streambench.json)},
   howpublished = {\\url{https://github.com/Solus-sano/OASIS}}
 }"""
+_PHOSTREAM = """@inproceedings{phostream2026,
+  title = {{PhoStream}: Benchmarking Real-World Streaming for Omnimodal Assistants in Mobile Scenarios},
+  booktitle = {Proceedings of the International Conference on Machine Learning (ICML)},
+  year = {2026},
+  howpublished = {\\url{https://github.com/Lucky-Lance/PhoStream}}
+}"""
 
 #: name (``streamcue build``'s source, a video record's ``source``) -> source. Literal on purpose.
 SOURCES: dict[str, Source] = {
@@ -166,6 +172,10 @@ SOURCES: dict[str, Source] = {
         "streambench", "StreamBench", "MIT", True,
         "StreamBench (StreamChat) MIT; OASIS's unified question file MIT; videos are not redistributed",
         _STREAMBENCH, "https://github.com/hmxiong/StreamChat", "streambench"),
+    "phostream": Source(
+        "phostream", "PhoStream", "MIT", True,
+        "annotations MIT (LICENSE_PhoStream_MIT); videos (YouTube, EgoBlind, recordings) are not redistributed",
+        _PHOSTREAM, "https://github.com/Lucky-Lance/PhoStream", "phostream"),
 }
 
 #: name (the CLI spelling) -> benchmark. Literal on purpose: the list of benchmarks is read here.
@@ -214,6 +224,9 @@ BENCHMARKS: dict[str, Benchmark] = {
     "streambench": Benchmark(
         "streambench", "StreamBench", ("open_question",), ("streambench",), "streambench", "streambench",
         "docs/benchmarks/streambench.md", _STREAMBENCH, "https://github.com/hmxiong/StreamChat"),
+    "phostream": Benchmark(
+        "phostream", "PhoStream", ("active_item",), ("phostream",), "phostream", "phostream",
+        "docs/benchmarks/phostream.md", _PHOSTREAM, "https://github.com/Lucky-Lance/PhoStream"),
 }
 
 

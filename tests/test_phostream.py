@@ -1,0 +1,195 @@
+"""PhoStream: the builder's counts, the metric against the official scorer (run as a subprocess), the export,
+the schedules."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from streamcue.io import read_jsonl, write_json, write_jsonl
+from streamcue.loaders.protocols.phostream import PROTOCOL, SCHEDULES, call_seconds, question_text
+from streamcue.metrics.configs import load_config
+from streamcue.metrics.phostream import clock, run
+from tests.conftest import SHARED_DATA
+
+DATA = SHARED_DATA / "phostream"
+OFFICIAL = DATA / "official"
+needs_data = pytest.mark.skipif(not (DATA / "phostream_annotations.json").is_file(),
+                                reason="../shared/data/phostream is not here")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The page's build command, run."""
+    out = tmp_path_factory.mktemp("phostream") / "built"
+    subprocess.run([sys.executable, "-m", "streamcue", "build", "phostream", "--annotations",
+                    str(DATA / "phostream_annotations.json"), "--out", str(out)], check=True, capture_output=True,
+                   timeout=300)
+    return json.loads((out / "build_report.json").read_text()), out
+
+
+@needs_data
+def test_the_build_has_the_sources_videos_and_questions(built):
+    report, _ = built
+    assert report["counts"] == {"active_item": 5572, "video": 578}
+    details = report["details"]
+    assert details["videos"] == 578
+    assert details["by_time_type"] == {"instant": 1647, "backward": 1123, "forward": 2802}
+    assert details["by_capability"] == {
+        "UI & Digital Interface Navigation": 1235, "Action & Activity Recognition": 1032,
+        "Audio-Visual Association": 968, "Fine-grained Visual Perception": 861, "Physical & Causal Reasoning": 360,
+        "Visual Text Understanding (OCR)": 352, "Scene & Context Understanding": 253,
+        "Temporal & Procedural Understanding": 225, "Social & Emotional Intelligence": 222,
+        "Entity & Knowledge Retrieval": 64}
+
+
+def _crafted(record: dict, k: int) -> list[dict]:
+    """Responses that reach every branch of the official rule, chosen by the question's position ``k``."""
+    t_q, t_a = record["query_time_s"], record["target"]["t_s"]
+    cases = [
+        [{"t_s": t_q, "text": "Got it, I'll let you know at that moment."}, {"t_s": t_a + 0.7, "text": "now"}],
+        [{"t_s": t_q, "text": "an answer at question time"}],                     # forward: the acknowledgement
+        [{"t_s": max(t_q, t_a - 1), "text": "early"}, {"t_s": t_a + 1, "text": "second"}],
+        [{"t_s": t_a, "text": "Silent"}, {"t_s": t_a, "text": " OK "}],            # placeholders only
+        [{"t_s": t_a + 2, "text": "at the window's end"}],                         # late unless forward
+        [{"t_s": t_a + 3, "text": "after the window"}],
+        [{"t_s": t_a, "text": record["target"]["text"]}, {"t_s": t_a, "text": "a second one, same second"}],
+        [],
+    ]
+    return cases[k % len(cases)]
+
+
+def _run_folder(tmp: Path, built_out: Path, videos: int) -> Path:
+    """A run folder (the files ``streamcue export`` reads) of the first ``videos`` videos, with crafted answers;
+    the last video's items have no prediction."""
+    items = read_jsonl(built_out / "active_item.jsonl")
+    kept = list(dict.fromkeys(r["video_id"] for r in items))[:videos]
+    played = [r for r in items if r["video_id"] in kept]
+    run_dir = tmp / "run"
+    write_jsonl(run_dir / "played" / "active_item.jsonl", played)
+    write_jsonl(run_dir / "played" / "videos.jsonl",
+                [v for v in read_jsonl(built_out / "videos.jsonl") if v["video_id"] in kept])
+    preds = [{"item_id": r["item_id"], "responses": _crafted(r, k)} for k, r in enumerate(played)
+             if r["video_id"] != kept[-1]]
+    write_jsonl(run_dir / "predictions.jsonl", preds)
+    write_json(run_dir / "results.json", {"benchmark": {"name": "phostream"}, "model": {"name": "crafted"}})
+    return run_dir
+
+
+def _official(response_file: Path, out: Path) -> tuple[dict, list[dict]]:
+    """The official scorer's score-only mode on ``response_file``: its summary and per-question rows."""
+    subprocess.run([sys.executable, str(OFFICIAL / "run_stream_eval.py"), "--model-name", "m", "--run-id", "r",
+                    "--skip-inference", "--model-output", str(response_file), "--disable-llm-judge",
+                    "--output-dir", str(out)], check=True, capture_output=True, timeout=300)
+    scoring = out / "m_r" / "scoring"
+    summary = json.loads((scoring / "result_summary.json").read_text())
+    summary.pop("model_name")
+    return summary, read_jsonl(scoring / "result_details.jsonl")
+
+
+@needs_data
+def test_the_metric_agrees_with_the_official_scorer_on_crafted_answers(built, tmp_path):
+    run_dir = _run_folder(tmp_path, built[1], videos=12)
+    exported = tmp_path / "exported"
+    subprocess.run([sys.executable, "-m", "streamcue", "export", str(run_dir), "--out", str(exported)], check=True,
+                   capture_output=True, timeout=300)
+    written = json.loads((exported / "export.json").read_text())
+    assert written["files"] == ["crafted.jsonl"] and "--disable-llm-judge" in written["official_command"]
+    summary, details = _official(exported / "crafted.jsonl", tmp_path / "official")
+
+    report = run(run_dir / "played" / "active_item.jsonl", run_dir / "predictions.jsonl", load_config("phostream"),
+                 None)
+    assert report["overall"]["official"] == summary
+    items = list(report["per_item"].values())
+    assert len(details) == len(items)
+    for row, item in zip(details, items):
+        assert (row["category"], row["score"], row["response_time"], row["response"]) == \
+               (item["category"], item["score"], clock(item["response_time_s"]), item["response"])
+    categories = {item["category"] for item in items}
+    assert categories == {"EarlyResponse", "NoResponse", "LateResponse", "Error (no LLM)"}, "a branch is not reached"
+
+
+def test_the_default_schedule_reads_no_gold_time():
+    record = {"query_time_s": 10.0, "group": "forward", "target": {"t_s": 30.0, "text": "x"}, "question": "q?"}
+    moved = {**record, "target": {"t_s": 50.0, "text": "x"}}
+    assert call_seconds(record, 60.0) == call_seconds(moved, 60.0) == list(range(10, 61))
+    assert call_seconds(record, 60.0, "official-sparse") == [10, 11, 30, 31]
+    assert call_seconds(moved, 60.0, "official-sparse") == [10, 11, 50, 51]
+    assert call_seconds({**record, "target": {"t_s": 11.0, "text": "x"}}, 60.0, "official-sparse") == [10, 11, 12]
+    assert call_seconds({**record, "group": "instant"}, 60.0, "official-sparse") == [10]
+    assert PROTOCOL.schedule == "every-chunk" and set(SCHEDULES) == {"every-chunk", "official-sparse"}
+    assert question_text(record) == "Question: q?\n"
+
+
+@needs_data
+def test_a_run_is_refused_in_one_line_until_a_strategy_plays_phostream(built, tmp_path):
+    """No replay strategy declares PhoStream's active_item records yet (docs/benchmarks/phostream.md, Protocol)."""
+    from streamcue.loaders.strategies import applicable
+
+    assert applicable("active_item", "phostream") == []
+    done = subprocess.run([sys.executable, "-m", "streamcue", "run", "phostream", str(built[1]), "--out",
+                           str(tmp_path / "run"), "--no-video", "--limit", "2", "--llm-base-url",
+                           "http://127.0.0.1:9/v1", "--llm-model", "stub"], capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and "not active_item records of phostream" in done.stderr + done.stdout
+    assert "Traceback" not in done.stderr and not (tmp_path / "run").exists()
+
+
+def _seconds(clock_text: str) -> int:
+    minutes, seconds = clock_text.split(":")[-2:]
+    return int(minutes) * 60 + int(seconds)
+
+
+def test_the_official_sparse_schedule_is_the_official_runners(tmp_path):
+    """The official runner itself (its inference loop, against a stub server on 127.0.0.1; no video is needed: it
+    plays a missing file's 1 s chunks as paths) asks in the seconds ``call_seconds(..., "official-sparse")`` gives;
+    the metric scores its responses as the official scorer does."""
+    import yaml
+
+    from streamcue.testing.stub_llm import StubLLMServer
+
+    annotations = [{"video_path": "v/one.mp4", "verified_responses": [
+        {"user_query": "When the kettle boils, tell me.", "timestamp_question": "00:05", "time_type": "forward",
+         "response": "It is boiling now.", "capability": "Action & Activity Recognition",
+         "timestamp_proactive": "00:20"},
+        {"user_query": "What colour is the cup?", "timestamp_question": "00:12", "time_type": "instant",
+         "response": "Red.", "capability": "Fine-grained Visual Perception"},
+        {"user_query": "Remind me when the toast pops.", "timestamp_question": "00:25", "time_type": "forward",
+         "response": "The toast is up.", "capability": "Action & Activity Recognition",
+         "timestamp_proactive": "00:26"}]}]
+    write_json(tmp_path / "ann.json", annotations)
+    built = tmp_path / "built"
+    subprocess.run([sys.executable, "-m", "streamcue", "build", "phostream", "--annotations",
+                    str(tmp_path / "ann.json"), "--out", str(built)], check=True, capture_output=True, timeout=300)
+    items = read_jsonl(built / "active_item.jsonl")
+    replies = iter(["Silent", "Got it.", "Red.", "It is boiling now.", "ok", "The toast is up."] * 10)
+    with StubLLMServer(lambda body: next(replies)) as server:
+        config = yaml.safe_load((OFFICIAL / "config.yaml").read_text())
+        config["benchmarks"] = {"phostream": {"path": str(tmp_path / "ann.json")}}
+        config["models"] = {"stub": {"backend": "openai_compatible", "api_base": server.base_url, "api_key": "",
+                                     "model": "stub-model", "video_transport": "path", "max_new_tokens": 16,
+                                     "timeout": 30, "max_retries": 1}}
+        (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, allow_unicode=True))
+        subprocess.run([sys.executable, str(OFFICIAL / "run_stream_eval.py"), "--config", str(tmp_path / "config.yaml"),
+                        "--model-name", "stub", "--run-id", "r", "--disable-llm-judge", "--output-dir",
+                        str(tmp_path / "official"), "--video-root", str(tmp_path), "--chunk-cache-root",
+                        str(tmp_path / "chunks")], check=True, capture_output=True, timeout=300)
+    root = tmp_path / "official" / "stub_r"
+    played = read_jsonl(root / "inference" / "all_benchmarks.jsonl")[0]["responses"]
+    asked = sorted(_seconds(r["timestamp"]) for r in played)
+    duration = max(r["query_time_s"] for r in items) + 10  # the runner's duration of a video it cannot probe
+    assert asked == sorted({t for r in items for t in call_seconds(r, duration, "official-sparse")})
+
+    preds = [{"item_id": items[0]["item_id"], "responses": [{"t_s": _seconds(r["timestamp"]), "text": r["response"]}
+                                                            for r in played]}]
+    write_jsonl(tmp_path / "gt.jsonl", items)
+    write_jsonl(tmp_path / "pred.jsonl", preds)
+    report = run(tmp_path / "gt.jsonl", tmp_path / "pred.jsonl", load_config("phostream"), None)
+    summary = json.loads((root / "scoring" / "result_summary.json").read_text())
+    summary.pop("model_name")
+    assert report["overall"]["official"] == summary
+    details = read_jsonl(root / "scoring" / "result_details.jsonl")
+    assert [d["category"] for d in details] == [i["category"] for i in report["per_item"].values()]
