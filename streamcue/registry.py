@@ -62,6 +62,9 @@ class Source:
     homepage: str
     #: The key of ``streamcue.dataset_builders.BUILDERS`` that reads it (``streamcue build <builder>``).
     builder: str
+    #: The copyright lines of its licence file(s), as they stand there: the notice that MIT and BSD ask every copy
+    #: to keep (a release ships them in its NOTICE.md, ``release/notice.py``).
+    copyright: tuple[str, ...] = ()
 
     @property
     def module(self) -> str:
@@ -130,7 +133,8 @@ SOURCES: dict[str, Source] = {
   booktitle = {Advances in Neural Information Processing Systems, Datasets and Benchmarks Track},
   year = {2024}
 }""",
-        "https://github.com/CaptainCook4D/annotations", "captaincook4d"),
+        "https://github.com/CaptainCook4D/annotations", "captaincook4d",
+        copyright=("Copyright (c) 2023 Error-Dataset",)),
     "ego4d": Source(
         "ego4d", "Ego4D GoalStep", "MIT", True,
         "GoalStep annotations MIT; videos and narrations under the Ego4D licence agreement, never redistributed",
@@ -146,7 +150,8 @@ SOURCES: dict[str, Source] = {
   booktitle = {Advances in Neural Information Processing Systems, Datasets and Benchmarks Track},
   year = {2023}
 }""",
-        "https://github.com/facebookresearch/ego4d-goalstep", "ego4d"),
+        "https://github.com/facebookresearch/ego4d-goalstep", "ego4d",
+        copyright=("Copyright (c) Meta Platforms, Inc. and affiliates.",)),
     "recorded": Source(
         "recorded", "Recorded videos", "CC-BY-4.0", True,
         "videos recorded for the dataset, released after anonymization; each video's licence is in its record",
@@ -158,11 +163,13 @@ SOURCES: dict[str, Source] = {
     "streamingbench": Source(
         "streamingbench", "StreamingBench", "MIT", True,
         "question files MIT (LICENSE); videos are not redistributed",
-        _STREAMINGBENCH, "https://github.com/THUNLP-MT/StreamingBench", "streamingbench"),
+        _STREAMINGBENCH, "https://github.com/THUNLP-MT/StreamingBench", "streamingbench",
+        copyright=("Copyright (c) 2021 THUNLP",)),
     "streambench": Source(
         "streambench", "StreamBench", "MIT", True,
         "StreamBench (StreamChat) MIT; OASIS's unified question file MIT; videos are not redistributed",
-        _STREAMBENCH, "https://github.com/hmxiong/StreamChat", "streambench"),
+        _STREAMBENCH, "https://github.com/hmxiong/StreamChat", "streambench",
+        copyright=("Copyright (c) 2024 Hm Xiong", "Copyright (c) 2026 Zhijia Liang")),
 }
 
 #: name (the CLI spelling) -> benchmark. Literal on purpose: the list of benchmarks is read here.

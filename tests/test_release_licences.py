@@ -12,16 +12,19 @@ import sys
 
 import pytest
 
-from conftest import VALID
+from conftest import SHARED_DATA, VALID
 
 pytest.importorskip("datasets")
 
 from test_release import _bench_records, recorded_set  # noqa: E402
 
+from streamcue.anonymize.report import sha256_file  # noqa: E402
 from streamcue.errors import InputError  # noqa: E402
 from streamcue.io import read_jsonl, write_jsonl  # noqa: E402
 from streamcue.release.build import ReleaseConfig, build_release  # noqa: E402
+from streamcue.registry import SOURCES  # noqa: E402
 from streamcue.release.gates import video_licence_id, video_licence_problem  # noqa: E402
+from streamcue.release.notice import TEXTS, licence_url, notice  # noqa: E402
 
 
 def _with_video_licence(tmp_path, text):
@@ -123,3 +126,78 @@ def test_a_benchmark_record_on_a_video_of_its_own_source_passes(tmp_path):
     write_jsonl(records / "mc_question.jsonl", [dict(mc[0], benchmark="ovo-bench"), *mc[1:]])
     message = _refusal(tmp_path, records, "apache-2.0", allow_unverified=True)
     assert f"mc_question.jsonl:1, record question_id={mc[0]['question_id']}, field $.benchmark" in message
+
+
+# --- the notices each licence requires ------------------------------------------------------------------------
+
+def test_a_streamingbench_release_ships_its_mit_notice(tmp_path):
+    """The probe: a StreamingBench release shipped no MIT notice, although MIT keeps its notice."""
+    records = _bench_records(tmp_path, "streamingbench")
+    manifest = build_release(ReleaseConfig(records=records, version="1.0.0", out=tmp_path / "d",
+                                           allow_unverified=True))
+    text = (tmp_path / "d" / "NOTICE.md").read_text()
+    official = (SHARED_DATA / "streamingbench" / "LICENSE").read_text()
+    assert "## StreamingBench (`streamingbench`): MIT" in text and "https://github.com/THUNLP-MT/StreamingBench" in text
+    assert "```text\n" + official.removeprefix("MIT License\n\n") in text  # copyright line and licence, verbatim
+    assert manifest["files"]["NOTICE.md"] == sha256_file(tmp_path / "d" / "NOTICE.md")
+    assert "`NOTICE.md`" in (tmp_path / "d" / "README.md").read_text()
+
+
+@pytest.mark.parametrize("source, licence_file", [
+    ("captaincook4d", "captaincook4d/LICENSE"), ("ego4d", "ego4d_goalstep/LICENSE"),
+    ("streamingbench", "streamingbench/LICENSE"), ("streambench", "streambench/LICENSE_OASIS_MIT"),
+])
+def test_every_notice_of_a_source_is_its_licence_file_verbatim(source, licence_file):
+    """Each MIT source's notice is its licence file as ../shared holds it (copyright line and text)."""
+    official = (SHARED_DATA / licence_file).read_text().removeprefix("MIT License\n\n")
+    copyright_line, text = official.split("\n\n", 1)
+    assert copyright_line in SOURCES[source].copyright and TEXTS["mit"] == text
+    assert "```text\n" + "\n".join(SOURCES[source].copyright) + "\n\n" + text in notice("t", "mit", [
+        dict(VALID["video"], source=source)])
+
+
+def test_every_redistributable_source_whose_licence_keeps_a_notice_has_one():
+    for source in SOURCES.values():
+        if source.redistributable and source.licence.lower() in TEXTS:
+            assert source.copyright, f"{source.name}: its {source.licence} notice needs its copyright lines"
+
+
+def test_bsd_texts_match_a_bsd_3_clause_licence_file():
+    """BSD-3-Clause as click ships it (words compared: its file wraps and indents differently); BSD-2-Clause is
+    the same less the third condition."""
+    import importlib.metadata as md
+
+    shipped = next(f for f in md.distribution("click").files if f.name.startswith("LICENSE"))
+    words = " ".join(shipped.read_text().split()).split(" ", 3)[3]  # after "Copyright 2014 Pallets"
+    assert " ".join(TEXTS["bsd-3-clause"].split()) == words
+    third = next(p for p in TEXTS["bsd-3-clause"].split("\n\n") if p.startswith("3. "))
+    assert TEXTS["bsd-3-clause"].replace("\n\n" + third, "") == TEXTS["bsd-2-clause"]
+
+
+def test_recorded_videos_are_listed_with_their_own_licences(tmp_path):
+    rec, root = _with_video_licence(tmp_path, "CC BY-NC 4.0")
+    build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", license="cc-by-nc-4.0",
+                                video_root=root, title="Kitchen clips"))
+    text = (tmp_path / "d" / "NOTICE.md").read_text()
+    assert "## Videos recorded for Kitchen clips: each under its own licence" in text
+    assert "- `v1`: CC BY-NC 4.0, https://creativecommons.org/licenses/by-nc/4.0/" in text
+    assert "credit them as \"Kitchen clips, video <id>\"" in text
+
+
+def test_notice_lists_every_video_licence_and_each_text_once():
+    videos = [dict(VALID["video"], video_id=f"v{i}", license=text)
+              for i, text in enumerate(["MIT", "CC BY 4.0", "MIT License", "BSD-3-Clause"])]
+    text = notice("T", "mit", videos)
+    assert text.count("Permission is hereby granted") == 1 and text.count("Neither the name") == 1
+    assert "- `v1`: CC BY 4.0, https://creativecommons.org/licenses/by/4.0/" in text
+    assert "- `v2`: MIT License, https://spdx.org/licenses/MIT.html" in text
+
+
+@pytest.mark.parametrize("licence, url", [
+    ("CC-BY-NC-SA-4.0", "https://creativecommons.org/licenses/by-nc-sa/4.0/"),
+    ("cc0-1.0", "https://creativecommons.org/publicdomain/zero/1.0/"),
+    ("MIT", "https://spdx.org/licenses/MIT.html"), ("bsd-3-clause", "https://spdx.org/licenses/BSD-3-Clause.html"),
+    ("odbl", "https://huggingface.co/docs/hub/repositories-licenses"),
+])
+def test_licence_urls(licence, url):
+    assert licence_url(licence) == url
