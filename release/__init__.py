@@ -2,6 +2,7 @@
 
 * :mod:`~streamcue.release.build`: ``streamcue release build`` (gates, Parquet files, card, figures, manifest);
 * :mod:`~streamcue.release.gates`: what a release refuses (unverified or invalid records, unsafe files);
+* :mod:`~streamcue.release.notice`: ``NOTICE.md``, the notices the records' licences require;
 * :mod:`~streamcue.release.card`: the README.md dataset card and its figures (Parquet features come from
   :mod:`streamcue.schemas.features`);
 * :mod:`~streamcue.release.croissant`: ``croissant.json`` (Croissant 1.0 with its responsible-AI fields);

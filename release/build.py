@@ -28,6 +28,7 @@ from streamcue.schemas.features import Layout, encode, typed
 from streamcue.release.gates import (VIDEOS_DIR, ReleaseInput, check_published_reports, check_published_video,
                                      collect, published_report, scan_published)
 from streamcue.release.manifest import MANIFEST, check_repo_id
+from streamcue.release.notice import NOTICE_FILE, notice
 from streamcue.schemas import SCHEMA_VERSION
 from streamcue.staging import staged_folder
 from streamcue.version import __version__
@@ -149,9 +150,11 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
         (tmp / "README.md").write_text(card.card_header(meta, files, data.records) + "\n"
                                        + card.card_body(meta, rows, stats, figures, data.records),
                                        encoding="utf-8")
+        videos = [rec for recs in data.records["video"].values() for rec in recs]
+        (tmp / NOTICE_FILE).write_text(notice(opts.title, opts.license, videos), encoding="utf-8")
         write_croissant(tmp, meta, {**{card.CONFIG_NAMES[k]: f for k, f in files.items()},
                                     **({card.VIDEO_FILES: meta["video_files"]} if meta["video_files"] else {})},
-                        [v for recs in data.records["video"].values() for v in recs])
+                        videos)
         _write_changelog(tmp, meta["version"], opts.previous, old_manifest,
                          diff(old_records, keyed(data.records)) if old_records is not None else None,
                          card.CONFIG_NAMES[default])

@@ -501,7 +501,8 @@ def _licences(licence: str, sources: list[str]) -> str:
     rows = [[SOURCES[name].title, f"`{name}`", SOURCES[name].licence, SOURCES[name].licence_note,
              SOURCES[name].homepage or "-"] for name in sorted(sources) if name in SOURCES]
     text = ("## Licence and citation\n\nAnnotations: " + licence + ". Videos keep their own licences "
-            "(see the `license` column of `videos`).")
+            "(see the `license` column of `videos`). The notices these licences require (copyright notices and "
+            "licence texts, attributions) are in `NOTICE.md`; keep it with the records.")
     if rows:
         text += (" The records come from these sources, each under its own licence; please cite them too "
                  "(BibTeX below):\n\n" + _table(["source", "name", "licence", "terms", "homepage"], rows))

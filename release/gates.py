@@ -20,7 +20,7 @@ from streamcue.dataset_builders.output import FILE_NAMES
 from streamcue.errors import ConfigError, InputError, RecordValidationError
 from streamcue.io import iter_jsonl, read_json
 from streamcue.paths import resolve_uri
-from streamcue.registry import SOURCES, Source
+from streamcue.registry import BENCHMARKS, SOURCES, Source
 from streamcue.schemas.features import RELEASE_KINDS
 from streamcue.schemas import ID_FIELDS, check_file
 from streamcue.schemas.taxonomy import SPLITS
@@ -28,7 +28,8 @@ from streamcue.schemas.taxonomy import SPLITS
 __all__ = ["BENCHMARK_SPLITS", "ReleaseInput", "collect", "licence_problem", "PERMISSIVE", "ABSOLUTE_PATH",
            "absolute_path_in", "PERSONAL", "personal_data_in", "scan_published", "HUB_LICENCES",
            "check_licence_id", "check_published_reports", "VIDEOS_DIR", "PublishedVideo", "publishes_videos",
-           "published_report", "check_published_video", "VIDEO_SUFFIXES"]
+           "published_report", "check_published_video", "VIDEO_SUFFIXES", "licence_conflict", "video_licence_id",
+           "video_licence_problem", "OWN_VIDEOS", "check_benchmarks"]
 
 
 #: Splits that are benchmarks: their records must be human-verified before release.
@@ -117,6 +118,7 @@ def collect(records_dir: str | Path, *, allow_unverified: bool = False, only_ver
     result.published = _check_anonymization(videos, videos_path, video_root)
     result.annotation = _figures(records_dir, annotation_figures)
     records = {kind: _validated(records_dir / FILE_NAMES[kind], kind) for kind in found}
+    check_benchmarks(records, videos, records_dir)
     names = _pseudonyms(pseudonyms, records, result.annotation)
     if result.annotation is not None:
         result.annotation = names.figures(result.annotation)
@@ -255,14 +257,23 @@ PERMISSIVE = frozenset({"mit", "apache-2.0", "bsd-2-clause", "bsd-3-clause", "cc
 def licence_problem(source: Source, licence: str) -> str | None:
     """Why the records of ``source`` may not go out under the release licence ``licence`` (None: they may).
 
-    Not redistributable: never. Permissive: any licence. Otherwise the release must keep every
-    restriction of the source's licence: NonCommercial (``-NC``) data only under an NC licence,
-    ShareAlike (``-SA``) data only under the same licence; any other licence only under itself.
+    Not redistributable: never. Otherwise as :func:`licence_conflict` judges the source's licence.
     """
-    src, wanted = source.licence.lower(), licence.lower()
     head = f"source {source.name} ({source.licence})"
     if not source.redistributable:
         return f"{head} may not be redistributed ({source.licence_note}); a release under {licence} cannot include it"
+    return licence_conflict(head, source.licence, licence)
+
+
+def licence_conflict(head: str, own: str, licence: str) -> str | None:
+    """Why data under the licence ``own`` (an SPDX or Hub id, any case) may not go out under ``licence``
+    (None: it may); ``head`` names the data in the message.
+
+    Permissive (:data:`PERMISSIVE`): under any licence. Otherwise the release must keep every restriction of
+    ``own``: NonCommercial (``-NC``) data only under an NC licence, ShareAlike (``-SA``) data only under the same
+    licence; any other licence only under itself.
+    """
+    src, wanted = own.lower(), licence.lower()
     if src in PERMISSIVE or src == wanted:
         return None
     if "-nc" in src and "-sa" not in src and "-nc" in wanted:  # NonCommercial data under another NC licence
@@ -270,7 +281,41 @@ def licence_problem(source: Source, licence: str) -> str | None:
     return f"{head} does not allow a release under {licence}: release it under --license {src}, or leave it out"
 
 
+#: Sources whose videos are recorded for the dataset and published with it (``publishes_videos`` in the registry):
+#: each video's own licence (its record's ``license``) governs the video and what is made from it, not only the
+#: source's.
+OWN_VIDEOS = frozenset(name for name, source in SOURCES.items() if source.publishes_videos)
+#: How to state a video's licence so that the gate can check it (:func:`video_licence_id`).
+_HOW_TO_STATE = ("state it in the video's record as an SPDX or Hub licence id such as CC-BY-4.0, CC-BY-NC-4.0 or "
+                 "CC-BY-SA-4.0 (streamcue build recorded: the tasks file's license, or --license)")
+
+
+def video_licence_id(text: str) -> str | None:
+    """The Hub licence id (lower case) that a video record's ``license`` states, or None when it states none
+    the gate knows. An SPDX or Hub id in any case, its words joined by spaces, ``-`` or ``_``, optionally
+    followed by "licence": ``"CC BY-NC 4.0"`` -> ``cc-by-nc-4.0``, ``"MIT License"`` -> ``mit``."""
+    words = re.sub(r"[\s_]+", "-", text.strip().lower())
+    words = re.sub(r"-?licen[cs]e$", "", words)
+    return words if words in HUB_LICENCES or words in PERMISSIVE else None
+
+
+def video_licence_problem(video: dict[str, Any], licence: str) -> str | None:
+    """Why the records made from ``video`` (a video record) may not go out under ``licence`` (None: they may):
+    its ``license`` must name a licence (:func:`video_licence_id`) that allows ``licence``
+    (:func:`licence_conflict`); "All rights reserved" allows none."""
+    text, vid = video["license"], video["video_id"]
+    head = f"video {vid} ({text})"
+    if "all rights reserved" in " ".join(text.lower().split()):
+        return (f"{head}: its owner grants no licence, so no release may include records made from it; leave it "
+                f"out, or get a licence from its owner and {_HOW_TO_STATE}")
+    own = video_licence_id(text)
+    if own is None:
+        return f"{head} is not a licence the gate can check: {_HOW_TO_STATE}, or leave the video out"
+    return licence_conflict(head, own, licence)
+
+
 def _check_licence(name: str, licence: str, videos: dict[str, tuple[int, dict[str, Any]]], path: Path) -> None:
+    """The records of source ``name`` may go out under ``licence``; for :data:`OWN_VIDEOS`, each video's too."""
     line, rec = next((line, rec) for line, rec in videos.values() if rec["source"] == name)
     source = SOURCES.get(name)
     problem = (licence_problem(source, licence) if source is not None else
@@ -278,6 +323,30 @@ def _check_licence(name: str, licence: str, videos: dict[str, tuple[int, dict[st
                f"a release under {licence} cannot include its records")
     if problem:
         raise InputError(problem, file=path, line=line, record=f"video_id={rec['video_id']}", field="$.source")
+    for line, rec in videos.values():
+        if rec["source"] == name and name in OWN_VIDEOS:
+            problem = video_licence_problem(rec, licence)
+            if problem:
+                raise InputError(problem, file=path, line=line, record=f"video_id={rec['video_id']}",
+                                 field="$.license")
+
+
+def check_benchmarks(records: dict[str, list[tuple[int, dict[str, Any]]]],
+                     videos: dict[str, tuple[int, dict[str, Any]]], records_dir: Path) -> None:
+    """Refuse a record whose ``benchmark`` does not take records from its video's ``source`` (an OVO-Bench
+    question on a video relabelled ``streamingbench`` would otherwise go out under StreamingBench's licence)."""
+    for kind, recs in records.items():
+        for line, rec in recs:
+            bench = BENCHMARKS.get(rec.get("benchmark", ""))
+            video_line, video = videos[rec["video_id"]]
+            if bench is None or video["source"] in bench.sources:
+                continue
+            raise InputError(
+                f"benchmark {bench.name} on video {video['video_id']}, whose source is {video['source']} "
+                f"({FILE_NAMES['video']}:{video_line}): {bench.name} records come from {', '.join(bench.sources)}, "
+                f"whose licence governs them: correct the video's source or the record's benchmark, or leave the "
+                "record out", file=records_dir / FILE_NAMES[kind], line=line,
+                record=f"{ID_FIELDS[kind]}={rec[ID_FIELDS[kind]]}", field="$.benchmark")
 
 
 def _by_split(records: Any) -> dict[str, list[dict[str, Any]]]:

@@ -65,6 +65,9 @@ class Source:
     #: May a release publish its videos (anonymized, each with a passing report)? Otherwise people obtain them
     #: from ``homepage`` under the source's own terms.
     publishes_videos: bool = False
+    #: The copyright lines of its licence file(s), as they stand there: the notice that MIT and BSD ask every copy
+    #: to keep (a release ships them in its NOTICE.md, ``release/notice.py``).
+    copyright: tuple[str, ...] = ()
 
     @property
     def module(self) -> str:
@@ -139,7 +142,8 @@ SOURCES: dict[str, Source] = {
   booktitle = {Advances in Neural Information Processing Systems, Datasets and Benchmarks Track},
   year = {2024}
 }""",
-        "https://github.com/CaptainCook4D/annotations", "captaincook4d"),
+        "https://github.com/CaptainCook4D/annotations", "captaincook4d",
+        copyright=("Copyright (c) 2023 Error-Dataset",)),
     "ego4d": Source(
         "ego4d", "Ego4D GoalStep", "MIT", True,
         "GoalStep annotations MIT; videos and narrations under the Ego4D licence agreement, never redistributed",
@@ -155,7 +159,8 @@ SOURCES: dict[str, Source] = {
   booktitle = {Advances in Neural Information Processing Systems, Datasets and Benchmarks Track},
   year = {2023}
 }""",
-        "https://github.com/facebookresearch/ego4d-goalstep", "ego4d"),
+        "https://github.com/facebookresearch/ego4d-goalstep", "ego4d",
+        copyright=("Copyright (c) Meta Platforms, Inc. and affiliates.",)),
     "recorded": Source(
         "recorded", "Recorded videos", "CC-BY-4.0", True,
         "videos recorded for the dataset, released after anonymization; each video's licence is in its record",
@@ -167,15 +172,18 @@ SOURCES: dict[str, Source] = {
     "streamingbench": Source(
         "streamingbench", "StreamingBench", "MIT", True,
         "question files MIT (LICENSE); videos are not redistributed",
-        _STREAMINGBENCH, "https://github.com/THUNLP-MT/StreamingBench", "streamingbench"),
+        _STREAMINGBENCH, "https://github.com/THUNLP-MT/StreamingBench", "streamingbench",
+        copyright=("Copyright (c) 2021 THUNLP",)),
     "streambench": Source(
         "streambench", "StreamBench", "MIT", True,
         "StreamBench (StreamChat) MIT; OASIS's unified question file MIT; videos are not redistributed",
-        _STREAMBENCH, "https://github.com/hmxiong/StreamChat", "streambench"),
+        _STREAMBENCH, "https://github.com/hmxiong/StreamChat", "streambench",
+        copyright=("Copyright (c) 2024 Hm Xiong", "Copyright (c) 2026 Zhijia Liang")),
     "phostream": Source(
         "phostream", "PhoStream", "MIT", True,
         "annotations MIT (LICENSE_PhoStream_MIT); videos (YouTube, EgoBlind, recordings) are not redistributed",
-        _PHOSTREAM, "https://github.com/Lucky-Lance/PhoStream", "phostream"),
+        _PHOSTREAM, "https://github.com/Lucky-Lance/PhoStream", "phostream",
+        copyright=("Copyright (c) 2026 Xudong Lu",)),
 }
 
 #: name (the CLI spelling) -> benchmark. Literal on purpose: the list of benchmarks is read here.
