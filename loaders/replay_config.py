@@ -169,7 +169,7 @@ def _check_numbers(c: ReplayConfig) -> None:
     if c.k < 1 or (c.limit is not None and c.limit < 1) or c.concurrency < 1 or c.max_tokens < 1:
         raise ConfigError("--k, --limit, --concurrency and --max-tokens must be at least 1")
     if c.window_s is not None and not (math.isfinite(c.window_s) and c.window_s > 0):
-        raise ConfigError(f"--window-s must be a positive number of seconds, got {c.window_s}")
+        raise ConfigError(f"--window-s (the context window) must be a positive number of seconds, got {c.window_s}")
     if not (math.isfinite(c.temperature) and 0 <= c.temperature <= 2):
         raise ConfigError(f"--temperature must be a number in [0, 2], got {c.temperature}")
     if c.llm_retries < 0 or not (math.isfinite(c.llm_timeout) and c.llm_timeout > 0):

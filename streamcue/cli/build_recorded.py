@@ -49,8 +49,8 @@ def build_recorded(
                                                               "captions.")] = False,
     step_marks: Annotated[Optional[Path], typer.Option(help="Annotators' step marks for --guidance (JSONL, "
                                                             "one line per video; docs/building.md).")] = None,
-    mistake_summaries: Annotated[bool, typer.Option("--mistake-summaries", help="With --guidance: LiveCook mistake "
-                                                                              "summaries for the validation and "
+    mistake_summaries: Annotated[bool, typer.Option("--mistake-summaries", help="With --guidance: mistake summaries "
+                                                                              "for the validation and "
                                                                               "test plans, retrieved from the "
                                                                               "train split's mistakes.")] = False,
     summary_k: Annotated[int, typer.Option(help="Neighbours per instruction for --mistake-summaries.")] = 5,
