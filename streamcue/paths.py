@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from streamcue.errors import ConfigError, InputError
+from streamcue.redact import redact
 
 __all__ = ["repository_root", "shared_data_dir", "default_captaincook4d", "default_goalstep", "cache_dir",
-           "URI_PATTERN", "uri_problem", "resolve_uri", "check_outputs", "check_out_folder"]
+           "URI_PATTERN", "uri_problem", "resolve_uri", "check_outputs", "check_out_folder", "lock_output", "lock_file"]
 
 
 def repository_root() -> Path:
@@ -110,8 +113,50 @@ def check_outputs(outputs: Mapping[Path, object] | Iterable[tuple[Path, object]]
 
 
 def check_out_folder(out: str | Path, option: str = "--out") -> Path:
-    """An output folder: refused (one line) when it exists as something other than a folder."""
+    """An output folder: refused (one line) when it exists as something other than a folder, or when another
+    streamcue process writes into it (:func:`lock_output`; this process then holds it until it ends)."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"{option} {out} exists and is not a folder")
+    lock_output(out, option)
     return out
+
+
+#: The output locks this process holds: resolved output -> open lock file (released when the process ends).
+_HELD: dict[Path, int] = {}
+
+
+def lock_file(out: str | Path) -> Path:
+    """The lock file of output ``out``: ``.NAME.lock`` beside it, in its parent folder."""
+    out = Path(out)
+    return out.parent / f".{out.name}.lock"
+
+
+def lock_output(out: str | Path, option: str = "--out") -> None:
+    """One output, one writer: take an exclusive ``flock`` on :func:`lock_file` for the rest of this process.
+
+    A second process that wants the same output is refused with one line naming the output and the holder
+    (its process id and command, which the holder writes into the lock file). Taken again by the same process,
+    it is a no-op. Where no lock file can be made (a read-only parent), nothing is locked: the write itself
+    will fail, naming the output.
+    """
+    out = Path(out)
+    key = out.resolve()
+    if key in _HELD:
+        return
+    lock = lock_file(key)
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.read(fd, 4096).decode("utf-8", "replace").strip() or "another process"
+        os.close(fd)
+        raise ConfigError(f"{option} {out} is being written by another streamcue ({holder}): wait for it to "
+                          "end, or choose another output") from None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"pid {os.getpid()}: {redact(' '.join(['streamcue', *sys.argv[1:]]))[:300]}\n".encode())
+    _HELD[key] = fd
