@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import fcntl
 import os
 import sys
@@ -122,8 +124,8 @@ def check_out_folder(out: str | Path, option: str = "--out") -> Path:
     return out
 
 
-#: The output locks this process holds: resolved output -> open lock file (released when the process ends).
-_HELD: dict[Path, int] = {}
+#: The output locks this process holds: resolved output -> (lock file, its open descriptor).
+_HELD: dict[Path, tuple[Path, int]] = {}
 
 
 def lock_file(out: str | Path) -> Path:
@@ -137,8 +139,9 @@ def lock_output(out: str | Path, option: str = "--out") -> None:
 
     A second process that wants the same output is refused with one line naming the output and the holder
     (its process id and command, which the holder writes into the lock file). Taken again by the same process,
-    it is a no-op. Where no lock file can be made (a read-only parent), nothing is locked: the write itself
-    will fail, naming the output.
+    it is a no-op. The lock file is removed when the process ends (a killed process leaves an empty, unlocked
+    one, which the next writer takes over). Where no lock file can be made (a read-only parent), nothing is
+    locked: the write itself will fail, naming the output.
     """
     out = Path(out)
     key = out.resolve()
@@ -147,16 +150,41 @@ def lock_output(out: str | Path, option: str = "--out") -> None:
     lock = lock_file(key)
     try:
         lock.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        fd = _take(lock, out, option)
     except OSError:
         return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = os.read(fd, 4096).decode("utf-8", "replace").strip() or "another process"
-        os.close(fd)
-        raise ConfigError(f"{option} {out} is being written by another streamcue ({holder}): wait for it to "
-                          "end, or choose another output") from None
     os.ftruncate(fd, 0)
     os.write(fd, f"pid {os.getpid()}: {redact(' '.join(['streamcue', *sys.argv[1:]]))[:300]}\n".encode())
-    _HELD[key] = fd
+    if not _HELD:
+        atexit.register(_release_all)
+    _HELD[key] = (lock, fd)
+
+
+def _take(lock: Path, out: Path, option: str) -> int:
+    """An open descriptor of ``lock`` holding its exclusive lock; refused when another process holds it."""
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 4096).decode("utf-8", "replace").strip() or "another process"
+            os.close(fd)
+            raise ConfigError(f"{option} {out} is being written by another streamcue ({holder}): wait for it to "
+                              "end, or choose another output") from None
+        try:
+            same = os.stat(lock, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:  # not a file its last holder removed while this process waited to open it
+            return fd
+        os.close(fd)
+
+
+def _release_all() -> None:
+    """Remove and unlock every lock file this process holds (at exit)."""
+    for lock, fd in _HELD.values():
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _HELD.clear()

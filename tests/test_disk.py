@@ -67,10 +67,15 @@ def test_the_lock_goes_with_the_process(tmp_path):
     out = tmp_path / "out"
     holder = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "held"
-    holder.kill()
+    holder.kill()  # a killed holder leaves its lock file, unlocked: the next writer takes it over
     holder.wait()
+    from streamcue.paths import lock_file
+
+    assert lock_file(out).is_file()
     done = cli("build", "ovo-bench", "--annotations", OVO, "--out", out)
     assert done.returncode == 0, done.stderr
+    assert not lock_file(out).exists()  # a writer that ends removes its lock file
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
 def test_the_same_process_may_take_its_own_lock_again(tmp_path):
