@@ -14,7 +14,8 @@ from streamcue.errors import ConfigError, InputError
 from streamcue.redact import redact
 
 __all__ = ["repository_root", "shared_data_dir", "default_captaincook4d", "default_goalstep", "cache_dir",
-           "URI_PATTERN", "uri_problem", "resolve_uri", "check_outputs", "check_out_folder", "lock_output", "lock_file"]
+           "URI_PATTERN", "uri_problem", "resolve_uri", "check_outputs", "check_out_folder", "lock_output", "lock_file",
+           "release_outputs"]
 
 
 def repository_root() -> Path:
@@ -124,8 +125,8 @@ def check_out_folder(out: str | Path, option: str = "--out") -> Path:
     return out
 
 
-#: The output locks this process holds: resolved output -> (lock file, its open descriptor).
-_HELD: dict[Path, tuple[Path, int]] = {}
+#: The output locks this process holds: resolved output -> (lock file, its open descriptor, folders made for it).
+_HELD: dict[Path, tuple[Path, int, list[Path]]] = {}
 
 
 def lock_file(out: str | Path) -> Path:
@@ -135,29 +136,35 @@ def lock_file(out: str | Path) -> Path:
 
 
 def lock_output(out: str | Path, option: str = "--out") -> None:
-    """One output, one writer: take an exclusive ``flock`` on :func:`lock_file` for the rest of this process.
+    """One output, one writer: take an exclusive ``flock`` on :func:`lock_file` until :func:`release_outputs`
+    (the CLI calls it when a command ends) or the end of the process.
 
     A second process that wants the same output is refused with one line naming the output and the holder
     (its process id and command, which the holder writes into the lock file). Taken again by the same process,
-    it is a no-op. The lock file is removed when the process ends (a killed process leaves an empty, unlocked
-    one, which the next writer takes over). Where no lock file can be made (a read-only parent), nothing is
-    locked: the write itself will fail, naming the output.
+    it is a no-op. The lock file is removed on release (a killed process leaves an unlocked one, which the next
+    writer takes over), with the folders made to hold it when they are still empty. Where no lock file can be
+    made (a read-only parent), nothing is locked: the write itself will fail, naming the output.
     """
     out = Path(out)
     key = out.resolve()
     if key in _HELD:
         return
     lock = lock_file(key)
+    made = [folder for folder in (lock.parent, *lock.parent.parents) if not folder.exists()]
     try:
         lock.parent.mkdir(parents=True, exist_ok=True)
         fd = _take(lock, out, option)
     except OSError:
+        _remove_empty(made)
         return
+    except ConfigError:
+        _remove_empty(made)
+        raise
     os.ftruncate(fd, 0)
     os.write(fd, f"pid {os.getpid()}: {redact(' '.join(['streamcue', *sys.argv[1:]]))[:300]}\n".encode())
     if not _HELD:
-        atexit.register(_release_all)
-    _HELD[key] = (lock, fd)
+        atexit.register(release_outputs)
+    _HELD[key] = (lock, fd, made)
 
 
 def _take(lock: Path, out: Path, option: str) -> int:
@@ -180,11 +187,19 @@ def _take(lock: Path, out: Path, option: str) -> int:
         os.close(fd)
 
 
-def _release_all() -> None:
-    """Remove and unlock every lock file this process holds (at exit)."""
-    for lock, fd in _HELD.values():
+def _remove_empty(folders: list[Path]) -> None:
+    for folder in folders:  # deepest first
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
+def release_outputs() -> None:
+    """Unlock and remove every lock file this process holds (:func:`lock_output`), and the folders made for
+    them that are still empty."""
+    while _HELD:
+        _, (lock, fd, made) = _HELD.popitem()
         with contextlib.suppress(OSError):
             os.unlink(lock)
         with contextlib.suppress(OSError):
             os.close(fd)
-    _HELD.clear()
+        _remove_empty(made)

@@ -79,11 +79,13 @@ def test_the_lock_goes_with_the_process(tmp_path):
 
 
 def test_the_same_process_may_take_its_own_lock_again(tmp_path):
-    from streamcue.paths import check_out_folder, lock_file
+    from streamcue.paths import check_out_folder, lock_file, release_outputs
 
-    check_out_folder(tmp_path / "mine")
-    check_out_folder(tmp_path / "mine")
-    assert lock_file(tmp_path / "mine").is_file()
+    check_out_folder(tmp_path / "a" / "b" / "mine")
+    check_out_folder(tmp_path / "a" / "b" / "mine")
+    assert lock_file(tmp_path / "a" / "b" / "mine").is_file()
+    release_outputs()  # the folders made for the lock go with it, being empty
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize(("code", "words"), [(errno.ENOSPC, "the disk is full"),
