@@ -19,16 +19,19 @@ named to ``annotate pull --reviewer``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from streamcue.errors import ConfigError, ServiceError
 from streamcue.extras import require
+from streamcue.redact import shareable, url_without_credentials
 
-__all__ = ["Account", "SetupResult", "setup"]
+__all__ = ["Account", "SetupResult", "setup", "check_accounts_file", "write_accounts"]
 
 
 @dataclass
@@ -118,7 +121,8 @@ def setup(url: str, admin: str, password: str, annotators: list[str], reviewers:
     token = personal_token(client, url, token)
     invite = _api(client, url, "reading the invite link", "GET", "/api/invite").json()["invite_url"]
     existing = {u["email"] for u in _api(client, url, "listing users", "GET", "/api/users/").json()}
-    result = SetupResult(token, url + invite)
+    result = SetupResult(token, url_without_credentials(url) + invite)  # a link for others: no credentials in it
+    shareable(result.invite_url)  # its ?token= is what it is for: shown as it is
     for email, role in people:
         if email in existing:
             result.accounts.append(Account(email, role, None))
@@ -132,10 +136,35 @@ def setup(url: str, admin: str, password: str, annotators: list[str], reviewers:
     return result
 
 
+def check_accounts_file(path: Path, option: str = "--accounts") -> None:
+    """Refuse, before any account is made, an accounts file that exists (it may hold first passwords shown once)
+    or is a symlink (the passwords would land in the file it points to)."""
+    if path.is_symlink():
+        raise ConfigError(f"{option} {path} is a symlink: refusing to write passwords through it; name a new file")
+    if path.exists():
+        raise ConfigError(f"{option} {path} exists: it may hold first passwords shown only once; "
+                          "move it away or name a new file")
+
+
 def write_accounts(path: Path, accounts: list[Account]) -> None:
-    """The new accounts' first passwords, readable by the owner only (``email<TAB>role<TAB>password``)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        for account in accounts:
-            if account.password is not None:
-                fh.write(f"{account.email}\t{account.role}\t{account.password}\n")
+    """The new accounts' first passwords, readable by the owner only (``email<TAB>role<TAB>password``).
+
+    Written whole to a private temporary beside ``path``, then linked to ``path``, which must not exist
+    (a link never replaces a file nor follows a symlink): a file made since :func:`check_accounts_file` is refused.
+    """
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)  # mode 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for account in accounts:
+                if account.password is not None:
+                    fh.write(f"{account.email}\t{account.role}\t{account.password}\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise ConfigError(f"--accounts {path} appeared while the accounts were made: the new first passwords "
+                              "are not written; reset them in Label Studio") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)

@@ -1,15 +1,52 @@
-"""Terminal output helpers shared by the CLI commands: rich tables on stdout, notes on stderr."""
+"""Terminal output helpers shared by the CLI commands: rich tables on stdout, notes on stderr.
+
+Both consoles write through :func:`streamcue.redact.redact`: no key, URL credential or token reaches
+the terminal or a log captured from it.
+"""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.table import Table
 
-out = Console(highlight=False, markup=False)  # record texts and extras like [embed] print as they are
-err = Console(stderr=True, highlight=False, markup=False, soft_wrap=True)  # a message is one line, never wrapped
+from streamcue.redact import redact
+
+
+class _Redacted:
+    """A text stream that redacts what it is given and hands it to ``sys.stdout`` or ``sys.stderr`` as they
+    are at the time of the write (so a test's or a notebook's replacement of them is honoured)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @property
+    def _stream(self) -> TextIO:
+        return getattr(sys, self.name)
+
+    def write(self, text: str) -> int:
+        self._stream.write(redact(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def isatty(self) -> bool:
+        return self._stream.isatty()
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self._stream, "encoding", None) or "utf-8"
+
+
+out = Console(file=_Redacted("stdout"), highlight=False, markup=False)  # texts and extras like [embed] as they are
+err = Console(file=_Redacted("stderr"), highlight=False, markup=False, soft_wrap=True)  # one line, never wrapped
 
 __all__ = ["out", "err", "table", "fmt"]
 

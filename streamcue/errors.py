@@ -14,9 +14,10 @@ Library code raises these and never exits; ``streamcue.cli`` alone maps them to 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from streamcue.redact import redact as mask_secrets
 
 __all__ = [
     "StreamcueError",
@@ -31,24 +32,13 @@ __all__ = [
 
 
 class StreamcueError(Exception):
-    """Root of every error streamcue raises on purpose; its message never shows a secret inside a URL."""
+    """Root of every error streamcue raises on purpose; its message passes :func:`streamcue.redact.redact`
+    (no key, URL credential, token or Authorization value)."""
 
     exit_code = 1
 
     def __init__(self, message: object = "", *args: object) -> None:
         super().__init__(mask_secrets(str(message)), *args)
-
-
-#: ``scheme://user:password@host`` and ``scheme://token@host``: what sits before the ``@``.
-_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/\s@]+)@")
-#: ``?api_key=...``, ``&token=...``, ``access_token=...`` and the like in a URL's query.
-_URL_SECRET_PARAM = re.compile(r"(?i)([?&](?:api[_-]?key|key|token|access_token|password|secret|sig)=)[^&\s]+")
-
-
-def mask_secrets(text: str) -> str:
-    """``text`` with the credentials inside any URL replaced by ``***`` (user:password@, token query parameters)."""
-    text = _URL_USERINFO.sub(r"\1***@", text)
-    return _URL_SECRET_PARAM.sub(r"\1***", text)
 
 
 def _where(file: str | Path | None, line: int | None, record: str | None, field: str | None) -> str:

@@ -1,4 +1,10 @@
-"""Shared file I/O: JSON and JSONL reading with precise errors, atomic writes."""
+"""Shared file I/O: JSON and JSONL reading with precise errors, atomic writes.
+
+Every text file written here passes :func:`streamcue.redact.redact` line by line (no key, URL credential,
+token or Authorization value reaches a file), goes to a unique temporary beside its path and is renamed
+over it only when whole. A refused write names the output, never the temporary: a full disk, a file-size
+limit, a quota and a read-only disk are named as such (:func:`disk_error`).
+"""
 
 from __future__ import annotations
 
@@ -13,9 +19,10 @@ from typing import IO, Any
 
 from streamcue.errors import InputError
 from streamcue.finite import NonFiniteNumber, non_finite_path, parse_json_float, reject_json_constant
+from streamcue.redact import redact
 
 __all__ = ["loads", "read_json", "iter_jsonl", "read_jsonl", "atomic_write", "write_jsonl", "write_json",
-           "dumps_record", "MAX_DEPTH", "NestedTooDeep"]
+           "dumps_record", "MAX_DEPTH", "NestedTooDeep", "disk_error", "RedactedWriter"]
 
 #: The deepest nesting of arrays and objects a JSON text may have. No source, record or prediction comes
 #: near it; a deeper one (``[[[[...]]]]`` 3,000 levels) would blow Python's recursion limit in the parser, the
@@ -164,8 +171,32 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     return [record for _, record in iter_jsonl(path)]
 
 
-#: What a write to a full or limited disk raises, without a file name.
-_DISK_ERRORS = {errno.EFBIG, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS}
+#: What a write to a full or limited disk raises, and how it is named (the system's own words kept for search).
+DISK_ERRORS = {
+    errno.ENOSPC: "the disk is full (no space left on device)",
+    errno.EFBIG: "the file-size limit was reached (file too large; see `ulimit -f`)",
+    errno.EDQUOT: "the disk quota is used up (disk quota exceeded)",
+    errno.EROFS: "the disk is read-only (read-only file system)",
+    errno.EIO: "the disk failed (input/output error)",
+}
+
+
+def disk_error(exc: OSError, output: str | Path, temporaries: Iterable[str | Path] = ()) -> OSError:
+    """``exc`` naming ``output`` where it names one of ``temporaries`` or nothing, with a disk problem named
+    as such (:data:`DISK_ERRORS`); any other error is returned as it is."""
+    temps = [str(t) for t in temporaries]
+    named = None if exc.filename is None else str(exc.filename)
+    if named is not None and any(named == t or named.startswith(t + os.sep) for t in temps):
+        named = None  # a temporary: name the output instead
+    elif exc.errno not in DISK_ERRORS:
+        return exc
+    what = DISK_ERRORS.get(exc.errno or 0, exc.strerror or str(exc))
+    second = None if exc.filename2 is None or str(exc.filename2) == str(output) else str(exc.filename2)
+    args = (exc.errno, what, named or str(output), None, *(() if second is None else (second,)))
+    try:
+        return type(exc)(*args)
+    except TypeError:  # a subclass with a constructor of its own
+        return OSError(*args)
 
 
 def _umask() -> int:
@@ -174,35 +205,71 @@ def _umask() -> int:
     return mask
 
 
+class RedactedWriter:
+    """A text file handle whose every complete line passes :func:`~streamcue.redact.redact` before it is
+    written (a line is held back until its newline or :meth:`flush`, so a secret written in pieces is
+    still seen whole)."""
+
+    def __init__(self, fh: IO[str]) -> None:
+        self._fh = fh
+        self._pending: list[str] = []
+
+    def write(self, text: str) -> int:
+        head, newline, tail = text.rpartition("\n")
+        if newline:
+            self._fh.write(redact("".join([*self._pending, head, newline])))
+            self._pending = [tail] if tail else []
+        elif text:
+            self._pending.append(text)
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        """Write what is held back (a last line without newline) and flush the file."""
+        if self._pending:
+            self._fh.write(redact("".join(self._pending)))
+            self._pending = []
+        self._fh.flush()
+
+    def fileno(self) -> int:
+        return self._fh.fileno()
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
-    """Write to a temporary file beside ``path`` and rename it over ``path`` only on success.
+    """Write to a unique temporary file beside ``path`` and rename it over ``path`` only on success.
 
     An exception or a kill half-way leaves the old file (or no file) in place, never a
-    half-written one.
+    half-written one. In text mode every line passes :func:`~streamcue.redact.redact`
+    (:class:`RedactedWriter`); binary files (videos, Parquet) are written as they are.
 
     A write that the file system refuses (a full disk, the file-size limit, a read-only folder) is an
-    :class:`OSError` that names ``path`` (the CLI prints it as one line), not a bare "File too large".
+    :class:`OSError` that names ``path`` (the CLI prints it as one line), never the temporary (:func:`disk_error`).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = ""
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
-            yield fh
-            fh.flush()
+            writer = fh if "b" in mode else RedactedWriter(fh)
+            yield writer  # type: ignore[misc]
+            writer.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; give it the usual permissions
         os.replace(tmp, path)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if exc.filename is None and exc.errno in _DISK_ERRORS:  # a failed write names no file: name this one
-            raise type(exc)(exc.errno, exc.strerror or str(exc), str(path)) from None
-        raise
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise disk_error(exc, path, [tmp] if tmp else []) from None
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         raise
 
 

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import fcntl
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from streamcue.errors import ConfigError, InputError
+from streamcue.redact import redact
 
 __all__ = ["repository_root", "shared_data_dir", "default_captaincook4d", "default_goalstep", "cache_dir",
-           "URI_PATTERN", "uri_problem", "resolve_uri", "check_outputs", "check_out_folder"]
+           "URI_PATTERN", "uri_problem", "resolve_uri", "check_outputs", "check_out_folder", "lock_output", "lock_file",
+           "release_outputs"]
 
 
 def repository_root() -> Path:
@@ -110,8 +116,90 @@ def check_outputs(outputs: Mapping[Path, object] | Iterable[tuple[Path, object]]
 
 
 def check_out_folder(out: str | Path, option: str = "--out") -> Path:
-    """An output folder: refused (one line) when it exists as something other than a folder."""
+    """An output folder: refused (one line) when it exists as something other than a folder, or when another
+    streamcue process writes into it (:func:`lock_output`; this process then holds it until it ends)."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"{option} {out} exists and is not a folder")
+    lock_output(out, option)
     return out
+
+
+#: The output locks this process holds: resolved output -> (lock file, its open descriptor, folders made for it).
+_HELD: dict[Path, tuple[Path, int, list[Path]]] = {}
+
+
+def lock_file(out: str | Path) -> Path:
+    """The lock file of output ``out``: ``.NAME.lock`` beside it, in its parent folder."""
+    out = Path(out)
+    return out.parent / f".{out.name}.lock"
+
+
+def lock_output(out: str | Path, option: str = "--out") -> None:
+    """One output, one writer: take an exclusive ``flock`` on :func:`lock_file` until :func:`release_outputs`
+    (the CLI calls it when a command ends) or the end of the process.
+
+    A second process that wants the same output is refused with one line naming the output and the holder
+    (its process id and command, which the holder writes into the lock file). Taken again by the same process,
+    it is a no-op. The lock file is removed on release (a killed process leaves an unlocked one, which the next
+    writer takes over), with the folders made to hold it when they are still empty. Where no lock file can be
+    made (a read-only parent), nothing is locked: the write itself will fail, naming the output.
+    """
+    out = Path(out)
+    key = out.resolve()
+    if key in _HELD:
+        return
+    lock = lock_file(key)
+    made = [folder for folder in (lock.parent, *lock.parent.parents) if not folder.exists()]
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = _take(lock, out, option)
+    except OSError:
+        _remove_empty(made)
+        return
+    except ConfigError:
+        _remove_empty(made)
+        raise
+    os.ftruncate(fd, 0)
+    os.write(fd, f"pid {os.getpid()}: {redact(' '.join(['streamcue', *sys.argv[1:]]))[:300]}\n".encode())
+    if not _HELD:
+        atexit.register(release_outputs)
+    _HELD[key] = (lock, fd, made)
+
+
+def _take(lock: Path, out: Path, option: str) -> int:
+    """An open descriptor of ``lock`` holding its exclusive lock; refused when another process holds it."""
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 4096).decode("utf-8", "replace").strip() or "another process"
+            os.close(fd)
+            raise ConfigError(f"{option} {out} is being written by another streamcue ({holder}): wait for it to "
+                              "end, or choose another output") from None
+        try:
+            same = os.stat(lock, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:  # not a file its last holder removed while this process waited to open it
+            return fd
+        os.close(fd)
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    for folder in folders:  # deepest first
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
+def release_outputs() -> None:
+    """Unlock and remove every lock file this process holds (:func:`lock_output`), and the folders made for
+    them that are still empty."""
+    while _HELD:
+        _, (lock, fd, made) = _HELD.popitem()
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        _remove_empty(made)

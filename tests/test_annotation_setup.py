@@ -94,6 +94,13 @@ def test_the_documented_setup_runs_as_written(tmp_path):
         assert "annotator ann1@example.org: exists already" in again.stderr
         assert again.stdout.splitlines()[1] == f"export LABEL_STUDIO_API_KEY={token}"
         assert (tmp_path / "again.tsv").read_text() == ""
+        # an accounts file that exists is refused before any account is made
+        kept = subprocess.run([sys.executable, "-m", "streamcue", "annotate", "setup", "--admin", "admin@example.org",
+                               "--annotator", "late@example.org", "--accounts", str(accounts)],
+                              env={**env, "LABEL_STUDIO_URL": url, "LABEL_STUDIO_API_KEY": token},
+                              capture_output=True, text=True)
+        assert kept.returncode == 2 and "exists" in kept.stderr and len(kept.stderr.splitlines()) == 1
+        assert "late@example.org" not in {u.email for u in sdk.users.list()}
         lost = subprocess.run([sys.executable, "-m", "streamcue", "annotate", "setup", "--admin", "admin@example.org",
                                "--accounts", str(tmp_path / "x.tsv")], env={**env, "LABEL_STUDIO_URL": url},
                               capture_output=True, text=True)

@@ -247,15 +247,14 @@ def annotate_setup(
     import shlex
 
     from streamcue.annotation.client import server_url
-    from streamcue.annotation.setup import setup, write_accounts
+    from streamcue.annotation.setup import check_accounts_file, setup, write_accounts
     from streamcue.errors import ConfigError
 
     url = server_url(url)
     password = os.environ.get("LABEL_STUDIO_PASSWORD")
     if not password:
         raise ConfigError("no admin password: set LABEL_STUDIO_PASSWORD (never an option)")
-    if accounts.exists() and not accounts.is_file():
-        raise ConfigError(f"--accounts {accounts} exists and is not a file")
+    check_accounts_file(accounts)
     result = setup(url, admin, password, list(annotator or ()), list(reviewer or ()),
                    os.environ.get("LABEL_STUDIO_API_KEY"))
     write_accounts(accounts, result.accounts)

@@ -157,6 +157,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from streamcue import interrupt
     from streamcue.errors import mask_secrets
+    from streamcue.paths import release_outputs
 
     def fail(message: str, code: int) -> None:
         console.err.print(f"error: {mask_secrets(message)}", markup=False, soft_wrap=True)
@@ -187,6 +188,7 @@ def main(argv: list[str] | None = None) -> None:
     finally:  # main() called in-process (tests, notebooks): leave the caller's handlers as they were
         if restore is not None:
             restore()
+        release_outputs()  # the command's output locks (streamcue.paths.lock_output)
     # Without standalone mode click returns the code of a typer.Exit instead of exiting; it turns
     # Ctrl-C into an Abort and returns 130 for it.
     if code == interrupt.EXIT_SIGINT:

@@ -1,0 +1,107 @@
+"""The one redaction of known secrets, applied to every string that leaves the process.
+
+Every file streamcue writes through :mod:`streamcue.io` (``atomic_write``, ``write_json``,
+``write_jsonl``: results, reports, samples, predictions, pages) or fills in a
+:func:`streamcue.staging.staged_folder` (release cards), every message on the console
+(:mod:`streamcue.console`) and every error (:class:`streamcue.errors.StreamcueError`) passes
+:func:`redact`, so no command needs code of its own. It replaces with ``***``:
+
+* the value of every environment variable streamcue reads a key or password from
+  (:data:`SECRET_VARIABLES`), and any value handed to :func:`register` (a key given in code),
+  also in its JSON-escaped and HTML-escaped spellings: a server that echoes the key back in its answer
+  does not get it into predictions, samples or the page;
+* the credentials of a URL: ``scheme://user:password@host`` becomes ``scheme://***@host``;
+* a secret query parameter (:data:`QUERY_SECRETS`, after ``?``, ``&`` or an HTML ``&amp;``):
+  ``?api_key=SECRET`` becomes ``?api_key=***``;
+* the value of an ``Authorization`` header and a ``Bearer``/``Basic`` credential.
+
+A value shorter than :data:`MIN_SECRET_CHARS` is not searched for (it would blank common words).
+Binary files (videos, Parquet) are not rewritten. Redaction cannot undo a secret split over two
+lines; none of the patterns spans a line.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import threading
+
+__all__ = ["SECRET_VARIABLES", "QUERY_SECRETS", "MIN_SECRET_CHARS", "MASK", "redact", "register", "shareable",
+           "known_secrets", "url_without_credentials"]
+
+MASK = "***"
+
+#: The environment variables streamcue reads a key, token or password from.
+SECRET_VARIABLES = ("STREAMCUE_LLM_API_KEY", "OPENAI_API_KEY", "LABEL_STUDIO_API_KEY", "LABEL_STUDIO_PASSWORD",
+                    "HF_TOKEN")
+
+#: Query parameters whose value is a credential.
+QUERY_SECRETS = ("api_key", "api-key", "apikey", "key", "token", "access_token", "refresh_token", "id_token",
+                 "auth", "password", "passwd", "pwd", "secret", "client_secret", "sig", "signature")
+
+#: The shortest value searched for as a known secret.
+MIN_SECRET_CHARS = 6
+
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"'<>]+@")
+_QUERY = re.compile(r"(?i)((?:[?&;]|&amp;)(?:" + "|".join(map(re.escape, QUERY_SECRETS)) + r")=)[^&\s\"'<>#]+")
+_AUTHORIZATION = re.compile(r"(?i)(authorization\\?[\"']?\s*[:=]\s*\\?[\"']?)(?:(?:bearer|basic|token)\s+)?"
+                            r"[^\s\"'\\,}<]+")
+_BEARER = re.compile(r"(?i)\b((?:bearer|basic)\s+)[A-Za-z0-9._~+/-]{8,}=*")
+
+_registered: set[str] = set()
+_shareable: set[str] = set()
+_lock = threading.Lock()
+
+
+def register(value: str | None) -> None:
+    """Treat ``value`` (a key given in code, not in the environment) as a known secret from now on."""
+    if value and len(value) >= MIN_SECRET_CHARS:
+        with _lock:
+            _registered.add(value)
+
+
+def shareable(value: str) -> None:
+    """Leave ``value`` as it is wherever it appears: a link made to be handed to others (an invite link with
+    its ``?token=``), shown on purpose. It must hold no known secret and no URL credentials."""
+    with _lock:
+        _shareable.add(value)
+
+
+def known_secrets() -> list[str]:
+    """Every known secret value, in each spelling it can take in a file, longest first."""
+    values = {os.environ.get(name) or "" for name in SECRET_VARIABLES} | _registered
+    spellings = set()
+    for value in values:
+        if len(value) >= MIN_SECRET_CHARS:
+            spellings |= {value, json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(value)[1:-1],
+                          html.escape(value)}
+    return sorted(spellings, key=len, reverse=True)
+
+
+def redact(text: str) -> str:
+    """``text`` with every known secret, URL credential, secret query value and Authorization value as ``***``
+    (a :func:`shareable` value left as it is)."""
+    for keep in _shareable:
+        if keep in text:
+            return keep.join(_redact(part) for part in text.split(keep))
+    return _redact(text)
+
+
+def _redact(text: str) -> str:
+    """What :func:`redact` does, without the :func:`shareable` exceptions."""
+    for secret in known_secrets():
+        if secret in text:
+            text = text.replace(secret, MASK)
+    if "://" in text:
+        text = _URL_USERINFO.sub(r"\1" + MASK + "@", text)
+    if "=" in text:
+        text = _QUERY.sub(r"\1" + MASK, text)
+    text = _AUTHORIZATION.sub(r"\1" + MASK, text)
+    return _BEARER.sub(r"\1" + MASK, text)
+
+
+def url_without_credentials(url: str) -> str:
+    """``url`` with its ``user:password@`` removed (not masked): a link meant for other people."""
+    return _URL_USERINFO.sub(r"\1", url)

@@ -1,0 +1,142 @@
+"""Disk and concurrency at the root (streamcue/io.py, staging.py, paths.py): one output, one writer (a lock
+that a second process is refused by, naming the folder and the holder), unique temporaries, a full disk and a
+file-size limit named as such, and errors that name the output, never a temporary."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import SHARED_DATA
+
+OVO = SHARED_DATA / "fixtures" / "ovo_bench" / "ovo_bench_new.one_per_task.json"
+HOLD = ("import sys, time; from streamcue.paths import lock_output; lock_output(sys.argv[1]); "
+        "print('held', flush=True); time.sleep(60)")
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "streamcue", *map(str, args)], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "STREAMCUE_NO_PROGRESS": "1", "COLUMNS": "200"})
+
+
+@pytest.fixture
+def held(tmp_path):
+    """An output folder that another process is writing into."""
+    out = tmp_path / "out"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        yield out, holder.pid
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+COMMANDS = {
+    "build": lambda out: ("build", "ovo-bench", "--annotations", OVO, "--out", out),
+    "run": lambda out: ("run", "ovo-bench", out.parent / "no-such-records", "--out", out, "--llm-base-url",
+                        "http://127.0.0.1:9/v1", "--llm-model", "m", "--no-video"),
+}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_second_writer_into_one_folder_is_refused_naming_the_holder(command, held):
+    if not OVO.is_file():
+        pytest.skip("needs ../shared/data/fixtures")
+    out, pid = held
+    if command == "run":  # a real build to run on, so that only the lock can refuse it
+        done = cli("build", "ovo-bench", "--annotations", OVO, "--out", out.parent / "records")
+        assert done.returncode == 0, done.stderr
+        args = ("run", "ovo-bench", out.parent / "records", *COMMANDS["run"](out)[3:])
+    else:
+        args = COMMANDS[command](out)
+    done = cli(*args)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    [line] = done.stderr.splitlines()
+    assert str(out) in line and f"pid {pid}" in line and "being written by another streamcue" in line
+    assert not (out.exists() and any(out.iterdir()))
+
+
+def test_the_lock_goes_with_the_process(tmp_path):
+    if not OVO.is_file():
+        pytest.skip("needs ../shared/data/fixtures")
+    out = tmp_path / "out"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    holder.kill()  # a killed holder leaves its lock file, unlocked: the next writer takes it over
+    holder.wait()
+    from streamcue.paths import lock_file
+
+    assert lock_file(out).is_file()
+    done = cli("build", "ovo-bench", "--annotations", OVO, "--out", out)
+    assert done.returncode == 0, done.stderr
+    assert not lock_file(out).exists()  # a writer that ends removes its lock file
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_the_same_process_may_take_its_own_lock_again(tmp_path):
+    from streamcue.paths import check_out_folder, lock_file, release_outputs
+
+    check_out_folder(tmp_path / "a" / "b" / "mine")
+    check_out_folder(tmp_path / "a" / "b" / "mine")
+    assert lock_file(tmp_path / "a" / "b" / "mine").is_file()
+    release_outputs()  # the folders made for the lock go with it, being empty
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("code", "words"), [(errno.ENOSPC, "the disk is full"),
+                                             (errno.EFBIG, "the file-size limit was reached"),
+                                             (errno.EDQUOT, "quota"), (errno.EROFS, "read-only")])
+def test_a_disk_error_is_named_and_names_the_output(code, words, tmp_path):
+    from streamcue.io import atomic_write
+
+    target = tmp_path / "results.json"
+    with pytest.raises(OSError) as caught, atomic_write(target) as fh:
+        fh.write("x")
+        raise OSError(code, os.strerror(code), fh.name if hasattr(fh, "name") else None)
+    assert caught.value.filename == str(target) and words in caught.value.strerror
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_staged_folder_error_names_the_final_file_not_the_temporary(tmp_path):
+    from streamcue.staging import staged_folder
+
+    out = tmp_path / "release"
+    with pytest.raises(OSError) as caught, staged_folder(out) as tmp:
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp / "data" / "x.parquet"))
+    assert caught.value.filename == str(out / "data" / "x.parquet") and "the disk is full" in caught.value.strerror
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_temporaries_are_unique(tmp_path):
+    from streamcue.io import atomic_write
+    from streamcue.staging import staged_folder
+
+    target = tmp_path / "x.json"
+    with atomic_write(target) as one, atomic_write(target) as two:
+        one.write("1")
+        two.write("2")
+        assert len({p.name for p in tmp_path.iterdir()}) == 2
+    with staged_folder(tmp_path / "a") as one, staged_folder(tmp_path / "a") as two:
+        assert one.name.startswith(".a.") and two.name.startswith(".a.") and one != two
+    assert target.read_text() == "1" and (tmp_path / "a").is_dir()
+
+
+def test_a_file_size_limit_through_the_cli_is_named_as_such(tmp_path):
+    """Python ignores SIGXFSZ, so the limit is an EFBIG: one line naming the output and the limit."""
+    import resource
+
+    if not OVO.is_file():
+        pytest.skip("needs ../shared/data/fixtures")
+    out = tmp_path / "out"
+    run = subprocess.run([sys.executable, "-m", "streamcue", "build", "ovo-bench", "--annotations",
+                          SHARED_DATA / "ovo_bench" / "ovo_bench_new.json", "--out", out], capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "STREAMCUE_NO_PROGRESS": "1"},
+                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000)))
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    [line] = run.stderr.splitlines()
+    assert line.startswith(f"error: {out}/") and "file-size limit" in line and ".tmp" not in line, line
