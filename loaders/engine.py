@@ -35,7 +35,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from streamcue.errors import ConfigError, InputError
-from streamcue.frame_memory import Frame, frames_until, select_frames
+from streamcue.frame_memory import Frame, frames_until
+from streamcue.loaders.memory import as_memory
 from streamcue.loaders.protocols import Context, Protocol, protocol_for
 from streamcue.loaders.protocols.base import on_grid
 from streamcue.loaders.replay import DEFAULT_K, DEFAULT_MEMORY, Episode, positive, replay
@@ -96,7 +97,8 @@ def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol
     history = history or protocol.history
     if history not in HISTORIES:
         raise ConfigError(f"unknown history {history!r}; use gold (the gold answers) or own (the model's)")
-    _check_memory(memory, k, concurrency)
+    memory = as_memory(memory)
+    _check_memory(memory, concurrency)
     context = Context(history=history)
     for r in rows:
         if r.get("context"):
@@ -174,10 +176,8 @@ def _checked(fps: float, k: int, concurrency: int, window_s: float | None, span:
     return transport
 
 
-def _check_memory(memory: Any, k: int, concurrency: int) -> None:
-    if isinstance(memory, str):
-        select_frames([], k, memory)  # an unknown policy fails before any call
-    elif concurrency > 1 and hasattr(memory, "begin"):
+def _check_memory(memory: Any, concurrency: int) -> None:
+    if concurrency > 1 and hasattr(memory, "begin"):
         raise ConfigError(f"memory {getattr(memory, 'name', type(memory).__name__)} keeps one episode at a time: "
                           "use --concurrency 1 with it")
 
@@ -254,16 +254,13 @@ def _asked(record: dict[str, Any], kind: str, protocol: Protocol, context: Conte
         raise ConfigError(f"strategy {getattr(strategy, 'name', strategy)} cannot answer asked questions "
                           f"({protocol.name} {kind})")
     counts = dict.fromkeys(_COUNTS, 0)
-    if not isinstance(memory, str) and hasattr(memory, "begin"):
+    if hasattr(memory, "begin"):
         memory.begin(Episode(kind, record, 0.0, record["query_time_s"], fps))
 
     def view(now: float, prompt: str, dialogue: Sequence[tuple[float, str, str]],
              alone: bool = False) -> list[dict[str, Any]]:
         offered = frames_until(now, fps, window_s)
-        if isinstance(memory, str):
-            shown, text = select_frames(offered, k, memory), None
-        else:
-            shown, text = memory.view(offered, k, now, prompt, list(dialogue))
+        shown, text = memory.view(offered, k, now, prompt, list(dialogue))
         if frame_image is not None:
             shown = [Frame(f.index, f.t_s, frame_image(f.index, f.t_s)) for f in shown]
         counts["calls"] += 1

@@ -23,7 +23,21 @@ from typing import Any
 from streamcue.errors import ConfigError
 from streamcue.frame_memory import Frame, in_window, select_frames
 
-__all__ = ["MEMORIES", "MemorySpec", "WindowMemory", "make_memory"]
+__all__ = ["MEMORIES", "MemorySpec", "PolicyMemory", "WindowMemory", "as_memory", "make_memory"]
+
+
+@dataclass(frozen=True)
+class PolicyMemory:
+    """A frame selector of :mod:`streamcue.frame_memory` (SW, U or SW+U) as a memory; no text context."""
+
+    name: str
+
+    def __post_init__(self) -> None:
+        select_frames([], 1, self.name)  # an unknown policy fails here, before any call
+
+    def view(self, frames: Sequence[Frame], k: int, now: float, prompt: str,
+             history: Sequence[tuple[float, str, str]]) -> tuple[list[Frame], str | None]:
+        return select_frames(frames, k, self.name), None
 
 
 class WindowMemory:
@@ -57,11 +71,11 @@ MEMORIES: dict[str, MemorySpec] = {
 
 def make_memory(name: str, *, k: int, window_s: float | None = None, settings: Any = None,
                 use_cache: bool = True) -> Any:
-    """A replay ``policy``: a name the selector knows (SW, U, SW+U) or a memory object with ``view``."""
+    """The memory object (``view``, see :class:`streamcue.loaders.replay.Memory`) of the memory ``name``."""
     if name not in MEMORIES:
         raise ConfigError(f"unknown memory {name!r}; known: {', '.join(MEMORIES)}")
     if name in ("SW", "U", "SW+U"):
-        return name
+        return PolicyMemory(name)
     if name == "window":
         if window_s is None:
             raise ConfigError("memory window shows the last --window-s seconds: pass --window-s")
@@ -69,3 +83,8 @@ def make_memory(name: str, *, k: int, window_s: float | None = None, settings: A
     from streamcue.loaders.strategies.oasis import OasisMemory
 
     return OasisMemory(settings, short_k=min(k, 16), use_cache=use_cache)  # 16: OASIS's now-window
+
+
+def as_memory(memory: Any) -> Any:
+    """``memory`` as an object: a selector's name (SW, U, SW+U) becomes its :class:`PolicyMemory`."""
+    return PolicyMemory(memory) if isinstance(memory, str) else memory

@@ -229,6 +229,6 @@ def test_corrupted_recorded_tasks(recorded_source, choice, seed):
         tasks = Path(tmp) / "tasks.jsonl"
         tasks.write_text("\n".join(lines) + "\n")
         out = Path(tmp) / "out"
-        code, _, stderr = cli("build", "recorded", "--videos", videos, "--tasks", tasks, "--out", out, "--anonymized",
-                              "--llm-base-url", base_url, "--llm-model", "stub-vl", "--k", "4")
+        code, _, stderr = cli("build", "recorded", "--video-root", videos, "--tasks", tasks, "--out", out,
+                              "--anonymized", "--llm-base-url", base_url, "--llm-model", "stub-vl", "--k", "4")
         check_outcome(code, stderr, out)

@@ -344,10 +344,10 @@ def test_streamingbench_oracle_and_constant_letter(sb_out, tmp_path):
 def test_streamingbench_format_needs_a_model_and_a_matching_file(sb_out, tmp_path):
     result = cli("evaluate", "streamingbench", "--gt", sb_out[0], "--pred", SB / "questions_real.json",
                  "--pred-format", "streamingbench")
-    assert result.returncode == 2 and "--model" in result.stderr
+    assert result.returncode == 2 and "--pred-model" in result.stderr
     (tmp_path / "x.json").write_text(json.dumps([{"questions": [{"question": "nothing like it"}]}]))
     result = cli("evaluate", "streamingbench", "--gt", sb_out[0], "--pred", tmp_path / "x.json",
-                 "--pred-format", "streamingbench", "--model", "M")
+                 "--pred-format", "streamingbench", "--pred-model", "M")
     assert result.returncode == 2 and "does not match any questions file" in result.stderr
 
 

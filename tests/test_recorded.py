@@ -174,7 +174,7 @@ def test_killed_build_resumes_without_repeated_calls(videos, tmp_path):
         return vision_responder(body)
 
     with StubLLMServer(blocking) as server:
-        cmd = [sys.executable, "-m", "streamcue", "build", "recorded", "--videos", str(videos), "--tasks",
+        cmd = [sys.executable, "-m", "streamcue", "build", "recorded", "--video-root", str(videos), "--tasks",
                str(videos / "tasks.yaml"), "--out", str(tmp_path / "a"), "--llm-base-url", server.base_url,
                "--llm-model", "stub-vl", "--llm-concurrency", "1"]
         env = {**os.environ, "STREAMCUE_CACHE_DIR": str(tmp_path / "cache"), "STREAMCUE_NO_PROGRESS": "1"}

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streamcue.errors import ConfigError
+from streamcue.extras import require
 from streamcue.llm import LLMClient, LLMSettings, Reply, Request, image_content
 from streamcue.loaders.replay import Episode, Frame
 from streamcue.prompts import Prompt, load_prompt
@@ -187,20 +188,19 @@ def tracing(trace: CallTrace) -> Iterator[CallTrace]:
         _LOCAL.trace = previous
 
 
-def _jpeg_size(data: bytes) -> tuple[int | None, int | None]:
-    """Width and height from a JPEG's frame header (None when it is not one)."""
+def _image_size(data: bytes) -> tuple[int | None, int | None]:
+    """Width and height of an encoded frame, read by Pillow from its header (None when it is no image)."""
     width, height = getattr(data, "width", None), getattr(data, "height", None)
     if width is not None:
         return width, height
-    i = 2
-    while i + 9 < len(data):
-        if data[i] != 0xFF:
-            return None, None
-        marker, length = data[i + 1], int.from_bytes(data[i + 2:i + 4], "big")
-        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-            return int.from_bytes(data[i + 7:i + 9], "big"), int.from_bytes(data[i + 5:i + 7], "big")
-        i += 2 + length
-    return None, None
+    import io
+
+    image = require("PIL.Image", "video", "pillow")
+    try:
+        with image.open(io.BytesIO(data)) as img:
+            return img.size
+    except (image.UnidentifiedImageError, image.DecompressionBombError, OSError, ValueError):
+        return None, None
 
 
 def frame_parts(frames: Sequence[Frame], label: Any = None) -> list[dict[str, Any]]:
@@ -228,7 +228,7 @@ def frame_parts(frames: Sequence[Frame], label: Any = None) -> list[dict[str, An
         if trace is not None:
             sent: dict[str, Any] = {"t_s": frame.t_s, "index": frame.index}
             if frame.image is not None:
-                width, height = _jpeg_size(frame.image)
+                width, height = _image_size(frame.image)
                 sent.update(width=width, height=height, bytes=len(frame.image))
             elif trace.pixels_expected:
                 trace.without_pixels += 1

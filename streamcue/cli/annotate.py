@@ -26,7 +26,7 @@ def annotate_push(
                                               "reused otherwise.")],
     url: Annotated[Optional[str], typer.Option(help=URL_HELP)] = None,
     videos: Annotated[Optional[Path], typer.Option(help="videos.jsonl, when it is not beside the records.")] = None,
-    video_root: Annotated[Optional[Path], typer.Option("--video-root", "--videos-root", help=(
+    video_root: Annotated[Optional[Path], typer.Option("--video-root", help=(
         "Folder the video uris are relative to; served to the "
                                                              "browser through Label Studio's local files (a "
         "subfolder of its document root)."))] = None,

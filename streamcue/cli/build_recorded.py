@@ -14,7 +14,7 @@ __all__ = ["build_recorded"]
 
 
 def build_recorded(
-    video_root: Annotated[Path, typer.Option("--video-root", "--videos", help="Folder of recorded videos (the tasks "
+    video_root: Annotated[Path, typer.Option("--video-root", help="Folder of recorded videos (the tasks "
                                                                             "file names files relative to it).")],
     tasks: Annotated[Path, typer.Option(help="Tasks file, YAML or JSONL: task_id, video, task_type "
                                              "(present|cumulative|future), category, prompt; optional: split, "

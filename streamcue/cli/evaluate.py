@@ -50,7 +50,7 @@ def evaluate(
              "samples_*.jsonl file or a folder of them); streamingbench: streamcue or streamingbench (an answered "
              "questions file).")] = "streamcue",
     pred_model: Annotated[Optional[str], typer.Option(
-        "--pred-model", "--model", help="--pred-format streamingbench: the key the model's answers are stored "
+        "--pred-model", help="--pred-format streamingbench: the key the model's answers are stored "
                                         "under.")] = None,
 ) -> None:
     """Score predictions against ground truth and print a table (overall and per group).
@@ -102,8 +102,7 @@ def evaluate(
     if llm_model and judge == "embedding":
         raise ConfigError("--llm-model is the llm and mira judges' model; the embedding judge takes --embedding-model")
     if metric == "streamingbench" and pred_format == "streamingbench" and not pred_model:
-        raise ConfigError("--pred-format streamingbench needs --pred-model NAME (the key each answer is stored under; "
-                          "old spelling --model)")
+        raise ConfigError("--pred-format streamingbench needs --pred-model NAME (the key each answer is stored under)")
     import tempfile
 
     from streamcue.cli.options import parse_params

@@ -16,7 +16,6 @@ import typer.core
 from typer.exceptions import TyperException
 
 from streamcue import console
-from streamcue.cli.options import hide_old_spellings
 from streamcue.errors import StreamcueError
 
 __all__ = ["COMMANDS", "PIPELINE", "app", "main", "os_error_line"]
@@ -139,11 +138,10 @@ def os_error_line(exc: OSError) -> str:
 
 @functools.cache
 def _command(name: str | None = None) -> Any:
-    """The click command tree typer derives from ``app`` (built once per process: it takes ~0.3 s), old option
-    spellings hidden from help (:func:`streamcue.cli.options.hide_old_spellings`); with ``name`` (a key of
-    :data:`COMMANDS`), the same root with that command alone: its usage, options and help are those of the
+    """The click command tree typer derives from ``app`` (built once per process: it takes ~0.3 s); with ``name`` (a
+    key of :data:`COMMANDS`), the same root with that command alone: its usage, options and help are those of the
     whole tree's."""
-    return hide_old_spellings(typer.main.get_command(app if name is None else _app((name,))))
+    return typer.main.get_command(app if name is None else _app((name,)))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -14,31 +14,18 @@ One idea, one option name, in every command:
 ``--pred-model NAME``       the model whose answers a predictions file stores (``evaluate``)
 ``--out DIR``               an output folder; ``--output FILE``: an output file
 ==========================  =====================================================================
-
-An older spelling stays accepted, hidden from ``--help``: it is listed after the canonical name in
-the same ``typer.Option`` and in :data:`OLD_SPELLINGS`, and :func:`hide_old_spellings` (run by
-``streamcue.cli.main`` on the command tree) takes it out of the help while the parser still reads it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
 __all__ = ["LLMBaseURL", "LLMModel", "LLMStructured", "LLMConcurrency", "LLMTimeout", "LLMRetries", "NoCache",
-           "VisionBaseURL", "VisionModel", "VisionStructured", "EmbeddingModel", "OLD_SPELLINGS", "hide_old_spellings",
+           "VisionBaseURL", "VisionModel", "VisionStructured", "EmbeddingModel",
            "parse_params", "parse_ids", "config_parameters", "config_from", "config_command"]
-
-#: (canonical name, old spelling): the old spelling still works where an option lists both, hidden from help.
-OLD_SPELLINGS = frozenset({
-    ("--video-root", "--videos-root"),   # annotate push
-    ("--video-root", "--videos"),        # build recorded: its --videos was the folder of recordings
-    ("--embedding-model", "--model"),    # stats agreement
-    ("--pred-model", "--model"),         # evaluate --pred-format streamingbench
-})
 
 #: The LLM options of the text-model commands (build ego4d, livecook-summaries, livecook-augment).
 LLMBaseURL = Annotated[Optional[str], typer.Option(help="OpenAI-compatible base URL (or $STREAMCUE_LLM_BASE_URL).")]
@@ -70,35 +57,6 @@ VisionStructured = Annotated[str, typer.Option(help="Structured output: json_sch
 #: ``--embedding-model``: a sentence-transformers folder.
 EmbeddingModel = Annotated[Optional[Path], typer.Option(
     "--embedding-model", help="sentence-transformers model folder (default: the packaged all-MiniLM-L6-v2).")]
-
-
-def _commands(command: Any) -> Iterator[Any]:
-    yield command
-    for sub in getattr(command, "commands", {}).values():
-        yield from _commands(sub)
-
-
-def hide_old_spellings(command: Any) -> Any:
-    """Hide the old spellings (:data:`OLD_SPELLINGS`) of every option of the click ``command`` tree from
-    ``--help`` and from usage errors, while the parser keeps accepting them; returns ``command``."""
-    for cmd in _commands(command):
-        for param in getattr(cmd, "params", []):
-            opts = list(getattr(param, "opts", []))
-            old = [o for o in opts[1:] if (opts[0], o) in OLD_SPELLINGS]
-            if not old or getattr(param, "is_flag", False):
-                continue
-            param.opts = [o for o in opts if o not in old]
-            param.old_spellings = tuple(old)
-            param.add_to_parser = _adding(param, old)
-    return command
-
-
-def _adding(param: Any, old: list[str]) -> Any:
-    def add_to_parser(parser: Any, ctx: Any) -> None:
-        type(param).add_to_parser(param, parser, ctx)
-        parser.add_option(obj=param, opts=old, dest=param.name, action="append" if param.multiple else "store",
-                          nargs=param.nargs)
-    return add_to_parser
 
 
 # ------------------------------------------------------------------------------------------ configuration commands

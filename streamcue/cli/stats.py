@@ -32,7 +32,7 @@ def agreement(
     verified: Annotated[Optional[Path], typer.Option(help="The same records after human verification "
                                                           "(annotation pull).")] = None,
     threshold: Annotated[float, typer.Option(help="Cosine similarity counted as agreement.")] = 0.8,
-    embedding_model: Annotated[Optional[Path], typer.Option("--embedding-model", "--model", help=(
+    embedding_model: Annotated[Optional[Path], typer.Option("--embedding-model", help=(
         "sentence-transformers model folder (default: the packaged all-MiniLM-L6-v2)."))] = None,
     output: Annotated[Optional[Path], typer.Option(help="Write the numbers as JSON here.")] = None,
 ) -> None:
