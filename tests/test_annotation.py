@@ -381,22 +381,22 @@ def test_relabelled_events_are_valid_or_reported_for_their_record_only(server, a
 def test_guideline_is_the_projects_instructions_and_fixed_once_annotated(server, annotators, tmp_path):
     path = records_dir(tmp_path, "dense_caption", [VALID["dense_caption"]])
     name = project_name("dense_caption")
-    assert push_served("dense_caption", path, name).guideline == "dense_caption.v1"
+    assert push_served("dense_caption", path, name).guideline == "dense_caption.v2"
     conn = ls.connect()
     project, _ = ls.project_for(conn, name)
     assert project.show_instruction is True
     assert "<h1>Checking dense captions, one per second</h1>" in project.expert_instruction
-    assert ls.guideline_version(project.expert_instruction) == "dense_caption.v1"
+    assert ls.guideline_version(project.expert_instruction) == "dense_caption.v2"
     # a project made under an older guideline takes the new one while nobody has annotated ...
     conn.client.projects.update(project.id, expert_instruction="<p>streamcue guideline dense_caption.v0</p>")
     push_served("dense_caption", path, name)
     project, _ = ls.project_for(conn, name)
-    assert ls.guideline_version(project.expert_instruction) == "dense_caption.v1"
+    assert ls.guideline_version(project.expert_instruction) == "dense_caption.v2"
     # ... and keeps it once someone has: the records must name the version their annotators saw
     conn.client.projects.update(project.id, expert_instruction="<p>streamcue guideline dense_caption.v0</p>")
     annotate(server, task_ids(name)["t1"], prediction(VALID["dense_caption"], "dense_caption", FPS), annotators[0])
     with pytest.raises(ConfigError, match=f"project '{name}' was annotated under guideline dense_caption.v0; push to a "
-                                          "new project to use guideline dense_caption.v1"):
+                                          "new project to use guideline dense_caption.v2"):
         push_served("dense_caption", path, name)
     pull(name, tmp_path / "pulled.jsonl", required=1)
     assert read_jsonl(tmp_path / "pulled.jsonl")[0]["verification"]["guideline"] == "dense_caption.v0"
