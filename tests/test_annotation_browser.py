@@ -279,7 +279,7 @@ def test_dense_caption_corrected_in_the_page(browser, server, videos, annotators
         assert box and 0 <= box["y"] and box["y"] + box["height"] <= screen["height"]   # in view, no scrolling
         assert [line.strip() for line in listed.inner_text().splitlines() if line.strip()] == \
             [f"{c['t_s']:g} s: {c['text']}" for c in record["captions"]]
-        screenshot(page, tmp_path, "dense_caption-opened", page.evaluate("() => 'as-opened@x'"))
+        screenshot(page, tmp_path, "dense_caption-opened", "annotator")  # as the task opens
         edit_region_text(page, "c1", "caption", "Slicing the onion into rings.")
 
     pulled, summary = annotate_in_browser(browser, server, "dense_caption", record, videos, tmp_path, ANNOTATORS,
