@@ -382,6 +382,8 @@ def test_a_reviewer_starts_from_an_annotators_regions(browser, server, videos, a
             page.locator(".lsf-annotation-button").filter(has_text="anna").first.wait_for()
             tab = page.locator(".lsf-annotation-button").filter(has_text="anna").first
             tab.click()
+            # the free edition lets any account edit anyone's annotation (docs/annotation.md says so)
+            page.locator("button").filter(has_text="Update").first.wait_for()
             tab.locator(".lsf-annotation-button__trigger").click()
             page.get_by_text("Duplicate Annotation").click()
             page.locator(".lsf-outliner-item").first.wait_for()
