@@ -28,10 +28,19 @@ _GUIDELINE_FILE = re.compile(r"(\w+)\.guideline\.v(\d+)\.md")
 _GUIDELINE_MARK = re.compile(r"streamcue guideline (\w+\.v\d+)")
 
 
+_CONFIG_FILE = re.compile(r"(\w+)\.v(\d+)\.xml")
+
+
 @cache
 def label_config(kind: str) -> str:
-    """The labeling config file of a record kind (``annotation/configs/<kind>.v1.xml``)."""
-    return resources.files("streamcue.annotation").joinpath(f"configs/{kind}.v1.xml").read_text(encoding="utf-8")
+    """The newest labeling config of a record kind (``annotation/configs/<kind>.v<N>.xml``; a changed
+    config is a new file, marked ``<!-- streamcue:<kind>:v<N> -->``)."""
+    folder = resources.files("streamcue.annotation").joinpath("configs")
+    versions = {int(m.group(2)): f for f in folder.iterdir() if (m := _CONFIG_FILE.fullmatch(f.name))
+                and m.group(1) == kind}
+    if not versions:
+        raise ConfigError(f"no labeling config for {kind} records in the package")
+    return versions[max(versions)].read_text(encoding="utf-8")
 
 
 @cache

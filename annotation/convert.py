@@ -86,7 +86,8 @@ def task_data(record: dict[str, Any], kind: str, video_url: str, fps: float) -> 
     if kind == "interval_qa":
         data.update(question=record["question"], query_time_s=record["query_time_s"], task_type=record["task_type"])
     elif kind == "dense_caption":
-        data.update(prompt=record["prompt"], task_type=record["task_type"], category=record["category"])
+        data.update(prompt=record["prompt"], task_type=record["task_type"], category=record["category"],
+                    caption_list="\n".join(f"{c['t_s']:g} s: {c['text']}" for c in record["captions"]))
     else:
         data.update(activity=record["activity"],
                     plan="\n".join(f"{s['index'] + 1}. {s['text']}" for s in record["plan"]))

@@ -47,12 +47,30 @@ def _kind(kind: str) -> str:
     return kind
 
 
-def _video_url(video: dict[str, Any] | None, videos_root: Path | None, document_root: Path | None) -> str:
-    uri = (video or {}).get("uri", "")
-    if "://" in uri or videos_root is None:
+LOCAL_FILES = "/data/local-files/?d="
+
+
+def _video_url(video: dict[str, Any] | None, record_id: str, videos: Path, videos_root: Path | None,
+               document_root: Path | None) -> str:
+    """The URL the page loads the record's video from, refused (one line naming the video) when Label
+    Studio could not serve it: the page would spin for ever. Label Studio serves http(s) URLs as they are
+    and files under its local-files document root as ``/data/local-files/?d=<path under the root>``;
+    a video's relative path (the only other uri a videos.jsonl holds) needs ``--video-root`` (a folder
+    under that root) and the file there."""
+    if video is None:
+        raise InputError(f"record {record_id}: its video is not in {videos.name}, so the page has no video to "
+                         "show", file=videos)
+    uri, where = video.get("uri") or "", {"file": videos, "record": f"video_id={video.get('video_id')}",
+                                          "field": "uri"}
+    if uri.startswith(("http://", "https://")):
         return uri
-    path = resolve_uri(videos_root, uri, record=f"video_id={(video or {}).get('video_id')}").resolve()
-    return "/data/local-files/?d=" + quote(str(path.relative_to(document_root)))
+    if videos_root is None:
+        raise InputError(f"{uri!r} is a file path and no --video-root was given: Label Studio could not serve "
+                         "the video (pass --video-root, a folder under its local-files document root)", **where)
+    path = resolve_uri(videos_root, uri, **where).resolve()
+    if not path.is_file():
+        raise InputError(f"no video file {path} under --video-root {videos_root}", **where)
+    return LOCAL_FILES + quote(str(path.relative_to(document_root)))
 
 
 @dataclass
@@ -145,16 +163,19 @@ def push(kind: str, records_path: Path, project: str, *, url: str | None = None,
     videos = videos or records_path.with_name("videos.jsonl")
     video_of = {v["video_id"]: v for _, v in iter_jsonl(videos)} if videos.is_file() else {}
     chosen, sample = select(list(iter_jsonl(records_path)), kind, selection, video_of, records_path)
+    env_root = os.environ.get("LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT")
+    document_root = (document_root or (Path(env_root) if env_root else None))
+    document_root = document_root.resolve() if document_root is not None else None
     if videos_root is not None:
         videos_root = videos_root.resolve()
-        env_root = os.environ.get("LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT")
-        document_root = (document_root or (Path(env_root) if env_root else None))
         if document_root is None:
             raise ConfigError("--video-root needs the server's local-files document root: pass --document-root "
                               "or set LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT (as on the server)")
-        document_root = document_root.resolve()
         if videos_root == document_root or document_root not in videos_root.parents:
             raise ConfigError(f"--video-root {videos_root} must be a subfolder of the document root {document_root}")
+    id_field = ID_FIELDS[kind]
+    url_of = {r[id_field]: _video_url(video_of.get(r["video_id"]), r[id_field], videos, videos_root, document_root)
+              for _, r in chosen}   # every video checked before anything reaches the server
     server = ls.connect(url)
     created = ls.find_project(server, project) is None
     proj, _ = ls.project_for(server, project, kind, create=True)
@@ -183,7 +204,7 @@ def push(kind: str, records_path: Path, project: str, *, url: str | None = None,
         if errors:
             raise InputError(f"cannot be shown in the labeling config: {errors[0]}", file=records_path, line=line,
                              record=f"{ID_FIELDS[kind]}={record[ID_FIELDS[kind]]}")
-        data = task_data(record, kind, _video_url(video, videos_root, document_root), fps)
+        data = task_data(record, kind, url_of[record[id_field]], fps)
         if order:
             data["review_rank"] = rank
         if sample:

@@ -104,7 +104,33 @@ def server(tmp_path_factory):
 
 @pytest.fixture
 def connected(server, monkeypatch):
-    """``$LABEL_STUDIO_URL`` and ``$LABEL_STUDIO_API_KEY`` set for the module's server."""
+    """``$LABEL_STUDIO_URL``, ``$LABEL_STUDIO_API_KEY`` and the local-files document root set for the
+    module's server (as in the shell of docs/annotation.md)."""
     monkeypatch.setenv("LABEL_STUDIO_URL", server.url)
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", server.token)
+    monkeypatch.setenv("LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT", str(server.document_root))
     return server
+
+
+def serve_videos(videos: Path, folder: str = "videos") -> Path:
+    """A file for every video of ``videos`` (a videos.jsonl) under the connected server's local-files root,
+    where ``push --video-root`` (the folder returned) finds them; files already there are kept."""
+    from streamcue.io import iter_jsonl
+
+    root = Path(os.environ["LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT"]) / folder
+    for _, video in iter_jsonl(videos):
+        path = root / video["uri"]
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"a video file (these tests never play it)")
+    return root
+
+
+def push_served(kind: str, records: Path, project: str, **options):
+    """``annotate push`` with the records' videos served through local files (push refuses videos the
+    page could not load); ``videos_root`` given in ``options`` is used as it is."""
+    from streamcue.annotation.roundtrip import push
+
+    if "videos_root" not in options:
+        options["videos_root"] = serve_videos(options.get("videos") or records.with_name("videos.jsonl"))
+    return push(kind, records, project, **options)

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from conftest import CAPTAINCOOK4D, VALID
-from label_studio_server import connected, executable, server  # noqa: F401 (fixtures)
+from label_studio_server import connected, executable, push_served, serve_videos, server  # noqa: F401 (fixtures)
 
 pytest.importorskip("label_studio_sdk")
 httpx = pytest.importorskip("httpx")
@@ -19,7 +19,7 @@ httpx = pytest.importorskip("httpx")
 from streamcue.annotation import client as ls  # noqa: E402
 from streamcue.annotation.convert import frames_to_span, moment_to_frame, prediction, span_to_frames  # noqa: E402
 from streamcue.annotation.order import review_key  # noqa: E402
-from streamcue.annotation.roundtrip import pull, push, status, status_report  # noqa: E402
+from streamcue.annotation.roundtrip import pull, status, status_report  # noqa: E402
 from streamcue.annotation.verify import content_sha256  # noqa: E402
 from streamcue.dataset_builders import captaincook4d  # noqa: E402
 from streamcue.dataset_builders.output import write_outputs  # noqa: E402
@@ -96,9 +96,9 @@ def test_untouched_records_of_every_kind_come_back_identical(server, tmp_path):
         cases.append((kind, records_dir(tmp_path / kind, kind, records)))
     for kind, path in cases:
         name = project_name(kind)
-        result = push(kind, path, name)
+        result = push_served(kind, path, name)
         assert result.imported == len(read_jsonl(path)) and result.skipped == 0
-        assert push(kind, path, name).imported == 0  # pushing again adds nothing
+        assert push_served(kind, path, name).imported == 0  # pushing again adds nothing
         pulled = tmp_path / f"{name}.jsonl"
         summary = pull(name, pulled)
         assert summary.states == {"untouched": len(read_jsonl(path))}
@@ -109,7 +109,7 @@ def test_interval_qa_moved_edited_rejected_and_disputed(server, annotators, tmp_
     records = qa_records()
     path = records_dir(tmp_path, "interval_qa", records)
     name = project_name("interval_qa")
-    push("interval_qa", path, name)
+    push_served("interval_qa", path, name)
     tasks = task_ids(name)
     # q1: both annotators move the second interval by a few frames and edit its text the same way
     for user, end_frame in zip(annotators, (390, 395)):
@@ -158,7 +158,7 @@ def test_dense_captions_corrected_and_guidance_mistake_moved(server, annotators,
     dense = copy.deepcopy(VALID["dense_caption"])
     path = records_dir(tmp_path / "d", "dense_caption", [dense])
     name = project_name("dense_caption")
-    push("dense_caption", path, name)
+    push_served("dense_caption", path, name)
     for user in annotators:
         result = prediction(dense, "dense_caption", FPS)
         rows(result, "c1", "caption")["value"]["text"] = ["Slicing the onion into rings."]
@@ -172,7 +172,7 @@ def test_dense_captions_corrected_and_guidance_mistake_moved(server, annotators,
     guidance = copy.deepcopy(VALID["guidance"])
     path = records_dir(tmp_path / "g", "guidance", [guidance])
     name = project_name("guidance")
-    push("guidance", path, name)
+    push_served("guidance", path, name)
     tasks = task_ids(name)
     # one annotator so far: pending, nothing applied yet
     result = prediction(guidance, "guidance", FPS)
@@ -196,9 +196,9 @@ def test_dense_captions_corrected_and_guidance_mistake_moved(server, annotators,
 def test_clear_errors_and_no_partial_output(server, annotators, tmp_path, monkeypatch):
     path = records_dir(tmp_path, "guidance", [VALID["guidance"]])
     name = project_name("guidance")
-    push("guidance", path, name)
+    push_served("guidance", path, name)
     with pytest.raises(ConfigError, match=f"project '{name}' was built for guidance records, not interval_qa"):
-        push("interval_qa", records_dir(tmp_path / "qa", "interval_qa", qa_records()), name)
+        push_served("interval_qa", records_dir(tmp_path / "qa", "interval_qa", qa_records()), name)
     # a malformed region: the range ends before it starts
     result = prediction(VALID["guidance"], "guidance", FPS)
     rows(result, "e0", "events")["value"]["ranges"] = [{"start": 50, "end": 10}]
@@ -211,7 +211,7 @@ def test_clear_errors_and_no_partial_output(server, annotators, tmp_path, monkey
 
     # a label the config does not have
     other = project_name("guidance")
-    push("guidance", path, other)
+    push_served("guidance", path, other)
     result = prediction(VALID["guidance"], "guidance", FPS)
     rows(result, "e1", "events")["value"]["timelinelabels"] = ["warning"]
     annotate(server, task_ids(other)["v1"], result, annotators[0])
@@ -235,9 +235,11 @@ def test_cli_push_status_pull(server, tmp_path):
     def run(*args):
         return subprocess.run([sys.executable, "-m", "streamcue", "annotate", *args], capture_output=True, text=True,
                               env={"PATH": "/usr/bin:/bin", "LABEL_STUDIO_URL": server.url, "COLUMNS": "200",
-                                   "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1"})
+                                   "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1",
+                                   "LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT": str(server.document_root)})
 
-    done = run("push", "--kind", "interval_qa", "--records", str(path), "--project", name)
+    done = run("push", "--kind", "interval_qa", "--records", str(path), "--project", name,
+               "--video-root", str(serve_videos(path.with_name("videos.jsonl"))))
     assert done.returncode == 0, done.stderr
     assert "3 tasks imported" in done.stdout
     done = run("status", "--project", name)
@@ -261,7 +263,7 @@ def test_pull_validates_times_against_the_video_as_validate_does(server, annotat
     write_jsonl(tmp_path / "videos.jsonl", [VALID["video"], dict(VALID["video"], video_id="v1b")])
     write_jsonl(tmp_path / "guidance.jsonl", [late, fine])
     name = project_name("guidance")
-    push("guidance", tmp_path / "guidance.jsonl", name)
+    push_served("guidance", tmp_path / "guidance.jsonl", name)
     tasks = task_ids(name)
     for user in annotators:
         result = prediction(late, "guidance", FPS)
@@ -284,11 +286,11 @@ def test_videos_are_served_through_local_files(server, tmp_path):
     path = records_dir(tmp_path, "dense_caption", [VALID["dense_caption"]])
     name = project_name("dense_caption")
     with pytest.raises(ConfigError, match="must be a subfolder of the document root"):
-        push("dense_caption", path, name, videos_root=server.document_root, document_root=server.document_root)
+        push_served("dense_caption", path, name, videos_root=server.document_root, document_root=server.document_root)
     sub = server.document_root / "videos"
     (sub / "recorded").mkdir(parents=True, exist_ok=True)
     (sub / "recorded" / "v1.mp4").write_bytes(b"served bytes")
-    push("dense_caption", path, name, videos_root=sub, document_root=server.document_root)
+    push_served("dense_caption", path, name, videos_root=sub, document_root=server.document_root)
     conn = ls.connect()
     project, _ = ls.project_for(conn, name)
     [task] = ls.export_tasks(conn, project.id)
@@ -305,7 +307,7 @@ def test_the_evidence_verdict_is_a_task_field_and_survives_the_round_trip(server
         "observed": [{"start_s": 0.0, "end_s": 30.0}], "rounds": 2, "calls": 6, "model": "m", "prompts": {}}
     path = records_dir(tmp_path / "ev", "interval_qa", records)
     name = project_name("interval_qa")
-    push("interval_qa", path, name)
+    push_served("interval_qa", path, name)
     session = ls.connect()
     project, _ = ls.project_for(session, name)
     data = {t["data"]["record_id"]: t["data"] for t in ls.export_tasks(session, project.id)}
@@ -318,7 +320,7 @@ def test_the_evidence_verdict_is_a_task_field_and_survives_the_round_trip(server
 def test_double_check_counts_distinct_annotators_not_annotations(server, annotators, tmp_path):
     records = qa_records()[:1]
     name = project_name("interval_qa")
-    push("interval_qa", records_dir(tmp_path, "interval_qa", records), name)
+    push_served("interval_qa", records_dir(tmp_path, "interval_qa", records), name)
     task = task_ids(name)["q1"]
 
     def moved(text):
@@ -372,7 +374,7 @@ def test_relabelled_events_are_valid_or_reported_for_their_record_only(server, a
     write_jsonl(tmp_path / "videos.jsonl", [VALID["video"], dict(VALID["video"], video_id="v2", uri="recorded/v2.mp4")])
     write_jsonl(tmp_path / "guidance.jsonl", [first, second])
     name = project_name("guidance")
-    push("guidance", tmp_path / "guidance.jsonl", name)
+    push_served("guidance", tmp_path / "guidance.jsonl", name)
     tasks = task_ids(name)
     for user in annotators:
         relabelled = prediction(first, "guidance", FPS)  # the mistake was really a success
@@ -410,23 +412,23 @@ def test_relabelled_events_are_valid_or_reported_for_their_record_only(server, a
 def test_guideline_is_the_projects_instructions_and_fixed_once_annotated(server, annotators, tmp_path):
     path = records_dir(tmp_path, "dense_caption", [VALID["dense_caption"]])
     name = project_name("dense_caption")
-    assert push("dense_caption", path, name).guideline == "dense_caption.v1"
+    assert push_served("dense_caption", path, name).guideline == "dense_caption.v2"
     conn = ls.connect()
     project, _ = ls.project_for(conn, name)
     assert project.show_instruction is True
     assert "<h1>Checking dense captions, one per second</h1>" in project.expert_instruction
-    assert ls.guideline_version(project.expert_instruction) == "dense_caption.v1"
+    assert ls.guideline_version(project.expert_instruction) == "dense_caption.v2"
     # a project made under an older guideline takes the new one while nobody has annotated ...
     conn.client.projects.update(project.id, expert_instruction="<p>streamcue guideline dense_caption.v0</p>")
-    push("dense_caption", path, name)
+    push_served("dense_caption", path, name)
     project, _ = ls.project_for(conn, name)
-    assert ls.guideline_version(project.expert_instruction) == "dense_caption.v1"
+    assert ls.guideline_version(project.expert_instruction) == "dense_caption.v2"
     # ... and keeps it once someone has: the records must name the version their annotators saw
     conn.client.projects.update(project.id, expert_instruction="<p>streamcue guideline dense_caption.v0</p>")
     annotate(server, task_ids(name)["t1"], prediction(VALID["dense_caption"], "dense_caption", FPS), annotators[0])
     with pytest.raises(ConfigError, match=f"project '{name}' was annotated under guideline dense_caption.v0; push to a "
-                                          "new project to use guideline dense_caption.v1"):
-        push("dense_caption", path, name)
+                                          "new project to use guideline dense_caption.v2"):
+        push_served("dense_caption", path, name)
     pull(name, tmp_path / "pulled.jsonl", required=1)
     assert read_jsonl(tmp_path / "pulled.jsonl")[0]["verification"]["guideline"] == "dense_caption.v0"
 
@@ -447,7 +449,7 @@ def test_push_order_puts_the_records_most_likely_wrong_first(server, tmp_path):
                checked("ok-doubt", "supported", 0.3), checked("bad-sure", "unsupported", 0.95),
                checked("gen-high", confidence=0.8)]
     name = project_name("interval_qa")
-    push("interval_qa", records_dir(tmp_path, "interval_qa", records), name, order=True)
+    push_served("interval_qa", records_dir(tmp_path, "interval_qa", records), name, order=True)
     conn = ls.connect()
     project, _ = ls.project_for(conn, name)
     tasks = ls.export_tasks(conn, project.id)  # Label Studio serves tasks in this (id) order

@@ -56,6 +56,7 @@ from streamcue.io import read_jsonl, write_jsonl  # noqa: E402
 
 FPS = 30.0
 ANNOTATORS = ("anna@streamcue.test", "ben@streamcue.test")
+REVIEWER = "rita@streamcue.test"
 PASSWORD = "annotator-password-7"
 TIMINGS: dict[str, list[float]] = {}
 
@@ -88,7 +89,7 @@ def annotators(server, browser):
     """Two annotators who signed up through the organisation's invite link, as people do."""
     headers = {"Authorization": f"Token {server.token}"}
     invite = httpx.get(f"{server.url}/api/invite", headers=headers).json()["invite_url"]
-    for email in ANNOTATORS:
+    for email in (*ANNOTATORS, REVIEWER):
         context = browser.new_context()
         page = context.new_page()
         page.goto(server.url + invite)
@@ -98,7 +99,7 @@ def annotators(server, browser):
         page.wait_for_url(lambda url: "/user/signup" not in url)
         context.close()
     users = httpx.get(f"{server.url}/api/users/", headers=headers).json()
-    return {u["email"]: u["id"] for u in users if u["email"] in ANNOTATORS}
+    return {u["email"]: u["id"] for u in users if u["email"] in (*ANNOTATORS, REVIEWER)}
 
 
 @contextmanager
@@ -248,7 +249,7 @@ def annotate_in_browser(browser, server, kind, record, videos, tmp_path, annotat
 
 
 def verified(kind):
-    return {"status": "verified", "annotators": list(ANNOTATORS), "checks": 2, "guideline": f"{kind}.v1",
+    return {"status": "verified", "annotators": list(ANNOTATORS), "checks": 2, "guideline": ls.guideline(kind)[0],
             "decided_by": "agreement"}  # how it was decided (issue 24: adjudication)
 
 
@@ -272,6 +273,13 @@ def test_dense_caption_corrected_in_the_page(browser, server, videos, annotators
     record["captions"][1].pop("corrected")
 
     def change(page):
+        # every caption readable at a glance, by its second counted from 0 as in the record, before any click
+        listed = page.locator(".lsf-richtext, .htx-richtext").filter(has_text="0 s: ").first
+        box, screen = listed.bounding_box(), page.viewport_size
+        assert box and 0 <= box["y"] and box["y"] + box["height"] <= screen["height"]   # in view, no scrolling
+        assert [line.strip() for line in listed.inner_text().splitlines() if line.strip()] == \
+            [f"{c['t_s']:g} s: {c['text']}" for c in record["captions"]]
+        screenshot(page, tmp_path, "dense_caption-opened", "annotator")  # as the task opens
         edit_region_text(page, "c1", "caption", "Slicing the onion into rings.")
 
     pulled, summary = annotate_in_browser(browser, server, "dense_caption", record, videos, tmp_path, ANNOTATORS,
@@ -344,3 +352,50 @@ def test_guidance_events_relabelled_in_the_page(browser, server, videos, annotat
                                 "guideline": "guidance.v1", "decided_by": "agreement"}
     assert pulled["v2"] == expected
     assert summary.changes == {"v2": ["mistake e1 relabelled success"]}
+
+
+def test_a_reviewer_starts_from_an_annotators_regions(browser, server, videos, annotators, tmp_path):
+    """The documented reviewer path: ``pull`` names the disputed region by the id the page shows (ID e1);
+    in the task (Data Manager, its row) *Duplicate Annotation* in one annotator's tab menu copies all
+    their regions into the reviewer's own annotation (the *+* button would start empty), the reviewer
+    fixes the named region and submits, and ``pull --reviewer`` takes it as the decision."""
+    record = copy.deepcopy(VALID["guidance"])
+    write_jsonl(tmp_path / "videos.jsonl", [VALID["video"]])
+    write_jsonl(tmp_path / "guidance.jsonl", [record])
+    name = "guidance reviewed in the browser"
+    pushed = push("guidance", tmp_path / "guidance.jsonl", name, videos_root=videos,
+                  document_root=server.document_root)
+    [task] = ls.export_tasks(ls.connect(), pushed.project_id)
+    moved = prediction(record, "guidance", FPS)
+    next(r for r in moved if r["id"] == "e1" and r["from_name"] == "events")["value"]["ranges"] = \
+        [{"start": 211, "end": 211}]
+    for email, result in zip(ANNOTATORS, (moved, prediction(record, "guidance", FPS))):  # anna moved e1, ben not
+        httpx.post(f"{server.url}/api/tasks/{task['id']}/annotations/",
+                   headers={"Authorization": f"Token {server.token}"},
+                   json={"result": result, "completed_by": annotators[email]}).raise_for_status()
+    disputed = pull(name, tmp_path / "disputed.jsonl")
+    assert "event e1 (mistake at 10s): t_s 7s (anna@streamcue.test) vs 10s (ben@streamcue.test)" \
+        in disputed.disagreements["v1"]
+    with logged_in(browser, server, REVIEWER) as page:
+        try:
+            page.goto(f"{server.url}/projects/{pushed.project_id}/data?task={task['id']}")
+            page.locator(".lsf-annotation-button").filter(has_text="anna").first.wait_for()
+            tab = page.locator(".lsf-annotation-button").filter(has_text="anna").first
+            tab.click()
+            # the free edition lets any account edit anyone's annotation (docs/annotation.md says so)
+            page.locator("button").filter(has_text="Update").first.wait_for()
+            tab.locator(".lsf-annotation-button__trigger").click()
+            page.get_by_text("Duplicate Annotation").click()
+            page.locator(".lsf-outliner-item").first.wait_for()
+            check_timeline(page, moved)   # every region of anna's annotation, e1 at her 7 s
+            move_region(page, "e1", 181, 181)   # the reviewer sees the mistake at 6 s
+            screenshot(page, tmp_path, "review", REVIEWER)
+            submit(page)
+        except Exception:
+            page.screenshot(path=str(tmp_path / "failed-review.png"))
+            raise
+    summary = pull(name, tmp_path / "pulled.jsonl", reviewers=(REVIEWER,))
+    [pulled] = read_jsonl(tmp_path / "pulled.jsonl")
+    assert summary.decided_by == {"reviewer": 1}
+    assert pulled["events"][1] == {**record["events"][1], "t_s": 6.0, "time_source": "annotator"}
+    assert pulled["verification"]["decided_by"] == "reviewer" and pulled["verification"]["reviewer"] == REVIEWER

@@ -11,14 +11,14 @@ import sys
 import pytest
 
 from conftest import CAPTAINCOOK4D, VALID
-from label_studio_server import connected, executable, server  # noqa: F401 (fixtures)
+from label_studio_server import connected, executable, push_served, serve_videos, server  # noqa: F401 (fixtures)
 
 pytest.importorskip("label_studio_sdk")
 httpx = pytest.importorskip("httpx")
 
 from streamcue.annotation import client as ls  # noqa: E402
 from streamcue.annotation.convert import Applied, prediction  # noqa: E402
-from streamcue.annotation.roundtrip import Selection, pull, push  # noqa: E402
+from streamcue.annotation.roundtrip import Selection, pull  # noqa: E402
 from streamcue.annotation.verify import content_sha256, differences  # noqa: E402
 from streamcue.dataset_builders import captaincook4d  # noqa: E402
 from streamcue.dataset_builders.output import run_builder  # noqa: E402
@@ -85,7 +85,8 @@ def moved(record, rid, frame=None, text=None, label=None):
 def cli(server, *args):
     return subprocess.run([sys.executable, "-m", "streamcue", *args], capture_output=True, text=True,
                           env={"PATH": "/usr/bin:/bin", "LABEL_STUDIO_URL": server.url, "COLUMNS": "200",
-                               "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1"})
+                               "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1",
+                               "LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT": str(server.document_root)})
 
 
 def test_a_difference_names_the_item_and_field():
@@ -109,21 +110,21 @@ def test_push_what_you_choose_and_the_sample_is_recorded(server, users, tmp_path
     write_jsonl(tmp_path / "videos.jsonl", videos)
     write_jsonl(tmp_path / "guidance.jsonl", records)
     path = tmp_path / "guidance.jsonl"
-    assert push("guidance", path, "chosen ids", selection=Selection(ids=("v4", "v1"))).imported == 2
+    assert push_served("guidance", path, "chosen ids", selection=Selection(ids=("v4", "v1"))).imported == 2
     assert set(tasks_of("chosen ids")) == {"v1", "v4"}
-    assert push("guidance", path, "first two", selection=Selection(limit=2)).imported == 2
+    assert push_served("guidance", path, "first two", selection=Selection(limit=2)).imported == 2
     assert set(tasks_of("first two")) == {"v0", "v1"}
     with pytest.raises(InputError, match="--ids names record.* the file does not hold: v9"):
-        push("guidance", path, "bad ids", selection=Selection(ids=("v9",)))
+        push_served("guidance", path, "bad ids", selection=Selection(ids=("v9",)))
     for bad in (Selection(limit=0), Selection(sample=2, limit=1), Selection(split="dev"), Selection(sample=9)):
         with pytest.raises(ConfigError):
-            push("guidance", path, "bad selection", selection=bad)
-    result = push("guidance", path, "spot check", selection=Selection(split="validation", sample=2, seed=7))
+            push_served("guidance", path, "bad selection", selection=bad)
+    result = push_served("guidance", path, "spot check", selection=Selection(split="validation", sample=2, seed=7))
     assert result.imported == 2 and result.sample == {"sample_seed": 7, "sample_size": 2, "sample_population": 3,
                                                       "sample_split": "validation"}
     tasks = tasks_of("spot check")
     assert set(tasks) <= {"v1", "v3", "v5"} and all(t["data"]["sample_seed"] == 7 for t in tasks.values())
-    again = push("guidance", path, "spot check 2", selection=Selection(split="validation", sample=2, seed=7))
+    again = push_served("guidance", path, "spot check 2", selection=Selection(split="validation", sample=2, seed=7))
     assert set(tasks_of("spot check 2")) == set(tasks) and again.imported == 2  # the same seed draws the same
     first = sorted(tasks)[0]
     for user in ("ann1", "ann2"):
@@ -140,7 +141,7 @@ def test_a_reviewer_resolves_a_named_disagreement_and_a_majority_decides(server,
     records, videos = guidance_records(2)
     write_jsonl(tmp_path / "videos.jsonl", videos)
     write_jsonl(tmp_path / "guidance.jsonl", records)
-    push("guidance", tmp_path / "guidance.jsonl", "review")
+    push_served("guidance", tmp_path / "guidance.jsonl", "review")
     tasks = tasks_of("review")
     annotate(server, tasks["v0"]["id"], moved(records[0], "e1", frame=211), users["ann1"])   # mistake at 7 s
     annotate(server, tasks["v0"]["id"], moved(records[0], "e1", frame=451), users["ann2"])   # mistake at 15 s
@@ -169,7 +170,7 @@ def test_a_reviewer_resolves_a_named_disagreement_and_a_majority_decides(server,
     assert summary.agreement["annotators"] == ["ann1@streamcue.test", "ann2@streamcue.test"]
 
     # a stated rule instead: three annotators, two agree
-    push("guidance", tmp_path / "guidance.jsonl", "majority", checks=3)
+    push_served("guidance", tmp_path / "guidance.jsonl", "majority", checks=3)
     tasks = tasks_of("majority")
     for user, frame in (("ann1", 211), ("ann2", 451), ("ann3", 226)):  # 7 s, 15 s, 7.5 s
         annotate(server, tasks["v1"]["id"], moved(records[1], "e1", frame=frame), users[user])
@@ -189,7 +190,7 @@ def test_agreement_for_interval_qa_and_guidance_per_pair(server, users, tmp_path
     qa = copy.deepcopy(VALID["interval_qa"])
     write_jsonl(tmp_path / "videos.jsonl", [VALID["video"]])
     write_jsonl(tmp_path / "interval_qa.jsonl", [qa])
-    push("interval_qa", tmp_path / "interval_qa.jsonl", "qa agreement", checks=3)
+    push_served("interval_qa", tmp_path / "interval_qa.jsonl", "qa agreement", checks=3)
     task = tasks_of("qa agreement")["q1"]["id"]
     for user, end in (("ann1", 390), ("ann2", 390), ("ann3", 450)):  # a1 ends at 13 s, 13 s, 15 s
         result = prediction(qa, "interval_qa", FPS)
@@ -211,7 +212,7 @@ def test_agreement_for_interval_qa_and_guidance_per_pair(server, users, tmp_path
     records, videos = guidance_records(1)
     write_jsonl(tmp_path / "g" / "videos.jsonl", videos)
     write_jsonl(tmp_path / "g" / "guidance.jsonl", records)
-    push("guidance", tmp_path / "g" / "guidance.jsonl", "guidance agreement")
+    push_served("guidance", tmp_path / "g" / "guidance.jsonl", "guidance agreement")
     task = tasks_of("guidance agreement")["v0"]["id"]
     annotate(server, task, moved(records[0], "e1", frame=316, text="Add more water."), users["ann1"])  # 10.5 s
     annotate(server, task, moved(records[0], "e1", label="success"), users["ann2"])
@@ -227,7 +228,7 @@ def test_pull_into_the_build_writes_a_new_folder(server, users, tmp_path):
     run_builder(BUILDERS["captaincook4d"], captaincook4d.Config(annotations=CAPTAINCOOK4D,
                                                                 recordings=("1_7", "1_10", "2_3")), build)
     records = {r["video_id"]: r for r in read_jsonl(build / "guidance.jsonl")}
-    push("guidance", build / "guidance.jsonl", "cc4d merge", selection=Selection(ids=("1_10",)))
+    push_served("guidance", build / "guidance.jsonl", "cc4d merge", selection=Selection(ids=("1_10",)))
     task = tasks_of("cc4d merge")["1_10"]["id"]
     for user in ("ann1", "ann2"):
         annotate(server, task, prediction(records["1_10"], "guidance", FPS), users[user])
@@ -272,27 +273,52 @@ def test_issue_25_annotate_cases(server, users, tmp_path):
     write_jsonl(tmp_path / "videos.jsonl", videos)
     write_jsonl(tmp_path / "guidance.jsonl", records)
     path = str(tmp_path / "guidance.jsonl")
+    served = ("--video-root", str(serve_videos(tmp_path / "videos.jsonl")))
     for bad in ("nan", "-1", "inf"):
         done = cli(server, "annotate", "pull", "--project", "x", "--out", str(tmp_path / "o.jsonl"), "--tolerance", bad)
         assert done.returncode == 2 and done.stderr.startswith("error: --tolerance must be a finite number")
         assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "o.jsonl").exists()
     # a title the server rejects: exit 2, one line, nothing created
-    done = cli(server, "annotate", "push", "--kind", "guidance", "--records", path, "--project", "x" * 60)
+    done = cli(server, "annotate", "push", "--kind", "guidance", "--records", path, "--project", "x" * 60, *served)
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith(f"error: Label Studio at {server.url} refused the project title 'xxx")
     assert "title:" in done.stderr and len(done.stderr.strip().splitlines()) == 1
     # another --required: stated while nobody has annotated, refused after
-    done = cli(server, "annotate", "push", "--kind", "guidance", "--records", path, "--project", "overlap")
+    done = cli(server, "annotate", "push", "--kind", "guidance", "--records", path, "--project", "overlap", *served)
     assert done.returncode == 0 and "2 annotator(s) per task" in done.stdout
-    done = cli(server, "annotate", "push", "--kind", "guidance", "--records", path, "--project", "overlap",
+    done = cli(server, "annotate", "push", "--kind", "guidance", "--records", path, "--project", "overlap", *served,
                "--required", "3")
     assert done.returncode == 0
     assert "handed each task to 2 annotator(s); now 3 (nobody had annotated yet)" in done.stdout
-    done = cli(server, "annotate", "push", "--kind", "guidance", "--records", path, "--project", "overlap")
+    done = cli(server, "annotate", "push", "--kind", "guidance", "--records", path, "--project", "overlap", *served)
     assert done.returncode == 0 and "3 annotator(s) per task" in done.stdout   # no option: the project's own
     annotate(server, tasks_of("overlap")["v0"]["id"], prediction(records[0], "guidance", FPS), users["ann1"])
-    done = cli(server, "annotate", "push", "--kind", "guidance", "--records", path, "--project", "overlap",
+    done = cli(server, "annotate", "push", "--kind", "guidance", "--records", path, "--project", "overlap", *served,
                "--required", "2")
     assert done.returncode == 2 and "hands each task to 3 annotator(s) and has annotations" in done.stderr
     conn = ls.connect()
     assert ls.project_for(conn, "overlap")[0].maximum_annotations == 3
+
+
+def test_push_refuses_videos_the_page_could_not_load(server, tmp_path):
+    """The annotators' page would spin for ever: one line naming the first such video, exit 2, nothing pushed."""
+    records, videos = guidance_records(3)
+    write_jsonl(tmp_path / "videos.jsonl", videos)
+    write_jsonl(tmp_path / "guidance.jsonl", records)
+    path = str(tmp_path / "guidance.jsonl")
+    root = serve_videos(tmp_path / "videos.jsonl", "refused")
+    (root / "recorded" / "v1.mp4").unlink()
+    for options, message in [((), "uri: 'recorded/v0.mp4' is a file path and no --video-root was given"),
+                             (("--video-root", str(root)), f"uri: no video file {root / 'recorded' / 'v1.mp4'} "
+                                                           f"under --video-root {root}")]:
+        done = cli(server, "annotate", "push", "--kind", "guidance", "--records", path, "--project", "refused",
+                   *options)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and message in done.stderr, done.stderr
+        assert "videos.jsonl" in done.stderr and "video_id=v" in done.stderr
+    assert ls.find_project(ls.connect(), "refused") is None   # nothing reached the server
+    # an http(s) URL is loaded by the browser itself: pushed as it is
+    write_jsonl(tmp_path / "videos.jsonl", [dict(v, uri=f"{server.url}/static/v{i}.mp4") for i, v in enumerate(videos)])
+    done = cli(server, "annotate", "push", "--kind", "guidance", "--records", path, "--project", "refused")
+    assert done.returncode == 0, done.stderr
+    assert tasks_of("refused")["v2"]["data"]["video"] == f"{server.url}/static/v2.mp4"

@@ -24,6 +24,7 @@ pytest.importorskip("label_studio_sdk")
 from streamcue.dataset_builders import captaincook4d  # noqa: E402
 from streamcue.dataset_builders.output import run_builder  # noqa: E402
 from streamcue.dataset_builders.registry import BUILDERS  # noqa: E402
+from streamcue.io import iter_jsonl  # noqa: E402
 
 pytestmark = [pytest.mark.label_studio, pytest.mark.slow,
               pytest.mark.skipif(executable() is None, reason="no Label Studio server: ./dev.sh test installs it "
@@ -45,6 +46,9 @@ def test_the_documented_setup_runs_as_written(tmp_path):
     work = tmp_path / "work"
     run_builder(BUILDERS["captaincook4d"], captaincook4d.Config(annotations=CAPTAINCOOK4D,
                                                                 recordings=("1_25", "1_49", "1_43")), work / "out/cc4d")
+    for _, video in iter_jsonl(work / "out/cc4d/videos.jsonl"):   # the recordings, where the block says
+        (home / "files/cc4d" / video["uri"]).parent.mkdir(parents=True, exist_ok=True)
+        (home / "files/cc4d" / video["uri"]).write_bytes(b"a recording (this test never plays it)")
     port = free_port()
     env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8",
            "LS_HOME": str(home), "LS_PORT": str(port), "LABEL_STUDIO_PASSWORD": "documented-admin-pass",
