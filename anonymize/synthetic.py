@@ -20,8 +20,8 @@ import numpy as np
 
 from streamcue.extras import require
 
-__all__ = ["FACE_SIZES", "CROWD_FACE_SIZES", "PLATE_WIDTHS", "SCENES", "TUNING_SCENES", "HELD_OUT_SCENES", "Truth",
-           "clip_frames", "write_clip", "recall"]
+__all__ = ["FACE_SIZES", "CROWD_FACE_SIZES", "PLATE_WIDTHS", "SCENES", "TUNING_SCENES", "HELD_OUT_SCENES",
+           "ORIENTATIONS", "Truth", "clip_frames", "write_clip", "recall"]
 
 
 #: Face heights at 720p (scaled with the frame height for other sizes).
@@ -353,6 +353,12 @@ SCENES: dict[str, Any] = {"crowd": _crowd_frames, "turned": _turned_frames, "pan
 #: Scenes the presets' settings were chosen on; ``HELD_OUT_SCENES`` never were.
 TUNING_SCENES = ("street", "crowd", "turned", "pan")
 HELD_OUT_SCENES = ("holdout",)
+#: The orientations every labelled clip is measured in (:func:`write_clip`'s ``turn`` and ``rotation``): upright, a
+#: phone's portrait clip (stored sideways, shown upright by its rotation metadata), rotation metadata that shows
+#: upright pixels sideways, and pixels turned 90 and 180 degrees.
+ORIENTATIONS: dict[str, dict[str, int]] = {
+    "upright": {}, "phone portrait": {"turn": -1, "rotation": 90}, "rotation 90": {"rotation": 90},
+    "turned 90": {"turn": 1}, "upside down": {"turn": 2}}
 
 
 def write_clip(path: str | Path, **kwargs: Any) -> list[Truth]:
