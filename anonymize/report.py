@@ -54,8 +54,10 @@ MEASURED_SCHEDULE = {"look_s": 0.2, "full_s": 1.0, "plate_s": 0.3, "dilate_s": 0
 #: Frames with detections whose hidden regions a report samples, at least a second apart.
 SAMPLES = 8
 #: A hidden region of the published video has at most this Laplacian variance (grey levels squared):
-#: the blur leaves 5 blocks across a region, smoothed; an unblurred face measures 60 and more.
-BLURRED_MAX = 25.0
+#: the blur leaves 5 blocks across a region, smoothed. Measured on the squares of genuine reports of
+#: 640x360 ``street`` and ``crowd`` clips and the contract test's clip: 0.2 to 27 blurred; the same
+#: squares of the unblurred input: 164 to 55,000.
+BLURRED_MAX = 100.0
 
 
 def anonymization_status(problems: list[str], detectors: dict[str, Any], unmeasured: list[str] | None = None) -> str:
