@@ -144,7 +144,7 @@ def report_problem(report_path: str | Path, video_path: str | Path) -> str | Non
     canary = report.get("canary")
     if canary is not None and not (isinstance(canary, dict) and canary.get("passed") is True):
         return f"{report_path}: the detector's canary did not pass (canary)"
-    problem = _evidence_problem(report) or _schedule_problem(report)
+    problem = _evidence_problem(report)
     if problem:
         return f"{report_path}: {problem}"
     if not video_path.is_file():
@@ -152,7 +152,7 @@ def report_problem(report_path: str | Path, video_path: str | Path) -> str | Non
     expected = (report.get("output") or {}).get("sha256")
     if expected != sha256_file(video_path):
         return f"{video_path} does not match the SHA-256 in {report_path} (changed after anonymization?)"
-    problem = _blur_problem(report, video_path)
+    problem = _schedule_problem(report) or _blur_problem(report, video_path)
     return f"{report_path}: {problem}" if problem else None
 
 
