@@ -13,9 +13,23 @@ import numpy as np
 
 from streamcue.extras import require
 
-__all__ = ["WindowMask", "hide", "pad_boxes", "region_mask", "stamps"]
+__all__ = ["WindowMask", "hide", "pad_boxes", "region_mask", "stamps", "unturn_boxes"]
 
 Stamp = tuple[int, int, int, int, np.ndarray]  # x1, y1, x2, y2 and the uint8 mask inside that box
+
+
+def unturn_boxes(boxes: np.ndarray, k: int, width: int, height: int) -> np.ndarray:
+    """Boxes (x1, y1, x2, y2) found on a frame of ``width`` x ``height`` turned by ``np.rot90(frame, k)``,
+    in the unturned frame's pixels: a point (x, y) of the turned frame is (W - y, x) for k = 1,
+    (W - x, H - y) for k = 2 and (y, H - x) for k = 3."""
+    x1, y1, x2, y2 = boxes.T
+    if k == 1:
+        corners = (width - y2, x1, width - y1, x2)
+    elif k == 2:
+        corners = (width - x2, height - y2, width - x1, height - y1)
+    else:
+        corners = (y1, height - x2, y2, height - x1)
+    return np.stack(corners, axis=1).reshape(-1, 4)
 
 
 def pad_boxes(boxes: np.ndarray, pad: float, width: int, height: int, *,

@@ -47,12 +47,13 @@ from typing import Any
 
 import numpy as np
 
-from streamcue.anonymize.blur import WindowMask, hide, pad_boxes, stamps
+from streamcue.anonymize.blur import WindowMask, hide, pad_boxes, stamps, unturn_boxes
 from streamcue.anonymize.canary import run_canary
 from streamcue.anonymize.detectors import DEVICES, make_face_detector, make_plate_detector
 from streamcue.anonymize.tracks import CameraMotion, Chain, Links, follow_regions, suppress
-from streamcue.video import FrameWriter, ffmpeg_exe, ffmpeg_version, probe, read_frames
-from streamcue.anonymize.report import REPORT_FORMAT, anonymization_status, sha256_file
+from streamcue.video import FrameWriter, display_rotation, ffmpeg_exe, ffmpeg_version, probe, read_frames
+from streamcue.anonymize.report import (REPORT_FORMAT, anonymization_status, hidden_samples, schedule_problems,
+                                        sha256_file)
 from streamcue.errors import ConfigError, InputError
 from streamcue.interrupt import EXIT_SIGTERM, Terminated, on_interrupt
 from streamcue.io import write_json
@@ -197,7 +198,11 @@ class AnonymizeConfig:
         if self.device != "cpu" and self.face == "centerface":
             out.append(f"--device {self.device} may run CenterFace in half precision on a GPU, whose recall has not "
                        f"been measured end to end")
-        return out
+        # the schedule in seconds (a frame override is checked at the video's frame rate, in anonymize_video)
+        return out + schedule_problems({
+            "look_s": self.look_s if self.stride is None else None, "plate_s": self.plate_s if self.plate_every is None
+            else None, "full_s": self.full_s if self.full_every is None else None, "full_every": self.full_every,
+            "dilate_s": self.dilate_s, "max_side": self.max_side})
 
     @classmethod
     def from_preset(cls, preset: str = DEFAULT_PRESET, **overrides: Any) -> AnonymizeConfig:
@@ -298,7 +303,9 @@ class Anonymizer:
                 "full_s": seconds(o.full_every, o.full_s), "plate_s": seconds(o.plate_every, o.plate_s),
                 "stride": plan.stride, "full_every": plan.full_every,
                 "plate_every": plan.plate_every, "plate_max_side": o.plate_max_side, "plate_step": o.plate_step,
-                "follow_px": o.follow_px if self._two_sizes else 0}
+                "follow_px": o.follow_px if self._two_sizes else 0,
+                # faces and plates are looked for on the frame turned by each of these too, every turn_every frames
+                "turns_deg": [90 * k for k in TURNS], "turn_every": plan.stride}
 
     def _plate_thread(self) -> ThreadPoolExecutor:
         """The thread plates are looked for in: one per Anonymizer and process (a forked child makes its own)."""
@@ -315,6 +322,10 @@ class Anonymizer:
         # plates in a thread of their own while the face detector runs (both release the GIL): the cores
         # one of them leaves idle between its parallel parts go to the other
         plates_found = self._plate_thread().submit(self.plate.detect, frame) if plates and self.plate else None
+        # faces and plates on the frame turned 90/180/270 too, at every look for faces (see TURNS)
+        turns = faces
+        turned_plates = self._plate_thread().submit(_turned, self.plate.detect, frame) \
+            if turns and self.plate and (plates or item.plates is None) else None
         if faces:
             crops = None
             if not full and self._two_sizes and follow is not None:
@@ -330,12 +341,21 @@ class Anonymizer:
                     more = [_column(self.face.detect_at(frame[y1:y2, x1:x2], None), 0)
                             + np.float32([x1, y1, x1, y1, 0, 0]) for x1, y1, x2, y2 in crops]
                     found = suppress(np.concatenate([found, *more]))
-            item.found = found
+            item.found = found  # where to look again, upright: a turned face is looked for turned at each turn
+            if turns and self.face is not None:
+                at = None if full and self._two_sizes else self.options.max_side  # this look's size
+                turned = _turned(self.face.detect_at, frame, at) if hasattr(self.face, "detect_at") \
+                    else _turned(self.face.detect, frame)
+                # strong ones only: weak boxes on turned frames are mostly texture, and join chains (hidden share)
+                turned = turned[turned[:, 4] >= self.threshold]
+                found = suppress(np.concatenate([found, _column(turned, 0)]))
             item.faces, scores = pad_boxes(found, self.options.pad, w, h, scores=True)
             item.strong = scores >= self.threshold
             item.full = full or not self._two_sizes
-        if plates:
+        if plates or turned_plates is not None:
             found = plates_found.result() if plates_found is not None else np.zeros((0, 5))
+            if turned_plates is not None:
+                found = np.concatenate([found[:, :5], turned_plates.result()[:, :5]])
             item.plates = pad_boxes(found, self.options.plate_pad, w, h)
         return item
 
@@ -464,6 +484,24 @@ def _with_camera(frames: Iterable[np.ndarray]) -> Iterator[tuple[np.ndarray, tup
         yield frame, camera.update(frame)
 
 
+#: The quarter turns (``np.rot90``'s k: 90, 180 and 270 degrees) a frame is looked at besides upright, at every
+#: look for faces (faces at that look's size, plates too): a video carries its faces and plates in any of four
+#: orientations (a phone held sideways or upside down, rotation metadata applied or not), and the detectors
+#: find them upright only. Only boxes at or above the face threshold count from a turned frame.
+TURNS = (1, 2, 3)
+
+
+def _turned(detect: Any, frame: np.ndarray, *args: Any) -> np.ndarray:
+    """What ``detect(turned, *args)`` finds on ``frame`` turned by each of ``TURNS``, as boxes (N, 5) in
+    ``frame``'s pixels."""
+    h, w = frame.shape[:2]
+    out = [np.zeros((0, 5), np.float32)]
+    for k in TURNS:
+        found = np.asarray(detect(np.ascontiguousarray(np.rot90(frame, k)), *args), np.float32)[:, :5]
+        out.append(np.column_stack([unturn_boxes(found[:, :4], k, w, h), found[:, 4]]))
+    return np.concatenate(out).astype(np.float32)
+
+
 def _column(boxes: np.ndarray, value: float) -> np.ndarray:
     """``boxes`` (N, 5) with a sixth column set to ``value``."""
     return np.hstack([boxes[:, :5], np.full((len(boxes), 1), value, np.float32)]).astype(np.float32)
@@ -547,6 +585,12 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
     options = anonymizer.options
     video, out_dir = Path(video), Path(out_dir)
     info = probe(video)
+    settings = {"dilate_s": options.dilate_s, **anonymizer.schedule(info.fps)}
+    unmeasured = list(dict.fromkeys([*options.unmeasured(), *schedule_problems(settings)]))
+    if unmeasured and not options.allow_unmeasured:
+        raise ConfigError(f"{'; '.join(unmeasured)}: outside the range where recall was measured at "
+                          f"{info.fps:g} fps ({video.name}; docs/anonymize.md); pass --allow-unmeasured to run "
+                          "anyway (the report's status is then 'unmeasured' and a release refuses it)")
     out_path, report_path = output_paths(video, out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = out_dir / f".{out_path.name}.tmp.mp4"
@@ -558,6 +602,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
     plate_counts: list[int] = []
     hidden_share = 0.0
     looked = 0
+    samples: list[dict[str, Any]] = []  # hidden regions of a few frames, for the release to check the blur
     try:
         # all at once: ffmpeg decodes (a process, read by a thread), the camera's motion (a thread), the face
         # detector (a thread, plates beside it in another), hiding (a thread) and this thread feeds the encoder
@@ -568,6 +613,8 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
             face_counts.append(result.faces)
             plate_counts.append(result.plates)
             looked += result.detected
+            if result.faces or result.plates:
+                hidden_samples(len(face_counts) - 1, result.mask, samples, info.fps)
             hidden_share += np.count_nonzero(result.mask) / result.mask.size  # mean() casts every pixel to float
         writer.close()
     except BaseException as exc:
@@ -601,24 +648,29 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
     detectors = anonymizer.describe()
     report = {
         "format": REPORT_FORMAT,
-        "status": anonymization_status(problems, detectors, options.unmeasured()),
+        "status": anonymization_status(problems, detectors, unmeasured),
         "problems": problems,
         "missing_detectors": [what for what in ("face", "plate") if not detectors.get(what)],
-        "unmeasured": options.unmeasured(),  # settings outside the range where recall was measured
+        "unmeasured": unmeasured,  # settings outside the range where recall was measured
         "canary": anonymizer.canary,
-        "input": {"path": video.name, "sha256": sha256_file(video), **asdict(info)},
+        "input": {"path": video.name, "sha256": sha256_file(video), **asdict(info),
+                  "rotation_deg": display_rotation(video)},
+        # frames are decoded as shown (rotation metadata applied) and written so, without rotation metadata; each
+        # look for faces and plates also looks at the frame turned by each of settings.turns_deg
+        "orientation": {"decoded": "as displayed (rotation metadata applied)", "output_rotation_deg": 0,
+                        "looked_deg": [0, *(90 * k for k in TURNS)]},
         "output": {"path": out_path.name, "sha256": sha256_file(tmp), "frames": frames,
                    "audio": "kept" if options.keep_audio and info.has_audio else "dropped"},
         "frames_processed": frames,
         "frames_detected": looked,
         "detectors": detectors,
-        "settings": {"pad": options.pad, "plate_pad": options.plate_pad, "dilate_s": options.dilate_s,
+        "settings": {"pad": options.pad, "plate_pad": options.plate_pad, **settings,
                      "dilate_frames": anonymizer.window(info.fps),
-                     **anonymizer.schedule(info.fps),
                      "blur": "ellipse for faces; each merged region pixelated to 5 blocks + gaussian",
                      "encoder": {**ENCODER, "crf": options.crf, "threads": options.encoder_threads}},
         "detections": {"face": counts(face_counts), "plate": counts(plate_counts)},
         "hidden_share_mean": hidden_share / frames if frames else 0.0,
+        "hidden_samples": samples,
         "wall_s": round(wall, 3),
         "fps": round(frames / wall, 2) if wall > 0 else None,
         "ffmpeg": {"binary": Path(ffmpeg_exe()).name, "version": ffmpeg_version()},  # never a local path

@@ -20,8 +20,8 @@ import numpy as np
 
 from streamcue.extras import require
 
-__all__ = ["FACE_SIZES", "CROWD_FACE_SIZES", "PLATE_WIDTHS", "SCENES", "TUNING_SCENES", "HELD_OUT_SCENES", "Truth",
-           "clip_frames", "write_clip", "recall"]
+__all__ = ["FACE_SIZES", "CROWD_FACE_SIZES", "PLATE_WIDTHS", "SCENES", "TUNING_SCENES", "HELD_OUT_SCENES",
+           "ORIENTATIONS", "Truth", "clip_frames", "write_clip", "recall"]
 
 
 #: Face heights at 720p (scaled with the frame height for other sizes).
@@ -70,7 +70,7 @@ def _background(width: int, height: int, seed: int, image: str = "coffee") -> np
 
 
 def clip_frames(width: int = 1280, height: int = 720, fps: float = 10, seconds: float = 3,
-                seed: int = 0, scene: str = "street") -> Iterator[tuple[np.ndarray, Truth]]:
+                seed: int = 0, scene: str = "street", turn: int = 0) -> Iterator[tuple[np.ndarray, Truth]]:
     """``(frame, truth)`` pairs: faces and plates moving left to right at known positions.
 
     Other scenes (``SCENES``): ``crowd`` (other faces, sizes and background; faces move
@@ -78,7 +78,28 @@ def clip_frames(width: int = 1280, height: int = 720, fps: float = 10, seconds: 
     ``pan`` (a fast, shaking camera pan with motion blur; plates near and far) and ``holdout``
     (people and a car coming closer under a slow pan; never used to choose settings).
     Positions are functions of time in seconds, so a scene is the same at any frame rate.
+    ``turn``: the frames turned by that many quarter turns (``np.rot90``'s k: 1 is 90 degrees
+    counter-clockwise; a ``width`` x ``height`` scene turned by 1 or 3 is ``height`` x ``width``),
+    their boxes with them.
     """
+    for frame, truth in _scene_frames(width, height, fps, seconds, seed, scene):
+        yield (frame, truth) if turn % 4 == 0 else _turn_frame(frame, truth, turn)
+
+
+def _turn_frame(frame: np.ndarray, truth: Truth, turn: int) -> tuple[np.ndarray, Truth]:
+    """``frame`` turned by ``np.rot90(frame, turn)``, and its boxes with it."""
+    from streamcue.anonymize.blur import unturn_boxes
+
+    turned = np.ascontiguousarray(np.rot90(frame, turn))
+    boxes = np.asarray([b[1:] for b in truth.boxes], np.float64).reshape(-1, 4)
+    h, w = turned.shape[:2]
+    moved = unturn_boxes(boxes, (4 - turn) % 4, w, h).round().astype(int)  # turning back by 4 - k maps forward
+    return turned, Truth([(b[0], *map(int, m)) for b, m in zip(truth.boxes, moved)])
+
+
+def _scene_frames(width: int, height: int, fps: float, seconds: float,
+                  seed: int, scene: str) -> Iterator[tuple[np.ndarray, Truth]]:
+    """The scene's own frames, upright."""
     if scene != "street":
         if scene not in SCENES:
             raise ValueError(f"unknown scene {scene!r}; known: {', '.join(SCENES)}")
@@ -332,17 +353,29 @@ SCENES: dict[str, Any] = {"crowd": _crowd_frames, "turned": _turned_frames, "pan
 #: Scenes the presets' settings were chosen on; ``HELD_OUT_SCENES`` never were.
 TUNING_SCENES = ("street", "crowd", "turned", "pan")
 HELD_OUT_SCENES = ("holdout",)
+#: The orientations every labelled clip is measured in (:func:`write_clip`'s ``turn`` and ``rotation``): upright, a
+#: phone's portrait clip (stored sideways, shown upright by its rotation metadata), rotation metadata that shows
+#: upright pixels sideways, and pixels turned 90 and 180 degrees.
+ORIENTATIONS: dict[str, dict[str, int]] = {
+    "upright": {}, "phone portrait": {"turn": -1, "rotation": 90}, "rotation 90": {"rotation": 90},
+    "turned 90": {"turn": 1}, "upside down": {"turn": 2}}
 
 
 def write_clip(path: str | Path, **kwargs: Any) -> list[Truth]:
     """Encode the clip to ``path`` (H.264); returns the per-frame ground truth.
 
     ``kwargs`` are :func:`clip_frames`'s: ``width``, ``height``, ``fps`` (default 10),
-    ``seconds``, ``seed`` and ``scene``, e.g. ``write_clip("crowd.mp4", fps=30, seconds=4,
-    scene="crowd")`` for a 1280x720 30 fps clip like the benchmark's."""
+    ``seconds``, ``seed``, ``scene`` and ``turn`` (pixels turned), and ``rotation``: degrees of
+    rotation metadata (a phone's display matrix) put on the file, the truth then given as shown
+    (decoded frames are shown frames, see :func:`streamcue.video.read_frames`); e.g.
+    ``write_clip("crowd.mp4", fps=30, seconds=4, scene="crowd")`` for a 1280x720 30 fps clip like
+    the benchmark's."""
     from streamcue.video import FrameWriter
 
+    rotation = kwargs.pop("rotation", 0)
     width, height, fps = kwargs.get("width", 1280), kwargs.get("height", 720), kwargs.get("fps", 10)
+    if kwargs.get("turn", 0) % 2:
+        width, height = height, width
     writer = FrameWriter(path, width, height, fps)
     truths = []
     try:
@@ -353,7 +386,26 @@ def write_clip(path: str | Path, **kwargs: Any) -> list[Truth]:
     except BaseException:
         writer.abort()
         raise
+    if rotation % 360:
+        _set_rotation(Path(path), rotation)
+        truths = [_turn_frame(np.zeros((height, width, 1), np.uint8), t, rotation // 90)[1] for t in truths]
     return truths
+
+
+def _set_rotation(path: Path, degrees: int) -> None:
+    """Give ``path``'s video stream rotation metadata (a display matrix of ``degrees`` counter-clockwise,
+    what a phone writes), its pixels untouched: players and ffmpeg show it turned by ``degrees``."""
+    import subprocess
+
+    from streamcue.video import ffmpeg_exe
+
+    tmp = path.with_name(f".{path.name}.rotated.mp4")
+    done = subprocess.run([ffmpeg_exe(), "-hide_banner", "-loglevel", "error", "-y", "-display_rotation",
+                           str(degrees), "-i", str(path), "-c", "copy", str(tmp)], capture_output=True, text=True)
+    if done.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise RuntimeError(f"ffmpeg could not set the rotation of {path}: {done.stderr.strip()}")
+    tmp.replace(path)
 
 
 def recall(masks: list[np.ndarray], truths: list[Truth]) -> dict[str, Any]:

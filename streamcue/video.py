@@ -8,6 +8,7 @@ no ``ffprobe`` is needed (the wheel ships none).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -25,8 +26,8 @@ from streamcue.extras import require
 from streamcue.interrupt import on_interrupt
 
 
-__all__ = ["ffmpeg_exe", "ffmpeg_version", "VideoInfo", "probe", "read_frames", "FrameWriter", "jpeg_frames",
-           "Jpeg", "frame_size", "cut_clip"]
+__all__ = ["ffmpeg_exe", "ffmpeg_version", "VideoInfo", "probe", "display_rotation", "read_frames", "FrameWriter",
+           "jpeg_frames", "Jpeg", "frame_size", "cut_clip"]
 
 
 @cache
@@ -85,6 +86,15 @@ def probe(path: str | Path) -> VideoInfo:
                      bool(meta.get("audio_codec")))
 
 
+def display_rotation(path: str | Path) -> int:
+    """Degrees (counter-clockwise) of the video stream's rotation metadata (its display matrix), 0 when none:
+    what :func:`read_frames` applies, so that frames come as shown and :func:`probe`'s size is the shown one."""
+    done = subprocess.run([ffmpeg_exe(), "-hide_banner", "-nostdin", "-i", str(path)], capture_output=True, text=True,
+                          errors="replace")
+    found = re.search(r"rotation of (-?[0-9.]+) degrees", done.stderr)
+    return round(float(found.group(1))) % 360 if found else 0
+
+
 _CHILDREN: weakref.WeakSet[subprocess.Popen] = weakref.WeakSet()
 
 
@@ -116,8 +126,10 @@ def _log_text(log: Any) -> str:
 
 def read_frames(path: str | Path, info: VideoInfo, *, fps: float | None = None,
                 size: tuple[int, int] | None = None, span: tuple[float, float] | None = None) -> Iterator[np.ndarray]:
-    """BGR frames (H, W, 3) uint8; ``fps`` resamples (e.g. 1 for captions), ``size`` scales,
-    ``span`` = (start_s, end_s) decodes only that part (the first frame is the one at start_s)."""
+    """BGR frames (H, W, 3) uint8, as shown: ffmpeg applies the rotation metadata (a phone's display matrix,
+    :func:`display_rotation`) unless told not to, and :func:`probe`'s size is the turned one; ``fps`` resamples
+    (e.g. 1 for captions), ``size`` scales, ``span`` = (start_s, end_s) decodes only that part (the first frame
+    is the one at start_s)."""
     ffmpeg = require("ffmpeg", "video", "ffmpeg-python")
     width, height = size or (info.width, info.height)
     seek = {"ss": span[0], "t": max(0.0, span[1] - span[0])} if span is not None else {}

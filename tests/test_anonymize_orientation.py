@@ -1,0 +1,204 @@
+"""Orientation-proof anonymization and a release gate that holds (issue 35, item 1).
+
+A phone's portrait video (rotation metadata), the same clip turned in its pixels (90, 180) are
+blurred with face recall >= 0.98; a schedule sparser than the measured one is refused (or
+``unmeasured`` with ``--allow-unmeasured``), never ``passed``; a report whose output is its input,
+or whose listed detections are not blurred in the video, is refused by the one check that
+``release build`` and ``build recorded --anonymized`` make.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("cv2")
+
+from streamcue.anonymize.blur import unturn_boxes  # noqa: E402
+from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video  # noqa: E402
+from streamcue.anonymize.report import report_problem, schedule_problems, sha256_file  # noqa: E402
+from streamcue.anonymize.synthetic import ORIENTATIONS, recall, write_clip  # noqa: E402
+from streamcue.errors import ConfigError, InputError  # noqa: E402
+from streamcue.video import display_rotation, ffmpeg_exe, probe, read_frames  # noqa: E402
+
+pytestmark = pytest.mark.video
+
+#: the probe's schedules inside the old "measured" range: 11-45 % of the face boxes were left visible
+SPARSE = [("--stride", "300", "--full-every", "300", "--dilate", "0", "--plate-every", "300"),
+          ("--max-side", "128", "--full-every", "300")]
+
+
+def streamcue(*args, timeout=300):
+    env = {**os.environ, "STREAMCUE_NO_PROGRESS": "1"}
+    return subprocess.run([sys.executable, "-m", "streamcue", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def anonymizer():
+    return Anonymizer(AnonymizeConfig())
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    """A short small clip and its blurred copy with a passing report."""
+    folder = tmp_path_factory.mktemp("small")
+    clip = folder / "street.mp4"
+    write_clip(clip, width=640, height=360, fps=10, seconds=1)
+    report = anonymize_video(clip, folder / "out", AnonymizeConfig())
+    return clip, folder / "out" / "street.mp4", folder / "out" / "street.anonymization.json", report
+
+
+def test_a_box_found_on_a_turned_frame_maps_back_to_the_frame():
+    frame = np.zeros((6, 10), np.uint8)
+    frame[1:3, 2:5] = 1  # x 2..5, y 1..3
+    for k in (1, 2, 3):
+        ys, xs = np.nonzero(np.rot90(frame, k))
+        box = np.array([[xs.min(), ys.min(), xs.max() + 1, ys.max() + 1]], float)
+        assert unturn_boxes(box, k, 10, 6).tolist() == [[2, 1, 5, 3]]
+
+
+def test_rotation_metadata_is_applied_when_decoding(tmp_path):
+    """Frames come as shown, at the shown size; the truth of a clip with rotation metadata is given as shown."""
+    plain, rotated = tmp_path / "plain.mp4", tmp_path / "rotated.mp4"
+    write_clip(plain, width=320, height=180, fps=10, seconds=0.3)
+    truths = write_clip(rotated, width=320, height=180, fps=10, seconds=0.3, rotation=90)
+    assert display_rotation(rotated) == 90 and display_rotation(plain) == 0
+    info = probe(rotated)
+    assert (info.width, info.height) == (180, 320)
+    shown, upright = next(read_frames(rotated, info)), next(read_frames(plain, probe(plain)))
+    assert np.abs(shown.astype(int) - np.rot90(upright, 1)).mean() < 4  # the same pixels, turned as the matrix says
+    assert all(0 <= x1 < x2 <= 180 and 0 <= y1 < y2 <= 320 for _, x1, y1, x2, y2 in truths[0].boxes)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scene, orientation", [
+    *(("street", name) for name in ORIENTATIONS if name != "upright"),  # tuned on (upright)
+    ("holdout", "phone portrait"), ("holdout", "turned 90"),            # never used to choose settings
+])
+def test_every_orientation_is_blurred_with_the_measured_recall(anonymizer, tmp_path, scene, orientation):
+    """Faces and plates are looked for on the frame turned 90, 180 and 270 degrees at every look too."""
+    clip = tmp_path / "clip.mp4"
+    truths = write_clip(clip, width=1280, height=720, fps=10, seconds=1, scene=scene, **ORIENTATIONS[orientation])
+    info = probe(clip)
+    scores = recall([r.mask for r in anonymizer.process(read_frames(clip, info), info.fps)], truths)
+    assert scores["face"] >= 0.98 and scores["plate"] >= 0.95, (scene, orientation, scores)
+
+
+def test_the_report_states_orientation_and_the_output_carries_no_rotation(anonymizer, tmp_path):
+    clip = tmp_path / "phone.mp4"
+    write_clip(clip, width=320, height=180, fps=10, seconds=0.5, turn=-1, rotation=90)
+    report = anonymize_video(clip, tmp_path / "out", anonymizer=anonymizer)
+    out = tmp_path / "out" / "phone.mp4"
+    assert report["status"] == "passed" and report["input"]["rotation_deg"] == 90
+    assert report["orientation"]["looked_deg"] == [0, 90, 180, 270]
+    assert report["settings"]["turns_deg"] == [90, 180, 270] and report["settings"]["turn_every"] >= 1
+    assert display_rotation(out) == 0 and (probe(out).width, probe(out).height) == (320, 180)  # frames as shown
+
+
+@pytest.mark.parametrize("options", SPARSE)
+def test_a_schedule_sparser_than_the_measured_one_is_refused(small, tmp_path, options):
+    clip = small[0]
+    run = streamcue("anonymize", clip, "--out", tmp_path / "out", *options, timeout=120)
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "outside the range where recall was measured" in lines[0], run.stderr
+    assert not (tmp_path / "out" / "street.mp4").exists()
+
+
+@pytest.mark.parametrize("options", SPARSE)
+def test_a_sparse_schedule_run_anyway_is_unmeasured_and_refused(small, tmp_path, options):
+    clip = small[0]
+    run = streamcue("anonymize", clip, "--out", tmp_path / "out", *options, "--allow-unmeasured", timeout=120)
+    assert run.returncode == 0, run.stderr
+    report = json.loads((tmp_path / "out" / "street.anonymization.json").read_text())
+    assert report["status"] == "unmeasured" and report["unmeasured"], report["unmeasured"]
+    problem = report_problem(tmp_path / "out" / "street.anonymization.json", tmp_path / "out" / "street.mp4")
+    assert "status is 'unmeasured', not 'passed'" in problem
+
+
+def test_the_measured_schedule_is_checked_in_seconds():
+    assert schedule_problems({"look_s": 0.2, "full_s": 1.0, "plate_s": 0.3, "dilate_s": 0.2, "max_side": 640}) == []
+    assert schedule_problems({"look_s": 0.0, "full_s": 0.0, "plate_s": 0.0, "dilate_s": 0.3, "max_side": None}) == []
+    assert len(schedule_problems({"look_s": 30, "full_s": 30, "plate_s": 30, "dilate_s": 0, "max_side": 640})) == 4
+    assert schedule_problems({"look_s": 0.1, "full_s": 30, "plate_s": 0.1, "dilate_s": 0.2, "max_side": 128}) == [
+        "--full-every: a look every 30 s is sparser than the measured 1.0 s",
+        "--max-side 128 is below the measured 640"]
+    with pytest.raises(ConfigError, match="--max-side 128 is below the measured 640"):
+        AnonymizeConfig(max_side=128)
+    with pytest.raises(ConfigError, match="--dilate 0 is below"):
+        AnonymizeConfig(dilate_s=0)
+
+
+def _forge(path, report, **changes):
+    forged = json.loads(json.dumps(report))
+    for key, value in changes.items():
+        section, _, field = key.partition("__")
+        if field:
+            forged[section][field] = value
+        else:
+            forged[section] = value
+    path.write_text(json.dumps(forged))
+
+
+def test_a_report_whose_output_is_its_input_is_refused(small, tmp_path):
+    """The probe's forgery: the input copied as the output, the report listing detections."""
+    clip, _, _, report = small
+    video, path = tmp_path / "street.mp4", tmp_path / "street.anonymization.json"
+    shutil.copy(clip, video)
+    assert report["detections"]["face"]["total"] > 0
+    _forge(path, report, output__sha256=sha256_file(video))
+    assert "the output's bytes are the input's" in report_problem(path, video)
+
+
+def test_detections_that_were_not_blurred_are_refused(small, tmp_path):
+    """The input re-encoded (other bytes, nothing hidden) under a report that lists detections and hidden regions."""
+    clip, _, _, report = small
+    video, path = tmp_path / "street.mp4", tmp_path / "street.anonymization.json"
+    subprocess.run([ffmpeg_exe(), "-loglevel", "error", "-i", str(clip), "-c:v", "libx264", "-crf", "17",
+                    str(video)], check=True)
+    assert report["hidden_samples"]
+    _forge(path, report, output__sha256=sha256_file(video))
+    assert "is not blurred where the report says it hid something" in report_problem(path, video)
+    _forge(path, report, output__sha256=sha256_file(video), hidden_samples=[])
+    assert "detections listed but no hidden region sampled" in report_problem(path, video)
+
+
+@pytest.mark.parametrize("changes, words", [
+    ({"settings__look_s": 30}, "a schedule outside the range where recall was measured"),
+    ({"settings__max_side": 128}, "--max-side 128 is below the measured 640"),
+    ({"frames_detected": 1}, "1 of 10 frames looked at"),
+])
+def test_a_passing_report_with_a_sparse_schedule_is_refused(small, tmp_path, changes, words):
+    _, video, _, report = small
+    path = tmp_path / "street.anonymization.json"
+    _forge(path, report, **changes)
+    assert words in report_problem(path, video)
+
+
+def test_the_genuine_report_passes_the_gate(small):
+    _, video, path, report = small
+    assert report["status"] == "passed" and report["hidden_samples"]
+    assert report_problem(path, video) is None
+
+
+def test_build_recorded_anonymized_refuses_the_forgery(small, tmp_path):
+    """``build recorded --anonymized`` checks the report beside each input with the same function."""
+    from types import SimpleNamespace
+
+    from streamcue.dataset_builders.recorded import prepare_video
+
+    clip, _, _, report = small
+    folder = tmp_path / "videos"
+    folder.mkdir()
+    shutil.copy(clip, folder / "street.mp4")
+    _forge(folder / "street.anonymization.json", report, output__sha256=sha256_file(clip))
+    with pytest.raises(InputError, match="the output's bytes are the input's"):
+        prepare_video(folder / "street.mp4", SimpleNamespace(anonymized=True, out=tmp_path / "out"), None)
