@@ -88,7 +88,8 @@ class Config:
     summary_k: int = 5               # neighbours per instruction
     jitter_s: float = 0.0            # train-split guidance: instructions shifted by up to +-jitter_s (LiveCook: 30)
     jitter_seed: int = 0
-    embedding_model: str | None = None  # sentence-transformers folder for retrieval (None: the packaged MiniLM)
+    # sentence-transformers folder for retrieval (None: the packaged MiniLM)
+    embedding_model: str | None = input_path("--embedding-model", folder=True, default=None)
 
     def __post_init__(self) -> None:  # before any video is anonymized or captioned
         check_numbers(("--k", self.k, 1, None), ("--frame-side", self.frame_side, 16, 8192),

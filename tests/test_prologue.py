@@ -283,6 +283,8 @@ COVERED_ELSEWHERE = {
     "release diff": "test_release_diff_refuses_broken_folders (below); writes nothing",
     "compare": "tests/test_run.py::test_run_ovo_and_streamingbench_write_a_run_folder_rerun_from_cache_and_compare "
                "(--output inside a run folder) and test_run_refuses_with_one_line (not a run folder)",
+    "export": "tests/test_export.py::test_export_refuses_with_one_line: reads a run folder (--out inside it, "
+              "a non-empty --out, a folder that is no run)",
     "schema": "reads no file",
     "ls": "reads no file",
 }

@@ -55,7 +55,7 @@ def build_recorded(
                                                                               "train split's mistakes.")] = False,
     summary_k: Annotated[int, typer.Option(help="Neighbours per instruction for --mistake-summaries.")] = 5,
     jitter_s: Annotated[float, typer.Option(help="Train-split guidance: shift each instruction by a seeded "
-                                                 "uniform amount in [-K, K] seconds (LiveCook: 30; 0: off).")] = 0.0,
+                                                 "uniform amount in [-K, K] seconds (30 as published; 0: off).")] = 0.0,
     jitter_seed: Annotated[int, typer.Option(help="Seed of --jitter-s.")] = 0,
 ) -> None:
     """Per-second dense captions (VSAS-Bench style) for recorded videos, from anonymized copies only.
