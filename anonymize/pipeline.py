@@ -36,6 +36,7 @@ import math
 import os
 import queue
 import signal
+import tempfile
 import threading
 import time
 from collections import deque
@@ -593,7 +594,9 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
                           "anyway (the report's status is then 'unmeasured' and a release refuses it)")
     out_path, report_path = output_paths(video, out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir / f".{out_path.name}.tmp.mp4"
+    handle, name = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".tmp.mp4", dir=out_dir)  # unique per run
+    os.close(handle)
+    tmp = Path(name)
     started = time.perf_counter()
     writer = FrameWriter(tmp, info.width, info.height, info.fps, crf=options.crf, preset=ENCODER["preset"],
                          threads=options.encoder_threads,

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from streamcue.redact import redact as mask_secrets
+from streamcue.redact import redact
 
 __all__ = [
     "StreamcueError",
@@ -27,7 +27,6 @@ __all__ = [
     "ConfigError",
     "MissingExtraError",
     "ServiceError",
-    "mask_secrets",
 ]
 
 
@@ -38,7 +37,7 @@ class StreamcueError(Exception):
     exit_code = 1
 
     def __init__(self, message: object = "", *args: object) -> None:
-        super().__init__(mask_secrets(str(message)), *args)
+        super().__init__(redact(str(message)), *args)
 
 
 def _where(file: str | Path | None, line: int | None, record: str | None, field: str | None) -> str:

@@ -50,6 +50,7 @@ from typing import Any
 import jsonschema
 
 from streamcue.cache import Cache, cache_key
+from streamcue.redact import register
 from streamcue.errors import ConfigError, ServiceError
 from streamcue.extras import require
 
@@ -86,6 +87,7 @@ class LLMSettings:
     session: str | None = None
 
     def __post_init__(self) -> None:
+        register(self.api_key)  # a key given in code is redacted like one from the environment
         if self.structured not in STRUCTURED_MODES:
             raise ConfigError(f"structured output mode must be one of {STRUCTURED_MODES}, got {self.structured!r}")
         if self.max_concurrency < 1:

@@ -17,7 +17,8 @@ def track(items: Iterable[T], description: str, total: int | None = None) -> Ite
     if os.environ.get("STREAMCUE_NO_PROGRESS") or not sys.stderr.isatty():
         yield from items
         return
-    from rich.console import Console
     from rich.progress import track as rich_track
 
-    yield from rich_track(items, description=description, total=total, console=Console(stderr=True), transient=True)
+    from streamcue import console  # its stderr console redacts secrets like every other output
+
+    yield from rich_track(items, description=description, total=total, console=console.err, transient=True)

@@ -159,7 +159,7 @@ def test_llm_judge_through_the_cli_judges_distinct_pairs_once(tmp_path, server):
     env = {"PATH": "/usr/bin:/bin", "COLUMNS": "160", "STREAMCUE_CACHE_DIR": str(tmp_path / "cache"),
            "STREAMCUE_LLM_API_KEY": "sk-test-secret"}
     cmd = [sys.executable, "-m", "streamcue", "evaluate", "vsas", "--gt", gt, "--pred", pred, "--judge", "llm",
-           "--judge-model", "stub-model", "--llm-base-url", server.base_url, "--output", tmp_path / "r.json"]
+           "--llm-model", "stub-model", "--llm-base-url", server.base_url, "--output", tmp_path / "r.json"]
     result = subprocess.run(cmd, capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stderr
     report = json.loads((tmp_path / "r.json").read_text())
@@ -195,7 +195,7 @@ def test_cli_unreachable_llm_is_a_one_line_error(tmp_path):
                                                                                        "text": "x"}]}])
     pred = write(tmp_path / "pred.jsonl", [{"qa_id": "q1", "responses": [{"t_s": 1, "text": "x"}]}])
     result = subprocess.run([sys.executable, "-m", "streamcue", "evaluate", "estp-f1", "--gt", gt, "--pred", pred,
-                             "--judge", "llm", "--judge-model", "m", "--llm-base-url", "http://127.0.0.1:9/v1"],
+                             "--judge", "llm", "--llm-model", "m", "--llm-base-url", "http://127.0.0.1:9/v1"],
                             capture_output=True, text=True, env={"PATH": "/usr/bin:/bin",
                                                                  "STREAMCUE_CACHE_DIR": str(tmp_path)})
     assert result.returncode == 4

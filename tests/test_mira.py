@@ -163,7 +163,7 @@ def test_cli_scores_and_refuses_other_judges(tmp_path, server):
     write_jsonl(tmp_path / "pred.jsonl", _preds(answer=lambda g: "A"))
     base = [sys.executable, "-m", "streamcue", "evaluate", "reasoning", "--gt", tmp_path / "gt.jsonl",
             "--pred", tmp_path / "pred.jsonl"]
-    done = subprocess.run([*map(str, base), "--llm-base-url", server.base_url, "--judge-model", "scripted-judge",
+    done = subprocess.run([*map(str, base), "--llm-base-url", server.base_url, "--llm-model", "scripted-judge",
                            "--output", str(tmp_path / "r.json")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     report = json.loads((tmp_path / "r.json").read_text())

@@ -154,11 +154,11 @@ def main(argv: list[str] | None = None) -> None:
     import threading
 
     from streamcue import interrupt
-    from streamcue.errors import mask_secrets
+    from streamcue.redact import redact
     from streamcue.paths import release_outputs
 
     def fail(message: str, code: int) -> None:
-        console.err.print(f"error: {mask_secrets(message)}", markup=False, soft_wrap=True)
+        console.err.print(f"error: {redact(message)}", markup=False, soft_wrap=True)
         sys.exit(code)
 
     restore = interrupt.install() if threading.current_thread() is threading.main_thread() else None

@@ -52,10 +52,10 @@ def _run(
     import shlex
     import sys
 
-    from streamcue.errors import mask_secrets
+    from streamcue.redact import redact
     from streamcue.metrics.run_config import run
 
-    command = mask_secrets(shlex.join(["streamcue", *sys.argv[1:]])) if sys.argv[1:2] == ["run"] else None
+    command = redact(shlex.join(["streamcue", *sys.argv[1:]])) if sys.argv[1:2] == ["run"] else None
     print_results(run(config, out, command=command), out)
 
 
