@@ -51,6 +51,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.label_studio, pytest.mark.slow, p
 
 from streamcue.annotation import client as ls  # noqa: E402
 from streamcue.annotation.convert import prediction  # noqa: E402
+from streamcue.annotation.verify import content_sha256  # noqa: E402
 from streamcue.annotation.roundtrip import pull, push, status_report  # noqa: E402
 from streamcue.io import read_jsonl, write_jsonl  # noqa: E402
 
@@ -263,7 +264,7 @@ def test_interval_qa_answer_moved_and_edited_in_the_page(browser, server, videos
     pulled, summary = annotate_in_browser(browser, server, "interval_qa", record, videos, tmp_path, ANNOTATORS, change)
     expected = copy.deepcopy(record)
     expected["answers"][1] = {"start_s": 10.0, "end_s": 13.0, "optimal_s": 10.5, "text": "The red cup is by the sink."}
-    expected["verification"] = verified("interval_qa")
+    expected["verification"] = dict(verified("interval_qa"), content_sha256=content_sha256(expected))
     assert pulled == expected
     assert summary.changes == {"q1": ["interval a1 moved", "answer a1 edited"]}
 
@@ -286,7 +287,7 @@ def test_dense_caption_corrected_in_the_page(browser, server, videos, annotators
                                           change)
     expected = copy.deepcopy(record)
     expected["captions"][1] = {"t_s": 1, "text": "Slicing the onion into rings.", "corrected": True}
-    expected["verification"] = verified("dense_caption")
+    expected["verification"] = dict(verified("dense_caption"), content_sha256=content_sha256(expected))
     assert pulled == expected
     assert summary.changes == {"t1": ["caption 1s corrected"]}
 
@@ -300,7 +301,7 @@ def test_guidance_mistake_moved_in_the_page(browser, server, videos, annotators,
     pulled, summary = annotate_in_browser(browser, server, "guidance", record, videos, tmp_path, ANNOTATORS, change)
     expected = copy.deepcopy(record)
     expected["events"][1] = {**record["events"][1], "t_s": 7.0, "time_source": "annotator"}
-    expected["verification"] = verified("guidance")
+    expected["verification"] = dict(verified("guidance"), content_sha256=content_sha256(expected))
     assert pulled == expected
     assert summary.changes == {"v1": ["mistake e1 moved to 7s"]}
 
@@ -349,7 +350,8 @@ def test_guidance_events_relabelled_in_the_page(browser, server, videos, annotat
     expected = copy.deepcopy(to_success)
     expected["events"][1].update(type="success", mistake_category=None)
     expected["verification"] = {"status": "verified", "annotators": [ANNOTATORS[0]], "checks": 1,
-                                "guideline": "guidance.v1", "decided_by": "agreement"}
+                                "guideline": "guidance.v1", "decided_by": "agreement",
+                                "content_sha256": content_sha256(expected)}
     assert pulled["v2"] == expected
     assert summary.changes == {"v2": ["mistake e1 relabelled success"]}
 
