@@ -14,14 +14,26 @@ from streamcue.finite import seconds_problem
 from streamcue.paths import uri_problem
 from streamcue.schemas import SCHEMA_VERSION
 
-__all__ = ["QuirkReport", "VideoIndex", "canonical", "parse_time", "video_id_of", "relative_uri", "video_record",
-           "option_letter"]
+__all__ = ["read_video_list", "QuirkReport", "VideoIndex", "canonical", "parse_time", "video_id_of", "relative_uri",
+           "video_record", "option_letter"]
 
 _CLOCK = re.compile(r"^\s*\d+(?::\d+)*(?:\.\d+)?\s*$")
 _HMS = re.compile(r"^\s*\d{1,2}:[0-5]\d:[0-5]\d(?:\.\d+)?\s*$")
 _NOT_ID = re.compile(r"[^A-Za-z0-9_.\-]+")
 #: Examples kept per quirk in the build report.
 EXAMPLES = 5
+
+
+def read_video_list(file: str | Path) -> list[Any]:
+    """A source file that is a non-empty JSON list of video entries (refused otherwise, naming the file)."""
+    from streamcue.io import read_json
+
+    data = read_json(Path(file))
+    if not isinstance(data, list):
+        raise InputError(f"expected a JSON list of video entries, got {type(data).__name__}", file=file)
+    if not data:
+        raise InputError("no video entries in the list: nothing to convert", file=file)
+    return data
 
 
 def canonical(record: dict[str, Any], kind: str) -> dict[str, Any]:

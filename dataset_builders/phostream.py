@@ -28,12 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from streamcue.dataset_builders.bench_sources import VideoIndex, canonical, parse_time, relative_uri
+from streamcue.dataset_builders.bench_sources import VideoIndex, canonical, parse_time, read_video_list, relative_uri
 from streamcue.dataset_builders.output import BuildReport
 from streamcue.errors import InputError
 from streamcue.fields import field as required
 from streamcue.fields import text
-from streamcue.io import read_json
 from streamcue.prologue import input_path
 from streamcue.schemas import SCHEMA_VERSION
 from streamcue.version import __version__
@@ -93,11 +92,7 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
     details with the questions by time type and by capability."""
     report = report if report is not None else BuildReport("phostream")
     file = Path(config.annotations)
-    data = read_json(file)
-    if not isinstance(data, list):
-        raise InputError(f"expected a JSON list of videos, got {type(data).__name__}", file=file)
-    if not data:
-        raise InputError("no videos in the list: nothing to convert", file=file)
+    data = read_video_list(file)
     videos = VideoIndex("phostream", LICENSE)
     items: list[dict[str, Any]] = []
     for n, entry in enumerate(data):

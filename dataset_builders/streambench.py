@@ -37,12 +37,12 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from streamcue.dataset_builders.bench_sources import QuirkReport, VideoIndex, canonical, parse_time, relative_uri
+from streamcue.dataset_builders.bench_sources import (QuirkReport, VideoIndex, canonical, parse_time, read_video_list,
+                                                     relative_uri)
 from streamcue.prologue import input_path, option
 from streamcue.errors import InputError
 from streamcue.fields import field as required
 from streamcue.fields import items, text
-from streamcue.io import read_json
 from streamcue.schemas import SCHEMA_VERSION
 from streamcue.version import __version__
 
@@ -125,11 +125,7 @@ def build(config: Config, report: StreamBenchReport | None = None) -> Iterator[t
     """Yield the ``video`` records, then one ``open_question`` per breakpoint, in file order; fill ``report``."""
     report = report if report is not None else StreamBenchReport()
     file = Path(config.annotations)
-    data = read_json(file)
-    if not isinstance(data, list):
-        raise InputError(f"expected a JSON list of video entries, got {type(data).__name__}", file=file)
-    if not data:
-        raise InputError("no video entries in the list: nothing to convert", file=file)
+    data = read_video_list(file)
     source = file.name
     report.sources.append(source)
     videos = VideoIndex("streambench", LICENSE.format("a"))
