@@ -214,7 +214,9 @@ def test_stats_agreement_after_verification(built, tmp_path):
 
 @pytest.mark.slow
 def test_videos_run_concurrently_with_the_same_results_as_in_sequence(tmp_path):
-    """Four videos with --concurrency 4 finish in about the time of one; every record is the same as in sequence."""
+    """Four videos with --concurrency 4 are captioned at once (the server sees calls of several videos in flight
+    together; in sequence, one at a time); every record is the same as in sequence. No time is asserted: speed
+    lives in perf/."""
     from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video
 
     folder = tmp_path / "blurred"
@@ -228,8 +230,16 @@ def test_videos_run_concurrently_with_the_same_results_as_in_sequence(tmp_path):
     write_jsonl(tmp_path / "all.jsonl", tasks)
     write_jsonl(tmp_path / "one.jsonl", tasks[:1])
 
+    flight = {"now": 0, "most": 0}
+    lock = threading.Lock()
+
     def slow(body):
-        time.sleep(0.4)  # the model's latency, not our CPU, is what concurrency hides
+        with lock:
+            flight["now"] += 1
+            flight["most"] = max(flight["most"], flight["now"])
+        time.sleep(0.4)  # the model's latency: calls of other videos arrive meanwhile when they run at once
+        with lock:
+            flight["now"] -= 1
         return vision_responder(body)
 
     def run(tasks_file, concurrency, out):
@@ -237,15 +247,15 @@ def test_videos_run_concurrently_with_the_same_results_as_in_sequence(tmp_path):
             cfg = recorded.Config(videos=folder, tasks=tasks_file, out=out, anonymized=True, use_cache=False,
                                   llm=LLMSettings(base_url=server.base_url, model="stub-vl", max_concurrency=1),
                                   concurrency=concurrency, k=2)
-            start = time.perf_counter()
+            flight["most"] = 0
             write_outputs(recorded.build(cfg), out)
-            return time.perf_counter() - start, server.completions
+            return flight["most"], server.completions
 
     one, calls_one = run(tmp_path / "one.jsonl", 1, tmp_path / "one")
     sequential, calls_seq = run(tmp_path / "all.jsonl", 1, tmp_path / "seq")
     concurrent, calls_conc = run(tmp_path / "all.jsonl", 4, tmp_path / "conc")
     assert calls_one == 3 and calls_seq == calls_conc == 12
-    assert sequential > 4 * 3 * 0.4 and concurrent < one * 1.5 + 0.5, (one, sequential, concurrent)
+    assert one == sequential == 1 and concurrent > 1, (one, sequential, concurrent)
     for kind in ("dense_caption.jsonl", "videos.jsonl"):
         assert read_jsonl(tmp_path / "seq" / kind) == read_jsonl(tmp_path / "conc" / kind)
     order = [r["task_id"] for r in read_jsonl(tmp_path / "conc" / "dense_caption.jsonl")]
