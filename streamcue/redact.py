@@ -13,7 +13,8 @@ Every file streamcue writes through :mod:`streamcue.io` (``atomic_write``, ``wri
 * the credentials of a URL: ``scheme://user:password@host`` becomes ``scheme://***@host``;
 * a secret query parameter (:data:`QUERY_SECRETS`, after ``?``, ``&`` or an HTML ``&amp;``):
   ``?api_key=SECRET`` becomes ``?api_key=***``;
-* the value of an ``Authorization`` header and a ``Bearer``/``Basic`` credential.
+* the value of an ``Authorization`` header (``Basic`` credentials included) and a ``Bearer`` token that holds a
+  digit (a plain word after "bearer" or "basic", as in "a really basic version.", is text, not a credential).
 
 A value shorter than :data:`MIN_SECRET_CHARS` is not searched for (it would blank common words).
 Binary files (videos, Parquet) are not rewritten. Redaction cannot undo a secret split over two
@@ -48,7 +49,7 @@ _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"'<>]+@")
 _QUERY = re.compile(r"(?i)((?:[?&;]|&amp;)(?:" + "|".join(map(re.escape, QUERY_SECRETS)) + r")=)[^&\s\"'<>#]+")
 _AUTHORIZATION = re.compile(r"(?i)(authorization\\?[\"']?\s*[:=]\s*\\?[\"']?)(?:(?:bearer|basic|token)\s+)?"
                             r"[^\s\"'\\,}<]+")
-_BEARER = re.compile(r"(?i)\b((?:bearer|basic)\s+)[A-Za-z0-9._~+/-]{8,}=*")
+_BEARER = re.compile(r"(?i)\b(bearer\s+)(?=[A-Za-z._~+/-]*\d)[A-Za-z0-9._~+/-]{8,}=*")
 
 _registered: set[str] = set()
 _shareable: set[str] = set()

@@ -226,3 +226,12 @@ def test_write_accounts_never_replaces_a_file(tmp_path):
 def test_docs_name_the_redaction():
     text = (Path(__file__).resolve().parents[1] / "docs" / "errors.md").read_text()
     assert "streamcue/redact.py" in text
+
+
+@pytest.mark.parametrize("text", ["Describe the scene when a woman said 'but let's look at a really basic version.'",
+                                  "He was the bearer of good news.", "Basic knowledge, basic training."])
+def test_plain_words_after_basic_or_bearer_are_text_not_credentials(text):
+    """A record's own words pass unchanged (a StreamingBench question lost 'version.' to the Basic pattern)."""
+    from streamcue.redact import redact
+
+    assert redact(text) == text
