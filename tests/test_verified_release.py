@@ -55,8 +55,14 @@ def test_build_verify_adjudicate_merge_release_load_and_diff(server, tmp_path): 
     streamcue("build", "captaincook4d", "--annotations", CAPTAINCOOK4D, "--out", "out/cc4d")
     build = {r["video_id"]: r for r in read_jsonl(tmp_path / "out/cc4d/guidance.jsonl")}
     assert len(build) > 300 and set(CHOSEN) <= set(build)
+    root = server.document_root / "cc4d"  # push refuses videos the annotators' page could not load
+    for video in read_jsonl(tmp_path / "out/cc4d/videos.jsonl"):
+        if video["video_id"] in CHOSEN:
+            (root / video["uri"]).parent.mkdir(parents=True, exist_ok=True)
+            (root / video["uri"]).write_bytes(b"a video file (this test never plays it)")
     out = streamcue("annotate", "push", "--kind", "guidance", "--records", "out/cc4d/guidance.jsonl",
-                    "--project", "cc4d e2e", "--ids", ",".join(CHOSEN))
+                    "--project", "cc4d e2e", "--ids", ",".join(CHOSEN), "--video-root", root,
+                    "--document-root", server.document_root)
     assert "3 tasks imported" in out
     tasks = {t["data"]["record_id"]: t["id"] for t in httpx.get(
         f"{server.url}/api/tasks/", headers=headers, params={"project": _project_id(server, "cc4d e2e"),
