@@ -31,6 +31,7 @@ and report atomically.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import math
 import os
@@ -594,19 +595,22 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
                           "anyway (the report's status is then 'unmeasured' and a release refuses it)")
     out_path, report_path = output_paths(video, out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".tmp.mp4", dir=out_dir)  # unique per run
-    os.close(handle)
-    tmp = Path(name)
-    started = time.perf_counter()
-    writer = FrameWriter(tmp, info.width, info.height, info.fps, crf=options.crf, preset=ENCODER["preset"],
-                         threads=options.encoder_threads,
-                         audio_from=video if options.keep_audio and info.has_audio else None)
     face_counts: list[int] = []
     plate_counts: list[int] = []
     hidden_share = 0.0
     looked = 0
     samples: list[dict[str, Any]] = []  # hidden regions of a few frames, for the release to check the blur
+    tmp: Path | None = None
+    writer: FrameWriter | None = None
     try:
+        with _signals_held():  # a Ctrl-C or SIGTERM between creating the file and the encoder waits until both exist
+            handle, name = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".tmp.mp4", dir=out_dir)  # unique
+            os.close(handle)
+            tmp = Path(name)
+            started = time.perf_counter()
+            writer = FrameWriter(tmp, info.width, info.height, info.fps, crf=options.crf, preset=ENCODER["preset"],
+                                 threads=options.encoder_threads,
+                                 audio_from=video if options.keep_audio and info.has_audio else None)
         # all at once: ffmpeg decodes (a process, read by a thread), the camera's motion (a thread), the face
         # detector (a thread, plates beside it in another), hiding (a thread) and this thread feeds the encoder
         results = anonymizer.process(_prefetch(read_frames(video, info)), info.fps, overlap=True, inplace=True)
@@ -621,9 +625,11 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
             hidden_share += np.count_nonzero(result.mask) / result.mask.size  # mean() casts every pixel to float
         writer.close()
     except BaseException as exc:
-        writer.abort()
-        tmp.unlink(missing_ok=True)
-        killed = writer.proc.returncode is not None and writer.proc.returncode < 0
+        if writer is not None:
+            writer.abort()
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+        killed = writer is not None and writer.proc.returncode is not None and writer.proc.returncode < 0
         if (killed and -writer.proc.returncode == getattr(signal, "SIGXFSZ", None)) or _disk_full(exc):
             raise InputError("file too large: the disk is full or the file-size limit was reached; nothing "
                              "written", file=out_path) from None
@@ -703,6 +709,20 @@ def _disk_full(exc: BaseException) -> bool:
             return True
         exc = exc.__cause__ or exc.__context__
     return False
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM wait (are blocked) inside the block and are delivered when it ends."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def find_videos(path: str | Path) -> list[Path]:
