@@ -31,7 +31,6 @@ and report atomically.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import math
 import os
@@ -57,7 +56,7 @@ from streamcue.video import FrameWriter, display_rotation, ffmpeg_exe, ffmpeg_ve
 from streamcue.anonymize.report import (REPORT_FORMAT, anonymization_status, hidden_samples, schedule_problems,
                                         sha256_file)
 from streamcue.errors import ConfigError, InputError
-from streamcue.interrupt import EXIT_SIGTERM, Terminated, on_interrupt
+from streamcue.interrupt import EXIT_SIGTERM, Terminated, held, held_back, on_interrupt
 from streamcue.io import write_json
 from streamcue.progress import track
 from streamcue.version import __version__
@@ -603,7 +602,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
     tmp: Path | None = None
     writer: FrameWriter | None = None
     try:
-        with _signals_held():  # a Ctrl-C or SIGTERM between creating the file and the encoder waits until both exist
+        with held():  # a Ctrl-C or SIGTERM between creating the file and the encoder waits until both are known
             handle, name = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".tmp.mp4", dir=out_dir)  # unique
             os.close(handle)
             tmp = Path(name)
@@ -711,20 +710,6 @@ def _disk_full(exc: BaseException) -> bool:
     return False
 
 
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """SIGINT and SIGTERM wait (are blocked) inside the block and are delivered when it ends."""
-    held = {signal.SIGINT, signal.SIGTERM}
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
 def find_videos(path: str | Path) -> list[Path]:
     """A video file, or the video files of a folder (sorted, by suffix)."""
     path = Path(path)
@@ -738,6 +723,8 @@ _IN_JOB = False
 
 
 def _worker_sigterm(signum: int, frame: Any) -> None:
+    if held_back(signum):
+        return
     if _IN_JOB:  # unwind through anonymize_video: its encoder is killed and its temporary file removed
         raise Terminated()
     os._exit(EXIT_SIGTERM)

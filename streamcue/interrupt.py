@@ -10,17 +10,21 @@ ffmpeg readers) are not torn down by the interpreter's shutdown, which can abort
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["Terminated", "install", "on_interrupt", "finish", "EXIT_SIGINT", "EXIT_SIGTERM"]
+__all__ = ["Terminated", "install", "on_interrupt", "finish", "held", "held_back", "EXIT_SIGINT", "EXIT_SIGTERM"]
 
 EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
 _HOOKS: list[Callable[[], Any]] = []
+_HELD = [0]  # depth of :func:`held` blocks in the main thread
+_PENDING: list[int] = []  # signals that arrived inside one
 
 
 class Terminated(BaseException):
@@ -28,7 +32,43 @@ class Terminated(BaseException):
 
 
 def _raise_terminated(signum: int, frame: Any) -> None:
-    raise Terminated()
+    if not held_back(signum):
+        raise Terminated()
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    if not held_back(signum):
+        raise KeyboardInterrupt()
+
+
+def held_back(signum: int) -> bool:
+    """For a signal handler: True (and the signal kept for later) while a :func:`held` block runs."""
+    if _HELD[0]:
+        _PENDING.append(signum)
+        return True
+    return False
+
+
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """A few lines that a signal must not cut (a temporary file made but not yet known to the cleanup).
+
+    A SIGINT or SIGTERM that arrives inside takes effect when the block ends. A signal mask cannot do
+    this: the kernel hands a process's signal to any thread that does not block it. Outside the main
+    thread (where Python runs handlers) the block holds nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _HELD[0] += 1
+    try:
+        yield
+    finally:
+        _HELD[0] -= 1
+        if not _HELD[0] and _PENDING:
+            signum = _PENDING[0]
+            _PENDING.clear()
+            signal.raise_signal(signum)  # its handler runs now, outside the block
 
 
 def install() -> Callable[[], None]:
@@ -38,7 +78,7 @@ def install() -> Callable[[], None]:
     """
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     signal.signal(signal.SIGTERM, _raise_terminated)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGINT, _raise_interrupt)
 
     def restore() -> None:
         for sig, handler in previous.items():
