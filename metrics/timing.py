@@ -196,11 +196,12 @@ def emissions_of(prediction: Mapping[str, Any] | None, drop: Sequence[str] = ())
     return tuple(sorted((e for e in said if not _placeholder(e.text, marks)), key=lambda e: e.t_s))
 
 
-def maximum_matching(allowed: Sequence[Sequence[bool]], cost: Sequence[Sequence[float]]) -> list[tuple[int, int]]:
+def maximum_matching(allowed: Any, cost: Any, bound: float | None = None) -> list[tuple[int, int]]:
     """Of the one-to-one matchings of rows to columns using allowed cells only, one with the most pairs and, among
-    those, the least total cost (costs >= 0): an assignment (``scipy.optimize.linear_sum_assignment``) where an
-    allowed cell costs ``cost - big`` with ``big > (pairs + 1) * (max cost + 1)``, so one more pair outweighs any
-    costs, and any other cell costs 0 and is dropped. Returns sorted ``(row, column)`` pairs.
+    those, the least total cost (costs in ``[0, bound]``; ``bound`` defaults to the largest allowed cost): an
+    assignment (``scipy.optimize.linear_sum_assignment``) where an allowed cell costs ``cost - big`` with
+    ``big = (min(rows, columns) + 1) * (bound + 1)``, so one more pair outweighs any costs, and any other cell
+    costs 0 and is dropped. Returns sorted ``(row, column)`` pairs.
 
     >>> maximum_matching([[True, False], [True, True]], [[0.0, 0.0], [0.0, 9.0]])  # two pairs beat one cheap pair
     [(0, 0), (1, 1)]
@@ -213,7 +214,7 @@ def maximum_matching(allowed: Sequence[Sequence[bool]], cost: Sequence[Sequence[
     from scipy.optimize import linear_sum_assignment
 
     costs = np.asarray(cost, dtype=float)
-    big = (min(inside.shape) + 1) * (float(costs[inside].max()) + 1.0)
+    big = (min(inside.shape) + 1) * ((float(costs[inside].max()) if bound is None else bound) + 1.0)
     rows, cols = linear_sum_assignment(np.where(inside, costs - big, 0.0))
     return sorted((int(i), int(j)) for i, j in zip(rows, cols) if inside[i, j])
 
@@ -223,7 +224,7 @@ def text_bipartite(triggers: Sequence[Trigger], emissions: Sequence[Emission], w
     """``text-bipartite``: :func:`maximum_matching` on cost ``1 - similarity`` within ``|t_i - t_k| <= w``."""
     allowed = [[near(p.t_s, g.t_s, window_s) for p in emissions] for g in triggers]
     cost = [[1.0 - similarity(g.text, p.text) for p in emissions] for g in triggers]
-    pairs = tuple(maximum_matching(allowed, cost)) if emissions else ()
+    pairs = tuple(maximum_matching(allowed, cost, bound=1.0)) if emissions else ()
     hits = tuple(any(k == a for a, _ in pairs) for k in range(len(triggers)))
     return Matching(pairs, hits, len(emissions) - len(pairs))
 
