@@ -125,7 +125,7 @@ def _timing_items(gt: Path, pred: Path, config: EstpConfig) -> dict[str, TimingI
     items = {}
     for qa_id, r in records.items():
         answers = [Answer(a["start_s"], a["end_s"], a["text"], a.get("optimal_s")) for a in r["answers"]]
-        triggers = tuple(Trigger(optimal_time(r["task_type"], a), a.text, a.start_s, a.end_s, r["query_time_s"])
+        triggers = tuple(Trigger(optimal_time(r["task_type"], a), a.text, a.start_s, a.end_s, r.get("query_time_s"))
                          for a in answers)
         items[qa_id] = TimingItem(triggers, emissions_of(preds.get(qa_id)), r["task_type"], qa_id in preds)
     return items

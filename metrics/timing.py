@@ -13,8 +13,9 @@ the model's emissions ``p_i = (t_i, text_i)``, i = 1..N, in time order. A rule r
     triggers); ``g_k`` is hit when it has a valid match; FP = ``max(0, N - TP)``.
 ``first-unused`` (PhoStream, ``evaluate_sample``): triggers in order; ``g_k`` takes the first emission not taken
     before with ``q_k <= t_i <= t_k + w`` (w = 2 s) whose text is the gold text or not a placeholder, skipping
-    one at ``t_i = q_k`` when the trigger skips acknowledgements; none: the response is ``(t_k, "")``. Its
-    category: ``early`` if ``t_r < t_k``; else ``no-response`` if the text is a placeholder; else ``late`` if
+    one at ``t_i = q_k`` when the trigger skips acknowledgements. Its category: ``no-response`` when none is
+    found (the response is ``(t_k, "")``); else ``early`` if ``t_r < t_k``; else ``no-response`` if the text is
+    a placeholder (and not the gold text); else ``late`` if
     ``t_r > end_k`` (``end_k = t_k`` when ``q_k = t_k``, else ``t_k + w``); else ``on-time``. TP = on-time
     triggers; FP = emissions in no on-time pair whose text is not a placeholder.
 ``nearest-one-to-one`` (OmniPro, ``match_emits_to_gt``): among all pairs with ``|t_i - t_k| <= tau``
@@ -163,7 +164,7 @@ def first_unused(triggers: Sequence[Trigger], emissions: Sequence[Emission], win
         if i is not None:
             used.add(i)
         taken.append(i)
-        categories.append(_category(g, t_r, text, window_s, marks))
+        categories.append("no-response" if i is None else _category(g, t_r, text, window_s, marks))
         responses.append((t_r, text))
     pairs = tuple((k, i) for k, (i, c) in enumerate(zip(taken, categories)) if i is not None and c == "on-time")
     paired = {i for _, i in pairs}
@@ -320,7 +321,7 @@ def _pooled(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     out = {"n": len(items), **figures(tp, fp, fn, correct, judged)}
     categories = [c for i in items for c in i.get("categories", [])]
     if categories:
-        out["categories"] = {c: categories.count(c) for c in ("early", "no-response", "late", "on-time")}
+        out.update({c: categories.count(c) for c in ("early", "no-response", "late", "on-time")})
     return out
 
 
