@@ -232,25 +232,26 @@ def text_bipartite(triggers: Sequence[Trigger], emissions: Sequence[Emission], w
 
 @dataclass(frozen=True)
 class Rule:
-    """One published matching rule: its function, its parameters as published, where it comes from."""
+    """One published matching rule: its function, its parameters as published, what it does (its source: the
+    module docstring)."""
 
     name: str
     function: Callable[..., Matching]
     params: Mapping[str, Any]
-    source: str
+    summary: str
 
 
 #: The rule table: ``--timing-rule`` choices, in the order of the module docstring.
 RULES: dict[str, Rule] = {r.name: r for r in (
-    Rule("window", window_last, {"window_s": 2.0}, "StreamingBench count.py: last turn within +/-2 s"),
+    Rule("window", window_last, {"window_s": 2.0}, "the last emission within +/-2 s of the gold time"),
     Rule("anticipation-latency", anticipation_latency, {"anticipation_s": 1.0, "latency_s": 2.0},
-         "ESTP-Bench B.3: from 1 s before the interval to 2 s after it"),
+         "every emission from 1 s before the gold interval to 2 s after it"),
     Rule("first-unused", first_unused, {"window_s": 2.0, "placeholders": ()},
-         "PhoStream evaluate_sample: first unused response in [question, answer + 2 s]; early / late / no-response"),
+         "the first unused response in [question time, gold time + 2 s]; early / no-response / late / on-time"),
     Rule("nearest-one-to-one", nearest_one_to_one, {"tolerance_s": 3.0},
-         "OmniPro match_emits_to_gt: greedy one-to-one on the smallest gap within +/-3 s"),
+         "greedy one-to-one on the smallest gap within +/-3 s"),
     Rule("text-bipartite", text_bipartite, {"window_s": 5.0},
-         "ProAssist: maximum bipartite matching on text similarity (token F1 here) within +/-5 s"),
+         "maximum bipartite matching within +/-5 s, least total 1 - token F1"),
 )}
 
 
@@ -351,7 +352,7 @@ def rescore(metric: str, gt: str | Path, pred: str | Path, rule: str, config_ver
             **overrides: Any) -> dict[str, Any]:
     """Score a proactive run's predictions under ``rule``: the report of :mod:`streamcue.metrics.scoring`'s shape
     whose ``config_version`` ends in ``+timing=RULE`` and whose ``overrides`` hold ``timing_rule`` when it is not
-    the benchmark's own; ``timing`` names the rule, its parameters and source, and the benchmark's own rule."""
+    the benchmark's own; ``timing`` names the rule, its parameters and summary, and the benchmark's own rule."""
     from streamcue.metrics.configs import load_config
     from streamcue.metrics.registry import get_metric
     from streamcue.metrics.scoring import make_report
@@ -370,7 +371,7 @@ def rescore(metric: str, gt: str | Path, pred: str | Path, rule: str, config_ver
     report["config_version"] += f"+timing={rule}"
     if rule != spec.rule:
         report["overrides"] = {**report.get("overrides", {}), "timing_rule": rule}
-    report["timing"] = {"rule": rule, "params": {**found.params, **params}, "source": found.source,
+    report["timing"] = {"rule": rule, "params": {**found.params, **params}, "summary": found.summary,
                         "own_rule": spec.rule, "content": "gold text a run of whole words of the emission"}
     report["notes"] = list(spec.notes)
     return report
