@@ -57,7 +57,7 @@ from streamcue.metrics.bootstrap import Rows, Totals, pooled
 from streamcue.metrics.configs import LiveCookConfig
 from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import make_report, mean, read_pairs
-from streamcue.metrics.timing import maximum_matching
+from streamcue.metrics.timing import greedy_pairs, maximum_matching, near
 
 __all__ = ["Event", "ic_hits", "match_mistakes", "plan_steps", "window_matching", "ic_matches",
            "match_mistakes_maximum", "prf", "rouge_l", "higher_is_better", "evaluate_livecook", "run",
@@ -109,21 +109,15 @@ def ic_hits(truth: Sequence[Event], predicted: Sequence[Event], window_s: float)
 
 
 def match_mistakes(truth: Sequence[Event], predicted: Sequence[Event], window_s: float) -> list[tuple[int, int]]:
-    """v1: one-to-one closest-first matching of mistake events: ``(truth index, prediction index)`` pairs.
+    """v1: one-to-one closest-first matching of mistake events (:func:`streamcue.metrics.timing.greedy_pairs`; ties:
+    earlier truth time, then earlier prediction): ``(truth index, prediction index)`` pairs.
 
     Indices refer to the positions in ``truth`` and ``predicted``.
     """
     t_idx = [i for i, e in enumerate(truth) if e.type == "mistake"]
     p_idx = [j for j, e in enumerate(predicted) if e.type == "mistake"]
-    candidates = sorted((abs(predicted[j].t_s - truth[i].t_s), truth[i].t_s, predicted[j].t_s, i, j)
-                        for i in t_idx for j in p_idx if abs(predicted[j].t_s - truth[i].t_s) <= window_s)
-    used_t, used_p, pairs = set(), set(), []
-    for _, _, _, i, j in candidates:
-        if i not in used_t and j not in used_p:
-            used_t.add(i)
-            used_p.add(j)
-            pairs.append((i, j))
-    return sorted(pairs)
+    return sorted(greedy_pairs((abs(predicted[j].t_s - truth[i].t_s), truth[i].t_s, predicted[j].t_s, i, j)
+                               for i in t_idx for j in p_idx if near(predicted[j].t_s, truth[i].t_s, window_s)))
 
 
 def plan_steps(events: Sequence[Event]) -> list[int | None]:

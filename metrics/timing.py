@@ -25,7 +25,8 @@ the model's emissions ``p_i = (t_i, text_i)``, i = 1..N, in time order. A rule r
     ``|t_i - t_k| <= w`` (w = 5 s here); of the matchings with the most pairs, one with the least total cost
     ``1 - sim(text_k, text_i)``, sim = SQuAD token F1 (:func:`streamcue.metrics.text.token_f1`; ProAssist uses
     sentence-embedding cosine, which a caller may pass as ``similarity``). TP = pairs, FP = N - TP.
-    :func:`maximum_matching` also serves LiveCook, whose cost is the time offset.
+    :func:`maximum_matching` also serves LiveCook v2, whose cost is the time offset, and :func:`greedy_pairs`
+    LiveCook v1, whose ties go to the earlier truth time, then the earlier prediction.
 
 Figures, pooled over items (micro, as OmniPro's ``aggregate``): ``time_precision = TP / (TP + FP)``,
 ``time_recall = TP / (TP + FN)``, ``time_f1 = 2PR / (P + R)`` (each 0 when its denominator is 0), and apart
@@ -38,7 +39,7 @@ joint figure: a benchmark that defines one computes it in its own module.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,8 +48,8 @@ from streamcue.errors import ConfigError
 from streamcue.metrics.text import normalize_answer, token_f1
 
 __all__ = ["Trigger", "Emission", "Matching", "Rule", "RULES", "TimingSpec", "TimingItem", "within", "near",
-           "window_last", "anticipation_latency", "first_unused", "nearest_one_to_one", "maximum_matching",
-           "text_bipartite", "emissions_of", "match", "content_correct", "figures", "rescore"]
+           "window_last", "anticipation_latency", "first_unused", "nearest_one_to_one", "greedy_pairs",
+           "maximum_matching", "text_bipartite", "emissions_of", "match", "content_correct", "figures", "rescore"]
 
 
 @dataclass(frozen=True)
@@ -172,19 +173,26 @@ def first_unused(triggers: Sequence[Trigger], emissions: Sequence[Emission], win
     return Matching(pairs, tuple(c == "on-time" for c in categories), fp, tuple(categories), tuple(responses))
 
 
+def greedy_pairs(candidates: Iterable[tuple[Any, ...]]) -> list[tuple[int, int]]:
+    """Candidates ending in ``(trigger k, emission i)``, taken in sorted order: a pair is kept when both are still
+    free. Returns the kept ``(k, i)`` in the order taken."""
+    used_k: set[int] = set()
+    used_i: set[int] = set()
+    pairs = []
+    for *_, k, i in sorted(candidates):
+        if k not in used_k and i not in used_i:
+            used_k.add(k)
+            used_i.add(i)
+            pairs.append((k, i))
+    return pairs
+
+
 def nearest_one_to_one(triggers: Sequence[Trigger], emissions: Sequence[Emission], tolerance_s: float) -> Matching:
     """``nearest-one-to-one``: greedy on the globally smallest ``|t_i - t_k| <= tolerance_s`` (ties: i, then k)."""
-    candidates = sorted((abs(p.t_s - g.t_s), i, k) for i, p in enumerate(emissions) for k, g in enumerate(triggers)
-                        if near(p.t_s, g.t_s, tolerance_s))
-    used_i: set[int] = set()
-    used_k: set[int] = set()
-    pairs = []
-    for _, i, k in candidates:
-        if i not in used_i and k not in used_k:
-            used_i.add(i)
-            used_k.add(k)
-            pairs.append((k, i))
-    hits = tuple(k in used_k for k in range(len(triggers)))
+    pairs = greedy_pairs((abs(p.t_s - g.t_s), i, k, k, i) for i, p in enumerate(emissions)
+                         for k, g in enumerate(triggers) if near(p.t_s, g.t_s, tolerance_s))
+    matched = {k for k, _ in pairs}
+    hits = tuple(k in matched for k in range(len(triggers)))
     return Matching(tuple(sorted(pairs)), hits, len(emissions) - len(pairs))
 
 
