@@ -24,13 +24,22 @@ def evaluate(metric: str, gt: str | Path, pred: str | Path, *, judge: str | None
              config_version: int | None = None,
              judge_options: dict[str, Any] | None = None, use_cache: bool = True, bertscore: bool = True,
              bertscore_model: str | None = None, pred_format: str = "streamcue", model: str | None = None,
-             **params: Any) -> dict[str, Any]:
+             timing_rule: str | None = None, **params: Any) -> dict[str, Any]:
     """Score the predictions in ``pred`` against the ground truth in ``gt``; returns the report dict.
 
     ``params`` override parameters of the metric's versioned config (recorded in the report).
     ``pred_format`` and ``model`` (ovo-bench, streamingbench) read a benchmark's own output format.
+    ``timing_rule`` re-scores a proactive metric's predictions under that rule
+    (:func:`streamcue.metrics.timing.rescore`).
     """
     from streamcue.metrics.configs import load_config
+
+    if timing_rule is not None:
+        from streamcue.metrics.timing import rescore
+
+        report = rescore(metric, gt, pred, timing_rule, config_version, **params)
+        _coverage(report)
+        return report
 
     info = get_metric(metric)
     config = load_config(info.config, config_version, **params)

@@ -5,16 +5,16 @@ model's responses ``p_i = (text_i, t_i)``, i = 1..N:
 
 * optimal time ``o_k`` = the record's ``optimal_s`` when given; else ``s_k`` for task types
   OR, AP, TRU, OL, OFR, IFR, ORC; else the midpoint ``(s_k + e_k) / 2``;
-* ``p_i`` is a valid match of ``g_k`` when ``s_k - a <= t_i <= e_k + l`` (anticipation
-  ``a`` = 1 s, latency ``l`` = 2 s); ``P_k`` = the valid matches of ``g_k`` (one response can
-  match several answers);
+* ``P_k`` = the valid matches of ``g_k`` under the ``anticipation-latency`` rule of
+  :mod:`streamcue.metrics.timing` (anticipation ``a`` = 1 s, latency ``l`` = 2 s; one response can
+  match several answers), which also gives ``FN`` and ``FP`` below;
 * ``S(p, g_k) = (answer_score + time_score) / 10`` with ``answer_score`` in [1, 5] from the
   judge and ``time_score = 5 * (1 - min(1, |t - o_k| / scale))``,
   ``scale = max(1, e_k - s_k + a + l)`` (= ``e_k - s_k + 1 + 2`` with the defaults);
 * ``S(g_k)`` = mean of ``S(p, g_k)`` over ``P_k`` (every valid match counts, not the best),
   0 when ``P_k`` is empty;
-* ``FN`` = #{k : P_k empty}; ``FP = max(0, N - #{k : P_k non-empty})`` (repeats are
-  penalised; one response matching two answers can make N smaller than the matched count);
+* ``FN`` = #{k : P_k empty} and ``FP`` as that rule counts them (repeats are penalised; one
+  response matching two answers can make N smaller than the matched count);
 * ``ESTP-F1 = 2 ΣS / (2 ΣS + FP + FN)``, with ``precision = ΣS / (ΣS + FP)`` and
   ``recall = ΣS / (ΣS + FN)`` (so F1 is their harmonic mean).
 * **Saturation** (follows from eq. 11 as printed, kept as the paper defines it): when every
@@ -45,6 +45,8 @@ from streamcue.metrics.configs import EstpConfig
 from streamcue.metrics.judges import JudgeRunner
 from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import grouped, judge_runner, make_report, mean, read_pairs
+from streamcue.metrics.timing import (Emission, Matching, TimingItem, TimingSpec, Trigger, anticipation_latency,
+                                     emissions_of)
 from streamcue.schemas.taxonomy import OPTIMAL_AT_START, PROACTIVE_TYPE
 
 __all__ = ["Answer", "Response", "QuestionScore", "optimal_time", "time_score", "match_sets", "score_question",
@@ -103,10 +105,35 @@ def time_score(t: float, task_type: str, answer: Answer, config: EstpConfig) -> 
     return 5.0 * (1.0 - min(1.0, abs(t - optimal_time(task_type, answer)) / scale))
 
 
+def _matching(answers: Sequence[Answer], responses: Sequence[Response], config: EstpConfig) -> Matching:
+    return anticipation_latency([Trigger(a.start_s, a.text, a.start_s, a.end_s) for a in answers],
+                                [Emission(r.t_s, r.text) for r in responses], config.anticipation_s, config.latency_s)
+
+
 def match_sets(answers: Sequence[Answer], responses: Sequence[Response], config: EstpConfig) -> list[list[int]]:
     """``P_k`` for every answer: indices of the responses inside its tolerant window."""
-    return [[i for i, r in enumerate(responses)
-             if a.start_s - config.anticipation_s <= r.t_s <= a.end_s + config.latency_s] for a in answers]
+    return _sets(_matching(answers, responses, config), len(answers))
+
+
+def _sets(matching: Matching, m: int) -> list[list[int]]:
+    return [[i for k, i in matching.pairs if k == answer] for answer in range(m)]
+
+
+def _timing_items(gt: Path, pred: Path, config: EstpConfig) -> dict[str, TimingItem]:
+    """Each question for ``--timing-rule``: its answers as triggers at their optimal times ``o_k``, its responses."""
+    records, preds = read_pairs(gt, pred, "interval_qa")
+    items = {}
+    for qa_id, r in records.items():
+        answers = [Answer(a["start_s"], a["end_s"], a["text"], a.get("optimal_s")) for a in r["answers"]]
+        triggers = tuple(Trigger(optimal_time(r["task_type"], a), a.text, a.start_s, a.end_s, r.get("query_time_s"))
+                         for a in answers)
+        items[qa_id] = TimingItem(triggers, emissions_of(preds.get(qa_id)), r["task_type"], qa_id in preds)
+    return items
+
+
+#: Its own timing rule and the items any rule reads (``streamcue evaluate estp-f1 --timing-rule NAME``).
+TIMING = TimingSpec("anticipation-latency", lambda c: {"anticipation_s": c.anticipation_s, "latency_s": c.latency_s},
+                    lambda gt, pred, config: _timing_items(gt, pred, config), group="task_type")
 
 
 def score_question(task_type: str, answers: Sequence[Answer], responses: Sequence[Response],
@@ -114,7 +141,8 @@ def score_question(task_type: str, answers: Sequence[Answer], responses: Sequenc
     """ESTP-F1 of one question; ``answer_score[(k, i)]`` in [1, 5] for every valid match (k, i)."""
     if not answers:
         raise ValueError("a question needs at least one ground-truth answer")
-    sets = match_sets(answers, responses, config)
+    matching = _matching(answers, responses, config)
+    sets = _sets(matching, len(answers))
     per_answer = []
     for k, (answer, matched) in enumerate(zip(answers, sets)):
         if not matched:
@@ -128,9 +156,7 @@ def score_question(task_type: str, answers: Sequence[Answer], responses: Sequenc
             total += (score + time_score(responses[i].t_s, task_type, answer, config)) / 10.0
         per_answer.append(total / len(matched))
     sum_s = sum(per_answer)
-    matched = sum(1 for m in sets if m)
-    fn = len(answers) - matched
-    fp = max(0, len(responses) - matched)
+    matched, fn, fp = matching.tp, matching.fn, matching.fp
     precision = sum_s / (sum_s + fp) if sum_s + fp > 0 else 0.0
     recall = sum_s / (sum_s + fn) if sum_s + fn > 0 else 0.0
     f1 = 2 * sum_s / (2 * sum_s + fp + fn)

@@ -57,6 +57,7 @@ from streamcue.metrics.bootstrap import Rows, Totals, pooled
 from streamcue.metrics.configs import LiveCookConfig
 from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import make_report, mean, read_pairs
+from streamcue.metrics.timing import greedy_pairs, maximum_matching, near
 
 __all__ = ["Event", "ic_hits", "match_mistakes", "plan_steps", "window_matching", "ic_matches",
            "match_mistakes_maximum", "prf", "rouge_l", "higher_is_better", "evaluate_livecook", "run",
@@ -108,21 +109,15 @@ def ic_hits(truth: Sequence[Event], predicted: Sequence[Event], window_s: float)
 
 
 def match_mistakes(truth: Sequence[Event], predicted: Sequence[Event], window_s: float) -> list[tuple[int, int]]:
-    """v1: one-to-one closest-first matching of mistake events: ``(truth index, prediction index)`` pairs.
+    """v1: one-to-one closest-first matching of mistake events (:func:`streamcue.metrics.timing.greedy_pairs`; ties:
+    earlier truth time, then earlier prediction): ``(truth index, prediction index)`` pairs.
 
     Indices refer to the positions in ``truth`` and ``predicted``.
     """
     t_idx = [i for i, e in enumerate(truth) if e.type == "mistake"]
     p_idx = [j for j, e in enumerate(predicted) if e.type == "mistake"]
-    candidates = sorted((abs(predicted[j].t_s - truth[i].t_s), truth[i].t_s, predicted[j].t_s, i, j)
-                        for i in t_idx for j in p_idx if abs(predicted[j].t_s - truth[i].t_s) <= window_s)
-    used_t, used_p, pairs = set(), set(), []
-    for _, _, _, i, j in candidates:
-        if i not in used_t and j not in used_p:
-            used_t.add(i)
-            used_p.add(j)
-            pairs.append((i, j))
-    return sorted(pairs)
+    return sorted(greedy_pairs((abs(predicted[j].t_s - truth[i].t_s), truth[i].t_s, predicted[j].t_s, i, j)
+                               for i in t_idx for j in p_idx if near(predicted[j].t_s, truth[i].t_s, window_s)))
 
 
 def plan_steps(events: Sequence[Event]) -> list[int | None]:
@@ -150,27 +145,15 @@ def plan_steps(events: Sequence[Event]) -> list[int | None]:
 def window_matching(truth_s: Sequence[float], pred_s: Sequence[float], window_s: float) -> list[tuple[int, int]]:
     """A maximum one-to-one matching of truth and predicted times with ``|t_pred - t_gt| <= window_s``.
 
-    Of all matchings with the most pairs, one with the smallest total time offset: an
-    assignment (``scipy.optimize.linear_sum_assignment``) where a pair in the window costs
-    ``offset - big`` with ``big > (pairs + 1) * window_s``, so one more pair always outweighs
-    any offsets, and a pair outside the window costs 0 and is dropped. Returns sorted
+    Of all matchings with the most pairs, one with the smallest total time offset
+    (:func:`streamcue.metrics.timing.maximum_matching` with the offsets as costs, bounded by the window). Returns sorted
     ``(truth position, prediction position)`` pairs.
 
     >>> window_matching([10.0, 30.0], [22.0, 40.0], 15.0)  # greedy closest-first finds one pair
     [(0, 0), (1, 1)]
     """
-    if not truth_s or not pred_s:
-        return []
-    from scipy.optimize import linear_sum_assignment
-
     offsets = np.abs(np.asarray(pred_s, dtype=float)[None, :] - np.asarray(truth_s, dtype=float)[:, None])
-    inside = offsets <= window_s
-    if not inside.any():
-        return []
-    big = (min(len(truth_s), len(pred_s)) + 1) * (window_s + 1.0)
-    cost = np.where(inside, offsets - big, 0.0)
-    rows, cols = linear_sum_assignment(cost)
-    return sorted((int(i), int(j)) for i, j in zip(rows, cols) if inside[i, j])
+    return maximum_matching(offsets <= window_s, offsets, bound=window_s) if len(truth_s) and len(pred_s) else []
 
 
 def ic_matches(truth: Sequence[Event], predicted: Sequence[Event], window_s: float) -> list[tuple[int, int]]:

@@ -9,12 +9,10 @@ A video's responses R are the responses of its items' predictions (``role`` user
 Its questions are taken in file order; question q, asked at ``t_q``, answered by its gold time ``t_a``
 (``target.t_s``; ``t_a = t_q`` unless the question is forward), with window ``w`` (``time_window_s``, 2 s):
 
-    match(q)   = the first response r of R, not matched before, with t_q <= t_r <= t_a + w whose text is the
-                 gold answer or not a placeholder, skipping, for a forward question, one at t_r = t_q
-                 (the acknowledgement); none: t_r = t_a and an empty text
-    category   = EarlyResponse if t_r < t_a; else NoResponse if the text is a placeholder;
-                 else LateResponse if t_r > end(q), end(q) = t_a if t_q = t_a else t_a + w;
-                 else "Error (no LLM)" (on time; the official score-only mode has no judge)
+    match(q), category: the ``first-unused`` rule (:mod:`streamcue.metrics.timing`, where its formula is) over
+                 the video's questions and R, ``q_k = t_q``, ``t_k = t_a``, acknowledgements skipped for a forward
+                 question; its categories early / no-response / late / on-time are EarlyResponse / NoResponse /
+                 LateResponse / "Error (no LLM)" (on time; the official score-only mode has no judge)
     score(q)   = 0 in every category (the on-time answers are scored 0-5 x 20 only by the official judge,
                  which this version does not run)
     final_score = (1 / N) * sum_q score(q)
@@ -40,12 +38,27 @@ from streamcue.metrics.bench_readers import export_name, read_run
 from streamcue.metrics.bootstrap import pooled_rows
 from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import make_report, read_pairs
+from streamcue.metrics.timing import Emission, TimingItem, TimingSpec, Trigger, emissions_of, first_unused
 
 __all__ = ["PhoStreamConfig", "CATEGORIES", "clock", "score_videos", "official_summary", "run", "export",
            "example_predictions", "units"]
 
 #: The official categories, in the order of the rule above.
 CATEGORIES = ("EarlyResponse", "NoResponse", "LateResponse", "Error (no LLM)")
+
+
+def _timing_items(gt: Path, pred: Path, config: PhoStreamConfig) -> dict[str, TimingItem]:
+    """Each item alone for ``--timing-rule``: its question as one trigger, its responses without placeholders."""
+    records, preds = read_pairs(gt, pred, "active_item")
+    return {rid: TimingItem((_trigger(r),), emissions_of(preds.get(rid), config.placeholders), r["group"],
+                            rid in preds) for rid, r in records.items()}
+
+
+#: Its own timing rule and the items any rule reads (``streamcue evaluate phostream --timing-rule NAME``).
+TIMING = TimingSpec("first-unused", lambda c: {"window_s": c.time_window_s, "placeholders": c.placeholders},
+                    lambda gt, pred, config: _timing_items(gt, pred, config), group="time_type",
+                    notes=("--timing-rule scores each question alone with its own responses at their recorded times "
+                           "(the metric pools a video's responses and reads whole seconds), placeholders dropped",))
 
 
 def units(item: Mapping[str, Any], record: Mapping[str, Any]) -> list[tuple[str, float, float]]:
@@ -98,40 +111,27 @@ def _by_video(gt: Mapping[str, dict]) -> dict[str, list[str]]:
     return videos
 
 
-def _score_one(record: Mapping[str, Any], said: list[tuple[int, str]], used: set[int],
-               config: PhoStreamConfig) -> dict[str, Any]:
-    placeholder = {p.strip().lower() for p in config.placeholders}
-    t_q, t_a = int(record["query_time_s"]), int(record["target"]["t_s"])
-    gold, forward = record["target"]["text"], record["group"] == "forward"
-    t_r, text = t_a, ""
-    for i, (t, said_text) in enumerate(said):
-        if i in used or not t_q <= t <= t_a + config.time_window_s:
-            continue
-        if (said_text == gold or said_text.strip().lower() not in placeholder) and not (forward and t == t_q):
-            t_r, text = t, said_text
-            used.add(i)
-            break
-    end = t_a if t_q == t_a else t_a + config.time_window_s
-    if t_r < t_a:
-        category = "EarlyResponse"
-    elif text != gold and text.strip().lower() in placeholder:
-        category = "NoResponse"
-    elif t_r > end:
-        category = "LateResponse"
-    else:
-        category = "Error (no LLM)"
-    return {"video_id": record["video_id"], "time_type": record["group"], "capability": record["task"],
-            "category": category, "score": 0.0, "response_time_s": t_r, "response": text}
+#: The shared rule's categories (metrics/timing.py, ``first-unused``) under their official names.
+_OFFICIAL = dict(zip(("early", "no-response", "late", "on-time"), CATEGORIES))
+
+
+def _trigger(record: Mapping[str, Any]) -> Trigger:
+    """A question as the ``first-unused`` rule reads it: whole seconds, a forward question skips its acknowledgement."""
+    return Trigger(int(record["target"]["t_s"]), record["target"]["text"], asked_s=int(record["query_time_s"]),
+                   skip_ack=record["group"] == "forward")
 
 
 def score_videos(gt: Mapping[str, dict], preds: Mapping[str, dict], config: PhoStreamConfig) -> dict[str, Any]:
     """Per item id: its category, score and matched response (see the module docstring), video by video."""
     per_item: dict[str, Any] = {}
     for rids in _by_video(gt).values():
-        said = sorted((r for rid in rids for r in _said(preds.get(rid))), key=lambda r: r[0])
-        used: set[int] = set()
-        for rid in rids:
-            per_item[rid] = _score_one(gt[rid], said, used, config)
+        said = [Emission(t, text) for t, text in sorted((r for rid in rids for r in _said(preds.get(rid))),
+                                                        key=lambda r: r[0])]
+        matched = first_unused([_trigger(gt[rid]) for rid in rids], said, config.time_window_s, config.placeholders)
+        for rid, category, (t_r, text) in zip(rids, matched.categories, matched.responses):
+            record = gt[rid]
+            per_item[rid] = {"video_id": record["video_id"], "time_type": record["group"], "capability": record["task"],
+                             "category": _OFFICIAL[category], "score": 0.0, "response_time_s": t_r, "response": text}
     return per_item
 
 

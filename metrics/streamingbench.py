@@ -1,9 +1,9 @@
 """StreamingBench accuracy (Lin et al., 2024, Sec. 4; the official ``src/data/count.py``).
 
 Multiple choice (real, omni, sqa): accuracy per ``task_type`` = correct / counted, and a pooled
-accuracy over every counted question (count.py's ``total`` row). Proactive Output: the last turn
-of the model's dialogue must lie within ``time_window_s`` (2 s) of the ground-truth time
-(``time_accuracy``) and, for ``answer_accuracy``, also contain the ground-truth output.
+accuracy over every counted question (count.py's ``total`` row). Proactive Output: the ``window`` rule of
+:mod:`streamcue.metrics.timing` with ``w = time_window_s`` (2 s) on the last turn of the model's dialogue
+(``time_accuracy``) and, for ``answer_accuracy``, that turn also contains the ground-truth output.
 
 ``rules=official`` counts what count.py counts: a question without the model's answer, or whose
 answer has no first element (``""``, ``[]``, None: count.py skips or crashes on them), is left out;
@@ -44,6 +44,7 @@ from streamcue.metrics.bootstrap import Rows, pooled
 from streamcue.metrics.choice_rules import as_text, first_element, is_object_answer, streamingbench_choice_correct
 from streamcue.metrics.registry import Metric
 from streamcue.metrics.scoring import make_report
+from streamcue.metrics.timing import Emission, TimingItem, TimingSpec, Trigger, emissions_of, window_last
 
 __all__ = ["evaluate", "run", "Tally", "PROACTIVE", "example_predictions", "export", "paper_figures",
            "count_py_figures", "count_py_task", "units", "rows"]
@@ -79,6 +80,21 @@ METRIC = Metric("streamingbench", "mc_question", "streamingbench", higher_is_bet
                 units=units, rows=rows, read_choice=lambda raw, n: first_element(raw))
 
 PROACTIVE = "Proactive Output"
+
+
+def _timing_items(gt: Path, pred: Path, config: Any) -> dict[str, TimingItem]:
+    """The proactive items for ``--timing-rule``: the gold output at its time as the trigger, the model's turns."""
+    records = read_ground_truth(gt, "streamingbench")
+    preds, _ = read_predictions(pred, records)
+    return {rid: TimingItem((Trigger(r["target"]["t_s"], r["target"]["text"], asked_s=r["query_time_s"]),),
+                            emissions_of(preds.get(rid)), r["task"], rid in preds)
+            for rid, r in records.items() if "target" in r}
+
+
+#: Its own timing rule and the items any rule reads (``streamcue evaluate streamingbench --timing-rule NAME``).
+TIMING = TimingSpec("window", lambda c: {"window_s": c.time_window_s},
+                    lambda gt, pred, config: _timing_items(gt, pred, config), group="task",
+                    notes=("--timing-rule reads streamcue predictions of the proactive items only",))
 
 
 class Tally:
@@ -125,7 +141,7 @@ def _proactive_ok(last_t: float | None, last_text: Any, record: Mapping[str, Any
     if last_t is None:
         return False, False
     target = record["target"]
-    time_ok = abs(last_t - target["t_s"]) <= window
+    time_ok = window_last([Trigger(target["t_s"])], [Emission(last_t)], window).tp == 1
     text = as_text(last_text) or ""
     return time_ok, target["text"] in text
 

@@ -41,6 +41,8 @@ RUN = (
     "streamcue build ego4d --goalstep ../shared/data/ego4d_goalstep/data/goalstep_valid.json --out out/ego4d",
     "streamcue schema guidance",
     "streamcue evaluate estp-f1 --gt out/ego4d/interval_qa.jsonl --pred runs/poll/predictions.jsonl",
+    "streamcue evaluate estp-f1 --gt out/ego4d/interval_qa.jsonl --pred runs/poll/predictions.jsonl "
+    "--timing-rule nearest-one-to-one",
     "streamcue evaluate ovo-bench --gt out/ovo --pred runs/ovo/predictions.jsonl",
     "streamcue evaluate streamingbench --gt out/sb --pred runs/sb/predictions.jsonl",
 )

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from streamcue import console
+from streamcue.metrics.timing import RULES as TIMING_RULES
 from streamcue.registry import BENCHMARKS
+
+#: ``--timing-rule`` choices: the shared timing module's rule table.
+TimingRule = Enum("TimingRule", {name: name for name in TIMING_RULES}, type=str)
 
 __all__ = ["evaluate"]
 
@@ -52,6 +57,10 @@ def evaluate(
     pred_model: Annotated[Optional[str], typer.Option(
         "--pred-model", help="--pred-format streamingbench: the key the model's answers are stored "
                                         "under.")] = None,
+    timing_rule: Annotated[Optional[TimingRule], typer.Option(
+        help="A proactive metric: re-score its predictions under this matching rule instead of its own "
+             "(metrics/timing.py): time precision, recall and F1 and content accuracy apart; the report's "
+             "config_version ends in +timing=NAME.")] = None,
 ) -> None:
     """Score predictions against ground truth and print a table (overall and per group).
 
@@ -115,7 +124,8 @@ def evaluate(
                               judge_options={"model_path" if judge == "embedding" else "model": judge_option,
                                              **({"base_url": llm_base_url} if llm_base_url else {})},
                               bertscore=bertscore, bertscore_model=bertscore_model, pred_format=pred_format,
-                              model=pred_model, **parse_params(param))
+                              model=pred_model, timing_rule=timing_rule and timing_rule.value,
+                              **parse_params(param))
     print_report(report)
     if output:
         write_json(output, report)
