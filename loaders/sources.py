@@ -27,6 +27,7 @@ from typing import Any
 from streamcue.errors import ConfigError, InputError, ServiceError
 from streamcue.extras import require
 from streamcue.paths import cache_dir
+from streamcue.progress import shown
 from streamcue.loaders.load import read_config
 from streamcue.schemas.discovery import (CONFIG_NAMES, FILE_NAMES, KIND_OF_CONFIG, MANIFEST, VIDEOS_FILE,
                                          folder_files, kind_of_file)
@@ -191,10 +192,17 @@ def _video_root(source: str | Path, revision: str | None) -> Path | None:
     if not any(f.rfilename.startswith("videos/") for f in info.siblings or ()):
         return None
     folder = cache_dir() / "hub" / "datasets" / str(source) / info.sha
+    bars = require("huggingface_hub.utils", "release")
+    was_off = bars.are_progress_bars_disabled()
+    if not shown():
+        bars.disable_progress_bars()  # its own download bars follow STREAMCUE_NO_PROGRESS too
     try:
         hub.snapshot_download(str(source), repo_type="dataset", revision=info.sha, allow_patterns=["videos/**"],
                               local_dir=folder)
     except Exception as exc:  # noqa: BLE001 - as above
         raise ServiceError(f"could not download the videos of {source} (revision {revision or 'main'}): "
                            f"{type(exc).__name__}") from None
+    finally:
+        if not was_off:
+            bars.enable_progress_bars()
     return folder / "videos"

@@ -9,12 +9,18 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["track"]
+__all__ = ["shown", "track"]
+
+
+def shown() -> bool:
+    """Whether progress bars are shown: stderr is a terminal and STREAMCUE_NO_PROGRESS is unset (also for the
+    bars of libraries streamcue calls, such as the Hub client's downloads)."""
+    return not os.environ.get("STREAMCUE_NO_PROGRESS") and sys.stderr.isatty()
 
 
 def track(items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
     """Iterate over ``items`` showing a progress bar on stderr when it is a terminal."""
-    if os.environ.get("STREAMCUE_NO_PROGRESS") or not sys.stderr.isatty():
+    if not shown():
         yield from items
         return
     from rich.progress import track as rich_track
