@@ -32,9 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
-import typer
-
 import numpy as np
+import typer
 
 from streamcue import console
 from streamcue.dataset_builders import captaincook4d
