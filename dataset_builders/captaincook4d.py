@@ -25,8 +25,11 @@ import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Optional
 
+import typer
+
+from streamcue import console
 from streamcue.dataset_builders import captaincook4d_text as text
 from streamcue.dataset_builders.guidance_plan import Action, Mistake, group_actions, schedule_events
 from streamcue.dataset_builders.jitter import jitter_guidance
@@ -355,3 +358,46 @@ def example_config(data_root: Path) -> Config:
     """The smallest real input, for the contract tests and a first try: two recordings of the annotation
     repository under ``data_root`` (``captaincook4d/``)."""
     return Config(annotations=Path(data_root) / "captaincook4d", recordings=("1_7", "2_3"))
+
+
+def command(
+    annotations: Annotated[Path, typer.Option(help="CaptainCook4D annotation repository folder (annotation_json/, "
+                                                   "data_splits/, metadata/).")],
+    out: Annotated[Path, typer.Option(help="Output folder: guidance.jsonl, videos.jsonl and build_report.json.")],
+    count_mistakes: Annotated[str, typer.Option(help="Comma-separated mistake categories that become mistake "
+                                                     "events.")] =
+        "technique,preparation,measurement,timing,temperature",
+    recording: Annotated[Optional[list[str]], typer.Option(help="Build only these recording ids (repeatable).")] = None,
+    jitter_s: Annotated[float, typer.Option(
+        help="Training export: shift train-split instruction times by up to +-this many seconds "
+             "(LiveCook: 30).")] = 0.0,
+    seed: Annotated[int, typer.Option(help="Seed of --jitter-s.")] = 0,
+    warn_inconsistent: Annotated[bool, typer.Option(
+        "--warn-inconsistent", help="Inconsistent sources (no error_annotations.json, a recording in two splits, "
+        "repeated entries) become warnings in build_report.json instead of errors.")] = False,
+) -> None:
+    """Build LiveCook-style guidance records for every CaptainCook4D recording.
+
+    Examples:
+
+        streamcue build captaincook4d --annotations ../shared/data/captaincook4d --out out/cc4d
+
+        streamcue build captaincook4d --annotations ../shared/data/captaincook4d --out out/cc4d-train \
+            --jitter-s 30 --seed 1    # training export: train-split instructions jittered, benchmark splits untouched
+    """
+    from streamcue.dataset_builders.output import run_builder
+    from streamcue.dataset_builders.registry import get_builder
+    from streamcue.dataset_builders.summaries import print_guidance_summary
+
+    config = Config(
+        annotations=annotations,
+        counted_mistakes=tuple(c.strip() for c in count_mistakes.split(",") if c.strip()),
+        recordings=tuple(recording or ()),
+        jitter_s=jitter_s,
+        jitter_seed=seed,
+        warn_inconsistent=warn_inconsistent,
+    )
+    result, report = run_builder(get_builder("captaincook4d"), config, out)
+    for warning in report.details.get("warnings", []):
+        console.err.print(f"warning: {warning}", markup=False, soft_wrap=True)
+    print_guidance_summary(result.files["guidance"], result.files["video"])

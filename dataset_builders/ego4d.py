@@ -13,7 +13,9 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Optional
+
+import typer
 
 from streamcue.dataset_builders.ego4d_sources import GoalVideo, load_captions, load_goalstep, load_narrations
 from streamcue.dataset_builders.estp_gen.clean import CleanConfig, clean_video
@@ -23,10 +25,11 @@ from streamcue.dataset_builders.estp_gen.one_to_one import GenerateConfig, one_t
 from streamcue.dataset_builders.estp_gen.templates import TemplateConfig, template_questions
 from streamcue.dataset_builders.output import BuildReport
 from streamcue.errors import ConfigError
-from streamcue.prologue import input_path
+from streamcue.prologue import check_numbers, input_path
 from streamcue.llm import LLMClient, LLMSettings
 from streamcue.progress import track
 from streamcue.schemas import SCHEMA_VERSION
+from streamcue.shared_options import LLMBaseURL, LLMConcurrency, LLMModel, LLMStructured, NoCache
 
 __all__ = ["Config", "build", "example_config", "load_videos", "video_record"]
 
@@ -156,3 +159,53 @@ def example_config(data_root: Path) -> Config:
     annotations under ``data_root`` (``ego4d_goalstep/``), template stages only (no model)."""
     return Config(goalstep=Path(data_root) / "ego4d_goalstep" / "data" / "goalstep_valid.json",
                   videos=("c2d06df7-5d3a-4116-9edb-f1c81a4f669b",))
+
+
+def command(
+    goalstep: Annotated[Path, typer.Option(help="Ego4D GoalStep annotation JSON with timed steps (the val file).")],
+    out: Annotated[Path, typer.Option(help="Output folder: interval_qa.jsonl, videos.jsonl and build_report.json.")],
+    narrations: Annotated[Optional[Path], typer.Option(help="Ego4D narration.json: AR questions and the coverage "
+                                                            "check.")] = None,
+    captions: Annotated[Optional[Path], typer.Option(help="Captions JSONL {video_id, start_s, end_s, kind, text}: "
+                                                          "enables the LLM stages.")] = None,
+    llm_base_url: LLMBaseURL = None,
+    llm_model: LLMModel = None,
+    llm_structured: LLMStructured = "json_schema",
+    llm_concurrency: LLMConcurrency = 4,
+    no_llm: Annotated[bool, typer.Option("--no-llm", help="Run only the stages that need no LLM, even with "
+                                                          "captions.")] = False,
+    min_clip_s: Annotated[float, typer.Option(help="Drop clips (top-level steps) shorter than this.")] = 10.0,
+    min_coverage: Annotated[float, typer.Option(help="Drop clips whose narration coverage is below this (with "
+                                                     "--narrations).")] = 0.3,
+    video: Annotated[Optional[list[str]], typer.Option(help="Build only these video ids (repeatable).")] = None,
+    no_cache: NoCache = False,
+) -> None:
+    """Build ESTP-Bench style proactive questions (interval_qa) from Ego4D annotations.
+
+    Without captions only the template stages run (NAR, TU, TRC from GoalStep; AR from
+    narrations). With captions and an LLM endpoint the ESTP-Gen stages run too: one-to-one
+    generation, one-to-many retrieval expansion and many-to-many grouping. LLM answers are
+    cached: re-running makes no new calls and a killed build resumes.
+
+    Examples:
+
+        streamcue build ego4d --goalstep ../shared/data/ego4d_goalstep/data/goalstep_valid.json --out out/ego4d
+
+        streamcue build ego4d --goalstep val.json --narrations narration.json --captions captions.jsonl \\
+            --llm-base-url http://127.0.0.1:8000/v1 --llm-model Qwen2.5-7B-Instruct --out out/ego4d
+    """
+    from streamcue.dataset_builders.output import run_builder
+    from streamcue.dataset_builders.registry import get_builder
+    from streamcue.dataset_builders.summaries import print_ego4d_summary
+
+    check_numbers(("--llm-concurrency", llm_concurrency, 1, None))  # refused even when no LLM stage runs
+    settings = None
+    if captions and not no_llm:
+        settings = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured,
+                                       max_concurrency=llm_concurrency)
+    config = Config(goalstep=goalstep, narrations=narrations, captions=captions, llm=settings,
+                     use_cache=not no_cache, clean=CleanConfig(min_duration_s=min_clip_s,
+                                                               min_coverage=min_coverage),
+                     videos=tuple(video or ()))
+    _, report = run_builder(get_builder("ego4d"), config, out)
+    print_ego4d_summary(report)

@@ -31,8 +31,11 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Optional
 
+import typer
+
+from streamcue import console
 from streamcue.dataset_builders.ego4d import Config as Ego4dConfig
 from streamcue.dataset_builders.ego4d import load_videos, video_record
 from streamcue.dataset_builders.ego4d_sources import GoalVideo, Step, load_narrations
@@ -45,6 +48,7 @@ from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.progress import track
 from streamcue.prompts import Prompt, load_prompt
 from streamcue.schemas import SCHEMA_VERSION
+from streamcue.shared_options import LLMBaseURL, LLMConcurrency, LLMModel, LLMStructured, NoCache
 
 __all__ = ["Config", "AugmentFigures", "build", "normalise_noun", "COMPLETION_PROMPT", "CRITICAL_PROMPT"]
 
@@ -390,3 +394,75 @@ def build(config: Config, report: AugmentFigures | None = None) -> Iterator[tupl
         yield "video", video_record(video, config.video_uri)
     report.jitter = {"k_s": config.jitter_s, "seed": config.seed} if config.jitter_s else None
     report.llm = {"model": llm.settings.model, **llm.usage.to_dict()}
+
+
+def command(
+    out: Annotated[
+        Path,
+        typer.Option(
+            help="Output folder: guidance.jsonl (completions), counterfactual_mistakes.jsonl, "
+            "videos.jsonl, build_report.json."
+        ),
+    ],
+    goalstep: Annotated[
+        Optional[Path],
+        typer.Option(help="Ego4D GoalStep annotation JSON with timed steps (default: the val file in ../shared/data)."),
+    ] = None,
+    narrations: Annotated[
+        Optional[Path], typer.Option(help="Ego4D narration.json: the narration-coverage cleaning rule.")
+    ] = None,
+    jitter_s: Annotated[
+        float, typer.Option(help="Shift each instruction by up to +-this many seconds (LiveCook: 30; 0: off).")
+    ] = 0.0,
+    seed: Annotated[int, typer.Option(help="Seed of the jitter and of the counterfactual noun/verb choice.")] = 0,
+    no_counterfactuals: Annotated[
+        bool, typer.Option("--no-counterfactuals", help="Only instruction completions.")
+    ] = False,
+    min_clip_s: Annotated[float, typer.Option(help="Drop steps shorter than this (cleaning rule).")] = 10.0,
+    video: Annotated[Optional[list[str]], typer.Option(help="Only these video ids (repeatable).")] = None,
+    llm_base_url: LLMBaseURL = None,
+    llm_model: LLMModel = None,
+    llm_structured: LLMStructured = "json_schema",
+    llm_concurrency: LLMConcurrency = 4,
+    no_cache: NoCache = False,
+) -> None:
+    """LiveCook training augmentations from Ego4D GoalStep: instruction completions (guidance records with
+    success feedback only) and counterfactual mistakes (one slot, noun or verb, of the critical sub-action
+    swapped). Training data, not benchmark records.
+
+    Examples:
+
+        streamcue build livecook-augment --out out/livecook-augment --jitter-s 30 --seed 1 \\
+            --llm-base-url http://127.0.0.1:8000/v1 --llm-model Qwen2.5-7B-Instruct
+
+        streamcue build livecook-augment --goalstep goalstep_valid.json --no-counterfactuals --out out/completions
+    """
+    from streamcue.dataset_builders.output import run_builder
+    from streamcue.dataset_builders.registry import get_builder
+    from streamcue.dataset_builders.summaries import print_llm_usage
+    from streamcue.paths import default_goalstep
+
+    settings = LLMSettings.resolve(
+        base_url=llm_base_url, model=llm_model, structured=llm_structured, max_concurrency=llm_concurrency
+    )
+    config = Config(
+        goalstep=goalstep or default_goalstep(),
+        llm=settings,
+        narrations=narrations,
+        use_cache=not no_cache,
+        clean=CleanConfig(min_duration_s=min_clip_s),
+        jitter_s=jitter_s,
+        seed=seed,
+        counterfactuals=not no_counterfactuals,
+        videos=tuple(video or ()),
+    )
+    result, report = run_builder(get_builder(BUILDER), config, out)
+    figures = report.details
+    console.out.print(
+        f"{result.counts.get('guidance', 0)} instruction-completion records ({figures['kept_steps']} steps kept, "
+        f"{len(figures['dropped_steps'])} dropped by the cleaning rules), "
+        f"{result.counts.get('counterfactual_mistake', 0)} counterfactual mistakes "
+        f"({figures['counterfactuals']}, {len(figures['skipped_counterfactuals'])} skipped) -> {out}",
+        markup=False,
+    )
+    print_llm_usage(report.llm)

@@ -30,10 +30,12 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Optional
 
 import numpy as np
+import typer
 
+from streamcue import console
 from streamcue.dataset_builders import captaincook4d
 from streamcue.dataset_builders.captaincook4d_text import clean_description
 from streamcue.errors import ConfigError, InputError
@@ -44,6 +46,7 @@ from streamcue.progress import track
 from streamcue.prompts import load_prompt
 from streamcue.schemas import SCHEMA_VERSION
 from streamcue.schemas.taxonomy import COUNTED_MISTAKES
+from streamcue.shared_options import EmbeddingModel, LLMBaseURL, LLMConcurrency, LLMModel, LLMStructured, NoCache
 
 __all__ = [
     "Config",
@@ -387,3 +390,75 @@ def build(
             report.summaries[q.split] = report.summaries.get(q.split, 0) + 1
             yield "mistake_summary", _record(q, hits, index, answer, config, name, prompt.sha256[:16])
     report.llm = {"model": llm.settings.model, **llm.usage.to_dict()}
+
+
+def command(
+    out: Annotated[Path, typer.Option(help="Output folder: mistake_summaries.jsonl and build_report.json.")],
+    annotations: Annotated[
+        Optional[Path],
+        typer.Option(
+            help="CaptainCook4D annotation folder (default: ../shared/data/captaincook4d or $STREAMCUE_CAPTAINCOOK4D)."
+        ),
+    ] = None,
+    split: Annotated[
+        Optional[list[str]],
+        typer.Option(help="Split whose instructions get a summary: validation or test (repeatable; default both)."),
+    ] = None,
+    k: Annotated[int, typer.Option(help="Training-split neighbours retrieved per instruction.")] = 5,
+    embedding_model: EmbeddingModel = None,
+    recording: Annotated[Optional[list[str]], typer.Option(help="Only these recording ids (repeatable).")] = None,
+    llm_base_url: LLMBaseURL = None,
+    llm_model: LLMModel = None,
+    llm_structured: LLMStructured = "json_schema",
+    llm_concurrency: LLMConcurrency = 4,
+    no_cache: NoCache = False,
+) -> None:
+    """LiveCook mistake summaries: for each validation/test instruction, the mistakes people made on similar
+    training-split instructions, summarised by an LLM (for the mistake prompt of a turn-based model).
+
+    Retrieval uses sentence embeddings of the instruction text over the training split only. The
+    build report holds the retrieval figures (same step id and category among the neighbours of
+    the test actions with a counted mistake, beside the ceiling). Answers are cached: a re-run
+    makes no new call and a killed build resumes.
+
+    Example:
+
+        streamcue build livecook-summaries --split test --out out/livecook-summaries \\
+            --llm-base-url http://127.0.0.1:8000/v1 --llm-model Qwen2.5-7B-Instruct
+    """
+    from streamcue.dataset_builders.output import run_builder
+    from streamcue.dataset_builders.registry import get_builder
+    from streamcue.dataset_builders.summaries import print_llm_usage
+    from streamcue.paths import default_captaincook4d
+
+    settings = LLMSettings.resolve(
+        base_url=llm_base_url, model=llm_model, structured=llm_structured, max_concurrency=llm_concurrency
+    )
+    splits = tuple({"val": "validation"}.get(s, s) for s in split) if split else SUMMARY_SPLITS
+    config = Config(
+        annotations=annotations or default_captaincook4d(),
+        llm=settings,
+        splits=splits,
+        k=k,
+        use_cache=not no_cache,
+        embedding_model=str(embedding_model) if embedding_model else None,
+        recordings=tuple(recording or ()),
+    )
+    result, report = run_builder(get_builder(BUILDER), config, out)
+    figures = report.details
+    r = figures["retrieval"]
+    console.out.print(
+        f"{result.counts.get('mistake_summary', 0)} mistake summaries "
+        f"({', '.join(f'{split} {n}' for split, n in figures['summaries'].items())}) from "
+        f"{figures['index_size']} training actions with a counted mistake -> {out}",
+        markup=False,
+    )
+    if r.get("actions_with_counted_mistake"):
+        console.out.print(
+            f"retrieval, k={r['k']}, over {r['actions_with_counted_mistake']} {r['measured_on']} actions "
+            f"with a counted mistake: same step {r['same_step']:.1%} (ceiling {r['ceiling_same_step']:.1%}), "
+            f"same step and category {r['same_step_category']:.1%} (ceiling {r['ceiling_category']:.1%}), "
+            f"category recall {r['category_recall']:.1%}",
+            markup=False,
+        )
+    print_llm_usage(report.llm)

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.dataset_builders.bench_sources import QuirkReport, VideoIndex, canonical, parse_time, relative_uri
+from streamcue.dataset_builders.summaries import WARN_INCONSISTENT, print_task_summary
 from streamcue.errors import InputError
-from streamcue.prologue import input_path
+from streamcue.prologue import input_path, option
 from streamcue.fields import field
 from streamcue.io import read_json
 from streamcue.schemas import SCHEMA_VERSION
@@ -35,6 +36,14 @@ MAKES = ("mc_question", "active_item", "video")
 SUMMARY = "mc_question and active_item records from OVO-Bench's annotation file"
 #: The report it fills instead of the BuildReport: its ``to_dict()`` becomes the build report's details.
 FIGURES = "QuirkReport"
+#: ``streamcue build ovo-bench`` is generated from :class:`Config`: its help, then its example.
+HELP = """Convert OVO-Bench: backward and real-time questions to mc_question, forward REC/SSR/CRR to active_item.
+
+Videos are not copied: videos.jsonl lists each one's path relative to your OVO-Bench video
+root. The annotations are CC BY-NC-SA 4.0: convert locally, do not redistribute."""
+EXAMPLE = "streamcue build ovo-bench --annotations ../shared/data/ovo_bench/ovo_bench_new.json --out out/ovo"
+#: What the command prints after the build: records by group and task, then the quirks.
+print_summary = print_task_summary
 
 #: OVO-Bench's three groups and their tasks (paper Sec. 3; the same in utils/OVOBenchScore.py).
 GROUPS: dict[str, tuple[str, ...]] = {
@@ -48,10 +57,10 @@ LICENSE = "not redistributed: see the licence of the source dataset ({}) that OV
 
 @dataclass(frozen=True)
 class Config:
-    annotations: Path = input_path("--annotations")
+    annotations: Path = input_path("--annotations", help="OVO-Bench's data/ovo_bench_new.json.")
     #: keep items no one can answer (an SSR probe about a step the item does not list), counted as quirks with a
     #: warning each in the build report, instead of stopping the build
-    warn_inconsistent: bool = False
+    warn_inconsistent: bool = option(WARN_INCONSISTENT, default=False)
 
 
 def _provenance(source: str) -> dict[str, Any]:

@@ -15,9 +15,10 @@ builder is, its module ``streamcue.dataset_builders.<module>`` declares (``<modu
   (:class:`~streamcue.dataset_builders.output.BuildReport`: ``llm`` usage and its own
   ``details``) and raises :class:`~streamcue.errors.StreamcueError` subclasses for bad input;
 * ``example_config(data_root)``: its smallest real input (the contract test runs it);
-* for a builder without a hand-written command in ``streamcue/cli/build.py``: ``EXAMPLE`` (and
-  optionally ``HELP`` and ``print_summary(result, report)``); ``streamcue build <name>`` is then generated
-  from its ``Config`` (the help of each option in the field's metadata).
+* its command: ``EXAMPLE`` (and optionally ``HELP`` and ``print_summary(result, report)``), and
+  ``streamcue build <name>`` is generated from its ``Config`` (the help of each option in the field's
+  metadata); or, when no ``Config`` field can express an option, ``command``: a typer function of its own
+  (``streamcue/cli/build_generated.py`` finds either through :data:`BUILDERS`).
 
 To add a builder: copy ``captaincook4d.py`` (no LLM) or ``ego4d.py`` (LLM stages) and name it in the
 registry (a source's ``builder``); ``tests/test_contracts.py`` checks it.

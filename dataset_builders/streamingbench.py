@@ -34,8 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.dataset_builders.bench_sources import QuirkReport, VideoIndex, canonical, parse_time, relative_uri
+from streamcue.dataset_builders.summaries import WARN_INCONSISTENT, print_task_summary
 from streamcue.errors import InputError
-from streamcue.prologue import input_path
+from streamcue.prologue import input_path, option
 from streamcue.fields import field
 from streamcue.io import read_json
 from streamcue.schemas import SCHEMA_VERSION
@@ -49,6 +50,15 @@ MAKES = ("mc_question", "active_item", "video")
 SUMMARY = "mc_question and active_item records from StreamingBench's question files"
 #: The report it fills instead of the BuildReport: its ``to_dict()`` becomes the build report's details.
 FIGURES = "QuirkReport"
+#: ``streamcue build streamingbench`` is generated from :class:`Config`: its help, then its example.
+HELP = """Convert StreamingBench: real, omni and SQA questions to mc_question, proactive ones to active_item.
+
+By default the paper's 4,500 questions: questions_real, _omni, _sqa and _proactive.json
+(--all-files: every questions_*.json, the _stream and _50 variants too; each record names its
+subset). Videos are not copied: videos.jsonl lists relative paths."""
+EXAMPLE = "streamcue build streamingbench --questions ../shared/data/streamingbench --out out/sb"
+#: What the command prints after the build: records by group and task, then the quirks.
+print_summary = print_task_summary
 
 GROUPS = ("real", "omni", "sqa", "proactive")
 #: The files of the paper's 4,500 questions (Lin et al., 2024, Table 1), converted by default.
@@ -76,13 +86,17 @@ _CANONICAL_SPAN = re.compile(r"^\[\d+:\d\d:\d\d - \d+:\d\d:\d\d\]$")
 
 @dataclass(frozen=True)
 class Config:
-    questions: Path = input_path("--questions", folder=True)
-    subsets: tuple[str, ...] = ()  # empty: the paper's files (PAPER_FILES), or every file with all_files
+    questions: Path = input_path("--questions", folder=True,
+                                 help="StreamingBench's src/data folder with the questions_*.json files.")
+    #: empty: the paper's files (PAPER_FILES), or every file with all_files
+    subsets: tuple[str, ...] = option("Convert only questions_<SUBSET>.json (repeatable), e.g. real, sqa, proactive, "
+                                      "real_stream.", name="--subset", default=())
     #: keep questions no one can answer (a proactive target before its question, an unknown task type), counted
     #: as quirks with a warning each in the build report, instead of stopping the build
-    warn_inconsistent: bool = False
+    warn_inconsistent: bool = option(WARN_INCONSISTENT, default=False)
     #: every questions_*.json of the folder, the _stream and _50 variants too, instead of the paper's files
-    all_files: bool = False
+    all_files: bool = option("Convert every questions_*.json of the folder, the _stream and _50 variants too (they "
+                             "repeat the paper's questions), instead of the paper's four files.", default=False)
 
 
 def question_files(folder: Path, subsets: tuple[str, ...] = (), *, all_files: bool = False

@@ -12,7 +12,12 @@ from streamcue.dataset_builders.output import BuildReport
 from streamcue.io import read_jsonl
 from streamcue.schemas.taxonomy import EVENT_TYPES, SPLITS
 
-__all__ = ["guidance_summary", "print_ego4d_summary", "print_guidance_summary"]
+__all__ = ["WARN_INCONSISTENT", "guidance_summary", "print_ego4d_summary", "print_guidance_summary",
+           "print_llm_usage", "print_task_summary"]
+
+#: ``--warn-inconsistent`` of the builders of published benchmarks' question files.
+WARN_INCONSISTENT = ("Keep source records no one can answer (a target before its question, an unknown task, a probe "
+                     "about a missing step): counted as quirks, each a warning.")
 
 
 def guidance_summary(guidance: Iterable[Mapping[str, Any]], videos: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -65,3 +70,27 @@ def print_guidance_summary(guidance_path: Path, videos_path: Path) -> None:
     console.out.print(console.table("mistakes by category", ["mistakes"],
                                     {k: {"mistakes": v} for k, v in summary["mistakes_by_category"].items()},
                                     "category"))
+
+
+def print_task_summary(result: Any, report: BuildReport) -> None:
+    """Records by group and task, the counts written and the source's quirks, then its warnings (what ``streamcue
+    build`` prints for a builder of a published benchmark's question files)."""
+    summary = report.details
+    rows = {f"{group} {task}": {"records": n}
+            for group, tasks in summary["by_task"].items() for task, n in tasks.items()}
+    console.out.print(console.table("records by group and task", ["records"], rows, "task"))
+    quirks = ", ".join(f"{n} {name}" for name, n in summary["quirks"].items()) or "none"
+    counts = ", ".join(f"{n} {kind}" for kind, n in sorted(result.counts.items()))
+    console.out.print(f"wrote {counts} to {result.out} (quirks: {quirks}; see build_report.json)")
+    for line in summary.get("warnings", []):
+        console.err.print(f"warning: {line}", markup=False, soft_wrap=True)
+
+
+def print_llm_usage(usage: Mapping[str, Any]) -> None:
+    """One line of a build's LLM usage: calls, cache hits, invalid answers retried and tokens."""
+    console.out.print(
+        f"LLM {usage['model']}: {usage['calls']} calls, {usage['cache_hits']} cache hits, "
+        f"{usage['invalid_answers']} invalid answers retried, {usage['prompt_tokens']} prompt + "
+        f"{usage['completion_tokens']} completion tokens",
+        markup=False,
+    )

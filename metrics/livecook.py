@@ -85,7 +85,9 @@ def rows(keys: Sequence[str], config: Mapping[str, Any]) -> tuple[Rows, Rows]:
 
 METRIC = Metric("livecook", "guidance", "livecook", higher_is_better=True, uses_judge=False,
                 summary="LiveCook IC-Acc, mistake P/R/F1, ROUGE-L, BERTScore", entry="streamcue.metrics.livecook:run",
-                units=units, rows=rows)
+                units=units, rows=rows, option_help={
+                    "--bertscore": "compute BERTScore (needs the embed extra)",
+                    "--bertscore-model": "local BERTScore model folder (default: packaged MiniLM, layer 4)"})
 
 higher_is_better = True
 

@@ -94,7 +94,11 @@ def _total(rule: str, groups: Sequence[Statistic], keys: Sequence[str]) -> Stati
 METRIC = Metric("ovo-bench", "mc_question", "ovo_bench", higher_is_better=True, uses_judge=False,
                 summary="OVO-Bench accuracy per task and group, official or strict rules (Sec. 4.1)",
                 entry="streamcue.metrics.ovo_bench:run", other_pred_formats=("ovo-results", "lmms-eval"),
-                units=units, rows=rows)
+                gold_pred_formats=("ovo-results", "lmms-eval"), units=units, rows=rows, option_help={
+                    "--gt": "to re-score an OVO-Bench results folder or lmms-eval logs by the gold answers they "
+                            "carry",
+                    "--pred-format": "streamcue, ovo-results (a results folder) or lmms-eval (lmms-eval sample "
+                                     "logs: a samples_*.jsonl file or a folder of them)"})
 
 
 @dataclass

@@ -87,6 +87,13 @@ class Metric:
     #: (raw answer, number of options) -> the option letter read from a multiple-choice answer (samples.jsonl's
     #: ``parsed_answer``), or None; default :func:`~streamcue.metrics.choice_rules.choice_letter`.
     read_choice: Callable[[Any, int], Any] | None = None
+    #: Of :attr:`other_pred_formats`, those that carry the gold answers: ``streamcue evaluate`` needs no ``--gt``.
+    gold_pred_formats: tuple[str, ...] = ()
+    #: Of :attr:`other_pred_formats`, those that store several models' answers: ``evaluate`` needs ``--pred-model``.
+    keyed_pred_formats: tuple[str, ...] = ()
+    #: ``streamcue evaluate``'s options as this metric reads them: flag -> what it means here (no final full stop).
+    #: The option's help lists every metric's (``--gt``: when it is not needed).
+    option_help: Mapping[str, str] = field(default_factory=dict)
 
     def units_of(self, report: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]]
                  ) -> dict[str, list[tuple[str, float, float]]]:

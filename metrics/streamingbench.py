@@ -77,7 +77,9 @@ def rows(keys: Sequence[str], config: Mapping[str, Any]) -> tuple[Rows, Rows]:
 METRIC = Metric("streamingbench", "mc_question", "streamingbench", higher_is_better=True, uses_judge=False,
                 summary="StreamingBench accuracy per task type; proactive time and answer accuracy",
                 entry="streamcue.metrics.streamingbench:run", other_pred_formats=("streamingbench",),
-                units=units, rows=rows, read_choice=lambda raw, n: first_element(raw))
+                keyed_pred_formats=("streamingbench",), units=units, rows=rows,
+                read_choice=lambda raw, n: first_element(raw),
+                option_help={"--pred-format": "streamcue or streamingbench (an answered questions file)"})
 
 PROACTIVE = "Proactive Output"
 

@@ -1,14 +1,15 @@
-"""``streamcue build <name>`` for a builder without a hand-written command: generated from its frozen ``Config``.
+"""``streamcue build <name>`` for every registered builder, from its own module.
 
-The builders named in ``streamcue/registry.py`` each get a command; the ones ``streamcue/cli/build.py`` does not
-write by hand get one made here from their module:
+The builders named in ``streamcue/registry.py`` each get a command, found through the builder registry and never
+by a literal name: a builder module that declares ``command`` (a typer function written by hand, for options no
+``Config`` field can express) gets that one; every other one gets a command made here from its module:
 
 * each field of ``Config`` becomes an option: a ``Path`` (or ``Path | None``) a path option, a ``bool`` a flag
   (``--name``; ``--no-name`` when the default is true), an ``int``, ``float`` or ``str`` an option of that type,
   a ``tuple[str, ...]`` a repeatable option; its name is the one :func:`~streamcue.prologue.input_path` declares,
   else ``--<field name with - for _>``, its help the ``help`` of :func:`~streamcue.prologue.input_path` or
   :func:`~streamcue.prologue.option`. A field of another type stays at its default (a builder that needs it set
-  from the command line writes its command by hand);
+  from the command line writes its ``command`` by hand);
 * ``--out`` is the output folder (its help lists the files the builder ``MAKES``);
 * the command's help is the module's ``HELP`` (else its ``SUMMARY``) and its ``EXAMPLE`` (one command line,
   or a tuple of them);
@@ -16,7 +17,7 @@ write by hand get one made here from their module:
   ``print_summary(result, report)``, else prints the counts.
 
 :func:`command_problems` lists what keeps a builder's command from being generated (the contract test runs it
-on every builder without a hand-written command).
+on every builder without a ``command`` of its own).
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ import typer.core
 from streamcue import console
 from streamcue.errors import ConfigError
 
-__all__ = ["OptionSpec", "option_specs", "command_problems", "generated_command", "BuildGroup"]
+__all__ = ["OptionSpec", "option_specs", "command_problems", "generated_command", "builder_command",
+           "BuildGroup"]
 
 _SIMPLE = (Path, bool, int, float, str)
 
@@ -174,19 +176,28 @@ def generated_command(name: str) -> Callable[..., None]:
     return command
 
 
+def builder_command(name: str) -> tuple[Callable[..., None], bool]:
+    """``(function typer turns into streamcue build <name>, whether it was generated)``: the ``command`` the
+    builder's module declares, else the one :func:`generated_command` makes from its ``Config``."""
+    from streamcue.dataset_builders import get_builder
+
+    own = getattr(get_builder(name).load(), "command", None)
+    return (own, False) if own is not None else (generated_command(name), True)
+
+
 class BuildGroup(typer.core.TyperGroup):
-    """The ``streamcue build`` group: the hand-written commands, plus one generated command for every other
-    builder that streamcue/registry.py names (made when the command tree is built, so a registered builder
-    is never without a command)."""
+    """The ``streamcue build`` group: one command for every builder that streamcue/registry.py names, its module's
+    own or a generated one (made when the command tree is built, so a registered builder is never without a
+    command)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         from streamcue.dataset_builders import BUILDERS
 
         for name in BUILDERS:
-            if name not in self.commands:
-                app = typer.Typer(add_completion=False)
-                app.command(name)(generated_command(name))
-                command = typer.main.get_command(app)
-                command.generated = True  # type: ignore[attr-defined]  # (the contract tests tell them apart)
-                self.add_command(command, name)
+            function, generated = builder_command(name)
+            app = typer.Typer(add_completion=False)
+            app.command(name)(function)
+            command = typer.main.get_command(app)
+            command.generated = generated  # type: ignore[attr-defined]  # (the contract tests tell them apart)
+            self.add_command(command, name)

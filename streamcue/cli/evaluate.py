@@ -1,10 +1,17 @@
-"""``streamcue evaluate``: score predictions against ground truth with a registered metric."""
+"""``streamcue evaluate``: score predictions against ground truth with a registered metric.
+
+Every option that only some metrics read has its help made from what those metrics declare
+(:attr:`~streamcue.metrics.Metric.option_help`, ``gold_pred_formats``, ``keyed_pred_formats``), so this module
+names no benchmark. To add an option: a parameter of :func:`evaluate` (its help from :func:`per_metric` when it
+means something per metric, each metric declaring its part in ``option_help``), its check in :func:`_check`, and
+its value passed on in :func:`_score`.
+"""
 
 from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -15,11 +22,36 @@ from streamcue.registry import BENCHMARKS
 #: ``--timing-rule`` choices: the shared timing module's rule table.
 TimingRule = Enum("TimingRule", {name: name for name in TIMING_RULES}, type=str)
 
-__all__ = ["evaluate"]
+__all__ = ["evaluate", "per_metric"]
 
 #: Each benchmark's metric (streamcue/registry.py) with the record kinds it scores, then reasoning.
 _METRIC_HELP = (", ".join(f"{b.metric} ({b.title}: {' / '.join(b.kinds)})" for b in BENCHMARKS.values())
                 + " or reasoning (reasoning_trace). streamcue ls lists them.")
+
+
+def _metrics() -> list[Any]:
+    from streamcue.metrics import METRICS
+
+    return list(METRICS.values())
+
+
+def per_metric(flag: str, joiner: str = "; ", named: bool = True) -> str:
+    """What each metric that declares ``flag`` in its ``option_help`` says of it, in registry order
+    (``name: text``, or the texts alone without ``named``)."""
+    return joiner.join(f"{m.name}: {m.option_help[flag]}" if named else m.option_help[flag]
+                       for m in _metrics() if flag in m.option_help)
+
+
+def _versions_help() -> str:
+    from streamcue.metrics.configs import latest_version
+
+    later = [f"{m.name} v{latest_version(m.config)}" for m in _metrics() if latest_version(m.config) > 1]
+    return (f"Metric config version (default: the latest{': ' + ', '.join(later) if later else ''}; 1 reproduces "
+            "earlier reports). The report names it (config_version).")
+
+
+def _keyed_formats() -> list[str]:
+    return [f for m in _metrics() for f in m.keyed_pred_formats]
 
 
 def evaluate(
@@ -27,16 +59,13 @@ def evaluate(
     pred: Annotated[Path, typer.Option(help="Predictions JSONL in the matching *_prediction schema.")],
     gt: Annotated[Optional[str], typer.Option(help="Ground truth: a JSONL of full records or minimal ones, a build "
                                                    "folder, a release folder or a Hub dataset ORG/NAME@REVISION. "
-                                                   "Needed, except to re-score an OVO-Bench results folder or "
-                                                   "lmms-eval logs by the gold answers they carry.")] = None,
+                                                   "Needed, except "
+                                                   + per_metric("--gt", " or ", named=False) + ".")] = None,
     judge: Annotated[Optional[str], typer.Option(help="Answer judge: exact, token-f1 (default), embedding or llm; "
                                                       "mira for reasoning.")] = None,
     output: Annotated[Optional[Path], typer.Option(help="Write the full JSON report (overall, groups, per_item) "
                                                         "here.")] = None,
-    config_version: Annotated[Optional[int], typer.Option(help="Metric config version (default: the latest, "
-                                                          "livecook v2 and vsas v2 since 2026-11-23; 1 reproduces "
-                                                          "earlier reports). The report names it "
-                                                          "(config_version).")] = None,
+    config_version: Annotated[Optional[int], typer.Option(help=_versions_help())] = None,
     llm_base_url: Annotated[Optional[str], typer.Option(help="llm and mira judges: OpenAI-compatible base URL (or "
                                                              "$STREAMCUE_LLM_BASE_URL).")] = None,
     llm_model: Annotated[Optional[str], typer.Option(help="llm and mira judges: model name at --llm-base-url (or "
@@ -45,18 +74,14 @@ def evaluate(
                                                                 "(default: the packaged all-MiniLM-L6-v2).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the persistent judge "
                                                               "cache.")] = False,
-    bertscore: Annotated[bool, typer.Option(help="livecook: compute BERTScore (needs the embed extra).")] = True,
-    bertscore_model: Annotated[Optional[str], typer.Option(help="livecook: local BERTScore model folder (default: "
-                                                                "packaged MiniLM, layer 4).")] = None,
+    bertscore: Annotated[bool, typer.Option(help=per_metric("--bertscore") + ".")] = True,
+    bertscore_model: Annotated[Optional[str], typer.Option(help=per_metric("--bertscore-model") + ".")] = None,
     param: Annotated[Optional[list[str]], typer.Option(help="Override a metric parameter, NAME=VALUE (e.g. "
                                                             "window_s=10); recorded in the report.")] = None,
-    pred_format: Annotated[str, typer.Option(
-        help="ovo-bench: streamcue, ovo-results (a results folder) or lmms-eval (lmms-eval sample logs: a "
-             "samples_*.jsonl file or a folder of them); streamingbench: streamcue or streamingbench (an answered "
-             "questions file).")] = "streamcue",
+    pred_format: Annotated[str, typer.Option(help=per_metric("--pred-format") + ".")] = "streamcue",
     pred_model: Annotated[Optional[str], typer.Option(
-        "--pred-model", help="--pred-format streamingbench: the key the model's answers are stored "
-                                        "under.")] = None,
+        "--pred-model", help=f"--pred-format {' or '.join(_keyed_formats())}: the key the model's answers are stored "
+                             "under.")] = None,
     timing_rule: Annotated[Optional[TimingRule], typer.Option(
         help="A proactive metric: re-score its predictions under this matching rule instead of its own "
              "(metrics/timing.py): time precision, recall and F1 and content accuracy apart; the report's "
@@ -82,55 +107,82 @@ def evaluate(
         streamcue evaluate streamingbench --gt out/sb --pred real_output.json --pred-format streamingbench \\
             --pred-model MiniCPM-V --param rules=strict
     """
-    from streamcue.errors import ConfigError, InputError
     from streamcue.io import write_json
-    from streamcue.metrics import evaluate as run_evaluate
     from streamcue.metrics.report import print_report
-    from streamcue.prologue import check_io, is_blank
 
-    if gt is None and not (metric == "ovo-bench" and pred_format != "streamcue"):
-        raise ConfigError("--gt is needed (only ovo-bench re-scoring of a results folder or lmms-eval logs can take "
-                          "the gold answers from the file)")
-    from streamcue.loaders.sources import is_hub_id
-
-    local = Path(gt) if gt is not None and not is_hub_id(gt) else None
-    inputs = [p for p in (local, pred) if p is not None]
-    if output is not None:  # refused before any scoring: a folder, or one of the inputs
-        if output.is_dir():
-            raise ConfigError(f"--output {output} is a folder; give the report's file name")
-        # ovo-bench / streamingbench read folders (--gt out/ovo, --pred results/GPT): their files are inputs too
-        read = [*inputs, *(f for p in inputs if p.is_dir() for f in p.iterdir())]
-        check_io({output: "--output"}, read)
-    # an empty ground truth: the metric says it
-    if pred.is_file() and is_blank(pred) and (local is None or local.is_file() and not is_blank(local)):
-        raise InputError("empty file: no predictions to score", file=pred)
-    if config_version is not None and config_version < 1:
-        raise ConfigError(f"--config-version must be 1 or more, got {config_version}")
-    if embedding_model and judge != "embedding":
-        raise ConfigError("--embedding-model is the embedding judge's model folder: add --judge embedding")
-    if llm_model and judge == "embedding":
-        raise ConfigError("--llm-model is the llm and mira judges' model; the embedding judge takes --embedding-model")
-    if metric == "streamingbench" and pred_format == "streamingbench" and not pred_model:
-        raise ConfigError("--pred-format streamingbench needs --pred-model NAME (the key each answer is stored under)")
-    import tempfile
-
-    from streamcue.cli.options import parse_params
-
-    judge_option = embedding_model if judge == "embedding" else llm_model
-    with tempfile.TemporaryDirectory(prefix="streamcue-gt-") as staged:
-        gt_path = _ground_truth(gt, metric, Path(staged)) if gt is not None else None
-        report = run_evaluate(metric, gt_path, pred, judge=judge, config_version=config_version,
-                              use_cache=not no_cache,
-                              judge_options={"model_path" if judge == "embedding" else "model": judge_option,
-                                             **({"base_url": llm_base_url} if llm_base_url else {})},
-                              bertscore=bertscore, bertscore_model=bertscore_model, pred_format=pred_format,
-                              model=pred_model, timing_rule=timing_rule and timing_rule.value,
-                              **parse_params(param))
+    options = dict(judge=judge, config_version=config_version, llm_base_url=llm_base_url, llm_model=llm_model,
+                   embedding_model=embedding_model, no_cache=no_cache, bertscore=bertscore,
+                   bertscore_model=bertscore_model, param=param, pred_format=pred_format, pred_model=pred_model,
+                   timing_rule=timing_rule and timing_rule.value)
+    _check(metric, gt, pred, output, **options)
+    report = _score(metric, gt, pred, **options)
     print_report(report)
     if output:
         write_json(output, report)
         console.out.print(f"report written to {output}")
 
+
+def _check(metric: str, gt: str | None, pred: Path, output: Path | None, **options: Any) -> None:
+    """Refuse, before any scoring, what cannot be scored: the inputs and ``--output``, then the options."""
+    from streamcue.errors import ConfigError
+    from streamcue.metrics import get_metric
+
+    info = get_metric(metric)
+    if gt is None and options["pred_format"] not in info.gold_pred_formats:
+        readers = [f"{m.name} --pred-format {' or '.join(m.gold_pred_formats)}"
+                   for m in _metrics() if m.gold_pred_formats]
+        raise ConfigError(f"--gt is needed (only {' and '.join(readers) or 'no metric'} can take the gold answers "
+                          "from the file)")
+    _check_files(gt, pred, output)
+    if options["config_version"] is not None and options["config_version"] < 1:
+        raise ConfigError(f"--config-version must be 1 or more, got {options['config_version']}")
+    judge = options["judge"]
+    if options["embedding_model"] and judge != "embedding":
+        raise ConfigError("--embedding-model is the embedding judge's model folder: add --judge embedding")
+    if options["llm_model"] and judge == "embedding":
+        raise ConfigError("--llm-model is the llm and mira judges' model; the embedding judge takes --embedding-model")
+    if options["pred_format"] in info.keyed_pred_formats and not options["pred_model"]:
+        raise ConfigError(f"--pred-format {options['pred_format']} needs --pred-model NAME (the key each answer is "
+                          "stored under)")
+
+
+def _check_files(gt: str | None, pred: Path, output: Path | None) -> None:
+    """``--output`` is a file that is none of the inputs (nor inside an input folder); the predictions are not
+    empty (an empty ground truth: the metric says it)."""
+    from streamcue.errors import ConfigError, InputError
+    from streamcue.loaders.sources import is_hub_id
+    from streamcue.prologue import check_io, is_blank
+
+    local = Path(gt) if gt is not None and not is_hub_id(gt) else None
+    inputs = [p for p in (local, pred) if p is not None]
+    if output is not None:
+        if output.is_dir():
+            raise ConfigError(f"--output {output} is a folder; give the report's file name")
+        # a metric may read folders (--gt out/ovo, --pred results/GPT): their files are inputs too
+        read = [*inputs, *(f for p in inputs if p.is_dir() for f in p.iterdir())]
+        check_io({output: "--output"}, read)
+    if pred.is_file() and is_blank(pred) and (local is None or local.is_file() and not is_blank(local)):
+        raise InputError("empty file: no predictions to score", file=pred)
+
+
+def _score(metric: str, gt: str | None, pred: Path, **options: Any) -> dict[str, Any]:
+    """The metric's report: the ground truth staged where the metric reads it, the judge given its options."""
+    import tempfile
+
+    from streamcue.cli.options import parse_params
+    from streamcue.metrics import evaluate as run_evaluate
+
+    judge = options["judge"]
+    judge_options = {"model_path" if judge == "embedding" else "model":
+                     options["embedding_model"] if judge == "embedding" else options["llm_model"],
+                     **({"base_url": options["llm_base_url"]} if options["llm_base_url"] else {})}
+    with tempfile.TemporaryDirectory(prefix="streamcue-gt-") as staged:
+        gt_path = _ground_truth(gt, metric, Path(staged)) if gt is not None else None
+        return run_evaluate(metric, gt_path, pred, judge=judge, config_version=options["config_version"],
+                            use_cache=not options["no_cache"], judge_options=judge_options,
+                            bertscore=options["bertscore"], bertscore_model=options["bertscore_model"],
+                            pred_format=options["pred_format"], model=options["pred_model"],
+                            timing_rule=options["timing_rule"], **parse_params(options["param"]))
 
 
 def _ground_truth(gt: str, metric: str, staged: Path) -> Path:

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from streamcue import console
-from streamcue.cli.options import VisionBaseURL, VisionModel, VisionStructured
+from streamcue.shared_options import VisionBaseURL, VisionModel, VisionStructured
 from streamcue.errors import ConfigError, InputError
 
 __all__ = ["verify_evidence", "evidence_stats"]
