@@ -17,6 +17,11 @@ keys with 401. ``delay_s`` makes every answer take that long (a slow model); ``c
 entry in ``GET /v1/models`` and ``GET /v1/models/{id}`` (change it to play another model behind the
 same name); ``entry_route=False`` serves the list alone, as vLLM and llama.cpp do.
 
+A request with ``"stream": true`` is answered as OpenAI-compatible servers do, with Server-Sent Events: a first
+event with the role, the answer in pieces of a few words (``piece_delay_s`` apart), a last event with ``usage``
+when ``stream_options.include_usage`` asks for it, then ``data: [DONE]``; ``streams=False`` plays a server that
+does not stream (one JSON body whatever the request says). ``requests`` holds every request body as received.
+
 >>> with StubLLMServer() as server:                     # doctest: +SKIP
 ...     print(server.base_url)                          # http://127.0.0.1:PORT/v1
 """
@@ -98,13 +103,24 @@ def default_responder(body: dict[str, Any]) -> str:
     return json.dumps(schema_instance(schema, text))
 
 
+def _pieces(content: Any, words: int = 3) -> list[Any]:
+    """An answer cut into pieces of a few words (a content that is not text, a hostile one, goes whole)."""
+    if not isinstance(content, str) or not content:
+        return [content]
+    tokens = re.findall(r"\S+\s*|\s+", content)
+    return ["".join(tokens[i:i + words]) for i in range(0, len(tokens), words)]
+
+
 class StubLLMServer:
     """Run the stub in a background thread; use as a context manager."""
 
     def __init__(self, responder: Responder = default_responder, *, api_key: str | None = None,
                  model: str = "stub-model", port: int = 0, delay_s: float = 0.0,
-                 card: dict[str, Any] | None = None, entry_route: bool = True) -> None:
+                 card: dict[str, Any] | None = None, entry_route: bool = True, streams: bool = True,
+                 piece_delay_s: float = 0.0) -> None:
         self.responder = responder
+        self.streams = streams
+        self.piece_delay_s = piece_delay_s
         self.entry_route = entry_route
         self._stopping = threading.Event()
         self.api_key = api_key
@@ -223,12 +239,39 @@ class StubLLMServer:
                 prompt_tokens = sum(len(message_text(m).split()) for m in body.get("messages", []))
                 usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(str(content).split()),
                          "total_tokens": prompt_tokens + len(str(content).split())}
+                usage = fault[1] if fault and fault[0] == "usage" else usage
+                if body.get("stream") and stub.streams:
+                    return self._stream(body, content, usage)
                 self._send(200, {
                     "id": f"chatcmpl-{len(stub.requests)}", "object": "chat.completion", "created": 0,
                     "model": body.get("model", stub.model),
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": content}}],
-                    "usage": fault[1] if fault and fault[0] == "usage" else usage,
+                    "usage": usage,
                 })
+
+            def _stream(self, body: dict[str, Any], content: Any, usage: Any) -> None:
+                """The answer as Server-Sent Events: role, pieces of text, usage if asked, ``[DONE]``."""
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.end_headers()
+                head = {"id": f"chatcmpl-{len(stub.requests)}", "object": "chat.completion.chunk", "created": 0,
+                        "model": body.get("model", stub.model)}
+                events = [{**head, "choices": [{"index": 0, "delta": {"role": "assistant"}}]}]
+                events += [{**head, "choices": [{"index": 0, "delta": {"content": piece}}]}
+                           for piece in _pieces(content)]
+                events.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                if (body.get("stream_options") or {}).get("include_usage"):
+                    events.append({**head, "choices": [], "usage": usage})
+                try:
+                    for n, event in enumerate(events):
+                        if n > 1 and stub.piece_delay_s and stub._stopping.wait(stub.piece_delay_s):
+                            return
+                        self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
+                        self.wfile.flush()
+                    self.wfile.write(b"data: [DONE]\n\n")
+                except (BrokenPipeError, ConnectionResetError):  # the client hung up (e.g. refused a huge answer)
+                    pass
 
         return Handler
