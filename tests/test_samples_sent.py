@@ -115,3 +115,4 @@ def test_an_official_prompt_sends_no_response_format_and_a_plain_server_gives_no
     samples = read_jsonl(tmp_path / "plain" / "samples.jsonl")
     assert all(c["ttft_s"] is None and c["latency_s"] > 0 for s in samples for c in s["calls"])
     assert results["efficiency"]["ttft_p50_s"] is None and results["efficiency"]["latency_p50_s"] > 0
+    assert "n/a (no answer was streamed" in (tmp_path / "plain" / "report.html").read_text()

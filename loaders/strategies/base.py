@@ -22,9 +22,12 @@ kept with its raw text in the call's sample. With ``structured="none"`` the answ
 yes/no prompts drop their "Reply with JSON only" line (prompt version ``<version>+plain``) and
 the plain text is kept as the answer, for the scorer's own extraction rule.
 
-Every call is traced (:class:`CallTrace`, one per record and thread, opened by the engine): the
-record, the ask time, the frames sent (time, pixels, bytes) or the clip, the transport, the
-prompt version, the raw and parsed answer, latency, cache hit and retries, as one sample.
+Every call is traced (:class:`CallTrace`, one per record and thread, opened by the engine) as one sample of
+what it really sent and got: the record, the ask time, the messages' text (:func:`sent_text`; moved by
+:func:`store_prompts` to ``prompts.jsonl`` beside samples.jsonl, the sample keeping their sha256), the frames
+its own messages carry (time, pixels, bytes) or the clip, the transport, the response format sent (None when
+none was), the prompt version, the raw and parsed answer, latency, time to first token, tokens, cache hit and
+retries.
 """
 
 from __future__ import annotations
