@@ -689,13 +689,22 @@ def _httpx() -> Any:
     return require("httpx2", "llm")
 
 
+#: The validators of the response schemas (module constants), made once: a streamed answer validates every event.
+_VALIDATORS: dict[int, Any] = {}
+
+
 def _validated(body: bytes, kind: str, schema: dict[str, Any], what: str) -> dict[str, Any]:
     """``body`` as JSON that follows ``schema``; otherwise one :class:`ServiceError` line saying what is wrong."""
     try:
         value = json.loads(body.decode("utf-8"), parse_constant=_no_constant)
     except ValueError:  # also UnicodeDecodeError
         raise ServiceError(f"{what} that is not JSON ({kind}, {len(body):,} bytes)") from None
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(value), key=lambda e: list(map(str, e.path)))
+    validator = _VALIDATORS.get(id(schema))
+    if validator is None or validator.schema is not schema:
+        validator = _VALIDATORS[id(schema)] = jsonschema.Draft202012Validator(schema)
+    if validator.is_valid(value):
+        return value
+    errors = sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.path)))
     if errors:
         where = "/".join(map(str, errors[0].absolute_path)) or "the top level"
         message = errors[0].message
