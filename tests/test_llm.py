@@ -409,10 +409,12 @@ def test_a_server_that_does_not_stream_still_answers_without_a_first_token_time(
 def test_a_slow_stream_is_cut_at_the_deadline():
     answer = json.dumps({"answer": " ".join(["word"] * 30)})
     with StubLLMServer(lambda body: answer, piece_delay_s=0.3) as slow:
+        llm = client(slow, timeout_s=1, max_retries=0)
+        llm.model_card()
         started = time.monotonic()
         with pytest.raises(ServiceError, match="timed out: no answer for model stub-model within 1 s"):
-            client(slow, timeout_s=1, max_retries=0).reply(request())
-    assert time.monotonic() - started < 2
+            llm.reply(request())
+        assert time.monotonic() - started < 2  # 30 words at 0.3 s a piece would take 3 s
 
 
 def test_an_answer_trickling_in_is_cut_at_the_deadline(server):
