@@ -162,13 +162,15 @@ def _report(plan: Any, done: Played) -> dict[str, Any]:
 
 
 def write_outputs(plan: Any, done: Played, out: Path) -> dict[str, Any]:
-    """predictions.jsonl, samples.jsonl and replay_report.json; warnings on stderr; returns the report with
-    ``samples``."""
+    """predictions.jsonl, samples.jsonl (the messages' text in prompts.jsonl) and replay_report.json; warnings on
+    stderr; returns the report with ``samples``."""
     from streamcue.io import write_json, write_jsonl
+    from streamcue.loaders.strategies.base import store_prompts
 
     report = _report(plan, done)
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / "predictions.jsonl", done.predictions)
+    store_prompts(out, done.samples)
     write_jsonl(out / "samples.jsonl", done.samples)
     write_json(out / "replay_report.json", report)
     _say(plan, done, report, out)

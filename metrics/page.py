@@ -110,7 +110,9 @@ def _efficiency(eff: Mapping[str, Any]) -> list[tuple[str, str]]:
     rtf = eff.get("real_time_factor")
     return [
         ("calls", f"{_fmt(eff.get('calls'))} ({_fmt(eff.get('endpoint_calls'))} made, the rest from the cache)"),
-        ("latency per call", spread("latency")), ("time to first token", spread("ttft")),
+        ("latency per call", spread("latency")),
+        ("time to first token", spread("ttft") if eff.get("ttft_p50_s") is not None
+         else "n/a (no answer was streamed: a server that sends one JSON body, or every answer from the cache)"),
         ("tokens in / out", f"{_fmt(eff.get('tokens_in'), 0)} / {_fmt(eff.get('tokens_out'), 0)} "
                             f"({_fmt(eff.get('tokens_in_per_call'), 1)} / {_fmt(eff.get('tokens_out_per_call'), 1)} "
                             "per call)"),

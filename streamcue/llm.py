@@ -14,12 +14,16 @@
 * Transport: the ``openai`` package sends every request and retries it (``max_retries``; HTTP
   408/409/429/5xx and connection failures, its exponential backoff with jitter or the server's
   ``Retry-After``); streamcue counts its retries through an httpx request hook (:attr:`Usage.retries`,
-  :attr:`Reply.retries`). One call, retries included, has a total deadline of ``timeout_s`` seconds
+  :attr:`Reply.retries`). Answers are asked streamed (``stream=True``, with ``stream_options``'
+  ``include_usage`` for the token counts): :attr:`Reply.ttft_s` is the time from the start of the call to the
+  first piece of answer text; a server that answers with one JSON body instead still works (``ttft_s`` None).
+  One call, retries included, has a total deadline of ``timeout_s`` seconds
   (each attempt gets what is left, a ``Retry-After`` past it ends the call; only the package's own
   backoff wait before an attempt can overrun it, by at most its 8 s); it then fails as "timed out", never
   as "cannot reach". A response body over ``max_response_bytes``
-  is refused, and every field of a response streamcue reads is validated before use
-  (:data:`COMPLETION_SCHEMA`): an HTML page, a token count that is a string, a ``content`` that is a
+  is refused (a stream counted whole), and every field of a response streamcue reads is validated before use
+  (:data:`COMPLETION_SCHEMA`, each streamed event :data:`CHUNK_SCHEMA`): an HTML page, a token count
+  that is a string, a ``content`` that is a
   number are one :class:`ServiceError` line naming the endpoint and the field.
 * Bounded concurrency (:meth:`LLMClient.complete_many`), a persistent response cache keyed by
   everything that can change an answer (endpoint, model, the optional ``model_revision``, the server's
@@ -42,7 +46,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -180,7 +184,8 @@ class Request:
 class Reply:
     """One answer as it came: the raw text, the validated value (None when unparseable, with ``problem``),
     whether it came from the cache (and from another run's entry there), how many transport retries it took,
-    and its wall-clock latency."""
+    and its wall-clock latency (an answer from the server: from its first request to its answer read, every
+    attempt included; from the cache: the look-up)."""
 
     text: str
     parsed: Any = None
@@ -190,6 +195,12 @@ class Reply:
     latency_s: float = 0.0
     attempts: int = 1
     earlier_run: bool = False
+    #: Seconds from the start of the call to the first streamed piece of answer text (None: from the cache, or a
+    #: server that answered with one JSON body instead of a stream).
+    ttft_s: float | None = None
+    #: The server's token counts over the call's attempts (None: not reported, or from the cache).
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -256,6 +267,16 @@ COMPLETION_SCHEMA: dict[str, Any] = {
                                        "properties": {"content": {"type": ["string", "null"]}}}}}},
         "usage": {"type": ["object", "null"],
                   "properties": {"prompt_tokens": _COUNT, "completion_tokens": _COUNT}}}}
+#: One event of a streamed chat completion (``stream=True``), the fields streamcue reads; the last event may hold
+#: ``usage`` alone (``stream_options={"include_usage": True}``).
+CHUNK_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["choices"],
+    "properties": {
+        "choices": {"type": "array", "items": {
+            "type": "object", "required": ["delta"],
+            "properties": {"delta": {"type": "object",
+                                     "properties": {"content": {"type": ["string", "null"]}}}}}},
+        "usage": COMPLETION_SCHEMA["properties"]["usage"]}}
 _ENTRY_SCHEMA = {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}
 _LIST_SCHEMA = {"type": "object", "required": ["data"], "properties": {"data": {"type": "array",
                                                                                "items": {"type": "object"}}}}
@@ -325,16 +346,23 @@ class LLMClient:
 
     def _fetch(self, call: Callable[[], Any], schema: dict[str, Any], what: str, *,
                statuses: bool = False) -> tuple[dict[str, Any], int]:
-        """The validated JSON body of one request of the openai package (``call``: a ``with_streaming_response``
-        method with its arguments), within the deadline and the size cap, and how many retries it took; every
-        failure is one :class:`ServiceError` line (``statuses``: an HTTP error other than 401 is raised as the
-        package's)."""
+        """The validated JSON body of one request of the openai package (:meth:`_receive`) and its retries."""
+        chunks, kind, retries = self._receive(call, statuses=statuses)
+        body = b"".join(data for _, data in chunks)
+        return _validated(body, kind, schema, f"LLM server {self.settings.endpoint} sent {what}"), retries
+
+    def _receive(self, call: Callable[[], Any], *,
+                 statuses: bool = False) -> tuple[list[tuple[float, bytes]], str, int]:
+        """The body of one request of the openai package (``call``: a ``with_streaming_response`` method with its
+        arguments) as it arrived (``time.perf_counter()``, bytes), within the deadline and the size cap, its
+        Content-Type and how many retries it took; every failure is one :class:`ServiceError` line (``statuses``:
+        an HTTP error other than 401 is raised as the package's)."""
         openai, s, budget = self._openai, self.settings, self._budget
         where = f"LLM server {s.endpoint}"
         budget.deadline, budget.attempts = time.monotonic() + s.timeout_s, 0
         try:
             with call() as response:
-                body = self._body(response, where)
+                chunks = self._body(response, where)
                 kind = response.headers.get("content-type") or "no Content-Type"
         except openai.AuthenticationError:
             raise ServiceError(f"{where} refused the API key (HTTP 401); check STREAMCUE_LLM_API_KEY") from None
@@ -353,18 +381,18 @@ class LLMClient:
             budget.deadline, budget.attempts = math.inf, 0
             with self._lock:
                 self.usage.retries += retries
-        return _validated(body, kind, schema, f"{where} sent {what}"), retries
+        return chunks, kind, retries
 
     def _retries(self) -> int:
         """The retries so far of this thread's request."""
         return max(0, self._budget.attempts - 1)
 
-    def _body(self, response: Any, where: str) -> bytes:
-        """The response body, refused past ``max_response_bytes`` or past the deadline."""
+    def _body(self, response: Any, where: str) -> list[tuple[float, bytes]]:
+        """The response body as it arrived (when, bytes), refused past ``max_response_bytes`` or the deadline."""
         cap = self.settings.max_response_bytes
         declared = response.headers.get("content-length", "")
         size = int(declared) if declared.isdigit() else 0
-        chunks: list[bytes] = []
+        chunks: list[tuple[float, bytes]] = []
         if size <= cap:
             size = 0
             for chunk in response.iter_bytes():
@@ -373,11 +401,11 @@ class LLMClient:
                 size += len(chunk)
                 if size > cap:
                     break
-                chunks.append(chunk)
+                chunks.append((time.perf_counter(), chunk))
         if size > cap:
             raise ServiceError(f"{where} sent a response over the {cap:,}-byte cap for model "
                                f"{self.settings.model} (max_response_bytes): refused")
-        return b"".join(chunks)
+        return chunks
 
     def model_card(self) -> dict[str, Any]:
         """The server's entry for the model (``models.retrieve``, or its line in ``models.list`` where the server
@@ -453,21 +481,17 @@ class LLMClient:
         plain = (self.settings.structured == "none" or request.raw) and request.plain is not None
         problem = ""
         asked = request
-        retries = 0
+        call = _Call(time.perf_counter())  # the server's time: the model entry fetched for the key is not counted
         text = ""
         attempts = 1 if plain else 1 + self.settings.invalid_retries
         for attempt in range(attempts):
-            text, tried = self._send(asked)
-            retries += tried
+            sent = self._send(asked)
+            call.add(sent)
+            text = sent.text
             answer, problem = self._read(request, text, plain)
             if problem is None:
-                if self.cache is not None:
-                    try:
-                        self.cache.put(key, {"answer": answer, "text": text, "session": self.session})
-                    except ValueError:  # not finite: never cached (validation should have said so)
-                        pass
-                return Reply(text=text, parsed=answer, retries=retries, latency_s=time.perf_counter() - started,
-                             attempts=attempt + 1)
+                self._keep(key, answer, text)
+                return Reply(text=text, parsed=answer, attempts=attempt + 1, **call.fields())
             with self._lock:
                 self.usage.invalid_answers += 1
             asked = retry_request(request, text, problem)
@@ -476,8 +500,15 @@ class LLMClient:
         where = (f"{self.settings.model} at {self.settings.endpoint}: {problem}"
                  + (f" after {attempts} attempts" if attempts > 1 else "")
                  + f" ({request.name}, prompt {request.prompt_version})")
-        return Reply(text=text, problem=where, retries=retries, latency_s=time.perf_counter() - started,
-                     attempts=attempts)
+        return Reply(text=text, problem=where, attempts=attempts, **call.fields())
+
+    def _keep(self, key: str, answer: Any, text: str) -> None:
+        """Cache a validated answer (one that is not finite never is: validation should have said so)."""
+        if self.cache is not None:
+            try:
+                self.cache.put(key, {"answer": answer, "text": text, "session": self.session})
+            except ValueError:
+                pass
 
     @staticmethod
     def _valid(request: Request, answer: Any) -> str | None:
@@ -523,7 +554,9 @@ class LLMClient:
         with ThreadPoolExecutor(max_workers=self.settings.max_concurrency) as pool:
             return list(pool.map(self.complete, requests))
 
-    def _response_format(self, request: Request) -> dict[str, Any] | None:
+    def response_format(self, request: Request) -> dict[str, Any] | None:
+        """The ``response_format`` sent with ``request`` (None: none is sent, the prompt alone asks for JSON or the
+        answer is plain text)."""
         mode = "none" if request.raw else self.settings.structured
         if mode == "json_schema":
             return {"type": "json_schema", "json_schema": {"name": request.name, "schema": request.schema}}
@@ -533,22 +566,42 @@ class LLMClient:
 
     def _call(self, request: Request) -> str:
         """The answer text of one request (transport retries done; subclasses that read text use this)."""
-        return self._send(request)[0]
+        return self._send(request).text
 
-    def _send(self, request: Request) -> tuple[str, int]:
-        """The answer text and how many transport retries it took."""
+    def request_body(self, request: Request) -> dict[str, Any]:
+        """The fields of the chat request sent for ``request`` (``messages``, ``response_format`` only when one is
+        asked, ``stream``...), as the openai package's ``create`` takes them."""
         kwargs: dict[str, Any] = {"model": self.settings.model, "messages": list(request.messages),
-                                  "temperature": self.settings.temperature}
+                                  "temperature": self.settings.temperature, "stream": True,
+                                  "stream_options": {"include_usage": True}}
         if self.settings.max_tokens:
             kwargs["max_tokens"] = self.settings.max_tokens
-        fmt = self._response_format(request)
+        fmt = self.response_format(request)
         if fmt is not None:
             kwargs["response_format"] = fmt
         if request.extra:
             kwargs["extra_body"] = dict(request.extra)
+        return kwargs
+
+    def _send(self, request: Request) -> _Sent:
+        """One answer as the server sent it: streamed (Server-Sent Events, the time its first text arrived) or,
+        from a server that does not stream, one JSON body (no such time)."""
+        kwargs = self.request_body(request)
         create = self._client.chat.completions.with_streaming_response.create
-        body, retries = self._fetch(lambda: create(**kwargs), COMPLETION_SCHEMA, "a chat completion")
+        chunks, kind, retries = self._receive(lambda: create(**kwargs))
+        what = f"LLM server {self.settings.endpoint} sent a chat completion"
+        if kind.split(";")[0].strip().lower() == "text/event-stream":
+            body, first = _streamed(chunks, what)
+        else:
+            body, first = _validated(b"".join(data for _, data in chunks), kind, COMPLETION_SCHEMA, what), None
         usage = body.get("usage") or {}
+        self._account(usage)
+        choices = body["choices"]
+        text = (choices[0]["message"].get("content") or "") if choices else ""
+        return _Sent(text, retries, first, usage.get("prompt_tokens"), usage.get("completion_tokens"))
+
+    def _account(self, usage: dict[str, Any]) -> None:
+        """Count one answered call, its tokens and their cost."""
         s = self.settings
         with self._lock:
             self.usage.calls += 1
@@ -557,13 +610,87 @@ class LLMClient:
             if s.price_input_per_mtok is not None and s.price_output_per_mtok is not None:
                 self.usage.cost_usd = (self.usage.prompt_tokens * s.price_input_per_mtok
                                        + self.usage.completion_tokens * s.price_output_per_mtok) / 1e6
-        choices = body["choices"]
-        return (choices[0]["message"].get("content") or "") if choices else "", retries
+
+
+@dataclass
+class _Sent:
+    """One attempt's answer: its text, transport retries, when its first text arrived (``time.perf_counter()``;
+    None: not streamed) and the server's token counts."""
+
+    text: str
+    retries: int = 0
+    first_at: float | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+@dataclass
+class _Call:
+    """What the attempts of one call add up to (a re-asked invalid answer is a second attempt)."""
+
+    started: float
+    retries: int = 0
+    first_at: float | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+    def add(self, sent: _Sent) -> None:
+        self.retries += sent.retries
+        self.first_at = self.first_at if self.first_at is not None else sent.first_at
+        if sent.prompt_tokens is not None:
+            self.prompt_tokens = (self.prompt_tokens or 0) + sent.prompt_tokens
+        if sent.completion_tokens is not None:
+            self.completion_tokens = (self.completion_tokens or 0) + sent.completion_tokens
+
+    def fields(self) -> dict[str, Any]:
+        """:class:`Reply`'s timing, retry and token fields: ``latency_s`` from the start of the call to now,
+        ``ttft_s`` from the start to the first streamed text of its first attempt that sent any."""
+        return {"retries": self.retries, "latency_s": time.perf_counter() - self.started,
+                "ttft_s": None if self.first_at is None else self.first_at - self.started,
+                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+
+
+def _events(chunks: Sequence[tuple[float, bytes]]) -> Iterator[tuple[float, bytes]]:
+    """The ``data:`` payloads of a Server-Sent Events body (one JSON per line, as OpenAI-compatible servers send),
+    each with the time of the piece of the body that completed it; ``[DONE]`` ends it."""
+    pending: list[bytes] = []
+    for at, data in [*chunks, (chunks[-1][0] if chunks else 0.0, b"\n")]:
+        if b"\n" not in data:
+            pending.append(data)
+            continue
+        *lines, rest = b"".join([*pending, data]).split(b"\n")
+        pending = [rest]
+        for line in lines:
+            line = line.strip()
+            if line.startswith(b"data:"):
+                payload = line[5:].strip()
+                if payload == b"[DONE]":
+                    return
+                yield at, payload
+
+
+def _streamed(chunks: Sequence[tuple[float, bytes]], what: str) -> tuple[dict[str, Any], float | None]:
+    """A streamed chat completion as the body a plain one would have been (the text of choice 0, the last
+    ``usage``), and when its first text arrived; every event is validated (:data:`CHUNK_SCHEMA`)."""
+    pieces: list[str] = []
+    first, usage = None, None
+    for at, payload in _events(chunks):
+        event = _validated(payload, "text/event-stream", CHUNK_SCHEMA, what.replace("completion", "completion event"))
+        text = "".join(c["delta"].get("content") or "" for c in event["choices"] if c.get("index", 0) == 0)
+        if text and first is None:
+            first = at
+        pieces.append(text)
+        usage = event.get("usage") or usage
+    return {"choices": [{"message": {"content": "".join(pieces)}}], "usage": usage}, first
 
 
 def _httpx() -> Any:
     """The HTTP library under the openai package (its exceptions escape while a body is read)."""
     return require("httpx2", "llm")
+
+
+#: The validators of the response schemas (module constants), made once: a streamed answer validates every event.
+_VALIDATORS: dict[int, Any] = {}
 
 
 def _validated(body: bytes, kind: str, schema: dict[str, Any], what: str) -> dict[str, Any]:
@@ -572,7 +699,12 @@ def _validated(body: bytes, kind: str, schema: dict[str, Any], what: str) -> dic
         value = json.loads(body.decode("utf-8"), parse_constant=_no_constant)
     except ValueError:  # also UnicodeDecodeError
         raise ServiceError(f"{what} that is not JSON ({kind}, {len(body):,} bytes)") from None
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(value), key=lambda e: list(map(str, e.path)))
+    validator = _VALIDATORS.get(id(schema))
+    if validator is None or validator.schema is not schema:
+        validator = _VALIDATORS[id(schema)] = jsonschema.Draft202012Validator(schema)
+    if validator.is_valid(value):
+        return value
+    errors = sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.path)))
     if errors:
         where = "/".join(map(str, errors[0].absolute_path)) or "the top level"
         message = errors[0].message

@@ -104,14 +104,15 @@ def test_efficiency_is_a_result_in_results_on_the_page_and_in_compare(runs):
     assert eff["calls"] == eff["endpoint_calls"] == 3 and eff["latency_max_s"] >= eff["latency_p50_s"] > 0
     assert eff["tokens_in"] > 0 and eff["tokens_out"] > 0 and eff["tokens_in_per_call"] == eff["tokens_in"] / 3
     assert eff["frames_sent"] == 0 and eff["bytes_sent"] == 0  # a blind run sends no pixels
-    assert eff["ttft_mean_s"] is None  # the stub does not stream: not recorded, never invented
+    assert 0 < eff["ttft_p50_s"] <= eff["ttft_p90_s"] <= eff["ttft_max_s"] <= eff["latency_max_s"]  # streamed
     assert eff["media_s"] == 3.0 + 2.0 and eff["real_time_factor"] == eff["wall_s"] / 5.0  # last call times
     assert "<h2>Efficiency</h2>" in (runs / "red" / "report.html").read_text()
     code, out, err = cli("compare", runs / "red", runs / "right", "--output", runs / "c.json")
     assert code == 0, err
     compared = json.loads((runs / "c.json").read_text())["efficiency"]
     assert compared["endpoint_calls"][0] == 3 and compared["endpoint_calls"][1] >= 3  # B's plain text is asked again
-    assert "efficiency" in out and "tokens_in" in out
+    assert "efficiency" in out and "tokens_in" in out and "ttft_p50_s" in out and "ttft_p90_s" in out
+    assert compared["ttft_p90_s"][0] == eff["ttft_p90_s"]
 
 
 def test_efficiency_figures():

@@ -21,7 +21,7 @@ FAULTS = {
              "that is not JSON (text/html"),
     "usage-strings": (("usage", {"prompt_tokens": "12", "completion_tokens": "3"}),
                       "malformed at usage/completion_tokens: '3' is not of type 'integer', 'null'"),
-    "content-number": (("content", 42), "malformed at choices/0/message/content: 42 is not of type"),
+    "content-number": (("content", 42), "malformed at choices/0/delta/content: 42 is not of type"),
     "huge": (("content", "x" * 2_000_000), "over the 1,048,576-byte cap"),
 }
 

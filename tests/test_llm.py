@@ -277,7 +277,7 @@ def test_retries_are_the_sdks_and_are_counted(server):
     (("usage", {"prompt_tokens": "12", "completion_tokens": 3}),
      "malformed at usage/prompt_tokens: '12' is not of type 'integer', 'null'"),
     (("usage", {"prompt_tokens": -1}), "malformed at usage/prompt_tokens: -1 is less than the minimum of 0"),
-    (("content", 7), "malformed at choices/0/message/content: 7 is not of type 'string', 'null'"),
+    (("content", 7), "sent a chat completion event that is malformed at choices/0/delta/content: 7 is not of type"),
     (("body", ("application/json", b'{"choices": "none"}')), "malformed at choices: 'none' is not of type 'array'"),
     (("body", ("application/json", b'{"choices": [{"message": {"content": NaN}}]}')),
      "not JSON (application/json"),
@@ -378,6 +378,43 @@ def test_a_judges_verdicts_are_keyed_by_the_model_entry_too(tmp_path):
         assert calls()["calls"] == 0
         server.card = {"root": "/ckpt/b"}  # another judge model under the same name
         assert calls()["calls"] == 1
+
+
+def test_a_non_streaming_server_is_validated_as_one_body():
+    with StubLLMServer(streams=False) as plain:
+        plain.inject("content", 7)
+        with pytest.raises(ServiceError, match="chat completion that is malformed at choices/0/message/content: 7"):
+            client(plain).reply(request())
+
+
+def test_answers_are_streamed_and_the_first_token_timed():
+    words = " ".join(f"w{i}" for i in range(12))
+    answer = json.dumps({"answer": words})
+    with StubLLMServer(lambda body: answer, piece_delay_s=0.05) as streamed:
+        reply = client(streamed).reply(request())
+        body = streamed.requests[-1]
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert reply.text == answer and reply.parsed == {"answer": words}
+    assert 0 < reply.ttft_s < reply.latency_s - 0.1  # the pieces after the first arrive 50 ms apart
+    assert (reply.prompt_tokens, reply.completion_tokens) == (1, 13)
+
+
+def test_a_server_that_does_not_stream_still_answers_without_a_first_token_time():
+    with StubLLMServer(streams=False) as plain:
+        reply = client(plain).reply(request())
+        assert plain.requests[-1]["stream"] is True  # asked, but answered with one JSON body
+    assert reply.ok and reply.ttft_s is None and reply.latency_s > 0 and reply.prompt_tokens == 1
+
+
+def test_a_slow_stream_is_cut_at_the_deadline():
+    answer = json.dumps({"answer": " ".join(["word"] * 30)})
+    with StubLLMServer(lambda body: answer, piece_delay_s=0.3) as slow:
+        llm = client(slow, timeout_s=1, max_retries=0)
+        llm.model_card()
+        started = time.monotonic()
+        with pytest.raises(ServiceError, match="timed out: no answer for model stub-model within 1 s"):
+            llm.reply(request())
+        assert time.monotonic() - started < 2  # 30 words at 0.3 s a piece would take 3 s
 
 
 def test_an_answer_trickling_in_is_cut_at_the_deadline(server):

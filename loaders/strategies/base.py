@@ -22,19 +22,24 @@ kept with its raw text in the call's sample. With ``structured="none"`` the answ
 yes/no prompts drop their "Reply with JSON only" line (prompt version ``<version>+plain``) and
 the plain text is kept as the answer, for the scorer's own extraction rule.
 
-Every call is traced (:class:`CallTrace`, one per record and thread, opened by the engine): the
-record, the ask time, the frames sent (time, pixels, bytes) or the clip, the transport, the
-prompt version, the raw and parsed answer, latency, cache hit and retries, as one sample.
+Every call is traced (:class:`CallTrace`, one per record and thread, opened by the engine) as one sample of
+what it really sent and got: the record, the ask time, the messages' text (:func:`sent_text`; moved by
+:func:`store_prompts` to ``prompts.jsonl`` beside samples.jsonl, the sample keeping their sha256), the frames
+its own messages carry (time, pixels, bytes) or the clip, the transport, the response format sent (None when
+none was), the prompt version, the raw and parsed answer, latency, time to first token, tokens, cache hit and
+retries.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import math
 import re
 import statistics
 import threading
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -145,11 +150,18 @@ class Transport:
         return f"Frame at {t_s:.1f} s"
 
 
+#: How many contents' frames a trace remembers (a strategy may send one content in several calls: polling's
+#: answer call carries the frames of its "right time?" call).
+REMEMBERED_CONTENTS = 4
+
+
 @dataclass
 class CallTrace:
     """What the calls of one record sent and got back (the engine opens one per record, per thread).
 
-    ``clip(start_s, end_s, frames)`` -> ``(url, bytes)`` cuts the clip for the ``video_url`` transport.
+    ``clip(start_s, end_s, frames)`` -> ``(url, bytes)`` cuts the clip for the ``video_url`` transport. The parts
+    :func:`frame_parts` makes are remembered by identity (those of the last :data:`REMEMBERED_CONTENTS` contents),
+    so that a call's sample lists the frames and the clip its own messages carry (:meth:`media`).
     """
 
     record_id: str | None = None
@@ -157,16 +169,26 @@ class CallTrace:
     transport: Transport = field(default_factory=Transport)
     clip: Callable[[float, float, int], tuple[str, int]] | None = None
     now: float | None = None
-    sent: list[dict[str, Any]] = field(default_factory=list)
-    video: dict[str, Any] | None = None
     samples: list[dict[str, Any]] = field(default_factory=list)
     without_pixels: int = 0
     pixels_expected: bool = True
+    made: deque[dict[int, tuple[dict[str, Any], dict[str, Any]]]] = field(
+        default_factory=lambda: deque(maxlen=REMEMBERED_CONTENTS))
 
-    def take_sent(self) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-        sent, video = self.sent, self.video
-        self.sent, self.video = [], None
-        return sent, video
+    def media(self, messages: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        """The frames (time, index, pixels, bytes) and the clip that ``messages`` carry, as :func:`frame_parts`
+        recorded them."""
+        frames: list[dict[str, Any]] = []
+        video = None
+        for message in messages:
+            content = message.get("content")
+            for part in content if isinstance(content, list) else ():
+                info = next((got[1] for made in self.made if (got := made.get(id(part))) and got[0] is part), None)
+                if info is not None and part.get("type") == "video_url":
+                    video = info
+                elif info is not None:
+                    frames.append(info)
+        return frames, video
 
 
 _LOCAL = threading.local()
@@ -211,13 +233,11 @@ def frame_parts(frames: Sequence[Frame], label: Any = None) -> list[dict[str, An
     """
     trace = current_trace()
     transport = trace.transport if trace is not None else Transport()
+    made: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+    if trace is not None:
+        trace.made.append(made)
     if trace is not None and transport.mode == "video_url" and trace.clip is not None and frames:
-        start, end = frames[0].t_s, frames[-1].t_s
-        url, size = trace.clip(start, end, len(frames))
-        trace.video = {"start_s": start, "end_s": end, "frames": len(frames), "bytes": size,
-                       "form": transport.video_url_form}
-        return [{"type": "text", "text": f"Video from {start:.1f} s to {end:.1f} s ({len(frames)} frames)"},
-                {"type": "video_url", "video_url": {"url": url}}]
+        return _clip_parts(trace, frames, made)
     parts: list[dict[str, Any]] = []
     for frame in frames:
         text = label(frame) if label else transport.label_text(frame.t_s)
@@ -225,15 +245,72 @@ def frame_parts(frames: Sequence[Frame], label: Any = None) -> list[dict[str, An
             parts.append({"type": "text", "text": text})
         if frame.image is not None:
             parts.append(image_content(frame.image))
-        if trace is not None:
-            sent: dict[str, Any] = {"t_s": frame.t_s, "index": frame.index}
-            if frame.image is not None:
-                width, height = _image_size(frame.image)
-                sent.update(width=width, height=height, bytes=len(frame.image))
-            elif trace.pixels_expected:
-                trace.without_pixels += 1
-            trace.sent.append(sent)
+        if trace is not None and parts and (frame.image is not None or text is not None):
+            made[id(parts[-1])] = parts[-1], _frame_info(frame)
+        if trace is not None and frame.image is None and trace.pixels_expected:
+            trace.without_pixels += 1
     return parts
+
+
+def _clip_parts(trace: CallTrace, frames: Sequence[Frame],
+                made: dict[int, tuple[dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The ``video_url`` transport's parts: a text naming the span, then the clip from the first frame to the last."""
+    start, end = frames[0].t_s, frames[-1].t_s
+    url, size = trace.clip(start, end, len(frames))  # type: ignore[misc]
+    clip = {"type": "video_url", "video_url": {"url": url}}
+    made[id(clip)] = clip, {"start_s": start, "end_s": end, "frames": len(frames), "bytes": size,
+                            "form": trace.transport.video_url_form}
+    return [{"type": "text", "text": f"Video from {start:.1f} s to {end:.1f} s ({len(frames)} frames)"}, clip]
+
+
+def _frame_info(frame: Frame) -> dict[str, Any]:
+    """What a sample says of a frame sent: its time and index, and its pixels and bytes when it has an image."""
+    info: dict[str, Any] = {"t_s": frame.t_s, "index": frame.index}
+    if frame.image is not None:
+        width, height = _image_size(frame.image)
+        info.update(width=width, height=height, bytes=len(frame.image))
+    return info
+
+
+def _clip_extra(content: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """vLLM's ``media_io_kwargs`` for a content that carries a clip (its frame count), else None."""
+    trace = current_trace()
+    video = trace.media([{"content": list(content)}])[1] if trace is not None else None
+    return {"media_io_kwargs": {"video": {"num_frames": video["frames"]}}} if video else None
+
+
+def sent_text(message: Mapping[str, Any]) -> dict[str, Any]:
+    """A message's role and its text parts as sent (a string content is one part; images are the frames)."""
+    content = message.get("content")
+    parts = [content] if isinstance(content, str) else [p.get("text", "") for p in content or ()
+                                                          if p.get("type") == "text"]
+    return {"role": message.get("role"), "text": parts}
+
+
+#: The file beside samples.jsonl that holds the text of the messages sent, once per distinct text.
+PROMPT_STORE = "prompts.jsonl"
+
+
+def prompt_hash(entry: Mapping[str, Any]) -> str:
+    """sha256 of a message's role and text parts (:func:`sent_text`) as canonical JSON."""
+    data = json.dumps(entry, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return hashlib.sha256(data).hexdigest()
+
+
+def store_prompts(out: Any, samples: Sequence[dict[str, Any]]) -> None:
+    """Replace each call's ``prompt`` (its messages' role and text) by their sha256 hashes and write the texts to
+    ``out/prompts.jsonl``, one line ``{sha256, role, text}`` per distinct message, atomically."""
+    from pathlib import Path
+
+    from streamcue.io import write_jsonl
+
+    store: dict[str, dict[str, Any]] = {}
+    for sample in samples:
+        entries = sample.get("prompt") or []
+        hashes = [prompt_hash(e) if isinstance(e, Mapping) else e for e in entries]
+        store.update((h, {"sha256": h, **e}) for h, e in zip(hashes, entries) if isinstance(e, Mapping))
+        sample["prompt"] = hashes
+    write_jsonl(Path(out) / PROMPT_STORE, list(store.values()))
 
 
 def turn_content(frames: Sequence[Frame], text: str, now: float, context: str | None = None,
@@ -332,11 +409,7 @@ class Asker:
     def try_ask(self, prompt_name: str, content: list[dict[str, Any]], schema: dict[str, Any], what: str,
                 **values: Any) -> Reply:
         """One validated, cached call as a :class:`~streamcue.llm.Reply` (unparseable answers kept, counted)."""
-        trace = current_trace()
-        extra = None
-        if trace is not None and trace.video is not None:
-            extra = {"media_io_kwargs": {"video": {"num_frames": trace.video["frames"]}}}
-        request = self.request(prompt_name, content, schema, what, extra, **values)
+        request = self.request(prompt_name, content, schema, what, _clip_extra(content), **values)
         return self._send(request, what)
 
     def _send(self, request: Request, what: str, read: Callable[[str], Any] | None = None) -> Reply:
@@ -351,20 +424,28 @@ class Asker:
             if reply.retries:
                 self.stats["retries"] += reply.retries
         if trace is not None:
-            sent, video = trace.take_sent()
-            trace.samples.append({
-                "record_id": trace.record_id, "kind": trace.kind, "t_s": trace.now, "call": what,
-                "prompt_version": request.prompt_version, "structured": self.client.settings.structured,
-                "transport": trace.transport.mode, "frame_label": trace.transport.label,
-                "frames": sent, "video": video,
-                "frames_sent": video["frames"] if video else sum(1 for f in sent if "bytes" in f),
-                "frames_without_pixels": 0 if video else sum(1 for f in sent if "bytes" not in f),
-                "bytes_sent": video["bytes"] if video else sum(f.get("bytes", 0) for f in sent),
-                "raw": reply.text, "parsed": read(reply.text) if read and reply.ok else reply.parsed,
-                "problem": reply.problem,
-                "latency_s": round(reply.latency_s, 6), "cached": reply.cached, "retries": reply.retries,
-                "attempts": reply.attempts})
+            trace.samples.append(self._sample(trace, request, reply, what, read))
         return reply
+
+    def _sample(self, trace: CallTrace, request: Request, reply: Reply, what: str,
+                read: Callable[[str], Any] | None) -> dict[str, Any]:
+        """One call as sent and answered (docs/replay.md, "samples.jsonl"): the messages' text (``prompt``, moved
+        to ``prompts.jsonl`` by :func:`store_prompts`), the frames or clip they carry, the response format asked."""
+        sent, video = trace.media(request.messages)
+        return {
+            "record_id": trace.record_id, "kind": trace.kind, "t_s": trace.now, "call": what,
+            "prompt_version": request.prompt_version, "prompt": [sent_text(m) for m in request.messages],
+            "response_format": self.client.response_format(request),
+            "transport": trace.transport.mode, "frame_label": trace.transport.label,
+            "frames": sent, "video": video,
+            "frames_sent": video["frames"] if video else sum(1 for f in sent if "bytes" in f),
+            "frames_without_pixels": 0 if video else sum(1 for f in sent if "bytes" not in f),
+            "bytes_sent": video["bytes"] if video else sum(f.get("bytes", 0) for f in sent),
+            "raw": reply.text, "parsed": read(reply.text) if read and reply.ok else reply.parsed,
+            "problem": reply.problem, "latency_s": round(reply.latency_s, 6),
+            "ttft_s": None if reply.ttft_s is None else round(reply.ttft_s, 6),
+            "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
+            "cached": reply.cached, "retries": reply.retries, "attempts": reply.attempts}
 
     def plain_reply(self, prompt_name: str | None, content: list[dict[str, Any]], what: str,
                     read: Callable[[str], Any] | None = None) -> Reply:
@@ -372,13 +453,9 @@ class Asker:
         text), no system prompt, plain text whatever the structured mode; the raw answer is kept. ``prompt_name``
         is the prompt file the text comes from (its version, ``+plain``, is the sample's); ``read`` is the
         official extraction rule (the sample's ``parsed``)."""
-        trace = current_trace()
-        extra = None
-        if trace is not None and trace.video is not None:
-            extra = {"media_io_kwargs": {"video": {"num_frames": trace.video["frames"]}}}
         version = (self.prompt(prompt_name).version if prompt_name else "turn") + "+plain"
         request = Request(messages=({"role": "user", "content": content},), schema=TEXT, prompt_version=version,
-                          name=what, plain=_raw_text, extra=extra, raw=True)
+                          name=what, plain=_raw_text, extra=_clip_extra(content), raw=True)
         return self._send(request, what, read)
 
     def ask(self, prompt_name: str, content: list[dict[str, Any]], schema: dict[str, Any], what: str,

@@ -17,6 +17,11 @@ keys with 401. ``delay_s`` makes every answer take that long (a slow model); ``c
 entry in ``GET /v1/models`` and ``GET /v1/models/{id}`` (change it to play another model behind the
 same name); ``entry_route=False`` serves the list alone, as vLLM and llama.cpp do.
 
+A request with ``"stream": true`` is answered as OpenAI-compatible servers do, with Server-Sent Events: a first
+event with the role, the answer in pieces of a few words (``piece_delay_s`` apart), a last event with ``usage``
+when ``stream_options.include_usage`` asks for it, then ``data: [DONE]``; ``streams=False`` plays a server that
+does not stream (one JSON body whatever the request says). ``requests`` holds every request body as received.
+
 >>> with StubLLMServer() as server:                     # doctest: +SKIP
 ...     print(server.base_url)                          # http://127.0.0.1:PORT/v1
 """
@@ -98,13 +103,24 @@ def default_responder(body: dict[str, Any]) -> str:
     return json.dumps(schema_instance(schema, text))
 
 
+def _pieces(content: Any, words: int = 3) -> list[Any]:
+    """An answer cut into pieces of a few words (a content that is not text, a hostile one, goes whole)."""
+    if not isinstance(content, str) or not content:
+        return [content]
+    tokens = re.findall(r"\S+\s*|\s+", content)
+    return ["".join(tokens[i:i + words]) for i in range(0, len(tokens), words)]
+
+
 class StubLLMServer:
     """Run the stub in a background thread; use as a context manager."""
 
     def __init__(self, responder: Responder = default_responder, *, api_key: str | None = None,
                  model: str = "stub-model", port: int = 0, delay_s: float = 0.0,
-                 card: dict[str, Any] | None = None, entry_route: bool = True) -> None:
+                 card: dict[str, Any] | None = None, entry_route: bool = True, streams: bool = True,
+                 piece_delay_s: float = 0.0) -> None:
         self.responder = responder
+        self.streams = streams
+        self.piece_delay_s = piece_delay_s
         self.entry_route = entry_route
         self._stopping = threading.Event()
         self.api_key = api_key
@@ -148,87 +164,127 @@ class StubLLMServer:
         self.stop()
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
-        stub = self
+        return type("Handler", (_Handler,), {"stub": self})
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:  # keep test output clean
-                pass
 
-            def _send(self, status: int, payload: dict[str, Any] | bytes, headers: dict[str, str] | None = None,
-                      kind: str = "application/json") -> None:
-                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-                self.send_response(status)
-                for name, value in (headers or {}).items():
-                    self.send_header(name, value)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                try:
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):  # the client hung up (e.g. refused a huge answer)
-                    pass
+class _Handler(BaseHTTPRequestHandler):
+    """The stub's HTTP side (``stub``: the server it answers for)."""
 
-            def _authorized(self) -> bool:
-                if stub.api_key is None:
-                    return True
-                return self.headers.get("Authorization") == f"Bearer {stub.api_key}"
+    stub: StubLLMServer
 
-            def do_GET(self) -> None:  # noqa: N802
-                entry = {"id": stub.model, "object": "model", "created": int(time.time()), **stub.card}
-                if self.path.rstrip("/") == "/v1/models":
-                    self._send(200, {"object": "list", "data": [entry]})
-                elif stub.entry_route and self.path == f"/v1/models/{stub.model}":
-                    self._send(200, entry)
-                else:
-                    self._send(404, {"error": {"message": "not found"}})
+    def log_message(self, *args: Any) -> None:  # keep test output clean
+        pass
 
-            def do_POST(self) -> None:  # noqa: N802
-                length = int(self.headers.get("Content-Length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
-                with stub._lock:
-                    stub.requests.append(body)
-                    fault = stub._faults.popleft() if stub._faults else None
-                if self.path.rstrip("/") != "/v1/chat/completions":
-                    return self._send(404, {"error": {"message": "not found"}})
-                if not self._authorized():
-                    return self._send(401, {"error": {"message": "invalid api key", "type": "invalid_request_error"}})
-                if fault and fault[0] == "status":
-                    code, after = fault[1] if isinstance(fault[1], tuple) else (fault[1], None)
-                    return self._send(code, {"error": {"message": f"injected {code}"}},
-                                      {"Retry-After": after} if after is not None else None)
-                if fault and fault[0] == "hang":
-                    stub._stopping.wait(fault[1])
-                    return None
-                if fault and fault[0] == "trickle":  # headers at once, then the body a byte at a time
-                    data = json.dumps({"choices": [{"message": {"content": stub.responder(body)}}]}).encode()
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    for byte in data:
-                        if stub._stopping.wait(fault[1]):
-                            return None
-                        self.wfile.write(bytes([byte]))
-                        self.wfile.flush()
-                    return None
-                if fault and fault[0] == "body":
-                    return self._send(200, fault[1][1], kind=fault[1][0])
-                if stub.delay_s:
-                    time.sleep(stub.delay_s)
-                try:
-                    content = fault[1] if fault and fault[0] == "content" else stub.responder(body)
-                except Exception as exc:  # a responder that fails answers HTTP 500, like a crashed model server
-                    return self._send(500, {"error": {"message": f"responder failed: {exc}"}})
-                body["_answered"] = True
-                prompt_tokens = sum(len(message_text(m).split()) for m in body.get("messages", []))
-                usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(str(content).split()),
-                         "total_tokens": prompt_tokens + len(str(content).split())}
-                self._send(200, {
-                    "id": f"chatcmpl-{len(stub.requests)}", "object": "chat.completion", "created": 0,
-                    "model": body.get("model", stub.model),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": content}}],
-                    "usage": fault[1] if fault and fault[0] == "usage" else usage,
-                })
+    def _send(self, status: int, payload: dict[str, Any] | bytes, headers: dict[str, str] | None = None,
+              kind: str = "application/json") -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        try:
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):  # the client hung up (e.g. refused a huge answer)
+            pass
 
-        return Handler
+    def _authorized(self) -> bool:
+        if self.stub.api_key is None:
+            return True
+        return self.headers.get("Authorization") == f"Bearer {self.stub.api_key}"
+
+    def do_GET(self) -> None:  # noqa: N802
+        stub = self.stub
+        entry = {"id": stub.model, "object": "model", "created": int(time.time()), **stub.card}
+        if self.path.rstrip("/") == "/v1/models":
+            self._send(200, {"object": "list", "data": [entry]})
+        elif stub.entry_route and self.path == f"/v1/models/{stub.model}":
+            self._send(200, entry)
+        else:
+            self._send(404, {"error": {"message": "not found"}})
+
+    def do_POST(self) -> None:  # noqa: N802
+        stub = self.stub
+        length = int(self.headers.get("Content-Length", 0))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        with stub._lock:
+            stub.requests.append(body)
+            fault = stub._faults.popleft() if stub._faults else None
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            return self._send(404, {"error": {"message": "not found"}})
+        if not self._authorized():
+            return self._send(401, {"error": {"message": "invalid api key", "type": "invalid_request_error"}})
+        if fault and fault[0] in ("status", "hang", "trickle", "body"):
+            return self._fault(fault, body)
+        return self._answer(body, fault)
+
+    def _fault(self, fault: tuple[str, Any], body: dict[str, Any]) -> None:
+        """An injected HTTP error, a hang, a trickled answer or a hostile body."""
+        stub = self.stub
+        if fault[0] == "status":
+            code, after = fault[1] if isinstance(fault[1], tuple) else (fault[1], None)
+            return self._send(code, {"error": {"message": f"injected {code}"}},
+                              {"Retry-After": after} if after is not None else None)
+        if fault[0] == "hang":
+            stub._stopping.wait(fault[1])
+            return None
+        if fault[0] == "body":
+            return self._send(200, fault[1][1], kind=fault[1][0])
+        data = json.dumps({"choices": [{"message": {"content": stub.responder(body)}}]}).encode()
+        self.send_response(200)  # a trickle: headers at once, then the body a byte at a time
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        for byte in data:
+            if stub._stopping.wait(fault[1]):
+                return None
+            self.wfile.write(bytes([byte]))
+            self.wfile.flush()
+        return None
+
+    def _answer(self, body: dict[str, Any], fault: tuple[str, Any] | None) -> None:
+        """The responder's answer (or an injected content or usage), streamed when asked and the stub streams."""
+        stub = self.stub
+        if stub.delay_s:
+            time.sleep(stub.delay_s)
+        try:
+            content = fault[1] if fault and fault[0] == "content" else stub.responder(body)
+        except Exception as exc:  # a responder that fails answers HTTP 500, like a crashed model server
+            return self._send(500, {"error": {"message": f"responder failed: {exc}"}})
+        body["_answered"] = True
+        prompt_tokens = sum(len(message_text(m).split()) for m in body.get("messages", []))
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(str(content).split()),
+                 "total_tokens": prompt_tokens + len(str(content).split())}
+        usage = fault[1] if fault and fault[0] == "usage" else usage
+        if body.get("stream") and stub.streams:
+            return self._stream(body, content, usage)
+        return self._send(200, {
+            "id": f"chatcmpl-{len(stub.requests)}", "object": "chat.completion", "created": 0,
+            "model": body.get("model", stub.model),
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+            "usage": usage})
+
+    def _stream(self, body: dict[str, Any], content: Any, usage: Any) -> None:
+        """The answer as Server-Sent Events: role, pieces of text, usage if asked, ``[DONE]``."""
+        stub = self.stub
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        head = {"id": f"chatcmpl-{len(stub.requests)}", "object": "chat.completion.chunk", "created": 0,
+                "model": body.get("model", stub.model)}
+        events = [{**head, "choices": [{"index": 0, "delta": {"role": "assistant"}}]}]
+        events += [{**head, "choices": [{"index": 0, "delta": {"content": piece}}]} for piece in _pieces(content)]
+        events.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        if (body.get("stream_options") or {}).get("include_usage"):
+            events.append({**head, "choices": [], "usage": usage})
+        try:
+            for n, event in enumerate(events):
+                if n > 1 and stub.piece_delay_s and stub._stopping.wait(stub.piece_delay_s):
+                    return
+                self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
+                self.wfile.flush()
+            self.wfile.write(b"data: [DONE]\n\n")
+        except (BrokenPipeError, ConnectionResetError):  # the client hung up (e.g. refused a huge answer)
+            pass
