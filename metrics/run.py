@@ -148,7 +148,6 @@ def _gold_windows(kind: str, record: Mapping[str, Any], window_s: float = 2.0) -
 
 
 #: What each per-call field of the engine means (samples.jsonl ``calls``; docs/runs.md).
-CALL_FIELDS = ("t_s", "frames", "transport", "prompt_version", "raw", "parsed", "latency_s", "cached", "retries")
 
 
 def _engine_calls(replay_report: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
