@@ -147,9 +147,6 @@ def _gold_windows(kind: str, record: Mapping[str, Any], window_s: float = 2.0) -
     return []
 
 
-#: What each per-call field of the engine means (samples.jsonl ``calls``; docs/runs.md).
-
-
 def _engine_calls(replay_report: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """The replay engine's per-call samples (``samples`` of the report ``write_replay`` returns), by record id;
     unknown fields are kept, missing ones stay absent."""
