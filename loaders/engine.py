@@ -244,7 +244,7 @@ def _stream(record: dict[str, Any], kind: str, protocol: Protocol, context: Cont
     prompts = [(t.t_s, t.text, t.role) for t in protocol.turns(record, context)]
     result = replay(strategy, end - start, fps, prompts, start_s=start, own_history=context.history == "own",
                     episode=Episode(kind, record, start, end, fps), k=k, memory=memory, window_s=window_s,
-                    frame_image=frame_image, **timing)
+                    frame_image=frame_image, moments=protocol.moments(record, start, end), **timing)
     return protocol.prediction(record, result.responses), result.report(end - start)
 
 

@@ -112,7 +112,8 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
            timing: str = "synchronous", k: int = DEFAULT_K, memory: str | Memory = DEFAULT_MEMORY,
            camera_buffer: int = 600,
            clock: str = "simulated", frame_image: Any = None, start_s: float = 0.0, window_s: float | None = None,
-           own_history: bool = True, episode: Episode | None = None) -> ReplayResult:
+           own_history: bool = True, episode: Episode | None = None,
+           moments: Sequence[float] | None = None) -> ReplayResult:
     """Play ``duration_s`` seconds from ``start_s`` at ``fps`` to ``model``.
 
     ``prompts`` are ``(time, text)`` events (a question at its query time, a task prompt at 0),
@@ -121,9 +122,12 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
     delivered and, with ``own_history``, every answer of the model, as
     ``(t_s, "user" | "assistant", text)`` (for contextual multi-turn questions).
     ``frame_image(index, t_s)`` gives a frame's pixels when a video is at hand (else frames carry
-    only index and time); indices count from the start of the video.
+    only index and time); indices count from the start of the video. ``moments`` (a protocol's schedule) limits
+    the calls to the first frame at or after each of these times (synchronous timing only); None: every frame.
     """
     _check(timing, fps, camera_buffer, clock, window_s, memory, k)
+    if moments is not None and timing != "synchronous":
+        raise ConfigError("this protocol asks at set moments (its schedule): use --timing synchronous")
     n = int(duration_s * fps + 1e-9)
     first = round(start_s * fps)
     frames = [Frame(first + i, start_s + i / fps, frame_image(first + i, start_s + i / fps) if frame_image else None)
@@ -176,15 +180,34 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
             keep(model.finish(visible(now), prompt_at(now), list(history), now), now)
 
     if timing == "synchronous":
+        due = _due(moments)
         for frame in frames:
             taken.append(frame)
-            record(ask(frame.t_s)[0], frame.t_s, frame.t_s)
+            if due(frame.t_s):
+                record(ask(frame.t_s)[0], frame.t_s, frame.t_s)
         finish(frames[-1].t_s if frames else start_s)
         return result
     free_at, left = _asynchronous(frames, start_s, end_s, camera_buffer, clock, model, result, taken, ask, record)
     result.frames_unprocessed = left
     finish(min(free_at, end_s))
     return result
+
+
+def _due(moments: Sequence[float] | None) -> Any:
+    """``due(t_s)``: whether a frame at ``t_s`` gets a call: always without ``moments``, else when a moment not yet
+    served lies at or before it (several moments between two frames make one call)."""
+    if moments is None:
+        return lambda t_s: True
+    left = sorted(moments, reverse=True)
+
+    def due(t_s: float) -> bool:
+        hit = False
+        while left and left[-1] <= t_s + 1e-9:
+            left.pop()
+            hit = True
+        return hit
+
+    return due
 
 
 def _keep(answer: Any, stamp: float, result: ReplayResult, history: list[tuple[float, str, str]] | None) -> None:
