@@ -36,10 +36,9 @@ from typing import Any
 
 from streamcue.errors import ConfigError, InputError
 from streamcue.frame_memory import Frame, frames_until
-from streamcue.loaders.memory import as_memory
 from streamcue.loaders.protocols import Context, Protocol, protocol_for
 from streamcue.loaders.protocols.base import on_grid
-from streamcue.loaders.replay import DEFAULT_K, DEFAULT_MEMORY, Episode, positive, replay
+from streamcue.loaders.replay import DEFAULT_K, DEFAULT_MEMORY, Episode, as_memory, positive, replay
 from streamcue.loaders.strategies.base import CallTrace, Transport, tracing, turn_content, user_content
 from streamcue.progress import track
 

@@ -126,6 +126,26 @@ def test_the_default_schedule_reads_no_gold_time():
     assert question_text(record) == "Question: q?\n"
 
 
+def test_the_schedule_is_a_declared_protocol_option():
+    """``schedule`` is PhoStream's option: recorded with its prompt versions, checked by the protocol, refused in one
+    line by a protocol that does not declare it (naming the one that does)."""
+    from streamcue.errors import ConfigError
+    from streamcue.loaders.protocols import PROTOCOLS
+    from streamcue.loaders.replay_config import protocol_options, with_options
+
+    sparse = with_options(PROTOCOL, {"schedule": "official-sparse", "prompt_set": None})
+    assert sparse.settings() == {"schedule": "official-sparse"} and PROTOCOL.schedule == "every-chunk"
+    assert protocol_options(sparse)["schedule"] == "official-sparse"
+    assert protocol_options(sparse)["prompt_versions"][0].startswith("phostream_official_system.v1@")
+    record = {"query_time_s": 3.0, "group": "forward", "target": {"t_s": 9.0, "text": "x"}, "question": "q?"}
+    assert sparse.moments(record, 0.0, 20.0) == [3.0, 4.0, 9.0, 10.0]
+    assert PROTOCOL.moments(record, 0.0, 6.5) == [3.0, 4.0, 5.0, 6.0]
+    with pytest.raises(ConfigError, match="unknown PhoStream schedule 'sometimes'"):
+        PROTOCOL.with_options(schedule="sometimes")
+    with pytest.raises(ConfigError, match="--schedule is for phostream records, not ovo-bench"):
+        with_options(PROTOCOLS["ovo-bench"], {"schedule": "every-chunk"})
+
+
 #: The synthetic videos' length: the questions kept are asked and due before it.
 SHORT_S = 50.0
 
