@@ -8,7 +8,8 @@
   once; frames are chosen by one selector with one window rule (:mod:`streamcue.frame_memory`).
 
 Stream protocols play the record's span through :func:`streamcue.loaders.replay.replay` (the
-strategy is called at every frame); ask protocols ask each question at its time with the frames
+strategy is called at every frame, or only at the moments of the protocol's schedule,
+:meth:`~streamcue.loaders.protocols.base.Protocol.moments`); ask protocols ask each question at its time with the frames
 up to then. Records are played video by video (a multi-turn group in turn order, so a later
 turn can show the model's own earlier answer); predictions come back in the input order.
 

@@ -144,6 +144,11 @@ def test_the_schedule_is_a_declared_protocol_option():
         PROTOCOL.with_options(schedule="sometimes")
     with pytest.raises(ConfigError, match="--schedule is for phostream records, not ovo-bench"):
         with_options(PROTOCOLS["ovo-bench"], {"schedule": "every-chunk"})
+    from streamcue.loaders.strategies.chunked import Chunked
+
+    for name, words in (("../../../etc/passwd", "is not a prompt file's name"), ("nope.v1", "no such prompt file")):
+        with pytest.raises(ConfigError, match=words):
+            Chunked(None, prompt=name, placeholder="Silent")
 
 
 #: The synthetic videos' length: the questions kept are asked and due before it.

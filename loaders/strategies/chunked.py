@@ -15,6 +15,7 @@ Calls per record: one per scheduled moment.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +25,8 @@ from streamcue.loaders.replay import Frame
 from streamcue.loaders.strategies.base import TEXT, Option, VisionStrategy, current_trace, dialogue_text, turn_content
 
 __all__ = ["Chunked"]
+
+_PROMPT_NAME = re.compile(r"^[a-z0-9_]+\.v\d+$")
 
 
 def _as_text(text: str) -> dict[str, str]:
@@ -47,8 +50,14 @@ class Chunked(VisionStrategy):
         if not prompt or not placeholder:
             raise ConfigError("strategy chunked needs its system prompt and placeholder (--chunk-prompt, "
                               "--placeholder): this protocol declares none")
+        if not _PROMPT_NAME.match(prompt):
+            raise ConfigError(f"--chunk-prompt {prompt!r} is not a prompt file's name (NAME.vN, a file of "
+                              "loaders/prompts)")
+        try:
+            self.system = self.prompt(prompt)
+        except OSError:
+            raise ConfigError(f"--chunk-prompt {prompt!r}: no such prompt file in loaders/prompts") from None
         super().__init__(settings, kind=kind, **options)
-        self.system = self.prompt(prompt)
         head, sep, body = self.system.text.partition("\n---\n")
         self.system_text = body if sep and head.startswith("#") else self.system.text  # a file's header is not sent
         self.placeholder = placeholder.strip().lower()
