@@ -8,7 +8,8 @@
   once; frames are chosen by one selector with one window rule (:mod:`streamcue.frame_memory`).
 
 Stream protocols play the record's span through :func:`streamcue.loaders.replay.replay` (the
-strategy is called at every frame); ask protocols ask each question at its time with the frames
+strategy is called at every frame, or only at the moments of the protocol's schedule,
+:meth:`~streamcue.loaders.protocols.base.Protocol.moments`); ask protocols ask each question at its time with the frames
 up to then. Records are played video by video (a multi-turn group in turn order, so a later
 turn can show the model's own earlier answer); predictions come back in the input order.
 
@@ -36,10 +37,9 @@ from typing import Any
 
 from streamcue.errors import ConfigError, InputError
 from streamcue.frame_memory import Frame, frames_until
-from streamcue.loaders.memory import as_memory
 from streamcue.loaders.protocols import Context, Protocol, protocol_for
 from streamcue.loaders.protocols.base import on_grid
-from streamcue.loaders.replay import DEFAULT_K, DEFAULT_MEMORY, Episode, positive, replay
+from streamcue.loaders.replay import DEFAULT_K, DEFAULT_MEMORY, Episode, as_memory, positive, replay
 from streamcue.loaders.strategies.base import CallTrace, Transport, tracing, turn_content, user_content
 from streamcue.progress import track
 
@@ -244,7 +244,7 @@ def _stream(record: dict[str, Any], kind: str, protocol: Protocol, context: Cont
     prompts = [(t.t_s, t.text, t.role) for t in protocol.turns(record, context)]
     result = replay(strategy, end - start, fps, prompts, start_s=start, own_history=context.history == "own",
                     episode=Episode(kind, record, start, end, fps), k=k, memory=memory, window_s=window_s,
-                    frame_image=frame_image, **timing)
+                    frame_image=frame_image, moments=protocol.moments(record, start, end), **timing)
     return protocol.prediction(record, result.responses), result.report(end - start)
 
 

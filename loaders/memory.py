@@ -22,22 +22,9 @@ from typing import Any
 
 from streamcue.errors import ConfigError
 from streamcue.frame_memory import Frame, in_window, select_frames
+from streamcue.loaders.replay import PolicyMemory, as_memory
 
 __all__ = ["MEMORIES", "MemorySpec", "PolicyMemory", "WindowMemory", "as_memory", "make_memory"]
-
-
-@dataclass(frozen=True)
-class PolicyMemory:
-    """A frame selector of :mod:`streamcue.frame_memory` (SW, U or SW+U) as a memory; no text context."""
-
-    name: str
-
-    def __post_init__(self) -> None:
-        select_frames([], 1, self.name)  # an unknown policy fails here, before any call
-
-    def view(self, frames: Sequence[Frame], k: int, now: float, prompt: str,
-             history: Sequence[tuple[float, str, str]]) -> tuple[list[Frame], str | None]:
-        return select_frames(frames, k, self.name), None
 
 
 class WindowMemory:
@@ -83,8 +70,3 @@ def make_memory(name: str, *, k: int, window_s: float | None = None, settings: A
     from streamcue.loaders.strategies.oasis import OasisMemory
 
     return OasisMemory(settings, short_k=min(k, 16), use_cache=use_cache)  # 16: OASIS's now-window
-
-
-def as_memory(memory: Any) -> Any:
-    """``memory`` as an object: a selector's name (SW, U, SW+U) becomes its :class:`PolicyMemory`."""
-    return PolicyMemory(memory) if isinstance(memory, str) else memory

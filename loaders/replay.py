@@ -11,11 +11,11 @@ timestamps, the pixels are optional):
   finishes. A slow model sees fewer frames and answers late; frames that leave the buffer
   before the model takes them are counted as dropped.
 
-Memory policies (:mod:`streamcue.frame_memory`) choose which of the frames the model has taken it sees in one call
-(``k`` frames): ``SW`` the last k; ``U`` k spread uniformly over all; ``SW+U`` the last k/2
-plus k - k/2 spread uniformly over the older ones. A policy may also be a :class:`Memory`
-object (e.g. OASIS's event memory, :mod:`streamcue.loaders.strategies.oasis`) that returns
-frames *and* a text context. ``window_s`` keeps only the frames of the last N seconds.
+A memory is always an object (:class:`Memory`, :mod:`streamcue.loaders.memory`; a policy's name becomes its
+object): it chooses which of the frames the model has taken it sees in one call (``k`` frames; the policies of
+:mod:`streamcue.frame_memory`: ``SW`` the last k; ``U`` k spread uniformly over all; ``SW+U`` the last k/2
+plus k - k/2 spread uniformly over the older ones) and may add a text context (OASIS's event memory,
+:mod:`streamcue.loaders.strategies.oasis`). ``window_s`` keeps only the frames of the last N seconds.
 
 The model interface is one method: ``respond(frames, prompt, history, now) -> str | None``
 with an attribute ``latency_s`` (seconds per call, used by the asynchronous protocol). With
@@ -47,7 +47,7 @@ from streamcue.errors import ConfigError
 from streamcue.frame_memory import POLICIES, Frame, in_window, select_frames
 
 __all__ = ["Frame", "Model", "Memory", "Episode", "select_frames", "ReplayResult", "replay", "POLICIES", "positive",
-           "DEFAULT_K", "DEFAULT_MEMORY"]
+           "DEFAULT_K", "DEFAULT_MEMORY", "PolicyMemory", "as_memory"]
 
 #: The one default of each setting, for every entry (the engine's ``play``, a replay's configuration).
 DEFAULT_K = 16
@@ -76,6 +76,25 @@ class Memory(Protocol):
     def view(self, frames: Sequence[Frame], k: int, now: float, prompt: str,
              history: Sequence[tuple[float, str, str]]) -> tuple[list[Frame], str | None]:
         """The frames to show and a text context, from every frame taken so far (oldest first)."""
+
+
+@dataclass(frozen=True)
+class PolicyMemory:
+    """A frame selector of :mod:`streamcue.frame_memory` (SW, U or SW+U) as a memory; no text context."""
+
+    name: str
+
+    def __post_init__(self) -> None:
+        select_frames([], 1, self.name)  # an unknown policy fails here, before any call
+
+    def view(self, frames: Sequence[Frame], k: int, now: float, prompt: str,
+             history: Sequence[tuple[float, str, str]]) -> tuple[list[Frame], str | None]:
+        return select_frames(frames, k, self.name), None
+
+
+def as_memory(memory: str | Memory) -> Memory:
+    """``memory`` as an object: a selector's name (SW, U, SW+U) becomes its :class:`PolicyMemory`."""
+    return PolicyMemory(memory) if isinstance(memory, str) else memory
 
 
 @dataclass(frozen=True)
@@ -112,7 +131,8 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
            timing: str = "synchronous", k: int = DEFAULT_K, memory: str | Memory = DEFAULT_MEMORY,
            camera_buffer: int = 600,
            clock: str = "simulated", frame_image: Any = None, start_s: float = 0.0, window_s: float | None = None,
-           own_history: bool = True, episode: Episode | None = None) -> ReplayResult:
+           own_history: bool = True, episode: Episode | None = None,
+           moments: Sequence[float] | None = None) -> ReplayResult:
     """Play ``duration_s`` seconds from ``start_s`` at ``fps`` to ``model``.
 
     ``prompts`` are ``(time, text)`` events (a question at its query time, a task prompt at 0),
@@ -121,9 +141,11 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
     delivered and, with ``own_history``, every answer of the model, as
     ``(t_s, "user" | "assistant", text)`` (for contextual multi-turn questions).
     ``frame_image(index, t_s)`` gives a frame's pixels when a video is at hand (else frames carry
-    only index and time); indices count from the start of the video.
+    only index and time); indices count from the start of the video. ``moments`` (a protocol's schedule) limits
+    the calls to the first frame at or after each of these times (synchronous timing only); None: every frame.
     """
-    _check(timing, fps, camera_buffer, clock, window_s, memory, k)
+    _check(timing, fps, camera_buffer, clock, window_s, moments)
+    memory = as_memory(memory)
     n = int(duration_s * fps + 1e-9)
     first = round(start_s * fps)
     frames = [Frame(first + i, start_s + i / fps, frame_image(first + i, start_s + i / fps) if frame_image else None)
@@ -132,7 +154,7 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
     pending = sorted((p[0], p[1], p[2] if len(p) > 2 else "user") for p in prompts)
     episode = episode or Episode("", None, start_s, end_s, fps)
     for part in (model, memory):
-        if not isinstance(part, str) and hasattr(part, "begin"):
+        if hasattr(part, "begin"):
             part.begin(episode)
     result = ReplayResult(frames_total=n)
     taken: list[Frame] = []
@@ -154,10 +176,7 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
         """The model's answer and its latency (simulated, or measured on the wall clock)."""
         prompt = prompt_at(now)
         started = time.perf_counter()
-        if isinstance(memory, str):
-            shown, context = select_frames(visible(now), k, memory), None
-        else:
-            shown, context = memory.view(visible(now), k, now, prompt, list(history))
+        shown, context = memory.view(visible(now), k, now, prompt, list(history))
         extra = {"context": context} if getattr(model, "takes_context", False) else {}
         answer = model.respond(shown, prompt, list(history), now, **extra)
         return answer, (time.perf_counter() - started if clock == "wall" else model.latency_s)
@@ -176,15 +195,34 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
             keep(model.finish(visible(now), prompt_at(now), list(history), now), now)
 
     if timing == "synchronous":
+        due = _due(moments)
         for frame in frames:
             taken.append(frame)
-            record(ask(frame.t_s)[0], frame.t_s, frame.t_s)
+            if due(frame.t_s):
+                record(ask(frame.t_s)[0], frame.t_s, frame.t_s)
         finish(frames[-1].t_s if frames else start_s)
         return result
     free_at, left = _asynchronous(frames, start_s, end_s, camera_buffer, clock, model, result, taken, ask, record)
     result.frames_unprocessed = left
     finish(min(free_at, end_s))
     return result
+
+
+def _due(moments: Sequence[float] | None) -> Any:
+    """``due(t_s)``: whether a frame at ``t_s`` gets a call: always without ``moments``, else when a moment not yet
+    served lies at or before it (several moments between two frames make one call)."""
+    if moments is None:
+        return lambda t_s: True
+    left = sorted(moments, reverse=True)
+
+    def due(t_s: float) -> bool:
+        hit = False
+        while left and left[-1] <= t_s + 1e-9:
+            left.pop()
+            hit = True
+        return hit
+
+    return due
 
 
 def _keep(answer: Any, stamp: float, result: ReplayResult, history: list[tuple[float, str, str]] | None) -> None:
@@ -200,9 +238,9 @@ def _keep(answer: Any, stamp: float, result: ReplayResult, history: list[tuple[f
             history.append((response["t_s"], "assistant", response["text"]))
 
 
-def _check(timing: str, fps: float, camera_buffer: int, clock: str, window_s: float | None, memory: Any,
-           k: int) -> None:
-    """Every setting of :func:`replay` checked before any call."""
+def _check(timing: str, fps: float, camera_buffer: int, clock: str, window_s: float | None,
+           moments: Sequence[float] | None) -> None:
+    """Every setting of :func:`replay` checked before any call (the memory: by :func:`as_memory`)."""
     if timing not in ("synchronous", "asynchronous"):
         raise ConfigError(f"unknown timing {timing!r}; use synchronous or asynchronous")
     if fps <= 0 or camera_buffer < 1:
@@ -211,8 +249,8 @@ def _check(timing: str, fps: float, camera_buffer: int, clock: str, window_s: fl
         raise ConfigError(f"unknown clock {clock!r}; use simulated or wall")
     if window_s is not None:
         positive(window_s, "the context window")
-    if isinstance(memory, str):
-        select_frames([], k, memory)  # an unknown policy fails before any call
+    if moments is not None and timing != "synchronous":
+        raise ConfigError("this protocol asks at set moments (its schedule): use --timing synchronous")
 
 
 def _asynchronous(frames: list[Frame], start_s: float, end_s: float, camera_buffer: int, clock: str, model: Any,

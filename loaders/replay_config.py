@@ -26,7 +26,8 @@ from streamcue.loaders.replay import DEFAULT_K, DEFAULT_MEMORY
 from streamcue.loaders.sources import RecordSet, open_records
 
 __all__ = ["ReplayConfig", "Plan", "prepare", "check_out", "choose", "declared",
-           "strategy_flags", "with_options", "protocol_options", "PROMPT_SET_HELP", "CONTEXT_HELP"]
+           "strategy_flags", "with_options", "protocol_options", "protocol_settings", "PROMPT_SET_HELP",
+           "CONTEXT_HELP", "SCHEDULE_HELP"]
 
 
 def declared(default: Any, help: str, *, flag: str | None = None, cli: bool = True, **extra: Any) -> Any:
@@ -40,6 +41,9 @@ PROMPT_SET_HELP = ("ovo-bench, streamingbench: official (default: the benchmark'
 #: Why frames have at least 64 px on their longest side (64 x 64 px in all).
 FRAME_WHY = ("vision encoders read 28-px patches (Qwen2-VL refuses a side under 28 px); 64 px keeps the short side "
              "of a frame up to 2:1 above that")
+SCHEDULE_HELP = ("phostream: every-chunk (default: the model is asked at every 1 s chunk from the question on; reads "
+                 "no gold time) or official-sparse (the official runner's default: also in the 2 s after a forward "
+                 "question's gold answer time; for parity only).")
 CONTEXT_HELP = ("streamingbench: all (default: every frame up to the question, as the released code) or last-60s "
                 "(the public leaderboard; the window when --window-s is not given).")
 
@@ -90,8 +94,9 @@ class ReplayConfig:
                                  "answer) or video.")
     timing: str = declared("synchronous", "synchronous (the model answers before the next frame) or asynchronous "
                                           "(VSAS-Bench: a slow model sees fewer frames and answers late).")
-    prompt_set: str | None = declared(None, PROMPT_SET_HELP)
-    context: str | None = declared(None, CONTEXT_HELP)
+    prompt_set: str | None = declared(None, PROMPT_SET_HELP, protocol=True)
+    context: str | None = declared(None, CONTEXT_HELP, protocol=True)
+    schedule: str | None = declared(None, SCHEDULE_HELP, protocol=True)
     transport: str = declared("frames", "How frames reach the model: frames (JPEG images) or video_url (the clip "
                                         "itself, for servers such as vLLM that decode video).")
     frame_side: int | None = declared(448, "Frames at most this many pixels on their longest side, at least 64 "
@@ -335,7 +340,7 @@ def _play_of(kind: str, rows: list[dict[str, Any]], config: ReplayConfig) -> tup
     from streamcue.loaders.protocols import protocol_for
     from streamcue.loaders.strategies import STRATEGIES, applicable
 
-    protocol = with_options(protocol_for(kind, rows[0], config.benchmark), config.prompt_set, config.context)
+    protocol = with_options(protocol_for(kind, rows[0], config.benchmark), protocol_settings(config))
     others = {r.get("benchmark") for r in rows} - {None, protocol.name}
     if others:
         raise InputError(f"records of several benchmarks ({protocol.name}, {', '.join(sorted(others))}) in one "
@@ -373,34 +378,39 @@ def _strategy_options(strategy: str, kind: str, given: Mapping[str, Any], defaul
     return options
 
 
-def with_options(protocol: Any, prompt_set: str | None, context: str | None) -> Any:
-    """``protocol`` with ``prompt_set`` / ``context`` (refused, one line, by a protocol that has no such option)."""
-    import inspect
+def protocol_settings(config: ReplayConfig) -> dict[str, Any]:
+    """The protocol options ``config`` sets: its fields declared with ``protocol=True`` that are not None."""
+    import dataclasses
 
-    given = {name: value for name, value in (("prompt_set", prompt_set), ("context", context)) if value is not None}
-    if not given:
-        return protocol
-    accepts = inspect.signature(protocol.with_options).parameters if hasattr(protocol, "with_options") else {}
+    return {f.name: getattr(config, f.name) for f in dataclasses.fields(config)
+            if f.metadata.get("protocol") and getattr(config, f.name) is not None}
+
+
+def with_options(protocol: Any, given: Mapping[str, Any]) -> Any:
+    """``protocol`` with the options ``given`` (:meth:`~streamcue.loaders.protocols.base.Protocol.with_options`); one
+    it does not declare is refused in one line naming the protocols that do."""
+    from streamcue.loaders.protocols import PROTOCOLS
+
+    given = {name: value for name, value in given.items() if value is not None}
     for name in given:
-        if name not in accepts:
-            users = "ovo-bench or streamingbench" if name == "prompt_set" else "streamingbench"
-            raise ConfigError(f"--{name.replace('_', '-')} is for {users} records, not {protocol.name}")
-    return protocol.with_options(**given)
+        if name not in protocol.options:
+            users = [p.name for p in PROTOCOLS.values() if name in p.options]
+            raise ConfigError(f"--{name.replace('_', '-')} is for {' or '.join(users) or 'no'} records, "
+                              f"not {protocol.name}")
+    return protocol.with_options(**given) if given else protocol
 
 
 def protocol_options(protocol: Any) -> dict[str, Any]:
-    """What the reports record of a protocol's options: its prompt set, the versions of its prompt files
-    (``name@sha12``) and, for StreamingBench, its context."""
+    """What the reports record of a protocol's options (:meth:`~streamcue.loaders.protocols.base.Protocol.settings`,
+    e.g. its prompt set, context or schedule) and, for a protocol that has options, the versions of its prompt files
+    (``prompt_versions``, ``name@sha12``)."""
     from streamcue.prompts import load_prompt
 
-    if not hasattr(protocol, "prompt_set"):
+    settings = protocol.settings()
+    if not settings:
         return {}
-    out: dict[str, Any] = {"prompt_set": protocol.prompt_set,
-                           "prompt_versions": [load_prompt("streamcue.loaders", name).version
-                                               for name in protocol.prompts]}
-    if hasattr(protocol, "context"):
-        out["context"] = protocol.context
-    return out
+    return {**settings, "prompt_versions": [load_prompt("streamcue.loaders", name).version
+                                            for name in protocol.prompts]}
 
 
 # ------------------------------------------------------------------------------------------ playing

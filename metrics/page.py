@@ -121,12 +121,19 @@ def _efficiency(eff: Mapping[str, Any]) -> list[tuple[str, str]]:
                              f"s of video{'; below 1: kept up with the video' if rtf is not None else ''})")]
 
 
+def _protocol(protocol: Mapping[str, Any]) -> str | None:
+    """The protocol's name and its settings (``span``, ``timing`` and the protocol's own options, e.g. a schedule)."""
+    settings = [f"{k}={v}" for k, v in protocol.items()
+                if k not in ("name", "history", "kinds", "prompt_versions") and isinstance(v, (str, int, float))]
+    return f"{protocol.get('name')} ({', '.join(settings)})" if settings else protocol.get("name")
+
+
 def _made(results: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The rows of "How this run was made"."""
     bench, model, protocol = results["benchmark"], results["model"], results.get("protocol", {})
     frames, generation = results.get("frames", {}), results.get("generation", {})
     rows = [("benchmark records", bench.get("records")), ("split", bench.get("split") or "all"),
-            ("protocol", protocol.get("name")),
+            ("protocol", _protocol(protocol)),
             ("strategies", ", ".join(f"{k}: {v.get('strategy')}" for k, v in
                                      (protocol.get("kinds") or {}).items()) or None),
             ("history", _flat(protocol.get("history"))), ("model", model.get("name")),

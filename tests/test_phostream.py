@@ -4,6 +4,7 @@ the schedules."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -125,17 +126,146 @@ def test_the_default_schedule_reads_no_gold_time():
     assert question_text(record) == "Question: q?\n"
 
 
-@needs_data
-def test_a_run_is_refused_in_one_line_until_a_strategy_plays_phostream(built, tmp_path):
-    """No replay strategy declares PhoStream's active_item records yet (docs/benchmarks/phostream.md, Protocol)."""
-    from streamcue.loaders.strategies import applicable
+def test_the_schedule_is_a_declared_protocol_option():
+    """``schedule`` is PhoStream's option: recorded with its prompt versions, checked by the protocol, refused in one
+    line by a protocol that does not declare it (naming the one that does)."""
+    from streamcue.errors import ConfigError
+    from streamcue.loaders.protocols import PROTOCOLS
+    from streamcue.loaders.replay_config import protocol_options, with_options
 
-    assert applicable("active_item", "phostream") == []
-    done = subprocess.run([sys.executable, "-m", "streamcue", "run", "phostream", str(built[1]), "--out",
-                           str(tmp_path / "run"), "--no-video", "--limit", "2", "--llm-base-url",
-                           "http://127.0.0.1:9/v1", "--llm-model", "stub"], capture_output=True, text=True, timeout=300)
-    assert done.returncode != 0 and "not active_item records of phostream" in done.stderr + done.stdout
-    assert "Traceback" not in done.stderr and not (tmp_path / "run").exists()
+    sparse = with_options(PROTOCOL, {"schedule": "official-sparse", "prompt_set": None})
+    assert sparse.settings() == {"schedule": "official-sparse"} and PROTOCOL.schedule == "every-chunk"
+    assert protocol_options(sparse)["schedule"] == "official-sparse"
+    assert protocol_options(sparse)["prompt_versions"][0].startswith("phostream_official_system.v1@")
+    record = {"query_time_s": 3.0, "group": "forward", "target": {"t_s": 9.0, "text": "x"}, "question": "q?"}
+    assert sparse.moments(record, 0.0, 20.0) == [3.0, 4.0, 9.0, 10.0]
+    assert PROTOCOL.moments(record, 0.0, 6.5) == [3.0, 4.0, 5.0, 6.0]
+    with pytest.raises(ConfigError, match="unknown PhoStream schedule 'sometimes'"):
+        PROTOCOL.with_options(schedule="sometimes")
+    with pytest.raises(ConfigError, match="--schedule is for phostream records, not ovo-bench"):
+        with_options(PROTOCOLS["ovo-bench"], {"schedule": "every-chunk"})
+    from streamcue.loaders.strategies.chunked import Chunked
+
+    for name, words in (("../../../etc/passwd", "is not a prompt file's name"), ("nope.v1", "no such prompt file")):
+        with pytest.raises(ConfigError, match=words):
+            Chunked(None, prompt=name, placeholder="Silent")
+
+
+#: The synthetic videos' length: the questions kept are asked and due before it.
+SHORT_S = 50.0
+
+
+@pytest.fixture(scope="module")
+def short(tmp_path_factory):
+    """Three PhoStream videos of the shared annotations with their questions of the first 45 s (an instant, a
+    backward and four forward ones), built by ``streamcue build phostream``, each video a 50 s ffmpeg test pattern,
+    and a videos file with their durations."""
+    from streamcue.video import ffmpeg_exe
+
+    tmp = tmp_path_factory.mktemp("phostream-short")
+    wanted = ("Funniest_Animal_Videos_Ever_Part_1_reencoded/output_1.mp4", "Jin_RunSeokjin",
+              "30_Min_CARDIO_WORKOUT_at_Home_LOW_IMPACT_STEADY_STATE_LISS_reencoded/output_2.mp4")
+    kept = []
+    for video in json.loads((DATA / "phostream_annotations.json").read_text()):
+        if any(w in video["video_path"] for w in wanted):
+            early = [q for q in video["verified_responses"]
+                     if max(_seconds(q["timestamp_question"]), _seconds(q.get("timestamp_proactive") or "0:0")) < 45]
+            kept.append({**video, "verified_responses": early})
+    write_json(tmp / "ann.json", kept)
+    subprocess.run([sys.executable, "-m", "streamcue", "build", "phostream", "--annotations", str(tmp / "ann.json"),
+                    "--out", str(tmp / "built")], check=True, capture_output=True, timeout=300)
+    videos = read_jsonl(tmp / "built" / "videos.jsonl")
+    for video in videos:
+        path = tmp / "videos" / video["uri"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run([ffmpeg_exe(), "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=96x64:rate=2",
+                        "-t", str(SHORT_S), "-pix_fmt", "yuv420p", "-c:v", "libx264", str(path)], check=True)
+        video["duration_s"] = SHORT_S
+    write_jsonl(tmp / "videos.jsonl", videos)
+    items = read_jsonl(tmp / "built" / "active_item.jsonl")
+    assert len(videos) == 3 and [r["group"] for r in items].count("forward") == 4 and len(items) == 6
+    return tmp
+
+
+def _run(short: Path, out: Path, base_url: str, *extra: str) -> dict:
+    from tests.conftest import cli
+
+    code, _, err = cli("run", "phostream", short / "built", "--videos", short / "videos.jsonl", "--video-root",
+                       short / "videos", "--out", out, "--llm-base-url", base_url, "--llm-model", "stub", *extra)
+    assert code == 0, err
+    return json.loads((out / "results.json").read_text())
+
+
+def _now(body: dict) -> float:
+    """The time of a call: its last frame's label."""
+    from streamcue.testing.stub_llm import message_text
+
+    return float(re.findall(r"Frame at ([\d.]+) s", message_text(body["messages"][-1]))[-1])
+
+
+@needs_data
+def test_streamcue_run_plays_phostream_and_records_its_schedule(short, tmp_path):
+    """An honest server (it reads the frames' times, never a gold time) through ``streamcue run phostream``: the
+    official system prompt alone as the system message, one plain call per chunk of the default schedule, the
+    schedule in replay_report.json, results.json and on the page; ``compare`` refuses a run of the other schedule."""
+    from streamcue.prompts import load_prompt
+    from streamcue.testing.stub_llm import StubLLMServer
+    from tests.conftest import cli
+
+    with StubLLMServer(lambda body: "A test pattern." if int(_now(body)) % 5 == 0 else "Silent") as server:
+        results = _run(short, tmp_path / "every", server.base_url)
+        asked = [r for r in server.requests if r.get("_answered")]
+        sparse = _run(short, tmp_path / "sparse", server.base_url, "--schedule", "official-sparse")
+    assert results["protocol"]["schedule"] == "every-chunk" and sparse["protocol"]["schedule"] == "official-sparse"
+    assert results["protocol"]["kinds"]["active_item"]["strategy"] == "chunked"
+    report = json.loads((tmp_path / "every" / "replay_report.json").read_text())
+    assert report["kinds"]["active_item"]["schedule"] == "every-chunk"
+    assert "phostream (span=clip, timing=synchronous, schedule=every-chunk)" in \
+        (tmp_path / "every" / "report.html").read_text()
+
+    items = {r["item_id"]: r for r in read_jsonl(short / "built" / "active_item.jsonl")}
+    calls = [json.loads(line) for line in (tmp_path / "every" / "samples.jsonl").read_text().splitlines()]
+    last_frame = SHORT_S - 1  # 1 fps: frames at 0 .. 49 s
+    for sample in calls:
+        record = items[sample["id"]]
+        assert [t for t, _ in sample["parsed_answer"]] == \
+               [float(t) for t in call_seconds(record, last_frame) if t % 5 == 0]
+    system = load_prompt("streamcue.loaders", "phostream_official_system.v1").text.partition("\n---\n")[2]
+    assert len(asked) == sum(len(call_seconds(r, last_frame)) for r in items.values())
+    assert all(r["messages"][0] == {"role": "system", "content": system} and "response_format" not in r
+               for r in asked)
+    done = cli("compare", tmp_path / "every", tmp_path / "sparse")
+    assert done[0] == 2 and "protocol.schedule: every-chunk vs official-sparse" in done[2]
+
+
+@needs_data
+def test_only_the_official_schedule_lets_a_leaking_model_answer_on_time(short, tmp_path):
+    """A leaking model: it knows the gold answers and says one when a call comes after a pause of more than a chunk
+    (the official schedule's call at the gold proactive time), else "Silent". Under ``official-sparse`` every
+    forward question is answered on time; under the default ``every-chunk`` (no pause: the schedule reads no gold
+    time) none is."""
+    from streamcue.testing.stub_llm import StubLLMServer, message_text
+
+    items = [r for r in read_jsonl(short / "built" / "active_item.jsonl") if r["group"] == "forward"]
+    gold = {question_text(r): r["target"]["text"] for r in items}
+    forward = ",".join(r["item_id"] for r in items)
+    on_time = {}
+    for schedule in SCHEDULES:
+        last: dict[str, float] = {}
+
+        def leaking(body: dict) -> str:
+            now, text = _now(body), message_text(body["messages"][-1])
+            question = next(q for q in gold if q in text)
+            paused = now - last.get(question, now) > 1.5
+            last[question] = now
+            return gold[question] if paused else "Silent"
+
+        with StubLLMServer(leaking) as server:
+            results = _run(short, tmp_path / schedule, server.base_url, "--schedule", schedule, "--ids", forward,
+                           "--no-cache")
+        categories = [item["category"] for item in results["report"]["per_item"].values()]
+        on_time[schedule] = categories.count("Error (no LLM)") / len(categories)
+    assert on_time == {"every-chunk": 0.0, "official-sparse": 1.0}
 
 
 def _seconds(clock_text: str) -> int:

@@ -14,15 +14,20 @@ To add a benchmark, subclass :class:`Protocol` and fill in:
   (which strategies apply is declared by each strategy, :data:`streamcue.loaders.strategies.STRATEGIES`);
 * ``history``: ``"gold"`` or ``"own"``, the default for ``--history`` (which answers of earlier turns
   are shown: the gold ones or the model's own);
+* ``options``: the names of its own options, keywords of its constructor kept as attributes of the same name
+  (e.g. ``("schedule",)``); a run sets one through the configuration field of that name (``--schedule``),
+  :meth:`Protocol.with_options` makes the protocol with it and :meth:`Protocol.settings` is what replay_report.json,
+  results.json, the run page and ``compare`` record of it;
 * :meth:`Protocol.turns` -- what is asked when, as :class:`Turn` objects;
 * :meth:`Protocol.prediction` -- the record's ``<kind>_prediction`` from the model's responses.
 
 Two ways of playing exist, and a protocol says which per kind (``mode``):
 
-* ``"stream"`` (interval_qa, dense_caption, guidance): the record's turns are delivered into a
-  running stream (:func:`streamcue.loaders.replay.replay`) over :meth:`Protocol.span`; the strategy
-  decides at every frame whether to call the model. Responses are ``{"t_s", "text"[, "type",
-  "plan_index"]}``.
+* ``"stream"`` (interval_qa, dense_caption, guidance, PhoStream's active_item): the record's turns are
+  delivered into a running stream (:func:`streamcue.loaders.replay.replay`) over :meth:`Protocol.span`; the
+  strategy is called at every frame and decides whether to call the model, or, where :meth:`Protocol.moments`
+  names the moments a benchmark asks in (its schedule), at the first frame at or after each of them only.
+  Responses are ``{"t_s", "text"[, "type", "plan_index"]}``.
 * ``"ask"`` (multiple choice, probes, open questions): every user turn is a question asked at its
   time ``t_s``; the model sees the frames up to then and answers it (``form`` names the answer
   prompt: ``choice``, ``open`` or ``yes_no``); a turn with ``until_s`` and ``poll`` is polled
@@ -54,6 +59,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from streamcue.errors import ConfigError
 from streamcue.prompts import load_prompt
 
 __all__ = ["Turn", "Context", "Protocol", "prompt_text", "on_grid"]
@@ -126,6 +132,26 @@ class Protocol:
     history: str = "own"
     #: Strategy option defaults of this protocol, e.g. ``{"polling": {"hz": 1.0}}`` (StreamingBench polls at 1 Hz).
     defaults: Mapping[str, Mapping[str, Any]] = {}
+    #: The protocol's own options: keywords of its constructor, kept as attributes of the same name.
+    options: tuple[str, ...] = ()
+
+    def with_options(self, **given: Any) -> Protocol:
+        """This protocol with the options ``given`` (None: unchanged), checked by its constructor; an option it does
+        not declare is a :class:`ConfigError`."""
+        unknown = [name for name in given if name not in self.options]
+        if unknown:
+            raise ConfigError(f"{self.name} has no option {unknown[0]!r}; its options: "
+                              f"{', '.join(self.options) or 'none'}")
+        return type(self)(**{**self.settings(), **{k: v for k, v in given.items() if v is not None}})
+
+    def settings(self) -> dict[str, Any]:
+        """Its options' values, by name (what the reports record)."""
+        return {name: getattr(self, name) for name in self.options}
+
+    def moments(self, record: Mapping[str, Any], start_s: float, end_s: float) -> list[float] | None:
+        """Stream mode: the times in ``[start_s, end_s]`` at which the model may be called about ``record`` (its
+        schedule; a call falls on the first frame at or after each), or None: at every frame (the default)."""
+        return None
 
     def turns(self, record: Mapping[str, Any], context: Context) -> list[Turn]:
         """What is asked when (user turns) and which earlier answers are shown (assistant turns), by time."""

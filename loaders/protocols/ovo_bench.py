@@ -66,13 +66,10 @@ class OVOBench(PromptSets, Protocol):
     mode = {"mc_question": "ask", "active_item": "ask"}
     default_strategy = {"mc_question": "single-call", "active_item": "single-call"}
     history = "gold"
+    options = ("prompt_set",)
 
     def __init__(self, prompt_set: str = DEFAULT_PROMPT_SET) -> None:
         self.prompt_set = check_prompt_set(prompt_set)
-
-    def with_options(self, *, prompt_set: str | None = None) -> OVOBench:
-        """This protocol with another prompt set (``official`` or ``streamcue``)."""
-        return OVOBench(prompt_set or self.prompt_set)
 
     def turns(self, record: Mapping[str, Any], context: Context) -> list[Turn]:
         if "options" in record:

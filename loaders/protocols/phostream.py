@@ -8,7 +8,14 @@ official system prompt (``phostream_official_system.v1``) and each question as a
 added to the dialogue, every other answer is. The official scorer ignores a forward question's answer given
 in the question's own second (an acknowledgement); :mod:`streamcue.metrics.phostream` does the same.
 
-When the model is asked, :data:`SCHEDULES`:
+streamcue plays each question as a stream record (``mode`` stream) over the whole video: the engine calls the
+strategy only at the moments of the schedule (:meth:`PhoStream.moments`, chunk ends), and the default strategy,
+``chunked`` (:mod:`streamcue.loaders.strategies.chunked`), sends at each one the official system prompt, the frames
+of the rolling context (``window_s`` = :data:`CONTEXT_S`, unless ``--window-s``) and the dialogue, and takes
+"Silent" as silence. ``--fps 2 --k 121 --memory SW`` shows every frame of that context, as the official runner.
+
+When the model is asked, :data:`SCHEDULES` (the protocol's option ``schedule``, ``--schedule``; recorded in
+replay_report.json, results.json and on the run page):
 
 * ``every-chunk`` (the default): at every chunk from the question on, to the end of the video; reads no gold
   time (the official ``--sparse-mode 0``);
@@ -75,17 +82,18 @@ class PhoStream(Protocol):
     kinds = ("active_item",)
     prompts = (SYSTEM_PROMPT,)
     mode = {"active_item": "stream"}
-    default_strategy = {"active_item": "single-call"}
+    default_strategy = {"active_item": "chunked"}
     history = "own"
+    options = ("schedule",)
+    #: The official prompt and placeholder, for the chunked strategy.
+    defaults = {"chunked": {"prompt": SYSTEM_PROMPT, "placeholder": "Silent"}}
+    #: The rolling context: the frames of the last :data:`CONTEXT_S` seconds (``--window-s`` overrides it).
+    window_s = CONTEXT_S
 
     def __init__(self, schedule: str = "every-chunk") -> None:
         if schedule not in SCHEDULES:
             raise ConfigError(f"unknown PhoStream schedule {schedule!r}; use {' or '.join(SCHEDULES)}")
         self.schedule = schedule
-
-    def with_options(self, *, schedule: str | None = None) -> PhoStream:
-        """This protocol with another schedule (``every-chunk`` or ``official-sparse``)."""
-        return PhoStream(schedule or self.schedule)
 
     def turns(self, record: Mapping[str, Any], context: Context) -> list[Turn]:
         return [Turn(record["query_time_s"], question_text(record), prompt=SYSTEM_PROMPT)]
@@ -94,6 +102,10 @@ class PhoStream(Protocol):
              tail_s: float = 5.0) -> tuple[float, float]:
         """The whole video (the default schedule plays to its end, whatever the gold time)."""
         return super().span(record, duration_s, context, span=span, tail_s=tail_s)
+
+    def moments(self, record: Mapping[str, Any], start_s: float, end_s: float) -> list[float]:
+        """The seconds the schedule asks in (:func:`call_seconds`), within the played span."""
+        return [float(t) for t in call_seconds(record, end_s, self.schedule) if start_s <= t <= end_s]
 
     def prediction(self, record: Mapping[str, Any], responses: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         return {"item_id": record["item_id"],

@@ -58,13 +58,10 @@ class StreamBench(PromptSets, Protocol):
     mode = {"open_question": "ask"}
     default_strategy = {"open_question": "single-call"}
     history = "own"
+    options = ("prompt_set",)
 
     def __init__(self, prompt_set: str = DEFAULT_PROMPT_SET) -> None:
         self.prompt_set = check_prompt_set(prompt_set)
-
-    def with_options(self, *, prompt_set: str | None = None) -> StreamBench:
-        """This protocol with another prompt set (``official`` or ``streamcue``)."""
-        return StreamBench(prompt_set or self.prompt_set)
 
     def turns(self, record: Mapping[str, Any], context: Context) -> list[Turn]:
         earlier: list[tuple[float, str, str]] = []

@@ -68,6 +68,7 @@ class StreamingBench(PromptSets, Protocol):
     default_strategy = {"mc_question": "single-call", "active_item": "polling"}
     history = "gold"
     defaults = {"polling": {"hz": 1.0}}
+    options = ("prompt_set", "context")
 
     def __init__(self, prompt_set: str = DEFAULT_PROMPT_SET, context: str = "all") -> None:
         from streamcue.errors import ConfigError
@@ -82,10 +83,6 @@ class StreamingBench(PromptSets, Protocol):
     def window_s(self) -> float | None:
         """Seconds of video before each question the model sees (None: all), from ``context``."""
         return CONTEXTS[self.context]
-
-    def with_options(self, *, prompt_set: str | None = None, context: str | None = None) -> StreamingBench:
-        """This protocol with another prompt set and/or context."""
-        return StreamingBench(prompt_set or self.prompt_set, context or self.context)
 
     def turns(self, record: Mapping[str, Any], context: Context) -> list[Turn]:
         official = self.prompt_set == "official"

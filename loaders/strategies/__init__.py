@@ -11,6 +11,9 @@ polling            interval_qa, dense_caption,           "right time?" at ``hz``
 response-in-last   interval_qa                           one call after the clip, ``[frame] answer`` lines
 turn-loop          guidance                              completed? / mistake? every 5 s (LiveCook)
 self-check         dense_caption                         "does my last answer still hold?" first (VSAS-Bench)
+chunked            active_item (phostream)               at each chunk end the protocol schedules: system
+                                                         prompt, rolling context, dialogue; plain answer or
+                                                         the placeholder (PhoStream's runner)
 =================  ====================================  ==============================================
 
 Each class declares ``applies`` (record kind -> protocols, None for all), ``options``
@@ -26,6 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from streamcue.errors import ConfigError
+from streamcue.loaders.strategies.chunked import Chunked
 from streamcue.loaders.strategies.periodic import PeriodicBaseline
 from streamcue.loaders.strategies.polling import Polling
 from streamcue.loaders.strategies.response_in_last import ResponseInLast
@@ -42,6 +46,7 @@ STRATEGIES: dict[str, Any] = {
     "response-in-last": ResponseInLast,
     "turn-loop": TurnLoop,
     "self-check": SelfCheck,
+    "chunked": Chunked,
 }
 
 
