@@ -64,6 +64,18 @@ def _frames(plan: Any) -> Any:
                        keep=1)
 
 
+def _durations(plan: Any, frames: Any) -> dict[str, float | None]:
+    """Each video's length in seconds: its video record's ``duration_s``, else (a source that gives none) the
+    length ffprobe reads from the file under the video root; None when neither is known."""
+    from streamcue.video import probe
+
+    durations = {vid: v.get("duration_s") for vid, v in plan.source.videos.items()}
+    for vid, path in (frames.paths if frames is not None else {}).items():
+        if durations.get(vid) is None:
+            durations[vid] = probe(path).duration_s or None
+    return durations
+
+
 def _settings(plan: Any) -> Any:
     from streamcue.llm import LLMSettings
     from streamcue.loaders.strategies import STRATEGIES
@@ -97,7 +109,7 @@ def play_all(plan: Any) -> Played:
         raise ConfigError("no --video-root: the model would see no frames, only their times; pass --video-root "
                           "DIR, or --no-video for a blind run (labelled blind in the report)")
     sending = Transport(mode=c.transport, label=c.frame_label, video_url_form=c.video_url)
-    durations = {vid: v.get("duration_s") for vid, v in plan.source.videos.items()}
+    durations = _durations(plan, frames)
     done = Played(settings=settings, policy=policy, blind=settings is not None and frames is None)
     try:
         for (kind, rows, protocol, name, options), model in zip(plan.plays, models):

@@ -158,8 +158,8 @@ SHORT_S = 50.0
 @pytest.fixture(scope="module")
 def short(tmp_path_factory):
     """Three PhoStream videos of the shared annotations with their questions of the first 45 s (an instant, a
-    backward and four forward ones), built by ``streamcue build phostream``, each video a 50 s ffmpeg test pattern,
-    and a videos file with their durations."""
+    backward and four forward ones), built by ``streamcue build phostream``, each video a 50 s ffmpeg test pattern
+    (the built videos.jsonl gives no durations: the run reads them from the files)."""
     from streamcue.video import ffmpeg_exe
 
     tmp = tmp_path_factory.mktemp("phostream-short")
@@ -180,8 +180,6 @@ def short(tmp_path_factory):
         path.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run([ffmpeg_exe(), "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=96x64:rate=2",
                         "-t", str(SHORT_S), "-pix_fmt", "yuv420p", "-c:v", "libx264", str(path)], check=True)
-        video["duration_s"] = SHORT_S
-    write_jsonl(tmp / "videos.jsonl", videos)
     items = read_jsonl(tmp / "built" / "active_item.jsonl")
     assert len(videos) == 3 and [r["group"] for r in items].count("forward") == 4 and len(items) == 6
     return tmp
@@ -190,8 +188,8 @@ def short(tmp_path_factory):
 def _run(short: Path, out: Path, base_url: str, *extra: str) -> dict:
     from tests.conftest import cli
 
-    code, _, err = cli("run", "phostream", short / "built", "--videos", short / "videos.jsonl", "--video-root",
-                       short / "videos", "--out", out, "--llm-base-url", base_url, "--llm-model", "stub", *extra)
+    code, _, err = cli("run", "phostream", short / "built", "--video-root", short / "videos", "--out", out,
+                       "--llm-base-url", base_url, "--llm-model", "stub", *extra)
     assert code == 0, err
     return json.loads((out / "results.json").read_text())
 

@@ -52,7 +52,7 @@ from streamcue.prompts import Prompt, load_prompt
 
 __all__ = ["Asker", "VisionStrategy", "Option", "frame_parts", "dialogue_text", "user_content", "YES_NO", "TEXT",
            "ANSWER_FORMS", "Transport", "turn_content", "CallTrace", "tracing", "current_trace", "FRAME_LABELS",
-           "TRANSPORTS", "bounded", "LONGEST_STEP_S", "STEP_WHY"]
+           "TRANSPORTS", "clip_extra", "bounded", "LONGEST_STEP_S", "STEP_WHY"]
 
 YES_NO = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
           "required": ["answer"], "additionalProperties": False}
@@ -272,7 +272,7 @@ def _frame_info(frame: Frame) -> dict[str, Any]:
     return info
 
 
-def _clip_extra(content: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+def clip_extra(content: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """vLLM's ``media_io_kwargs`` for a content that carries a clip (its frame count), else None."""
     trace = current_trace()
     video = trace.media([{"content": list(content)}])[1] if trace is not None else None
@@ -409,7 +409,7 @@ class Asker:
     def try_ask(self, prompt_name: str, content: list[dict[str, Any]], schema: dict[str, Any], what: str,
                 **values: Any) -> Reply:
         """One validated, cached call as a :class:`~streamcue.llm.Reply` (unparseable answers kept, counted)."""
-        request = self.request(prompt_name, content, schema, what, _clip_extra(content), **values)
+        request = self.request(prompt_name, content, schema, what, clip_extra(content), **values)
         return self._send(request, what)
 
     def _send(self, request: Request, what: str, read: Callable[[str], Any] | None = None) -> Reply:
@@ -455,7 +455,7 @@ class Asker:
         official extraction rule (the sample's ``parsed``)."""
         version = (self.prompt(prompt_name).version if prompt_name else "turn") + "+plain"
         request = Request(messages=({"role": "user", "content": content},), schema=TEXT, prompt_version=version,
-                          name=what, plain=_raw_text, extra=_clip_extra(content), raw=True)
+                          name=what, plain=_raw_text, extra=clip_extra(content), raw=True)
         return self._send(request, what, read)
 
     def ask(self, prompt_name: str, content: list[dict[str, Any]], schema: dict[str, Any], what: str,

@@ -22,7 +22,7 @@ from typing import Any
 from streamcue.errors import ConfigError
 from streamcue.llm import Request
 from streamcue.loaders.replay import Frame
-from streamcue.loaders.strategies.base import TEXT, Option, VisionStrategy, current_trace, dialogue_text, turn_content
+from streamcue.loaders.strategies.base import TEXT, Option, VisionStrategy, clip_extra, dialogue_text, turn_content
 
 __all__ = ["Chunked"]
 
@@ -67,14 +67,10 @@ class Chunked(VisionStrategy):
         dialogue = dialogue_text(history, prompt)
         text = (f"Dialogue so far:\n{dialogue}\n" if dialogue else "") + prompt
         content = turn_content(frames, text, now, context)
-        trace = current_trace()
-        extra = None
-        if trace is not None and trace.video is not None:
-            extra = {"media_io_kwargs": {"video": {"num_frames": trace.video["frames"]}}}
         request = Request(messages=({"role": "system", "content": self.system_text},
                                     {"role": "user", "content": content}),
                           schema=TEXT, prompt_version=self.system.version + "+plain", name="ask_chunk",
-                          plain=_as_text, extra=extra, raw=True)
+                          plain=_as_text, extra=clip_extra(content), raw=True)
         reply = self._send(request, "ask_chunk")
         said = reply.text.strip() if reply.ok and reply.text else ""
         if not said or said.lower() == self.placeholder:
