@@ -47,7 +47,7 @@ from streamcue.prompts import Prompt, load_prompt
 
 __all__ = ["Asker", "VisionStrategy", "Option", "frame_parts", "dialogue_text", "user_content", "YES_NO", "TEXT",
            "ANSWER_FORMS", "Transport", "turn_content", "CallTrace", "tracing", "current_trace", "FRAME_LABELS",
-           "TRANSPORTS", "bounded", "LONGEST_STEP_S", "STEP_WHY"]
+           "TRANSPORTS", "AUDIO_MODES", "bounded", "LONGEST_STEP_S", "STEP_WHY"]
 
 YES_NO = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
           "required": ["answer"], "additionalProperties": False}
@@ -114,6 +114,7 @@ STEP_WHY = "a step at least every 10 minutes: a record shorter than a longer per
 
 FRAME_LABELS = ("seconds", "clock", "none")
 TRANSPORTS = ("frames", "video_url")
+AUDIO_MODES = ("none", "parts", "video")
 
 
 @dataclass(frozen=True)
@@ -122,11 +123,16 @@ class Transport:
     ``seconds`` "Frame at 12.0 s", ``clock`` "Frame at 00:00:12", ``none`` no text); ``video_url``: the
     clip from the first to the last frame shown, cut from the video, as one ``video_url`` part (a data
     URL, or a ``file://`` path with ``video_url_form="file"``) with its frame count in vLLM's
-    ``media_io_kwargs`` (for servers that decode video themselves)."""
+    ``media_io_kwargs`` (for servers that decode video themselves).
+
+    ``audio``: ``none`` (no sound), ``parts`` (the sound of the span the call's frames cover, a WAV cut by ffmpeg,
+    as one OpenAI ``input_audio`` part after them) or ``video`` (with ``video_url``: the clip keeps its sound and
+    the request sets vLLM's ``mm_processor_kwargs.use_audio_in_video``)."""
 
     mode: str = "frames"
     label: str = "seconds"
     video_url_form: str = "data"
+    audio: str = "none"
 
     def __post_init__(self) -> None:
         if self.mode not in TRANSPORTS:
@@ -135,6 +141,17 @@ class Transport:
             raise ConfigError(f"--frame-label must be one of {', '.join(FRAME_LABELS)}, got {self.label!r}")
         if self.video_url_form not in ("data", "file"):
             raise ConfigError(f"--video-url must be data or file, got {self.video_url_form!r}")
+        if self.audio not in AUDIO_MODES:
+            raise ConfigError(f"--audio must be one of {', '.join(AUDIO_MODES)}, got {self.audio!r}")
+        if self.audio == "video" and self.mode != "video_url":
+            raise ConfigError("--audio video sends the clip's own sound: it needs --transport video_url")
+
+    def extra(self, frames: int) -> dict[str, Any]:
+        """The request's extra body for a clip of ``frames`` frames (vLLM's switches)."""
+        extra: dict[str, Any] = {"media_io_kwargs": {"video": {"num_frames": frames}}}
+        if self.audio == "video":
+            extra["mm_processor_kwargs"] = {"use_audio_in_video": True}
+        return extra
 
     def label_text(self, t_s: float) -> str | None:
         if self.label == "none":
@@ -149,19 +166,34 @@ class Transport:
 class CallTrace:
     """What the calls of one record sent and got back (the engine opens one per record, per thread).
 
-    ``clip(start_s, end_s, frames)`` -> ``(url, bytes)`` cuts the clip for the ``video_url`` transport.
+    ``clip(start_s, end_s, frames)`` -> ``(url, bytes)`` cuts the clip for the ``video_url`` transport;
+    ``sound(start_s, end_s)`` -> ``(base64 WAV or None, what was sent)``, or None for a video without an audio
+    stream, gives the sound of a call (``audio`` keeps it for the call's sample).
     """
 
     record_id: str | None = None
     kind: str | None = None
     transport: Transport = field(default_factory=Transport)
     clip: Callable[[float, float, int], tuple[str, int]] | None = None
+    sound: Callable[[float, float], tuple[str | None, dict[str, Any]] | None] | None = None
+    audio: dict[str, Any] | None = None
     now: float | None = None
     sent: list[dict[str, Any]] = field(default_factory=list)
     video: dict[str, Any] | None = None
     samples: list[dict[str, Any]] = field(default_factory=list)
     without_pixels: int = 0
     pixels_expected: bool = True
+
+    def take_audio(self) -> dict[str, Any] | None:
+        """What sound the call sent (None with ``--audio none``; ``seconds`` 0 and why under ``missing`` when none
+        was: a video without an audio stream, a call without frames)."""
+        audio, self.audio = self.audio, None
+        if audio is None and self.transport.audio != "none":
+            return self.silent("no frames in the call")
+        return audio
+
+    def silent(self, why: str) -> dict[str, Any]:
+        return {"mode": self.transport.audio, "seconds": 0.0, "bytes": 0, "format": None, "missing": why}
 
     def take_sent(self) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         sent, video = self.sent, self.video
@@ -210,6 +242,22 @@ def frame_parts(frames: Sequence[Frame], label: Any = None) -> list[dict[str, An
     sent (time, pixels, bytes) or the clip; a frame without pixels while the video was given is counted.
     """
     trace = current_trace()
+    return _frame_parts(frames, label, trace) + _sound_parts(frames, trace)
+
+
+def _sound_parts(frames: Sequence[Frame], trace: CallTrace | None) -> list[dict[str, Any]]:
+    """The sound of the span ``frames`` cover as an ``input_audio`` part (``--audio parts``); kept in the trace."""
+    if trace is None or trace.sound is None or not frames:
+        return []
+    sound = trace.sound(frames[0].t_s, frames[-1].t_s)
+    if sound is None:
+        trace.audio = trace.silent("no audio stream")
+        return []
+    data, trace.audio = sound
+    return [] if data is None else [{"type": "input_audio", "input_audio": {"data": data, "format": "wav"}}]
+
+
+def _frame_parts(frames: Sequence[Frame], label: Any, trace: CallTrace | None) -> list[dict[str, Any]]:
     transport = trace.transport if trace is not None else Transport()
     if trace is not None and transport.mode == "video_url" and trace.clip is not None and frames:
         start, end = frames[0].t_s, frames[-1].t_s
@@ -335,7 +383,7 @@ class Asker:
         trace = current_trace()
         extra = None
         if trace is not None and trace.video is not None:
-            extra = {"media_io_kwargs": {"video": {"num_frames": trace.video["frames"]}}}
+            extra = trace.transport.extra(trace.video["frames"])
         request = self.request(prompt_name, content, schema, what, extra, **values)
         return self._send(request, what)
 
@@ -356,7 +404,7 @@ class Asker:
                 "record_id": trace.record_id, "kind": trace.kind, "t_s": trace.now, "call": what,
                 "prompt_version": request.prompt_version, "structured": self.client.settings.structured,
                 "transport": trace.transport.mode, "frame_label": trace.transport.label,
-                "frames": sent, "video": video,
+                "frames": sent, "video": video, "audio": trace.take_audio(),
                 "frames_sent": video["frames"] if video else sum(1 for f in sent if "bytes" in f),
                 "frames_without_pixels": 0 if video else sum(1 for f in sent if "bytes" not in f),
                 "bytes_sent": video["bytes"] if video else sum(f.get("bytes", 0) for f in sent),
@@ -375,7 +423,7 @@ class Asker:
         trace = current_trace()
         extra = None
         if trace is not None and trace.video is not None:
-            extra = {"media_io_kwargs": {"video": {"num_frames": trace.video["frames"]}}}
+            extra = trace.transport.extra(trace.video["frames"])
         version = (self.prompt(prompt_name).version if prompt_name else "turn") + "+plain"
         request = Request(messages=({"role": "user", "content": content},), schema=TEXT, prompt_version=version,
                           name=what, plain=_raw_text, extra=extra, raw=True)
