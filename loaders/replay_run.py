@@ -136,6 +136,7 @@ def _keep(done: Played, plan: Any, kind: str, rows: list[dict[str, Any]], protoc
     source = plan.source.files.get(kind)
     done.kinds[kind] = {
         "records": source.name if source is not None else f"{plan.source.origin}:{kind}", "benchmark": protocol.name,
+        "need_sound": sum(1 for row in rows if protocol.needs_sound(row)),
         **protocol_options(protocol), "window_s": window, "played": len(rows), "strategy": name,
         "options": {key: value for key, value in options.items() if key in reported},
         "replay": {"steps" if key == "calls" else key: value for key, value in summary.items()},
@@ -157,7 +158,7 @@ def _report(plan: Any, done: Played) -> dict[str, Any]:
                        "side": c.frame_side or None, "pixels": c.frame_pixels, "jpeg_quality": c.jpeg_quality,
                        **({"video_url": c.video_url} if c.transport == "video_url" else {}),
                        "without_pixels": without_pixels},
-            "audio": _audio(c.audio, done.samples),
+            "audio": _audio(c.audio, done.samples, sum(k_["need_sound"] for k_ in done.kinds.values())),
             **({"llm": llm} if llm is not None else {}),
             "calls": len(done.samples), "cache_hits": sum(1 for s_ in done.samples if s_["cached"]),
             "retries": sum(s_["retries"] for s_ in done.samples), "unparseable": len(unparseable),
@@ -167,12 +168,15 @@ def _report(plan: Any, done: Played) -> dict[str, Any]:
             **({"videos_decoded": done.decoded} if done.decoded is not None else {})}
 
 
-def _audio(mode: str, samples: list[dict[str, Any]]) -> dict[str, Any]:
-    """What sound the run sent: the mode, and the calls sent without sound (their videos had no audio stream)."""
+def _audio(mode: str, samples: list[dict[str, Any]], need_sound: int) -> dict[str, Any]:
+    """What sound the run sent: the mode, the records played that need sound (the protocol's audio-visual
+    questions: ``sound`` video-only without --audio) and the calls sent without sound (no audio stream)."""
+    label = None if not need_sound else "video-only" if mode == "none" else "with sound"
     if mode == "none":
-        return {"mode": mode}
+        return {"mode": mode, "need_sound": need_sound, "sound": label}
     silent = [s_ for s_ in samples if s_.get("audio") and s_["audio"].get("missing")]
-    return {"mode": mode, "calls": len(samples), "calls_without_audio": len(silent),
+    return {"mode": mode, "need_sound": need_sound, "sound": label, "calls": len(samples),
+            "calls_without_audio": len(silent),
             "seconds": round(sum(s_["audio"]["seconds"] for s_ in samples if s_.get("audio")), 6),
             "records_without_audio": sorted({str(s_["record_id"]) for s_ in silent})}
 

@@ -79,14 +79,15 @@ def test_audio_parts_carry_the_span_of_the_call_with_its_tone(played):
     audio = report["samples"][0]["audio"]
     assert audio["mode"] == "parts" and audio["format"] == "wav" and audio["seconds"] == pytest.approx(seconds)
     assert audio["bytes"] == len(base64.b64decode(part["input_audio"]["data"]))
-    assert report["audio"] == {"mode": "parts", "calls": 1, "calls_without_audio": 0, "seconds": audio["seconds"],
-                               "records_without_audio": []}
+    assert report["audio"] == {"mode": "parts", "need_sound": 0, "sound": None, "calls": 1, "calls_without_audio": 0,
+                               "seconds": audio["seconds"], "records_without_audio": []}
 
 
 def test_audio_none_sends_no_sound(played):
     report, requests = played({"v1": True})
     assert not parts_of(requests[0], "input_audio") and "mm_processor_kwargs" not in requests[0]
-    assert report["samples"][0]["audio"] is None and report["audio"] == {"mode": "none"}
+    assert report["samples"][0]["audio"] is None
+    assert report["audio"] == {"mode": "none", "need_sound": 0, "sound": None}
 
 
 def test_audio_video_keeps_the_clips_sound_and_sets_the_servers_switch(played, tmp_path):
@@ -125,3 +126,46 @@ def test_audio_is_refused_where_no_sound_can_be_sent(played):
         played({"v1": True}, audio="loud")
     with pytest.raises(ConfigError, match="--audio parts .*not --no-video"):
         ReplayConfig(records="x.jsonl", no_video=True, audio="parts")
+
+
+def test_the_sound_example_in_the_docs_runs_as_written(tmp_path):
+    """docs/replay.md's block: a StreamingBench omni run with sound is labelled ``with sound``, the same run without
+    ``--audio`` ``video-only``, in results.json and on the run page."""
+    import os
+    import re
+    import sys
+    from pathlib import Path
+
+    from conftest import SHARED_DATA
+    from streamcue.io import read_jsonl
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "replay.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- audio-example: run by tests/test_audio.py -->\n```bash\n(.*?)```", text, re.S)
+    build, *runs = block.group(1).strip().splitlines()
+    work = tmp_path / "work"
+    work.mkdir()
+    (tmp_path / "shared").symlink_to(SHARED_DATA.parent)
+    with StubLLMServer() as server:
+        env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+               "STREAMCUE_LLM_BASE_URL": server.base_url, "STREAMCUE_LLM_MODEL": "stub-omni",
+               "STREAMCUE_CACHE_DIR": str(tmp_path / "cache"), "STREAMCUE_NO_PROGRESS": "1"}
+
+        def run(line):
+            done = subprocess.run(["bash", "-euo", "pipefail", "-c", line], cwd=work, env=env, capture_output=True,
+                                  text=True, timeout=600)
+            assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+
+        run(build)
+        first = {row["video_id"] for row in read_jsonl(work / "out" / "sb-omni" / "mc_question.jsonl")[:2]}
+        for video in read_jsonl(work / "out" / "sb-omni" / "videos.jsonl"):  # the first records' videos, with a tone
+            if video["video_id"] in first:
+                make_video(work / "sb-videos" / video["uri"], seconds=62)
+        for line in runs:
+            run(line)
+        received = [len(parts_of(body, "input_audio")) for body in server.requests]
+    assert received == [1, 1, 0, 0]
+    for run_name, mode, label in (("sb-sound", "parts", "with sound"), ("sb-mute", "none", "video-only")):
+        results = json.loads((work / "runs" / run_name / "results.json").read_text())
+        assert results["frames"]["audio"] == mode and results["frames"]["sound"] == label
+        page = "".join(p.read_text() for p in (work / "runs" / run_name).glob("*.html"))
+        assert f"sound={label}" in page

@@ -126,6 +126,13 @@ class Protocol:
     history: str = "own"
     #: Strategy option defaults of this protocol, e.g. ``{"polling": {"hz": 1.0}}`` (StreamingBench polls at 1 Hz).
     defaults: Mapping[str, Mapping[str, Any]] = {}
+    #: The records that need sound (the benchmark's audio-visual questions): ``(record field, its values)``; a run
+    #: that plays them without ``--audio`` is labelled video-only.
+    sound_field: tuple[str, tuple[str, ...]] | None = None
+
+    def needs_sound(self, record: Mapping[str, Any]) -> bool:
+        """Whether ``record`` is one of the benchmark's audio-visual questions (:attr:`sound_field`)."""
+        return self.sound_field is not None and record.get(self.sound_field[0]) in self.sound_field[1]
 
     def turns(self, record: Mapping[str, Any], context: Context) -> list[Turn]:
         """What is asked when (user turns) and which earlier answers are shown (assistant turns), by time."""

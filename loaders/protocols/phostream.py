@@ -77,6 +77,7 @@ class PhoStream(Protocol):
     mode = {"active_item": "stream"}
     default_strategy = {"active_item": "single-call"}
     history = "own"
+    sound_field = ("task", ("Audio-Visual Association",))  # the capability of its 968 audio-visual questions
 
     def __init__(self, schedule: str = "every-chunk") -> None:
         if schedule not in SCHEDULES:

@@ -68,6 +68,7 @@ class StreamingBench(PromptSets, Protocol):
     default_strategy = {"mc_question": "single-call", "active_item": "polling"}
     history = "gold"
     defaults = {"polling": {"hz": 1.0}}
+    sound_field = ("group", ("omni",))  # the omni-source file's questions
 
     def __init__(self, prompt_set: str = DEFAULT_PROMPT_SET, context: str = "all") -> None:
         from streamcue.errors import ConfigError
