@@ -23,7 +23,7 @@ yes/no prompts drop their "Reply with JSON only" line (prompt version ``<version
 the plain text is kept as the answer, for the scorer's own extraction rule.
 
 Every call is traced (:class:`CallTrace`, one per record and thread, opened by the engine): the
-record, the ask time, the frames sent (time, pixels, bytes) or the clip, the transport, the
+record, the ask time, the frames sent (time, pixels, bytes) or the clip, the sound sent, the transport, the
 prompt version, the raw and parsed answer, latency, cache hit and retries, as one sample.
 """
 
