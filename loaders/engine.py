@@ -140,6 +140,8 @@ def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol
                 if transport.mode == "video_url":
                     trace.clip = (lambda s, e, n, vid=record["video_id"]:
                                   frames.clip(vid, s, e, n, transport.video_url_form))
+                if transport.audio != "none" and hasattr(frames, "sound"):
+                    trace.sound = lambda s, e, vid=record["video_id"]: frames.sound(vid, s, e)
                 with tracing(trace):
                     if mode == "stream":
                         prediction, report = _stream(record, kind, protocol, context, model, memory, k, fps, window_s,

@@ -10,12 +10,15 @@ JPEG bytes, the form the OpenAI-compatible adapter sends.
 from __future__ import annotations
 
 import base64
+import io
 import tempfile
 import threading
+import wave
 from collections import Counter, OrderedDict
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from streamcue.errors import InputError
 
@@ -69,13 +72,15 @@ class FrameSource:
     JPEG ``quality``. A video stays decoded while the engine holds it (:meth:`hold` / :meth:`release`,
     counted) and, once released, among the ``keep`` most recent; :meth:`prefetch` decodes a video in a
     background thread while calls for another go on. :meth:`clip` cuts the clip sent with the
-    ``video_url`` transport (the same size, at ``fps``).
+    ``video_url`` transport (the same size, at ``fps``; with its sound when ``audio`` is ``video``) and
+    :meth:`sound` the sound sent with a call (``audio``: ``parts`` or ``video``).
     """
 
     def __init__(self, paths: Mapping[str, Path], fps: float = 1.0, side: int | None = 448, quality: int = 85,
-                 keep: int = 1, pixels: int | None = None) -> None:
+                 keep: int = 1, pixels: int | None = None, audio: str = "none") -> None:
         self.paths, self.fps, self.side, self.quality, self.keep = dict(paths), fps, side, quality, keep
-        self.pixels = pixels
+        self.pixels, self.audio = pixels, audio
+        self._has_audio: dict[str, bool] = {}
         self._videos: OrderedDict[str, Future[VideoFrames]] = OrderedDict()
         self._holds: Counter[str] = Counter()
         self._lock = threading.Lock()
@@ -162,12 +167,38 @@ class FrameSource:
         if not out.is_file():
             tmp = out.with_suffix(f".{threading.get_ident()}.mp4")
             cut_clip(path, start_s, end_s + 1.0 / self.fps, tmp, fps=self.fps,
-                     size=frame_size(info.width, info.height, self.side, self.pixels))
+                     size=frame_size(info.width, info.height, self.side, self.pixels), audio=self.audio == "video")
             tmp.replace(out)
         data = out.read_bytes()
         if form == "file":
             return out.resolve().as_uri(), len(data)
         return "data:video/mp4;base64," + base64.b64encode(data).decode("ascii"), len(data)
+
+    def has_audio(self, video_id: str) -> bool:
+        """Whether the video file has an audio stream (probed once)."""
+        from streamcue.video import probe
+
+        if video_id not in self._has_audio:
+            self._has_audio[video_id] = probe(self.paths[video_id]).has_audio
+        return self._has_audio[video_id]
+
+    def sound(self, video_id: str, start_s: float, end_s: float) -> tuple[str | None, dict[str, Any]] | None:
+        """The sound of the span a call covers (the frames at ``start_s`` to ``end_s``, as :meth:`clip`): ``(data URL
+        base64 or None, what was sent)``. ``parts``: a 16 kHz mono WAV cut by ffmpeg; ``video``: the clip's own
+        AAC track (nothing apart). None when the video has no audio stream."""
+        from streamcue.video import cut_audio
+
+        if not self.has_audio(video_id):
+            return None
+        end_s += 1.0 / self.fps
+        if self.audio == "video":
+            return None, {"mode": "video", "seconds": round(end_s - start_s, 6), "bytes": None, "format": "aac"}
+        with tempfile.TemporaryDirectory(prefix="streamcue-sound-") as folder:
+            data = cut_audio(self.paths[video_id], start_s, end_s, Path(folder) / "sound.wav").read_bytes()
+        with wave.open(io.BytesIO(data)) as wav:
+            seconds = wav.getnframes() / wav.getframerate()
+        return (base64.b64encode(data).decode("ascii"),
+                {"mode": "parts", "seconds": round(seconds, 6), "bytes": len(data), "format": "wav"})
 
     def close(self) -> None:
         with self._lock:

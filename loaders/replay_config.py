@@ -106,6 +106,9 @@ class ReplayConfig:
     jpeg_quality: int = declared(85, "JPEG quality of the frames sent (1-100).")
     frame_label: str = declared("seconds", "Text before each frame: seconds, clock or none.")
     video_url: str = declared("data", "With --transport video_url: a data URL (data) or a file:// path (file).")
+    audio: str = declared("none", "The clip's sound with its frames: none (default), parts (the sound of the span "
+                                  "a call covers, a 16 kHz WAV as an input_audio part) or video (with --transport "
+                                  "video_url: the clip keeps its sound, vLLM's use_audio_in_video set).")
     llm_base_url: str | None = declared(None, "OpenAI-compatible base URL of a vision model (or "
                                               "$STREAMCUE_LLM_BASE_URL).")
     llm_model: str | None = declared(None, "Vision model name (or $STREAMCUE_LLM_MODEL); the key comes from "
@@ -202,7 +205,9 @@ def _check_frames(c: ReplayConfig) -> None:
         raise ConfigError(f"--jpeg-quality must be in 1-100, got {c.jpeg_quality}")
     if c.no_video and c.video_root is not None:
         raise ConfigError("--no-video and --video-root contradict each other: give one")
-    Transport(mode=c.transport, label=c.frame_label, video_url_form=c.video_url)  # checks its three names
+    Transport(mode=c.transport, label=c.frame_label, video_url_form=c.video_url, audio=c.audio)  # checks its names
+    if c.audio != "none" and c.no_video:
+        raise ConfigError(f"--audio {c.audio} sends the videos' sound: it needs the videos, not --no-video")
 
 
 def _check_strategy_options(c: ReplayConfig) -> None:

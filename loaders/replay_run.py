@@ -51,6 +51,8 @@ def _frames(plan: Any) -> Any:
     if plan.video_root is None:
         if c.transport == "video_url":
             raise ConfigError("--transport video_url sends the clip itself: it needs --video-root")
+        if c.audio != "none":
+            raise ConfigError(f"--audio {c.audio} sends the videos' sound: it needs --video-root")
         return None
     paths = {}
     for vid in dict.fromkeys(r["video_id"] for rows in plan.chosen.values() for r in rows):
@@ -60,13 +62,16 @@ def _frames(plan: Any) -> Any:
         if not paths[vid].is_file():
             raise InputError(f"video file missing under the video root: {plan.source.videos[vid]['uri']}", file=where,
                              record=f"video_id={vid}", field="$.uri")
-    return FrameSource(paths, fps=c.fps, side=c.frame_side or None, quality=c.jpeg_quality, pixels=c.frame_pixels,
-                       keep=1)
+    frames = FrameSource(paths, fps=c.fps, side=c.frame_side or None, quality=c.jpeg_quality, pixels=c.frame_pixels,
+                         keep=1, audio=c.audio)
+    if c.audio != "none" and not any(frames.has_audio(vid) for vid in paths):
+        raise InputError(f"--audio {c.audio}: no video played has an audio stream", file=where)
+    return frames
 
 
 def _durations(plan: Any, frames: Any) -> dict[str, float | None]:
     """Each video's length in seconds: its video record's ``duration_s``, else (a source that gives none) the
-    length ffprobe reads from the file under the video root; None when neither is known."""
+    length ffmpeg reads from the file under the video root; None when neither is known."""
     from streamcue.video import probe
 
     durations = {vid: v.get("duration_s") for vid, v in plan.source.videos.items()}
@@ -108,7 +113,7 @@ def play_all(plan: Any) -> Played:
     if settings is not None and frames is None and not c.no_video:
         raise ConfigError("no --video-root: the model would see no frames, only their times; pass --video-root "
                           "DIR, or --no-video for a blind run (labelled blind in the report)")
-    sending = Transport(mode=c.transport, label=c.frame_label, video_url_form=c.video_url)
+    sending = Transport(mode=c.transport, label=c.frame_label, video_url_form=c.video_url, audio=c.audio)
     durations = _durations(plan, frames)
     done = Played(settings=settings, policy=policy, blind=settings is not None and frames is None)
     try:
@@ -143,6 +148,7 @@ def _keep(done: Played, plan: Any, kind: str, rows: list[dict[str, Any]], protoc
     source = plan.source.files.get(kind)
     done.kinds[kind] = {
         "records": source.name if source is not None else f"{plan.source.origin}:{kind}", "benchmark": protocol.name,
+        "need_sound": sum(1 for row in rows if protocol.needs_sound(row)),
         **protocol_options(protocol), "window_s": window, "played": len(rows), "strategy": name,
         "options": {key: value for key, value in options.items() if key in reported},
         "replay": {"steps" if key == "calls" else key: value for key, value in summary.items()},
@@ -164,6 +170,7 @@ def _report(plan: Any, done: Played) -> dict[str, Any]:
                        "side": c.frame_side or None, "pixels": c.frame_pixels, "jpeg_quality": c.jpeg_quality,
                        **({"video_url": c.video_url} if c.transport == "video_url" else {}),
                        "without_pixels": without_pixels},
+            "audio": _audio(c.audio, done.samples, sum(k_["need_sound"] for k_ in done.kinds.values())),
             **({"llm": llm} if llm is not None else {}),
             "calls": len(done.samples), "cache_hits": sum(1 for s_ in done.samples if s_["cached"]),
             "retries": sum(s_["retries"] for s_ in done.samples), "unparseable": len(unparseable),
@@ -171,6 +178,19 @@ def _report(plan: Any, done: Played) -> dict[str, Any]:
             "kinds": done.kinds, "endpoint": _total(kind_report["endpoint"] for kind_report in done.kinds.values()),
             **({"memory_calls": done.policy.report()} if hasattr(done.policy, "report") else {}),
             **({"videos_decoded": done.decoded} if done.decoded is not None else {})}
+
+
+def _audio(mode: str, samples: list[dict[str, Any]], need_sound: int) -> dict[str, Any]:
+    """What sound the run sent: the mode, the records played that need sound (the protocol's audio-visual
+    questions: ``sound`` video-only without --audio) and the calls sent without sound (no audio stream)."""
+    label = None if not need_sound else "video-only" if mode == "none" else "with sound"
+    if mode == "none":
+        return {"mode": mode, "need_sound": need_sound, "sound": label}
+    silent = [s_ for s_ in samples if s_.get("audio") and s_["audio"].get("missing")]
+    return {"mode": mode, "need_sound": need_sound, "sound": label, "calls": len(samples),
+            "calls_without_audio": len(silent),
+            "seconds": round(sum(s_["audio"]["seconds"] for s_ in samples if s_.get("audio")), 6),
+            "records_without_audio": sorted({str(s_["record_id"]) for s_ in silent})}
 
 
 def write_outputs(plan: Any, done: Played, out: Path) -> dict[str, Any]:
@@ -197,6 +217,11 @@ def _say(plan: Any, done: Played, report: dict[str, Any], out: Path) -> None:
         console.err.print(f"warning: {report['frames']['without_pixels']} frames were sent without pixels (past the "
                           "end of a shorter video: only their time labels); counted in the report "
                           "(frames.without_pixels)", markup=False)
+    if report["audio"].get("calls_without_audio"):
+        audio = report["audio"]
+        console.err.print(f"warning: --audio {audio['mode']}: {audio['calls_without_audio']} of {audio['calls']} calls "
+                          "were sent without sound (their video has no audio stream, or the call showed no frames); "
+                          "counted in the report (audio.calls_without_audio)", markup=False)
     if report["unparseable_records"]:
         where = f"{settings.model} at {settings.endpoint}" if settings is not None else "the model"
         ids = ", ".join(dict.fromkeys(str(u["record_id"]) for u in report["unparseable_records"]))

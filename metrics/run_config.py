@@ -195,7 +195,8 @@ def _run_info(config: RunConfig, plan: Any, report: Mapping[str, Any], started: 
                        "cache": not config.no_cache},
         "frames": {"memory": config.memory, "k": config.k, "fps": config.fps, "window_s": window,
                    "pixels": plan.video_root is not None, "blind": bool(report.get("blind")),
-                   "transport": config.transport,
+                   "transport": config.transport, "audio": config.audio,
+                   "sound": (report.get("audio") or {}).get("sound"),
                    "frames_total": sum(v.get("replay", {}).get("frames_total", 0) for v in kinds.values()),
                    "frames_seen": sum(v.get("replay", {}).get("frames_seen", 0) for v in kinds.values())},
     }

@@ -27,7 +27,7 @@ from streamcue.interrupt import on_interrupt
 
 
 __all__ = ["ffmpeg_exe", "ffmpeg_version", "VideoInfo", "probe", "display_rotation", "read_frames", "FrameWriter",
-           "jpeg_frames", "Jpeg", "frame_size", "cut_clip"]
+           "jpeg_frames", "Jpeg", "frame_size", "cut_clip", "cut_audio", "AUDIO_RATE"]
 
 
 @cache
@@ -240,21 +240,44 @@ def jpeg_frames(path: str | Path, *, fps: float = 1.0, side: int | None = 448, q
 
 
 def cut_clip(path: str | Path, start_s: float, end_s: float, out: str | Path, *, fps: float | None = None,
-             size: tuple[int, int] | None = None) -> Path:
-    """The video from ``start_s`` to ``end_s`` as an H.264 MP4 without audio (re-encoded, so the cut is exact),
-    resampled to ``fps`` and scaled to ``size`` when given; for servers that decode video themselves."""
+             size: tuple[int, int] | None = None, audio: bool = False) -> Path:
+    """The video from ``start_s`` to ``end_s`` as an H.264 MP4 (re-encoded, so the cut is exact), resampled to
+    ``fps`` and scaled to ``size`` when given; for servers that decode video themselves. Without audio unless
+    ``audio`` (then the source's sound, AAC, when it has any)."""
     ffmpeg = require("ffmpeg", "video", "ffmpeg-python")
-    stream = ffmpeg.input(str(path), ss=max(0.0, start_s), t=max(0.001, end_s - start_s))
+    source = ffmpeg.input(str(path), ss=max(0.0, start_s), t=max(0.001, end_s - start_s))
+    stream = source.video
     if fps is not None:
         stream = stream.filter("fps", fps=fps)
     if size is not None:
         stream = stream.filter("scale", size[0], size[1])
     out = Path(out)
-    proc, log = _run(stream.output(str(out), vcodec="libx264", preset="ultrafast", pix_fmt="yuv420p", an=None,
-                                   movflags="+faststart", format="mp4").overwrite_output())
+    sound = [source.audio] if audio and probe(path).has_audio else []
+    options = {"acodec": "aac"} if sound else {"an": None}
+    proc, log = _run(ffmpeg.output(stream, *sound, str(out), vcodec="libx264", preset="ultrafast", pix_fmt="yuv420p",
+                                   movflags="+faststart", format="mp4", **options).overwrite_output())
     if proc.wait() != 0:
         message = _log_text(log)
         log.close()
         raise InputError(f"ffmpeg could not cut {start_s:g}-{end_s:g} s: {message}", file=path)
+    log.close()
+    return out
+
+
+#: Sample rate of the audio parts sent (16 kHz mono: what speech encoders such as Whisper read).
+AUDIO_RATE = 16000
+
+
+def cut_audio(path: str | Path, start_s: float, end_s: float, out: str | Path) -> Path:
+    """The sound from ``start_s`` to ``end_s`` as a WAV file (16-bit PCM, mono, :data:`AUDIO_RATE` Hz)."""
+    ffmpeg = require("ffmpeg", "video", "ffmpeg-python")
+    stream = ffmpeg.input(str(path), ss=max(0.0, start_s), t=max(0.001, end_s - start_s)).audio
+    out = Path(out)
+    proc, log = _run(stream.output(str(out), acodec="pcm_s16le", ac=1, ar=AUDIO_RATE, format="wav")
+                     .overwrite_output())
+    if proc.wait() != 0:
+        message = _log_text(log)
+        log.close()
+        raise InputError(f"ffmpeg could not cut the sound of {start_s:g}-{end_s:g} s: {message}", file=path)
     log.close()
     return out

@@ -61,6 +61,8 @@ RUN_BY_MARKER = {
     "recorded-example: run by tests/test_recorded_kinds.py":
         "tests/test_recorded_kinds.py::test_the_recorded_example_in_the_docs_runs_as_written",
     "setup:begin": "tests/test_annotation_setup.py::test_the_documented_setup_runs_as_written",
+    "audio-example: run by tests/test_audio.py":
+        "tests/test_audio.py::test_the_sound_example_in_the_docs_runs_as_written",
 }
 
 VIDEOS_AND_MODEL = "needs the benchmark's videos under /data and a real model server with real weights"

@@ -152,6 +152,13 @@ class Protocol:
         """Stream mode: the times in ``[start_s, end_s]`` at which the model may be called about ``record`` (its
         schedule; a call falls on the first frame at or after each), or None: at every frame (the default)."""
         return None
+    #: The records that need sound (the benchmark's audio-visual questions): ``(record field, its values)``; a run
+    #: that plays them without ``--audio`` is labelled video-only.
+    sound_field: tuple[str, tuple[str, ...]] | None = None
+
+    def needs_sound(self, record: Mapping[str, Any]) -> bool:
+        """Whether ``record`` is one of the benchmark's audio-visual questions (:attr:`sound_field`)."""
+        return self.sound_field is not None and record.get(self.sound_field[0]) in self.sound_field[1]
 
     def turns(self, record: Mapping[str, Any], context: Context) -> list[Turn]:
         """What is asked when (user turns) and which earlier answers are shown (assistant turns), by time."""

@@ -89,6 +89,7 @@ class PhoStream(Protocol):
     defaults = {"chunked": {"prompt": SYSTEM_PROMPT, "placeholder": "Silent"}}
     #: The rolling context: the frames of the last :data:`CONTEXT_S` seconds (``--window-s`` overrides it).
     window_s = CONTEXT_S
+    sound_field = ("task", ("Audio-Visual Association",))  # the capability of its 968 audio-visual questions
 
     def __init__(self, schedule: str = "every-chunk") -> None:
         if schedule not in SCHEDULES:

@@ -69,6 +69,7 @@ class StreamingBench(PromptSets, Protocol):
     history = "gold"
     defaults = {"polling": {"hz": 1.0}}
     options = ("prompt_set", "context")
+    sound_field = ("group", ("omni",))  # the omni-source file's questions
 
     def __init__(self, prompt_set: str = DEFAULT_PROMPT_SET, context: str = "all") -> None:
         from streamcue.errors import ConfigError

@@ -25,9 +25,9 @@ the plain text is kept as the answer, for the scorer's own extraction rule.
 Every call is traced (:class:`CallTrace`, one per record and thread, opened by the engine) as one sample of
 what it really sent and got: the record, the ask time, the messages' text (:func:`sent_text`; moved by
 :func:`store_prompts` to ``prompts.jsonl`` beside samples.jsonl, the sample keeping their sha256), the frames
-its own messages carry (time, pixels, bytes) or the clip, the transport, the response format sent (None when
-none was), the prompt version, the raw and parsed answer, latency, time to first token, tokens, cache hit and
-retries.
+its own messages carry (time, pixels, bytes) or the clip, the sound sent, the transport, the response format
+sent (None when none was), the prompt version, the raw and parsed answer, latency, time to first token, tokens,
+cache hit and retries.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from streamcue.prompts import Prompt, load_prompt
 
 __all__ = ["Asker", "VisionStrategy", "Option", "frame_parts", "dialogue_text", "user_content", "YES_NO", "TEXT",
            "ANSWER_FORMS", "Transport", "turn_content", "CallTrace", "tracing", "current_trace", "FRAME_LABELS",
-           "TRANSPORTS", "clip_extra", "bounded", "LONGEST_STEP_S", "STEP_WHY"]
+           "TRANSPORTS", "clip_extra", "AUDIO_MODES", "bounded", "LONGEST_STEP_S", "STEP_WHY"]
 
 YES_NO = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
           "required": ["answer"], "additionalProperties": False}
@@ -119,6 +119,7 @@ STEP_WHY = "a step at least every 10 minutes: a record shorter than a longer per
 
 FRAME_LABELS = ("seconds", "clock", "none")
 TRANSPORTS = ("frames", "video_url")
+AUDIO_MODES = ("none", "parts", "video")
 
 
 @dataclass(frozen=True)
@@ -127,11 +128,16 @@ class Transport:
     ``seconds`` "Frame at 12.0 s", ``clock`` "Frame at 00:00:12", ``none`` no text); ``video_url``: the
     clip from the first to the last frame shown, cut from the video, as one ``video_url`` part (a data
     URL, or a ``file://`` path with ``video_url_form="file"``) with its frame count in vLLM's
-    ``media_io_kwargs`` (for servers that decode video themselves)."""
+    ``media_io_kwargs`` (for servers that decode video themselves).
+
+    ``audio``: ``none`` (no sound), ``parts`` (the sound of the span the call's frames cover, a WAV cut by ffmpeg,
+    as one OpenAI ``input_audio`` part after them) or ``video`` (with ``video_url``: the clip keeps its sound and
+    the request sets vLLM's ``mm_processor_kwargs.use_audio_in_video``)."""
 
     mode: str = "frames"
     label: str = "seconds"
     video_url_form: str = "data"
+    audio: str = "none"
 
     def __post_init__(self) -> None:
         if self.mode not in TRANSPORTS:
@@ -140,6 +146,17 @@ class Transport:
             raise ConfigError(f"--frame-label must be one of {', '.join(FRAME_LABELS)}, got {self.label!r}")
         if self.video_url_form not in ("data", "file"):
             raise ConfigError(f"--video-url must be data or file, got {self.video_url_form!r}")
+        if self.audio not in AUDIO_MODES:
+            raise ConfigError(f"--audio must be one of {', '.join(AUDIO_MODES)}, got {self.audio!r}")
+        if self.audio == "video" and self.mode != "video_url":
+            raise ConfigError("--audio video sends the clip's own sound: it needs --transport video_url")
+
+    def extra(self, frames: int) -> dict[str, Any]:
+        """The request's extra body for a clip of ``frames`` frames (vLLM's switches)."""
+        extra: dict[str, Any] = {"media_io_kwargs": {"video": {"num_frames": frames}}}
+        if self.audio == "video":
+            extra["mm_processor_kwargs"] = {"use_audio_in_video": True}
+        return extra
 
     def label_text(self, t_s: float) -> str | None:
         if self.label == "none":
@@ -162,12 +179,16 @@ class CallTrace:
     ``clip(start_s, end_s, frames)`` -> ``(url, bytes)`` cuts the clip for the ``video_url`` transport. The parts
     :func:`frame_parts` makes are remembered by identity (those of the last :data:`REMEMBERED_CONTENTS` contents),
     so that a call's sample lists the frames and the clip its own messages carry (:meth:`media`).
+    ``sound(start_s, end_s)`` -> ``(base64 WAV or None, what was sent)``, or None for a video without an audio
+    stream, gives the sound of a call (``audio`` keeps it for the call's sample).
     """
 
     record_id: str | None = None
     kind: str | None = None
     transport: Transport = field(default_factory=Transport)
     clip: Callable[[float, float, int], tuple[str, int]] | None = None
+    sound: Callable[[float, float], tuple[str | None, dict[str, Any]] | None] | None = None
+    audio: dict[str, Any] | None = None
     now: float | None = None
     samples: list[dict[str, Any]] = field(default_factory=list)
     without_pixels: int = 0
@@ -189,6 +210,17 @@ class CallTrace:
                 elif info is not None:
                     frames.append(info)
         return frames, video
+
+    def take_audio(self) -> dict[str, Any] | None:
+        """What sound the call sent (None with ``--audio none``; ``seconds`` 0 and why under ``missing`` when none
+        was: a video without an audio stream, a call without frames)."""
+        audio, self.audio = self.audio, None
+        if audio is None and self.transport.audio != "none":
+            return self.silent("no frames in the call")
+        return audio
+
+    def silent(self, why: str) -> dict[str, Any]:
+        return {"mode": self.transport.audio, "seconds": 0.0, "bytes": 0, "format": None, "missing": why}
 
 
 _LOCAL = threading.local()
@@ -232,6 +264,22 @@ def frame_parts(frames: Sequence[Frame], label: Any = None) -> list[dict[str, An
     sent (time, pixels, bytes) or the clip; a frame without pixels while the video was given is counted.
     """
     trace = current_trace()
+    return _frame_parts(frames, label, trace) + _sound_parts(frames, trace)
+
+
+def _sound_parts(frames: Sequence[Frame], trace: CallTrace | None) -> list[dict[str, Any]]:
+    """The sound of the span ``frames`` cover as an ``input_audio`` part (``--audio parts``); kept in the trace."""
+    if trace is None or trace.sound is None or not frames:
+        return []
+    sound = trace.sound(frames[0].t_s, frames[-1].t_s)
+    if sound is None:
+        trace.audio = trace.silent("no audio stream")
+        return []
+    data, trace.audio = sound
+    return [] if data is None else [{"type": "input_audio", "input_audio": {"data": data, "format": "wav"}}]
+
+
+def _frame_parts(frames: Sequence[Frame], label: Any, trace: CallTrace | None) -> list[dict[str, Any]]:
     transport = trace.transport if trace is not None else Transport()
     made: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
     if trace is not None:
@@ -273,10 +321,10 @@ def _frame_info(frame: Frame) -> dict[str, Any]:
 
 
 def clip_extra(content: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """vLLM's ``media_io_kwargs`` for a content that carries a clip (its frame count), else None."""
+    """The request's extra body (vLLM's switches, :meth:`Transport.extra`) for a content carrying a clip, else None."""
     trace = current_trace()
     video = trace.media([{"content": list(content)}])[1] if trace is not None else None
-    return {"media_io_kwargs": {"video": {"num_frames": video["frames"]}}} if video else None
+    return trace.transport.extra(video["frames"]) if trace is not None and video else None
 
 
 def sent_text(message: Mapping[str, Any]) -> dict[str, Any]:
@@ -437,7 +485,7 @@ class Asker:
             "prompt_version": request.prompt_version, "prompt": [sent_text(m) for m in request.messages],
             "response_format": self.client.response_format(request),
             "transport": trace.transport.mode, "frame_label": trace.transport.label,
-            "frames": sent, "video": video,
+            "frames": sent, "video": video, "audio": trace.take_audio(),
             "frames_sent": video["frames"] if video else sum(1 for f in sent if "bytes" in f),
             "frames_without_pixels": 0 if video else sum(1 for f in sent if "bytes" not in f),
             "bytes_sent": video["bytes"] if video else sum(f.get("bytes", 0) for f in sent),
