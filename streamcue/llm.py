@@ -250,7 +250,7 @@ _COUNT = {"type": ["integer", "null"], "minimum": 0, "maximum": _MAX_TOKENS}
 COMPLETION_SCHEMA: dict[str, Any] = {
     "type": "object", "required": ["choices"],
     "properties": {
-        "choices": {"type": "array", "items": {
+        "choices": {"type": "array", "minItems": 1, "items": {
             "type": "object", "required": ["message"],
             "properties": {"message": {"type": "object",
                                        "properties": {"content": {"type": ["string", "null"]}}}}}},
