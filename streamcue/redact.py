@@ -8,8 +8,8 @@ Every file streamcue writes through :mod:`streamcue.io` (``atomic_write``, ``wri
 
 * the value of every environment variable streamcue reads a key or password from
   (:data:`SECRET_VARIABLES`), and any value handed to :func:`register` (a key given in code),
-  also in its JSON-escaped and HTML-escaped spellings: a server that echoes the key back in its answer
-  does not get it into predictions, samples or the page;
+  also in its JSON-escaped, HTML-escaped, URL-encoded and Base64 spellings, in any letter case: a server that
+  echoes the key back in its answer, as it is or encoded, does not get it into predictions, samples or the page;
 * the credentials of a URL: ``scheme://user:password@host`` becomes ``scheme://***@host``;
 * a secret query parameter (:data:`QUERY_SECRETS`, after ``?``, ``&`` or an HTML ``&amp;``):
   ``?api_key=SECRET`` becomes ``?api_key=***``;
@@ -23,11 +23,14 @@ lines; none of the patterns spans a line.
 
 from __future__ import annotations
 
+import base64
+import functools
 import html
 import json
 import os
 import re
 import threading
+import urllib.parse
 
 __all__ = ["SECRET_VARIABLES", "QUERY_SECRETS", "MIN_SECRET_CHARS", "MASK", "redact", "register", "shareable",
            "known_secrets", "url_without_credentials"]
@@ -76,9 +79,18 @@ def known_secrets() -> list[str]:
     spellings = set()
     for value in values:
         if len(value) >= MIN_SECRET_CHARS:
+            raw = value.encode()
             spellings |= {value, json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(value)[1:-1],
-                          html.escape(value)}
+                          html.escape(value), urllib.parse.quote(value, safe=""), urllib.parse.quote(value),
+                          urllib.parse.quote_plus(value), base64.b64encode(raw).decode().rstrip("="),
+                          base64.urlsafe_b64encode(raw).decode().rstrip("=")}
     return sorted(spellings, key=len, reverse=True)
+
+
+@functools.lru_cache(maxsize=16)
+def _known(spellings: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern for every spelling of the known secrets, in any letter case."""
+    return re.compile("|".join(map(re.escape, spellings)), re.IGNORECASE)
 
 
 def redact(text: str) -> str:
@@ -92,9 +104,9 @@ def redact(text: str) -> str:
 
 def _redact(text: str) -> str:
     """What :func:`redact` does, without the :func:`shareable` exceptions."""
-    for secret in known_secrets():
-        if secret in text:
-            text = text.replace(secret, MASK)
+    secrets = known_secrets()
+    if secrets:
+        text = _known(tuple(secrets)).sub(MASK, text)
     if "://" in text:
         text = _URL_USERINFO.sub(r"\1" + MASK + "@", text)
     if "=" in text:
