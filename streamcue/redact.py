@@ -13,8 +13,11 @@ Every file streamcue writes through :mod:`streamcue.io` (``atomic_write``, ``wri
 * the credentials of a URL: ``scheme://user:password@host`` becomes ``scheme://***@host``;
 * a secret query parameter (:data:`QUERY_SECRETS`, after ``?``, ``&`` or an HTML ``&amp;``):
   ``?api_key=SECRET`` becomes ``?api_key=***``;
-* the value of an ``Authorization`` header (``Basic`` credentials included) and a ``Bearer`` token that holds a
-  digit (a plain word after "bearer" or "basic", as in "a really basic version.", is text, not a credential).
+* a value shaped like a key streamcue is given (``sk-`` and 16 or more letters, digits, ``-`` or ``_``; ``hf_`` and
+  30 or more letters or digits), wherever it appears;
+* the value of an ``Authorization``, ``X-Api-Key`` or ``Api-Key`` header (``Basic`` credentials included) and a
+  ``Bearer`` token that holds a digit (a plain word after "bearer" or "basic", as in "a really basic version.", is
+  text, not a credential).
 
 A value shorter than :data:`MIN_SECRET_CHARS` is not searched for (it would blank common words).
 Binary files (videos, Parquet) are not rewritten. Redaction cannot undo a secret split over two
@@ -42,8 +45,9 @@ SECRET_VARIABLES = ("STREAMCUE_LLM_API_KEY", "OPENAI_API_KEY", "LABEL_STUDIO_API
                     "HF_TOKEN")
 
 #: Query parameters whose value is a credential.
-QUERY_SECRETS = ("api_key", "api-key", "apikey", "key", "token", "access_token", "refresh_token", "id_token",
-                 "auth", "password", "passwd", "pwd", "secret", "client_secret", "sig", "signature")
+QUERY_SECRETS = ("api_key", "api-key", "apikey", "x-api-key", "key", "token", "api_token", "api-token", "access_token",
+                 "access-token", "refresh_token", "id_token", "private_token", "private-token", "subscription-key",
+                 "auth", "password", "passwd", "pwd", "secret", "client_secret", "sig", "signature", "jsessionid")
 
 #: The shortest value searched for as a known secret.
 MIN_SECRET_CHARS = 6
@@ -52,6 +56,10 @@ _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"'<>]+@")
 _QUERY = re.compile(r"(?i)((?:[?&;]|&amp;)(?:" + "|".join(map(re.escape, QUERY_SECRETS)) + r")=)[^&\s\"'<>#]+")
 _AUTHORIZATION = re.compile(r"(?i)(authorization\\?[\"']?\s*[:=]\s*\\?[\"']?)(?:(?:bearer|basic|token)\s+)?"
                             r"[^\s\"'\\,}<]+")
+#: An ``X-Api-Key`` or ``Api-Key`` header, or such a JSON key (``name: value``; ``?api-key=`` is a query secret).
+_KEY_HEADER = re.compile(r"(?i)(\b(?:x-)?api-key\\?[\"']?\s*:\s*\\?[\"']?)[^\s\"'\\,}<]+")
+#: The shapes of the keys streamcue is given: an OpenAI-style ``sk-...`` key and a Hugging Face ``hf_...`` token.
+_KEY_SHAPE = re.compile(r"\b(?:sk-[A-Za-z0-9_-]{16,}|hf_[A-Za-z0-9]{30,})")
 _BEARER = re.compile(r"(?i)\b(bearer\s+)(?=[A-Za-z._~+/-]*\d)[A-Za-z0-9._~+/-]{8,}=*")
 
 _registered: set[str] = set()
@@ -112,6 +120,8 @@ def _redact(text: str) -> str:
     if "=" in text:
         text = _QUERY.sub(r"\1" + MASK, text)
     text = _AUTHORIZATION.sub(r"\1" + MASK, text)
+    text = _KEY_HEADER.sub(r"\1" + MASK, text)
+    text = _KEY_SHAPE.sub(MASK, text)
     return _BEARER.sub(r"\1" + MASK, text)
 
 
