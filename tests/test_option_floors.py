@@ -112,7 +112,7 @@ def test_a_notebook_gets_the_same_refusal(changes, flag):
 
 
 @pytest.mark.parametrize("changes, words", [({"timeout_s": 1e308}, "at most 86400"), ({"timeout_s": 0}, "> 0"),
-                                            ({"max_retries": 101}, "from 0 to 100"), ({"max_retries": -1}, "0 to 100")])
+                                            ({"max_retries": 101}, "at most 100"), ({"max_retries": -1}, ">= 0")])
 def test_every_command_s_llm_settings_bound_the_deadline_and_the_retries(changes, words):
     """The bounds live in the one LLM client's settings, so every command that calls a model has them."""
     from streamcue.llm import LLMSettings
