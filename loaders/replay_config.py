@@ -117,9 +117,9 @@ class ReplayConfig:
     temperature: float = declared(0.0, "Sampling temperature of every call (part of the cache key).")
     max_tokens: int = declared(1024, "Most tokens per answer (part of the cache key).")
     llm_retries: int = declared(4, "Retries of a call answered HTTP 408/409/429/5xx or not answered, with the "
-                                   "openai package's backoff.")
+                                   "openai package's backoff (0 to 100).")
     llm_timeout: float = declared(300.0, "Seconds one model call may take in all, retries included; then it fails "
-                                         "as timed out.")
+                                         "as timed out (at most 86400: a day).")
     model_revision: str | None = declared(None, "What the checkpoint is (a commit, a date, a hash): part of every "
                                                 "cache key beside the server's own model entry.")
     concurrency: int = declared(1, "Records played at once (a multi-turn group is one); output in input order.")
@@ -182,6 +182,11 @@ def _check_numbers(c: ReplayConfig) -> None:
         raise ConfigError(f"--temperature must be a number in [0, 2], got {c.temperature}")
     if c.llm_retries < 0 or not (math.isfinite(c.llm_timeout) and c.llm_timeout > 0):
         raise ConfigError("--llm-retries must be >= 0 and --llm-timeout a finite number of seconds > 0")
+    from streamcue.llm import MAX_RETRIES, MAX_TIMEOUT_S
+    from streamcue.loaders.strategies.base import bounded
+
+    bounded(c.llm_retries, "--llm-retries", maximum=MAX_RETRIES, why="more only wait longer on a silent endpoint")
+    bounded(c.llm_timeout, "--llm-timeout", maximum=MAX_TIMEOUT_S, why="a longer deadline is no deadline")
 
 
 def _check_floors(c: ReplayConfig) -> None:

@@ -9,9 +9,11 @@ version and metric config; otherwise :func:`compare_runs` refuses with one line 
 difference (``frames.window_s: none vs 60``), unless ``allow_different`` (then the result lists
 them, ``differences``). Two runs of different benchmarks, or sharing no record, are refused always.
 
-**Checked against itself.** Each run's ``samples.jsonl`` is checked before use (:func:`check_run`):
+**Checked against itself.** Each run's ``samples.jsonl`` is checked before use
+(:func:`streamcue.metrics.run.check_run`, through :func:`~streamcue.metrics.run.read_run`, as the page's is):
 its ids are unique, every unit ``(key, num, den)`` is a share (``0 <= num <= den``, finite), every
-sample's ``score`` is the run's own ``report.per_item`` entry, and the tables recomputed from the
+sample's ``score`` is the run's own ``report.per_item`` entry and its units the metric's units of that entry,
+and the tables recomputed from the
 units by the metric's own rows (:meth:`~streamcue.metrics.registry.Metric.rows_of`) give the
 estimates, ``n`` and ``videos`` of ``results.json``; a run that fails is refused, named.
 
@@ -23,18 +25,16 @@ for both models. The efficiency of both runs (results.json ``efficiency``) stand
 
 from __future__ import annotations
 
-import math
-from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from streamcue.errors import ConfigError, InputError
-from streamcue.metrics.bootstrap import BootstrapSettings, Unit, cluster_bootstrap, paired_tables
+from streamcue.errors import ConfigError
+from streamcue.metrics.bootstrap import BootstrapSettings, paired_tables
 from streamcue.metrics.registry import get_metric
-from streamcue.metrics.run import read_results, read_samples
+from streamcue.metrics.run import read_run, sample_units
 
-__all__ = ["compare_runs", "differences", "side_by_side", "check_run"]
+__all__ = ["compare_runs", "differences", "side_by_side"]
 
 #: The parts of results.json that decide a run's answers, compared setting by setting.
 SECTIONS = ("protocol", "frames", "generation", "prompts")
@@ -83,70 +83,12 @@ def differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
             if key != "model" and va != vb]
 
 
-def _units(samples: Sequence[Mapping[str, Any]], keep: set[str] | None = None) -> list[Unit]:
-    return [(str(s.get("video_id") or s["id"]), str(u[0]), float(u[1]), float(u[2]))
-            for s in samples if keep is None or s["id"] in keep for u in s.get("units", [])]
-
-
-def _bad_unit(unit: Any) -> bool:
-    if not isinstance(unit, list) or len(unit) != 3 or not isinstance(unit[0], str):
-        return True
-    num, den = unit[1], unit[2]
-    if any(isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) for x in (num, den)):
-        return True
-    return not 0 <= num <= den
-
-
-def check_run(folder: Path, results: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> None:
-    """Refuse, with one line, a run whose samples repeat an id, hold a unit out of range, or disagree with its
-    own results.json (a sample's score, or a table row recomputed from the units)."""
-    path = folder / "samples.jsonl"
-    repeated = [rid for rid, n in Counter(s["id"] for s in samples).items() if n > 1]
-    if repeated:
-        raise InputError(f"{len(repeated)} record ids appear more than once, e.g. {repeated[0]!r}: each record is "
-                         "one sample", file=path, field="id")
-    per_item = (results.get("report") or {}).get("per_item") or {}
-    for s in samples:
-        bad = [u for u in s.get("units", []) if _bad_unit(u)]
-        if bad or not isinstance(s.get("units"), list):
-            raise InputError(f"unit {bad[0] if bad else s.get('units')!r} is not [key, num, den] with "
-                             "0 <= num <= den", file=path, record=s["id"], field="units")
-        if s["id"] in per_item and s.get("score") != per_item[s["id"]]:
-            raise InputError("the sample's score is not the run's own (results.json report.per_item)", file=path,
-                             record=s["id"], field="score")
-    units = _units(samples)
-    rows = get_metric(results["metric"]["name"]).rows_of(list(dict.fromkeys(u[1] for u in units)),
-                                                          results["metric"].get("config") or {})
-    for table, mine in zip(("task", "group"), rows):
-        point, _ = cluster_bootstrap(units, {name: stat for name, (_, stat) in mine.items()}, BootstrapSettings(1))
-        saved = results["tables"].get(table, {})
-        for name, (keys, _) in mine.items():
-            counted = [u for u in units if u[1] in keys]
-            again = (point[name]["estimate"], len(counted), len({u[0] for u in counted}))
-            row = saved.get(name)
-            if row is None or not _same(again, (row.get("estimate"), row.get("n"), row.get("videos"))):
-                raise InputError(f"the {table} row {name!r} recomputed from samples.jsonl ({_shown(again[0])} over "
-                                 f"{again[1]} units) is not results.json's ({_shown((row or {}).get('estimate'))} "
-                                 f"over {(row or {}).get('n')}): the run's files disagree", file=folder)
-        extra = set(saved) - set(mine)
-        if extra:
-            raise InputError(f"results.json has a {table} row {sorted(extra)[0]!r} that samples.jsonl does not give",
-                             file=folder)
-
-
-def _same(x: tuple[Any, ...], y: tuple[Any, ...]) -> bool:
-    (ex, *rest_x), (ey, *rest_y) = x, y
-    if (ex is None) != (ey is None) or rest_x != rest_y:
-        return False
-    return ex is None or math.isclose(ex, ey, rel_tol=1e-9, abs_tol=1e-12)
-
-
 def compare_runs(run_a: Path, run_b: Path, *, allow_different: bool = False,
                  settings: BootstrapSettings = BootstrapSettings()) -> dict[str, Any]:
     """``{"a", "b", "settings", "differences", "shared_records", "shared_videos", "tables": {"task", "group"},
     "bootstrap", "efficiency"}``; each table row ``{estimate (B - A), low, high, se, a, b, n, videos, few_videos}``,
     ``settings`` ``{setting: [A, B]}``, ``efficiency`` ``{figure: [A, B]}``."""
-    a, b = read_results(run_a), read_results(run_b)
+    (a, samples_a), (b, samples_b) = read_run(run_a), read_run(run_b)
     if a["benchmark"]["name"] != b["benchmark"]["name"]:  # no record in common: nothing to pair, whatever is allowed
         raise ConfigError(f"runs {run_a} and {run_b} are of different benchmarks ({a['benchmark']['name']} vs "
                           f"{b['benchmark']['name']}): no record is in both")
@@ -154,13 +96,10 @@ def compare_runs(run_a: Path, run_b: Path, *, allow_different: bool = False,
     if diff and not allow_different:
         raise ConfigError(f"runs {run_a} and {run_b} differ in {'; '.join(diff)}: their figures are not comparable "
                           "(pass --allow-different to compare anyway)")
-    samples_a, samples_b = read_samples(run_a), read_samples(run_b)
-    check_run(run_a, a, samples_a)
-    check_run(run_b, b, samples_b)
     shared = {s["id"] for s in samples_a} & {s["id"] for s in samples_b}
     if not shared:
         raise ConfigError(f"runs {run_a} and {run_b} share no record: nothing to pair")
-    units_a, units_b = _units(samples_a, shared), _units(samples_b, shared)
+    units_a, units_b = sample_units(samples_a, shared), sample_units(samples_b, shared)
     keys = list(dict.fromkeys(u[1] for u in [*units_a, *units_b]))
     rows = get_metric(a["metric"]["name"]).rows_of(keys, a["metric"].get("config") or {})
     tables, exact = paired_tables(units_a, units_b, rows, settings)

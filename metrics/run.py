@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -29,11 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.errors import ConfigError, InputError
-from streamcue.metrics.bootstrap import BootstrapSettings, Unit, tables
+from streamcue.metrics.bootstrap import BootstrapSettings, Unit, cluster_bootstrap, tables
 from streamcue.schemas.discovery import ID_FIELDS
 
 __all__ = ["STREAMING_KINDS", "RESULTS_VERSION", "Selection", "finish_run", "video_units", "write_played",
-           "read_samples", "read_results", "check_results", "prompt_versions", "now", "efficiency", "EFFICIENCY"]
+           "read_samples", "read_results", "read_run", "check_run", "sample_units", "write_page",
+           "check_results", "prompt_versions", "now", "efficiency", "EFFICIENCY"]
 
 RESULTS_VERSION = "1.0"
 #: Kinds whose page shows a timeline per video: gold answer windows against when the model spoke.
@@ -354,6 +356,107 @@ def read_samples(folder: Path) -> list[dict[str, Any]]:
         row.setdefault("calls", [])
         rows.append(row)
     return rows
+
+
+def read_run(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A run folder's ``results.json`` and ``samples.jsonl``, checked against each other (:func:`check_run`): what
+    ``compare`` and :func:`write_page` use, so neither shows a figure the run's own files do not give."""
+    results = read_results(folder)
+    samples = read_samples(folder)
+    check_run(folder, results, samples)
+    return results, samples
+
+
+def write_page(folder: Path) -> Path:
+    """(Re)write ``report.html`` of the run folder ``folder`` from its files, once :func:`read_run` found them in
+    agreement: a folder whose samples were edited is refused, one line naming file, record and field."""
+    from streamcue.io import atomic_write
+    from streamcue.metrics.page import render_page
+
+    results, samples = read_run(folder)
+    with atomic_write(folder / "report.html") as fh:
+        fh.write(render_page(results, samples))
+    return folder / "report.html"
+
+
+def sample_units(samples: Sequence[Mapping[str, Any]], keep: set[str] | None = None) -> list[Unit]:
+    """The bootstrap's units ``(video, key, num, den)`` of ``samples`` (those whose id is in ``keep``, if given)."""
+    return [(str(s.get("video_id") or s["id"]), str(u[0]), float(u[1]), float(u[2]))
+            for s in samples if keep is None or s["id"] in keep for u in s.get("units", [])]
+
+
+def _bad_unit(unit: Any) -> bool:
+    if not isinstance(unit, list) or len(unit) != 3 or not isinstance(unit[0], str):
+        return True
+    num, den = unit[1], unit[2]
+    if any(isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) for x in (num, den)):
+        return True
+    return not 0 <= num <= den
+
+
+def _figure(value: Any) -> str:
+    return "none" if value is None else f"{value:.6g}"
+
+
+def check_run(folder: Path, results: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> None:
+    """Refuse, with one line, a run whose samples repeat an id, hold a unit out of range, or disagree with its
+    own results.json: a sample's score is not its ``report.per_item`` entry, its units are not the metric's units
+    of that entry, or a table row recomputed from the units differs (estimate, ``n`` or ``videos``)."""
+    from streamcue.metrics.registry import get_metric
+
+    path = folder / "samples.jsonl"
+    repeated = [rid for rid, n in Counter(s["id"] for s in samples).items() if n > 1]
+    if repeated:
+        raise InputError(f"{len(repeated)} record ids appear more than once, e.g. {repeated[0]!r}: each record is "
+                         "one sample", file=path, record=repeated[0], field="id")
+    metric = get_metric(results["metric"]["name"])
+    per_item = (results.get("report") or {}).get("per_item") or {}
+    for s in samples:
+        _check_sample(path, s, per_item, metric)
+    units = sample_units(samples)
+    rows = metric.rows_of(list(dict.fromkeys(u[1] for u in units)), results["metric"].get("config") or {})
+    for table, mine in zip(("task", "group"), rows):
+        point, _ = cluster_bootstrap(units, {name: stat for name, (_, stat) in mine.items()}, BootstrapSettings(1))
+        saved = results["tables"].get(table, {})
+        for name, (keys, _) in mine.items():
+            counted = [u for u in units if u[1] in keys]
+            again = (point[name]["estimate"], len(counted), len({u[0] for u in counted}))
+            row = saved.get(name)
+            if row is None or not _same(again, (row.get("estimate"), row.get("n"), row.get("videos"))):
+                raise InputError(f"recomputed from samples.jsonl, this row is {_figure(again[0])} over {again[1]} "
+                                 f"units, results.json says {_figure((row or {}).get('estimate'))} over "
+                                 f"{(row or {}).get('n')}: the run's files disagree", file=folder / "results.json",
+                                 record=name, field=f"tables.{table}")
+        extra = set(saved) - set(mine)
+        if extra:
+            raise InputError("a row that samples.jsonl does not give", file=folder / "results.json",
+                             record=sorted(extra)[0], field=f"tables.{table}")
+
+
+def _check_sample(path: Path, sample: Mapping[str, Any], per_item: Mapping[str, Any], metric: Any) -> None:
+    """One sample against results.json ``report.per_item``: its units in range, its score and units the run's own."""
+    rid = sample["id"]
+    bad = [u for u in sample.get("units", []) if _bad_unit(u)] if isinstance(sample.get("units"), list) else []
+    if bad or not isinstance(sample.get("units"), list):
+        raise InputError(f"unit {bad[0] if bad else sample.get('units')!r} is not [key, num, den] with "
+                         "0 <= num <= den", file=path, record=rid, field="units")
+    if rid in per_item and sample.get("score") != per_item[rid]:
+        raise InputError("the sample's score is not the run's own (results.json report.per_item)", file=path,
+                         record=rid, field="score")
+    own = metric.units(per_item[rid], {"task": sample.get("task")}) if rid in per_item else []
+    if len(own) != len(sample["units"]) or any(
+            str(u[0]) != str(o[0]) or not all(math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+                                              for a, b in zip(u[1:], o[1:]))
+            for u, o in zip(sample["units"], own)):
+        raise InputError(f"the sample's units are not those of its score in results.json report.per_item "
+                         f"({[list(o) for o in own]})", file=path, record=rid, field="units")
+
+
+def _same(x: tuple[Any, ...], y: tuple[Any, ...]) -> bool:
+    (ex, *rest_x), (ey, *rest_y) = x, y
+    if (ex is None) != (ey is None) or rest_x != rest_y:
+        return False
+    return ex is None or math.isclose(ex, ey, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def write_played(out: Path, selection: Selection) -> Path:

@@ -17,7 +17,8 @@ The judge prompt is ``prompts/streambench_judge.v1.txt`` (the official system an
 word for word; config ``configs/streambench.v1.json`` names it). The judge's answer is read as
 text and parsed by :func:`parse_judge_answer`: the last ``{...}`` that reads as a Python or JSON
 dict with ``llama_pred`` and ``score``, else the two keys found by pattern; ``yes``/``no`` are read
-case-insensitively, a score must be a number in 0..``score_max`` (4.8 stays 4.8).
+case-insensitively, a score must be a finite number in 0..``score_max`` (4.8 stays 4.8; the whole number is
+read, so ``1e999``, ``1e5``, ``NaN`` or ``3.5.2`` is no score, never its first digits).
 
 Edge cases, each counted in ``overall`` and listed in the report, never a crash:
 
@@ -90,11 +91,11 @@ METRIC = Metric("streambench", "open_question", "streambench", higher_is_better=
                 units=units, rows=rows)
 
 #: Version of :func:`parse_judge_answer`: part of the judge identity, so a change re-judges nothing stale.
-PARSER_VERSION = 1
+PARSER_VERSION = 2
 _SECTION = re.compile(r"^=== (system|user) ===\n", re.M)
 _BRACES = re.compile(r"\{[^{}]*\}")
 _PRED = re.compile(r"""['"]?llama_pred['"]?\s*[:=]\s*['"]?\s*(yes|no)\b""", re.I)
-_SCORE = re.compile(r"""['"]?score['"]?\s*[:=]\s*['"]?\s*(-?\d+(?:\.\d+)?)""", re.I)
+_SCORE = re.compile(r"""['"]?score['"]?\s*[:=]\s*['"]?\s*(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)(?![\w.]*\d)""", re.I)
 
 
 @dataclass(frozen=True)

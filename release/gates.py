@@ -441,17 +441,21 @@ def check_published_reports(records: list[dict[str, Any]]) -> None:
 #: short option glued to its value (``-i/home/...``), or a backslash escape (``"\t/home/..."`` in YAML or JSON).
 _BEFORE = r"""(?:^|[^A-Za-z0-9_.~/\\]|(?:^|[^A-Za-z0-9_.~/\\])-[A-Za-z]|\\[A-Za-z])"""
 #: A local absolute path or home directory anywhere in a string: ``/a/b...``, ``/home``, ``/root``,
-#: ``/Users``, ``~/``, ``~bob/``, ``$HOME`` or ``${HOME}``, a Windows drive (``C:\``), a UNC path
-#: (``\\server\share``) after :data:`_BEFORE`, or a ``file:`` URL anywhere. So ``note={/home/...}``,
-#: ``see:/home/bob/x``, ``(x)/home/...``, ``「/home/...」`` and ``-i/home/...`` are caught while ``1/2 cup``,
-#: ``and/or``, ``./data/x``, ``~5/10``, ``10:30`` and ``https://a.org/b/c`` pass. RE2-compatible (Arrow scans
+#: ``/Users``, ``~/``, ``~bob/``, ``$HOME`` or ``${HOME}``, ``%USERPROFILE%`` (and Windows' other home
+#: variables), a Windows drive (``C:\``), a UNC path (``\\server\share``, ``\\?\C:\``) after :data:`_BEFORE`,
+#: or a ``file:`` URL anywhere. So ``note={/home/...}``, ``see:/home/bob/x``, ``(x)/home/...``, ``「/home/...」``
+#: and ``-i/home/...`` are caught while ``1/2 cup``, ``and/or``, ``./data/x``, ``~5/10``, ``10:30`` and
+#: ``https://a.org/b/c`` pass. RE2-compatible (Arrow scans
 #: Parquet string columns with it; RE2's ``\s`` is ASCII, so no class here relies on it for Unicode spaces).
 ABSOLUTE_PATH = (_BEFORE + r"""(?P<path>/[A-Za-z0-9._-]+/[^\s/]|/(?:home|root|Users)\b|~/|~[A-Za-z_][A-Za-z0-9._-]*/|"""
-                 r"""\$\{?HOME\b|[A-Za-z]:[\\/]|\\\\[A-Za-z0-9._$-]+\\)|(?P<url>\b[Ff][Ii][Ll][Ee]:/)""")
+                 r"""\$\{?HOME\b|%(?:USERPROFILE|HOMEPATH|HOMEDRIVE|HOME|APPDATA|LOCALAPPDATA)%|[A-Za-z]:[\\/]|"""
+                 r"""\\\\[A-Za-z0-9._$?-]+\\)|(?P<url>\b[Ff][Ii][Ll][Ee]:/)""")
 _ABSOLUTE = re.compile(ABSOLUTE_PATH, re.ASCII)
-#: An e-mail address (``name@host.tld``) or a Label Studio account id as ``annotate pull`` names an unknown
-#: user (``user:17``): personal data a release never publishes. RE2-compatible.
-PERSONAL = r"""[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}|\buser:[0-9]+\b"""
+#: An e-mail address (``name@host.tld``, internationalized too: ``bob@bücher.example``) or a Label Studio account
+#: id as ``annotate pull`` names an unknown user (``user:17``): personal data a release never publishes.
+#: RE2-compatible (``[^\x00-\x7F]``: any non-ASCII letter of a name).
+PERSONAL = (r"""(?:[A-Za-z0-9._%+-]|[^\x00-\x7F])+@(?:[A-Za-z0-9-]|[^\x00-\x7F])+"""
+            r"""(?:\.(?:[A-Za-z0-9-]|[^\x00-\x7F])+)*\.(?:[A-Za-z]{2,}|xn--[A-Za-z0-9-]+)|\buser:[0-9]+\b""")
 _PERSONAL = re.compile(PERSONAL, re.ASCII)
 
 

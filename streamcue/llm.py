@@ -64,6 +64,13 @@ __all__ = ["LLMSettings", "LLMClient", "Request", "Reply", "Usage", "STRUCTURED_
 STRUCTURED_MODES = ("json_schema", "json_object", "none")
 
 
+#: The longest deadline of one call, in seconds (a day): a longer one is no deadline, and past about 1e9 s the
+#: socket's clock overflows (the probe's ``--llm-timeout 1e308`` ended in a traceback).
+MAX_TIMEOUT_S = 86_400.0
+#: The most retries of one call: more only wait longer on an endpoint that does not answer.
+MAX_RETRIES = 100
+
+
 @dataclass(frozen=True)
 class LLMSettings:
     base_url: str
@@ -96,10 +103,14 @@ class LLMSettings:
             raise ConfigError(f"structured output mode must be one of {STRUCTURED_MODES}, got {self.structured!r}")
         if self.max_concurrency < 1:
             raise ConfigError("max_concurrency must be at least 1")
-        if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) or self.max_retries < 0:
-            raise ConfigError(f"the number of retries must be a whole number >= 0, got {self.max_retries!r}")
-        if not (isinstance(self.timeout_s, (int, float)) and math.isfinite(self.timeout_s) and self.timeout_s > 0):
-            raise ConfigError(f"the LLM timeout must be a finite number of seconds > 0, got {self.timeout_s!r}")
+        if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) \
+                or not 0 <= self.max_retries <= MAX_RETRIES:
+            raise ConfigError(f"the number of retries must be a whole number >= 0 and at most {MAX_RETRIES}, "
+                              f"got {self.max_retries!r}")
+        if not (isinstance(self.timeout_s, (int, float)) and math.isfinite(self.timeout_s)
+                and 0 < self.timeout_s <= MAX_TIMEOUT_S):
+            raise ConfigError(f"the LLM timeout must be a finite number of seconds > 0 and at most {MAX_TIMEOUT_S:g} "
+                              f"(a day), got {self.timeout_s!r}")
         if isinstance(self.max_response_bytes, bool) or not isinstance(self.max_response_bytes, int) \
                 or self.max_response_bytes < 1024:
             raise ConfigError(f"max_response_bytes must be a whole number >= 1024, got {self.max_response_bytes!r}")
@@ -261,7 +272,7 @@ _COUNT = {"type": ["integer", "null"], "minimum": 0, "maximum": _MAX_TOKENS}
 COMPLETION_SCHEMA: dict[str, Any] = {
     "type": "object", "required": ["choices"],
     "properties": {
-        "choices": {"type": "array", "items": {
+        "choices": {"type": "array", "minItems": 1, "items": {
             "type": "object", "required": ["message"],
             "properties": {"message": {"type": "object",
                                        "properties": {"content": {"type": ["string", "null"]}}}}}},

@@ -40,11 +40,12 @@ LLMStructured = Annotated[
 LLMConcurrency = Annotated[int, typer.Option(help="Requests in flight at most.")]
 #: ``--llm-timeout``: :attr:`streamcue.llm.LLMSettings.timeout_s` (None: its default).
 LLMTimeout = Annotated[Optional[float], typer.Option(
-    help="Seconds one model call may take in all, retries included; then it fails as timed out (default 300).")]
+    help="Seconds one model call may take in all, retries included; then it fails as timed out (default 300, at "
+         "most 86400).")]
 #: ``--llm-retries``: :attr:`streamcue.llm.LLMSettings.max_retries` (None: its default).
 LLMRetries = Annotated[Optional[int], typer.Option(
     help="Retries of a call answered HTTP 408/409/429/5xx or not answered, with the openai package's backoff "
-         "(default 4).")]
+         "(default 4, at most 100).")]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM response cache.")]
 
 #: ``--llm-base-url`` of a command that talks to a vision model.

@@ -137,6 +137,26 @@ def test_the_measured_schedule_is_checked_in_seconds():
         AnonymizeConfig(dilate_s=0)
 
 
+def test_allow_unmeasured_names_every_limit_it_unlocks():
+    """``anonymize --help``: ``--allow-unmeasured`` names each limit of ``MEASURED`` and ``MEASURED_SCHEDULE``
+    (the schedule's option and its value), so a user knows what the flag turns on (issue #35 probe)."""
+    from streamcue.anonymize.pipeline import MEASURED
+    from streamcue.anonymize.report import MEASURED_SCHEDULE
+
+    run = subprocess.run([sys.executable, "-m", "streamcue", "anonymize", "--help"], capture_output=True, text=True,
+                         env={**os.environ, "COLUMNS": "4000"}, timeout=60)
+    line = next(row for row in run.stdout.splitlines() if "--allow-unmeasured " in row and "Run outside" in row)
+    schedule = line.split("sparser than the measured one", 1)[1]
+    for option, value in (("--face-threshold", MEASURED["face_threshold"]),
+                          ("--track-threshold", MEASURED["track_threshold"]), ("--pad", MEASURED["pad"]),
+                          ("--stride", MEASURED_SCHEDULE["look_s"]), ("--full-every", MEASURED_SCHEDULE["full_s"]),
+                          ("--plate-every", MEASURED_SCHEDULE["plate_s"]), ("--dilate", MEASURED_SCHEDULE["dilate_s"]),
+                          ("--max-side", MEASURED_SCHEDULE["max_side"])):
+        where = line if option in ("--face-threshold", "--track-threshold", "--pad") else schedule
+        assert option in where and f"{value:g}" in where.split(option, 1)[1].split("--", 1)[0], (option, line)
+    assert "--full-every 0" in line and "--device" in line
+
+
 def _forge(path, report, **changes):
     forged = json.loads(json.dumps(report))
     for key, value in changes.items():

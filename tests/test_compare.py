@@ -70,18 +70,65 @@ def _set_units(samples, units):
     return samples
 
 
-@pytest.mark.parametrize("name, edit, says", [
-    ("edited", lambda s: _set_units(s, [[s[1]["units"][0][0], 0.0, 1.0]]), "recomputed from samples.jsonl"),
+TAMPERS = [
+    ("edited", lambda s: _set_units(s, [[s[1]["units"][0][0], 1.0 - s[1]["units"][0][1], 1.0]]),
+     "units are not those of its score"),
     ("repeated", lambda s: [*s, s[0]], "appear more than once"),
     ("out-of-range", lambda s: _set_units(s, [[s[1]["units"][0][0], 5, 1]]), "0 <= num <= den"),
     ("score", lambda s: [s[0], {**s[1], "score": {"correct": 0.0}}, *s[2:]], "not the run's own"),
-])
+]
+
+
+@pytest.mark.parametrize("name, edit, says", TAMPERS)
 def test_a_run_whose_samples_disagree_with_its_results_is_refused(runs, name, edit, says):
     tampered = _tamper(runs, name, edit)
     for a, b in ((runs / "red", tampered), (tampered, runs / "red")):
         code, _, err = cli("compare", a, b)
         assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
         assert str(tampered) in err
+
+
+#: each tamper above, and what the one line names: (file, record, field); the record is a sample's id or a row name
+NAMED = {"edited": ("samples.jsonl", 1, "units"), "repeated": ("samples.jsonl", 0, "id"),
+         "out-of-range": ("samples.jsonl", 1, "units"), "score": ("samples.jsonl", 1, "score")}
+
+
+@pytest.mark.parametrize("name, edit, says", TAMPERS)
+def test_a_page_made_from_a_run_whose_samples_disagree_is_refused(runs, name, edit, says):
+    """The page, made again from a run folder, checks it exactly as ``compare`` does (issue #35 probe): one line
+    naming file, record and field, and the page that was there is left as it was."""
+    from streamcue.errors import InputError
+    from streamcue.metrics.run import write_page
+
+    tampered = _tamper(runs, f"page-{name}", edit)
+    before = (tampered / "report.html").read_bytes()
+    samples = [json.loads(line) for line in (tampered / "samples.jsonl").read_text().splitlines()]
+    with pytest.raises(InputError, match=says) as caught:
+        write_page(tampered)
+    file, at, field = NAMED[name]
+    error = caught.value
+    assert error.file == tampered / file and error.record == samples[at]["id"] and error.field == field, str(error)
+    assert len(str(error).splitlines()) == 1 and (tampered / "report.html").read_bytes() == before
+
+
+def test_a_page_made_from_a_run_whose_tables_were_edited_names_the_row(runs):
+    from streamcue.errors import InputError
+    from streamcue.metrics.run import write_page
+
+    folder = runs / "page-tables"
+    shutil.copytree(runs / "right", folder)
+    results = json.loads((folder / "results.json").read_text())
+    row = next(iter(results["tables"]["group"]))
+    results["tables"]["group"][row]["estimate"] = 1.0 - results["tables"]["group"][row]["estimate"]
+    (folder / "results.json").write_text(json.dumps(results))
+    with pytest.raises(InputError, match="the run's files disagree") as caught:
+        write_page(folder)
+    assert (caught.value.file, caught.value.record, caught.value.field) == (folder / "results.json", row,
+                                                                           "tables.group")
+    untouched = runs / "right"
+    before = (untouched / "report.html").read_text()
+    assert write_page(untouched) == untouched / "report.html"  # a run in agreement is drawn again, the same
+    assert (untouched / "report.html").read_text() == before
 
 
 @pytest.mark.parametrize("option, value", [("--seed", "-1"), ("--resamples", "100000000"), ("--resamples", "0")])

@@ -23,6 +23,8 @@ FAULTS = {
                       "malformed at usage/completion_tokens: '3' is not of type 'integer', 'null'"),
     "content-number": (("content", 42), "malformed at choices/0/delta/content: 42 is not of type"),
     "huge": (("content", "x" * 2_000_000), "over the 1,048,576-byte cap"),
+    # an HTTP 200 holding no choice at all: once read as an empty answer, a silent "no answer" (issue #35 probe)
+    "no-choices": (("body", ("application/json", b'{"choices": []}')), "malformed at choices: []"),
 }
 
 

@@ -33,6 +33,10 @@ CASES = [
     (["--frame-side", "1"], ["--frame-side", "smallest accepted value is 64 (or 0: full size)"]),
     (["--frame-side", "-5"], ["--frame-side", "smallest accepted value is 64"]),
     (["--frame-pixels", "4"], ["--frame-pixels", "smallest accepted value is 4096"]),
+    # the probe's re-run (issue 35): a deadline past the socket clock's range ended in a traceback, a million
+    # retries against a silent endpoint in an hour-long wait
+    (["--llm-timeout", "1e308"], ["--llm-timeout", "largest accepted value is 86400"]),
+    (["--llm-retries", "1000000"], ["--llm-retries", "largest accepted value is 100"]),
 ]
 
 RUN_CASES = [
@@ -105,3 +109,15 @@ def test_the_floors_themselves_are_accepted():
 def test_a_notebook_gets_the_same_refusal(changes, flag):
     with pytest.raises(ConfigError, match=f"^{flag}"):
         RunConfig(records="x", benchmark="estp", **changes)
+
+
+@pytest.mark.parametrize("changes, words", [({"timeout_s": 1e308}, "at most 86400"), ({"timeout_s": 0}, "> 0"),
+                                            ({"max_retries": 101}, "at most 100"), ({"max_retries": -1}, ">= 0")])
+def test_every_command_s_llm_settings_bound_the_deadline_and_the_retries(changes, words):
+    """The bounds live in the one LLM client's settings, so every command that calls a model has them."""
+    from streamcue.llm import LLMSettings
+
+    with pytest.raises(ConfigError, match=words):
+        LLMSettings(base_url="http://127.0.0.1:9/v1", model="m", **changes)
+    ceiling = LLMSettings(base_url="http://127.0.0.1:9/v1", model="m", timeout_s=86_400, max_retries=100)
+    assert ceiling.max_retries == 100

@@ -235,3 +235,45 @@ def test_plain_words_after_basic_or_bearer_are_text_not_credentials(text):
     from streamcue.redact import redact
 
     assert redact(text) == text
+
+
+ODD_KEY = "sk-test-1234567890/abc+def=="
+
+
+@pytest.mark.parametrize("spelling", ["plain", "upper", "url", "url-plus", "base64", "base64-url", "json"])
+def test_a_key_echoed_encoded_or_in_another_case_is_redacted(spelling, monkeypatch, tmp_path):
+    """The probe's echoing server (issue #35) sent the key back URL-encoded and in Base64: predictions.jsonl and
+    samples.jsonl held it. Every spelling of a known key is ``***`` in whatever file is written."""
+    import base64
+    import urllib.parse
+
+    from streamcue.io import write_jsonl
+
+    monkeypatch.setenv("OPENAI_API_KEY", ODD_KEY)
+    echoed = {"plain": ODD_KEY, "upper": ODD_KEY.upper(), "url": urllib.parse.quote(ODD_KEY, safe=""),
+              "url-plus": urllib.parse.quote_plus(ODD_KEY), "base64": base64.b64encode(ODD_KEY.encode()).decode(),
+              "base64-url": base64.urlsafe_b64encode(ODD_KEY.encode()).decode(),
+              "json": json.dumps(ODD_KEY)[1:-1]}[spelling]
+    write_jsonl(tmp_path / "predictions.jsonl", [{"raw_answer": f"A. (you sent {echoed})"}])
+    text = (tmp_path / "predictions.jsonl").read_text()
+    assert echoed not in text and echoed.rstrip("=") not in text and "you sent ***" in text, text
+
+
+@pytest.mark.parametrize("leaky, kept", [
+    ("http://h/v1?x-api-key=sk-test-1234567890abcdef&model=m", "http://h/v1?x-api-key=***&model=m"),
+    ("http://h/v1?api_token=abcdefgh1", "http://h/v1?api_token=***"),
+    ("http://h/v1?subscription-key=abcdefgh1", "http://h/v1?subscription-key=***"),
+    ("http://h/v1?private_token=abcdefgh1", "http://h/v1?private_token=***"),
+    ("http://h/v1?access-token=abcdefgh1", "http://h/v1?access-token=***"),
+    ("http://h/v1;jsessionid=abcdefgh1", "http://h/v1;jsessionid=***"),
+    ("you sent x-api-key: abcdefgh1", "you sent x-api-key: ***"), ('{"Api-Key": "abcdefgh1"}', '{"Api-Key": "***"}'),
+    ("the key sk-test-1234567890abcdef, echoed", "the key ***, echoed"),
+    ("token hf_abcdefghijklmnopqrstuvwxyz123456 echoed", "token *** echoed"),
+    ("a task-list, a risk-free desk-lamp, sk-8", "a task-list, a risk-free desk-lamp, sk-8"),
+])
+def test_a_key_only_in_the_url_or_a_header_is_redacted_by_its_name_or_shape(leaky, kept):
+    """Keys the environment does not know (the probe's re-run, issue #35): in a query under another common name,
+    in an X-Api-Key header a server echoes, or shaped like an OpenAI or Hugging Face key."""
+    from streamcue.redact import redact
+
+    assert redact(leaky) == kept

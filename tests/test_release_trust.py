@@ -139,9 +139,13 @@ REFUSED = {
     "no-break space": "file\u00a0/home/bob/a.mp4", "Unicode brackets": "\u300c/home/bob/a.mp4\u300d",
     "full-width parenthesis": "\uff08/srv/data/a\uff09", "escape in YAML": "\t/home/bob/a",
     "${HOME}": "${HOME}/a", "e-mail": "mail rev@lab.example.org", "account id": "by user:17",
+    # the re-run of the probe (issue 35): Windows' home variables, a long UNC path, internationalized e-mail
+    "%USERPROFILE%": r"%USERPROFILE%\clips\a.mp4", "%HOMEPATH%": r"see %HOMEPATH%\a.mp4",
+    "long UNC path": r"\\?\C:\Users\bob\a.mp4", "IDN e-mail": "mail bob@bücher.example",
+    "non-ASCII e-mail": "mail müller@lab.example.org", "punycode e-mail": "bob@xn--bcher-kva.example",
 }
 PASSES = ["1/2 cup", "and/or", "./data/x", "~5/10 minutes", "10:30", "https://a.org/b/c", "data/guidance/x.parquet",
-          "@misc{streamcue,"]
+          "@misc{streamcue,", "100% sure, 50%", "Café@home", "a@b"]
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))

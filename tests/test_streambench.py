@@ -126,6 +126,12 @@ def test_source_checks_name_file_record_and_field(tmp_path, data, field, words):
     ("", None),
     (None, None),
     ("{'llama_pred': 'yes', 'score': __import__('os')}", None),
+    # a hostile or broken judge (issue #35): a score that is no finite number in 0..5 is no score, never its first digit
+    ('{"llama_pred": "yes", "score": 1e999}', None), ("{'llama_pred': 'yes', 'score': 1e999}", None),
+    ("llama_pred: yes, score: 1e999", None), ("llama_pred: yes, score: 1e5", None),
+    ('{"llama_pred": "yes", "score": NaN}', None), ("llama_pred: yes, score: NaN", None),
+    ('{"llama_pred": "yes", "score": "1e999"}', None), ("llama_pred: no, score: 3.5.2", None),
+    ("llama_pred: yes, score: 4.8e0", (True, 4.8)), ("llama_pred: no, score: 2.", (False, 2.0)),
 ])
 def test_parse_judge_answer(text, expected):
     assert parse_judge_answer(text) == expected

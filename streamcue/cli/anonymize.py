@@ -58,11 +58,14 @@ def anonymize(
     pad: Annotated[Optional[float], typer.Option(help="Override the preset: grow face boxes by this share of their "
                                                       "size on each side, 0 to 1 (0.35; thorough: 0.25; below 0.25 "
                                                       "needs --allow-unmeasured).")] = None,
-    allow_unmeasured: Annotated[bool, typer.Option("--allow-unmeasured", help="Run with a --face-threshold above 0.2, "
-                                                   "a --track-threshold above 0.08, a --pad below 0.25 or --full-every "
-                                                   "0 (outside the range where recall was measured): the report's "
-                                                   "status is then 'unmeasured' "
-                                                   "and a release refuses it.")] = False,
+    allow_unmeasured: Annotated[bool, typer.Option("--allow-unmeasured", help="Run outside the range where recall "
+                                                   "was measured: a --face-threshold above 0.2, a --track-threshold "
+                                                   "above 0.08, a --pad below 0.25, --full-every 0, a --device other "
+                                                   "than cpu, or a schedule sparser than the measured one (--stride: "
+                                                   "a look every 0.2 s or more often, --full-every: every 1 s, "
+                                                   "--plate-every: every 0.3 s, at the video's frame rate; --dilate "
+                                                   "at least 0.2; --max-side at least 640). The report's status is "
+                                                   "then 'unmeasured' and a release refuses it.")] = False,
     keep_audio: Annotated[bool, typer.Option("--keep-audio", help="Keep the audio track (dropped by default: voices "
                                                                   "identify people).")] = False,
     workers: Annotated[int, typer.Option(help="Videos processed in parallel (processes; with --engine ray and no "
