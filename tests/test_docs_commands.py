@@ -59,6 +59,9 @@ RUN_BY_MARKER = {
     "recorded-example: run by tests/test_recorded_kinds.py":
         "tests/test_recorded_kinds.py::test_the_recorded_example_in_the_docs_runs_as_written",
     "setup:begin": "tests/test_annotation_setup.py::test_the_documented_setup_runs_as_written",
+    "review-example: run by tests/test_annotation_browser.py":
+        "tests/test_annotation_browser.py::test_a_reviewer_starts_from_the_annotators_regions_with_the_disagreements_"
+        "marked",
 }
 
 VIDEOS_AND_MODEL = "needs the benchmark's videos under /data and a real model server with real weights"
