@@ -25,12 +25,15 @@ from streamcue.errors import InputError
 from streamcue.io import read_json, write_json, write_jsonl
 from streamcue.schemas import ID_FIELDS
 
-__all__ = ["DEFAULT_FPS", "GLOBAL_CONTROLS", "LABEL_KINDS", "span_to_frames", "frames_to_span",
+__all__ = ["DEFAULT_FPS", "DISPUTED", "GLOBAL_CONTROLS", "LABEL_KINDS", "span_to_frames", "frames_to_span",
            "moment_to_frame", "prediction", "task_data", "Applied", "Where", "apply", "STEPS_CONFIG",
            "MAX_PLAN_STEPS", "steps_task", "step_marks", "write_steps_tasks", "write_step_marks"]
 
 
 DEFAULT_FPS = 30.0
+#: The first text entry of a region the annotators disagree on, in the reviewer's starting point
+#: (:mod:`streamcue.annotation.review`); :func:`apply` ignores such an entry.
+DISPUTED = "\u26a0 disputed: "
 GLOBAL_CONTROLS = ("question", "flags")
 #: Record kinds that have a labeling config (annotation/configs/<kind>.xml).
 LABEL_KINDS = ("interval_qa", "dense_caption", "guidance")
@@ -141,9 +144,9 @@ def _regions(result: list[dict[str, Any]], where: Where) -> dict[str, dict[str, 
             if not isinstance(start, int) or not isinstance(end, int) or start < 1 or end < start:
                 raise where.error(f"range {start}-{end} is not two frame numbers with 1 <= start <= end", rid)
             region["range"] = (labels[0], start, end)
-        elif kind == "textarea":
-            texts = value.get("text") or []
-            region["text"] = " ".join(t.strip() for t in texts if isinstance(t, str)).strip()
+        elif kind == "textarea":  # a review mark (annotate review) is the page's, not the record's
+            texts = [t for t in value.get("text") or [] if isinstance(t, str) and not t.startswith(DISPUTED)]
+            region["text"] = " ".join(t.strip() for t in texts).strip()
         elif kind == "choices":
             region["choices"] = list(value.get("choices") or [])
     return regions

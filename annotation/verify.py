@@ -120,6 +120,9 @@ class Difference:
     item: str
     field: str
     text: str
+    #: The region it concerns in each annotation (its id in the page, ``e3`` or an added region's own id;
+    #: None where that annotation has no such region or the difference is the whole task's).
+    regions: tuple[str | None, str | None] = (None, None)
 
 
 def _norm(text: str) -> str:
@@ -139,13 +142,19 @@ def describe(kind: str, rid: str, item: dict[str, Any]) -> str:
     return f"event {rid} ({item['type']} at {_s(item['t_s'])})"
 
 
-def _pair_new(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]], key: str) -> list[tuple[Any, Any]]:
-    """Added items of two annotations paired in time order (their region ids are each annotator's own)."""
-    xs = sorted((v for k, v in a.items() if k.startswith("+")), key=lambda v: v[key])
-    ys = sorted((v for k, v in b.items() if k.startswith("+")), key=lambda v: v[key])
+def _pair_added(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]], key: str) -> list[tuple[Any, Any]]:
+    """Added items of two annotations paired in time order, each as (its region id, the item), (None, None) for
+    one the other annotation lacks (their region ids are each annotator's own)."""
+    xs = sorted(((k[1:], v) for k, v in a.items() if k.startswith("+")), key=lambda kv: kv[1][key])
+    ys = sorted(((k[1:], v) for k, v in b.items() if k.startswith("+")), key=lambda kv: kv[1][key])
     pairs: list[tuple[Any, Any]] = list(zip(xs, ys))
-    pairs += [(x, None) for x in xs[len(ys):]] + [(None, y) for y in ys[len(xs):]]
+    pairs += [(x, (None, None)) for x in xs[len(ys):]] + [((None, None), y) for y in ys[len(xs):]]
     return pairs
+
+
+def _pair_new(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]], key: str) -> list[tuple[Any, Any]]:
+    """Added items of two annotations paired in time order (None for one the other annotation lacks)."""
+    return [(x, y) for (_, x), (_, y) in _pair_added(a, b, key)]
 
 
 def differences(kind: str, a: Applied, b: Applied, tolerance_s: float, names: tuple[str, str] = ("one", "the other"),
@@ -170,9 +179,10 @@ def differences(kind: str, a: Applied, b: Applied, tolerance_s: float, names: tu
     pushed = {f"{listed[0]}{i}": item for i, item in enumerate((original or a.record)[listed])}
     noun = "an answer" if kind == "interval_qa" else "a mistake"
     ids = sorted({k for k in (*a.items, *b.items) if not k.startswith("+")}, key=lambda k: (len(k), k))
-    pairs = [(rid, a.items.get(rid), b.items.get(rid)) for rid in ids]
-    pairs += [("+", x, y) for x, y in _pair_new(a.items, b.items, keys[0] if keys else "t_s")]
-    for rid, x, y in pairs:
+    pairs = [(rid, a.items.get(rid), b.items.get(rid), (rid if rid in a.items else None,
+                                                        rid if rid in b.items else None)) for rid in ids]
+    pairs += [("+", x, y, (ra, rb)) for (ra, x), (rb, y) in _pair_added(a.items, b.items, keys[0] if keys else "t_s")]
+    for rid, x, y, regions in pairs:
         base = pushed.get(rid) or x or y
         label = describe(kind, rid, base) if rid != "+" else None
         if x is None or y is None:
@@ -181,19 +191,21 @@ def differences(kind: str, a: Applied, b: Applied, tolerance_s: float, names: tu
             if rid == "+":
                 where = f"{_s(item[keys[0]])}" + (f"-{_s(item['end_s'])}" if kind == "interval_qa" else "")
                 out.append(Difference(f"new {noun.split()[1]}", "present",
-                                      f"{noun} added at {where} ({item['text']!r}) by {kept} only"))
+                                      f"{noun} added at {where} ({item['text']!r}) by {kept} only", regions))
             else:
-                out.append(Difference(rid, "present", f"{label}: deleted by {gone}, kept by {kept}"))
+                out.append(Difference(rid, "present", f"{label}: deleted by {gone}, kept by {kept}", regions))
             continue
         label = label or f"{noun.split()[1]} added at {_s(x[keys[0]])} by both"
         if x.get("type") != y.get("type"):
-            out.append(Difference(rid, "type", f"{label}: type {x.get('type')} ({na}) vs {y.get('type')} ({nb})"))
+            out.append(Difference(rid, "type", f"{label}: type {x.get('type')} ({na}) vs {y.get('type')} ({nb})",
+                                  regions))
         for key in keys:
             if abs(x[key] - y[key]) > tolerance_s:
                 out.append(Difference(rid, key, f"{label}: {key} {_s(x[key])} ({na}) vs {_s(y[key])} ({nb}), "
-                                                f"more than {_s(tolerance_s)} apart"))
+                                                f"more than {_s(tolerance_s)} apart", regions))
         if _norm(x["text"]) != _norm(y["text"]):
-            out.append(Difference(rid, "text", f"{label}: text {x['text']!r} ({na}) vs {y['text']!r} ({nb})"))
+            out.append(Difference(rid, "text", f"{label}: text {x['text']!r} ({na}) vs {y['text']!r} ({nb})",
+                                  regions))
     return out
 
 

@@ -1,11 +1,12 @@
 """Release figures: build and load times for 20,000 records.
 
     python perf/bench_release.py [--kind interval_qa|guidance] [--records 20000]
-    python perf/bench_release.py --videos 10 --video-mb 50
+    python perf/bench_release.py --videos 10 --video-mb 50 [--rounds 3]
 
 With ``--videos N``: a release that publishes N recorded videos of ``--video-mb`` MB each (random bytes
 named .mp4, each with a passing report naming its SHA-256, and one dense-caption record), timed against
-``cp`` + ``sha256sum`` of the same files (the floor: every published byte is copied and hashed).
+``cp`` + ``sha256sum`` of the same files (the floor: every published byte is copied and hashed), in ``--rounds``
+alternated pairs.
 
 The records are real builder output multiplied to the target size under new ids: the Ego4D
 template stage on GoalStep val (interval_qa) or the CaptainCook4D guidance set (guidance),
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -68,7 +70,8 @@ def recorded_videos(folder: Path, count: int, megabytes: int) -> tuple[Path, Pat
     """``count`` recorded videos under ``folder/videos`` with their reports, and their records."""
     import json
 
-    from streamcue.anonymize.report import REPORT_FORMAT, sha256_file
+    from streamcue.annotation.verify import sealed
+    from streamcue.anonymize.report import MEASURED_SCHEDULE, REPORT_FORMAT, sha256_file
 
     root, records = folder / "videos", folder / "records"
     (root / "recorded").mkdir(parents=True)
@@ -78,8 +81,10 @@ def recorded_videos(folder: Path, count: int, megabytes: int) -> tuple[Path, Pat
     for i in range(count):
         path = root / "recorded" / f"v{i}.mp4"
         path.write_bytes(os.urandom(megabytes << 20))
-        report = {"format": REPORT_FORMAT, "status": "passed", "input": {"path": "raw.mp4", "sha256": "0" * 64},
+        report = {"format": REPORT_FORMAT, "status": "passed",
+                  "input": {"path": "raw.mp4", "sha256": "0" * 64, "fps": 30.0},
                   "output": {"path": path.name, "sha256": sha256_file(path), "frames": 1},
+                  "settings": dict(MEASURED_SCHEDULE), "frames_detected": 1,
                   "detectors": {"face": detector, "plate": dict(detector, name="haar-plate")},
                   "detections": {"face": {"per_frame": [0]}, "plate": {"per_frame": [0]}}}
         (records / "reports" / f"v{i}.json").write_text(json.dumps(report))
@@ -87,38 +92,53 @@ def recorded_videos(folder: Path, count: int, megabytes: int) -> tuple[Path, Pat
                        "fps": 30.0, "width": 1280, "height": 720, "license": "CC BY 4.0",
                        "uri": f"recorded/v{i}.mp4", "split": "test",
                        "anonymization": {"status": "passed", "report": f"reports/v{i}.json"}})
-        captions.append({"schema_version": "1.0", "task_id": f"t{i}", "video_id": f"v{i}", "task_type": "present",
-                         "category": "cooking", "prompt": "Describe what the person is doing now.", "fps": 1,
-                         "captions": [{"t_s": 0, "text": "A pan on the stove."}],
-                         "provenance": {"builder": "bench", "version": "1"},
-                         "verification": {"status": "verified", "annotators": ["annotator-1"], "checks": 1}})
+        captions.append(sealed({
+            "schema_version": "1.0", "task_id": f"t{i}", "video_id": f"v{i}", "task_type": "present",
+            "category": "cooking", "prompt": "Describe what the person is doing now.", "fps": 1,
+            "captions": [{"t_s": 0, "text": "A pan on the stove."}], "provenance": {"builder": "bench", "version": "1"},
+            "verification": {"status": "verified", "annotators": ["annotator-1", "annotator-2"], "checks": 2,
+                             "decided_by": "agreement"}}))
     write_jsonl(records / "videos.jsonl", videos)
     write_jsonl(records / "dense_caption.jsonl", captions)
     return records, root
 
 
-def bench_videos(count: int, megabytes: int) -> None:
+def bench_videos(count: int, megabytes: int, rounds: int) -> None:
+    """``rounds`` pairs of (``cp`` + ``sha256sum``, ``release build``), alternated, each pair's ratio printed with
+    the load average: on a shared machine only a ratio within one pair compares like with like. CPU seconds
+    (user + system, of the children for the floor, of this process for the build) are printed too."""
+    import resource
     import subprocess
+
+    def cpu(who: int) -> float:
+        usage = resource.getrusage(who)
+        return usage.ru_utime + usage.ru_stime
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         start = time.perf_counter()  # a one-video release first: imports and figures, paid once per process
         small, small_root = recorded_videos(tmp / "small", 1, 1)
         build_release(ReleaseConfig(records=small, version="1.0.0", out=tmp / "small-dist", video_root=small_root))
-        fixed = time.perf_counter() - start
+        print(f"the first build in the process (1 video of 1 MB, imports included): "
+              f"{time.perf_counter() - start:.2f} s")
         records, root = recorded_videos(tmp, count, megabytes)
         files = sorted(str(p) for p in (root / "recorded").glob("*.mp4"))
-        start = time.perf_counter()
-        (tmp / "cp").mkdir()
-        subprocess.run(["cp", *files, str(tmp / "cp")], check=True)
-        subprocess.run(["sha256sum", *files], check=True, capture_output=True)
-        floor = time.perf_counter() - start
-        start = time.perf_counter()
-        build_release(ReleaseConfig(records=records, version="1.0.0", out=tmp / "dist", video_root=root))
-        built = time.perf_counter() - start
-        print(f"{count} videos x {megabytes} MB; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-        print(f"cp + sha256sum: {floor:.2f} s; release build with videos: {built:.2f} s ({built / floor:.2f}x); "
-              f"the first build in the process (1 video of 1 MB, imports included): {fixed:.2f} s")
+        print(f"{count} videos x {megabytes} MB on {os.cpu_count()} CPUs")
+        for i in range(rounds):
+            load = os.getloadavg()[0]
+            start, used = time.perf_counter(), cpu(resource.RUSAGE_CHILDREN)
+            (tmp / f"cp{i}").mkdir()
+            subprocess.run(["cp", *files, str(tmp / f"cp{i}")], check=True)
+            subprocess.run(["sha256sum", *files], check=True, capture_output=True)
+            floor, floor_cpu = time.perf_counter() - start, cpu(resource.RUSAGE_CHILDREN) - used
+            start, used = time.perf_counter(), cpu(resource.RUSAGE_SELF)
+            build_release(ReleaseConfig(records=records, version="1.0.0", out=tmp / f"dist{i}", video_root=root))
+            built, built_cpu = time.perf_counter() - start, cpu(resource.RUSAGE_SELF) - used
+            shutil.rmtree(tmp / f"cp{i}")
+            shutil.rmtree(tmp / f"dist{i}")
+            print(f"round {i + 1} (load average {load:.1f} -> {os.getloadavg()[0]:.1f}): cp + sha256sum {floor:.2f} s "
+                  f"({floor_cpu:.2f} s CPU); release build with videos {built:.2f} s ({built_cpu:.2f} s CPU): "
+                  f"{built / floor:.2f}x wall, {built_cpu / floor_cpu:.2f}x CPU")
 
 
 def main() -> None:
@@ -128,9 +148,10 @@ def main() -> None:
     parser.add_argument("--videos", type=int, default=0,
                         help="publish N recorded videos (timed against cp + sha256sum)")
     parser.add_argument("--video-mb", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=3, help="with --videos: alternated floor/build pairs")
     args = parser.parse_args()
     if args.videos:
-        return bench_videos(args.videos, args.video_mb)
+        return bench_videos(args.videos, args.video_mb, args.rounds)
     import datasets
 
     from streamcue.loaders import load

@@ -8,8 +8,10 @@ temporary folder and renamed into place, so a failed build leaves nothing behind
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,8 +27,8 @@ from streamcue.release import card
 from streamcue.release.croissant import write_croissant
 from streamcue.release.diff import changelog_lines, default_config, diff, keyed, read_release
 from streamcue.schemas.features import Layout, encode, typed
-from streamcue.release.gates import (VIDEOS_DIR, ReleaseInput, check_published_reports, check_published_video,
-                                     collect, published_report, scan_published)
+from streamcue.release.gates import (VIDEOS_DIR, PublishedVideo, ReleaseInput, check_published_reports,
+                                     check_published_video, collect, published_report, scan_published)
 from streamcue.release.manifest import MANIFEST, check_repo_id
 from streamcue.release.notice import NOTICE_FILE, notice
 from streamcue.schemas import SCHEMA_VERSION
@@ -130,7 +132,7 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
                     files[kind][split] = card.data_path(kind, split, sha256_file(written))
                     written.rename(tmp / files[kind][split])
                     rows[kind][split] = len(records)
-        digests = _copy_videos(data, tmp)
+        digests, video_files = _publish_videos(data, tmp)
         default = card.choose_default([k for k, f in files.items() if f],
                                       default_config(opts.previous) if opts.previous else None, opts.default_config)
         stats = card.statistics(data.records)
@@ -144,7 +146,7 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
             "unverified_left_out": dict(data.unverified_left_out),
             "only_verified": opts.only_verified, "verified": data.verified,
             "annotation": data.annotation, "examples": examples, "not_held": data.not_held, "default": default,
-            "video_files": _write_video_files(data, digests, tmp),
+            "video_files": video_files,
             "total_rows": sum(n for r in rows.values() for n in r.values()),
         }
         (tmp / "README.md").write_text(card.card_header(meta, files, data.records) + "\n"
@@ -187,33 +189,54 @@ def _pseudonyms(opts: ReleaseConfig) -> Path:
     return opts.pseudonyms or Path(opts.out).parent / PSEUDONYMS_FILE
 
 
-def _copy_videos(data: ReleaseInput, folder: Path) -> dict[str, str]:
-    """Copy each video to publish to ``videos/<uri>`` and its report beside it, then check the copy against the
-    report (the SHA-256 of exactly the published bytes); returns release path -> SHA-256 of each video."""
-    digests = {}
-    for video in track(sorted(data.published.values(), key=lambda v: v.uri), "copying videos"):
-        copy = folder / VIDEOS_DIR / video.uri
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(video.file, copy)
-        digests[f"{VIDEOS_DIR}/{video.uri}"] = check_published_video(video, copy)
-        shutil.copyfile(video.report, folder / published_report(video.uri))
-    return digests
+def _publish_videos(data: ReleaseInput, folder: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """Copy each video to publish to ``videos/<uri>`` and its report beside it, check each copy against its
+    report (the SHA-256 of exactly the published bytes), and write the ``video_files`` config from the checked
+    copies (:func:`_write_video_files`). Returns release path -> SHA-256 of each video and Parquet file, and the
+    ``video_files`` paths.
+
+    Copying and hashing release the GIL: two videos are copied and checked at a time while the Parquet file
+    takes each checked copy, in record order (the first refusal in that order is the one reported)."""
+    order = [data.published[v["video_id"]] for videos in data.records["video"].values() for v in videos
+             if v["video_id"] in data.published]
+    listed = {v.video_id for v in order}
+    order += [v for v in data.published.values() if v.video_id not in listed]
+    pool = ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1))
+    try:
+        checked = {v.video_id: pool.submit(_publish_video, v, folder) for v in order}
+        written, digests = _write_video_files(data, checked, folder)
+        digests.update({f"{VIDEOS_DIR}/{v.uri}": checked[v.video_id].result() for v in order})
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return digests, written
 
 
-def _write_video_files(data: ReleaseInput, digests: dict[str, str], folder: Path) -> dict[str, str]:
+def _publish_video(video: PublishedVideo, folder: Path) -> str:
+    """Copy one video and its report into the release, check the copy; returns its SHA-256."""
+    copy = folder / VIDEOS_DIR / video.uri
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(video.file, copy)
+    digest = check_published_video(video, copy)
+    shutil.copyfile(video.report, folder / published_report(video.uri))
+    return digest
+
+
+def _write_video_files(data: ReleaseInput, checked: dict[str, Future], folder: Path
+                       ) -> tuple[dict[str, str], dict[str, str]]:
     """The ``video_files`` config, the Hub's video-dataset form: per split, a Parquet file of ``video_id``,
     ``uri`` and a ``datasets.Video`` column holding the published bytes (all configs of a Hub dataset share one
     builder, Parquet here, and a Parquet path is not resolved against the repository: the bytes are embedded,
-    uncompressed, so that chunk-deduplicating storage such as the Hub's keeps them once). Returns split -> file
-    and adds each file's SHA-256 to ``digests``."""
+    uncompressed, so that chunk-deduplicating storage such as the Hub's keeps them once), each video's bytes
+    read from its release copy once ``checked`` (video id -> the copy's check) passed. Returns split -> file,
+    and file -> SHA-256."""
     datasets = require("datasets", "release")
     pa = require("pyarrow", "release")
     pq = require("pyarrow.parquet", "release", "pyarrow")
     schema = datasets.Features({"video_id": datasets.Value("string"), "uri": datasets.Value("string"),
                                 "video": datasets.Video()}).arrow_schema
-    written = {}
+    written, digests = {}, {}
     for split, videos in data.records["video"].items():
-        published = [v for v in videos if f"{VIDEOS_DIR}/{v['uri']}" in digests]
+        published = [v for v in videos if v["video_id"] in checked]
         if not published:
             continue
         path = folder / card.video_files_path(split)
@@ -221,7 +244,8 @@ def _write_video_files(data: ReleaseInput, digests: dict[str, str], folder: Path
         # one row group (and one data page) per video, written from a memory map: one video in memory at a time
         with pq.ParquetWriter(path, schema, compression="none", use_dictionary=False, write_statistics=False,
                               data_page_size=1 << 31) as writer:
-            for v in published:
+            for v in track(published, "publishing videos"):
+                checked[v["video_id"]].result()
                 data_bytes = pa.memory_map(str(folder / VIDEOS_DIR / v["uri"])).read_buffer()
                 if data_bytes.size >= 1 << 31:
                     raise InputError("a video of 2 GiB or more does not fit the Hub's video feature (cut it into "
@@ -234,7 +258,7 @@ def _write_video_files(data: ReleaseInput, digests: dict[str, str], folder: Path
         written[split] = card.video_files_path(split, digest)
         digests[written[split]] = digest  # the manifest's, without reading the file again
         path.rename(folder / written[split])
-    return written
+    return written, digests
 
 
 def _binary(pa: Any, data: Any) -> Any:

@@ -602,7 +602,8 @@ def _parquet_strings(path: Path, people: list[str]) -> Iterator[tuple[str, str]]
             columns += [f"{f.name}.{sub.name}" for sub in f.type if text(sub.type)]
         elif has(f.type, text):
             columns.append(f.name)
-    table = pq.read_table(path, columns=columns)
+    with pq.ParquetFile(path) as parquet:  # reads the named leaves only (read_table would read a struct's bytes)
+        table = parquet.read(columns=columns)
     for column in table.column_names:
         for chunk in table.column(column).chunks:
             for name, strings in leaves(chunk, column):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import os
 import subprocess
+import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,7 +51,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.label_studio, pytest.mark.slow, p
               pytest.mark.skipif(_missing() is not None, reason=_missing() or "")]
 
 from streamcue.annotation import client as ls  # noqa: E402
-from streamcue.annotation.convert import prediction  # noqa: E402
+from streamcue.annotation.convert import DISPUTED, prediction  # noqa: E402
 from streamcue.annotation.verify import content_sha256  # noqa: E402
 from streamcue.annotation.roundtrip import pull, push, status_report  # noqa: E402
 from streamcue.io import read_jsonl, write_jsonl  # noqa: E402
@@ -356,40 +357,78 @@ def test_guidance_events_relabelled_in_the_page(browser, server, videos, annotat
     assert summary.changes == {"v2": ["mistake e1 relabelled success"]}
 
 
-def test_a_reviewer_starts_from_an_annotators_regions(browser, server, videos, annotators, tmp_path):
-    """The documented reviewer path: ``pull`` names the disputed region by the id the page shows (ID e1);
-    in the task (Data Manager, its row) *Duplicate Annotation* in one annotator's tab menu copies all
-    their regions into the reviewer's own annotation (the *+* button would start empty), the reviewer
-    fixes the named region and submits, and ``pull --reviewer`` takes it as the decision."""
+REVIEW_EXAMPLE = "review-example: run by tests/test_annotation_browser.py"
+
+
+def documented_review() -> str:
+    """The block of docs/annotation.md under the ``review-example`` marker, as written."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "annotation.md").read_text(encoding="utf-8")
+    return text.split(f"<!-- {REVIEW_EXAMPLE} -->", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+
+
+def region_text(page, rid, control):
+    """The per-region text panel of region ``rid`` as the page shows it once the region is selected."""
+    select_region(page, rid)
+    rows = page.locator("[data-testid=textarea-region]").filter(has=page.locator(f"[name^='{control}:']"))
+    return "\n".join(rows.all_inner_texts())
+
+
+def test_a_reviewer_starts_from_the_annotators_regions_with_the_disagreements_marked(browser, server, videos,
+                                                                                        annotators, tmp_path):
+    """The documented reviewer path: anna moves mistake e1 to 7 s, ben keeps it at 10 s and adds a mistake at
+    5 s; ``annotate review`` (the docs' command, as written) gives the task a prediction holding anna's regions
+    and ben's added one, the two disputed regions marked in their text and counted in the task's data; the
+    reviewer duplicates that prediction, finds every region at its frames and the marks on exactly the disputed
+    ones, moves e1 to 6 s and submits without touching the marks; ``pull --reviewer`` returns e1 at 6 s, ben's
+    mistake, no mark, ``decided_by: reviewer``."""
     record = copy.deepcopy(VALID["guidance"])
     write_jsonl(tmp_path / "videos.jsonl", [VALID["video"]])
     write_jsonl(tmp_path / "guidance.jsonl", [record])
-    name = "guidance reviewed in the browser"
+    name = "cc4d check"   # the project of the docs' example
     pushed = push("guidance", tmp_path / "guidance.jsonl", name, videos_root=videos,
                   document_root=server.document_root)
     [task] = ls.export_tasks(ls.connect(), pushed.project_id)
     moved = prediction(record, "guidance", FPS)
     next(r for r in moved if r["id"] == "e1" and r["from_name"] == "events")["value"]["ranges"] = \
         [{"start": 211, "end": 211}]
-    for email, result in zip(ANNOTATORS, (moved, prediction(record, "guidance", FPS))):  # anna moved e1, ben not
+    added = [{"id": "Xb7q2", "from_name": "events", "to_name": "video", "type": "timelinelabels",
+              "value": {"ranges": [{"start": 151, "end": 151}], "timelinelabels": ["mistake"]}},
+             {"id": "Xb7q2", "from_name": "event_text", "to_name": "video", "type": "textarea",
+              "value": {"text": ["The kettle is left on."]}}]
+    for email, result in zip(ANNOTATORS, (moved, prediction(record, "guidance", FPS) + added)):
         httpx.post(f"{server.url}/api/tasks/{task['id']}/annotations/",
                    headers={"Authorization": f"Token {server.token}"},
                    json={"result": result, "completed_by": annotators[email]}).raise_for_status()
     disputed = pull(name, tmp_path / "disputed.jsonl")
     assert "event e1 (mistake at 10s): t_s 7s (anna@streamcue.test) vs 10s (ben@streamcue.test)" \
         in disputed.disagreements["v1"]
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "STREAMCUE_NO_PROGRESS": "1"}
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", documented_review()], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "1 disputed task(s) in project 'cc4d check' now start from the annotators' regions (2 difference(s) " \
+        "marked)" in " ".join(done.stdout.split())   # the console wraps long lines
+    [task] = ls.export_tasks(ls.connect(), pushed.project_id)
+    assert task["data"]["review_disagreements"] == 2 and "by ben@streamcue.test only" in task["data"]["review_note"]
     with logged_in(browser, server, REVIEWER) as page:
         try:
             page.goto(f"{server.url}/projects/{pushed.project_id}/data?task={task['id']}")
-            page.locator(".lsf-annotation-button").filter(has_text="anna").first.wait_for()
-            tab = page.locator(".lsf-annotation-button").filter(has_text="anna").first
-            tab.click()
+            page.locator(".lsf-annotation-button").filter(has_text="anna").first.click()
             # the free edition lets any account edit anyone's annotation (docs/annotation.md says so)
             page.locator("button").filter(has_text="Update").first.wait_for()
+            tab = page.locator(".lsf-annotation-button").filter(has_text="review").first
+            tab.click()
             tab.locator(".lsf-annotation-button__trigger").click()
             page.get_by_text("Duplicate Annotation").click()
             page.locator(".lsf-outliner-item").first.wait_for()
-            check_timeline(page, moved)   # every region of anna's annotation, e1 at her 7 s
+            check_timeline(page, moved + added)   # anna's regions (e1 at her 7 s) and ben's added mistake
+            for rid in ("e0", "e2"):
+                assert DISPUTED not in region_text(page, rid, "event_text")
+            assert f"{DISPUTED}a mistake added at 5s ('The kettle is left on.') by ben@streamcue.test only" \
+                in region_text(page, "Xb7q2", "event_text")
+            assert f"{DISPUTED}event e1 (mistake at 10s): t_s 7s (anna@streamcue.test) vs 10s (ben@streamcue.test)" \
+                in region_text(page, "e1", "event_text")
             move_region(page, "e1", 181, 181)   # the reviewer sees the mistake at 6 s
             screenshot(page, tmp_path, "review", REVIEWER)
             submit(page)
@@ -399,5 +438,8 @@ def test_a_reviewer_starts_from_an_annotators_regions(browser, server, videos, a
     summary = pull(name, tmp_path / "pulled.jsonl", reviewers=(REVIEWER,))
     [pulled] = read_jsonl(tmp_path / "pulled.jsonl")
     assert summary.decided_by == {"reviewer": 1}
-    assert pulled["events"][1] == {**record["events"][1], "t_s": 6.0, "time_source": "annotator"}
+    assert pulled["events"] == [record["events"][0],
+                                {"t_s": 5.0, "type": "mistake", "text": "The kettle is left on.", "plan_index": None,
+                                 "step_ids": [], "mistake_category": "other", "time_source": "annotator"},
+                                {**record["events"][1], "t_s": 6.0, "time_source": "annotator"}, record["events"][2]]
     assert pulled["verification"]["decided_by"] == "reviewer" and pulled["verification"]["reviewer"] == REVIEWER

@@ -186,6 +186,52 @@ def test_a_reviewer_resolves_a_named_disagreement_and_a_majority_decides(server,
         "(ann2@streamcue.test), more than 1s apart"]
 
 
+def test_review_marks_what_the_annotators_disagree_on_and_replaces_its_prediction(server, users, tmp_path):
+    """``annotate review``: a prediction per disputed task (the first annotator's regions, the one the other
+    deleted marked), a count in the task data, a task the reviewer decided and an agreed one left alone; run
+    again, one prediction per task; ``pull`` drops the marks."""
+    from streamcue.annotation.convert import DISPUTED
+    from streamcue.annotation.review import MODEL_VERSION, review
+
+    records, videos = guidance_records(4)
+    write_jsonl(tmp_path / "videos.jsonl", videos)
+    write_jsonl(tmp_path / "guidance.jsonl", records)
+    push_served("guidance", tmp_path / "guidance.jsonl", "to review")
+    tasks = tasks_of("to review")
+    without_e2 = [r for r in moved(records[0], "e1", frame=211) if r["id"] != "e2"]
+    annotate(server, tasks["v0"]["id"], moved(records[0], "e1", frame=211), users["ann1"])   # e1 at 7 s
+    annotate(server, tasks["v0"]["id"], without_e2, users["ann2"])                           # and e2 deleted
+    annotate(server, tasks["v1"]["id"], prediction(records[1], "guidance", FPS), users["ann1"])
+    annotate(server, tasks["v1"]["id"], moved(records[1], "e1", frame=451), users["ann2"])
+    for user in ("ann1", "ann2", "rev"):   # decided by the reviewer already
+        annotate(server, tasks["v2"]["id"], moved(records[2], "e1", frame=211 if user == "ann1" else 451), users[user])
+    for user in ("ann1", "ann2"):          # agreed
+        annotate(server, tasks["v3"]["id"], prediction(records[3], "guidance", FPS), users[user])
+    for _ in range(2):
+        done = review("to review", reviewers=("rev@streamcue.test",))
+    assert done.tasks == {"v0": 1, "v1": 1}
+    conn = ls.connect()
+    tasks = tasks_of("to review")
+    assert tasks["v0"]["data"]["review_disagreements"] == 1 and "review_disagreements" not in tasks["v3"]["data"]
+    [pred] = [p for p in conn.client.predictions.list(task=tasks["v0"]["id"]) if p.model_version == MODEL_VERSION]
+    marked = {r["id"]: r["value"]["text"] for r in pred.result if r["from_name"] == "event_text"}
+    assert marked["e1"] == [records[0]["events"][1]["text"]]   # both moved e1 to 7 s: no dispute there
+    assert marked["e2"] == [f"{DISPUTED}event e2 (finish at 10s): deleted by ann2@streamcue.test, kept by "
+                            "ann1@streamcue.test", records[0]["events"][2]["text"]]
+    assert not [p for p in conn.client.predictions.list(task=tasks["v2"]["id"]) if p.model_version == MODEL_VERSION]
+    [v1] = [p for p in conn.client.predictions.list(task=tasks["v1"]["id"]) if p.model_version == MODEL_VERSION]
+    assert [t for r in v1.result for t in r["value"].get("text", []) if t.startswith(DISPUTED)] == \
+        [f"{DISPUTED}{tasks['v1']['data']['review_note']}"]
+    assert tasks["v1"]["data"]["review_note"].startswith("event e1 (mistake at 10s): t_s 10s")
+    # the reviewer duplicates the prediction and submits it as it is: the marks change nothing
+    annotate(server, tasks["v0"]["id"], pred.result, users["rev"])
+    pull("to review", tmp_path / "pulled.jsonl", reviewers=("rev@streamcue.test",))
+    v0 = read_jsonl(tmp_path / "pulled.jsonl")[0]
+    assert v0["events"][:2] == [records[0]["events"][0], {**records[0]["events"][1], "t_s": 7.0,
+                                                          "time_source": "annotator"}]
+    assert DISPUTED not in json.dumps(v0, ensure_ascii=False) and v0["verification"]["decided_by"] == "reviewer"
+
+
 def test_agreement_for_interval_qa_and_guidance_per_pair(server, users, tmp_path):
     qa = copy.deepcopy(VALID["interval_qa"])
     write_jsonl(tmp_path / "videos.jsonl", [VALID["video"]])

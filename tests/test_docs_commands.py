@@ -63,6 +63,9 @@ RUN_BY_MARKER = {
     "setup:begin": "tests/test_annotation_setup.py::test_the_documented_setup_runs_as_written",
     "audio-example: run by tests/test_audio.py":
         "tests/test_audio.py::test_the_sound_example_in_the_docs_runs_as_written",
+    "review-example: run by tests/test_annotation_browser.py":
+        "tests/test_annotation_browser.py::test_a_reviewer_starts_from_the_annotators_regions_with_the_disagreements_"
+        "marked",
 }
 
 VIDEOS_AND_MODEL = "needs the benchmark's videos under /data and a real model server with real weights"

@@ -1,4 +1,4 @@
-"""``streamcue annotate push|pull|status``: human verification in Label Studio."""
+"""``streamcue annotate push|pull|review|status``: human verification in Label Studio."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import typer
 
 from streamcue import console
 
-__all__ = ["annotate_app", "URL_HELP", "annotate_setup", "annotate_push", "annotate_pull", "annotate_status"]
+__all__ = ["annotate_app", "URL_HELP", "annotate_setup", "annotate_push", "annotate_pull", "annotate_review",
+           "annotate_status"]
 
 
 annotate_app = typer.Typer(help="Send records to Label Studio for human verification and bring the work back.",
@@ -171,6 +172,34 @@ def annotate_pull(
     if changes:
         write_json(changes, {"changes": result.changes, "disagreements": result.disagreements,
                              "invalid": result.invalid, "states": dict(result.states)})
+
+
+@annotate_app.command("review")
+def annotate_review(
+    project: Annotated[str, typer.Option(help="Project title.")],
+    url: Annotated[Optional[str], typer.Option(help=URL_HELP)] = None,
+    tolerance: Annotated[float, typer.Option(help="Seconds two annotators' boundaries may differ and still "
+                                                  "agree (as for pull).")] = 1.0,
+    reviewer: Annotated[Optional[list[str]], typer.Option("--reviewer", help=(
+        "Email of a reviewer (repeatable): tasks they already annotated are left alone."))] = None,
+) -> None:
+    """Give each disputed task the reviewer's starting point: a prediction (tab streamcue-review)
+    holding the annotators' regions, each region they disagree on marked in its text ("\u26a0
+    disputed: ..."; pull ignores that line), and the number of differences in the task's data
+    (Data Manager column review_disagreements). Run it again after more annotations: it replaces
+    its earlier prediction.
+
+    Example:
+
+        streamcue annotate review --project "cc4d check" --reviewer rev@example.org
+    """
+    from streamcue.annotation.review import review
+
+    result = review(project, url=url, tolerance_s=tolerance, reviewers=tuple(reviewer or ()))
+    console.out.print(f"{len(result.tasks)} disputed task(s) in project {project!r} now start from the annotators' "
+                      f"regions ({sum(result.tasks.values())} difference(s) marked)")
+    for rid, note in result.notes.items():
+        console.out.print(f"{rid}: {note}", markup=False)
 
 
 @annotate_app.command("status")
