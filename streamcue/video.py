@@ -256,12 +256,7 @@ def cut_clip(path: str | Path, start_s: float, end_s: float, out: str | Path, *,
     options = {"acodec": "aac"} if sound else {"an": None}
     proc, log = _run(ffmpeg.output(stream, *sound, str(out), vcodec="libx264", preset="ultrafast", pix_fmt="yuv420p",
                                    movflags="+faststart", format="mp4", **options).overwrite_output())
-    if proc.wait() != 0:
-        message = _log_text(log)
-        log.close()
-        raise InputError(f"ffmpeg could not cut {start_s:g}-{end_s:g} s: {message}", file=path)
-    log.close()
-    return out
+    return _finished(proc, log, out, f"cut {start_s:g}-{end_s:g} s", path)
 
 
 #: Sample rate of the audio parts sent (16 kHz mono: what speech encoders such as Whisper read).
@@ -275,9 +270,14 @@ def cut_audio(path: str | Path, start_s: float, end_s: float, out: str | Path) -
     out = Path(out)
     proc, log = _run(stream.output(str(out), acodec="pcm_s16le", ac=1, ar=AUDIO_RATE, format="wav")
                      .overwrite_output())
-    if proc.wait() != 0:
-        message = _log_text(log)
-        log.close()
-        raise InputError(f"ffmpeg could not cut the sound of {start_s:g}-{end_s:g} s: {message}", file=path)
+    return _finished(proc, log, out, f"cut the sound of {start_s:g}-{end_s:g} s", path)
+
+
+def _finished(proc: subprocess.Popen, log: Any, out: Path, what: str, path: str | Path) -> Path:
+    """``out`` once ffmpeg ended well; else a one-line error naming ``what`` it could not do and its log's words."""
+    failed = proc.wait() != 0
+    message = _log_text(log) if failed else ""
     log.close()
+    if failed:
+        raise InputError(f"ffmpeg could not {what}: {message}", file=path)
     return out

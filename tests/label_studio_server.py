@@ -134,3 +134,16 @@ def push_served(kind: str, records: Path, project: str, **options):
     if "videos_root" not in options:
         options["videos_root"] = serve_videos(options.get("videos") or records.with_name("videos.jsonl"))
     return push(kind, records, project, **options)
+
+
+def make_users(server, names: tuple[str, ...], domain: str = "e2e.test") -> dict[str, int]:
+    """People of the Label Studio ``server`` (``NAME@domain``, username ``e2e-NAME``), their ids by name."""
+    import httpx
+
+    users = {}
+    for name in names:
+        r = httpx.post(f"{server.url}/api/users/", headers={"Authorization": f"Token {server.token}"},
+                       json={"email": f"{name}@{domain}", "username": f"e2e-{name}"})
+        r.raise_for_status()
+        users[name] = r.json()["id"]
+    return users

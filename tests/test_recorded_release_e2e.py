@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from label_studio_server import executable, server  # noqa: F401 (fixture)
+from label_studio_server import executable, make_users, server  # noqa: F401 (fixture)
 
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("label_studio_sdk")
@@ -102,12 +102,7 @@ def test_recordings_to_a_published_benchmark_that_loads_and_scores(server, tmp_p
     # 3. Label Studio: two annotators check one record of each kind; they disagree on the guidance, a reviewer
     # decides it
     headers = {"Authorization": f"Token {server.token}"}
-    users = {}
-    for name in ("ann1", "ann2", "rev"):
-        r = httpx.post(f"{server.url}/api/users/", headers=headers, json={"email": f"{name}@e2e.test",
-                                                                         "username": f"e2e-{name}"})
-        r.raise_for_status()
-        users[name] = r.json()["id"]
+    users = make_users(server, ("ann1", "ann2", "rev"))
     served = server.document_root / "recorded"  # the blurred videos, where the annotators' page loads them
     for video in read_jsonl(tmp_path / "out/built/videos.jsonl"):
         (served / video["uri"]).parent.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from conftest import CAPTAINCOOK4D
-from label_studio_server import executable, server  # noqa: F401 (fixture)
+from label_studio_server import executable, make_users, server  # noqa: F401 (fixture)
 
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("label_studio_sdk")
@@ -44,12 +44,7 @@ def test_build_verify_adjudicate_merge_release_load_and_diff(server, tmp_path): 
         return done.stdout
 
     headers = {"Authorization": f"Token {server.token}"}
-    users = {}
-    for name in ("ann1", "ann2", "rev"):
-        r = httpx.post(f"{server.url}/api/users/", headers=headers, json={"email": f"{name}@e2e.test",
-                                                                         "username": f"e2e-{name}"})
-        r.raise_for_status()
-        users[name] = r.json()["id"]
+    users = make_users(server, ("ann1", "ann2", "rev"))
 
     # build CaptainCook4D (every recording), push three chosen records
     streamcue("build", "captaincook4d", "--annotations", CAPTAINCOOK4D, "--out", "out/cc4d")
