@@ -21,6 +21,17 @@ estimates, ``n`` and ``videos`` of ``results.json``; a run that fails is refused
 resampled, together (:func:`streamcue.metrics.bootstrap.paired_bootstrap`): the interval of a
 difference is much narrower than the two runs' own intervals suggest, because a hard video is hard
 for both models. The efficiency of both runs (results.json ``efficiency``) stands beside.
+
+**Leak** (``leak=True``, ``streamcue compare --leak``). A benchmark's protocol may declare options whose values
+read the gold (an answer or its time) to decide when or what to ask (``leaky_options``, e.g. a schedule that
+asks at the gold answer time). :func:`leak_order` takes two runs of one model that differ in such options only,
+one run under a gold-reading value and one under none, and puts the gold-blind run first, so that every row's
+paired difference is
+
+    leak = score of the gold-reading run - score of the gold-blind run
+
+with its interval. Any other difference (the model included), both or neither run reading the gold, or a
+benchmark that declares no such option is refused in one line naming it; ``allow_different`` does not apply.
 """
 
 from __future__ import annotations
@@ -34,7 +45,7 @@ from streamcue.metrics.bootstrap import BootstrapSettings, paired_tables
 from streamcue.metrics.registry import get_metric
 from streamcue.metrics.run import read_run, sample_units
 
-__all__ = ["compare_runs", "differences", "side_by_side"]
+__all__ = ["compare_runs", "differences", "leak_order", "side_by_side"]
 
 #: The parts of results.json that decide a run's answers, compared setting by setting.
 SECTIONS = ("protocol", "frames", "generation", "prompts")
@@ -83,15 +94,61 @@ def differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
             if key != "model" and va != vb]
 
 
-def compare_runs(run_a: Path, run_b: Path, *, allow_different: bool = False,
+def _reads_gold(results: Mapping[str, Any], leaky: Mapping[str, tuple[str, ...]]) -> list[str]:
+    """The run's settings that read the gold: ``protocol.<option>: <value>``."""
+    protocol = results.get("protocol") or {}
+    return [f"protocol.{option}: {protocol.get(option)}" for option, values in leaky.items()
+            if protocol.get(option) in values]
+
+
+def leak_order(a: Mapping[str, Any], b: Mapping[str, Any], run_a: Path, run_b: Path) -> tuple[bool, dict[str, Any]]:
+    """Whether the two runs come gold-reading first (then the caller swaps them), and the ``leak`` entry of the
+    result: ``{"measures", "gold_reading": [setting: value, ...], "gold_blind": [...]}``; a pair that does not
+    measure a leak (module docstring) is a :class:`ConfigError` naming why."""
+    from streamcue.loaders.protocols import PROTOCOLS
+
+    benchmark = a["benchmark"]["name"]
+    leaky = PROTOCOLS[benchmark].leaky_options if benchmark in PROTOCOLS else {}
+    if not leaky:
+        raise ConfigError(f"--leak: benchmark {benchmark} declares no option that reads the gold (leaky_options of "
+                          "its protocol): there is no leak to measure")
+    pair = side_by_side(a, b)
+    other = [line for line in differences(a, b) if line.split(": ", 1)[0].rpartition(".")[2] not in leaky
+             or not line.startswith("protocol.")]
+    if pair["model"][0] != pair["model"][1]:
+        other.insert(0, f"model: {_shown(pair['model'][0])} vs {_shown(pair['model'][1])}")
+    if other:
+        raise ConfigError(f"--leak: runs {run_a} and {run_b} differ in {'; '.join(other)}: a leak is measured on two "
+                          f"runs of one model that differ only in {', '.join(f'protocol.{o}' for o in leaky)}")
+    gold_a, gold_b = _reads_gold(a, leaky), _reads_gold(b, leaky)
+    if bool(gold_a) == bool(gold_b):
+        said = "both runs read" if gold_a else "neither run reads"
+        reading = "; ".join(f"protocol.{option}: {' or '.join(values)}" for option, values in leaky.items())
+        raise ConfigError(f"--leak: {said} the gold ({run_a}: {'; '.join(gold_a) or 'none'}; {run_b}: "
+                          f"{'; '.join(gold_b) or 'none'}): a leak is measured between a run under a gold-reading "
+                          f"setting ({reading}) and a run under none")
+    blind = b if gold_a else a
+    entry = {"measures": "leak = score of the gold-reading run (B) - score of the gold-blind run (A)",
+             "gold_reading": gold_a or gold_b,
+             "gold_blind": [f"protocol.{o}: {(blind.get('protocol') or {}).get(o)}" for o in leaky]}
+    return bool(gold_a), entry
+
+
+def compare_runs(run_a: Path, run_b: Path, *, allow_different: bool = False, leak: bool = False,
                  settings: BootstrapSettings = BootstrapSettings()) -> dict[str, Any]:
     """``{"a", "b", "settings", "differences", "shared_records", "shared_videos", "tables": {"task", "group"},
     "bootstrap", "efficiency"}``; each table row ``{estimate (B - A), low, high, se, a, b, n, videos, few_videos}``,
-    ``settings`` ``{setting: [A, B]}``, ``efficiency`` ``{figure: [A, B]}``."""
+    ``settings`` ``{setting: [A, B]}``, ``efficiency`` ``{figure: [A, B]}``. With ``leak``, A is the gold-blind run
+    and B the gold-reading one whatever their order (:func:`leak_order`), and ``leak`` says so."""
     (a, samples_a), (b, samples_b) = read_run(run_a), read_run(run_b)
     if a["benchmark"]["name"] != b["benchmark"]["name"]:  # no record in common: nothing to pair, whatever is allowed
         raise ConfigError(f"runs {run_a} and {run_b} are of different benchmarks ({a['benchmark']['name']} vs "
                           f"{b['benchmark']['name']}): no record is in both")
+    if leak:
+        swap, leak_entry = leak_order(a, b, run_a, run_b)
+        if swap:
+            (run_a, a, samples_a), (run_b, b, samples_b) = (run_b, b, samples_b), (run_a, a, samples_a)
+        allow_different = True  # leak_order allowed exactly the gold-reading settings
     diff = differences(a, b)
     if diff and not allow_different:
         raise ConfigError(f"runs {run_a} and {run_b} differ in {'; '.join(diff)}: their figures are not comparable "
@@ -110,4 +167,5 @@ def compare_runs(run_a: Path, run_b: Path, *, allow_different: bool = False,
             "settings": {k: list(v) for k, v in side_by_side(a, b).items()},
             "differences": diff, "shared_records": len(shared), "shared_videos": len(videos),
             "bootstrap": settings.to_dict(exact), "tables": tables,
-            "efficiency": {k: [eff_a.get(k), eff_b.get(k)] for k in dict.fromkeys([*eff_a, *eff_b])}}
+            "efficiency": {k: [eff_a.get(k), eff_b.get(k)] for k in dict.fromkeys([*eff_a, *eff_b])},
+            **({"leak": leak_entry} if leak else {})}

@@ -18,6 +18,9 @@ To add a benchmark, subclass :class:`Protocol` and fill in:
   (e.g. ``("schedule",)``); a run sets one through the configuration field of that name (``--schedule``),
   :meth:`Protocol.with_options` makes the protocol with it and :meth:`Protocol.settings` is what replay_report.json,
   results.json, the run page and ``compare`` record of it;
+* ``leaky_options``: ``{option: its values that read a gold answer or its time to decide when or what to ask}``
+  (e.g. ``{"schedule": ("official-sparse",)}``); ``streamcue compare --leak`` pairs a run under one with a run
+  under the default and reports the difference (the leak);
 * :meth:`Protocol.turns` -- what is asked when, as :class:`Turn` objects;
 * :meth:`Protocol.prediction` -- the record's ``<kind>_prediction`` from the model's responses.
 
@@ -134,6 +137,9 @@ class Protocol:
     defaults: Mapping[str, Mapping[str, Any]] = {}
     #: The protocol's own options: keywords of its constructor, kept as attributes of the same name.
     options: tuple[str, ...] = ()
+    #: Of those, the values that read the gold (an answer or its time) to decide when or what to ask: ``{option:
+    #: values}``; ``streamcue compare --leak`` measures what a run under one gains (metrics/compare.py).
+    leaky_options: Mapping[str, tuple[str, ...]] = {}
 
     def with_options(self, **given: Any) -> Protocol:
         """This protocol with the options ``given`` (None: unchanged), checked by its constructor; an option it does

@@ -22,7 +22,7 @@ replay_report.json, results.json and on the run page):
 * ``official-sparse``: the official default ``--sparse-mode 1``: in the question's second; for a forward
   question also the next second, and the second of its *ground-truth* proactive time and the next
   (``_build_user_content``'s answer window of 2 chunks): the model is asked exactly when the answer is due.
-  For parity only.
+  For parity only; declared gold-reading (``leaky_options``): ``streamcue compare --leak`` measures its gain.
 
 :func:`call_seconds` gives the seconds a schedule asks in. The prediction (``active_item_prediction``)
 keeps every answer with its time; the metric pools a video's answers.
@@ -85,6 +85,7 @@ class PhoStream(Protocol):
     default_strategy = {"active_item": "chunked"}
     history = "own"
     options = ("schedule",)
+    leaky_options = {"schedule": ("official-sparse",)}
     #: The official prompt and placeholder, for the chunked strategy.
     defaults = {"chunked": {"prompt": SYSTEM_PROMPT, "placeholder": "Silent"}}
     #: The rolling context: the frames of the last :data:`CONTEXT_S` seconds (``--window-s`` overrides it).

@@ -19,6 +19,10 @@ def compare_command(
     allow_different: Annotated[bool, typer.Option(
         "--allow-different", help="Compare runs whose protocol, frames, generation, prompts, benchmark version or "
                                   "metric config differ anyway (the output names each difference).")] = False,
+    leak: Annotated[bool, typer.Option(
+        "--leak", help="Measure a leak: the runs are one model under a setting that reads the gold (an answer or its "
+                       "time, as a schedule that asks at the gold answer time) and under the default, nothing else "
+                       "differing; rows give leak = gold-reading - gold-blind, in either order of the runs.")] = False,
     output: Annotated[Optional[Path], typer.Option(help="Also write the comparison as JSON here.")] = None,
     resamples: Annotated[int, typer.Option(min=1, max=MAX_RESAMPLES, help=(
         f"Bootstrap resamples (over the videos both runs played), 1 to {MAX_RESAMPLES:,}."))] = 2000,
@@ -33,6 +37,11 @@ def compare_command(
     played are resampled together, so a video that is hard for both models does not widen the
     interval of the difference.
 
+    With --leak, the two runs must be one model under a setting its benchmark declares gold-reading (its
+    protocol's leaky_options, e.g. a schedule that asks at the gold answer time) and under the default, the same
+    in every other setting; each row is then the leak, the gold-reading run's score minus the gold-blind run's,
+    with its paired interval.
+
     Examples:
 
         streamcue compare runs/qwen-ovo runs/llava-ovo
@@ -40,6 +49,8 @@ def compare_command(
         streamcue compare runs/k8 runs/k16 --output k8_vs_k16.json
 
         streamcue compare runs/json-prompts runs/official-prompts --allow-different
+
+        streamcue compare runs/sparse runs/every-chunk --leak --output leak.json
     """
     from streamcue.errors import ConfigError
     from streamcue.io import write_json
@@ -47,24 +58,32 @@ def compare_command(
     from streamcue.metrics.compare import compare_runs
     from streamcue.prologue import check_io
 
+    if leak and allow_different:
+        raise ConfigError("--leak and --allow-different exclude each other: a leak is measured on runs that differ "
+                          "only in a gold-reading setting")
     if output is not None:
         if output.is_dir():
             raise ConfigError(f"--output {output} is a folder; give the file's name")
         check_io({output: "--output"}, [run_a, run_b])
-    result = compare_runs(run_a, run_b, allow_different=allow_different,
+    result = compare_runs(run_a, run_b, allow_different=allow_different, leak=leak,
                           settings=BootstrapSettings(resamples=resamples, seed=seed))
     a, b = result["a"]["model"].get("name") or "A", result["b"]["model"].get("name") or "B"
+    folder_a, folder_b = result["a"]["folder"], result["b"]["folder"]
     _side_by_side("settings", result["settings"], result["differences"])
-    if result["differences"]:
+    if leak:
+        console.out.print(f"leak measurement: A is gold-blind ({'; '.join(result['leak']['gold_blind'])}), B reads "
+                          f"the gold ({'; '.join(result['leak']['gold_reading'])}); leak = B - A", markup=False)
+    elif result["differences"]:
         console.out.print(f"note: compared although the runs differ in {'; '.join(result['differences'])} "
                           "(--allow-different)", markup=False)
+    diff = "leak (B - A)" if leak else "B - A"
     for name in ("group", "task"):
-        rows = {row: {"A": v["a"], "B": v["b"], "B - A": v["estimate"], "95% low": v["low"], "95% high": v["high"],
+        rows = {row: {"A": v["a"], "B": v["b"], diff: v["estimate"], "95% low": v["low"], "95% high": v["high"],
                       "n": v["n"], "videos": f"{v['videos']}{' (few)' if v.get('few_videos') else ''}"}
                 for row, v in result["tables"][name].items()}
         if rows:
-            console.out.print(console.table(f"B - A by {name} (A: {a} {run_a}, B: {b} {run_b})",
-                                            ["A", "B", "B - A", "95% low", "95% high", "n", "videos"], rows, name))
+            console.out.print(console.table(f"{diff} by {name} (A: {a} {folder_a}, B: {b} {folder_b})",
+                                            ["A", "B", diff, "95% low", "95% high", "n", "videos"], rows, name))
     if any(v.get("few_videos") for table in result["tables"].values() for v in table.values()):
         console.out.print(f"note: rows marked (few) rest on fewer than {result['bootstrap']['min_videos']} videos: "
                           "their intervals are too narrow to trust", markup=False)

@@ -1,0 +1,157 @@
+"""``streamcue compare --leak``: one model under a gold-reading setting and under the default, the difference per row
+with its paired interval. Runs are made by ``streamcue run`` against a real local model server, on the throwaway
+benchmark of tests/test_new_benchmark.py given a protocol option that reads the gold (``--schedule hinted`` puts
+the gold answer in the question), and on PhoStream's two schedules."""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+
+import pytest
+from conftest import cli
+from test_new_benchmark import answer_red, toybench  # noqa: F401 (toybench: the fixture)
+from test_phostream import _now, _run, needs_data, short  # noqa: F401 (short: the fixture)
+
+from streamcue.io import read_jsonl
+from streamcue.loaders.protocols.phostream import question_text
+from streamcue.testing.stub_llm import StubLLMServer, message_text
+
+pytestmark = pytest.mark.llm_server
+
+#: The toy benchmark's protocol with a gold-reading option: ``hinted`` asks the question with its gold answer.
+LEAKY_PROTOCOL = '''
+from streamcue.loaders.protocols.base import Protocol, Turn
+
+SCHEDULES = ("asked", "hinted")
+
+
+class ToyBench(Protocol):
+    name, kinds, prompts = "toybench", ("open_question",), ()
+    mode = {"open_question": "ask"}
+    default_strategy = {"open_question": "single-call"}
+    options = ("schedule",)
+    leaky_options = {"schedule": ("hinted",)}
+
+    def __init__(self, schedule="asked"):
+        assert schedule in SCHEDULES
+        self.schedule = schedule
+
+    def turns(self, record, context):
+        hint = f" (the answer is {record['answer']})" if self.schedule == "hinted" else ""
+        return [Turn(record["query_time_s"], record["question"] + hint, form="open")]
+
+    def prediction(self, record, responses):
+        said = responses[-1] if responses else {"t_s": record["query_time_s"], "text": None}
+        return {"question_id": record["question_id"], "response": said["text"], "t_s": said["t_s"]}
+
+
+PROTOCOL = ToyBench()
+'''
+
+
+def leaking(body: dict) -> str:
+    """A model that says the gold answer when the question carries it, else "red" (right on one question of three)."""
+    hint = re.search(r"\(the answer is ([^)]*)\)", json.dumps(body))
+    return hint.group(1) if hint else answer_red(body)
+
+
+@pytest.fixture
+def toy_runs(toybench, tmp_path, monkeypatch):  # noqa: F811
+    """Run folders of the toy benchmark, model ``stub``: ``<model>-<schedule>`` for the leaking and the honest model
+    under each schedule, ``wide`` (hinted, ``--window-s 60``) and ``other`` (hinted, another model name)."""
+    (toybench / "loaders" / "protocols" / "toybench.py").write_text(textwrap.dedent(LEAKY_PROTOCOL).lstrip())
+    monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(tmp_path / "cache"))
+    source = toybench / "dataset_builders" / "toybench.json"
+    assert cli("build", "toybench", "--questions", source, "--out", tmp_path / "built")[0] == 0
+    made = {f"{name}-{schedule}": (model, ["--schedule", schedule], "stub")
+            for name, model in (("leaking", leaking), ("honest", answer_red)) for schedule in ("asked", "hinted")}
+    made.update(wide=(leaking, ["--schedule", "hinted", "--window-s", "60"], "stub"),
+                other=(leaking, ["--schedule", "hinted"], "stub-other"))
+    for name, (model, extra, model_name) in made.items():
+        with StubLLMServer(model) as server:
+            code, _, err = cli("run", "toybench", tmp_path / "built", "--out", tmp_path / name, "--no-video",
+                               "--llm-base-url", server.base_url, "--llm-model", model_name, *extra)
+        assert code == 0, err
+    return tmp_path
+
+
+def test_a_leaking_model_gains_under_the_gold_reading_setting_in_either_order(toy_runs):
+    for first, second in (("leaking-hinted", "leaking-asked"), ("leaking-asked", "leaking-hinted")):
+        out_file = toy_runs / f"{first}.json"
+        code, out, err = cli("compare", toy_runs / first, toy_runs / second, "--leak", "--output", out_file)
+        assert code == 0, err
+        result = json.loads(out_file.read_text())
+        assert result["a"]["folder"] == str(toy_runs / "leaking-asked")  # A: gold-blind, whatever the order
+        assert result["leak"]["gold_reading"] == ["protocol.schedule: hinted"]
+        assert result["leak"]["gold_blind"] == ["protocol.schedule: asked"]
+        total = result["tables"]["group"]["accuracy"]
+        assert total["a"] == pytest.approx(1 / 3) and total["b"] == 1.0
+        assert total["estimate"] == pytest.approx(2 / 3) and 0 < total["low"] <= total["estimate"] <= total["high"]
+        flat = " ".join(out.split())
+        assert "leak measurement: A is gold-blind (protocol.schedule: asked), B reads the gold " \
+               "(protocol.schedule: hinted); leak = B - A" in flat and "leak (B - A) by group" in flat
+
+
+def test_an_honest_models_leak_interval_covers_zero(toy_runs):
+    code, _, err = cli("compare", toy_runs / "honest-hinted", toy_runs / "honest-asked", "--leak", "--output",
+                       toy_runs / "honest.json")
+    assert code == 0, err
+    for table in json.loads((toy_runs / "honest.json").read_text())["tables"].values():
+        for row in table.values():
+            assert row["low"] <= 0 <= row["high"] and row["estimate"] == 0
+
+
+@pytest.mark.parametrize("a, b, says", [
+    ("wide", "leaking-asked", "differ in frames.window_s: 60.0 vs none: a leak is measured on two runs of one model "
+                              "that differ only in protocol.schedule"),
+    ("other", "leaking-asked", "differ in model: stub-other vs stub"),
+    ("leaking-hinted", "honest-hinted", "both runs read the gold"),
+    ("leaking-asked", "honest-asked", "neither run reads the gold"),
+])
+def test_runs_that_are_not_a_leak_pair_are_refused_by_name(toy_runs, a, b, says):
+    code, _, err = cli("compare", toy_runs / a, toy_runs / b, "--leak")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert says in " ".join(err.split())
+
+
+def test_leak_and_allow_different_exclude_each_other(toy_runs):
+    code, _, err = cli("compare", toy_runs / "leaking-hinted", toy_runs / "leaking-asked", "--leak",
+                       "--allow-different")
+    assert code == 2 and "exclude each other" in err and len(err.strip().splitlines()) == 1
+
+
+@needs_data
+def test_phostream_declares_its_official_schedule_gold_reading(short, tmp_path):  # noqa: F811
+    """The leaking server of tests/test_phostream.py (it says a forward question's gold answer after a pause of more
+    than a chunk: the official schedule's call at the gold time) under both schedules: ``compare --leak`` pairs the
+    runs, the every-chunk run as A. The on-time answers differ (every one under official-sparse, none under
+    every-chunk); the score-only metric scores every category 0, so this leak in its score is 0 until answers are
+    judged."""
+    items = [r for r in read_jsonl(short / "built" / "active_item.jsonl") if r["group"] == "forward"]
+    gold = {question_text(r): r["target"]["text"] for r in items}
+    forward = ",".join(r["item_id"] for r in items)
+    for schedule in ("every-chunk", "official-sparse"):
+        last: dict[str, float] = {}
+
+        def leaky(body: dict) -> str:
+            now, text = _now(body), message_text(body["messages"][-1])
+            question = next(q for q in gold if q in text)
+            paused = now - last.get(question, now) > 1.5
+            last[question] = now
+            return gold[question] if paused else "Silent"
+
+        with StubLLMServer(leaky) as server:
+            _run(short, tmp_path / schedule, server.base_url, "--schedule", schedule, "--ids", forward, "--no-cache")
+    code, out, err = cli("compare", tmp_path / "official-sparse", tmp_path / "every-chunk", "--leak", "--output",
+                         tmp_path / "leak.json")
+    assert code == 0, err
+    result = json.loads((tmp_path / "leak.json").read_text())
+    assert result["a"]["folder"] == str(tmp_path / "every-chunk")
+    assert result["leak"]["gold_reading"] == ["protocol.schedule: official-sparse"]
+    on_time = {s: [i["category"] for i in json.loads((tmp_path / s / "results.json").read_text())["report"]
+                   ["per_item"].values()].count("Error (no LLM)") for s in ("every-chunk", "official-sparse")}
+    assert on_time == {"every-chunk": 0, "official-sparse": len(items)}
+    rows = [row for table in result["tables"].values() for row in table.values()]
+    assert rows and all(row["estimate"] == 0 and row["low"] <= 0 <= row["high"] for row in rows)
