@@ -129,6 +129,23 @@ def _commands() -> list[tuple[str, int, str, str | None]]:
 COMMANDS = _commands()
 
 
+def test_no_command_hides_in_an_indented_block():
+    """An indented code block is not read above: every command goes in a fenced block, so that it is run or named."""
+    hidden = [f"{page.relative_to(REPO)}:{i}" for page in PAGES for i, line in enumerate(_unfenced(page), 1)
+              if re.match(r"^ {4}(\$ )?streamcue\s+[a-z]", line)]
+    assert hidden == [], "streamcue commands in indented blocks (put them in a fenced block): " + ", ".join(hidden)
+
+
+def _unfenced(page: Path) -> list[str]:
+    """The page's lines, those inside fenced blocks blanked (so that line numbers stay)."""
+    lines, block = [], False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        fence = line.lstrip().startswith("```")
+        block = block != fence
+        lines.append("" if block or fence else line)
+    return lines
+
+
 def _runnable(command: str) -> str:
     return " ".join(re.sub(r"\[[^\]]*\]", " ", command).split())
 
