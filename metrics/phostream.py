@@ -1,8 +1,9 @@
-"""The ``phostream`` metric: PhoStream's timing categories and score, as its official scorer's score-only mode.
+"""The ``phostream`` metric: PhoStream's timing categories and score, as its official scorer (score-only, or judged).
 
 Source: Lucky-Lance/PhoStream (MIT), commit ed7543d6f580278db795e618c22730ca56a9807b,
-``run_stream_eval.py`` (``evaluate_sample``, ``build_summary``) with ``config.yaml``'s placeholder list, run as
-``run_stream_eval.py --skip-inference --model-output F --disable-llm-judge``. Times are whole seconds: a
+``run_stream_eval.py`` (``evaluate_sample``, ``build_summary``, ``LLMJudger``) with ``config.yaml``'s placeholder
+list and judge prompt, run as ``run_stream_eval.py --skip-inference --model-output F`` with
+``--disable-llm-judge`` (the default here) or with its judge (``--judge llm`` here). Times are whole seconds: a
 response at ``t_s`` counts at ``floor(t_s)``, as the official runner stamps it.
 
 A video's responses R are the responses of its items' predictions (``role`` user left out), in time order.
@@ -12,10 +13,18 @@ Its questions are taken in file order; question q, asked at ``t_q``, answered by
     match(q), category: the ``first-unused`` rule (:mod:`streamcue.metrics.timing`, where its formula is) over
                  the video's questions and R, ``q_k = t_q``, ``t_k = t_a``, acknowledgements skipped for a forward
                  question; its categories early / no-response / late / on-time are EarlyResponse / NoResponse /
-                 LateResponse / "Error (no LLM)" (on time; the official score-only mode has no judge)
-    score(q)   = 0 in every category (the on-time answers are scored 0-5 x 20 only by the official judge,
-                 which this version does not run)
+                 LateResponse / "Error (no LLM)" (on time, no judge) or "PartlyCorrect" (on time, judged)
+    score(q)   = 20 * j(q) for an on-time answer judged j(q) in [0, 5], else 0
     final_score = (1 / N) * sum_q score(q)
+
+The judge (``--judge llm``, opt-in; without it every on-time answer is "Error (no LLM)" and scores 0) is an
+OpenAI-compatible chat model asked once per distinct (question, gold answer, response) with the official prompt
+(``prompts/phostream_judge.v1.txt``, one user message, max_tokens 256), its verdicts cached like every judge's
+(:class:`~streamcue.metrics.judges.JudgeRunner`). Its reply, stripped, is read as JSON; ``j(q)`` is its ``score``
+as a number clipped to [0, 5]; the official parser reads it so when the ``json_repair`` module is absent (with it,
+some malformed replies are mended first). A reply that does not read so (or whose score is not finite) scores 0
+as the official scorer's fallback does (it retries five times, then gives 0 silently); here it is counted:
+``overall.judge_unparseable`` and the item ids in the report's ``judge_unparseable``.
 
 ``overall.official`` is ``build_summary``'s dictionary (without ``model_name``): ``#samples``,
 ``final_score``, ``objective`` and ``subjective`` (PhoStream has no options: every question is subjective),
@@ -27,24 +36,35 @@ stripping and lower-casing, to one of ``placeholders`` (the configuration's copy
 
 from __future__ import annotations
 
+import json
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from streamcue.errors import ConfigError
 from streamcue.io import write_jsonl
+from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.metrics.bench_readers import export_name, read_run
 from streamcue.metrics.bootstrap import pooled_rows
+from streamcue.metrics.judges import JudgeRunner
 from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import make_report, read_pairs
 from streamcue.metrics.timing import Emission, TimingItem, TimingSpec, Trigger, emissions_of, first_unused
+from streamcue.metrics.verdict import Triple
+from streamcue.prompts import load_prompt
 
-__all__ = ["PhoStreamConfig", "CATEGORIES", "clock", "score_videos", "official_summary", "run", "export",
-           "example_predictions", "units"]
+__all__ = ["PhoStreamConfig", "PhoStreamJudge", "PhoStreamVerdict", "CATEGORIES", "JUDGED", "clock", "score_videos",
+           "official_summary", "parse_judge_reply", "judge_prompt", "run", "export", "example_predictions", "units"]
 
 #: The official categories, in the order of the rule above.
 CATEGORIES = ("EarlyResponse", "NoResponse", "LateResponse", "Error (no LLM)")
+#: The category of an on-time answer the judge scored.
+JUDGED = "PartlyCorrect"
+#: The judge prompt file (metrics/prompts/).
+JUDGE_PROMPT = "phostream_judge.v1"
 
 
 def _timing_items(gt: Path, pred: Path, config: PhoStreamConfig) -> dict[str, TimingItem]:
@@ -67,9 +87,10 @@ def units(item: Mapping[str, Any], record: Mapping[str, Any]) -> list[tuple[str,
 
 
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
-METRIC = Metric("phostream", "active_item", "phostream", higher_is_better=True, uses_judge=False,
+METRIC = Metric("phostream", "active_item", "phostream", higher_is_better=True, uses_judge=True,
                 summary="PhoStream (ICML 2026): first unused response in [question, answer + 2 s], "
-                        "early / late / no-response categories, official score-only mode",
+                        "early / late / no-response categories, official score-only mode (--judge llm: the "
+                        "official 0-5 x 20 judge)",
                 entry="streamcue.metrics.phostream:run",
                 config_class="streamcue.metrics.phostream:PhoStreamConfig", config_latest=1,
                 units=units, rows=pooled_rows("score / 100"))
@@ -97,6 +118,71 @@ def clock(seconds: float) -> str:
     return f"{h:02d}:{m:02d}:{s % 60:02d}" if h else f"{m:02d}:{s % 60:02d}"
 
 
+@dataclass(frozen=True)
+class PhoStreamVerdict:
+    """The judge's 0-5 score of one answer (None when its reply could not be read) and its reply as given."""
+
+    score: float | None
+    raw: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def parse_judge_reply(text: str) -> float | None:
+    """The judge's 0-5 score read from its reply as the module docstring says, or None."""
+    try:
+        score = float(json.loads(text.strip())["score"])
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError, RecursionError):
+        return None
+    return min(5.0, max(0.0, score)) if math.isfinite(score) else None
+
+
+def judge_prompt(question: str, response: str, reference: str) -> str:
+    """The official judge's user message for one answer (the prompt file's text below its ``---`` line)."""
+    template = load_prompt("streamcue.metrics", JUDGE_PROMPT).text.partition("\n---\n")[2]
+    return template.format(question=question, model_output=response, reference_answer=reference)
+
+
+#: What a readable reply holds (a plain-text request: no response format is sent, as the official judge sends none).
+_SCHEMA = {"type": "object", "required": ["score"], "properties": {"score": {"type": "number", "minimum": 0,
+                                                                             "maximum": 5}}}
+
+
+def _plain(text: str) -> dict[str, float] | None:
+    score = parse_judge_reply(text)
+    return None if score is None else {"score": score}
+
+
+@dataclass
+class PhoStreamJudge:
+    """PhoStream's official judge (module docstring): one plain-text call per triple, its reply parsed here."""
+
+    client: LLMClient
+    name: str = "phostream-llm"
+    verdict_type = PhoStreamVerdict
+
+    @classmethod
+    def from_options(cls, **options: Any) -> PhoStreamJudge:
+        # JudgeRunner caches the verdicts; the client's own cache is not needed twice. 256 tokens as the official.
+        return cls(LLMClient(LLMSettings.resolve(**{"max_tokens": 256, **options}), use_cache=False))
+
+    def identity(self) -> dict[str, Any]:
+        return {"judge": self.name, **self.client.identity(),  # endpoint, model, sampling
+                "prompt": load_prompt("streamcue.metrics", JUDGE_PROMPT).version, "parser": 1}
+
+    def judge(self, triples: Sequence[Triple], task: str) -> list[PhoStreamVerdict]:
+        from concurrent.futures import ThreadPoolExecutor
+
+        version = load_prompt("streamcue.metrics", JUDGE_PROMPT).version
+        requests = [Request(({"role": "user", "content": judge_prompt(question, response, reference)},), _SCHEMA,
+                            version, "phostream_verdict", plain=_plain, raw=True)
+                    for question, reference, response in triples]
+        with ThreadPoolExecutor(max_workers=self.client.settings.max_concurrency) as pool:
+            replies = list(pool.map(self.client.reply, requests))
+        return [PhoStreamVerdict(reply.parsed["score"] if reply.ok else None, reply.text) for reply in replies]
+
+
 def _said(pred: Mapping[str, Any] | None) -> list[tuple[int, str]]:
     """A prediction's model responses as ``(whole second, text)``."""
     return [(int(r["t_s"]), r.get("text") or "") for r in (pred or {}).get("responses", [])
@@ -121,8 +207,10 @@ def _trigger(record: Mapping[str, Any]) -> Trigger:
                    skip_ack=record["group"] == "forward")
 
 
-def score_videos(gt: Mapping[str, dict], preds: Mapping[str, dict], config: PhoStreamConfig) -> dict[str, Any]:
-    """Per item id: its category, score and matched response (see the module docstring), video by video."""
+def score_videos(gt: Mapping[str, dict], preds: Mapping[str, dict], config: PhoStreamConfig,
+                 runner: JudgeRunner | None = None) -> dict[str, Any]:
+    """Per item id: its category, score and matched response (see the module docstring), video by video; with a
+    judge ``runner``, the on-time answers judged (``judge_reply``, and ``judge_unparseable`` when it did not read)."""
     per_item: dict[str, Any] = {}
     for rids in _by_video(gt).values():
         said = [Emission(t, text) for t, text in sorted((r for rid in rids for r in _said(preds.get(rid))),
@@ -132,7 +220,19 @@ def score_videos(gt: Mapping[str, dict], preds: Mapping[str, dict], config: PhoS
             record = gt[rid]
             per_item[rid] = {"video_id": record["video_id"], "time_type": record["group"], "capability": record["task"],
                              "category": _OFFICIAL[category], "score": 0.0, "response_time_s": t_r, "response": text}
+    if runner is not None:
+        _judge(gt, per_item, runner)
     return per_item
+
+
+def _judge(gt: Mapping[str, dict], per_item: dict[str, Any], runner: JudgeRunner) -> None:
+    """Score the on-time answers of ``per_item`` with the judge, in place."""
+    on_time = [rid for rid, item in per_item.items() if item["category"] == _OFFICIAL["on-time"]]
+    triples = [(gt[rid]["question"], gt[rid]["target"]["text"], per_item[rid]["response"]) for rid in on_time]
+    for rid, verdict in zip(on_time, runner.verdicts(triples, "phostream")):
+        item = per_item[rid]
+        item.update(category=JUDGED, score=20.0 * (verdict.score or 0.0), judge_reply=verdict.raw,
+                    judge_unparseable=verdict.score is None)
 
 
 def _mean(items: Sequence[Mapping[str, Any]]) -> float:
@@ -159,25 +259,49 @@ def official_summary(per_item: Mapping[str, Mapping[str, Any]]) -> dict[str, Any
     return out
 
 
-def _figures(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _figures(items: Sequence[Mapping[str, Any]], judged: bool = False) -> dict[str, Any]:
     counts = Counter(i["category"] for i in items)
-    return {"n": len(items), "score": _mean(items), **{c: counts.get(c, 0) for c in CATEGORIES}}
+    categories = (*CATEGORIES[:3], JUDGED) if judged else CATEGORIES
+    return {"n": len(items), "score": _mean(items), **{c: counts.get(c, 0) for c in categories},
+            **({"judge_unparseable": sum(bool(i.get("judge_unparseable")) for i in items)} if judged else {})}
 
 
-def run(gt: str | Path, pred: str | Path, config: PhoStreamConfig, context: EvalContext) -> dict[str, Any]:
-    """Entry point of ``phostream`` (see :mod:`streamcue.metrics.registry`): read, match, categorise."""
+def _runner(context: EvalContext | None) -> JudgeRunner | None:
+    """The official judge when the evaluation asks for it (``--judge llm``), else None (score-only)."""
+    judge = context.judge if context is not None else METRIC.default_judge
+    if judge == METRIC.default_judge:
+        return None
+    if judge != "llm":
+        raise ConfigError(f"PhoStream's on-time answers are scored by its official LLM judge (--judge llm) or not "
+                          f"at all (no --judge), not by judge {judge!r}")
+    options = {k: v for k, v in context.judge_options.items()
+               if v is not None and k in ("model", "base_url", "max_concurrency")}
+    return JudgeRunner(PhoStreamJudge.from_options(**options), use_cache=context.use_cache)
+
+
+def run(gt: str | Path, pred: str | Path, config: PhoStreamConfig, context: EvalContext | None) -> dict[str, Any]:
+    """Entry point of ``phostream`` (see :mod:`streamcue.metrics.registry`): read, match, categorise, judge."""
+    runner = _runner(context)  # a judge it does not take: refused before the files are read
     gt_records, preds = read_pairs(gt, pred, "active_item")
-    per_item = score_videos(gt_records, preds, config)
+    per_item = score_videos(gt_records, preds, config, runner)
+    judged = runner is not None
     groups: dict[str, dict[str, Any]] = {}
     for name, key in (("time_type", "time_type"), ("capability", "capability")):
         values: dict[str, list[dict[str, Any]]] = {}
         for item in per_item.values():
             values.setdefault(item[key], []).append(item)
-        groups[name] = {value: _figures(items) for value, items in sorted(values.items())}
-    overall = {**_figures(list(per_item.values())), "official": official_summary(per_item)}
-    report = make_report("phostream", config, None, overall, groups, per_item, sorted(set(gt_records) - set(preds)))
-    report["notes"] = ["score-only mode: an answer in its window scores 0 ('Error (no LLM)'), as the official "
-                       "scorer with --disable-llm-judge; the categories are the figures that carry information"]
+        groups[name] = {value: _figures(items, judged) for value, items in sorted(values.items())}
+    overall = {**_figures(list(per_item.values()), judged), "official": official_summary(per_item)}
+    report = make_report("phostream", config, runner, overall, groups, per_item, sorted(set(gt_records) - set(preds)))
+    if not judged:
+        report["notes"] = ["score-only mode: an answer in its window scores 0 ('Error (no LLM)'), as the official "
+                           "scorer with --disable-llm-judge; the categories are the figures that carry information "
+                           "(--judge llm scores them with the official judge)"]
+        return report
+    report["judge_unparseable"] = sorted(rid for rid, item in per_item.items() if item.get("judge_unparseable"))
+    if report["judge_unparseable"]:
+        report["notes"] = [f"{len(report['judge_unparseable'])} judge replies could not be read (scored 0, as the "
+                           "official scorer does silently): see judge_unparseable and per_item.judge_reply"]
     return report
 
 

@@ -85,6 +85,9 @@ CANNOT_RUN_HERE = (
     (r"streamcue compare runs/", AFTER_MODEL),
     (r"streamcue evaluate \S+ +--gt \S+ +--pred pred\.jsonl", TEMPLATE),
     (r"streamcue evaluate reasoning --gt traces\.jsonl", TEMPLATE),
+    (r"streamcue evaluate phostream --gt runs/phostream/", "re-scores a run that needs videos and a real model server, "
+     "with a real judge model; tests/test_phostream.py::test_the_official_judge_agrees_with_streamcues runs it on "
+     "crafted answers against a stub judge"),
     (r"streamcue validate FILE\.jsonl", TEMPLATE),
     (r"streamcue evaluate streamingbench --gt out/sb --pred real_output\.json", "the answered question file of a "
      "model's official StreamingBench run, which ../shared does not hold"),

@@ -1,4 +1,5 @@
-"""PhoStream: the builder's counts, the metric against the official scorer (run as a subprocess), the export,
+"""PhoStream: the builder's counts, the metric and its judge against the official scorer (run as a subprocess) on
+crafted answers and on a `streamcue run`'s, the export,
 the schedules."""
 
 from __future__ import annotations
@@ -81,11 +82,16 @@ def _run_folder(tmp: Path, built_out: Path, videos: int) -> Path:
     return run_dir
 
 
-def _official(response_file: Path, out: Path) -> tuple[dict, list[dict]]:
-    """The official scorer's score-only mode on ``response_file``: its summary and per-question rows."""
+def _official(response_file: Path, out: Path, judge_url: str | None = None) -> tuple[dict, list[dict]]:
+    """The official scorer on ``response_file``: score-only, or with its judge at ``judge_url`` (its config.yaml
+    reads the judge's address and model from the environment): its summary and per-question rows."""
+    import os
+
+    judge = ["--disable-llm-judge"] if judge_url is None else []
+    env = {**os.environ, "STREAMEVAL_JUDGER_API_BASE": judge_url or "", "STREAMEVAL_JUDGER_MODEL": "stub-judge"}
     subprocess.run([sys.executable, str(OFFICIAL / "run_stream_eval.py"), "--model-name", "m", "--run-id", "r",
-                    "--skip-inference", "--model-output", str(response_file), "--disable-llm-judge",
-                    "--output-dir", str(out)], check=True, capture_output=True, timeout=300)
+                    "--skip-inference", "--model-output", str(response_file), *judge, "--output-dir", str(out)],
+                   check=True, capture_output=True, timeout=300, env=env)
     scoring = out / "m_r" / "scoring"
     summary = json.loads((scoring / "result_summary.json").read_text())
     summary.pop("model_name")
@@ -321,3 +327,139 @@ def test_the_official_sparse_schedule_is_the_official_runners(tmp_path):
     assert report["overall"]["official"] == summary
     details = read_jsonl(root / "scoring" / "result_details.jsonl")
     assert [d["category"] for d in details] == [i["category"] for i in report["per_item"].values()]
+
+
+def _agree(report: dict, summary: dict, details: list[dict]) -> None:
+    """Every figure of the official summary and every per-question row equal the report's."""
+    assert report["overall"]["official"] == summary
+    items = list(report["per_item"].values())
+    assert len(details) == len(items)
+    for row, item in zip(details, items):
+        assert (row["category"], row["score"], row["response_time"], row["response"]) == \
+               (item["category"], item["score"], clock(item["response_time_s"]), item["response"])
+
+
+@needs_data
+def test_the_official_scorer_agrees_with_a_streamcue_run(short, tmp_path):
+    """``streamcue run phostream`` against a stub server (it answers in some seconds, "Silent" in the others),
+    ``streamcue export`` of its run folder, the official scorer on the exported file: in score-only mode, and with
+    its judge at a stub judge server when the run was scored with ``--judge llm`` at the same stub; every figure of
+    its summary and every row equal the run's results.json."""
+    from streamcue.testing.stub_llm import StubLLMServer
+    from tests.conftest import cli
+
+    with StubLLMServer(lambda body: "A test pattern." if int(_now(body)) % 3 == 0 else "Silent") as server, \
+            StubLLMServer(_judge_reply) as judge:
+        results = {"plain": _run(short, tmp_path / "plain", server.base_url),
+                   "judged": _run(short, tmp_path / "judged", server.base_url, "--judge", "llm",
+                                  "--judge-llm-base-url", judge.base_url, "--judge-llm-model", "stub-judge")}
+        for name, url in (("plain", None), ("judged", judge.base_url)):
+            code, _, err = cli("export", tmp_path / name, "--out", tmp_path / f"{name}-exported")
+            assert code == 0, err
+            summary, details = _official(tmp_path / f"{name}-exported" / "stub.jsonl", tmp_path / f"{name}-official",
+                                         url)
+            _agree(results[name]["report"], summary, details)
+    categories = [i["category"] for i in results["judged"]["report"]["per_item"].values()]
+    assert "PartlyCorrect" in categories and len(set(categories)) >= 2, "the run reaches one category only"
+    assert results["plain"]["report"]["judge"] is None
+    assert results["judged"]["report"]["judge"]["prompt"].startswith("phostream_judge.v1@")
+
+
+def _judge_reply(body: dict) -> str:
+    """The stub judge: a reply chosen by the answer it is asked about (the crafted answers of ``_crafted``), among
+    them replies the official parser clips, reads from a string and cannot read."""
+    from streamcue.testing.stub_llm import message_text
+
+    answer = re.search(r"Predicted Answer: (.*)\nCorrect Answer:", message_text(body["messages"][-1]), re.S)[1]
+    return {"now": '{"explanation": "on time", "score": 4}', "second": ' {"score": "3", "explanation": 1} ',
+            "at the window's end": '{"score": 9}', "a second one, same second": '{"score": -2}',
+            "early": '{"score": 2.5}', "UNREADABLE": "Score: 5 (no JSON)"}.get(answer, '{"score": 1}')
+
+
+@needs_data
+def test_the_official_judge_agrees_with_streamcues(built, tmp_path):
+    """The official scorer with its judge (pointed at a stub judge server on 127.0.0.1 through its config's
+    STREAMEVAL_JUDGER_API_BASE) and ``streamcue evaluate phostream --judge llm`` against the same stub agree on every
+    figure; both send the official prompt, word for word; the unreadable reply scores 0 in both, and streamcue counts
+    it (``judge_unparseable``); a second evaluation takes every verdict from the cache."""
+    import yaml
+
+    from streamcue.testing.stub_llm import StubLLMServer, message_text
+    from tests.conftest import cli
+
+    run_dir = _run_folder(tmp_path, built[1], videos=6)
+    preds = read_jsonl(run_dir / "predictions.jsonl")
+    first = next(p for p in preds if p["responses"] and p["responses"][-1]["text"] == "now")
+    first["responses"][-1]["text"] = "UNREADABLE"  # one unreadable reply: the official judge retries it for 30 s
+    write_jsonl(run_dir / "predictions.jsonl", preds)
+    subprocess.run([sys.executable, "-m", "streamcue", "export", str(run_dir), "--out", str(tmp_path / "exported")],
+                   check=True, capture_output=True, timeout=300)
+    evaluate = ("evaluate", "phostream", "--gt", run_dir / "played" / "active_item.jsonl", "--pred",
+                run_dir / "predictions.jsonl", "--judge", "llm", "--llm-model", "stub-judge")
+    with StubLLMServer(_judge_reply) as server:
+        summary, details = _official(tmp_path / "exported" / "crafted.jsonl", tmp_path / "official", server.base_url)
+        official_prompts = {message_text(r["messages"][-1]) for r in server.requests}
+        server.requests.clear()
+        code, _, err = cli(*evaluate, "--llm-base-url", server.base_url, "--output", tmp_path / "report.json")
+        assert code == 0, err
+        ours = [r for r in server.requests if r.get("_answered")]
+        again = cli(*evaluate, "--llm-base-url", server.base_url, "--output", tmp_path / "again.json")
+        assert again[0] == 0 and len(server.requests) == len(ours)
+    report = json.loads((tmp_path / "report.json").read_text())
+    _agree(report, summary, details)
+    assert {message_text(r["messages"][-1]) for r in ours} == official_prompts
+    assert all(r["messages"][0]["role"] == "user" and len(r["messages"]) == 1 and "response_format" not in r
+               and r["max_tokens"] == 256 for r in ours)
+    template = yaml.safe_load((OFFICIAL / "config.yaml").read_text())["judger"]["prompt_template"]
+    on_time = [i for i in report["per_item"].values() if i["category"] == "PartlyCorrect"]
+    assert {template.format(question=r["question"], model_output=r["response"], reference_answer=r["answer"])
+            for r in details if r["category"] == "PartlyCorrect"} == official_prompts
+    assert {i["score"] for i in on_time} == {80.0, 50.0, 100.0, 0.0, 20.0}  # 4, 2.5, 9 clipped, -2 and "no JSON", 1
+    unreadable = [rid for rid, i in report["per_item"].items() if i["response"] == "UNREADABLE"]
+    assert report["judge_unparseable"] == unreadable and report["overall"]["judge_unparseable"] == 1
+    assert report["per_item"][unreadable[0]]["score"] == 0.0 and "could not be read" in report["notes"][0]
+    assert report["judge"]["judge"] == "phostream-llm" and report["judge"]["prompt"].startswith("phostream_judge.v1@")
+    assert json.loads((tmp_path / "again.json").read_text())["judge"]["cache_hits"] == report["judge"]["distinct"]
+
+
+def _official_parse(replies: list[str]) -> list[float | None]:
+    """The official judge's parser (``LLMJudger._parse_response``, run in a subprocess on the stripped reply, as
+    ``LLMJudger.judge`` calls it) on each reply: its score, or None where it raises (the official judge would ask
+    again, then give 0)."""
+    script = ("import json, sys; sys.path.insert(0, sys.argv[1]); import run_stream_eval as r\n"
+              "def read(t):\n"
+              "    try: return r.LLMJudger(None, '')._parse_response(t.strip())['score']\n"
+              "    except Exception: return None\n"
+              "print(json.dumps([read(t) for t in json.load(sys.stdin)]))")
+    done = subprocess.run([sys.executable, "-c", script, str(OFFICIAL)], input=json.dumps(replies), check=True,
+                          capture_output=True, text=True, timeout=120)
+    return json.loads(done.stdout)
+
+
+def test_the_judge_reads_replies_as_the_official_parser():
+    """Crafted replies read by streamcue's parser and by the official one (here without ``json_repair``, which this
+    environment does not install: the official parser then reads plain JSON): the score clipped to [0, 5], a number
+    in a string read, anything else unreadable. One difference, by design: a score that is not finite is unreadable
+    here (the official clip makes NaN or Infinity a 5)."""
+    from streamcue.metrics.phostream import parse_judge_reply
+
+    replies = ['{"score": 4, "explanation": "x"}', '{"score": 1' + '0' * 400 + '}', ' {"score": "2.5"}\n',
+               '{"score": 11}', '{"score": -3}',
+               '{"score": true}', '{"explanation": "no score"}', "4", "[4]", '```json\n{"score": 4}\n```',
+               '{"score": "four"}', '{"score": null}', "", "Score: 5 (no JSON)"]
+    ours = [parse_judge_reply(text) for text in replies]
+    assert ours == _official_parse(replies)
+    assert ours == [4.0, None, 2.5, 5.0, 0.0, 1.0, None, None, None, None, None, None, None, None]
+    not_finite = ['{"score": NaN}', '{"score": Infinity}']
+    assert _official_parse(not_finite) == [5.0, 5.0]
+    assert [parse_judge_reply(text) for text in not_finite] == [None, None]
+
+
+def test_a_judge_other_than_the_official_is_refused(tmp_path):
+    from tests.conftest import cli
+
+    write_jsonl(tmp_path / "gt.jsonl", [])
+    write_jsonl(tmp_path / "pred.jsonl", [{"item_id": "x", "responses": []}])
+    code, _, err = cli("evaluate", "phostream", "--gt", tmp_path / "gt.jsonl", "--pred", tmp_path / "pred.jsonl",
+                       "--judge", "exact")
+    assert code != 0 and "official LLM judge (--judge llm)" in err and "Traceback" not in err
