@@ -39,6 +39,8 @@ RUN = (
     "streamcue build streamingbench --questions ../shared/data/streamingbench --out out/sb-all --all-files",
     "streamcue build streamingbench --questions ../shared/data/streamingbench --out out/sb-real --subset real",
     "streamcue build ego4d --goalstep ../shared/data/ego4d_goalstep/data/goalstep_valid.json --out out/ego4d",
+    "streamcue build phostream --annotations ../shared/data/phostream/phostream_annotations.json --out out/phostream",
+    "streamcue build streambench --annotations ../shared/data/streambench/eval_streambench.json --out out/streambench",
     "streamcue schema guidance",
     "streamcue evaluate estp-f1 --gt out/ego4d/interval_qa.jsonl --pred runs/poll/predictions.jsonl",
     "streamcue evaluate estp-f1 --gt out/ego4d/interval_qa.jsonl --pred runs/poll/predictions.jsonl "
@@ -75,6 +77,8 @@ MODEL = "needs a real model server with real weights (the stub's canned answers 
 TEMPLATE = "a template: FILE, pred.jsonl, traces.jsonl... are the reader's own files"
 # (regular expression matched at the start of the command, reason); each must match a command the docs show
 CANNOT_RUN_HERE = (
+    (r"streamcue export runs/phostream-try ", "tests/test_phostream.py::test_the_official_scorer_agrees_with_a_"
+     "streamcue_run exports a PhoStream run with it"),
     (r"streamcue export ", "tests/test_export.py::test_every_export_command_the_docs_show_runs runs each as written"),
     (r"streamcue run livecook ORG/NAME@v1\.0\.0 ", "needs the release on the Hub (a local Hub serves it to "
      "tests/test_open_records.py::test_a_hub_dataset_at_a_revision)"),
