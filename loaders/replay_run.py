@@ -231,7 +231,8 @@ def _say(plan: Any, done: Played, report: dict[str, Any], out: Path) -> None:
                       f"written to {out / 'predictions.jsonl'}", markup=False)
     if endpoint:
         console.out.print(f"{endpoint.get('endpoint_calls', 0)} endpoint calls, {endpoint.get('cache_hits', 0)} cache "
-                          f"hits, {endpoint.get('retries', 0)} retries, {endpoint.get('prompt_tokens', 0)} prompt "
+                          f"hits ({endpoint.get('earlier_run_hits', 0)} from an earlier run), "
+                          f"{endpoint.get('retries', 0)} retries, {endpoint.get('prompt_tokens', 0)} prompt "
                           f"tokens, mean latency {endpoint.get('latency_mean_s', 0.0):.3f} s", markup=False)
     for key in ("malformed_lines", "out_of_range_lines"):
         if endpoint.get(key):

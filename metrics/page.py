@@ -174,7 +174,8 @@ def render_page(results: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]
         n_benchmark=results["n_benchmark"],
         cards=[("played", f"{results['n_played']} / {results['n_benchmark']}"), ("asked", counts["asked"]),
                ("answered", counts["answered"]), ("unparseable", counts["unparseable"]),
-               ("endpoint calls", counts.get("endpoint_calls", 0)), ("cache hits", counts.get("cache_hits", 0))],
+               ("endpoint calls", counts.get("endpoint_calls", 0)), ("cache hits", counts.get("cache_hits", 0)),
+               ("of them from an earlier run", counts.get("earlier_run_hits", 0))],
         groups=_bars(tables.get("group", {}), "Groups"), tasks=_bars(tables.get("task", {}), "Per task"),
         few=[name for table in ("group", "task") for name, row in tables.get(table, {}).items()
              if row.get("few_videos")],

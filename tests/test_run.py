@@ -205,7 +205,10 @@ def test_run_ovo_and_streamingbench_write_a_run_folder_rerun_from_cache_and_comp
                 "--max-tokens", "64", cache=cache)
     assert again.returncode == 0, again.stderr
     assert server.completions == calls
-    assert json.loads((tmp_path / "ovo_b" / "results.json").read_text())["counts"]["endpoint_calls"] == 0
+    counts = json.loads((tmp_path / "ovo_b" / "results.json").read_text())["counts"]
+    assert counts["endpoint_calls"] == 0 and counts["earlier_run_hits"] == counts["cache_hits"] > 0
+    assert f"{counts['cache_hits']} cache hits ({counts['cache_hits']} from an earlier run)" in again.stdout
+    assert "of them from an earlier run" in (tmp_path / "ovo_b" / "report.html").read_text()
 
     # a partial run: scored over what was played, n of the benchmark beside it
     part = cli("run", "ovo-bench", builds / "ovo", "--out", tmp_path / "ovo_part", *llm, "--limit", "4",

@@ -547,6 +547,7 @@ class Asker:
             stats, wall = dict(self.stats), list(self.wall_s)
         return {"strategy": self.name, "requests": sum(stats[k] for k in stats if k.startswith("ask_")),
                 "endpoint_calls": usage.calls, "cache_hits": usage.cache_hits,
+                "earlier_run_hits": usage.earlier_run_hits,
                 "invalid_answers": usage.invalid_answers, "unparseable": usage.unparseable,
                 "retries": usage.retries, "prompt_tokens": usage.prompt_tokens,
                 "completion_tokens": usage.completion_tokens,
