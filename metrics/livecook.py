@@ -49,15 +49,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from streamcue.errors import InputError
 from streamcue.io import iter_jsonl
 from streamcue.metrics.bootstrap import Rows, Totals, pooled
 from streamcue.metrics.configs import LiveCookConfig
 from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import make_report, mean, read_pairs
-from streamcue.metrics.timing import greedy_pairs, maximum_matching, near
+from streamcue.metrics.timing import (Emission, TimingItem, TimingSpec, Trigger, greedy_pairs, near,
+                                     window_matching)
 
 __all__ = ["Event", "ic_hits", "match_mistakes", "plan_steps", "window_matching", "ic_matches",
            "match_mistakes_maximum", "prf", "rouge_l", "higher_is_better", "evaluate_livecook", "run",
@@ -144,24 +143,11 @@ def plan_steps(events: Sequence[Event]) -> list[int | None]:
     return steps
 
 
-def window_matching(truth_s: Sequence[float], pred_s: Sequence[float], window_s: float) -> list[tuple[int, int]]:
-    """A maximum one-to-one matching of truth and predicted times with ``|t_pred - t_gt| <= window_s``.
-
-    Of all matchings with the most pairs, one with the smallest total time offset
-    (:func:`streamcue.metrics.timing.maximum_matching` with the offsets as costs, bounded by the window). Returns sorted
-    ``(truth position, prediction position)`` pairs.
-
-    >>> window_matching([10.0, 30.0], [22.0, 40.0], 15.0)  # greedy closest-first finds one pair
-    [(0, 0), (1, 1)]
-    """
-    offsets = np.abs(np.asarray(pred_s, dtype=float)[None, :] - np.asarray(truth_s, dtype=float)[:, None])
-    return maximum_matching(offsets <= window_s, offsets, bound=window_s) if len(truth_s) and len(pred_s) else []
-
-
 def ic_matches(truth: Sequence[Event], predicted: Sequence[Event], window_s: float) -> list[tuple[int, int]]:
     """v2: ``(truth index, prediction index)`` pairs of successes of the same plan step within the window.
 
-    One maximum matching (:func:`window_matching`) per plan step; a success of no step matches nothing.
+    One maximum matching (:func:`streamcue.metrics.timing.window_matching`) per plan step; a success of no
+    step matches nothing.
     """
     def by_step(events: Sequence[Event]) -> dict[int, list[int]]:
         out: dict[int, list[int]] = {}
@@ -181,11 +167,32 @@ def ic_matches(truth: Sequence[Event], predicted: Sequence[Event], window_s: flo
 
 def match_mistakes_maximum(truth: Sequence[Event], predicted: Sequence[Event],
                            window_s: float) -> list[tuple[int, int]]:
-    """v2: a maximum one-to-one matching of mistake events within the window (:func:`window_matching`)."""
+    """v2: a maximum one-to-one matching of mistake events within the window
+    (:func:`streamcue.metrics.timing.window_matching`)."""
     t_idx = [i for i, e in enumerate(truth) if e.type == "mistake"]
     p_idx = [j for j, e in enumerate(predicted) if e.type == "mistake"]
     matched = window_matching([truth[i].t_s for i in t_idx], [predicted[j].t_s for j in p_idx], window_s)
     return sorted((t_idx[a], p_idx[b]) for a, b in matched)
+
+
+def _timing_items(gt: Path, pred: Path, config: LiveCookConfig) -> dict[str, TimingItem]:
+    """Each recording for ``--timing-rule``: its mistake events as triggers, the predicted mistakes as emissions."""
+    records, preds = read_pairs(gt, pred, "guidance")
+
+    def mistakes(record: Mapping[str, Any] | None) -> list[tuple[float, str]]:
+        return sorted((float(e["t_s"]), e.get("text") or "") for e in (record or {}).get("events", [])
+                      if e.get("type") == "mistake")
+
+    return {vid: TimingItem(tuple(Trigger(t, text) for t, text in mistakes(r)),
+                            tuple(Emission(t, text) for t, text in mistakes(preds.get(vid))), "mistake", vid in preds)
+            for vid, r in records.items()}
+
+
+#: Its own timing rule (v2's mistake matching) and the items any rule reads (``--timing-rule NAME``): the mistakes.
+TIMING = TimingSpec("window-maximum", lambda c: {"window_s": c.window_s},
+                    lambda gt, pred, config: _timing_items(gt, pred, config), group="events",
+                    notes=("re-scored under a timing rule: the mistake events only (IC-Acc and feedback fluency are "
+                           "the metric's own figures)",))
 
 
 def prf(tp: int, n_pred: int, n_true: int) -> tuple[float | None, float | None, float | None]:

@@ -21,12 +21,15 @@ the model's emissions ``p_i = (t_i, text_i)``, i = 1..N, in time order. A rule r
 ``nearest-one-to-one`` (OmniPro, ``match_emits_to_gt``): among all pairs with ``|t_i - t_k| <= tau``
     (tau = 3 s), repeatedly take the one with the smallest ``|t_i - t_k|`` (ties: smaller i, then smaller k)
     whose emission and trigger are both still free. TP = pairs, FP = N - TP.
+``window-maximum`` (LiveCook v2's mistake matching): pairs allowed where ``|t_i - t_k| <= w`` (w = 15 s); of the
+    matchings with the most pairs, one with the least total ``|t_i - t_k|`` (:func:`window_matching`). TP =
+    pairs, FP = N - TP.
 ``text-bipartite`` (ProAssist: a minimum-weight bipartite matching on text similarity): pairs allowed where
     ``|t_i - t_k| <= w`` (w = 5 s here); of the matchings with the most pairs, one with the least total cost
     ``1 - sim(text_k, text_i)``, sim = SQuAD token F1 (:func:`streamcue.metrics.text.token_f1`; ProAssist uses
     sentence-embedding cosine, which a caller may pass as ``similarity``). TP = pairs, FP = N - TP.
-    :func:`maximum_matching` also serves LiveCook v2, whose cost is the time offset, and :func:`greedy_pairs`
-    LiveCook v1, whose ties go to the earlier truth time, then the earlier prediction.
+    :func:`greedy_pairs` also serves LiveCook v1, whose ties go to the earlier truth time, then the earlier
+    prediction.
 
 Figures, pooled over items (micro, as OmniPro's ``aggregate``): ``time_precision = TP / (TP + FP)``,
 ``time_recall = TP / (TP + FN)``, ``time_f1 = 2PR / (P + R)`` (each 0 when its denominator is 0), and apart
@@ -49,7 +52,8 @@ from streamcue.metrics.text import normalize_answer, token_f1
 
 __all__ = ["Trigger", "Emission", "Matching", "Rule", "RULES", "TimingSpec", "TimingItem", "within", "near",
            "window_last", "anticipation_latency", "first_unused", "nearest_one_to_one", "greedy_pairs",
-           "maximum_matching", "text_bipartite", "emissions_of", "match", "content_correct", "figures", "rescore"]
+           "maximum_matching", "window_matching", "window_maximum", "text_bipartite", "emissions_of", "match",
+           "content_correct", "figures", "rescore"]
 
 
 @dataclass(frozen=True)
@@ -228,6 +232,27 @@ def maximum_matching(allowed: Any, cost: Any, bound: float | None = None) -> lis
     return sorted((int(i), int(j)) for i, j in zip(rows, cols) if inside[i, j])
 
 
+def window_matching(truth_s: Sequence[float], pred_s: Sequence[float], window_s: float) -> list[tuple[int, int]]:
+    """A maximum one-to-one matching of truth and predicted times with ``|t_pred - t_gt| <= window_s``: of all
+    matchings with the most pairs, one with the smallest total time offset (:func:`maximum_matching` with the
+    offsets as costs, bounded by the window). Returns sorted ``(truth position, prediction position)`` pairs.
+
+    >>> window_matching([10.0, 30.0], [22.0, 40.0], 15.0)  # greedy closest-first finds one pair
+    [(0, 0), (1, 1)]
+    """
+    import numpy as np
+
+    offsets = np.abs(np.asarray(pred_s, dtype=float)[None, :] - np.asarray(truth_s, dtype=float)[:, None])
+    return maximum_matching(offsets <= window_s, offsets, bound=window_s) if len(truth_s) and len(pred_s) else []
+
+
+def window_maximum(triggers: Sequence[Trigger], emissions: Sequence[Emission], window_s: float) -> Matching:
+    """``window-maximum``: :func:`window_matching` of the trigger and emission times."""
+    pairs = tuple(window_matching([g.t_s for g in triggers], [p.t_s for p in emissions], window_s))
+    matched = {k for k, _ in pairs}
+    return Matching(pairs, tuple(k in matched for k in range(len(triggers))), len(emissions) - len(pairs))
+
+
 def text_bipartite(triggers: Sequence[Trigger], emissions: Sequence[Emission], window_s: float,
                    similarity: Callable[[str, str], float] = token_f1) -> Matching:
     """``text-bipartite``: :func:`maximum_matching` on cost ``1 - similarity`` within ``|t_i - t_k| <= w``."""
@@ -258,6 +283,8 @@ RULES: dict[str, Rule] = {r.name: r for r in (
          "the first unused response in [question time, gold time + 2 s]; early / no-response / late / on-time"),
     Rule("nearest-one-to-one", nearest_one_to_one, {"tolerance_s": 3.0},
          "greedy one-to-one on the smallest gap within +/-3 s"),
+    Rule("window-maximum", window_maximum, {"window_s": 15.0},
+         "maximum one-to-one matching within +/-15 s, least total time gap"),
     Rule("text-bipartite", text_bipartite, {"window_s": 5.0},
          "maximum bipartite matching within +/-5 s, least total 1 - token F1"),
 )}

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from streamcue.metrics import evaluate
 from streamcue.metrics.livecook import (Event, ic_hits, ic_matches, match_mistakes, match_mistakes_maximum, plan_steps,
-                                        prf, rouge_l, window_matching)
+                                        prf, rouge_l)
+from streamcue.metrics.timing import window_matching
 
 TRUTH = [Event(10, "success", "ok"), Event(30, "mistake", "add more salt"), Event(50, "success", "ok"),
          Event(70, "mistake", "stir slower"), Event(100, "success", "ok")]

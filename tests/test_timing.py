@@ -95,7 +95,8 @@ def test_content_and_figures():
 
 
 def test_every_rule_runs_through_the_table_with_its_published_parameters():
-    assert list(RULES) == ["window", "anticipation-latency", "first-unused", "nearest-one-to-one", "text-bipartite"]
+    assert list(RULES) == ["window", "anticipation-latency", "first-unused", "nearest-one-to-one", "window-maximum",
+                          "text-bipartite"]
     for name in RULES:
         m = match(name, _g(10), _e(10))
         assert (m.tp, m.fp, m.fn) == (1, 0, 0), name
@@ -295,3 +296,44 @@ def test_an_unknown_rule_is_refused_by_the_option(tmp_path):
     done = subprocess.run([sys.executable, "-m", "streamcue", "evaluate", "phostream", "--gt", "g", "--pred", "p",
                            "--timing-rule", "nearest"], capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and "nearest-one-to-one" in done.stderr
+
+
+def test_window_maximum_takes_the_most_pairs_then_the_least_gap():
+    triggers = [Trigger(10.0, "a"), Trigger(30.0, "b")]
+    found = match("window-maximum", triggers, [Emission(22.0), Emission(40.0)])  # closest-first would pair one
+    assert found.pairs == ((0, 0), (1, 1)) and found.fp == 0 and found.fn == 0
+    assert match("window-maximum", triggers, [Emission(45.5)]).pairs == ()  # 15.5 s from 30 s: outside +/-15 s
+    assert match("window-maximum", triggers, [Emission(45.5)], window_s=16.0).pairs == ((1, 0),)
+
+
+@pytest.fixture(scope="module")
+def livecook_run(tmp_path_factory):
+    """Five CaptainCook4D recordings and the metric's own example predictions for them."""
+    from streamcue.dataset_builders import captaincook4d
+    from streamcue.dataset_builders.output import write_outputs
+    from streamcue.metrics.livecook import example_predictions
+    from tests.conftest import CAPTAINCOOK4D
+
+    root = tmp_path_factory.mktemp("livecook")
+    write_outputs(captaincook4d.build(captaincook4d.Config(annotations=CAPTAINCOOK4D)), root / "out")
+    gt = [r for r in read_jsonl(root / "out" / "guidance.jsonl") if any(e["type"] == "mistake" for e in r["events"])]
+    write_jsonl(root / "gt.jsonl", gt[:5])
+    write_jsonl(root / "pred.jsonl", example_predictions(gt[:5]))
+    return root
+
+
+def test_livecook_under_its_own_rule_finds_the_metrics_own_mistake_pairs(livecook_run):
+    """Its own rule (v2's maximum matching) re-scored through the shared module gives the metric's own true
+    positives; another rule is labelled as an override."""
+    from streamcue.metrics import evaluate
+
+    gt, pred = livecook_run / "gt.jsonl", livecook_run / "pred.jsonl"
+    own = evaluate("livecook", gt, pred, bertscore=False)
+    rescored = evaluate("livecook", gt, pred, timing_rule="window-maximum")
+    assert rescored["config_version"] == own["config_version"] + "+timing=window-maximum"
+    assert rescored["timing"]["own_rule"] == "window-maximum" and "timing_rule" not in rescored.get("overrides", {})
+    assert rescored["overall"]["tp"] == sum(item["tp"] for item in own["per_item"].values()) > 0
+    assert rescored["overall"]["tp"] + rescored["overall"]["fn"] == sum(
+        item["true_mistakes"] for item in own["per_item"].values())
+    other = evaluate("livecook", gt, pred, timing_rule="nearest-one-to-one")
+    assert other["overrides"]["timing_rule"] == "nearest-one-to-one"
