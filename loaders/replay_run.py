@@ -40,6 +40,7 @@ class Played:
     policy: Any = None
     decoded: dict[str, Any] | None = None
     blind: bool = False
+    durations_read: dict[str, float] = field(default_factory=dict)  # read from the files: the records gave none
 
 
 def _frames(plan: Any) -> Any:
@@ -115,7 +116,9 @@ def play_all(plan: Any) -> Played:
                           "DIR, or --no-video for a blind run (labelled blind in the report)")
     sending = Transport(mode=c.transport, label=c.frame_label, video_url_form=c.video_url, audio=c.audio)
     durations = _durations(plan, frames)
-    done = Played(settings=settings, policy=policy, blind=settings is not None and frames is None)
+    done = Played(settings=settings, policy=policy, blind=settings is not None and frames is None,
+                  durations_read={vid: d for vid, d in durations.items()
+                                  if d is not None and plan.source.videos.get(vid, {}).get("duration_s") is None})
     try:
         for (kind, rows, protocol, name, options), model in zip(plan.plays, models):
             window = c.window_s if c.window_s is not None else getattr(protocol, "window_s", None)
@@ -177,7 +180,8 @@ def _report(plan: Any, done: Played) -> dict[str, Any]:
             "unparseable_records": unparseable,
             "kinds": done.kinds, "endpoint": _total(kind_report["endpoint"] for kind_report in done.kinds.values()),
             **({"memory_calls": done.policy.report()} if hasattr(done.policy, "report") else {}),
-            **({"videos_decoded": done.decoded} if done.decoded is not None else {})}
+            **({"videos_decoded": done.decoded} if done.decoded is not None else {}),
+            **({"durations_read": done.durations_read} if done.durations_read else {})}
 
 
 def _audio(mode: str, samples: list[dict[str, Any]], need_sound: int) -> dict[str, Any]:

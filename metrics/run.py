@@ -19,6 +19,7 @@ Field by field: docs/runs.md. The demo writes a run folder the same way (offline
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -459,6 +460,15 @@ def _same(x: tuple[Any, ...], y: tuple[Any, ...]) -> bool:
     return ex is None or math.isclose(ex, ey, rel_tol=1e-9, abs_tol=1e-12)
 
 
+def _with_durations(selection: Selection, read: Mapping[str, float]) -> Selection:
+    """The selection with the lengths the replay read from the video files where the video records gave none."""
+    if not read:
+        return selection
+    videos = [{**v, "duration_s": read[v["video_id"]]} if v.get("duration_s") is None and v.get("video_id") in read
+              else v for v in selection.videos]
+    return dataclasses.replace(selection, videos=videos)
+
+
 def write_played(out: Path, selection: Selection) -> Path:
     """``out/played/<kind>.jsonl`` (+ ``videos.jsonl``): the records the run plays and is scored on; the run's
     own stale files from an earlier selection are removed."""
@@ -495,6 +505,7 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
     from streamcue.version import __version__
 
     info = get_benchmark(benchmark)
+    selection = _with_durations(selection, replay_report.get("durations_read") or {})
     played = write_played(out, selection)
     pred_path = out / "predictions.jsonl"
     calls = _engine_calls(replay_report)

@@ -221,6 +221,9 @@ def test_streamcue_run_plays_phostream_and_records_its_schedule(short, tmp_path)
         asked = [r for r in server.requests if r.get("_answered")]
         sparse = _run(short, tmp_path / "sparse", server.base_url, "--schedule", "official-sparse")
     assert results["protocol"]["schedule"] == "every-chunk" and sparse["protocol"]["schedule"] == "official-sparse"
+    # the videos.jsonl of the build gives no lengths: the run read them from the files, and says so
+    assert all(abs(v["duration_s"] - SHORT_S) < 0.6 for v in results["videos"]) and len(results["videos"]) == 3
+    assert results["efficiency"]["media_s"] == sparse["efficiency"]["media_s"]
     assert results["protocol"]["kinds"]["active_item"]["strategy"] == "chunked"
     report = json.loads((tmp_path / "every" / "replay_report.json").read_text())
     assert report["kinds"]["active_item"]["schedule"] == "every-chunk"
