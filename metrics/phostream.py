@@ -93,7 +93,7 @@ METRIC = Metric("phostream", "active_item", "phostream", higher_is_better=True, 
                         "official 0-5 x 20 judge)",
                 entry="streamcue.metrics.phostream:run",
                 config_class="streamcue.metrics.phostream:PhoStreamConfig", config_latest=1,
-                units=units, rows=pooled_rows("score / 100"))
+                units=units, rows=pooled_rows("score / 100"), judges=("llm",))
 
 
 @dataclass(frozen=True)

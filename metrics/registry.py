@@ -94,6 +94,9 @@ class Metric:
     #: ``streamcue evaluate``'s options as this metric reads them: flag -> what it means here (no final full stop).
     #: The option's help lists every metric's (``--gt``: when it is not needed).
     option_help: Mapping[str, str] = field(default_factory=dict)
+    #: The judges it scores with besides :attr:`default_judge` (empty: any known judge); another ``--judge`` is
+    #: refused when the run is configured, before any model call.
+    judges: tuple[str, ...] = ()
 
     def units_of(self, report: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]]
                  ) -> dict[str, list[tuple[str, float, float]]]:

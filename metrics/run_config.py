@@ -153,6 +153,9 @@ def _check_judge(config: RunConfig) -> None:
         raise ConfigError(f"unknown judge {config.judge!r}; known: {', '.join(dict.fromkeys(known))}")
     metric = get_metric(get_benchmark(config.benchmark).metric)
     judge = config.judge or metric.default_judge
+    if metric.judges and judge not in (metric.default_judge, *metric.judges):
+        raise ConfigError(f"{config.benchmark}'s metric scores with --judge {' or '.join(metric.judges)} or no "
+                          f"--judge, not {judge!r}")
     for flag, value in (("--judge-llm-base-url", config.judge_llm_base_url),
                         ("--judge-llm-model", config.judge_llm_model)):
         if value is not None and not (metric.uses_judge and judge in LLM_JUDGES):

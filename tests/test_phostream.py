@@ -466,3 +466,12 @@ def test_a_judge_other_than_the_official_is_refused(tmp_path):
     code, _, err = cli("evaluate", "phostream", "--gt", tmp_path / "gt.jsonl", "--pred", tmp_path / "pred.jsonl",
                        "--judge", "exact")
     assert code != 0 and "official LLM judge (--judge llm)" in err and "Traceback" not in err
+
+
+def test_a_judge_the_metric_does_not_take_is_refused_before_any_call():
+    from streamcue.errors import ConfigError
+    from streamcue.metrics.run_config import RunConfig
+
+    with pytest.raises(ConfigError, match="phostream's metric scores with --judge llm or no --judge, not 'exact'"):
+        RunConfig(records="x", benchmark="phostream", judge="exact")
+    assert RunConfig(records="x", benchmark="phostream", judge="llm", llm_model="m").judge == "llm"
