@@ -332,7 +332,8 @@ def export(run: str | Path, out: Path, model: str | None = None) -> dict[str, An
     write_jsonl(out / f"{name}.jsonl", lines)
     return {"format": "phostream-responses", "model": name, "files": [f"{name}.jsonl"], "videos": len(lines),
             "official_command": f"python run_stream_eval.py --model-name {name} --skip-inference "
-                                f"--model-output {out / (name + '.jsonl')} --disable-llm-judge"}
+                                f"--model-output {out / (name + '.jsonl')} --output-dir {out / 'official'} "
+                                "--disable-llm-judge"}  # --output-dir: its default is the runner's own folder
 
 
 def example_predictions(gt: list[dict[str, Any]]) -> list[dict[str, Any]]:
