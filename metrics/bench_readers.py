@@ -22,7 +22,7 @@ from streamcue.metrics.registry import METRICS
 from streamcue.schemas import check_records
 
 __all__ = ["record_files", "read_ground_truth", "read_predictions", "check_pred_format", "letter", "Problems",
-           "PROBLEMS", "RunPlayed", "read_run", "exporter", "export_name"]
+           "PROBLEMS", "RunPlayed", "check_predictions", "read_run", "exporter", "export_name"]
 
 _KINDS = ("mc_question", "active_item")
 
@@ -170,13 +170,28 @@ class RunPlayed:
     videos: dict[str, dict[str, Any]]
 
 
+def check_predictions(run: Path, results: Mapping[str, Any]) -> None:
+    """Refuse, one line, a run folder whose ``predictions.jsonl`` is not the file its results scored (its SHA-256
+    differs from results.json's ``predictions_sha256``): an edit after the run would be exported or compared as
+    the run's."""
+    import hashlib
+
+    path = run / "predictions.jsonl"
+    want = results.get("predictions_sha256")
+    if want is not None and hashlib.sha256(path.read_bytes()).hexdigest() != want:
+        raise InputError("not the predictions this run scored (its SHA-256 differs from results.json's "
+                         "predictions_sha256): edited after the run? Run again, or score the file with evaluate",
+                         file=path, field="predictions_sha256")
+
+
 def read_run(run: str | Path) -> RunPlayed:
     """The played records, predictions and videos of the run folder ``run`` (refused, one line, when a file is
-    missing)."""
+    missing or its predictions are not those its results scored)."""
     run = Path(run)
     for name in ("results.json", "predictions.jsonl", "played"):
         if not (run / name).exists():
             raise InputError(f"not a run folder: no {name} (streamcue run --out writes one)", file=run)
+    check_predictions(run, read_json(run / "results.json"))
     records = {rid: rec for _, file in record_files(run / "played")
                for rid, rec in ((str(r.get("item_id", r.get("question_id"))), r) for _, r in iter_jsonl(file))}
     predictions = {str(p.get("item_id", p.get("question_id"))): p for _, p in iter_jsonl(run / "predictions.jsonl")}

@@ -362,9 +362,13 @@ def read_samples(folder: Path) -> list[dict[str, Any]]:
 def read_run(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A run folder's ``results.json`` and ``samples.jsonl``, checked against each other (:func:`check_run`): what
     ``compare`` and :func:`write_page` use, so neither shows a figure the run's own files do not give."""
+    from streamcue.metrics.bench_readers import check_predictions
+
     results = read_results(folder)
     samples = read_samples(folder)
     check_run(folder, results, samples)
+    if (folder / "predictions.jsonl").is_file():
+        check_predictions(folder, results)
     return results, samples
 
 
@@ -541,6 +545,7 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
         "prompts": {kind: list(v) for kind, v in (prompts or {}).items()},
         "metric": {"name": info.metric, "config_version": report["config_version"], "config": report["config"]},
         "streamcue_version": __version__,
+        "predictions_sha256": hashlib.sha256(pred_path.read_bytes()).hexdigest(),  # what was scored: checked on reading
         "started_at": run.get("started_at") or now(), "finished_at": now(),
         "command": run.get("command"),
         "n_benchmark": selection.n_benchmark, "n_played": selection.n_played,

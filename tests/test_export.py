@@ -218,3 +218,22 @@ def test_every_export_command_the_docs_show_runs(runs, tmp_path, page):
             done = subprocess.run([sys.executable, str(COUNT), *words[2:]], cwd=tmp_path, capture_output=True,
                                   text=True)
         assert done.returncode == 0, (line, done.stderr)
+
+
+def test_a_run_whose_predictions_were_edited_is_not_exported_or_compared(runs, tmp_path):
+    """results.json names the SHA-256 of the predictions it scored: an edit afterwards is refused in one line,
+    by export (which would hand the official scorer figures the run never gave) and by compare."""
+    import shutil
+
+    edited = tmp_path / "edited"
+    shutil.copytree(runs / "ovo-bench", edited, symlinks=True)
+    lines = (edited / "predictions.jsonl").read_text().splitlines()
+    record = json.loads(lines[0])
+    record["answer"] = "Z" if record.get("answer") != "Z" else "Y"
+    (edited / "predictions.jsonl").write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
+    for args in (("export", edited, "--out", tmp_path / "out"), ("compare", runs / "ovo-bench", edited)):
+        done = cli(*args, cache=runs / "cache")
+        assert done.returncode == 2 and "not the predictions this run scored" in done.stderr, (args, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1 and "predictions.jsonl" in done.stderr
+    assert not (tmp_path / "out").exists()
+    assert cli("export", runs / "ovo-bench", "--out", tmp_path / "fine", cache=runs / "cache").returncode == 0
