@@ -12,11 +12,10 @@ import textwrap
 import pytest
 from conftest import cli
 from test_new_benchmark import answer_red, toybench  # noqa: F401 (toybench: the fixture)
-from test_phostream import _now, _run, needs_data, short  # noqa: F401 (short: the fixture)
+from test_phostream import leaking_runs, needs_data, short  # noqa: F401 (short: the fixture)
 
 from streamcue.io import read_jsonl
-from streamcue.loaders.protocols.phostream import question_text
-from streamcue.testing.stub_llm import StubLLMServer, message_text
+from streamcue.testing.stub_llm import StubLLMServer
 
 pytestmark = pytest.mark.llm_server
 
@@ -130,20 +129,7 @@ def test_phostream_declares_its_official_schedule_gold_reading(short, tmp_path):
     every-chunk); the score-only metric scores every category 0, so this leak in its score is 0 until answers are
     judged."""
     items = [r for r in read_jsonl(short / "built" / "active_item.jsonl") if r["group"] == "forward"]
-    gold = {question_text(r): r["target"]["text"] for r in items}
-    forward = ",".join(r["item_id"] for r in items)
-    for schedule in ("every-chunk", "official-sparse"):
-        last: dict[str, float] = {}
-
-        def leaky(body: dict) -> str:
-            now, text = _now(body), message_text(body["messages"][-1])
-            question = next(q for q in gold if q in text)
-            paused = now - last.get(question, now) > 1.5
-            last[question] = now
-            return gold[question] if paused else "Silent"
-
-        with StubLLMServer(leaky) as server:
-            _run(short, tmp_path / schedule, server.base_url, "--schedule", schedule, "--ids", forward, "--no-cache")
+    leaking_runs(short, tmp_path)
     code, out, err = cli("compare", tmp_path / "official-sparse", tmp_path / "every-chunk", "--leak", "--output",
                          tmp_path / "leak.json")
     assert code == 0, err

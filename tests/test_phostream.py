@@ -110,13 +110,8 @@ def test_the_metric_agrees_with_the_official_scorer_on_crafted_answers(built, tm
 
     report = run(run_dir / "played" / "active_item.jsonl", run_dir / "predictions.jsonl", load_config("phostream"),
                  None)
-    assert report["overall"]["official"] == summary
-    items = list(report["per_item"].values())
-    assert len(details) == len(items)
-    for row, item in zip(details, items):
-        assert (row["category"], row["score"], row["response_time"], row["response"]) == \
-               (item["category"], item["score"], clock(item["response_time_s"]), item["response"])
-    categories = {item["category"] for item in items}
+    _agree(report, summary, details)
+    categories = {item["category"] for item in report["per_item"].values()}
     assert categories == {"EarlyResponse", "NoResponse", "LateResponse", "Error (no LLM)"}, "a branch is not reached"
 
 
@@ -245,18 +240,16 @@ def test_streamcue_run_plays_phostream_and_records_its_schedule(short, tmp_path)
     assert done[0] == 2 and "protocol.schedule: every-chunk vs official-sparse" in done[2]
 
 
-@needs_data
-def test_only_the_official_schedule_lets_a_leaking_model_answer_on_time(short, tmp_path):
-    """A leaking model: it knows the gold answers and says one when a call comes after a pause of more than a chunk
-    (the official schedule's call at the gold proactive time), else "Silent". Under ``official-sparse`` every
-    forward question is answered on time; under the default ``every-chunk`` (no pause: the schedule reads no gold
-    time) none is."""
+def leaking_runs(short: Path, out: Path) -> dict[str, dict]:
+    """The forward questions of ``short`` run under each schedule (``out/<schedule>``) against a leaking model: it
+    knows the gold answers and says one when a call comes after a pause of more than a chunk (the official
+    schedule's call at the gold proactive time), else "Silent". Each schedule's results.json, by schedule."""
     from streamcue.testing.stub_llm import StubLLMServer, message_text
 
     items = [r for r in read_jsonl(short / "built" / "active_item.jsonl") if r["group"] == "forward"]
     gold = {question_text(r): r["target"]["text"] for r in items}
     forward = ",".join(r["item_id"] for r in items)
-    on_time = {}
+    results = {}
     for schedule in SCHEDULES:
         last: dict[str, float] = {}
 
@@ -268,8 +261,17 @@ def test_only_the_official_schedule_lets_a_leaking_model_answer_on_time(short, t
             return gold[question] if paused else "Silent"
 
         with StubLLMServer(leaking) as server:
-            results = _run(short, tmp_path / schedule, server.base_url, "--schedule", schedule, "--ids", forward,
-                           "--no-cache")
+            results[schedule] = _run(short, out / schedule, server.base_url, "--schedule", schedule, "--ids", forward,
+                                     "--no-cache")
+    return results
+
+
+@needs_data
+def test_only_the_official_schedule_lets_a_leaking_model_answer_on_time(short, tmp_path):
+    """The leaking model (:func:`leaking_runs`): under ``official-sparse`` every forward question is answered on
+    time; under the default ``every-chunk`` (no pause: the schedule reads no gold time) none is."""
+    on_time = {}
+    for schedule, results in leaking_runs(short, tmp_path).items():
         categories = [item["category"] for item in results["report"]["per_item"].values()]
         on_time[schedule] = categories.count("Error (no LLM)") / len(categories)
     assert on_time == {"every-chunk": 0.0, "official-sparse": 1.0}
