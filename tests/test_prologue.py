@@ -277,6 +277,7 @@ COVERED_ELSEWHERE = {
     "anonymize": "tests/test_anonymize.py and tests/test_hostile.py (videos, not record files)",
     "annotate pull": "tests/test_annotation.py: reads a Label Studio server, --changes is written, never read",
     "annotate status": "reads a Label Studio server only",
+    "annotate review": "tests/test_annotation_review.py: reads and writes a Label Studio project only, no file",
     "annotate setup": "tests/test_annotation_setup.py: reads no record file, talks to a Label Studio server; "
                       "--accounts is a new file written with mode 600",
     "release push": "tests/test_release.py: reads a built release folder (--dist), writes to the Hub",
