@@ -70,16 +70,14 @@ def _frames(plan: Any) -> Any:
     return frames
 
 
-def _durations(plan: Any, frames: Any) -> dict[str, float | None]:
-    """Each video's length in seconds: its video record's ``duration_s``, else (a source that gives none) the
-    length ffmpeg reads from the file under the video root; None when neither is known."""
+def _read_durations(plan: Any, frames: Any) -> dict[str, float]:
+    """The lengths ffmpeg reads from the files under the video root, for the videos whose records give no
+    ``duration_s`` (a source that gives none)."""
     from streamcue.video import probe
 
-    durations = {vid: v.get("duration_s") for vid, v in plan.source.videos.items()}
-    for vid, path in (frames.paths if frames is not None else {}).items():
-        if durations.get(vid) is None:
-            durations[vid] = probe(path).duration_s or None
-    return durations
+    known = plan.source.videos
+    return {vid: length for vid, path in (frames.paths if frames is not None else {}).items()
+            if known.get(vid, {}).get("duration_s") is None and (length := probe(path).duration_s)}
 
 
 def _settings(plan: Any) -> Any:
@@ -115,10 +113,10 @@ def play_all(plan: Any) -> Played:
         raise ConfigError("no --video-root: the model would see no frames, only their times; pass --video-root "
                           "DIR, or --no-video for a blind run (labelled blind in the report)")
     sending = Transport(mode=c.transport, label=c.frame_label, video_url_form=c.video_url, audio=c.audio)
-    durations = _durations(plan, frames)
+    read = _read_durations(plan, frames)
+    durations = {**{vid: v.get("duration_s") for vid, v in plan.source.videos.items()}, **read}
     done = Played(settings=settings, policy=policy, blind=settings is not None and frames is None,
-                  durations_read={vid: d for vid, d in durations.items()
-                                  if d is not None and plan.source.videos.get(vid, {}).get("duration_s") is None})
+                  durations_read=read)
     try:
         for (kind, rows, protocol, name, options), model in zip(plan.plays, models):
             window = c.window_s if c.window_s is not None else getattr(protocol, "window_s", None)

@@ -191,13 +191,14 @@ def read_run(run: str | Path) -> RunPlayed:
     for name in ("results.json", "predictions.jsonl", "played"):
         if not (run / name).exists():
             raise InputError(f"not a run folder: no {name} (streamcue run --out writes one)", file=run)
-    check_predictions(run, read_json(run / "results.json"))
+    results = read_json(run / "results.json")
+    check_predictions(run, results)
     records = {rid: rec for _, file in record_files(run / "played")
                for rid, rec in ((str(r.get("item_id", r.get("question_id"))), r) for _, r in iter_jsonl(file))}
     predictions = {str(p.get("item_id", p.get("question_id"))): p for _, p in iter_jsonl(run / "predictions.jsonl")}
     videos_file = run / "played" / "videos.jsonl"
     videos = {v["video_id"]: v for _, v in iter_jsonl(videos_file)} if videos_file.is_file() else {}
-    return RunPlayed(read_json(run / "results.json"), records, predictions, videos)
+    return RunPlayed(results, records, predictions, videos)
 
 
 def exporter(metric: str) -> Callable[..., dict[str, Any]]:
