@@ -94,6 +94,14 @@ def test_gpus_asked_of_a_ray_without_gpus_is_one_line_and_nothing_written(clips,
         "error: --gpus-per-video 1: no node of the local Ray instance has 1 GPU (the most on one node: 0); run on GPU "
         "nodes, or leave --gpus-per-video out and use --device cpu"], done.stderr
     assert not out.exists() or not list(out.glob("*.mp4"))
+    # --device auto finds no CUDA device here, so no GPU is asked for; the run is unmeasured, as allowed: done
+    auto = streamcue(clips[0], "--out", out, "--engine", "ray", "--device", "auto", "--allow-unmeasured",
+                     "--preset", "fast")
+    assert auto.returncode == 0, auto.stderr
+    assert "done 1, skipped 0, failed 0" in auto.stdout and "throughput: 1 video," in auto.stdout
+    assert auto.stderr.strip().splitlines() == [
+        "warning: a.mp4: status unmeasured (--device auto may run CenterFace in half precision on a GPU, whose recall "
+        "has not been measured end to end); a release refuses it"], auto.stderr
     for args, message in ((["--gpus-per-video", "1", "--device", "cuda"], "--gpus-per-video needs --engine ray"),
                           (["--engine", "ray", "--gpus-per-video", "1"], "--gpus-per-video needs --device cuda")):
         refused = streamcue(clips[0], "--out", out, "--allow-unmeasured", *args)

@@ -179,7 +179,7 @@ def anonymize(
 def _throughput(reports: list[dict], wall_s: float) -> str:
     """The run's throughput: video hours per hour = (sum of the durations of the videos anonymized in
     this run, in hours) / (the run's wall time, from after the checks to the last video, in hours);
-    skipped and failed videos (no report) add no duration, their time counts."""
+    videos skipped, or failed with no report, add no duration, though their time counts."""
     hours = sum(float(r["input"]["duration_s"] or 0.0) for r in reports) / 3600
     rate = hours / (wall_s / 3600) if wall_s > 0 else 0.0
     return (f"throughput: {len(reports)} video{'s' * (len(reports) != 1)}, {hours:.4g} video hours in {wall_s:.1f} "
@@ -204,10 +204,10 @@ def _on_ray(videos: list[Path], out: Path, options: object, address: Optional[st
     counts = {state: sum(r[1] == state for r in rows) for state in ("done", "skipped", "failed")}
     console.out.print(f"done {counts['done']}, skipped {counts['skipped']}, failed {counts['failed']}")
     console.out.print(_throughput(reports, time.perf_counter() - started), soft_wrap=True)
-    for row in rows:
-        if row[1] == "done" and row[2] == "unmeasured":
-            console.err.print(f"warning: {row[0]}: status unmeasured (settings outside the range where recall was "
-                              "measured: see its report); a release refuses it", markup=False)
+    for report in reports:
+        if report["status"] == "unmeasured":
+            console.err.print(f"warning: {report['input']['path']}: status unmeasured ({'; '.join(report['unmeasured'])})"
+                              "; a release refuses it", markup=False)
     for outcome in failed:
         where = "" if outcome.video.name in (outcome.error or "") else f"{outcome.video}: "
         console.err.print(f"error: {where}{outcome.error}", markup=False, soft_wrap=True)
