@@ -206,8 +206,9 @@ def _on_ray(videos: list[Path], out: Path, options: object, address: Optional[st
     console.out.print(_throughput(reports, time.perf_counter() - started), soft_wrap=True)
     for report in reports:
         if report["status"] == "unmeasured":
-            console.err.print(f"warning: {report['input']['path']}: status unmeasured ({'; '.join(report['unmeasured'])})"
-                              "; a release refuses it", markup=False)
+            why = "; ".join(report["unmeasured"])
+            console.err.print(f"warning: {report['input']['path']}: status unmeasured ({why}); a release refuses it",
+                              markup=False)
     for outcome in failed:
         where = "" if outcome.video.name in (outcome.error or "") else f"{outcome.video}: "
         console.err.print(f"error: {where}{outcome.error}", markup=False, soft_wrap=True)
