@@ -7,25 +7,33 @@ SHA-256 are ``skipped``, so a re-run does only what is missing or failed.
 
 On a cluster every node must see the input and output folders at the same paths (shared
 storage) and have ``streamcue[anonymize,scale]`` installed.
+
+GPU workers: a task asks Ray for ``gpus`` GPUs (:func:`gpus_per_task`) as it asks for one CPU,
+so Ray runs it only on a node with a GPU free and never runs more tasks on one GPU than
+``1 / gpus``; the task's face detector then runs on the GPU Ray gave it (``CUDA_VISIBLE_DEVICES``).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import socket
+import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from streamcue.anonymize.detectors import resolve_device
 from streamcue.anonymize.pipeline import AnonymizeConfig, anonymize_video, output_paths
 from streamcue.anonymize.report import report_problem, sha256_file
 from streamcue.errors import ConfigError, ServiceError, StreamcueError
 from streamcue.extras import require
 from streamcue.io import read_json
 
-__all__ = ["CONNECT_TIMEOUT_S", "VideoOutcome", "check_address", "already_done", "anonymize_on_ray"]
+__all__ = ["CONNECT_TIMEOUT_S", "VideoOutcome", "check_address", "gpus_per_task", "already_done",
+           "anonymize_on_ray"]
 
 
 @dataclass
@@ -34,6 +42,8 @@ class VideoOutcome:
     state: str                      # done, skipped or failed
     report: dict[str, Any] | None = None
     error: str | None = None
+    resources: dict[str, float] | None = None    # the CPUs and GPUs Ray gave its task: {"CPU": 1.0, "GPU": 0.5}
+    ran: tuple[float, float] | None = None       # when its task started and ended (time.time() on its node)
 
 
 #: seconds to wait for a Ray cluster's address to answer before the run is refused
@@ -73,6 +83,30 @@ def check_address(address: str | None, timeout: float = CONNECT_TIMEOUT_S) -> No
                            "gRPC, as Ray does): is it the Ray head's port (6379, or ray://HOST:10001)?")
 
 
+def gpus_per_task(device: str, asked: float | None = None) -> float:
+    """GPUs each task asks Ray for: ``asked`` (``--gpus-per-video``) when given, else 1 when ``device``
+    is ``cuda`` or resolves to it here (``auto`` on a machine with a CUDA device), else 0 (a CPU run).
+    Ray takes a share of one GPU (above 0, up to 1: 0.25 runs four videos on a GPU) or whole GPUs."""
+    if asked is None:
+        return 1.0 if device == "cuda" or (device == "auto" and resolve_device("auto") == "cuda") else 0.0
+    if not math.isfinite(asked) or asked <= 0 or (asked > 1 and not float(asked).is_integer()):
+        raise ConfigError(f"--gpus-per-video must be above 0 and at most 1 (a share of one GPU) or a whole number, "
+                          f"got {asked:g}")
+    if device == "cpu":
+        raise ConfigError("--gpus-per-video needs --device cuda or auto: on the CPU a task has no use for a GPU")
+    return float(asked)
+
+
+def _check_gpus(ray: Any, gpus: float, address: str | None) -> None:
+    """Tasks asking for more GPUs than any node has would wait for ever: one line instead."""
+    most = max((node["Resources"].get("GPU", 0.0) for node in ray.nodes() if node.get("Alive")), default=0.0)
+    if gpus > most:
+        where = f"the Ray cluster at {address}" if address else "the local Ray instance"
+        raise ConfigError(f"--gpus-per-video {gpus:g}: no node of {where} has {gpus:g} GPU{'s' * (gpus > 1)} "
+                          f"(the most on one node: {most:g}); run on GPU nodes, or leave --gpus-per-video out and "
+                          "use --device cpu")
+
+
 def already_done(video: Path, out_dir: Path) -> dict[str, Any] | None:
     """The report of an earlier run when its output and passing report match ``video``'s bytes."""
     out, report_path = output_paths(video, out_dir)
@@ -84,15 +118,23 @@ def already_done(video: Path, out_dir: Path) -> dict[str, Any] | None:
 
 def _one(row: dict[str, Any]) -> dict[str, Any]:
     """The Ray task: one video, never raising (the error travels back as text)."""
+    import ray
+
+    started = time.time()
+    given = ray.get_runtime_context().get_assigned_resources()  # Ray Data may add a memory figure
+    resources = json.dumps({name: given[name] for name in ("CPU", "GPU") if name in given})
     options = AnonymizeConfig(**json.loads(row["options"]))
     try:
         report = anonymize_video(row["video"], row["out"], options)
     except Exception as exc:  # reported per video; the other tasks go on
         message = str(exc) if isinstance(exc, StreamcueError) else f"{type(exc).__name__}: {exc}"
-        return {"video": row["video"], "state": "failed", "error": message, "report": ""}
-    state = "done" if report["status"] == "passed" else "failed"
+        return {"video": row["video"], "state": "failed", "error": message, "report": "", "resources": resources,
+                "started": started, "ended": time.time()}
+    # unmeasured: the user allowed it (--allow-unmeasured, which any GPU run needs); a release still refuses it
+    state = "done" if report["status"] in ("passed", "unmeasured") else "failed"
     error = "" if state == "done" else f"status {report['status']}: {'; '.join(report['problems'])}"
-    return {"video": row["video"], "state": state, "error": error, "report": json.dumps(report)}
+    return {"video": row["video"], "state": state, "error": error, "report": json.dumps(report),
+            "resources": resources, "started": started, "ended": time.time()}
 
 
 def _quiet() -> None:
@@ -102,12 +144,14 @@ def _quiet() -> None:
 
 
 def anonymize_on_ray(videos: list[Path], out_dir: Path, options: AnonymizeConfig, *, address: str | None = None,
-                     cpus: int | None = None) -> Iterator[VideoOutcome]:
+                     cpus: int | None = None, gpus: float = 0.0) -> Iterator[VideoOutcome]:
     """Skipped videos first, then one outcome per video as the Ray tasks finish.
 
     ``address`` is a running cluster (``ray://HOST:10001`` or ``HOST:6379``, or ``auto``);
-    without it a local instance with ``cpus`` CPUs is started and shut down at the end. An
-    instance that this process already joined is used as it is.
+    without it a local instance with ``cpus`` CPUs (and the GPUs Ray finds) is started and shut
+    down at the end. An instance that this process already joined is used as it is. ``gpus``
+    (see :func:`gpus_per_task`) is what each task asks for beside its CPU; when no node has that
+    many, nothing is sent and the error says so.
     """
     ray = require("ray", "scale", "ray[data]")
     out_dir = Path(out_dir).resolve()
@@ -132,6 +176,8 @@ def anonymize_on_ray(videos: list[Path], out_dir: Path, options: AnonymizeConfig
             raise ServiceError(f"could not start or join Ray{f' at {address}' if address else ''}: {reason}") from None
         started = True
     try:
+        if gpus:
+            _check_gpus(ray, gpus, address)
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False
         _quiet()
@@ -139,11 +185,13 @@ def anonymize_on_ray(videos: list[Path], out_dir: Path, options: AnonymizeConfig
         task_options = asdict(options) | {"threads": options.threads or 1}
         rows = [{"video": str(v.resolve()), "out": str(out_dir), "options": json.dumps(task_options)} for v in todo]
         by_path = {str(v.resolve()): v for v in todo}
-        dataset = ray.data.from_items(rows, override_num_blocks=len(rows)).map(_one, num_cpus=1)
+        dataset = ray.data.from_items(rows, override_num_blocks=len(rows))
+        dataset = dataset.map(_one, num_cpus=1, **({"num_gpus": gpus} if gpus else {}))
         for row in dataset.iter_rows():
             report = json.loads(row["report"]) if row["report"] else None
             video = by_path[row["video"]]  # errors name the video as the user gave it
-            yield VideoOutcome(video, row["state"], report, row["error"].replace(row["video"], str(video)) or None)
+            yield VideoOutcome(video, row["state"], report, row["error"].replace(row["video"], str(video)) or None,
+                               json.loads(row["resources"]), (row["started"], row["ended"]))
     finally:
         if started:
             ray.shutdown()

@@ -1,6 +1,6 @@
 """The GPU path without a GPU: CenterFace read into torch finds what onnxruntime finds (on CPU
 tensors), ``--device cuda`` with no CUDA device is one line, and the same input anonymized twice
-gives the same bytes, whatever the CPUs the process may use."""
+gives the same bytes, whatever the CPUs the process may use; batched looks find what single looks find."""
 
 from __future__ import annotations
 
@@ -98,3 +98,25 @@ def test_same_input_same_bytes(small_clip, tmp_path):
         assert done.returncode == 0, done.stderr
         outs.append(out / "street.mp4")
     assert _sha256(outs[0]) == _sha256(outs[1])
+
+
+def test_batched_looks_find_the_boxes_of_one_look_at_a_time():
+    """CenterFaceDetector.detect_many (several frames in one forward pass of the torch network, on CPU
+    tensors here; onnxruntime's session too) against detect_at one frame at a time."""
+    frames = [f for f, _ in clip_frames(seconds=0.5, scene="crowd")][:5]
+    torched = CenterFaceDetector(threshold=0.2, max_side=640, torch_device="cpu")
+    ours = CenterFaceDetector(threshold=0.2, max_side=640, threads=1)
+    compared = 0
+    for detector in (torched, ours):
+        for side in (640, None):
+            batched = detector.detect_many(frames, side, batch=3)  # a full batch of 3, then one of 2
+            assert len(batched) == len(frames)
+            for frame, found in zip(frames, batched):
+                expected = detector.detect_at(frame, side)
+                assert found.shape == expected.shape and found.dtype == expected.dtype
+                np.testing.assert_allclose(found, expected, atol=1e-3)  # 0.0 on the 2-core test machine
+                compared += len(found)
+    assert compared >= 10
+    assert torched.detect_many([], 640) == []
+    with pytest.raises(ValueError, match="one size"):
+        torched.detect_many([frames[0], frames[0][:100]], 640)

@@ -1,9 +1,11 @@
-"""Many videos on Ray Data: a local Ray instance with 2 CPUs, a corrupt file among good ones."""
+"""Many videos on Ray Data: a local Ray instance with 2 CPUs, a corrupt file among good ones; a run over a
+folder, on either engine, ends with its throughput in video hours per hour."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -35,6 +37,7 @@ def test_one_task_per_video_failures_reported_and_reruns_skip(tmp_path):
     first = streamcue(folder, "--out", out, "--engine", "ray", "--workers", "2", "--preset", "fast")
     assert first.returncode == 2, first.stderr
     assert "done 3, skipped 0, failed 1" in first.stdout
+    check_throughput(first.stdout, [out / f"{name}.anonymization.json" for name in ("a", "b", "c")])
     errors = [line for line in first.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "broken.mp4: not a readable video" in errors[0]
     assert "Traceback" not in first.stderr and str(tmp_path) not in first.stderr.replace(str(folder), "in")
@@ -51,8 +54,31 @@ def test_one_task_per_video_failures_reported_and_reruns_skip(tmp_path):
     second = streamcue(folder, "--out", out, "--engine", "ray", "--workers", "2", "--preset", "fast")
     assert second.returncode == 2, second.stderr
     assert "done 2, skipped 1, failed 1" in second.stdout
+    check_throughput(second.stdout, [out / f"{name}.anonymization.json" for name in ("b", "c")])  # a was skipped
     report = json.loads((out / "b.anonymization.json").read_text())
     assert report["input"]["sha256"] == sha256_file(folder / "b.mp4")
+
+
+def check_throughput(stdout, reports):
+    """The summary's line: the videos anonymized in this run, their hours, and hours over the run's wall time."""
+    found = re.search(r"throughput: (\d+) videos?, ([0-9.e+-]+) video hours in ([0-9.]+) s: ([0-9.e+-]+) video hours "
+                      r"per hour", stdout)
+    assert found, stdout
+    count, hours, wall, rate = int(found[1]), float(found[2]), float(found[3]), float(found[4])
+    seconds = sum(json.loads(path.read_text())["input"]["duration_s"] for path in reports)
+    assert count == len(reports) and seconds > 0
+    assert hours == pytest.approx(seconds / 3600, rel=1e-3)
+    assert 0 < wall and rate == pytest.approx(hours / (wall / 3600), rel=0.02)
+
+
+def test_the_local_engine_reports_throughput_too(tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("a", "b"):
+        write_clip(folder / f"{name}.mp4", width=160, height=120, fps=5, seconds=2, seed=ord(name))
+    done = streamcue(folder, "--out", tmp_path / "out", "--preset", "fast")
+    assert done.returncode == 0, done.stderr
+    check_throughput(done.stdout, [tmp_path / "out" / f"{name}.anonymization.json" for name in ("a", "b")])
 
 
 def test_address_needs_the_ray_engine(tmp_path):

@@ -99,6 +99,8 @@ CANNOT_RUN_HERE = (
     (r"streamcue release build --records out/cc4d-v2 ", "reads the build folder an `annotate pull` of people's "
      "verified work writes (" + LABEL_STUDIO + ")"),
     (r"streamcue release push --dist \S+ --repo ORG/NAME *$", "pushes to the Hugging Face Hub (HF_TOKEN)"),
+    (r"streamcue anonymize .*--device cuda", "needs CUDA GPUs (none here) and the reader's recordings; "
+     "tests/test_anonymize_ray_gpu.py runs GPU tasks on a local Ray that declares one GPU"),
     (r"streamcue anonymize ", "needs the reader's recordings (and, for scrfd, its ONNX weights; for --address, a "
      "Ray cluster); tests/test_anonymize*.py run each engine and detector on clips"),
     (r"streamcue verify-evidence ", VIDEOS_AND_MODEL),

@@ -79,6 +79,10 @@ def anonymize(
                                              "precision; pip install 'streamcue\\[gpu]') or auto (cuda when a CUDA "
                                              "device and torch are there, else cpu). Not cpu needs "
                                              "--allow-unmeasured: the GPU path's recall is not measured yet.")] = "cpu",
+    gpus_per_video: Annotated[Optional[float], typer.Option(help="With --engine ray: GPUs each video's task asks Ray "
+                                                                 "for (0.25: four videos share a GPU; default 1 when "
+                                                                 "--device is cuda, or auto on a machine with one, "
+                                                                 "else none). Needs --device cuda or auto.")] = None,
 ) -> None:
     """Blur every face and licence plate; keep size, frame rate and duration; write a report per video.
 
@@ -88,7 +92,8 @@ def anonymize(
 
     With --engine ray, videos whose output and passing report already match the input's
     SHA-256 are skipped, a video that fails is reported while the others go on, and the
-    summary lists done, skipped and failed.
+    summary lists done, skipped and failed. Every run ends with its throughput in video hours
+    per hour.
 
     Examples:
 
@@ -99,6 +104,8 @@ def anonymize(
         streamcue anonymize /shared/recordings --out /shared/anonymized --engine ray --address auto
     """
     import contextlib
+    import dataclasses
+    import time
 
     from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_many, find_videos, output_paths
     from streamcue.errors import ConfigError
@@ -110,6 +117,8 @@ def anonymize(
         raise ConfigError(f"--workers must be 1 or more, got {workers}")
     if address and engine != "ray":
         raise ConfigError("--address needs --engine ray")
+    if gpus_per_video is not None and engine != "ray":
+        raise ConfigError("--gpus-per-video needs --engine ray")
     if not input.exists():
         raise InputError("video file not found", file=input)
     videos = find_videos(input)
@@ -125,16 +134,20 @@ def anonymize(
         max_side=max_side, stride=stride, full_every=full_every, plate_every=plate_every,
         dilate_s=dilate, pad=pad, keep_audio=keep_audio,
         allow_unmeasured=allow_unmeasured, device=device)
+    gpus = 0.0
     if engine == "ray":
-        from streamcue.anonymize.ray_engine import check_address
+        from streamcue.anonymize.ray_engine import check_address, gpus_per_task
 
+        gpus = gpus_per_task(device, gpus_per_video)
         check_address(address)  # a cluster that does not answer is an error within seconds, not a hang
-    # the detectors load and the canary runs here, before anything is written
-    anonymizer = Anonymizer(options)
+    # the detectors load and the canary runs here, before anything is written (for GPU tasks, on the CPU: this
+    # machine may have no GPU; each task's detector runs on the GPU Ray gives it)
+    anonymizer = Anonymizer(dataclasses.replace(options, device="cpu") if gpus else options)
+    started = time.perf_counter()
     if engine == "ray":
-        _on_ray(videos, out, options, address, workers)
+        _on_ray(videos, out, options, address, workers, gpus, started)
         return
-    rows, failures, not_anonymized = [], [], []
+    rows, failures, not_anonymized, reports = [], [], [], []
     with contextlib.closing(anonymize_many(videos, out, options, workers, anonymizer=anonymizer)) as results:
         for video, result in results:
             if isinstance(result, BaseException):
@@ -146,12 +159,14 @@ def anonymize(
                                        f"no {' and no '.join(result['missing_detectors'])} detector"))
             elif result["status"] == "unmeasured":
                 not_anonymized.append((video.name, result["status"], "; ".join(result["unmeasured"])))
+            reports.append(result)
             det = result["detections"]
             rows.append([video.name, result["status"], result["frames_processed"], det["face"]["total"],
                          det["plate"]["total"], f"{result['fps']:.1f}"])
     if len(failures) < len(videos):  # when every video failed, their error lines alone say it
         console.out.print(console.table(f"anonymized into {out}", ["video", "status", "frames", "faces", "plates",
                                                                    "fps"], rows))
+        console.out.print(_throughput(reports, time.perf_counter() - started), soft_wrap=True)
     for video, status, why in not_anonymized:
         console.err.print(f"warning: {video}: status {status} ({why}); a release refuses it", markup=False)
     for video, exc in failures:
@@ -161,18 +176,39 @@ def anonymize(
     console.out.print(f"reports: {output_paths(videos[0], out)[1].name} and the like, beside each video")
 
 
-def _on_ray(videos: list[Path], out: Path, options: object, address: Optional[str], workers: int) -> None:
+def _throughput(reports: list[dict], wall_s: float) -> str:
+    """The run's throughput: video hours per hour = (sum of the durations of the videos anonymized in
+    this run, in hours) / (the run's wall time, from after the checks to the last video, in hours);
+    videos skipped, or failed with no report, add no duration, though their time counts."""
+    hours = sum(float(r["input"]["duration_s"] or 0.0) for r in reports) / 3600
+    rate = hours / (wall_s / 3600) if wall_s > 0 else 0.0
+    return (f"throughput: {len(reports)} video{'s' * (len(reports) != 1)}, {hours:.4g} video hours in {wall_s:.1f} "
+            f"s: {rate:.3g} video hours per hour")
+
+
+def _on_ray(videos: list[Path], out: Path, options: object, address: Optional[str], workers: int, gpus: float,
+            started: float) -> None:
+    import time
+
     from streamcue.anonymize.ray_engine import anonymize_on_ray
 
-    rows, failed = [], []
-    for outcome in anonymize_on_ray(videos, out, options, address=address, cpus=max(1, workers)):
+    rows, failed, reports = [], [], []
+    for outcome in anonymize_on_ray(videos, out, options, address=address, cpus=max(1, workers), gpus=gpus):
         report = outcome.report or {}
+        if outcome.state != "skipped" and outcome.report:
+            reports.append(outcome.report)
         rows.append([outcome.video.name, outcome.state, report.get("status", "-"), report.get("frames_processed", "-")])
         if outcome.state == "failed":
             failed.append(outcome)
     console.out.print(console.table(f"anonymized into {out} on Ray", ["video", "state", "status", "frames"], rows))
     counts = {state: sum(r[1] == state for r in rows) for state in ("done", "skipped", "failed")}
     console.out.print(f"done {counts['done']}, skipped {counts['skipped']}, failed {counts['failed']}")
+    console.out.print(_throughput(reports, time.perf_counter() - started), soft_wrap=True)
+    for report in reports:
+        if report["status"] == "unmeasured":
+            why = "; ".join(report["unmeasured"])
+            console.err.print(f"warning: {report['input']['path']}: status unmeasured ({why}); a release refuses it",
+                              markup=False)
     for outcome in failed:
         where = "" if outcome.video.name in (outcome.error or "") else f"{outcome.video}: "
         console.err.print(f"error: {where}{outcome.error}", markup=False, soft_wrap=True)
