@@ -35,11 +35,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
+from streamcue import console
 from streamcue.errors import ConfigError, InputError
-from streamcue.frame_memory import Frame, frames_until
+from streamcue.frame_memory import frames_until
 from streamcue.loaders.protocols import Context, Protocol, protocol_for
 from streamcue.loaders.protocols.base import on_grid
-from streamcue.loaders.replay import DEFAULT_K, DEFAULT_MEMORY, Episode, as_memory, positive, replay
+from streamcue.loaders.replay import DEFAULT_K, DEFAULT_MEMORY, Episode, as_memory, positive, replay, with_pixels
 from streamcue.loaders.strategies.base import CallTrace, Transport, tracing, turn_content, user_content
 from streamcue.progress import track
 
@@ -48,7 +49,7 @@ __all__ = ["HISTORIES", "SPANS", "play", "summary"]
 HISTORIES = ("gold", "own")
 SPANS = ("video", "clip")
 _COUNTS = ("responses", "calls", "frames_total", "frames_seen", "frames_dropped", "frames_unprocessed",
-           "frames_without_pixels")
+           "frames_without_pixels", "past_end")
 
 
 def _as_dict(record: Any) -> dict[str, Any]:
@@ -245,9 +246,37 @@ def _stream(record: dict[str, Any], kind: str, protocol: Protocol, context: Cont
     start, end = on_grid(*protocol.span(record, durations[video_id], context, span=span, tail_s=tail_s), fps)
     prompts = [(t.t_s, t.text, t.role) for t in protocol.turns(record, context)]
     result = replay(strategy, end - start, fps, prompts, start_s=start, own_history=context.history == "own",
-                    episode=Episode(kind, record, start, end, fps), k=k, memory=memory, window_s=window_s,
-                    frame_image=frame_image, moments=protocol.moments(record, start, end), **timing)
-    return protocol.prediction(record, result.responses), result.report(end - start)
+                    episode=Episode(kind, record, start, end, fps, frame_image), k=k, memory=memory,
+                    window_s=window_s, frame_image=frame_image, moments=protocol.moments(record, start, end), **timing)
+    return protocol.prediction(record, result.responses), {**result.report(end - start),
+                                                            **_past_end(record, protocol, durations[video_id])}
+
+
+def _latest(value: Any) -> float | None:
+    """The latest time in a record: the largest number under a key ending in ``_s`` (``duration_s`` aside), at any
+    depth; None when it has none."""
+    if isinstance(value, Mapping):
+        found = [v for key, v in value.items() if isinstance(key, str) and key.endswith("_s") and key != "duration_s"
+                 and isinstance(v, (int, float)) and not isinstance(v, bool)]
+        found += [t for v in value.values() if isinstance(v, (Mapping, list)) and (t := _latest(v)) is not None]
+        return max(found, default=None)
+    if isinstance(value, list):
+        return max((t for v in value if (t := _latest(v)) is not None), default=None)
+    return None
+
+
+def _past_end(record: dict[str, Any], protocol: Protocol, duration_s: float) -> dict[str, Any]:
+    """A stream-mode record whose times lie past the end of its video (they get no call, the record is scored as
+    silence there): counted (``past_end``), listed (``past_end_records``) and warned in one line naming it."""
+    latest = _latest(record)
+    if latest is None or latest <= duration_s + 1e-9:
+        return {"past_end": 0, "past_end_records": []}
+    record_id = protocol.record_id(record)
+    console.err.print(f"warning: record {record_id}: its times reach {latest:g} s, past the end of video "
+                      f"{record['video_id']} ({duration_s:g} s): nothing after the end gets a call (a video shorter "
+                      "than its annotations: the wrong file?)", markup=False)
+    return {"past_end": 1, "past_end_records": [{"record_id": record_id, "video_id": record["video_id"],
+                                                 "t_s": latest, "duration_s": duration_s}]}
 
 
 def _asked(record: dict[str, Any], kind: str, protocol: Protocol, context: Context, strategy: Any, memory: Any,
@@ -257,14 +286,13 @@ def _asked(record: dict[str, Any], kind: str, protocol: Protocol, context: Conte
                           f"({protocol.name} {kind})")
     counts = dict.fromkeys(_COUNTS, 0)
     if hasattr(memory, "begin"):
-        memory.begin(Episode(kind, record, 0.0, record["query_time_s"], fps))
+        memory.begin(Episode(kind, record, 0.0, record["query_time_s"], fps, frame_image))
 
     def view(now: float, prompt: str, dialogue: Sequence[tuple[float, str, str]],
              alone: bool = False) -> list[dict[str, Any]]:
         offered = frames_until(now, fps, window_s)
         shown, text = memory.view(offered, k, now, prompt, list(dialogue))
-        if frame_image is not None:
-            shown = [Frame(f.index, f.t_s, frame_image(f.index, f.t_s)) for f in shown]
+        shown = with_pixels(shown, frame_image)
         counts["calls"] += 1
         counts["frames_total"] += len(offered)
         counts["frames_seen"] += len(shown)
@@ -296,6 +324,7 @@ def summary(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
         return {"runs": 0}
     total = {key: sum(r.get(key, 0) for r in reports) for key in _COUNTS}
     return {"runs": len(reports), **total,
+            "past_end_records": [x for r in reports for x in r.get("past_end_records", [])],
             "latency_mean_s": statistics.fmean(r["latency_mean_s"] for r in reports),
             "latency_max_s": max(r["latency_max_s"] for r in reports),
             "actions_per_second": statistics.fmean(r["actions_per_second"] for r in reports)}

@@ -11,6 +11,11 @@ timestamps, the pixels are optional):
   finishes. A slow model sees fewer frames and answers late; frames that leave the buffer
   before the model takes them are counted as dropped.
 
+Frames are played as indices and times; their pixels are fetched only for the frames a call is shown
+(:func:`with_pixels`, the memory's choice; a memory or model that sends frames of its own, OASIS's event summaries,
+a response-in-last call, fetches theirs through :attr:`Episode.pixels`), so a long record costs no more pixels
+than its calls send.
+
 A memory is always an object (:class:`Memory`, :mod:`streamcue.loaders.memory`; a policy's name becomes its
 object): it chooses which of the frames the model has taken it sees in one call (``k`` frames; the policies of
 :mod:`streamcue.frame_memory`: ``SW`` the last k; ``U`` k spread uniformly over all; ``SW+U`` the last k/2
@@ -40,14 +45,14 @@ import statistics
 import time
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from streamcue.errors import ConfigError
 from streamcue.frame_memory import POLICIES, Frame, in_window, select_frames
 
 __all__ = ["Frame", "Model", "Memory", "Episode", "select_frames", "ReplayResult", "replay", "POLICIES", "positive",
-           "DEFAULT_K", "DEFAULT_MEMORY", "PolicyMemory", "as_memory"]
+           "DEFAULT_K", "DEFAULT_MEMORY", "PolicyMemory", "as_memory", "with_pixels"]
 
 #: The one default of each setting, for every entry (the engine's ``play``, a replay's configuration).
 DEFAULT_K = 16
@@ -99,13 +104,23 @@ def as_memory(memory: str | Memory) -> Memory:
 
 @dataclass(frozen=True)
 class Episode:
-    """What is being played: the record (a dict), its kind and the stretch of video."""
+    """What is being played: the record (a dict), its kind and the stretch of video; ``pixels(index, t_s)`` gives a
+    frame's pixels (None without a video)."""
 
     kind: str
     record: Any
     start_s: float
     end_s: float
     fps: float
+    pixels: Any = None
+
+
+def with_pixels(frames: Sequence[Frame], frame_image: Any) -> list[Frame]:
+    """``frames`` with their pixels from ``frame_image(index, t_s)`` (those that have none yet; as they are without
+    ``frame_image``)."""
+    if frame_image is None:
+        return list(frames)
+    return [Frame(f.index, f.t_s, frame_image(f.index, f.t_s)) if f.image is None else f for f in frames]
 
 
 @dataclass
@@ -141,18 +156,18 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
     delivered and, with ``own_history``, every answer of the model, as
     ``(t_s, "user" | "assistant", text)`` (for contextual multi-turn questions).
     ``frame_image(index, t_s)`` gives a frame's pixels when a video is at hand (else frames carry
-    only index and time); indices count from the start of the video. ``moments`` (a protocol's schedule) limits
+    only index and time), asked only for the frames a call is shown (and given to ``begin`` as the episode's
+    ``pixels``); indices count from the start of the video. ``moments`` (a protocol's schedule) limits
     the calls to the first frame at or after each of these times (synchronous timing only); None: every frame.
     """
     _check(timing, fps, camera_buffer, clock, window_s, moments)
     memory = as_memory(memory)
     n = int(duration_s * fps + 1e-9)
     first = round(start_s * fps)
-    frames = [Frame(first + i, start_s + i / fps, frame_image(first + i, start_s + i / fps) if frame_image else None)
-              for i in range(n)]
+    frames = [Frame(first + i, start_s + i / fps) for i in range(n)]  # pixels: only for the frames shown
     end_s = start_s + duration_s
     pending = sorted((p[0], p[1], p[2] if len(p) > 2 else "user") for p in prompts)
-    episode = episode or Episode("", None, start_s, end_s, fps)
+    episode = _episode(episode, start_s, end_s, fps, frame_image)
     for part in (model, memory):
         if hasattr(part, "begin"):
             part.begin(episode)
@@ -177,6 +192,7 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
         prompt = prompt_at(now)
         started = time.perf_counter()
         shown, context = memory.view(visible(now), k, now, prompt, list(history))
+        shown = with_pixels(shown, frame_image)
         extra = {"context": context} if getattr(model, "takes_context", False) else {}
         answer = model.respond(shown, prompt, list(history), now, **extra)
         return answer, (time.perf_counter() - started if clock == "wall" else model.latency_s)
@@ -206,6 +222,12 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
     result.frames_unprocessed = left
     finish(min(free_at, end_s))
     return result
+
+
+def _episode(episode: Episode | None, start_s: float, end_s: float, fps: float, frame_image: Any) -> Episode:
+    """The episode handed to ``begin`` (a bare one without ``episode``), with ``frame_image`` as its ``pixels``."""
+    episode = episode or Episode("", None, start_s, end_s, fps)
+    return episode if frame_image is None or episode.pixels is not None else replace(episode, pixels=frame_image)
 
 
 def _due(moments: Sequence[float] | None) -> Any:
