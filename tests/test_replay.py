@@ -126,6 +126,37 @@ def test_only_the_frames_a_call_is_shown_get_their_pixels():
     assert sorted(asked) == [3, 4, 8, 9]  # not the 10 frames of the timeline
 
 
+class Asked:
+    """An ask-mode model: answers each question with the frames its view shows."""
+
+    latency_s = 0.0
+
+    def __init__(self):
+        self.seen = []
+
+    def respond(self, frames, prompt, history, now):
+        raise AssertionError("asked questions are answered by answer_turn")
+
+    def answer_turn(self, turn, view):
+        frames, _ = view(turn.t_s, turn.text, turn.dialogue)
+        self.seen.append((turn.t_s, [f.index for f in frames], [f.image for f in frames]))
+        return [{"t_s": turn.t_s, "role": "user", "text": turn.text}, {"t_s": turn.t_s, "text": "A"}]
+
+
+def test_asked_questions_are_moments_of_the_one_timeline():
+    from streamcue.loaders.protocols.base import Turn
+
+    model = Asked()
+    result = replay(model, 13, 1, [], k=2, memory="SW", frame_image=lambda i, t_s: b"%d" % i,
+                    asks=[Turn(3.5, "q1", form="choice"), Turn(12.3, "q2", form="choice")])
+    assert model.seen == [(3.5, [2, 3], [b"2", b"3"]), (12.3, [11, 12], [b"11", b"12"])]
+    # one call per view: the frames offered (up to 3.5 s: 4; up to 12.3 s: 13) and shown (k = 2 each)
+    assert (result.calls, result.frames_total, result.frames_seen) == (2, 17, 4)
+    assert result.report(1.0)["responses"] == 2  # the model's answers, not the questions its dialogue keeps
+    with pytest.raises(ConfigError, match="use --timing synchronous"):
+        replay(model, 13, 1, [], timing="asynchronous", asks=[Turn(3.5, "q1", form="choice")])
+
+
 def test_periodic_baseline_through_replay_is_scored(tmp_path):
     from streamcue.metrics import evaluate
 
