@@ -7,11 +7,12 @@
 * **frame source** (:class:`streamcue.loaders.frames.FrameSource`): the pixels, each video decoded
   once; frames are chosen by one selector with one window rule (:mod:`streamcue.frame_memory`).
 
-Stream protocols play the record's span through :func:`streamcue.loaders.replay.replay` (the
-strategy is called at every frame, or only at the moments of the protocol's schedule,
-:meth:`~streamcue.loaders.protocols.base.Protocol.moments`); ask protocols ask each question at its time with the frames
-up to then. Records are played video by video (a multi-turn group in turn order, so a later
-turn can show the model's own earlier answer); predictions come back in the input order.
+Every record is played by one loop, :func:`streamcue.loaders.replay.replay`: a stream protocol's span frame by
+frame (the strategy is called at every frame, or only at the moments of the protocol's schedule,
+:meth:`~streamcue.loaders.protocols.base.Protocol.moments`); an ask protocol's questions are moments of the timeline,
+each asked at its time with the frames up to then (the strategy's ``answer_turn``). Records are played video by
+video (a multi-turn group in turn order, so a later turn can show the model's own earlier answer); predictions come
+back in the input order.
 
 ``concurrency`` plays that many records (a multi-turn group counts as one) at once in threads,
 each with its own copy of the strategy (sharing its client, cache and counts); a video is decoded
@@ -33,14 +34,15 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from typing import Any
 
+from streamcue import console
 from streamcue.errors import ConfigError, InputError
-from streamcue.frame_memory import Frame, frames_until
 from streamcue.loaders.protocols import Context, Protocol, protocol_for
 from streamcue.loaders.protocols.base import on_grid
 from streamcue.loaders.replay import DEFAULT_K, DEFAULT_MEMORY, Episode, as_memory, positive, replay
-from streamcue.loaders.strategies.base import CallTrace, Transport, tracing, turn_content, user_content
+from streamcue.loaders.strategies.base import CallTrace, Transport, tracing
 from streamcue.progress import track
 
 __all__ = ["HISTORIES", "SPANS", "play", "summary"]
@@ -48,7 +50,7 @@ __all__ = ["HISTORIES", "SPANS", "play", "summary"]
 HISTORIES = ("gold", "own")
 SPANS = ("video", "clip")
 _COUNTS = ("responses", "calls", "frames_total", "frames_seen", "frames_dropped", "frames_unprocessed",
-           "frames_without_pixels")
+           "frames_without_pixels", "past_end")
 
 
 def _as_dict(record: Any) -> dict[str, Any]:
@@ -103,7 +105,8 @@ def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol
     for r in rows:
         if r.get("context"):
             context.groups.setdefault(r["context"]["group_id"], []).append(r)
-    mode = protocol.mode[kind]
+    setup = _Setup(kind, protocol, context, memory, k, fps, window_s, span, tail_s, durations,
+                   {"timing": timing, "clock": clock, "camera_buffer": camera_buffer})
     predictions: list[dict[str, Any] | None] = [None] * len(rows)
     reports: list[dict[str, Any] | None] = [None] * len(rows)
     traces: list[CallTrace | None] = [None] * len(rows)
@@ -112,7 +115,6 @@ def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol
     left = Counter(rows[u[0]]["video_id"] for u in units)
     lock = threading.Lock()
     stop = threading.Event()
-    timing_args = {"timing": timing, "clock": clock, "camera_buffer": camera_buffer}
 
     def run_unit(unit: list[int], model: Any) -> None:
         video_id = rows[unit[0]]["video_id"]
@@ -143,12 +145,7 @@ def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol
                 if transport.audio != "none" and hasattr(frames, "sound"):
                     trace.sound = lambda s, e, vid=record["video_id"]: frames.sound(vid, s, e)
                 with tracing(trace):
-                    if mode == "stream":
-                        prediction, report = _stream(record, kind, protocol, context, model, memory, k, fps, window_s,
-                                                     span, tail_s, durations, frame_image, timing_args)
-                    else:
-                        prediction, report = _asked(record, kind, protocol, context, model, memory, k, fps,
-                                                    window_s, frame_image)
+                    prediction, report = _play_record(record, setup, model, frame_image)
                 report["frames_without_pixels"] = trace.without_pixels
                 predictions[i], reports[i], traces[i] = prediction, report, trace
         finally:
@@ -230,64 +227,105 @@ def _summary(reports: list[dict[str, Any] | None], traces: list[CallTrace | None
     return out
 
 
-def _stream(record: dict[str, Any], kind: str, protocol: Protocol, context: Context, strategy: Any, memory: Any,
-            k: int, fps: float, window_s: float | None, span: str, tail_s: float,
-            durations: Mapping[str, float | None] | None, frame_image: Any,
-            timing: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+@dataclass(frozen=True)
+class _Setup:
+    """What every record of one :func:`play` is played with."""
+
+    kind: str
+    protocol: Protocol
+    context: Context
+    memory: Any
+    k: int
+    fps: float
+    window_s: float | None
+    span: str
+    tail_s: float
+    durations: Mapping[str, float | None] | None
+    timing: Mapping[str, Any]
+
+
+def _play_record(record: dict[str, Any], setup: _Setup, strategy: Any,
+                 frame_image: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One record through the one loop (:func:`~streamcue.loaders.replay.replay`): a stream protocol plays its span
+    with its prompts (and schedule); an ask protocol's questions are moments of the timeline, each answered there by
+    the strategy's ``answer_turn``."""
+    protocol, kind, fps = setup.protocol, setup.kind, setup.fps
+    if protocol.mode[kind] == "stream":
+        duration_s = _duration(record, setup)
+        start, end = on_grid(*protocol.span(record, duration_s, setup.context, span=setup.span,
+                                            tail_s=setup.tail_s), fps)
+        prompts = [(t.t_s, t.text, t.role) for t in protocol.turns(record, setup.context)]
+        result = replay(strategy, end - start, fps, prompts, start_s=start,
+                        own_history=setup.context.history == "own",
+                        episode=Episode(kind, record, start, end, fps, frame_image), k=setup.k, memory=setup.memory,
+                        window_s=setup.window_s, frame_image=frame_image, moments=protocol.moments(record, start, end),
+                        **setup.timing)
+        return protocol.prediction(record, result.responses), {**result.report(end - start),
+                                                                **_past_end(record, protocol, duration_s)}
+    asks = _asks(record, setup, strategy)
+    until = max((t.until_s if t.until_s is not None else t.t_s for t in asks), default=record["query_time_s"])
+    result = replay(strategy, (int(until * fps + 1e-9) + 1) / fps, fps, [],
+                    episode=Episode(kind, record, 0.0, record["query_time_s"], fps, frame_image), k=setup.k,
+                    memory=setup.memory, window_s=setup.window_s, frame_image=frame_image, asks=asks)
+    answers = [r["text"] for r in result.responses if r.get("role", "assistant") == "assistant"]
+    if answers:
+        setup.context.own[protocol.record_id(record)] = answers[-1]
+    span_s = max((r["t_s"] for r in result.responses), default=record["query_time_s"]) - record["query_time_s"]
+    return protocol.prediction(record, result.responses), {**result.report(span_s), "past_end": 0,
+                                                            "past_end_records": []}
+
+
+def _duration(record: dict[str, Any], setup: _Setup) -> float:
+    """The length of a stream-mode record's video (a stream protocol plays it to its end)."""
     video_id = record["video_id"]
-    if durations is None or video_id not in durations:
+    if setup.durations is None or video_id not in setup.durations:
         raise InputError("unknown video (not in the videos config)", record=f"video_id={video_id}",
                          field="$.video_id")
-    if durations[video_id] is None:
+    duration_s = setup.durations[video_id]
+    if duration_s is None:
         raise InputError("the video's duration is unknown (duration_s is null in videos.jsonl); "
-                         f"{protocol.name} plays the video to its end", record=f"video_id={video_id}",
+                         f"{setup.protocol.name} plays the video to its end", record=f"video_id={video_id}",
                          field="$.duration_s")
-    start, end = on_grid(*protocol.span(record, durations[video_id], context, span=span, tail_s=tail_s), fps)
-    prompts = [(t.t_s, t.text, t.role) for t in protocol.turns(record, context)]
-    result = replay(strategy, end - start, fps, prompts, start_s=start, own_history=context.history == "own",
-                    episode=Episode(kind, record, start, end, fps), k=k, memory=memory, window_s=window_s,
-                    frame_image=frame_image, moments=protocol.moments(record, start, end), **timing)
-    return protocol.prediction(record, result.responses), result.report(end - start)
+    return duration_s
 
 
-def _asked(record: dict[str, Any], kind: str, protocol: Protocol, context: Context, strategy: Any, memory: Any,
-           k: int, fps: float, window_s: float | None, frame_image: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+def _asks(record: dict[str, Any], setup: _Setup, strategy: Any) -> list[Any]:
+    """An ask-mode record's questions (its user turns), once the strategy is known to answer them."""
+    protocol, kind = setup.protocol, setup.kind
     if not hasattr(strategy, "answer_turn"):
         raise ConfigError(f"strategy {getattr(strategy, 'name', strategy)} cannot answer asked questions "
                           f"({protocol.name} {kind})")
-    counts = dict.fromkeys(_COUNTS, 0)
-    if hasattr(memory, "begin"):
-        memory.begin(Episode(kind, record, 0.0, record["query_time_s"], fps))
+    asks = [turn for turn in protocol.turns(record, setup.context) if turn.role == "user"]
+    if any(turn.poll is not None for turn in asks) and not hasattr(strategy, "hz"):
+        raise ConfigError(f"{protocol.name} {kind} items are polled: use --strategy polling")
+    return asks
 
-    def view(now: float, prompt: str, dialogue: Sequence[tuple[float, str, str]],
-             alone: bool = False) -> list[dict[str, Any]]:
-        offered = frames_until(now, fps, window_s)
-        shown, text = memory.view(offered, k, now, prompt, list(dialogue))
-        if frame_image is not None:
-            shown = [Frame(f.index, f.t_s, frame_image(f.index, f.t_s)) for f in shown]
-        counts["calls"] += 1
-        counts["frames_total"] += len(offered)
-        counts["frames_seen"] += len(shown)
-        if alone:  # a complete turn (official prompt): the frames, then its text alone
-            return turn_content(shown, prompt, now, text)
-        return user_content(shown, prompt, dialogue, now, text)
 
-    responses: list[dict[str, Any]] = []
-    for turn in protocol.turns(record, context):
-        if turn.role != "user":
-            continue
-        if turn.poll is not None and not hasattr(strategy, "hz"):
-            raise ConfigError(f"{protocol.name} {kind} items are polled: use --strategy polling")
-        said = strategy.answer_turn(turn, view)
-        responses += said
-    counts["responses"] = sum(1 for r in responses if r.get("role", "assistant") == "assistant")
-    prediction = protocol.prediction(record, responses)
-    answers = [r["text"] for r in responses if r.get("role", "assistant") == "assistant"]
-    if answers:
-        context.own[protocol.record_id(record)] = answers[-1]
-    span_s = max((r["t_s"] for r in responses), default=record["query_time_s"]) - record["query_time_s"]
-    return prediction, {**counts, "latency_mean_s": 0.0, "latency_max_s": 0.0,
-                        "actions_per_second": counts["responses"] / span_s if span_s > 0 else 0.0}
+def _latest(value: Any) -> float | None:
+    """The latest time in a record: the largest number under a key ending in ``_s`` (``duration_s`` aside), at any
+    depth; None when it has none."""
+    if isinstance(value, Mapping):
+        found = [v for key, v in value.items() if isinstance(key, str) and key.endswith("_s") and key != "duration_s"
+                 and isinstance(v, (int, float)) and not isinstance(v, bool)]
+        found += [t for v in value.values() if isinstance(v, (Mapping, list)) and (t := _latest(v)) is not None]
+        return max(found, default=None)
+    if isinstance(value, list):
+        return max((t for v in value if (t := _latest(v)) is not None), default=None)
+    return None
+
+
+def _past_end(record: dict[str, Any], protocol: Protocol, duration_s: float) -> dict[str, Any]:
+    """A stream-mode record whose times lie past the end of its video (they get no call, the record is scored as
+    silence there): counted (``past_end``), listed (``past_end_records``) and warned in one line naming it."""
+    latest = _latest(record)
+    if latest is None or latest <= duration_s + 1e-9:
+        return {"past_end": 0, "past_end_records": []}
+    record_id = protocol.record_id(record)
+    console.err.print(f"warning: record {record_id}: its times reach {latest:g} s, past the end of video "
+                      f"{record['video_id']} ({duration_s:g} s): nothing after the end gets a call (a video shorter "
+                      "than its annotations: the wrong file?)", markup=False)
+    return {"past_end": 1, "past_end_records": [{"record_id": record_id, "video_id": record["video_id"],
+                                                 "t_s": latest, "duration_s": duration_s}]}
 
 
 def summary(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -296,6 +334,7 @@ def summary(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
         return {"runs": 0}
     total = {key: sum(r.get(key, 0) for r in reports) for key in _COUNTS}
     return {"runs": len(reports), **total,
+            "past_end_records": [x for r in reports for x in r.get("past_end_records", [])],
             "latency_mean_s": statistics.fmean(r["latency_mean_s"] for r in reports),
             "latency_max_s": max(r["latency_max_s"] for r in reports),
             "actions_per_second": statistics.fmean(r["actions_per_second"] for r in reports)}

@@ -11,6 +11,11 @@ timestamps, the pixels are optional):
   finishes. A slow model sees fewer frames and answers late; frames that leave the buffer
   before the model takes them are counted as dropped.
 
+Frames are played as indices and times; their pixels are fetched only for the frames a call is shown
+(:func:`with_pixels`, the memory's choice; a memory or model that sends frames of its own, OASIS's event summaries,
+a response-in-last call, fetches theirs through :attr:`Episode.pixels`), so a long record costs no more pixels
+than its calls send.
+
 A memory is always an object (:class:`Memory`, :mod:`streamcue.loaders.memory`; a policy's name becomes its
 object): it chooses which of the frames the model has taken it sees in one call (``k`` frames; the policies of
 :mod:`streamcue.frame_memory`: ``SW`` the last k; ``U`` k spread uniformly over all; ``SW+U`` the last k/2
@@ -40,14 +45,14 @@ import statistics
 import time
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from streamcue.errors import ConfigError
-from streamcue.frame_memory import POLICIES, Frame, in_window, select_frames
+from streamcue.frame_memory import POLICIES, Frame, grid_span, in_window, select_frames
 
 __all__ = ["Frame", "Model", "Memory", "Episode", "select_frames", "ReplayResult", "replay", "POLICIES", "positive",
-           "DEFAULT_K", "DEFAULT_MEMORY", "PolicyMemory", "as_memory"]
+           "DEFAULT_K", "DEFAULT_MEMORY", "PolicyMemory", "as_memory", "with_pixels"]
 
 #: The one default of each setting, for every entry (the engine's ``play``, a replay's configuration).
 DEFAULT_K = 16
@@ -99,13 +104,23 @@ def as_memory(memory: str | Memory) -> Memory:
 
 @dataclass(frozen=True)
 class Episode:
-    """What is being played: the record (a dict), its kind and the stretch of video."""
+    """What is being played: the record (a dict), its kind and the stretch of video; ``pixels(index, t_s)`` gives a
+    frame's pixels (None without a video)."""
 
     kind: str
     record: Any
     start_s: float
     end_s: float
     fps: float
+    pixels: Any = None
+
+
+def with_pixels(frames: Sequence[Frame], frame_image: Any) -> list[Frame]:
+    """``frames`` with their pixels from ``frame_image(index, t_s)`` (those that have none yet; as they are without
+    ``frame_image``)."""
+    if frame_image is None:
+        return list(frames)
+    return [Frame(f.index, f.t_s, frame_image(f.index, f.t_s)) if f.image is None else f for f in frames]
 
 
 @dataclass
@@ -119,12 +134,15 @@ class ReplayResult:
     latencies: list[float] = field(default_factory=list)
 
     def report(self, duration_s: float) -> dict[str, Any]:
+        """The counts over ``duration_s`` seconds; the responses are the model's own (not the user turns an asked
+        question's dialogue keeps, ``"role": "user"``)."""
         lat = self.latencies or [0.0]
-        return {"responses": len(self.responses), "calls": self.calls, "frames_total": self.frames_total,
+        said = sum(1 for r in self.responses if r.get("role", "assistant") == "assistant")
+        return {"responses": said, "calls": self.calls, "frames_total": self.frames_total,
                 "frames_seen": self.frames_seen, "frames_dropped": self.frames_dropped,
                 "frames_unprocessed": self.frames_unprocessed,
                 "latency_mean_s": statistics.fmean(lat), "latency_max_s": max(lat),
-                "actions_per_second": len(self.responses) / duration_s if duration_s > 0 else 0.0}
+                "actions_per_second": said / duration_s if duration_s > 0 else 0.0}
 
 
 def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[Any, ...]], *,
@@ -132,7 +150,7 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
            camera_buffer: int = 600,
            clock: str = "simulated", frame_image: Any = None, start_s: float = 0.0, window_s: float | None = None,
            own_history: bool = True, episode: Episode | None = None,
-           moments: Sequence[float] | None = None) -> ReplayResult:
+           moments: Sequence[float] | None = None, asks: Sequence[Any] | None = None) -> ReplayResult:
     """Play ``duration_s`` seconds from ``start_s`` at ``fps`` to ``model``.
 
     ``prompts`` are ``(time, text)`` events (a question at its query time, a task prompt at 0),
@@ -141,22 +159,28 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
     delivered and, with ``own_history``, every answer of the model, as
     ``(t_s, "user" | "assistant", text)`` (for contextual multi-turn questions).
     ``frame_image(index, t_s)`` gives a frame's pixels when a video is at hand (else frames carry
-    only index and time); indices count from the start of the video. ``moments`` (a protocol's schedule) limits
+    only index and time), asked only for the frames a call is shown (and given to ``begin`` as the episode's
+    ``pixels``); indices count from the start of the video. ``moments`` (a protocol's schedule) limits
     the calls to the first frame at or after each of these times (synchronous timing only); None: every frame.
+
+    ``asks`` (an ask protocol's questions, :class:`~streamcue.loaders.protocols.base.Turn`) are moments too: when
+    the timeline reaches a question's time (the last frame at or before it) the model's
+    ``answer_turn(turn, view)`` answers it, where ``view(now, prompt, dialogue)`` gives the frames the memory shows
+    of those up to ``now`` (with their pixels) and its text; each view is one call (``calls``; ``frames_total`` and
+    ``frames_seen`` add the frames offered and shown), and the turn's answers are the responses.
     """
-    _check(timing, fps, camera_buffer, clock, window_s, moments)
+    _check(timing, fps, camera_buffer, clock, window_s, moments if asks is None else asks)
     memory = as_memory(memory)
     n = int(duration_s * fps + 1e-9)
     first = round(start_s * fps)
-    frames = [Frame(first + i, start_s + i / fps, frame_image(first + i, start_s + i / fps) if frame_image else None)
-              for i in range(n)]
+    frames = [Frame(first + i, start_s + i / fps) for i in range(n)]  # pixels: only for the frames shown
     end_s = start_s + duration_s
     pending = sorted((p[0], p[1], p[2] if len(p) > 2 else "user") for p in prompts)
-    episode = episode or Episode("", None, start_s, end_s, fps)
+    episode = _episode(episode, start_s, end_s, fps, frame_image)
     for part in (model, memory):
         if hasattr(part, "begin"):
             part.begin(episode)
-    result = ReplayResult(frames_total=n)
+    result = ReplayResult(frames_total=n if asks is None else 0)
     taken: list[Frame] = []
     history: list[tuple[float, str, str]] = []
     current = [""]
@@ -177,9 +201,20 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
         prompt = prompt_at(now)
         started = time.perf_counter()
         shown, context = memory.view(visible(now), k, now, prompt, list(history))
+        shown = with_pixels(shown, frame_image)
         extra = {"context": context} if getattr(model, "takes_context", False) else {}
         answer = model.respond(shown, prompt, list(history), now, **extra)
         return answer, (time.perf_counter() - started if clock == "wall" else model.latency_s)
+
+    def view(now: float, prompt: str, dialogue: Sequence[tuple[float, str, str]]) -> tuple[list[Frame], str | None]:
+        """An asked question's look at the frames up to ``now`` (one call)."""
+        at, stop = grid_span(now, fps, window_s, start_s)
+        offered = in_window(frames[at:stop], now, window_s)
+        shown, context = memory.view(offered, k, now, prompt, list(dialogue))
+        result.calls += 1
+        result.frames_total += len(offered)
+        result.frames_seen += len(shown)
+        return with_pixels(shown, frame_image), context
 
     def keep(answer: Any, stamp: float) -> None:
         _keep(answer, stamp, result, history if own_history else None)
@@ -194,18 +229,52 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
         if hasattr(model, "finish"):
             keep(model.finish(visible(now), prompt_at(now), list(history), now), now)
 
+    if asks is not None:
+        questions = _Questions(asks, start_s, fps, lambda turn: result.responses.extend(model.answer_turn(turn, view)))
+        _synchronous(frames, taken, questions)
+        questions.rest()
+        return result
     if timing == "synchronous":
         due = _due(moments)
-        for frame in frames:
-            taken.append(frame)
-            if due(frame.t_s):
-                record(ask(frame.t_s)[0], frame.t_s, frame.t_s)
+        _synchronous(frames, taken, lambda i, frame: due(frame.t_s) and record(ask(frame.t_s)[0], frame.t_s,
+                                                                                  frame.t_s))
         finish(frames[-1].t_s if frames else start_s)
         return result
     free_at, left = _asynchronous(frames, start_s, end_s, camera_buffer, clock, model, result, taken, ask, record)
     result.frames_unprocessed = left
     finish(min(free_at, end_s))
     return result
+
+
+def _synchronous(frames: list[Frame], taken: list[Frame], step: Any) -> None:
+    """The synchronous timing: frame after frame is taken, and ``step(i, frame)`` (a call when one is due) is done
+    before the next arrives."""
+    for i, frame in enumerate(frames):
+        taken.append(frame)
+        step(i, frame)
+
+
+class _Questions:
+    """An ask protocol's questions as moments of the synchronous timing: each is answered (``answer(turn)``) at the
+    last frame at or before its time (the frame a view at that time ends on), in the given order."""
+
+    def __init__(self, asks: Sequence[Any], start_s: float, fps: float, answer: Any) -> None:
+        self.left, self.start_s, self.fps, self.answer = deque(asks), start_s, fps, answer
+
+    def __call__(self, i: int, frame: Frame) -> None:
+        while self.left and grid_span(self.left[0].t_s, self.fps, None, self.start_s)[1] - 1 <= i:
+            self.answer(self.left.popleft())
+
+    def rest(self) -> None:
+        """The questions the timeline never reached (none when it reaches the last one's time)."""
+        while self.left:
+            self.answer(self.left.popleft())
+
+
+def _episode(episode: Episode | None, start_s: float, end_s: float, fps: float, frame_image: Any) -> Episode:
+    """The episode handed to ``begin`` (a bare one without ``episode``), with ``frame_image`` as its ``pixels``."""
+    episode = episode or Episode("", None, start_s, end_s, fps)
+    return episode if frame_image is None or episode.pixels is not None else replace(episode, pixels=frame_image)
 
 
 def _due(moments: Sequence[float] | None) -> Any:
@@ -239,7 +308,7 @@ def _keep(answer: Any, stamp: float, result: ReplayResult, history: list[tuple[f
 
 
 def _check(timing: str, fps: float, camera_buffer: int, clock: str, window_s: float | None,
-           moments: Sequence[float] | None) -> None:
+           moments: Sequence[Any] | None) -> None:
     """Every setting of :func:`replay` checked before any call (the memory: by :func:`as_memory`)."""
     if timing not in ("synchronous", "asynchronous"):
         raise ConfigError(f"unknown timing {timing!r}; use synchronous or asynchronous")
@@ -250,7 +319,8 @@ def _check(timing: str, fps: float, camera_buffer: int, clock: str, window_s: fl
     if window_s is not None:
         positive(window_s, "the context window")
     if moments is not None and timing != "synchronous":
-        raise ConfigError("this protocol asks at set moments (its schedule): use --timing synchronous")
+        raise ConfigError("this protocol asks at set moments (its schedule or its questions' times): use --timing "
+                          "synchronous")
 
 
 def _asynchronous(frames: list[Frame], start_s: float, end_s: float, camera_buffer: int, clock: str, model: Any,

@@ -17,7 +17,7 @@ from typing import Any
 
 from streamcue.errors import ConfigError
 
-__all__ = ["POLICIES", "Frame", "select_frames", "in_window", "frames_until"]
+__all__ = ["POLICIES", "Frame", "select_frames", "in_window", "frames_until", "grid_span"]
 
 POLICIES = ("SW", "U", "SW+U")
 
@@ -62,14 +62,21 @@ def in_window(frames: Sequence[Frame], now: float, window_s: float | None) -> li
     return [f for f in frames if now - window_s + 1e-9 < f.t_s <= now + 1e-9]
 
 
+def grid_span(now: float, fps: float, window_s: float | None = None, start_s: float = 0.0) -> tuple[int, int]:
+    """``(first, stop)``: the positions, counted from ``start_s``, of the frames sampled at ``fps`` up to ``now`` that
+    may lie in the window (``first`` the first after ``now - window_s``; :func:`in_window` decides at the edge)."""
+    import math
+
+    stop = int((now - start_s) * fps + 1e-9) + 1
+    first = 0 if window_s is None else max(0, math.floor((now - window_s - start_s) * fps + 1e-9) + 1)
+    return first, max(stop, 0)
+
+
 def frames_until(now: float, fps: float, window_s: float | None = None, image: Any = None) -> list[Frame]:
     """The video's frames sampled at ``fps`` (``i / fps``) up to ``now``, within the window (see :func:`in_window`).
 
     ``image(index, t_s)`` gives a frame's pixels; frames carry only index and time without it.
     """
-    import math
-
-    last = int(now * fps + 1e-9)
-    first = 0 if window_s is None else max(0, math.floor((now - window_s) * fps + 1e-9) + 1)
-    frames = in_window([Frame(i, i / fps) for i in range(first, last + 1)], now, window_s)
+    first, stop = grid_span(now, fps, window_s)
+    frames = in_window([Frame(i, i / fps) for i in range(first, stop)], now, window_s)
     return frames if image is None else [Frame(f.index, f.t_s, image(f.index, f.t_s)) for f in frames]

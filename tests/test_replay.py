@@ -99,6 +99,64 @@ def test_records_replay_to_valid_predictions_with_dialogue_history():
     assert report["runs"] == 2 and report["frames_total"] == 16 and report["frames_dropped"] == 0
 
 
+def test_a_record_past_the_end_of_its_video_is_counted_and_warned(capsys):
+    first = dict(VALID["interval_qa"], qa_id="q1")  # its latest time: the clip's end, 30 s
+    late = dict(first, qa_id="q3", query_time_s=34.0)
+    _, report = play([first, late], "interval_qa", strategy=Recorder(), durations={"v1": 31.0})
+    assert report["past_end"] == 1
+    assert report["past_end_records"] == [{"record_id": "q3", "video_id": "v1", "t_s": 34.0, "duration_s": 31.0}]
+    err = capsys.readouterr().err
+    assert err.count("warning: record") == 1 and "record q3" in err and "past the end of video v1 (31 s)" in err
+    _, report = play([first], "interval_qa", strategy=Recorder(), durations={"v1": 31.0})
+    assert report["past_end"] == 0 and report["past_end_records"] == []
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_only_the_frames_a_call_is_shown_get_their_pixels():
+    asked = []
+
+    def pixels(index, t_s):
+        asked.append(index)
+        return b"jpeg%d" % index
+
+    model = Recorder()
+    replay(model, duration_s=10, fps=1, prompts=[(0, "go")], k=2, memory="SW", frame_image=pixels,
+           moments=[4.0, 9.0])
+    assert [c[0] for c in model.calls] == [[3, 4], [8, 9]]
+    assert sorted(asked) == [3, 4, 8, 9]  # not the 10 frames of the timeline
+
+
+class Asked:
+    """An ask-mode model: answers each question with the frames its view shows."""
+
+    latency_s = 0.0
+
+    def __init__(self):
+        self.seen = []
+
+    def respond(self, frames, prompt, history, now):
+        raise AssertionError("asked questions are answered by answer_turn")
+
+    def answer_turn(self, turn, view):
+        frames, _ = view(turn.t_s, turn.text, turn.dialogue)
+        self.seen.append((turn.t_s, [f.index for f in frames], [f.image for f in frames]))
+        return [{"t_s": turn.t_s, "role": "user", "text": turn.text}, {"t_s": turn.t_s, "text": "A"}]
+
+
+def test_asked_questions_are_moments_of_the_one_timeline():
+    from streamcue.loaders.protocols.base import Turn
+
+    model = Asked()
+    result = replay(model, 13, 1, [], k=2, memory="SW", frame_image=lambda i, t_s: b"%d" % i,
+                    asks=[Turn(3.5, "q1", form="choice"), Turn(12.3, "q2", form="choice")])
+    assert model.seen == [(3.5, [2, 3], [b"2", b"3"]), (12.3, [11, 12], [b"11", b"12"])]
+    # one call per view: the frames offered (up to 3.5 s: 4; up to 12.3 s: 13) and shown (k = 2 each)
+    assert (result.calls, result.frames_total, result.frames_seen) == (2, 17, 4)
+    assert result.report(1.0)["responses"] == 2  # the model's answers, not the questions its dialogue keeps
+    with pytest.raises(ConfigError, match="use --timing synchronous"):
+        replay(model, 13, 1, [], timing="asynchronous", asks=[Turn(3.5, "q1", form="choice")])
+
+
 def test_periodic_baseline_through_replay_is_scored(tmp_path):
     from streamcue.metrics import evaluate
 

@@ -11,9 +11,10 @@ hits, tokens) and wall-clock latency per request.
 A strategy declares what the CLI and the registry need to know about it: ``applies``
 (``{record kind: protocols}``, None for every protocol that plays the kind), ``options``
 (:class:`Option`: name, type, default, help; the CLI builds its flags from them) and
-``needs_endpoint``. Stream-mode protocols call ``begin(episode)`` then ``respond`` at every
-frame (:mod:`streamcue.loaders.replay`); ask-mode protocols (OVO-Bench, StreamingBench) call
-``answer_turn(turn, view)`` once per question (:mod:`streamcue.loaders.engine`).
+``needs_endpoint``. The replay (:mod:`streamcue.loaders.replay`) calls ``begin(episode)``, then, for stream-mode
+protocols, ``respond`` at every frame (or scheduled moment); for ask-mode protocols (OVO-Bench, StreamingBench)
+``answer_turn(turn, view)`` once per question, at its time (:meth:`VisionStrategy.asked` makes a call's message from
+the ``view``).
 
 Nothing is silent: an answer that stays unparseable (not JSON, NaN, outside its schema; with
 ``--llm-structured none`` a yes/no that is neither) is a recorded wrong answer (``None``: a
@@ -591,3 +592,13 @@ class VisionStrategy(Asker):
     def content(self, frames: Sequence[Frame], prompt: str, history: Sequence[tuple[float, str, str]], now: float,
                 context: str | None, label: Any = None) -> list[dict[str, Any]]:
         return user_content(frames, prompt, history, now, context, label)
+
+    def asked(self, view: Any, now: float, text: str, dialogue: Sequence[tuple[float, str, str]],
+              alone: bool = False) -> list[dict[str, Any]]:
+        """The user message asking ``text`` at ``now``: the frames and memory text ``view(now, text, dialogue)``
+        gives (one call of the replay), as a replay call's content, or (``alone``: a complete turn, a benchmark's
+        official prompt) the frames then the text alone."""
+        frames, context = view(now, text, dialogue)
+        if alone:
+            return turn_content(frames, text, now, context)
+        return self.content(frames, text, dialogue, now, context)

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from streamcue.errors import ConfigError
-from streamcue.loaders.replay import Episode, Frame, select_frames
+from streamcue.loaders.replay import Episode, Frame, select_frames, with_pixels
 from streamcue.loaders.strategies.base import TEXT, Asker, frame_parts
 
 __all__ = ["EventNode", "OasisMemory", "retrieve", "OFFICIAL", "OFFICIAL_SOURCE"]
@@ -131,7 +131,8 @@ class OasisMemory(Asker):
         self.begin(None)
 
     def begin(self, episode: Episode | None) -> None:
-        """Forget everything: a new record starts."""
+        """Forget everything: a new record starts (its frames' pixels come from ``episode.pixels``)."""
+        self._pixels = episode.pixels if episode is not None else None
         self.nodes: list[EventNode] = []
         self.roots: list[int] = []
         self.medium: list[Frame] = []
@@ -146,7 +147,7 @@ class OasisMemory(Asker):
         return text
 
     def _add_leaf(self, frames: Sequence[Frame]) -> None:
-        shown = select_frames(frames, self.summary_frames, "U")
+        shown = with_pixels(select_frames(frames, self.summary_frames, "U"), self._pixels)
         text = self._summary(self.EVENT, frame_parts(shown), "ask_event")
         node = EventNode(len(self.nodes), frames[0].t_s, frames[-1].t_s, 0, text)
         self.nodes.append(node)

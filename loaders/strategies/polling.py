@@ -74,20 +74,20 @@ class Polling(VisionStrategy):
         while now <= turn.until_s + 1e-9:
             if plain:
                 rule = turn.poll_yes or (lambda raw: bool(raw) and raw.strip().lower().startswith("yes"))
-                raw = self.answer_plain("yes_no", view(now, turn.poll, turn.dialogue, alone=True), turn.poll_prompt,
-                                        lambda text: "yes" if rule(text) else "no")
+                raw = self.answer_plain("yes_no", self.asked(view, now, turn.poll, turn.dialogue, alone=True),
+                                        turn.poll_prompt, lambda text: "yes" if rule(text) else "no")
                 yes, says_yes = raw, rule(raw)
             else:
-                yes = self.answer("yes_no", view(now, turn.poll, turn.dialogue))
+                yes = self.answer("yes_no", self.asked(view, now, turn.poll, turn.dialogue))
                 says_yes = yes == "Yes"
             said += [{"t_s": now, "role": "user", "text": turn.poll}, {"t_s": now, "role": "assistant", "text": yes}]
             if says_yes:
                 self.count("said_yes")
                 if plain:
-                    text = self.answer_plain(turn.form, view(now, turn.text, turn.dialogue, alone=True), turn.prompt,
-                                             turn.plain)
+                    text = self.answer_plain(turn.form, self.asked(view, now, turn.text, turn.dialogue, alone=True),
+                                             turn.prompt, turn.plain)
                 else:
-                    text = self.answer(turn.form, view(now, turn.text, turn.dialogue))
+                    text = self.answer(turn.form, self.asked(view, now, turn.text, turn.dialogue))
                 said += [{"t_s": now, "role": "user", "text": turn.text},
                          {"t_s": now, "role": "assistant", "text": text}]
                 break

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from streamcue.errors import ConfigError
-from streamcue.loaders.replay import Frame, select_frames
+from streamcue.loaders.replay import Frame, select_frames, with_pixels
 from streamcue.loaders.strategies.base import TEXT, Option, VisionStrategy, current_trace, frame_parts
 
 __all__ = ["ResponseInLast", "parse_lines"]
@@ -66,7 +66,7 @@ class ResponseInLast(VisionStrategy):
                now: float) -> list[dict[str, Any]]:
         if self.episode is None or not frames or not prompt:
             return []
-        shown = select_frames(frames, self.max_frames, "U")
+        shown = with_pixels(select_frames(frames, self.max_frames, "U"), self.episode.pixels)
         trace = current_trace()
         if trace is not None:
             trace.now = now

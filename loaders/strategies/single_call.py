@@ -69,10 +69,10 @@ class SingleCall(VisionStrategy):
         """The question asked once at its time: ``[{"t_s", "text"[, "probe"]}]``. A complete turn (official
         prompt, ``turn.plain``) goes alone as plain text and its raw answer is kept."""
         if turn.plain is not None:
-            text = self.answer_plain(turn.form, view(turn.t_s, turn.text, turn.dialogue, alone=True), turn.prompt,
-                                     turn.plain)
+            text = self.answer_plain(turn.form, self.asked(view, turn.t_s, turn.text, turn.dialogue, alone=True),
+                                     turn.prompt, turn.plain)
         else:
-            text = self.answer(turn.form, view(turn.t_s, turn.text, turn.dialogue))
+            text = self.answer(turn.form, self.asked(view, turn.t_s, turn.text, turn.dialogue))
         said: dict[str, Any] = {"t_s": turn.t_s, "text": text}
         if turn.probe is not None:
             said["probe"] = turn.probe
