@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from streamcue.errors import ConfigError
 from streamcue.loaders.replay_config import ReplayConfig, declared
@@ -31,6 +31,8 @@ LLM_JUDGES = ("llm", "mira", "streambench")
 class RunConfig(ReplayConfig):
     """A replay's configuration (records, selection, protocol, strategy, memory, frames, endpoint) plus how it is
     scored: the judge, the metric's config version and parameter overrides, the bootstrap."""
+
+    COMMAND: ClassVar[str] = "run"
 
     judge: str | None = declared(None, "Answer judge of the benchmark's metric (e.g. estp: token-f1, exact, "
                                        "embedding or llm); default: the metric's.")
@@ -105,7 +107,13 @@ def run(config: RunConfig, out: str | Path, *, command: str | None = None) -> di
     from streamcue.metrics.run import finish_run, now, write_played
 
     out = Path(out)
-    check_out(out, config, ["results.json", "report.html", "played"])
+    if check_out(out, config, ["results.json", "report.html", "played"], finished="results.json"):
+        from streamcue import console
+        from streamcue.metrics.run import read_results
+
+        console.out.print(f"{out} holds this run, finished (the same settings): nothing to do; its results:",
+                          markup=False)
+        return read_results(out)
     started = now()
     plan = prepare(config)
     selection = _selection(plan)
