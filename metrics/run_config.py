@@ -107,16 +107,12 @@ def run(config: RunConfig, out: str | Path, *, command: str | None = None) -> di
     from streamcue.metrics.run import finish_run, now, write_played
 
     out = Path(out)
-    if check_out(out, config, ["results.json", "report.html", "played"], finished="results.json"):
-        from streamcue import console
-        from streamcue.metrics.run import read_results
-
-        console.out.print(f"{out} holds this run, finished (the same settings): nothing to do; its results:",
-                          markup=False)
-        return read_results(out)
+    finished = check_out(out, config, ["results.json", "report.html", "played"], finished="results.json")
     started = now()
     plan = prepare(config)
     selection = _selection(plan)
+    if finished:
+        return _finished(out, selection)
     fresh = not out.exists()
     write_played(out, selection)
     try:
@@ -135,6 +131,24 @@ def run(config: RunConfig, out: str | Path, *, command: str | None = None) -> di
                                                                                                      replay_report),
                       protocol=_protocol_info(config, protocol, replay_report), bootstrap=config.bootstrap(),
                       evaluate_options=config.evaluate_options())
+
+
+def _finished(out: Path, selection: Any) -> dict[str, Any]:
+    """The results of the finished run in ``out``, made with the same settings: nothing to do, unless a record file
+    changed since (then refused, naming it: the folder holds a run of other records, never replaced)."""
+    from streamcue import console
+    from streamcue.metrics.run import read_results
+
+    results = read_results(out)
+    was = results["benchmark"].get("files_sha256") or {}
+    changed = [name for name in dict.fromkeys([*selection.sha256, *was]) if selection.sha256.get(name) != was.get(name)]
+    if changed:
+        raise ConfigError(f"--out {out} holds a finished run of these settings on other records: {changed[0]} is not "
+                          "the file it played (its SHA-256 differs from results.json benchmark.files_sha256); a run "
+                          "folder is never replaced: give a new --out")
+    console.out.print(f"{out} holds this run, finished (the same settings and records): nothing to do; its results:",
+                      markup=False)
+    return results
 
 
 def _check_bootstrap(config: RunConfig) -> None:

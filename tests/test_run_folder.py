@@ -38,7 +38,7 @@ def test_a_finished_run_is_never_replaced(built, tmp_path):
         # the same settings (how fast it runs aside): nothing to do, its results printed again, no file touched
         code, out, err = cli("run", "toybench", built, "--out", run, *llm, "--concurrency", "2")
         assert code == 0, err
-        assert "holds this run, finished (the same settings): nothing to do" in " ".join(out.split())
+        assert "holds this run, finished (the same settings and records): nothing to do" in " ".join(out.split())
         assert "toybench by task" in out and server.completions == made and _files(run) == before
         # other settings: refused, one line naming the folder and the first differing setting
         for extra, says in ((["--window-s", "60"], "--window-s none there, 60.0 now"),
@@ -51,6 +51,15 @@ def test_a_finished_run_is_never_replaced(built, tmp_path):
         code, _, err = cli("run", "toybench", built, "--out", run, "--no-video", "--llm-base-url", server.base_url,
                            "--llm-model", "stub-2")
         assert code == 2 and "first difference --llm-model stub there, stub-2 now" in " ".join(err.split())
+        # the same settings on records changed since: refused, naming the file
+        records = built / "open_question.jsonl"
+        kept = records.read_bytes()
+        records.write_bytes(kept.replace(b"How many cups?", b"How many mugs?"))
+        code, _, err = cli("run", "toybench", built, "--out", run, *llm)
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert "holds a finished run of these settings on other records: open_question.jsonl is not the file it " \
+               "played" in " ".join(err.split())
+        records.write_bytes(kept)
         # nor does evaluate write its report over one of the run's files
         scoring = ["evaluate", "toybench", "--gt", built / "open_question.jsonl", "--pred", run / "predictions.jsonl"]
         code, _, err = cli(*scoring, "--output", run / "results.json")
