@@ -100,6 +100,10 @@ class RunConfig(ReplayConfig):
 def run(config: RunConfig, out: str | Path, *, command: str | None = None) -> dict[str, Any]:
     """Play ``config``, score the records played and write the run folder ``out``; returns results.json's content.
 
+    A run folder is never replaced (:func:`~streamcue.loaders.replay_config.check_out`): ``out`` holding this run
+    finished (the same settings and record files) is returned as it is; holding it unfinished, it is resumed (the
+    replay through the cache, then the scoring); holding another run, refused naming the first difference.
+
     ``command`` is the command line recorded in results.json (the CLI's; None from a notebook)."""
     from streamcue.io import read_jsonl
     from streamcue.loaders.replay_config import check_out, prepare
