@@ -445,9 +445,17 @@ def check_out(out: Path, config: ReplayConfig, extra: list[str], finished: str =
     return _check_settings(out, config, finished)
 
 
+def _path_id(path: Path) -> str:
+    """A path as the reports record it: its name and the first 12 hex digits of the SHA-256 of its absolute form
+    (``ovo@1a2b3c4d5e6f``): the same file or folder however it is given, and no folder name of the machine."""
+    import hashlib
+
+    return f"{path.name}@{hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:12]}"
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, Path):
-        return os.path.normpath(str(value))
+        return _path_id(value)
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -458,7 +466,8 @@ def _plain(value: Any) -> Any:
 def recorded(config: ReplayConfig) -> dict[str, Any]:
     """What decides a run's answers and figures, as its report records them (replay_report.json ``config``): the
     command, then every declared field but those marked ``pace`` (how fast or how patiently it runs: concurrency,
-    retries, timeout, cache), paths normalised, the endpoint and model as resolved from the environment when not
+    retries, timeout, cache), each path as its name and a digest of its absolute form (:func:`_path_id`), the
+    endpoint and model as resolved from the environment when not
     given (without credentials), redacted as written."""
     import dataclasses
     import json
@@ -469,7 +478,8 @@ def recorded(config: ReplayConfig) -> dict[str, Any]:
     out: dict[str, Any] = {"command": config.COMMAND}
     out.update({f.name: _plain(getattr(config, f.name)) for f in dataclasses.fields(config)
                 if not f.metadata.get("pace")})
-    out["records"] = _plain(Path(str(config.records))) if Path(str(config.records)).exists() else str(config.records)
+    records = Path(str(config.records))
+    out["records"] = _path_id(records) if records.exists() else str(config.records)  # else ORG/NAME@REVISION
     try:
         llm = LLMSettings.resolve(base_url=config.llm_base_url, model=config.llm_model)
         out["llm_base_url"], out["llm_model"] = llm.endpoint, llm.model
