@@ -33,9 +33,9 @@ def compare_command(
     Both runs' settings are listed side by side. Runs whose protocol, frames, generation, prompts,
     benchmark version or metric config differ are refused, each difference named, unless
     --allow-different; runs sharing no record are refused. Each run's results.json is checked against its
-    own seal (a field edited after the run is refused) and its samples.jsonl against its results.json first. Only the records both runs scored count; the videos both
-    played are resampled together, so a video that is hard for both models does not widen the
-    interval of the difference.
+    own seal (a field edited after the run is refused) and its samples.jsonl against its results.json first.
+    Only the records both runs scored count; the videos both played are resampled together, so a video that is
+    hard for both models does not widen the interval of the difference.
 
     With --leak, the two runs must be one model under a setting its benchmark declares gold-reading (its
     protocol's leaky_options, e.g. a schedule that asks at the gold answer time) and under the default, the same
