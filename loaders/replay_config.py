@@ -16,16 +16,17 @@ opens; a source that ships its videos needs no ``video_root``.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from streamcue.errors import ConfigError, InputError
 from streamcue.loaders.replay import DEFAULT_K, DEFAULT_MEMORY
 from streamcue.loaders.sources import RecordSet, open_records
 
-__all__ = ["ReplayConfig", "Plan", "prepare", "check_out", "choose", "declared",
+__all__ = ["ReplayConfig", "Plan", "prepare", "check_out", "choose", "declared", "recorded",
            "strategy_flags", "with_options", "protocol_options", "protocol_settings", "PROMPT_SET_HELP",
            "CONTEXT_HELP", "SCHEDULE_HELP"]
 
@@ -63,6 +64,9 @@ def strategy_flags() -> dict[str, list[tuple[str, Any]]]:
 class ReplayConfig:
     """What a replay plays and how: records and selection, protocol settings, strategy and its options, memory,
     frames and transport, endpoint and generation. Checked when made."""
+
+    #: The command whose folder this configuration writes (recorded with its settings, :func:`recorded`).
+    COMMAND: ClassVar[str] = "replay"
 
     records: str | Path = declared(None, "Records: a build folder, one record file, a release folder or a Hub "
                                          "dataset ORG/NAME@REVISION.", cli=False)
@@ -117,13 +121,14 @@ class ReplayConfig:
     temperature: float = declared(0.0, "Sampling temperature of every call (part of the cache key).")
     max_tokens: int = declared(1024, "Most tokens per answer (part of the cache key).")
     llm_retries: int = declared(4, "Retries of a call answered HTTP 408/409/429/5xx or not answered, with the "
-                                   "openai package's backoff (0 to 100).")
+                                   "openai package's backoff (0 to 100).", pace=True)
     llm_timeout: float = declared(300.0, "Seconds one model call may take in all, retries included; then it fails "
-                                         "as timed out (at most 86400: a day).")
+                                         "as timed out (at most 86400: a day).", pace=True)
     model_revision: str | None = declared(None, "What the checkpoint is (a commit, a date, a hash): part of every "
                                                 "cache key beside the server's own model entry.")
-    concurrency: int = declared(1, "Records played at once (a multi-turn group is one); output in input order.")
-    no_cache: bool = declared(False, "Do not read or write the LLM response cache.")
+    concurrency: int = declared(1, "Records played at once (a multi-turn group is one); output in input order.",
+                                pace=True)
+    no_cache: bool = declared(False, "Do not read or write the LLM response cache.", pace=True)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "strategy_options", dict(self.strategy_options or {}))
@@ -425,7 +430,10 @@ def protocol_options(protocol: Any) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------ playing
 
-def check_out(out: Path, config: ReplayConfig, extra: list[str]) -> None:
+def check_out(out: Path, config: ReplayConfig, extra: list[str], finished: str = "replay_report.json") -> bool:
+    """``out`` may take this replay's (or run's) files: no output is or lies inside an input, no other process writes
+    there, and a run already in it is this one (:func:`_check_settings`). Returns whether ``out`` holds this run
+    finished (its ``finished`` file written): then there is nothing to do, and nothing is replaced."""
     from streamcue.paths import check_out_folder, check_outputs
 
     inputs = [Path(config.records)] if Path(str(config.records)).exists() else []
@@ -434,3 +442,91 @@ def check_out(out: Path, config: ReplayConfig, extra: list[str]) -> None:
     check_out_folder(out)
     names = ["predictions.jsonl", "replay_report.json", "samples.jsonl", *extra]
     check_outputs([(out / name, name) for name in names], inputs, inside_inputs=True)
+    return _check_settings(out, config, finished)
+
+
+def _path_id(path: Path) -> str:
+    """A path as the reports record it: its name and the first 12 hex digits of the SHA-256 of its absolute form
+    (``ovo@1a2b3c4d5e6f``): the same file or folder however it is given, and no folder name of the machine."""
+    import hashlib
+
+    return f"{path.name}@{hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:12]}"
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Path):
+        return _path_id(value)
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def recorded(config: ReplayConfig) -> dict[str, Any]:
+    """What decides a run's answers and figures, as its report records them (replay_report.json ``config``): the
+    command, then every declared field but those marked ``pace`` (how fast or how patiently it runs: concurrency,
+    retries, timeout, cache), each path as its name and a digest of its absolute form (:func:`_path_id`), the
+    endpoint and model as resolved from the environment when not
+    given (without credentials), redacted as written."""
+    import dataclasses
+    import json
+
+    from streamcue.llm import LLMSettings
+    from streamcue.redact import redact
+
+    out: dict[str, Any] = {"command": config.COMMAND}
+    out.update({f.name: _plain(getattr(config, f.name)) for f in dataclasses.fields(config)
+                if not f.metadata.get("pace")})
+    records = Path(str(config.records))
+    out["records"] = _path_id(records) if records.exists() else str(config.records)  # else ORG/NAME@REVISION
+    try:
+        llm = LLMSettings.resolve(base_url=config.llm_base_url, model=config.llm_model)
+        out["llm_base_url"], out["llm_model"] = llm.endpoint, llm.model
+    except ConfigError:  # no endpoint: a strategy that calls none
+        pass
+    return json.loads(redact(json.dumps(out, ensure_ascii=False)))
+
+
+def _flag(name: str, config: ReplayConfig) -> str:
+    import dataclasses
+
+    if name.startswith("strategy_options."):
+        key = name.split(".", 1)[1]
+        return key if key.startswith("--") else "--" + key.replace("_", "-")
+    meta = {f.name: f.metadata for f in dataclasses.fields(config)}.get(name, {})
+    return name if name == "command" else "--" + (meta.get("flag") or name).replace("_", "-")
+
+
+def _flat(settings: Mapping[str, Any]) -> dict[str, Any]:
+    return {**{k: v for k, v in settings.items() if k != "strategy_options"},
+            **{f"strategy_options.{k}": v for k, v in (settings.get("strategy_options") or {}).items()}}
+
+
+def _check_settings(out: Path, config: ReplayConfig, finished: str) -> bool:
+    """A folder holding a run (its settings recorded in ``finished`` or replay_report.json) takes only the same
+    run again: refused, one line naming the folder and the first differing setting, when the settings differ;
+    True when that run is finished. A folder with no recorded settings (new, or a run killed before its replay
+    ended) takes any."""
+    from streamcue.io import read_json
+
+    there = next((out / name for name in dict.fromkeys((finished, "replay_report.json")) if (out / name).is_file()),
+                 None)
+    if there is None:
+        return False
+    data = read_json(there)
+    settings = data.get("config", (data.get("replay") or {}).get("config")) if isinstance(data, Mapping) else None
+    if not isinstance(settings, Mapping):
+        raise ConfigError(f"--out {out} holds a run whose settings are not recorded ({there.name} has no config): a "
+                          "run folder is never replaced; give a new --out")
+    was, now = _flat(settings), _flat(recorded(config))
+    for name in dict.fromkeys([*now, *was]):
+        if was.get(name) != now.get(name):
+            mine = settings.get("command") == config.COMMAND  # else the folder of another command: no state said
+            state = ("a finished " if (out / finished).is_file() else "an unfinished ") if mine else "a "
+            shown = {side: "none" if v is None else v for side, v in (("was", was.get(name)), ("now", now.get(name)))}
+            raise ConfigError(f"--out {out} holds {state}{settings.get('command', 'run')} made with other settings: "
+                              "first difference "
+                              f"{_flag(name, config)} {shown['was']} there, {shown['now']} now; a run folder is never "
+                              "replaced: give a new --out, or the same settings to resume it")
+    return (out / finished).is_file()

@@ -16,10 +16,14 @@ __all__ = ["Played", "write_replay", "play_plan", "play_all", "write_outputs"]
 def write_replay(config: Any, out: str | Path) -> dict[str, Any]:
     """Play ``config`` (a :class:`~streamcue.loaders.replay_config.ReplayConfig`) into ``out``: predictions.jsonl,
     samples.jsonl, replay_report.json; returns the report, with the per-call samples under ``samples``."""
+    from streamcue.io import read_json, read_jsonl
     from streamcue.loaders.replay_config import check_out, prepare
 
     out = Path(out)
-    check_out(out, config, [])
+    if check_out(out, config, []):  # this replay, finished: nothing to do, nothing replaced
+        console.out.print(f"{out} holds this replay, finished (the same settings): nothing to do", markup=False)
+        samples = read_jsonl(out / "samples.jsonl") if (out / "samples.jsonl").is_file() else []
+        return {**read_json(out / "replay_report.json"), "samples": samples}
     return play_plan(prepare(config), out)
 
 
@@ -157,6 +161,8 @@ def _keep(done: Played, plan: Any, kind: str, rows: list[dict[str, Any]], protoc
 
 
 def _report(plan: Any, done: Played) -> dict[str, Any]:
+    from streamcue.loaders.replay_config import recorded
+
     c, settings = plan.config, done.settings
     without_pixels = sum(k_["replay"].get("frames_without_pixels", 0) for k_ in done.kinds.values())
     unparseable = [u for k_ in done.kinds.values() for u in k_["replay"].get("unparseable_records", [])]
@@ -164,7 +170,8 @@ def _report(plan: Any, done: Played) -> dict[str, Any]:
            "structured": settings.structured, "temperature": settings.temperature, "max_tokens": settings.max_tokens,
            "retries": settings.max_retries, "timeout_s": settings.timeout_s,
            "model_revision": settings.model_revision} if settings is not None else None
-    return {"records": Path(str(c.records)).name, "memory": c.memory, "k": c.k, "fps": c.fps, "window_s": c.window_s,
+    return {"config": recorded(c), "records": Path(str(c.records)).name, "memory": c.memory, "k": c.k, "fps": c.fps,
+            "window_s": c.window_s,
             "history": c.history or {p[0]: p[2].history for p in plan.plays}, "span": c.span, "timing": c.timing,
             "limit": c.limit, "concurrency": c.concurrency, "blind": done.blind,
             "frames": {"transport": c.transport, "label": c.frame_label, "fps": c.fps, "k": c.k,

@@ -8,7 +8,9 @@ reads them here and its own output formats itself.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -22,7 +24,8 @@ from streamcue.metrics.registry import METRICS
 from streamcue.schemas import check_records
 
 __all__ = ["record_files", "read_ground_truth", "read_predictions", "check_pred_format", "letter", "Problems",
-           "PROBLEMS", "RunPlayed", "check_predictions", "read_run", "exporter", "export_name"]
+           "PROBLEMS", "RunPlayed", "check_predictions", "read_run", "exporter", "export_name", "seal_results",
+           "check_sealed", "SEAL"]
 
 _KINDS = ("mc_question", "active_item")
 
@@ -170,12 +173,45 @@ class RunPlayed:
     videos: dict[str, dict[str, Any]]
 
 
+#: The field of results.json that holds the SHA-256 of each of its other fields (:func:`seal_results`).
+SEAL = "fields_sha256"
+
+
+def _digest(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def seal_results(results: Mapping[str, Any]) -> dict[str, Any]:
+    """``results`` as results.json will hold it (redacted as every written file is, :mod:`streamcue.redact`) with
+    :data:`SEAL`: ``{field: SHA-256 of its canonical JSON}`` for every other top-level field. Every reader checks it
+    (:func:`check_sealed`), so a setting edited after the run (a schedule, a window, a model name) is refused, not
+    believed."""
+    from streamcue.redact import redact
+
+    written = json.loads(redact(json.dumps({k: v for k, v in results.items() if k != SEAL}, ensure_ascii=False,
+                                           indent=2)))
+    return {**written, SEAL: {name: _digest(value) for name, value in written.items()}}
+
+
+def check_sealed(path: Path, results: Mapping[str, Any]) -> None:
+    """Refuse, one line naming the field, a results.json (at ``path``) whose fields are not those the run wrote:
+    a field added, removed or changed since :func:`seal_results`, or no :data:`SEAL` at all."""
+    seal = results.get(SEAL) if isinstance(results, Mapping) else None
+    if not isinstance(seal, Mapping):
+        raise InputError(f"no {SEAL}: not a results.json that streamcue run wrote (or edited after the run)",
+                         file=path, field=SEAL)
+    fields = [name for name in results if name != SEAL]
+    for name in dict.fromkeys([*fields, *seal]):
+        if name not in seal or name not in results or seal[name] != _digest(results[name]):
+            raise InputError(f"edited after the run: this field is not the one the run wrote (its SHA-256 differs "
+                             f"from {SEAL}'s); run again into a new folder", file=path, field=name)
+
+
 def check_predictions(run: Path, results: Mapping[str, Any]) -> None:
     """Refuse, one line, a run folder whose ``predictions.jsonl`` is not the file its results scored (its SHA-256
     differs from results.json's ``predictions_sha256``): an edit after the run would be exported or compared as
     the run's."""
-    import hashlib
-
     path = run / "predictions.jsonl"
     want = results.get("predictions_sha256")
     if want is not None and hashlib.sha256(path.read_bytes()).hexdigest() != want:
@@ -192,6 +228,7 @@ def read_run(run: str | Path) -> RunPlayed:
         if not (run / name).exists():
             raise InputError(f"not a run folder: no {name} (streamcue run --out writes one)", file=run)
     results = read_json(run / "results.json")
+    check_sealed(run / "results.json", results)
     check_predictions(run, results)
     records = {rid: rec for _, file in record_files(run / "played")
                for rid, rec in ((str(r.get("item_id", r.get("question_id"))), r) for _, r in iter_jsonl(file))}

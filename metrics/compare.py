@@ -1,13 +1,16 @@
 """Paired comparison of two run folders: per task and group, ``B - A`` with a 95 % interval over shared videos.
 
 **Settings side by side.** :func:`side_by_side` flattens what decides a run's answers (``protocol``,
-``frames``, ``generation``, ``prompts``, the model, the benchmark version and the metric config) into
-``{setting: (A, B)}``. How a run went rather than what it asked (``concurrency``, ``cache``, the
-frame counts) is left out, and so are the kinds only one run played (a partial run is still the same
-protocol). The two runs must agree on every setting but the model, and must be of one benchmark
-version and metric config; otherwise :func:`compare_runs` refuses with one line naming each
-difference (``frames.window_s: none vs 60``), unless ``allow_different`` (then the result lists
-them, ``differences``). Two runs of different benchmarks, or sharing no record, are refused always.
+``frames``, ``generation``, ``prompts``, the model, the benchmark version, the metric config and the judge
+that scored the answers) into ``{setting: (A, B)}``. How a run went rather than what it asked (``concurrency``,
+``cache``, the frame counts, and ``frames.sound``, which labels what the records played needed under the setting
+``frames.audio``) is left out, and so are the kinds only one run played (a partial run is still the same
+protocol). Each run's results.json is first checked against its own seal (every field as the run wrote it,
+:func:`streamcue.metrics.bench_readers.check_sealed`), so an edited setting is refused, not believed. The two
+runs must agree on every setting but the model, and must be of one benchmark version and metric config;
+otherwise :func:`compare_runs` refuses with one line naming each difference (``frames.window_s: none vs 60``),
+unless ``allow_different`` (then the result lists them, ``differences``). Two runs of different benchmarks, or
+sharing no record, are refused always.
 
 **Checked against itself.** Each run's ``samples.jsonl`` is checked before use
 (:func:`streamcue.metrics.run.check_run`, through :func:`~streamcue.metrics.run.read_run`, as the page's is):
@@ -30,8 +33,12 @@ paired difference is
 
     leak = score of the gold-reading run - score of the gold-blind run
 
-with its interval. Any other difference (the model included), both or neither run reading the gold, or a
-benchmark that declares no such option is refused in one line naming it; ``allow_different`` does not apply.
+with its interval. Any other difference (the model included; ``frames.audio`` too: runs that send different
+inputs do not measure a leak), both or neither run reading the gold, or a benchmark that declares no such option is
+refused in one line naming it; ``allow_different`` does not apply. The result says what figures were compared
+(``leak.scored``; ``score_only`` when a metric that takes a judge scored without one, so that a leak in what is
+said, not when, cannot show) and how many paired records the two runs scored differently
+(``records_scored_differently``): a leak of 0 in figures that cannot move is not a finding of no leak.
 """
 
 from __future__ import annotations
@@ -45,12 +52,15 @@ from streamcue.metrics.bootstrap import BootstrapSettings, paired_tables
 from streamcue.metrics.registry import get_metric
 from streamcue.metrics.run import read_run, sample_units
 
-__all__ = ["compare_runs", "differences", "leak_order", "side_by_side"]
+__all__ = ["compare_runs", "differences", "leak_order", "side_by_side", "scored", "score_only"]
 
 #: The parts of results.json that decide a run's answers, compared setting by setting.
 SECTIONS = ("protocol", "frames", "generation", "prompts")
-#: How a run went, not what it asked: listed by neither.
-NOT_SETTINGS = {"generation.concurrency", "generation.cache", "frames.frames_total", "frames.frames_seen"}
+#: How a run went, not what it asked: listed by neither. ``frames.sound`` labels what the records played needed
+#: (video-only: some need sound and ``frames.audio`` sent none): it follows from ``frames.audio``, the setting, and
+#: the selection, and only records both runs played are paired.
+NOT_SETTINGS = {"generation.concurrency", "generation.cache", "frames.frames_total", "frames.frames_seen",
+                "frames.sound"}
 
 
 def _flat(value: Any, prefix: str) -> dict[str, Any]:
@@ -69,7 +79,7 @@ def side_by_side(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, tuple[
     def of(results: Mapping[str, Any]) -> dict[str, Any]:
         out = {"model": (results.get("model") or {}).get("name"),
                "benchmark version": results["benchmark"].get("version"),
-               "metric config": results["metric"].get("config_version"),
+               "metric config": results["metric"].get("config_version"), "metric judge": _judge(results),
                **_flat({k: v for k, v in (results["metric"].get("config") or {}).items()}, "metric config")}
         for section in SECTIONS:
             out.update(_flat(results.get(section), section))
@@ -80,6 +90,30 @@ def side_by_side(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, tuple[
     keys = [k for k in dict.fromkeys([*flat_a, *flat_b]) if k not in NOT_SETTINGS
             and not any(f".{kind}." in f"{k}." for kind in only_one)]
     return {k: (flat_a.get(k), flat_b.get(k)) for k in keys}
+
+
+def _judge(results: Mapping[str, Any]) -> str | None:
+    """The judge that scored the run's answers (results.json ``report.judge.judge``), None: scored without one."""
+    judge = (results.get("report") or {}).get("judge")
+    return judge.get("judge") if isinstance(judge, Mapping) else None
+
+
+def score_only(results: Mapping[str, Any]) -> bool:
+    """Whether a metric that takes an answer judge scored the run without one (its score-only figures)."""
+    return _judge(results) is None and get_metric(results["metric"]["name"]).uses_judge
+
+
+def scored(results: Mapping[str, Any]) -> str:
+    """What a run's figures are: the metric, its config, and its judge, or "score-only" (:func:`score_only`) with the
+    metric's own notes on what that leaves out."""
+    metric, judge = results["metric"], _judge(results)
+    what = f"{metric['name']} {metric.get('config_version')}"
+    if judge is not None:
+        return f"{what}, judged by {judge}"
+    if not score_only(results):
+        return what
+    notes = " ".join((results.get("report") or {}).get("notes") or [])
+    return f"{what}, score-only figures (no judge){f': {notes}' if notes else ''}"
 
 
 def _shown(value: Any) -> str:
@@ -119,7 +153,9 @@ def leak_order(a: Mapping[str, Any], b: Mapping[str, Any], run_a: Path, run_b: P
         other.insert(0, f"model: {_shown(pair['model'][0])} vs {_shown(pair['model'][1])}")
     if other:
         raise ConfigError(f"--leak: runs {run_a} and {run_b} differ in {'; '.join(other)}: a leak is measured on two "
-                          f"runs of one model that differ only in {', '.join(f'protocol.{o}' for o in leaky)}")
+                          f"runs of one model that differ only in {', '.join(f'protocol.{o}' for o in leaky)}; "
+                          "any other difference changes what the model is sent, how it answers or how it is scored, "
+                          "so the difference of their scores would not be the leak alone")
     gold_a, gold_b = _reads_gold(a, leaky), _reads_gold(b, leaky)
     if bool(gold_a) == bool(gold_b):
         said = "both runs read" if gold_a else "neither run reads"
@@ -130,8 +166,16 @@ def leak_order(a: Mapping[str, Any], b: Mapping[str, Any], run_a: Path, run_b: P
     blind = b if gold_a else a
     entry = {"measures": "leak = score of the gold-reading run (B) - score of the gold-blind run (A)",
              "gold_reading": gold_a or gold_b,
-             "gold_blind": [f"protocol.{o}: {(blind.get('protocol') or {}).get(o)}" for o in leaky]}
+             "gold_blind": [f"protocol.{o}: {(blind.get('protocol') or {}).get(o)}" for o in leaky],
+             "scored": scored(a), "score_only": score_only(a)}
     return bool(gold_a), entry
+
+
+def _scored_differently(samples_a: list[dict[str, Any]], samples_b: list[dict[str, Any]], shared: set[str]) -> int:
+    """How many of the shared records the two runs scored differently (their samples' ``score``, the metric's
+    per-record entry: a category, a verdict, a share), whatever the rows' figures show."""
+    score_a = {s["id"]: s.get("score") for s in samples_a if s["id"] in shared}
+    return sum(1 for s in samples_b if s["id"] in shared and s.get("score") != score_a[s["id"]])
 
 
 def compare_runs(run_a: Path, run_b: Path, *, allow_different: bool = False, leak: bool = False,
@@ -168,4 +212,5 @@ def compare_runs(run_a: Path, run_b: Path, *, allow_different: bool = False, lea
             "differences": diff, "shared_records": len(shared), "shared_videos": len(videos),
             "bootstrap": settings.to_dict(exact), "tables": tables,
             "efficiency": {k: [eff_a.get(k), eff_b.get(k)] for k in dict.fromkeys([*eff_a, *eff_b])},
-            **({"leak": leak_entry} if leak else {})}
+            **({"leak": {**leak_entry, "records_scored_differently": _scored_differently(samples_a, samples_b, shared)}}
+               if leak else {})}

@@ -331,13 +331,16 @@ def check_results(results: Mapping[str, Any], file: Path | str | None = None) ->
 
 
 def read_results(folder: Path) -> dict[str, Any]:
-    """A run folder's ``results.json``, checked against its schema."""
+    """A run folder's ``results.json``, checked against its own seal (every field as the run wrote it:
+    :func:`~streamcue.metrics.bench_readers.check_sealed`) and its schema."""
     from streamcue.io import read_json
+    from streamcue.metrics.bench_readers import check_sealed
 
     path = folder / "results.json" if folder.is_dir() else folder
     if not path.is_file():
         raise InputError("not a run folder (no results.json; streamcue run writes one)", file=folder)
     results = read_json(path)
+    check_sealed(path, results)
     check_results(results, path)
     return results
 
@@ -504,6 +507,7 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
     """
     from streamcue.io import write_json, write_jsonl
     from streamcue.metrics import evaluate, get_metric
+    from streamcue.metrics.bench_readers import seal_results
     from streamcue.metrics.page import render_page
     from streamcue.registry import get_benchmark
     from streamcue.version import __version__
@@ -564,6 +568,7 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
     }
     results["efficiency"] = efficiency(samples, replay_report, selection.videos, results["started_at"],
                                        results["finished_at"])
+    results = seal_results(results)
     check_results(results)
     write_jsonl(out / "samples.jsonl", samples)
     write_json(out / "results.json", results)

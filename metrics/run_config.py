@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from streamcue.errors import ConfigError
 from streamcue.loaders.replay_config import ReplayConfig, declared
@@ -31,6 +31,8 @@ LLM_JUDGES = ("llm", "mira", "streambench")
 class RunConfig(ReplayConfig):
     """A replay's configuration (records, selection, protocol, strategy, memory, frames, endpoint) plus how it is
     scored: the judge, the metric's config version and parameter overrides, the bootstrap."""
+
+    COMMAND: ClassVar[str] = "run"
 
     judge: str | None = declared(None, "Answer judge of the benchmark's metric (e.g. estp: token-f1, exact, "
                                        "embedding or llm); default: the metric's.")
@@ -98,6 +100,10 @@ class RunConfig(ReplayConfig):
 def run(config: RunConfig, out: str | Path, *, command: str | None = None) -> dict[str, Any]:
     """Play ``config``, score the records played and write the run folder ``out``; returns results.json's content.
 
+    A run folder is never replaced (:func:`~streamcue.loaders.replay_config.check_out`): ``out`` holding this run
+    finished (the same settings and record files) is returned as it is; holding it unfinished, it is resumed (the
+    replay through the cache, then the scoring); holding another run, refused naming the first difference.
+
     ``command`` is the command line recorded in results.json (the CLI's; None from a notebook)."""
     from streamcue.io import read_jsonl
     from streamcue.loaders.replay_config import check_out, prepare
@@ -105,10 +111,12 @@ def run(config: RunConfig, out: str | Path, *, command: str | None = None) -> di
     from streamcue.metrics.run import finish_run, now, write_played
 
     out = Path(out)
-    check_out(out, config, ["results.json", "report.html", "played"])
+    finished = check_out(out, config, ["results.json", "report.html", "played"], finished="results.json")
     started = now()
     plan = prepare(config)
     selection = _selection(plan)
+    if finished:
+        return _finished(out, selection)
     fresh = not out.exists()
     write_played(out, selection)
     try:
@@ -127,6 +135,24 @@ def run(config: RunConfig, out: str | Path, *, command: str | None = None) -> di
                                                                                                      replay_report),
                       protocol=_protocol_info(config, protocol, replay_report), bootstrap=config.bootstrap(),
                       evaluate_options=config.evaluate_options())
+
+
+def _finished(out: Path, selection: Any) -> dict[str, Any]:
+    """The results of the finished run in ``out``, made with the same settings: nothing to do, unless a record file
+    changed since (then refused, naming it: the folder holds a run of other records, never replaced)."""
+    from streamcue import console
+    from streamcue.metrics.run import read_results
+
+    results = read_results(out)
+    was = results["benchmark"].get("files_sha256") or {}
+    changed = [name for name in dict.fromkeys([*selection.sha256, *was]) if selection.sha256.get(name) != was.get(name)]
+    if changed:
+        raise ConfigError(f"--out {out} holds a finished run of these settings on other records: {changed[0]} is not "
+                          "the file it played (its SHA-256 differs from results.json benchmark.files_sha256); a run "
+                          "folder is never replaced: give a new --out")
+    console.out.print(f"{out} holds this run, finished (the same settings and records): nothing to do; its results:",
+                      markup=False)
+    return results
 
 
 def _check_bootstrap(config: RunConfig) -> None:

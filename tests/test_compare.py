@@ -112,7 +112,10 @@ def test_a_page_made_from_a_run_whose_samples_disagree_is_refused(runs, name, ed
 
 
 def test_a_page_made_from_a_run_whose_tables_were_edited_names_the_row(runs):
+    """An edited table is refused by results.json's seal, naming the field; one edited and sealed again (as by
+    someone who knows the seal) is still refused: the tables recomputed from samples.jsonl disagree, naming the row."""
     from streamcue.errors import InputError
+    from streamcue.metrics.bench_readers import seal_results
     from streamcue.metrics.run import write_page
 
     folder = runs / "page-tables"
@@ -121,6 +124,10 @@ def test_a_page_made_from_a_run_whose_tables_were_edited_names_the_row(runs):
     row = next(iter(results["tables"]["group"]))
     results["tables"]["group"][row]["estimate"] = 1.0 - results["tables"]["group"][row]["estimate"]
     (folder / "results.json").write_text(json.dumps(results))
+    with pytest.raises(InputError, match="edited after the run") as caught:
+        write_page(folder)
+    assert (caught.value.file, caught.value.field) == (folder / "results.json", "tables")
+    (folder / "results.json").write_text(json.dumps(seal_results(results)))
     with pytest.raises(InputError, match="the run's files disagree") as caught:
         write_page(folder)
     assert (caught.value.file, caught.value.record, caught.value.field) == (folder / "results.json", row,

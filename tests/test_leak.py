@@ -32,6 +32,7 @@ class ToyBench(Protocol):
     default_strategy = {"open_question": "single-call"}
     options = ("schedule",)
     leaky_options = {"schedule": ("hinted",)}
+    sound_field = ("task", ("N",))  # its counting questions need sound: played without, a run is labelled video-only
 
     def __init__(self, schedule="asked"):
         assert schedule in SCHEDULES
@@ -59,7 +60,8 @@ def leaking(body: dict) -> str:
 @pytest.fixture
 def toy_runs(toybench, tmp_path, monkeypatch):  # noqa: F811
     """Run folders of the toy benchmark, model ``stub``: ``<model>-<schedule>`` for the leaking and the honest model
-    under each schedule, ``wide`` (hinted, ``--window-s 60``) and ``other`` (hinted, another model name)."""
+    under each schedule, ``wide`` (hinted, ``--window-s 60``), ``other`` (hinted, another model name) and ``silent``
+    (hinted, only the two questions that need no sound: its sound label differs from the full runs')."""
     (toybench / "loaders" / "protocols" / "toybench.py").write_text(textwrap.dedent(LEAKY_PROTOCOL).lstrip())
     monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(tmp_path / "cache"))
     source = toybench / "dataset_builders" / "toybench.json"
@@ -67,7 +69,8 @@ def toy_runs(toybench, tmp_path, monkeypatch):  # noqa: F811
     made = {f"{name}-{schedule}": (model, ["--schedule", schedule], "stub")
             for name, model in (("leaking", leaking), ("honest", answer_red)) for schedule in ("asked", "hinted")}
     made.update(wide=(leaking, ["--schedule", "hinted", "--window-s", "60"], "stub"),
-                other=(leaking, ["--schedule", "hinted"], "stub-other"))
+                other=(leaking, ["--schedule", "hinted"], "stub-other"),
+                silent=(leaking, ["--schedule", "hinted", "--ids", "toy-0-0,toy-1-0"], "stub"))
     for name, (model, extra, model_name) in made.items():
         with StubLLMServer(model) as server:
             code, _, err = cli("run", "toybench", tmp_path / "built", "--out", tmp_path / name, "--no-video",
@@ -100,6 +103,66 @@ def test_an_honest_models_leak_interval_covers_zero(toy_runs):
     for table in json.loads((toy_runs / "honest.json").read_text())["tables"].values():
         for row in table.values():
             assert row["low"] <= 0 <= row["high"] and row["estimate"] == 0
+
+
+def test_a_leak_pair_differing_only_in_the_records_sound_label_is_measured(toy_runs):
+    """``frames.sound`` labels what the records played needed (video-only: a counting question needs sound, none was
+    sent); it follows from the setting ``frames.audio`` (the same here) and the selection, so a run that played no
+    such question pairs with one that did, over the records both played."""
+    sound = {name: json.loads((toy_runs / name / "results.json").read_text())["frames"]["sound"]
+             for name in ("silent", "leaking-asked")}
+    assert sound == {"silent": None, "leaking-asked": "video-only"}
+    code, out, err = cli("compare", toy_runs / "silent", toy_runs / "leaking-asked", "--leak", "--output",
+                         toy_runs / "silent.json")
+    assert code == 0, err
+    result = json.loads((toy_runs / "silent.json").read_text())
+    assert result["shared_records"] == 2 and "frames.sound" not in result["settings"]
+    assert result["leak"]["records_scored_differently"] == 1  # toy-1-0: wrong unhinted, right hinted
+    assert "paired over 2 records" in " ".join(out.split())
+
+
+def test_a_leak_pair_sending_different_sound_is_refused_saying_why(toy_runs):
+    """Runs that send different inputs (``frames.audio``) do not measure a leak: refused, naming the setting and
+    why (the runs' real results.json, one with another audio mode, as ``--audio parts`` would record it)."""
+    from streamcue.errors import ConfigError
+    from streamcue.metrics.compare import leak_order
+
+    a = json.loads((toy_runs / "leaking-asked" / "results.json").read_text())
+    b = json.loads((toy_runs / "leaking-hinted" / "results.json").read_text())
+    b["frames"]["audio"] = "parts"
+    with pytest.raises(ConfigError) as caught:
+        leak_order(a, b, toy_runs / "leaking-asked", toy_runs / "leaking-hinted")
+    said = str(caught.value)
+    assert "differ in frames.audio: none vs parts" in said and "changes what the model is sent" in said
+    assert "would not be the leak alone" in said and len(said.splitlines()) == 1
+
+
+def test_an_edited_setting_does_not_make_a_leak_pair(toy_runs):
+    """results.json is sealed: a leaking run whose schedule was edited to look gold-blind is refused by compare
+    (--leak or not), the page and export, one line naming the file and the field; the run as written is not."""
+    import shutil
+
+    forged = toy_runs / "forged"
+    shutil.copytree(toy_runs / "leaking-hinted", forged)
+    results = json.loads((forged / "results.json").read_text())
+    results["protocol"]["schedule"] = "asked"
+    (forged / "results.json").write_text(json.dumps(results, indent=2))
+    for args in (("compare", toy_runs / "leaking-hinted", forged, "--leak"), ("compare", forged, toy_runs / "other"),
+                 ("export", forged, "--out", toy_runs / "exported")):
+        code, _, err = cli(*args)
+        flat = " ".join(err.split())
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+        assert f"{forged / 'results.json'}, field protocol: edited after the run" in flat, err
+    assert not (toy_runs / "exported").exists()
+    from streamcue.errors import InputError
+    from streamcue.metrics.run import write_page
+
+    with pytest.raises(InputError, match="edited after the run"):
+        write_page(forged)
+    del results["fields_sha256"]
+    (forged / "results.json").write_text(json.dumps(results, indent=2))
+    code, _, err = cli("compare", toy_runs / "leaking-hinted", forged, "--leak")
+    assert code == 2 and "no fields_sha256" in err
 
 
 @pytest.mark.parametrize("a, b, says", [
@@ -141,3 +204,10 @@ def test_phostream_declares_its_official_schedule_gold_reading(short, tmp_path):
     assert on_time == {"every-chunk": 0, "official-sparse": len(items)}
     rows = [row for table in result["tables"].values() for row in table.values()]
     assert rows and all(row["estimate"] == 0 and row["low"] <= 0 <= row["high"] for row in rows)
+    # the 0 is said to be of score-only figures, with how many answers the gold-reading schedule changed
+    assert result["leak"]["score_only"] and result["leak"]["scored"].startswith("phostream phostream.v1, score-only")
+    assert result["leak"]["records_scored_differently"] == len(items)
+    flat = " ".join(out.split())
+    assert "figures compared: phostream phostream.v1, score-only figures (no judge): score-only mode" in flat
+    assert f"{len(items)} of {len(items)} paired records were scored differently" in flat
+    assert "this is not a finding of no leak" in flat

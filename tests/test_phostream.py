@@ -14,6 +14,7 @@ import pytest
 
 from streamcue.io import read_jsonl, write_json, write_jsonl
 from streamcue.loaders.protocols.phostream import PROTOCOL, SCHEDULES, call_seconds, question_text
+from streamcue.metrics.bench_readers import seal_results
 from streamcue.metrics.configs import load_config
 from streamcue.metrics.phostream import clock, run
 from tests.conftest import SHARED_DATA
@@ -78,7 +79,8 @@ def _run_folder(tmp: Path, built_out: Path, videos: int) -> Path:
     preds = [{"item_id": r["item_id"], "responses": _crafted(r, k)} for k, r in enumerate(played)
              if r["video_id"] != kept[-1]]
     write_jsonl(run_dir / "predictions.jsonl", preds)
-    write_json(run_dir / "results.json", {"benchmark": {"name": "phostream"}, "model": {"name": "crafted"}})
+    write_json(run_dir / "results.json",
+               seal_results({"benchmark": {"name": "phostream"}, "model": {"name": "crafted"}}))
     return run_dir
 
 

@@ -150,18 +150,19 @@ def test_unparseable_answers_are_recorded_wrong_answers_and_every_call_is_a_samp
         assert done.returncode == 0, done.stderr  # was exit 4 with no predictions
         assert f"1 unparseable answers from stub-vl at {server.base_url}" in done.stderr and "v1-q1" in done.stderr
         first_calls = server.completions
-        again = subprocess.run(args, capture_output=True, text=True, env=env)
+        again = subprocess.run([*args[:args.index("--out") + 1], tmp_path / "again", *args[args.index("--out") + 2:]],
+                               capture_output=True, text=True, env=env)  # a finished replay's folder is never replaced
         assert again.returncode == 0, again.stderr
         assert server.completions - first_calls == 3  # only the unparseable answer is asked again (3 attempts)
-    predictions = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    predictions = [json.loads(line) for line in (tmp_path / "again" / "predictions.jsonl").read_text().splitlines()]
     assert [p["question_id"] for p in predictions] == ["v1-q0", "v1-q1", "v1-q2"]
     assert predictions[1]["response"] is None and predictions[0]["response"]
-    report = json.loads((tmp_path / "run" / "replay_report.json").read_text())
+    report = json.loads((tmp_path / "again" / "replay_report.json").read_text())
     assert report["unparseable"] == 1 and report["unparseable_records"][0]["record_id"] == "v1-q1"
     assert "not JSON" in report["unparseable_records"][0]["problem"]
     assert report["cache_hits"] == 2 and report["blind"] is False and report["llm"]["model"] == "stub-vl"
     assert report["llm"]["model_card"]["id"] == "stub-vl" and report["frames"]["transport"] == "frames"
-    samples = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
+    samples = [json.loads(line) for line in (tmp_path / "again" / "samples.jsonl").read_text().splitlines()]
     assert [s["record_id"] for s in samples] == ["v1-q0", "v1-q1", "v1-q2"]
     sample = samples[0]
     assert sample["t_s"] == 4.0 and sample["transport"] == "frames" and sample["cached"] is True

@@ -359,9 +359,12 @@ def test_replay_command_writes_predictions_and_report_and_resumes_from_the_cache
         assert report["endpoint"]["cache_hits"] == 0 and report["endpoint"]["prompt_tokens"] > 0
         assert report["kinds"]["interval_qa"]["options"] == {"hz": 1.0} and str(tmp_path) not in json.dumps(report)
         assert report["kinds"]["interval_qa"]["strategy"] == "polling" and report["k"] == 16
+        again = cli("replay", *args, cache=tmp_path / "cache")  # its own finished folder: nothing to do
+        assert again.returncode == 0 and server.completions == calls and "nothing to do" in again.stdout
+        args[2] = tmp_path / "again"
         again = cli("replay", *args, cache=tmp_path / "cache")
         assert again.returncode == 0 and server.completions == calls  # a re-run makes no new call
-        assert json.loads((tmp_path / "run" / "replay_report.json").read_text())["endpoint"]["cache_hits"] == calls
+        assert json.loads((tmp_path / "again" / "replay_report.json").read_text())["endpoint"]["cache_hits"] == calls
         scored = cli("evaluate", "estp-f1", "--gt", qa, "--pred", tmp_path / "run" / "predictions.jsonl")
         assert scored.returncode == 0, scored.stderr
 

@@ -32,15 +32,16 @@ def compare_command(
 
     Both runs' settings are listed side by side. Runs whose protocol, frames, generation, prompts,
     benchmark version or metric config differ are refused, each difference named, unless
-    --allow-different; runs sharing no record are refused. Each run's samples.jsonl is checked
-    against its own results.json first. Only the records both runs scored count; the videos both
-    played are resampled together, so a video that is hard for both models does not widen the
-    interval of the difference.
+    --allow-different; runs sharing no record are refused. Each run's results.json is checked against its
+    own seal (a field edited after the run is refused) and its samples.jsonl against its results.json first.
+    Only the records both runs scored count; the videos both played are resampled together, so a video that is
+    hard for both models does not widen the interval of the difference.
 
     With --leak, the two runs must be one model under a setting its benchmark declares gold-reading (its
     protocol's leaky_options, e.g. a schedule that asks at the gold answer time) and under the default, the same
     in every other setting; each row is then the leak, the gold-reading run's score minus the gold-blind run's,
-    with its paired interval.
+    with its paired interval; the output says what figures were compared (score-only ones named so: a 0 there is
+    not a finding of no leak) and how many paired records the two runs scored differently.
 
     Examples:
 
@@ -71,8 +72,7 @@ def compare_command(
     folder_a, folder_b = result["a"]["folder"], result["b"]["folder"]
     _side_by_side("settings", result["settings"], result["differences"])
     if leak:
-        console.out.print(f"leak measurement: A is gold-blind ({'; '.join(result['leak']['gold_blind'])}), B reads "
-                          f"the gold ({'; '.join(result['leak']['gold_reading'])}); leak = B - A", markup=False)
+        _say_leak(result)
     elif result["differences"]:
         console.out.print(f"note: compared although the runs differ in {'; '.join(result['differences'])} "
                           "(--allow-different)", markup=False)
@@ -93,6 +93,22 @@ def compare_command(
     if output is not None:
         write_json(output, result)
         console.out.print(f"comparison written to {output}", markup=False)
+
+
+def _say_leak(result: dict[str, Any]) -> None:
+    """Which run reads the gold, what figures the leak is measured on (score-only ones named so) and how many paired
+    records the runs scored differently: a leak of 0 in figures that cannot move is not a finding of no leak."""
+    leak = result["leak"]
+    console.out.print(f"leak measurement: A is gold-blind ({'; '.join(leak['gold_blind'])}), B reads the gold "
+                      f"({'; '.join(leak['gold_reading'])}); leak = B - A", markup=False)
+    console.out.print(f"figures compared: {leak['scored']}", markup=False)
+    console.out.print(f"{leak['records_scored_differently']} of {result['shared_records']} paired records were scored "
+                      "differently (their per-record scores, results.json report.per_item)", markup=False)
+    rows = [row for table in result["tables"].values() for row in table.values()]
+    if leak["score_only"] and all(row["estimate"] == 0 for row in rows):
+        console.out.print("note: every leak row is 0 in score-only figures, which do not score what the gold-reading "
+                          "setting changes: this is not a finding of no leak; score both runs with the metric's judge "
+                          "to measure it", markup=False)
 
 
 def _side_by_side(title: str, values: dict[str, Any], differences: list[str] | None) -> None:

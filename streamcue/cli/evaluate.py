@@ -146,6 +146,12 @@ def _check(metric: str, gt: str | None, pred: Path, output: Path | None, **optio
                           "stored under)")
 
 
+#: The files of a replay or run folder (docs/runs.md) that ``--output`` may not replace: a finished run is never
+#: replaced (its reports first: they tell a run folder).
+RUN_FILES = ("replay_report.json", "results.json", "predictions.jsonl", "samples.jsonl", "report.html",
+             "prompts.jsonl")
+
+
 def _check_files(gt: str | None, pred: Path, output: Path | None) -> None:
     """``--output`` is a file that is none of the inputs (nor inside an input folder); the predictions are not
     empty (an empty ground truth: the metric says it)."""
@@ -161,6 +167,9 @@ def _check_files(gt: str | None, pred: Path, output: Path | None) -> None:
         # a metric may read folders (--gt out/ovo, --pred results/GPT): their files are inputs too
         read = [*inputs, *(f for p in inputs if p.is_dir() for f in p.iterdir())]
         check_io({output: "--output"}, read)
+        if output.name in RUN_FILES and any((output.parent / name).is_file() for name in RUN_FILES[:2]):
+            raise ConfigError(f"--output {output} is a file of the run folder {output.parent}: a run's files are "
+                              "never replaced; give the report another name or folder")
     if pred.is_file() and is_blank(pred) and (local is None or local.is_file() and not is_blank(local)):
         raise InputError("empty file: no predictions to score", file=pred)
 

@@ -30,9 +30,10 @@ def _replay(
     """Replay records to a vision model with a benchmark's protocol, a strategy and a memory; write its predictions.
 
     Every valid answer is cached: a re-run makes no call, and a run resumed after a kill repeats only the calls
-    that were in flight. The predictions follow the *_prediction schema of each record's kind, ready for
-    `streamcue evaluate`; samples.jsonl has one line per call (what was sent, the raw and parsed
-    answer, latency, cache hit, retries). An unparseable answer is a recorded wrong answer, counted
+    that were in flight. An --out that holds a finished replay is never replaced: the same settings do nothing,
+    others are refused, naming the first difference. The predictions follow the *_prediction schema of each
+    record's kind, ready for `streamcue evaluate`; samples.jsonl has one line per call (what was sent, the raw
+    and parsed answer, latency, cache hit, retries). An unparseable answer is a recorded wrong answer, counted
     and listed in the report. A source that ships its videos (a release with videos/) needs no --video-root.
     See docs/replay.md.
 

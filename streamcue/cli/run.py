@@ -32,9 +32,12 @@ def _run(
 
     OVO-Bench and StreamingBench are asked with their official prompts by default (--prompt-set official:
     each question's official text sent alone, the plain answer scored by the official rule; --prompt-set
-    streamcue: streamcue's prompts with JSON answers). Every call is cached: a re-run makes no call. A
-    partial run (--split, --ids, --limit) is scored over the records played, with n_played and n_benchmark
-    in results.json. A source that ships its videos needs no --video-root. See docs/runs.md.
+    streamcue: streamcue's prompts with JSON answers). Every call is cached: a re-run makes no call. A run
+    folder is never replaced: the same command into it again does nothing when the run finished and resumes it
+    when it did not; other settings are refused, naming the first difference (--concurrency, --llm-retries,
+    --llm-timeout and --no-cache may differ). A partial run (--split, --ids, --limit) is scored over the records
+    played, with n_played and n_benchmark in results.json. A source that ships its videos needs no --video-root.
+    See docs/runs.md.
 
     Examples:
 
