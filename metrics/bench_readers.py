@@ -24,7 +24,7 @@ from streamcue.metrics.registry import METRICS
 from streamcue.schemas import check_records
 
 __all__ = ["record_files", "read_ground_truth", "read_predictions", "check_pred_format", "letter", "Problems",
-           "PROBLEMS", "RunPlayed", "check_predictions", "read_run", "exporter", "export_name", "seal_results",
+           "PROBLEMS", "RunPlayed", "check_scored_files", "read_run", "exporter", "export_name", "seal_results",
            "check_sealed", "SEAL"]
 
 _KINDS = ("mc_question", "active_item")
@@ -208,16 +208,27 @@ def check_sealed(path: Path, results: Mapping[str, Any]) -> None:
                              f"from {SEAL}'s); run again into a new folder", file=path, field=name)
 
 
-def check_predictions(run: Path, results: Mapping[str, Any]) -> None:
-    """Refuse, one line, a run folder whose ``predictions.jsonl`` is not the file its results scored (its SHA-256
-    differs from results.json's ``predictions_sha256``): an edit after the run would be exported or compared as
-    the run's."""
+def check_scored_files(run: Path, results: Mapping[str, Any]) -> None:
+    """Refuse, one line naming the file, a run folder whose ``predictions.jsonl`` or ``played/*.jsonl`` (the ground
+    truth it was scored on) is not the file its results scored: its SHA-256 differs from results.json's
+    ``predictions_sha256`` or ``played_sha256``, or a played file is missing or added. An edit after the run would
+    otherwise be exported or compared as the run's."""
     path = run / "predictions.jsonl"
     want = results.get("predictions_sha256")
-    if want is not None and hashlib.sha256(path.read_bytes()).hexdigest() != want:
+    if want is not None and (not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != want):
         raise InputError("not the predictions this run scored (its SHA-256 differs from results.json's "
                          "predictions_sha256): edited after the run? Run again, or score the file with evaluate",
                          file=path, field="predictions_sha256")
+    played = results.get("played_sha256")
+    if played is None:
+        return
+    found = {file.name: file for file in sorted((run / "played").glob("*.jsonl"))}
+    for name in sorted(set(played) | set(found)):
+        if name not in found or name not in played or \
+                hashlib.sha256(found[name].read_bytes()).hexdigest() != played[name]:
+            raise InputError("not the ground truth this run was scored on (missing, added, or its SHA-256 differs "
+                             "from results.json's played_sha256): edited after the run? Run again",
+                             file=run / "played" / name, field="played_sha256")
 
 
 def read_run(run: str | Path) -> RunPlayed:
@@ -229,7 +240,7 @@ def read_run(run: str | Path) -> RunPlayed:
             raise InputError(f"not a run folder: no {name} (streamcue run --out writes one)", file=run)
     results = read_json(run / "results.json")
     check_sealed(run / "results.json", results)
-    check_predictions(run, results)
+    check_scored_files(run, results)
     records = {rid: rec for _, file in record_files(run / "played")
                for rid, rec in ((str(r.get("item_id", r.get("question_id"))), r) for _, r in iter_jsonl(file))}
     predictions = {str(p.get("item_id", p.get("question_id"))): p for _, p in iter_jsonl(run / "predictions.jsonl")}

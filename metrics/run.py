@@ -330,12 +330,13 @@ def check_results(results: Mapping[str, Any], file: Path | str | None = None) ->
         raise InputError(f"not a streamcue results.json: {errors[0].message}", file=file, field=where)
 
 
-def read_results(folder: Path) -> dict[str, Any]:
+def read_results(folder: str | Path) -> dict[str, Any]:
     """A run folder's ``results.json``, checked against its own seal (every field as the run wrote it:
     :func:`~streamcue.metrics.bench_readers.check_sealed`) and its schema."""
     from streamcue.io import read_json
     from streamcue.metrics.bench_readers import check_sealed
 
+    folder = Path(folder)
     path = folder / "results.json" if folder.is_dir() else folder
     if not path.is_file():
         raise InputError("not a run folder (no results.json; streamcue run writes one)", file=folder)
@@ -362,25 +363,26 @@ def read_samples(folder: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def read_run(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def read_run(folder: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A run folder's ``results.json`` and ``samples.jsonl``, checked against each other (:func:`check_run`): what
     ``compare`` and :func:`write_page` use, so neither shows a figure the run's own files do not give."""
-    from streamcue.metrics.bench_readers import check_predictions
+    from streamcue.metrics.bench_readers import check_scored_files
 
+    folder = Path(folder)
     results = read_results(folder)
     samples = read_samples(folder)
     check_run(folder, results, samples)
-    if (folder / "predictions.jsonl").is_file():
-        check_predictions(folder, results)
+    check_scored_files(folder, results)
     return results, samples
 
 
-def write_page(folder: Path) -> Path:
+def write_page(folder: str | Path) -> Path:
     """(Re)write ``report.html`` of the run folder ``folder`` from its files, once :func:`read_run` found them in
     agreement: a folder whose samples were edited is refused, one line naming file, record and field."""
     from streamcue.io import atomic_write
     from streamcue.metrics.page import render_page
 
+    folder = Path(folder)
     results, samples = read_run(folder)
     with atomic_write(folder / "report.html") as fh:
         fh.write(render_page(results, samples))
@@ -550,6 +552,8 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
         "metric": {"name": info.metric, "config_version": report["config_version"], "config": report["config"]},
         "streamcue_version": __version__,
         "predictions_sha256": hashlib.sha256(pred_path.read_bytes()).hexdigest(),  # what was scored: checked on reading
+        "played_sha256": {file.name: hashlib.sha256(file.read_bytes()).hexdigest()
+                          for file in sorted(played.glob("*.jsonl"))},  # the ground truth it was scored on: likewise
         "started_at": run.get("started_at") or now(), "finished_at": now(),
         "command": run.get("command"),
         "n_benchmark": selection.n_benchmark, "n_played": selection.n_played,

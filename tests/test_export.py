@@ -237,3 +237,38 @@ def test_a_run_whose_predictions_were_edited_is_not_exported_or_compared(runs, t
         assert len(done.stderr.strip().splitlines()) == 1 and "predictions.jsonl" in done.stderr
     assert not (tmp_path / "out").exists()
     assert cli("export", runs / "ovo-bench", "--out", tmp_path / "fine", cache=runs / "cache").returncode == 0
+
+
+@pytest.mark.parametrize("edit", ["changed", "removed", "added"])
+def test_a_run_whose_ground_truth_was_edited_is_not_exported_compared_or_paged(runs, tmp_path, edit):
+    """results.json names the SHA-256 of each played/ file (the ground truth the run was scored on): a gold answer
+    changed afterwards, a played file removed or one added is refused in one line naming the file, by export (the
+    official scorer would score the edited gold), compare and the page."""
+    import shutil
+
+    from streamcue.errors import InputError
+    from streamcue.metrics.run import write_page
+
+    edited = tmp_path / "edited"
+    shutil.copytree(runs / "ovo-bench", edited, symlinks=True)
+    played = edited / "played" / "mc_question.jsonl"
+    if edit == "changed":
+        lines = played.read_text().splitlines()
+        record = json.loads(lines[0])
+        record["answer"] = (record["answer"] + 1) % len(record["options"])
+        played.write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
+        named = played.name
+    elif edit == "removed":
+        played.unlink()
+        named = played.name
+    else:
+        (edited / "played" / "extra.jsonl").write_text(played.read_text())
+        named = "extra.jsonl"
+    for args in (("export", edited, "--out", tmp_path / "out"), ("compare", runs / "ovo-bench", edited)):
+        done = cli(*args, cache=runs / "cache")
+        assert done.returncode == 2 and "not the ground truth this run was scored on" in done.stderr, \
+            (args, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1 and named in done.stderr
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(InputError, match="played_sha256"):
+        write_page(str(edited))
