@@ -74,9 +74,9 @@ PRESETS: dict[str, dict[str, Any]] = {
     "thorough": {"max_side": None, "look_s": 0.0, "full_s": 0.0, "plate_s": 0.0, "plate_max_side": None,
                  "plate_step": 1.05, "pad": 0.25, "dilate_s": 0.2, "follow_px": 0, "turn_s": 0.0},
     # faces at 640 px 10 times a second, at full size every 0.4 s and, in crops, at every look for the small
-    # or weakly found ones; boxes carried between looks; plates 20 times a second (every frame up to 20 fps);
+    # or weakly found ones; boxes carried between looks; plates 10 times a second (every frame up to 10 fps);
     # boxes padded 35 % (turned faces' boxes are narrow)
-    "balanced": {"max_side": 640, "look_s": 0.1, "full_s": 0.4, "plate_s": 0.05, "plate_max_side": None,
+    "balanced": {"max_side": 640, "look_s": 0.1, "full_s": 0.4, "plate_s": 0.1, "plate_max_side": None,
                  "plate_step": 1.1, "pad": 0.35, "dilate_s": 0.2, "follow_px": 120, "turn_s": 0.5},
     # faces at 640 px 5 times a second, at full size every second (crops at every look as above); plates
     # every 0.3 s; boxes carried between looks, padded and dilated more
@@ -141,7 +141,7 @@ class AnonymizeConfig:
     max_side: int | None = 640    # detect on frames scaled to this longest side (None: full size)
     look_s: float = 0.1           # seconds between two looks for faces at max_side (0: every frame)
     full_s: float = 0.4           # seconds between two looks at full size (small faces; 0: every look)
-    plate_s: float = 0.05         # seconds between two looks for plates (0: every frame)
+    plate_s: float = 0.1          # seconds between two looks for plates (0: every frame)
     turn_s: float = 0.5           # seconds between two looks on the frame turned 90/180/270 (0: at every look for
                                   # faces); a turn where a face was found is looked at at every look for faces
                                   # while it keeps finding them (see TURNS)
