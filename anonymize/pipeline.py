@@ -365,7 +365,9 @@ class Anonymizer:
             if every_turn and self.face is not None:
                 at = None if full and self._two_sizes else self.options.max_side  # this look's size
                 # strong ones only: weak boxes on turned frames are mostly texture, and join chains (hidden share)
-                strong = lambda boxes: boxes[boxes[:, 4] >= self.threshold]  # noqa: E731
+                def strong(boxes: np.ndarray) -> np.ndarray:
+                    return boxes[boxes[:, 4] >= self.threshold]
+
                 if hasattr(self.face, "detect_at"):  # a sweep at max_side (large faces), at this look's size when
                     # it finds a face: small faces are seen at full size only
                     swept = strong(_turned(self.face.detect_at, frame, turns[1], self.options.max_side))
