@@ -72,16 +72,16 @@ VIDEO_SUFFIXES = (".mp4", ".mov", ".mkv", ".avi", ".webm", ".m4v", ".mpg", ".mpe
 PRESETS: dict[str, dict[str, Any]] = {
     # every frame at full size, plates too: the most CenterFace and the cascade can find
     "thorough": {"max_side": None, "look_s": 0.0, "full_s": 0.0, "plate_s": 0.0, "plate_max_side": None,
-                 "plate_step": 1.05, "pad": 0.25, "dilate_s": 0.2, "follow_px": 0},
+                 "plate_step": 1.05, "pad": 0.25, "dilate_s": 0.2, "follow_px": 0, "turn_s": 0.0},
     # faces at 640 px 10 times a second, at full size every 0.4 s and, in crops, at every look for the small
-    # or weakly found ones; boxes carried between looks; plates 20 times a second (every frame up to 20 fps);
+    # or weakly found ones; boxes carried between looks; plates 10 times a second (every frame up to 10 fps);
     # boxes padded 35 % (turned faces' boxes are narrow)
-    "balanced": {"max_side": 640, "look_s": 0.1, "full_s": 0.4, "plate_s": 0.05, "plate_max_side": None,
-                 "plate_step": 1.1, "pad": 0.35, "dilate_s": 0.2, "follow_px": 120},
+    "balanced": {"max_side": 640, "look_s": 0.1, "full_s": 0.4, "plate_s": 0.1, "plate_max_side": None,
+                 "plate_step": 1.1, "pad": 0.35, "dilate_s": 0.2, "follow_px": 120, "turn_s": 0.5},
     # faces at 640 px 5 times a second, at full size every second (crops at every look as above); plates
     # every 0.3 s; boxes carried between looks, padded and dilated more
     "fast": {"max_side": 640, "look_s": 0.2, "full_s": 1.0, "plate_s": 0.3, "plate_max_side": None,
-             "plate_step": 1.1, "pad": 0.35, "dilate_s": 0.3, "follow_px": 120},
+             "plate_step": 1.1, "pad": 0.35, "dilate_s": 0.3, "follow_px": 120, "turn_s": 1.0},
 }
 DEFAULT_PRESET = "balanced"
 
@@ -95,7 +95,7 @@ MEASURED = {"face_threshold": 0.2, "track_threshold": 0.08, "pad": 0.25}
 LIMITS: dict[str, tuple[float, float, bool]] = {
     "face_threshold": (0.0, 1.0, True), "track_threshold": (0.0, 1.0, True), "plate_threshold": (0.0, 1.0, True),
     "max_side": (64, 16384, False), "plate_max_side": (64, 16384, False),
-    "look_s": (0.0, 5.0, False), "full_s": (0.0, 5.0, False), "plate_s": (0.0, 5.0, False),
+    "look_s": (0.0, 5.0, False), "full_s": (0.0, 5.0, False), "plate_s": (0.0, 5.0, False), "turn_s": (0.0, 5.0, False),
     "stride": (1, 300, False), "full_every": (0, 300, False), "plate_every": (1, 300, False),
     "plate_step": (1.0, 2.0, True), "pad": (0.0, 1.0, False), "plate_pad": (0.0, 1.0, False),
     "dilate_s": (0.0, 5.0, False), "bridge_s": (0.0, 5.0, False), "follow_px": (0, 16384, False),
@@ -141,7 +141,10 @@ class AnonymizeConfig:
     max_side: int | None = 640    # detect on frames scaled to this longest side (None: full size)
     look_s: float = 0.1           # seconds between two looks for faces at max_side (0: every frame)
     full_s: float = 0.4           # seconds between two looks at full size (small faces; 0: every look)
-    plate_s: float = 0.05         # seconds between two looks for plates (0: every frame)
+    plate_s: float = 0.1          # seconds between two looks for plates (0: every frame)
+    turn_s: float = 0.5           # seconds between two looks on the frame turned 90/180/270 (0: at every look for
+                                  # faces); a turn where a face was found is looked at at every look for faces
+                                  # while it keeps finding them (see TURNS)
     stride: int | None = None     # frames between two looks at max_side (overrides look_s)
     full_every: int | None = None  # frames between two looks at full size (overrides full_s; 0: never)
     plate_every: int | None = None  # frames between two looks for plates (overrides plate_s)
@@ -223,6 +226,16 @@ class Schedule:
     plate_every: int  # plates looked for on every plate_every-th frame
     window: int       # frames hidden on each side of a detection
     fps: float
+    turn_every: int = 1  # every turn looked at on every turn_every-th frame (a look for faces)
+    turn_hold: int = 0   # a turn that found something is looked at at every look for faces for this many frames
+
+    def turns(self, i: int, found: dict[int, int], last: bool = False) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The turns (``TURNS``'s k) to look at on face look ``i``: (at this look's size, at ``max_side``).
+        The first: those that found something at a look up to ``turn_hold`` frames back (``found``: k ->
+        frame); the second: every other one on every ``turn_every``-th frame and the last."""
+        active = tuple(k for k in TURNS if i - found.get(k, -10**9) <= self.turn_hold)
+        sweep = i % self.turn_every == 0 or last
+        return active, tuple(k for k in TURNS if sweep and k not in active)
 
     def looks(self, i: int, last: bool = False) -> tuple[bool, bool, bool]:
         """(faces, at full size, plates) for frame ``i``; the last frame is always looked at."""
@@ -251,6 +264,7 @@ class _Detected:
     chains: list[Chain] | None = None  # per face box: the chain it belongs to (set while hiding)
     found: np.ndarray | None = None   # the face boxes as found (N, 5), unpadded: where to look again
     camera: tuple[float, float] = (0.0, 0.0)  # where the camera is, in pixels from where it was at frame 0
+    turned: tuple[int, ...] = ()      # the turns (TURNS's k) where this look found a face better than upright
 
 
 def _every(seconds: float, fps: float) -> int:
@@ -282,7 +296,8 @@ class Anonymizer:
         full = full if self._two_sizes else 0
         plates = o.plate_every if o.plate_every is not None else _every(o.plate_s, fps)
         window = max(int(np.ceil(o.dilate_s * fps - 1e-9)), stride - 1)
-        return Schedule(stride, full, plates, window, fps)
+        turn_every = max(stride, stride * round(_every(o.turn_s, fps) / stride))  # a look for faces
+        return Schedule(stride, full, plates, window, fps, turn_every, max(turn_every, round(o.bridge_s * fps)))
 
     def window(self, fps: float) -> int:
         """Frames hidden on each side of a detection."""
@@ -305,8 +320,10 @@ class Anonymizer:
                 "stride": plan.stride, "full_every": plan.full_every,
                 "plate_every": plan.plate_every, "plate_max_side": o.plate_max_side, "plate_step": o.plate_step,
                 "follow_px": o.follow_px if self._two_sizes else 0,
-                # faces and plates are looked for on the frame turned by each of these too, every turn_every frames
-                "turns_deg": [90 * k for k in TURNS], "turn_every": plan.stride}
+                # faces and plates are looked for on the frame turned by each of these too, every turn_every
+                # frames, and at every look for faces for turn_hold frames after a turn found one
+                "turns_deg": [90 * k for k in TURNS], "turn_s": o.turn_s, "turn_every": plan.turn_every,
+                "turn_hold": plan.turn_hold}
 
     def _plate_thread(self) -> ThreadPoolExecutor:
         """The thread plates are looked for in: one per Anonymizer and process (a forked child makes its own)."""
@@ -315,18 +332,20 @@ class Anonymizer:
         return self._plates
 
     def _look(self, item: _Detected, faces: bool, full: bool, plates: bool,
-              follow: tuple[np.ndarray, np.ndarray] | None = None) -> _Detected:
+              follow: tuple[np.ndarray, np.ndarray] | None = None,
+              turns: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())) -> _Detected:
         """Detections on ``item``'s frame; ``follow``: boxes found at earlier looks (moved with the
-        camera) to look at again at full size, in crops around them, when this look is at max_side."""
+        camera) to look at again at full size, in crops around them, when this look is at max_side;
+        ``turns``: the frame turned by these (``Schedule.turns``) is looked at too, at a look for faces."""
         frame = item.frame
         h, w = frame.shape[:2]
         # plates in a thread of their own while the face detector runs (both release the GIL): the cores
         # one of them leaves idle between its parallel parts go to the other
         plates_found = self._plate_thread().submit(self.plate.detect, frame) if plates and self.plate else None
-        # faces and plates on the frame turned 90/180/270 too, at every look for faces (see TURNS)
-        turns = faces
-        turned_plates = self._plate_thread().submit(_turned, self.plate.detect, frame) \
-            if turns and self.plate and (plates or item.plates is None) else None
+        # faces and plates on the frame turned 90/180/270 too, as the schedule says (see TURNS)
+        every_turn = (*turns[0], *turns[1]) if faces else ()
+        turned_plates = self._plate_thread().submit(_turned, self.plate.detect, frame, every_turn) \
+            if every_turn and self.plate else None
         if faces:
             crops = None
             if not full and self._two_sizes and follow is not None:
@@ -343,12 +362,21 @@ class Anonymizer:
                             + np.float32([x1, y1, x1, y1, 0, 0]) for x1, y1, x2, y2 in crops]
                     found = suppress(np.concatenate([found, *more]))
             item.found = found  # where to look again, upright: a turned face is looked for turned at each turn
-            if turns and self.face is not None:
+            if every_turn and self.face is not None:
                 at = None if full and self._two_sizes else self.options.max_side  # this look's size
-                turned = _turned(self.face.detect_at, frame, at) if hasattr(self.face, "detect_at") \
-                    else _turned(self.face.detect, frame)
                 # strong ones only: weak boxes on turned frames are mostly texture, and join chains (hidden share)
-                turned = turned[turned[:, 4] >= self.threshold]
+                def strong(boxes: np.ndarray) -> np.ndarray:
+                    return boxes[boxes[:, 4] >= self.threshold]
+
+                if hasattr(self.face, "detect_at"):  # a sweep at max_side (large faces), at this look's size when
+                    # it finds a face: small faces are seen at full size only
+                    swept = strong(_turned(self.face.detect_at, frame, turns[1], self.options.max_side))
+                    new = _turns_that_add(swept, found) if at != self.options.max_side else ()
+                    turned = strong(_turned(self.face.detect_at, frame, (*turns[0], *new), at))
+                    turned = np.concatenate([turned, swept[~np.isin(swept[:, 5], new)]])
+                else:
+                    turned = strong(_turned(self.face.detect, frame, every_turn))
+                item.turned = _turns_that_add(turned, found)
                 found = suppress(np.concatenate([found, _column(turned, 0)]))
             item.faces, scores = pad_boxes(found, self.options.pad, w, h, scores=True)
             item.strong = scores >= self.threshold
@@ -369,6 +397,7 @@ class Anonymizer:
         follow_px = self.options.follow_px if self._two_sizes else 0
         recent: deque[tuple[int, tuple[float, float], np.ndarray]] = deque()  # face looks of the last bridge_s
         reach = max(plan.stride, round(self.options.bridge_s * fps))
+        turned_at: dict[int, int] = {}  # turn -> the last frame where a look on the frame so turned found something
         for i, (frame, position) in enumerate(_prefetch(moving, 8) if overlap else moving):
             if previous is not None:
                 yield previous
@@ -379,13 +408,15 @@ class Anonymizer:
             # crops only matter at a look at reduced size: the other frames need no list of faces to follow
             follow = (_small_faces(recent, i, item.camera, follow_px, fps, frame.shape[0], self.threshold)
                       if faces and not full else None)
-            previous = self._look(item, faces, full, plates, follow=follow)
+            previous = self._look(item, faces, full, plates, follow=follow, turns=plan.turns(i, turned_at))
+            turned_at.update(dict.fromkeys(previous.turned, i))
             if previous.found is not None and follow_px:
                 recent.append((i, previous.camera, previous.found))
         if previous is not None:  # the last frame is looked at (at full size with two sizes): nothing after it
             faces, full, plates = plan.looks(previous.index, last=True)
-            yield self._look(previous, faces and not (previous.faces is not None and previous.full),
-                             full, plates and previous.plates is None)
+            faces = faces and not (previous.faces is not None and previous.full)
+            yield self._look(previous, faces, full, plates and previous.plates is None,
+                             turns=plan.turns(previous.index, turned_at, last=True))
 
     def process(self, frames: Iterable[np.ndarray], fps: float, *, overlap: bool = False,
                 inplace: bool = False) -> Iterator[FrameResult]:
@@ -485,22 +516,38 @@ def _with_camera(frames: Iterable[np.ndarray]) -> Iterator[tuple[np.ndarray, tup
         yield frame, camera.update(frame)
 
 
-#: The quarter turns (``np.rot90``'s k: 90, 180 and 270 degrees) a frame is looked at besides upright, at every
-#: look for faces (faces at that look's size, plates too): a video carries its faces and plates in any of four
-#: orientations (a phone held sideways or upside down, rotation metadata applied or not), and the detectors
-#: find them upright only. Only boxes at or above the face threshold count from a turned frame.
+#: The quarter turns (``np.rot90``'s k: 90, 180 and 270 degrees) a frame is looked at besides upright (faces and
+#: plates): a video carries its faces and plates in any of four orientations (a phone held sideways or upside
+#: down, rotation metadata applied or not), and the detectors find them upright only. Every turn is swept every
+#: ``turn_s`` (faces at ``max_side``); a turn where a face was found at the threshold and better than the upright
+#: look found it (no upright box over its centre scored as high) is looked at at every look for faces, at that
+#: look's size, for ``bridge_s`` after (``Schedule.turns``): a video's orientation rarely changes, so an upright
+#: video pays for a sweep now and then. Plates found on a turned frame do not keep a turn looked at (the cascade
+#: finds plate-like texture in any orientation). Only boxes at or above the face threshold count from a turned
+#: frame.
 TURNS = (1, 2, 3)
 
 
-def _turned(detect: Any, frame: np.ndarray, *args: Any) -> np.ndarray:
-    """What ``detect(turned, *args)`` finds on ``frame`` turned by each of ``TURNS``, as boxes (N, 5) in
-    ``frame``'s pixels."""
+def _turned(detect: Any, frame: np.ndarray, turns: Iterable[int], *args: Any) -> np.ndarray:
+    """What ``detect(turned, *args)`` finds on ``frame`` turned by each of ``turns`` (``np.rot90``'s k), as
+    boxes (N, 6) in ``frame``'s pixels: x1, y1, x2, y2, score, the turn."""
     h, w = frame.shape[:2]
-    out = [np.zeros((0, 5), np.float32)]
-    for k in TURNS:
+    out = [np.zeros((0, 6), np.float32)]
+    for k in turns:
         found = np.asarray(detect(np.ascontiguousarray(np.rot90(frame, k)), *args), np.float32)[:, :5]
-        out.append(np.column_stack([unturn_boxes(found[:, :4], k, w, h), found[:, 4]]))
+        out.append(np.column_stack([unturn_boxes(found[:, :4], k, w, h), found[:, 4], np.full(len(found), k)]))
     return np.concatenate(out).astype(np.float32)
+
+
+def _turns_that_add(turned: np.ndarray, upright: np.ndarray) -> tuple[int, ...]:
+    """The turns (``turned``'s sixth column) with a box scored above every ``upright`` box that holds its
+    centre: a face seen better turned (CenterFace finds many faces on a frame turned 90 or 180 too, less
+    surely than upright)."""
+    centres = (turned[:, :2] + turned[:, 2:4]) / 2
+    inside = ((centres[:, None, 0] >= upright[None, :, 0]) & (centres[:, None, 0] <= upright[None, :, 2])
+              & (centres[:, None, 1] >= upright[None, :, 1]) & (centres[:, None, 1] <= upright[None, :, 3]))
+    beaten = (inside & (upright[None, :, 4] >= turned[:, None, 4])).any(axis=1)
+    return tuple(int(k) for k in np.unique(turned[~beaten, 5]))
 
 
 def _column(boxes: np.ndarray, value: float) -> np.ndarray:

@@ -103,6 +103,16 @@ def test_the_report_states_orientation_and_the_output_carries_no_rotation(anonym
     assert display_rotation(out) == 0 and (probe(out).width, probe(out).height) == (320, 180)  # frames as shown
 
 
+def test_turns_are_swept_on_their_schedule_and_followed_where_they_found_a_face(anonymizer):
+    """Every turn is swept every turn_s (a look for faces); a turn that found a face is looked at at every
+    look for bridge_s after, and at no other look."""
+    plan = Anonymizer.plan(anonymizer, 30.0)
+    assert plan.turn_every == 15 and plan.turn_every % plan.stride == 0 and plan.turn_hold == 30
+    assert plan.turns(0, {}) == ((), (1, 2, 3)) and plan.turns(3, {}) == ((), ())
+    assert plan.turns(3, {3: 0}) == ((3,), ()) and plan.turns(15, {3: 0}) == ((3,), (1, 2))
+    assert plan.turns(33, {3: 0}) == ((), ()) and plan.turns(33, {}, last=True) == ((), (1, 2, 3))
+
+
 @pytest.mark.parametrize("options", SPARSE)
 def test_a_schedule_sparser_than_the_measured_one_is_refused(small, tmp_path, options):
     clip = small[0]
