@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -71,6 +72,7 @@ def floor_s(root: Path) -> float:
 def replay_s(work: Path, delay_s: float, concurrency: int, tag: str) -> tuple[float, dict]:
     with StubLLMServer(delay_s=delay_s) as server:
         out = work / f"run_{tag}"
+        shutil.rmtree(out, ignore_errors=True)  # the bench's own last run: a run folder is never replaced
         cmd = [sys.executable, "-m", "streamcue", "replay", str(work / "ovo"), "--out", str(out), "--video-root",
                str(work / "videos"), "--k", "16", "--concurrency", str(concurrency), "--no-cache",
                "--llm-base-url", server.base_url, "--llm-model", "stub-vl"]
