@@ -223,9 +223,13 @@ def _say(plan: Any, done: Played, report: dict[str, Any], out: Path) -> None:
     if done.blind:
         console.err.print("warning: blind run (--no-video): the model saw no frames, only their times", markup=False)
     if report["frames"]["without_pixels"]:
-        console.err.print(f"warning: {report['frames']['without_pixels']} frames were sent without pixels (past the "
-                          "end of a shorter video: only their time labels); counted in the report "
-                          "(frames.without_pixels)", markup=False)
+        short = [x for k_ in done.kinds.values() for x in k_["replay"].get("without_pixels_records", [])]
+        ids = ", ".join(str(x["record_id"]) for x in short[:5])
+        ids += f" and {len(short) - 5} more" if len(short) > 5 else ""
+        console.err.print(f"warning: {report['frames']['without_pixels']} frames of {len(short)} "
+                          f"record{'' if len(short) == 1 else 's'} were sent without pixels (past the end of a "
+                          f"shorter video file: only their time labels): {ids}; counted in the report "
+                          "(frames.without_pixels) and listed per kind (replay.without_pixels_records)", markup=False)
     if report["audio"].get("calls_without_audio"):
         audio = report["audio"]
         console.err.print(f"warning: --audio {audio['mode']}: {audio['calls_without_audio']} of {audio['calls']} calls "

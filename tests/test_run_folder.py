@@ -82,6 +82,7 @@ def test_an_unfinished_run_resumes_with_its_settings_only(built, tmp_path):
         llm = ["--no-video", "--llm-base-url", server.base_url, "--llm-model", "stub"]
         assert cli("run", "toybench", built, "--out", run, *llm)[0] == 0
         results = json.loads((run / "results.json").read_text())
+        assert results["frames"]["without_pixels"] == 0  # the count the replay's warning points to
         made = server.completions
         for name in ("results.json", "report.html", "samples.jsonl"):
             (run / name).unlink()
