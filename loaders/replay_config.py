@@ -466,9 +466,9 @@ def _plain(value: Any) -> Any:
 def recorded(config: ReplayConfig) -> dict[str, Any]:
     """What decides a run's answers and figures, as its report records them (replay_report.json ``config``): the
     command, then every declared field but those marked ``pace`` (how fast or how patiently it runs: concurrency,
-    retries, timeout, cache), each path as its name and a digest of its absolute form (:func:`_path_id`), the
-    endpoint and model as resolved from the environment when not
-    given (without credentials), redacted as written."""
+    retries, timeout, cache), each path as its name and a digest of its absolute form (:func:`_path_id`), ``ids``
+    sorted (the set of ids decides what is played, not the order given), the endpoint and model as resolved from
+    the environment when not given (without credentials), redacted as written."""
     import dataclasses
     import json
 
@@ -478,6 +478,8 @@ def recorded(config: ReplayConfig) -> dict[str, Any]:
     out: dict[str, Any] = {"command": config.COMMAND}
     out.update({f.name: _plain(getattr(config, f.name)) for f in dataclasses.fields(config)
                 if not f.metadata.get("pace")})
+    if config.ids is not None:
+        out["ids"] = sorted(config.ids)
     records = Path(str(config.records))
     out["records"] = _path_id(records) if records.exists() else str(config.records)  # else ORG/NAME@REVISION
     try:
