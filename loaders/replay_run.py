@@ -243,10 +243,13 @@ def _say(plan: Any, done: Played, report: dict[str, Any], out: Path) -> None:
     console.out.print(f"{len(done.predictions)} predictions ({', '.join(f'{len(p[1])} {p[0]}' for p in plan.plays)}) "
                       f"written to {out / 'predictions.jsonl'}", markup=False)
     if endpoint:
-        console.out.print(f"{endpoint.get('endpoint_calls', 0)} endpoint calls, {endpoint.get('cache_hits', 0)} cache "
-                          f"hits ({endpoint.get('earlier_run_hits', 0)} from an earlier run), "
-                          f"{endpoint.get('retries', 0)} retries, {endpoint.get('prompt_tokens', 0)} prompt "
-                          f"tokens, mean latency {endpoint.get('latency_mean_s', 0.0):.3f} s", markup=False)
+        calls, hits = endpoint.get("endpoint_calls", 0), endpoint.get("cache_hits", 0)
+        latency = ("no model latency (every answer from the cache)" if not calls else
+                   f"mean latency {endpoint.get('latency_mean_s', 0.0):.3f} s"
+                   + (" (cache hits included)" if hits else ""))
+        console.out.print(f"{calls} endpoint calls, {hits} cache hits ({endpoint.get('earlier_run_hits', 0)} from an "
+                          f"earlier run), {endpoint.get('retries', 0)} retries, {endpoint.get('prompt_tokens', 0)} "
+                          f"prompt tokens, {latency}", markup=False)
     for key in ("malformed_lines", "out_of_range_lines"):
         if endpoint.get(key):
             console.out.print(f"{endpoint[key]} {key.replace('_', ' ')} in the model's answers (counted, skipped)",

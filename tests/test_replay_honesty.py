@@ -251,10 +251,15 @@ def test_a_stream_record_past_the_end_of_a_shorter_file_is_named(tmp_path, video
         json.dumps(dict(VALID["video"], video_id="v2", uri="v2.mp4", duration_s=40.0)) + "\n")
     env = {"PATH": "/usr/bin:/bin", "STREAMCUE_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "400"}
     with StubLLMServer() as server:
-        done = subprocess.run([sys.executable, "-m", "streamcue", "replay", records, "--out", tmp_path / "run",
-                               "--video-root", tmp_path / "videos", "--llm-base-url", server.base_url,
-                               "--llm-model", "stub"], capture_output=True, text=True, env=env)
+        args = [sys.executable, "-m", "streamcue", "replay", records, "--out", tmp_path / "run", "--video-root",
+                tmp_path / "videos", "--llm-base-url", server.base_url, "--llm-model", "stub"]
+        done = subprocess.run(args, capture_output=True, text=True, env=env)
+        args[args.index(tmp_path / "run")] = tmp_path / "again"
+        again = subprocess.run(args, capture_output=True, text=True, env=env)  # answered from the cache alone
     assert done.returncode == 0, done.stderr
+    assert "mean latency" in done.stdout and again.returncode == 0, again.stderr
+    assert "0 endpoint calls" in again.stdout and "no model latency (every answer from the cache)" in again.stdout
+    assert "mean latency" not in again.stdout
     err = " ".join(done.stderr.split())
     assert "record q1: its times reach 30 s, past the end of video v2 (its file 3 s, videos.jsonl says 40 s)" in err
     report = json.loads((tmp_path / "run" / "replay_report.json").read_text())
