@@ -147,6 +147,8 @@ def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol
                 with tracing(trace):
                     prediction, report = _play_record(record, setup, model, frame_image)
                 report["frames_without_pixels"] = trace.without_pixels
+                report["without_pixels_records"] = [{"record_id": trace.record_id, "video_id": record["video_id"],
+                                                     "frames": trace.without_pixels}] if trace.without_pixels else []
                 predictions[i], reports[i], traces[i] = prediction, report, trace
         finally:
             if held and last:
@@ -261,7 +263,8 @@ def _play_record(record: dict[str, Any], setup: _Setup, strategy: Any,
                         window_s=setup.window_s, frame_image=frame_image, moments=protocol.moments(record, start, end),
                         **setup.timing)
         return protocol.prediction(record, result.responses), {**result.report(end - start),
-                                                                **_past_end(record, protocol, duration_s)}
+                                                                **_past_end(record, protocol, duration_s,
+                                                                           getattr(frame_image, "duration_s", None))}
     asks = _asks(record, setup, strategy)
     until = max((t.until_s if t.until_s is not None else t.t_s for t in asks), default=record["query_time_s"])
     result = replay(strategy, (int(until * fps + 1e-9) + 1) / fps, fps, [],
@@ -314,16 +317,22 @@ def _latest(value: Any) -> float | None:
     return None
 
 
-def _past_end(record: dict[str, Any], protocol: Protocol, duration_s: float) -> dict[str, Any]:
-    """A stream-mode record whose times lie past the end of its video (they get no call, the record is scored as
-    silence there): counted (``past_end``), listed (``past_end_records``) and warned in one line naming it."""
+def _past_end(record: dict[str, Any], protocol: Protocol, duration_s: float,
+              file_s: float | None = None) -> dict[str, Any]:
+    """A stream-mode record whose times lie past the end of its video (they get no call, or a call without pixels
+    past the file's end; the record is scored as silence there): counted (``past_end``), listed
+    (``past_end_records``) and warned in one line naming it. The end is the declared (or read) duration, or the
+    decoded file's length (``file_s``) when that is shorter."""
     latest = _latest(record)
-    if latest is None or latest <= duration_s + 1e-9:
+    end_s = duration_s if file_s is None else min(duration_s, file_s)
+    if latest is None or latest <= end_s + 1e-9:
         return {"past_end": 0, "past_end_records": []}
     record_id = protocol.record_id(record)
+    which = f"{end_s:g} s" if end_s == duration_s else f"its file {end_s:g} s, videos.jsonl says {duration_s:g} s"
     console.err.print(f"warning: record {record_id}: its times reach {latest:g} s, past the end of video "
-                      f"{record['video_id']} ({duration_s:g} s): nothing after the end gets a call (a video shorter "
-                      "than its annotations: the wrong file?)", markup=False)
+                      f"{record['video_id']} ({which}): nothing after the end is shown to the model (a video "
+                      "shorter than its annotations: the wrong file?)", markup=False)
+    duration_s = end_s
     return {"past_end": 1, "past_end_records": [{"record_id": record_id, "video_id": record["video_id"],
                                                  "t_s": latest, "duration_s": duration_s}]}
 
@@ -335,6 +344,7 @@ def summary(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
     total = {key: sum(r.get(key, 0) for r in reports) for key in _COUNTS}
     return {"runs": len(reports), **total,
             "past_end_records": [x for r in reports for x in r.get("past_end_records", [])],
+            "without_pixels_records": [x for r in reports for x in r.get("without_pixels_records", [])],
             "latency_mean_s": statistics.fmean(r["latency_mean_s"] for r in reports),
             "latency_max_s": max(r["latency_max_s"] for r in reports),
             "actions_per_second": statistics.fmean(r["actions_per_second"] for r in reports)}

@@ -34,7 +34,13 @@ class VideoFrames:
         from streamcue.video import jpeg_frames
 
         self.path = Path(path)
+        self.fps = fps
         self.images = jpeg_frames(self.path, fps=fps, side=side, quality=quality, pixels=pixels)
+
+    @property
+    def duration_s(self) -> float:
+        """The file's length as decoded: its frames at ``fps`` (a record's times past it get no pixels)."""
+        return len(self.images) / self.fps
 
     def __call__(self, index: int, t_s: float) -> bytes | None:
         """The frame's JPEG; None past the end (a duration rounded up by a frame)."""

@@ -179,8 +179,10 @@ def _finite(value: float | None) -> bool:
 def _check_numbers(c: ReplayConfig) -> None:
     if not (math.isfinite(c.fps) and 0 < c.fps <= 60):
         raise ConfigError(f"--fps must be a positive number of frames per second, at most 60, got {c.fps}")
-    if c.k < 1 or (c.limit is not None and c.limit < 1) or c.concurrency < 1 or c.max_tokens < 1:
-        raise ConfigError("--k, --limit, --concurrency and --max-tokens must be at least 1")
+    for flag, value in (("--k", c.k), ("--limit", c.limit), ("--concurrency", c.concurrency),
+                        ("--max-tokens", c.max_tokens)):
+        if value is not None and value < 1:
+            raise ConfigError(f"{flag} must be at least 1, got {value}")
     if c.window_s is not None and not (math.isfinite(c.window_s) and c.window_s > 0):
         raise ConfigError(f"--window-s (the context window) must be a positive number of seconds, got {c.window_s}")
     if not (math.isfinite(c.temperature) and 0 <= c.temperature <= 2):
@@ -362,10 +364,17 @@ def _play_of(kind: str, rows: list[dict[str, Any]], config: ReplayConfig) -> tup
                          "source; replay one benchmark at a time", file=str(config.records))
     name = config.strategy or protocol.default_strategy[kind]
     if not STRATEGIES[name].applies_to(kind, protocol.name):
-        raise ConfigError(f"strategy {name} plays {' or '.join(STRATEGIES[name].applies)} records, not {kind} records "
-                          f"of {protocol.name}; for those use {' or '.join(applicable(kind, protocol.name))}")
+        raise ConfigError(f"strategy {name} plays {_plays(STRATEGIES[name].applies)}, not {kind} records of "
+                          f"{protocol.name}; for those use {' or '.join(applicable(kind, protocol.name))}")
     options = _strategy_options(name, kind, config.strategy_options, dict(protocol.defaults.get(name, {})))
     return kind, rows, protocol, name, options
+
+
+def _plays(applies: Mapping[str, tuple[str, ...] | None]) -> str:
+    """What a strategy plays, in words: each kind's records, of the benchmarks it is limited to."""
+    parts = [f"{kind} records" + ("" if only is None else f" of {' or '.join(only)} only")
+             for kind, only in applies.items()]
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
 def _strategy_options(strategy: str, kind: str, given: Mapping[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
@@ -466,9 +475,9 @@ def _plain(value: Any) -> Any:
 def recorded(config: ReplayConfig) -> dict[str, Any]:
     """What decides a run's answers and figures, as its report records them (replay_report.json ``config``): the
     command, then every declared field but those marked ``pace`` (how fast or how patiently it runs: concurrency,
-    retries, timeout, cache), each path as its name and a digest of its absolute form (:func:`_path_id`), the
-    endpoint and model as resolved from the environment when not
-    given (without credentials), redacted as written."""
+    retries, timeout, cache), each path as its name and a digest of its absolute form (:func:`_path_id`), ``ids``
+    sorted (the set of ids decides what is played, not the order given), the endpoint and model as resolved from
+    the environment when not given (without credentials), redacted as written."""
     import dataclasses
     import json
 
@@ -478,6 +487,8 @@ def recorded(config: ReplayConfig) -> dict[str, Any]:
     out: dict[str, Any] = {"command": config.COMMAND}
     out.update({f.name: _plain(getattr(config, f.name)) for f in dataclasses.fields(config)
                 if not f.metadata.get("pace")})
+    if config.ids is not None:
+        out["ids"] = sorted(config.ids)
     records = Path(str(config.records))
     out["records"] = _path_id(records) if records.exists() else str(config.records)  # else ORG/NAME@REVISION
     try:

@@ -223,9 +223,13 @@ def _say(plan: Any, done: Played, report: dict[str, Any], out: Path) -> None:
     if done.blind:
         console.err.print("warning: blind run (--no-video): the model saw no frames, only their times", markup=False)
     if report["frames"]["without_pixels"]:
-        console.err.print(f"warning: {report['frames']['without_pixels']} frames were sent without pixels (past the "
-                          "end of a shorter video: only their time labels); counted in the report "
-                          "(frames.without_pixels)", markup=False)
+        short = [x for k_ in done.kinds.values() for x in k_["replay"].get("without_pixels_records", [])]
+        ids = ", ".join(str(x["record_id"]) for x in short[:5])
+        ids += f" and {len(short) - 5} more" if len(short) > 5 else ""
+        console.err.print(f"warning: {report['frames']['without_pixels']} frames of {len(short)} "
+                          f"record{'' if len(short) == 1 else 's'} were sent without pixels (past the end of a "
+                          f"shorter video file: only their time labels): {ids}; counted in the report "
+                          "(frames.without_pixels) and listed per kind (replay.without_pixels_records)", markup=False)
     if report["audio"].get("calls_without_audio"):
         audio = report["audio"]
         console.err.print(f"warning: --audio {audio['mode']}: {audio['calls_without_audio']} of {audio['calls']} calls "
@@ -239,10 +243,13 @@ def _say(plan: Any, done: Played, report: dict[str, Any], out: Path) -> None:
     console.out.print(f"{len(done.predictions)} predictions ({', '.join(f'{len(p[1])} {p[0]}' for p in plan.plays)}) "
                       f"written to {out / 'predictions.jsonl'}", markup=False)
     if endpoint:
-        console.out.print(f"{endpoint.get('endpoint_calls', 0)} endpoint calls, {endpoint.get('cache_hits', 0)} cache "
-                          f"hits ({endpoint.get('earlier_run_hits', 0)} from an earlier run), "
-                          f"{endpoint.get('retries', 0)} retries, {endpoint.get('prompt_tokens', 0)} prompt "
-                          f"tokens, mean latency {endpoint.get('latency_mean_s', 0.0):.3f} s", markup=False)
+        calls, hits = endpoint.get("endpoint_calls", 0), endpoint.get("cache_hits", 0)
+        latency = ("no model latency (every answer from the cache)" if not calls else
+                   f"mean latency {endpoint.get('latency_mean_s', 0.0):.3f} s"
+                   + (" (cache hits included)" if hits else ""))
+        console.out.print(f"{calls} endpoint calls, {hits} cache hits ({endpoint.get('earlier_run_hits', 0)} from an "
+                          f"earlier run), {endpoint.get('retries', 0)} retries, {endpoint.get('prompt_tokens', 0)} "
+                          f"prompt tokens, {latency}", markup=False)
     for key in ("malformed_lines", "out_of_range_lines"):
         if endpoint.get(key):
             console.out.print(f"{endpoint[key]} {key.replace('_', ' ')} in the model's answers (counted, skipped)",

@@ -24,8 +24,8 @@ from streamcue.metrics.registry import METRICS
 from streamcue.schemas import check_records
 
 __all__ = ["record_files", "read_ground_truth", "read_predictions", "check_pred_format", "letter", "Problems",
-           "PROBLEMS", "RunPlayed", "check_scored_files", "read_run", "exporter", "export_name", "seal_results",
-           "check_sealed", "SEAL"]
+           "PROBLEMS", "RunPlayed", "check_scored_files", "read_run", "run_results", "exporter", "export_name",
+           "seal_results", "check_sealed", "SEAL"]
 
 _KINDS = ("mc_question", "active_item")
 
@@ -231,9 +231,9 @@ def check_scored_files(run: Path, results: Mapping[str, Any]) -> None:
                              file=run / "played" / name, field="played_sha256")
 
 
-def read_run(run: str | Path) -> RunPlayed:
-    """The played records, predictions and videos of the run folder ``run`` (refused, one line, when a file is
-    missing or its predictions are not those its results scored)."""
+def run_results(run: str | Path) -> dict[str, Any]:
+    """The results.json of the run folder ``run``, checked (sealed, its predictions and played files those it
+    scored) before any played file is read (refused, one line, when a file is missing)."""
     run = Path(run)
     for name in ("results.json", "predictions.jsonl", "played"):
         if not (run / name).exists():
@@ -241,6 +241,14 @@ def read_run(run: str | Path) -> RunPlayed:
     results = read_json(run / "results.json")
     check_sealed(run / "results.json", results)
     check_scored_files(run, results)
+    return results
+
+
+def read_run(run: str | Path) -> RunPlayed:
+    """The played records, predictions and videos of the run folder ``run`` (refused, one line, when a file is
+    missing or its predictions are not those its results scored)."""
+    run = Path(run)
+    results = run_results(run)
     records = {rid: rec for _, file in record_files(run / "played")
                for rid, rec in ((str(r.get("item_id", r.get("question_id"))), r) for _, r in iter_jsonl(file))}
     predictions = {str(p.get("item_id", p.get("question_id"))): p for _, p in iter_jsonl(run / "predictions.jsonl")}

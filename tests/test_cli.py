@@ -25,6 +25,19 @@ def test_every_command_has_help_with_an_example(command):
     assert "Example" in result.stdout
 
 
+def test_help_names_arguments_in_capitals_and_each_default_once():
+    """A newcomer read ``{records}`` as a blank left in a template, and a default printed twice as two settings."""
+    for command, usage in ((["replay"], "streamcue replay [OPTIONS] RECORDS"),
+                           (["run"], "streamcue run [OPTIONS] BENCHMARK RECORDS"),
+                           (["compare"], "streamcue compare [OPTIONS] RUN_A RUN_B")):
+        result = run(*command, "--help")
+        assert result.returncode == 0 and usage in " ".join(result.stdout.split()), result.stdout[:400]
+    missing = run("replay")
+    assert missing.returncode == 2 and "RECORDS" in missing.stderr and "{" not in missing.stderr, missing.stderr
+    result = run("anonymize", "--help")
+    assert result.returncode == 0 and result.stdout.count("[default: cpu]") == 1
+
+
 def test_validate_reports_each_violation_on_one_line(tmp_path):
     bad = dict(VALID["interval_qa"], qa_id="q9", task_type="ZZ")
     path = tmp_path / "qa.jsonl"

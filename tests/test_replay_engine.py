@@ -169,8 +169,9 @@ def test_replay_command_plays_mc_question_files_and_refuses_with_one_line(tmp_pa
     bad = write(tmp_path / "bad" / "mc_question.jsonl", [{k: v for k, v in VALID["mc_question"].items()
                                                          if k != "question"}])
     cases = [
-        ([mc, "--strategy", "polling"], "strategy polling plays interval_qa or dense_caption or active_item records, "
-                                        "not mc_question records of ovo-bench; for those use single-call"),
+        ([mc, "--strategy", "polling"], "strategy polling plays interval_qa records, dense_caption records and "
+                                        "active_item records of streamingbench only, not mc_question records of "
+                                        "ovo-bench; for those use single-call"),
         ([mc, "--memory", "LRU"], "unknown memory 'LRU'"),
         ([mc, "--history", "silver"], "--history must be gold"),
         ([mc, "--poll-hz", "2"], "--poll-hz is for --strategy polling, not single-call (mc_question)"),

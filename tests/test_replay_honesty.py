@@ -239,3 +239,34 @@ def test_the_frame_transport_is_chosen_and_recorded(tmp_path, monkeypatch, video
         assert sample["transport"] == "video_url" and sample["video"]["frames"] == 4 and sample["bytes_sent"] > 0
         with pytest.raises(ConfigError, match="video_url"):
             run(None, Transport(mode="video_url"))
+
+
+def test_a_stream_record_past_the_end_of_a_shorter_file_is_named(tmp_path, video):
+    """videos.jsonl declares 40 s, the file holds 3 s: the record is flagged past-end and its frames without pixels
+    are warned naming it (a newcomer's run got one generic line that named no record)."""
+    records = tmp_path / "iqa" / "interval_qa.jsonl"
+    records.parent.mkdir()
+    records.write_text(json.dumps(dict(VALID["interval_qa"], video_id="v2")) + "\n")
+    (tmp_path / "iqa" / "videos.jsonl").write_text(
+        json.dumps(dict(VALID["video"], video_id="v2", uri="v2.mp4", duration_s=40.0)) + "\n")
+    env = {"PATH": "/usr/bin:/bin", "STREAMCUE_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "400"}
+    with StubLLMServer() as server:
+        args = [sys.executable, "-m", "streamcue", "replay", records, "--out", tmp_path / "run", "--video-root",
+                tmp_path / "videos", "--llm-base-url", server.base_url, "--llm-model", "stub"]
+        done = subprocess.run(args, capture_output=True, text=True, env=env)
+        args[args.index(tmp_path / "run")] = tmp_path / "again"
+        again = subprocess.run(args, capture_output=True, text=True, env=env)  # answered from the cache alone
+    assert done.returncode == 0, done.stderr
+    assert "mean latency" in done.stdout and again.returncode == 0, again.stderr
+    assert "0 endpoint calls" in again.stdout and "no model latency (every answer from the cache)" in again.stdout
+    assert "mean latency" not in again.stdout
+    err = " ".join(done.stderr.split())
+    assert "record q1: its times reach 30 s, past the end of video v2 (its file 3 s, videos.jsonl says 40 s)" in err
+    report = json.loads((tmp_path / "run" / "replay_report.json").read_text())
+    replay = report["kinds"]["interval_qa"]["replay"]
+    missing = report["frames"]["without_pixels"]
+    assert missing > 0 and replay["without_pixels_records"] == [{"record_id": "q1", "video_id": "v2",
+                                                                  "frames": missing}]
+    assert replay["past_end_records"] == [{"record_id": "q1", "video_id": "v2", "t_s": 30.0, "duration_s": 3.0}]
+    assert f"warning: {missing} frames of 1 record were sent without pixels" in err
+    assert "only their time labels): q1;" in err

@@ -344,6 +344,11 @@ def test_run_refuses_with_one_line(builds, server, tmp_path):
          "--context is for streamingbench records, not ovo-bench"),
         (["run", "ovo-bench", builds / "ovo", "--out", tmp_path / "x", "--split", "test", "--videos",
           tmp_path / "none.jsonl"], "no such videos file"),
+        (["run", "ovo-bench", builds / "ovo", "--out", tmp_path / "x", "--k", "0"], "error: --k must be at least 1, "
+                                                                                      "got 0"),  # only the option given
+        (["run", "ovo-bench", builds / "ovo", "--out", tmp_path / "x", "--strategy", "polling"],
+         "strategy polling plays interval_qa records, dense_caption records and active_item records of streamingbench "
+         "only, not mc_question records of ovo-bench; for those use single-call"),
         (["compare", tmp_path / "nothing", tmp_path / "nothing2"], "not a run folder"),
     ]
     for args, words in cases:

@@ -42,6 +42,9 @@ def test_the_python_block_of_docs_runs_md(cc4d, monkeypatch, capsys):
     results = json.loads((cc4d / "runs" / "livecook-periodic" / "results.json").read_text())
     assert results["n_played"] == 109 and results["tables"]["group"]["mistake F1"]["n"] > 0
     assert "estimate" in capsys.readouterr().out
+    done = cli("export", cc4d / "runs" / "livecook-periodic", "--out", cc4d / "export")  # no format: said so first
+    assert done.returncode == 2 and "has no official output format to export to" in done.stderr, done.stderr
+    assert not (cc4d / "export").exists()
 
 
 def test_options_are_checked_once_in_the_configuration():

@@ -82,6 +82,7 @@ def test_an_unfinished_run_resumes_with_its_settings_only(built, tmp_path):
         llm = ["--no-video", "--llm-base-url", server.base_url, "--llm-model", "stub"]
         assert cli("run", "toybench", built, "--out", run, *llm)[0] == 0
         results = json.loads((run / "results.json").read_text())
+        assert results["frames"]["without_pixels"] == 0  # the count the replay's warning points to
         made = server.completions
         for name in ("results.json", "report.html", "samples.jsonl"):
             (run / name).unlink()
@@ -114,3 +115,21 @@ def test_a_finished_replay_is_never_replaced(built, tmp_path):
         assert code == 2 and "holds a replay made with other settings: first difference command replay there, run " \
                               "now" in " ".join(err.split())
         assert server.completions == made and _files(out) == before
+
+
+def test_the_same_ids_in_another_order_are_the_same_run(built, tmp_path):
+    """--ids is a set: the same ids in another order (or from @FILE) into a finished run is nothing to do."""
+    run = tmp_path / "run"
+    (tmp_path / "ids.txt").write_text("toy-1-0\ntoy-0-0\n")
+    with StubLLMServer(answer_red) as server:
+        llm = ["--no-video", "--llm-base-url", server.base_url, "--llm-model", "stub"]
+        code, _, err = cli("run", "toybench", built, "--out", run, *llm, "--ids", "toy-0-0,toy-1-0")
+        assert code == 0, err
+        made, before = server.completions, _files(run)
+        for ids in ("toy-1-0,toy-0-0", f"@{tmp_path / 'ids.txt'}"):
+            code, out, err = cli("run", "toybench", built, "--out", run, *llm, "--ids", ids)
+            assert code == 0 and "nothing to do" in " ".join(out.split()), err
+        assert server.completions == made and _files(run) == before
+        code, _, err = cli("run", "toybench", built, "--out", run, *llm, "--ids", "toy-0-0")
+        assert code == 2 and "first difference --ids ['toy-0-0', 'toy-1-0'] there, ['toy-0-0'] now" in " ".join(
+            err.split()), err

@@ -141,7 +141,24 @@ def _command(name: str | None = None) -> Any:
     """The click command tree typer derives from ``app`` (built once per process: it takes ~0.3 s); with ``name`` (a
     key of :data:`COMMANDS`), the same root with that command alone: its usage, options and help are those of the
     whole tree's."""
-    return typer.main.get_command(app if name is None else _app((name,)))
+    return _plain_usage(typer.main.get_command(app if name is None else _app((name,))))
+
+
+def _plain_usage(command: Any) -> Any:
+    """Every argument of the tree named in capitals on its usage line, as click writes it (``streamcue replay
+    [OPTIONS] RECORDS``; typer writes ``{records}``, read as a blank left in a template)."""
+    for param in getattr(command, "params", []):
+        if param.param_type_name == "argument" and param.metavar is None:
+            param.metavar = param.name.upper()
+            piece = param.metavar + ("..." if param.nargs != 1 else "")
+            param.get_usage_pieces = functools.partial(_usage_piece, piece if param.required else f"[{piece}]")
+    for sub in getattr(command, "commands", {}).values():
+        _plain_usage(sub)
+    return command
+
+
+def _usage_piece(piece: str, ctx: Any) -> list[str]:
+    return [piece]
 
 
 def main(argv: list[str] | None = None) -> None:
