@@ -60,7 +60,7 @@ SECTIONS = ("protocol", "frames", "generation", "prompts")
 #: (video-only: some need sound and ``frames.audio`` sent none): it follows from ``frames.audio``, the setting, and
 #: the selection, and only records both runs played are paired.
 NOT_SETTINGS = {"generation.concurrency", "generation.cache", "frames.frames_total", "frames.frames_seen",
-                "frames.sound"}
+                "frames.without_pixels", "frames.sound"}
 
 
 def _flat(value: Any, prefix: str) -> dict[str, Any]:
