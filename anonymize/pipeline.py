@@ -321,10 +321,10 @@ class Anonymizer:
                 "stride": plan.stride, "full_every": plan.full_every,
                 "plate_every": plan.plate_every, "plate_max_side": o.plate_max_side, "plate_step": o.plate_step,
                 "follow_px": o.follow_px if self._two_sizes else 0,
-                # faces and plates are looked for on the frame turned by each of these too, every turn_every
-                # frames, and at every look for faces for turn_hold frames after a turn found one
+                # faces are looked for on the frame turned by each of these too, every turn_every frames, and at
+                # every look for faces for turn_hold frames after a turn found one; plates only at such a turn
                 "turns_deg": [90 * k for k in TURNS], "turn_s": o.turn_s, "turn_every": plan.turn_every,
-                "turn_hold": plan.turn_hold}
+                "turn_hold": plan.turn_hold, "turned_plates": "at a turn where a face was found"}
 
     def _plate_thread(self) -> ThreadPoolExecutor:
         """The thread plates are looked for in: one per Anonymizer and process (a forked child makes its own)."""
@@ -716,8 +716,8 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
         "canary": anonymizer.canary,
         "input": {"path": video.name, "sha256": sha256_file(video), **asdict(info),
                   "rotation_deg": display_rotation(video)},
-        # frames are decoded as shown (rotation metadata applied) and written so, without rotation metadata; each
-        # look for faces and plates also looks at the frame turned by each of settings.turns_deg
+        # frames are decoded as shown (rotation metadata applied) and written so, without rotation metadata; looks
+        # for faces (and plates, at a turn where a face was found) also look at the frame turned by settings.turns_deg
         "orientation": {"decoded": "as displayed (rotation metadata applied)", "output_rotation_deg": 0,
                         "looked_deg": [0, *(90 * k for k in TURNS)]},
         "output": {"path": out_path.name, "sha256": sha256_file(tmp), "frames": frames,

@@ -100,6 +100,7 @@ def test_the_report_states_orientation_and_the_output_carries_no_rotation(anonym
     assert report["status"] == "passed" and report["input"]["rotation_deg"] == 90
     assert report["orientation"]["looked_deg"] == [0, 90, 180, 270]
     assert report["settings"]["turns_deg"] == [90, 180, 270] and report["settings"]["turn_every"] >= 1
+    assert report["settings"]["turned_plates"] == "at a turn where a face was found"
     assert display_rotation(out) == 0 and (probe(out).width, probe(out).height) == (320, 180)  # frames as shown
 
 
