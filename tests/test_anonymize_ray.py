@@ -68,7 +68,8 @@ def check_throughput(stdout, reports):
     seconds = sum(json.loads(path.read_text())["input"]["duration_s"] for path in reports)
     assert count == len(reports) and seconds > 0
     assert hours == pytest.approx(seconds / 3600, rel=1e-3)
-    assert 0 < wall and rate == pytest.approx(hours / (wall / 3600), rel=0.02)
+    # the wall time is printed to 0.1 s (up to 0.05 s off) and the rate to 3 digits
+    assert 0 < wall and rate == pytest.approx(hours / (wall / 3600), rel=0.01 + 0.05 / wall)
 
 
 def test_the_local_engine_reports_throughput_too(tmp_path):
