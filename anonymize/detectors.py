@@ -348,7 +348,7 @@ class HaarPlateDetector:
 
     name = "haar-plate"
 
-    def __init__(self, min_width: int = 40, scale_factor: float = 1.05, min_neighbors: int = 2,
+    def __init__(self, min_width: int = 40, scale_factor: float = 1.05, min_neighbors: int = 1,
                  cascade: str | Path | None = None, max_side: int | None = None) -> None:
         cv2 = require("cv2", "anonymize", "opencv-python")
         if not hasattr(cv2, "CascadeClassifier") or not hasattr(cv2, "data"):

@@ -79,8 +79,9 @@ PRESETS: dict[str, dict[str, Any]] = {
     "balanced": {"max_side": 640, "look_s": 0.1, "full_s": 0.4, "plate_s": 0.1, "plate_max_side": None,
                  "plate_step": 1.1, "pad": 0.35, "dilate_s": 0.2, "follow_px": 120, "turn_s": 0.5},
     # faces at 640 px 5 times a second, at full size every second (crops at every look as above); plates
-    # every 0.3 s; boxes carried between looks, padded and dilated more
-    "fast": {"max_side": 640, "look_s": 0.2, "full_s": 1.0, "plate_s": 0.3, "plate_max_side": None,
+    # every 0.2 s (upright only, as in every preset, unless a turn found a face); boxes carried between looks,
+    # padded and dilated more
+    "fast": {"max_side": 640, "look_s": 0.2, "full_s": 1.0, "plate_s": 0.2, "plate_max_side": None,
              "plate_step": 1.1, "pad": 0.35, "dilate_s": 0.3, "follow_px": 120, "turn_s": 1.0},
 }
 DEFAULT_PRESET = "balanced"
@@ -320,10 +321,10 @@ class Anonymizer:
                 "stride": plan.stride, "full_every": plan.full_every,
                 "plate_every": plan.plate_every, "plate_max_side": o.plate_max_side, "plate_step": o.plate_step,
                 "follow_px": o.follow_px if self._two_sizes else 0,
-                # faces and plates are looked for on the frame turned by each of these too, every turn_every
-                # frames, and at every look for faces for turn_hold frames after a turn found one
+                # faces are looked for on the frame turned by each of these too, every turn_every frames, and at
+                # every look for faces for turn_hold frames after a turn found one; plates only at such a turn
                 "turns_deg": [90 * k for k in TURNS], "turn_s": o.turn_s, "turn_every": plan.turn_every,
-                "turn_hold": plan.turn_hold}
+                "turn_hold": plan.turn_hold, "turned_plates": "at a turn where a face was found"}
 
     def _plate_thread(self) -> ThreadPoolExecutor:
         """The thread plates are looked for in: one per Anonymizer and process (a forked child makes its own)."""
@@ -342,10 +343,12 @@ class Anonymizer:
         # plates in a thread of their own while the face detector runs (both release the GIL): the cores
         # one of them leaves idle between its parallel parts go to the other
         plates_found = self._plate_thread().submit(self.plate.detect, frame) if plates and self.plate else None
-        # faces and plates on the frame turned 90/180/270 too, as the schedule says (see TURNS)
+        # faces on the frame turned 90/180/270 too, as the schedule says; plates there only at turns where faces
+        # were found (see TURNS)
         every_turn = (*turns[0], *turns[1]) if faces else ()
-        turned_plates = self._plate_thread().submit(_turned, self.plate.detect, frame, every_turn) \
-            if every_turn and self.plate else None
+        plate_turns = turns[0] if plates and self.plate else ()
+        turned_plates = [self._plate_thread().submit(_turned, self.plate.detect, frame, plate_turns)] \
+            if plate_turns else []
         if faces:
             crops = None
             if not full and self._two_sizes and follow is not None:
@@ -377,14 +380,16 @@ class Anonymizer:
                 else:
                     turned = strong(_turned(self.face.detect, frame, every_turn))
                 item.turned = _turns_that_add(turned, found)
+                fresh = tuple(k for k in item.turned if k not in plate_turns)
+                if fresh and plates and self.plate:  # a turn found at this sweep: its plates at this look too
+                    turned_plates.append(self._plate_thread().submit(_turned, self.plate.detect, frame, fresh))
                 found = suppress(np.concatenate([found, _column(turned, 0)]))
             item.faces, scores = pad_boxes(found, self.options.pad, w, h, scores=True)
             item.strong = scores >= self.threshold
             item.full = full or not self._two_sizes
-        if plates or turned_plates is not None:
+        if plates:
             found = plates_found.result() if plates_found is not None else np.zeros((0, 5))
-            if turned_plates is not None:
-                found = np.concatenate([found[:, :5], turned_plates.result()[:, :5]])
+            found = np.concatenate([found[:, :5], *(f.result()[:, :5] for f in turned_plates)])
             item.plates = pad_boxes(found, self.options.plate_pad, w, h)
         return item
 
@@ -522,9 +527,10 @@ def _with_camera(frames: Iterable[np.ndarray]) -> Iterator[tuple[np.ndarray, tup
 #: ``turn_s`` (faces at ``max_side``); a turn where a face was found at the threshold and better than the upright
 #: look found it (no upright box over its centre scored as high) is looked at at every look for faces, at that
 #: look's size, for ``bridge_s`` after (``Schedule.turns``): a video's orientation rarely changes, so an upright
-#: video pays for a sweep now and then. Plates found on a turned frame do not keep a turn looked at (the cascade
-#: finds plate-like texture in any orientation). Only boxes at or above the face threshold count from a turned
-#: frame.
+#: video pays for a sweep now and then. Plates are looked for on a turned frame only at such a turn, at the
+#: plates' looks (the cascade finds plate-like texture in any orientation, so its own finds there keep no turn
+#: looked at): a video turned with no face in it has its plates looked for upright only. Only boxes at or above
+#: the face threshold count from a turned frame.
 TURNS = (1, 2, 3)
 
 
@@ -710,8 +716,8 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
         "canary": anonymizer.canary,
         "input": {"path": video.name, "sha256": sha256_file(video), **asdict(info),
                   "rotation_deg": display_rotation(video)},
-        # frames are decoded as shown (rotation metadata applied) and written so, without rotation metadata; each
-        # look for faces and plates also looks at the frame turned by each of settings.turns_deg
+        # frames are decoded as shown (rotation metadata applied) and written so, without rotation metadata; looks
+        # for faces (and plates, at a turn where a face was found) also look at the frame turned by settings.turns_deg
         "orientation": {"decoded": "as displayed (rotation metadata applied)", "output_rotation_deg": 0,
                         "looked_deg": [0, *(90 * k for k in TURNS)]},
         "output": {"path": out_path.name, "sha256": sha256_file(tmp), "frames": frames,

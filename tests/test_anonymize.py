@@ -314,7 +314,7 @@ def test_the_schedule_is_in_seconds_so_30_fps_does_not_triple_the_work():
     plans = {(preset, fps): Anonymizer.plan(_bare(preset), fps) for preset in PRESETS for fps in (10, 30)}
     frames = {key: (p.stride, p.full_every, p.plate_every) for key, p in plans.items()}
     assert frames["balanced", 10] == (1, 4, 1) and frames["balanced", 30] == (3, 12, 3)
-    assert frames["fast", 10] == (2, 10, 3) and frames["fast", 30] == (6, 30, 9)
+    assert frames["fast", 10] == (2, 10, 2) and frames["fast", 30] == (6, 30, 6)
     assert plans["thorough", 30].stride == 1 and plans["thorough", 30].full_every == 0
     # the window covers every frame between two looks; frame overrides still win
     assert plans["balanced", 30].window == 6 and plans["fast", 30].window == 9

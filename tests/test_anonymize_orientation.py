@@ -24,7 +24,7 @@ pytest.importorskip("cv2")
 from streamcue.anonymize.blur import unturn_boxes  # noqa: E402
 from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video  # noqa: E402
 from streamcue.anonymize.report import report_problem, schedule_problems, sha256_file  # noqa: E402
-from streamcue.anonymize.synthetic import ORIENTATIONS, recall, write_clip  # noqa: E402
+from streamcue.anonymize.synthetic import ORIENTATIONS, clip_frames, recall, write_clip  # noqa: E402
 from streamcue.errors import ConfigError, InputError  # noqa: E402
 from streamcue.video import display_rotation, ffmpeg_exe, probe, read_frames  # noqa: E402
 
@@ -100,6 +100,7 @@ def test_the_report_states_orientation_and_the_output_carries_no_rotation(anonym
     assert report["status"] == "passed" and report["input"]["rotation_deg"] == 90
     assert report["orientation"]["looked_deg"] == [0, 90, 180, 270]
     assert report["settings"]["turns_deg"] == [90, 180, 270] and report["settings"]["turn_every"] >= 1
+    assert report["settings"]["turned_plates"] == "at a turn where a face was found"
     assert display_rotation(out) == 0 and (probe(out).width, probe(out).height) == (320, 180)  # frames as shown
 
 
@@ -111,6 +112,36 @@ def test_turns_are_swept_on_their_schedule_and_followed_where_they_found_a_face(
     assert plan.turns(0, {}) == ((), (1, 2, 3)) and plan.turns(3, {}) == ((), ())
     assert plan.turns(3, {3: 0}) == ((3,), ()) and plan.turns(15, {3: 0}) == ((3,), (1, 2))
     assert plan.turns(33, {3: 0}) == ((), ()) and plan.turns(33, {}, last=True) == ((), (1, 2, 3))
+
+
+class _Shapes:
+    """The real plate cascade, recording the shape of each frame it is given."""
+
+    def __init__(self, plate):
+        self.plate, self.shapes = plate, []
+
+    def detect(self, frame):
+        self.shapes.append(frame.shape[:2])
+        return self.plate.detect(frame)
+
+
+@pytest.mark.parametrize("turn", [0, 1])
+def test_plates_are_looked_for_on_a_turned_frame_only_at_a_turn_that_found_a_face(anonymizer, turn):
+    """An upright clip's plates are looked for upright (a turn that finds no face costs no plate look); a clip
+    turned 90 degrees in its pixels has them looked for on the turn where its faces were found, at every look
+    for plates."""
+    seen = Anonymizer.__new__(Anonymizer)
+    seen.__dict__.update(anonymizer.__dict__, plate=_Shapes(anonymizer.plate))
+    frames = [frame for frame, _ in clip_frames(1280, 720, fps=10, seconds=1, turn=turn)]
+    items = list(seen.detect(frames, 10.0))
+    shown, looks = frames[0].shape[:2], sum(item.plates is not None for item in items)
+    upright = sum(shape == shown for shape in seen.plate.shapes)
+    sideways = len(seen.plate.shapes) - upright
+    assert upright >= looks == len(frames)  # balanced at 10 fps: plates on every frame
+    if turn == 0:
+        assert sideways == 0 or any(item.turned for item in items), seen.plate.shapes
+    else:
+        assert all(item.turned for item in items[:1]) and sideways >= looks - 1, (sideways, looks)
 
 
 @pytest.mark.parametrize("options", SPARSE)
