@@ -166,7 +166,8 @@ def test_a_sparse_schedule_run_anyway_is_unmeasured_and_refused(small, tmp_path,
 
 
 def test_the_measured_schedule_is_checked_in_seconds():
-    assert schedule_problems({"look_s": 0.2, "full_s": 1.0, "plate_s": 0.3, "dilate_s": 0.2, "max_side": 640}) == []
+    assert schedule_problems({"look_s": 0.2, "full_s": 1.0, "plate_s": 0.2, "dilate_s": 0.2, "max_side": 640}) == []
+    assert len(schedule_problems({"look_s": 0.2, "full_s": 1.0, "plate_s": 0.3, "dilate_s": 0.2, "max_side": 640})) == 1
     assert schedule_problems({"look_s": 0.0, "full_s": 0.0, "plate_s": 0.0, "dilate_s": 0.3, "max_side": None}) == []
     assert len(schedule_problems({"look_s": 30, "full_s": 30, "plate_s": 30, "dilate_s": 0, "max_side": 640})) == 4
     assert schedule_problems({"look_s": 0.1, "full_s": 30, "plate_s": 0.1, "dilate_s": 0.2, "max_side": 128}) == [

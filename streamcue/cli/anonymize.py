@@ -63,7 +63,7 @@ def anonymize(
                                                    "above 0.08, a --pad below 0.25, --full-every 0, a --device other "
                                                    "than cpu, or a schedule sparser than the measured one (--stride: "
                                                    "a look every 0.2 s or more often, --full-every: every 1 s, "
-                                                   "--plate-every: every 0.3 s, at the video's frame rate; --dilate "
+                                                   "--plate-every: every 0.2 s, at the video's frame rate; --dilate "
                                                    "at least 0.2; --max-side at least 640). The report's status is "
                                                    "then 'unmeasured' and a release refuses it.")] = False,
     keep_audio: Annotated[bool, typer.Option("--keep-audio", help="Keep the audio track (dropped by default: voices "
