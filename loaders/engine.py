@@ -259,7 +259,7 @@ def _play_record(record: dict[str, Any], setup: _Setup, strategy: Any,
         prompts = [(t.t_s, t.text, t.role) for t in protocol.turns(record, setup.context)]
         result = replay(strategy, end - start, fps, prompts, start_s=start,
                         own_history=setup.context.history == "own",
-                        episode=Episode(kind, record, start, end, fps, frame_image), k=setup.k, memory=setup.memory,
+                        episode=Episode(kind, record, start, end, fps), k=setup.k, memory=setup.memory,
                         window_s=setup.window_s, frame_image=frame_image, moments=protocol.moments(record, start, end),
                         **setup.timing)
         return protocol.prediction(record, result.responses), {**result.report(end - start),
@@ -268,7 +268,7 @@ def _play_record(record: dict[str, Any], setup: _Setup, strategy: Any,
     asks = _asks(record, setup, strategy)
     until = max((t.until_s if t.until_s is not None else t.t_s for t in asks), default=record["query_time_s"])
     result = replay(strategy, (int(until * fps + 1e-9) + 1) / fps, fps, [],
-                    episode=Episode(kind, record, 0.0, record["query_time_s"], fps, frame_image), k=setup.k,
+                    episode=Episode(kind, record, 0.0, record["query_time_s"], fps), k=setup.k,
                     memory=setup.memory, window_s=setup.window_s, frame_image=frame_image, asks=asks)
     answers = [r["text"] for r in result.responses if r.get("role", "assistant") == "assistant"]
     if answers:
