@@ -4,6 +4,10 @@ A builder's folder holds ``mc_question.jsonl`` and ``active_item.jsonl``; predic
 ``mc_question_prediction`` and ``active_item_prediction`` records (both kinds may share one file).
 Each benchmark's scoring (:mod:`~streamcue.metrics.ovo_bench`, :mod:`~streamcue.metrics.streamingbench`)
 reads them here and its own output formats itself.
+
+A run folder's results.json is read here too, once for every reader (``compare``, the page, ``export``, a finished
+``run``): :func:`read_results` checks its seal, its schema and the files it scored; :func:`read_run` gives a run's
+played records and predictions to an export.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +29,8 @@ from streamcue.metrics.registry import METRICS
 from streamcue.schemas import check_records
 
 __all__ = ["record_files", "read_ground_truth", "read_predictions", "check_pred_format", "letter", "Problems",
-           "PROBLEMS", "RunPlayed", "check_scored_files", "read_run", "run_results", "exporter", "export_name",
-           "seal_results", "check_sealed", "SEAL"]
+           "PROBLEMS", "RunPlayed", "check_scored_files", "check_results", "read_run", "read_results", "exporter",
+           "export_name", "seal_results", "check_sealed", "SEAL"]
 
 _KINDS = ("mc_question", "active_item")
 
@@ -231,15 +236,31 @@ def check_scored_files(run: Path, results: Mapping[str, Any]) -> None:
                              file=run / "played" / name, field="played_sha256")
 
 
-def run_results(run: str | Path) -> dict[str, Any]:
-    """The results.json of the run folder ``run``, checked (sealed, its predictions and played files those it
-    scored) before any played file is read (refused, one line, when a file is missing)."""
+def check_results(results: Mapping[str, Any], file: Path | str | None = None) -> None:
+    """``results`` against ``schemas/results.schema.json``; one line naming the field when it is not."""
+    import jsonschema
+
+    schema = json.loads(resources.files("streamcue.schemas").joinpath("results.schema.json").read_text("utf-8"))
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(results),
+                    key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in errors[0].absolute_path)
+        raise InputError(f"not a streamcue results.json: {errors[0].message}", file=file, field=where)
+
+
+def read_results(run: str | Path) -> dict[str, Any]:
+    """The results.json of the run folder ``run``, checked before any other file of it is read: sealed (every field
+    as the run wrote it, :func:`check_sealed`), valid against its schema (:func:`check_results`), and its predictions
+    and played files those it scored (:func:`check_scored_files`). The one reader of a run's results: ``compare``,
+    the page, ``export`` and a finished ``run`` read it here. Refused, one line naming the file and the field."""
     run = Path(run)
     for name in ("results.json", "predictions.jsonl", "played"):
         if not (run / name).exists():
             raise InputError(f"not a run folder: no {name} (streamcue run --out writes one)", file=run)
-    results = read_json(run / "results.json")
-    check_sealed(run / "results.json", results)
+    path = run / "results.json"
+    results = read_json(path)
+    check_sealed(path, results)
+    check_results(results, path)
     check_scored_files(run, results)
     return results
 
@@ -248,7 +269,7 @@ def read_run(run: str | Path) -> RunPlayed:
     """The played records, predictions and videos of the run folder ``run`` (refused, one line, when a file is
     missing or its predictions are not those its results scored)."""
     run = Path(run)
-    results = run_results(run)
+    results = read_results(run)
     records = {rid: rec for _, file in record_files(run / "played")
                for rid, rec in ((str(r.get("item_id", r.get("question_id"))), r) for _, r in iter_jsonl(file))}
     predictions = {str(p.get("item_id", p.get("question_id"))): p for _, p in iter_jsonl(run / "predictions.jsonl")}

@@ -5,12 +5,13 @@
 that scored the answers) into ``{setting: (A, B)}``. How a run went rather than what it asked (``concurrency``,
 ``cache``, the frame counts, and ``frames.sound``, which labels what the records played needed under the setting
 ``frames.audio``) is left out, and so are the kinds only one run played (a partial run is still the same
-protocol). Each run's results.json is first checked against its own seal (every field as the run wrote it,
-:func:`streamcue.metrics.bench_readers.check_sealed`), so an edited setting is refused, not believed. The two
-runs must agree on every setting but the model, and must be of one benchmark version and metric config;
-otherwise :func:`compare_runs` refuses with one line naming each difference (``frames.window_s: none vs 60``),
-unless ``allow_different`` (then the result lists them, ``differences``). Two runs of different benchmarks, or
-sharing no record, are refused always.
+protocol). Each run's results.json is first read by :func:`streamcue.metrics.bench_readers.read_results`, the one
+reader of a run's results (the page's and ``export``'s too): checked against its own seal (every field as the run
+wrote it), its schema and the predictions and played files it scored, so an edited setting is refused, not
+believed. The two runs must agree on every setting but the model, and must be of one benchmark version and
+metric config; otherwise :func:`compare_runs` refuses with one line naming each difference
+(``frames.window_s: none vs 60``), unless ``allow_different`` (then the result lists them, ``differences``). Two
+runs of different benchmarks, or sharing no record, are refused always.
 
 **Checked against itself.** Each run's ``samples.jsonl`` is checked before use
 (:func:`streamcue.metrics.run.check_run`, through :func:`~streamcue.metrics.run.read_run`, as the page's is):

@@ -35,8 +35,8 @@ from streamcue.metrics.bootstrap import BootstrapSettings, Unit, cluster_bootstr
 from streamcue.schemas.discovery import ID_FIELDS
 
 __all__ = ["STREAMING_KINDS", "RESULTS_VERSION", "Selection", "finish_run", "video_units", "write_played",
-           "read_samples", "read_results", "read_run", "check_run", "sample_units", "write_page",
-           "check_results", "prompt_versions", "now", "efficiency", "EFFICIENCY"]
+           "read_samples", "read_run", "check_run", "sample_units", "write_page", "prompt_versions", "now",
+           "efficiency", "EFFICIENCY"]
 
 RESULTS_VERSION = "1.0"
 #: Kinds whose page shows a timeline per video: gold answer windows against when the model spoke.
@@ -313,39 +313,6 @@ def prompt_versions(protocol: Any, strategies: Iterable[str], kind_modes: Mappin
 
 # ------------------------------------------------------------------------------------------ the run folder
 
-def _schema(name: str) -> dict[str, Any]:
-    from importlib import resources
-
-    return json.loads(resources.files("streamcue.schemas").joinpath(f"{name}.schema.json").read_text("utf-8"))
-
-
-def check_results(results: Mapping[str, Any], file: Path | str | None = None) -> None:
-    """``results`` against ``schemas/results.schema.json``; one line naming the field when it is not."""
-    import jsonschema
-
-    errors = sorted(jsonschema.Draft202012Validator(_schema("results")).iter_errors(results),
-                    key=lambda e: list(map(str, e.absolute_path)))
-    if errors:
-        where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in errors[0].absolute_path)
-        raise InputError(f"not a streamcue results.json: {errors[0].message}", file=file, field=where)
-
-
-def read_results(folder: str | Path) -> dict[str, Any]:
-    """A run folder's ``results.json``, checked against its own seal (every field as the run wrote it:
-    :func:`~streamcue.metrics.bench_readers.check_sealed`) and its schema."""
-    from streamcue.io import read_json
-    from streamcue.metrics.bench_readers import check_sealed
-
-    folder = Path(folder)
-    path = folder / "results.json" if folder.is_dir() else folder
-    if not path.is_file():
-        raise InputError("not a run folder (no results.json; streamcue run writes one)", file=folder)
-    results = read_json(path)
-    check_sealed(path, results)
-    check_results(results, path)
-    return results
-
-
 def read_samples(folder: Path) -> list[dict[str, Any]]:
     """A run folder's ``samples.jsonl``, tolerant: a line keeps whatever fields it has (later engines add some)."""
     from streamcue.io import iter_jsonl
@@ -364,15 +331,16 @@ def read_samples(folder: Path) -> list[dict[str, Any]]:
 
 
 def read_run(folder: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A run folder's ``results.json`` and ``samples.jsonl``, checked against each other (:func:`check_run`): what
-    ``compare`` and :func:`write_page` use, so neither shows a figure the run's own files do not give."""
-    from streamcue.metrics.bench_readers import check_scored_files
+    """A run folder's ``results.json`` (read and checked by :func:`~streamcue.metrics.bench_readers.read_results`:
+    sealed, its schema's, its predictions and played files those it scored) and ``samples.jsonl``, checked against
+    each other (:func:`check_run`): what ``compare`` and :func:`write_page` use, so neither shows a figure the run's
+    own files do not give."""
+    from streamcue.metrics.bench_readers import read_results
 
     folder = Path(folder)
     results = read_results(folder)
     samples = read_samples(folder)
     check_run(folder, results, samples)
-    check_scored_files(folder, results)
     return results, samples
 
 
@@ -509,7 +477,7 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
     """
     from streamcue.io import write_json, write_jsonl
     from streamcue.metrics import evaluate, get_metric
-    from streamcue.metrics.bench_readers import seal_results
+    from streamcue.metrics.bench_readers import check_results, seal_results
     from streamcue.metrics.page import render_page
     from streamcue.registry import get_benchmark
     from streamcue.version import __version__

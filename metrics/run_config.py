@@ -141,7 +141,7 @@ def _finished(out: Path, selection: Any) -> dict[str, Any]:
     """The results of the finished run in ``out``, made with the same settings: nothing to do, unless a record file
     changed since (then refused, naming it: the folder holds a run of other records, never replaced)."""
     from streamcue import console
-    from streamcue.metrics.run import read_results
+    from streamcue.metrics.bench_readers import read_results
 
     results = read_results(out)
     was = results["benchmark"].get("files_sha256") or {}

@@ -79,9 +79,25 @@ def _run_folder(tmp: Path, built_out: Path, videos: int) -> Path:
     preds = [{"item_id": r["item_id"], "responses": _crafted(r, k)} for k, r in enumerate(played)
              if r["video_id"] != kept[-1]]
     write_jsonl(run_dir / "predictions.jsonl", preds)
-    write_json(run_dir / "results.json",
-               seal_results({"benchmark": {"name": "phostream"}, "model": {"name": "crafted"}}))
+    write_json(run_dir / "results.json", _crafted_results(len(played)))
     return run_dir
+
+
+def _crafted_results(n: int) -> dict:
+    """A results.json as every reader checks it (sealed, valid against its schema) of ``n`` crafted answers."""
+    from streamcue.metrics.bootstrap import BootstrapSettings
+    from streamcue.metrics.run import EFFICIENCY, RESULTS_VERSION
+
+    return seal_results({
+        "results_version": RESULTS_VERSION, "benchmark": {"name": "phostream", "title": "", "records": "",
+                                                          "files_sha256": {}, "version": ""},
+        "protocol": {"name": "phostream"}, "model": {"name": "crafted", "endpoint": None}, "generation": {},
+        "frames": {}, "prompts": {}, "metric": {"name": "phostream", "config_version": "", "config": {}},
+        "streamcue_version": "", "started_at": "", "finished_at": "", "n_benchmark": n, "n_played": n, "videos": [],
+        "counts": {"asked": n, "answered": 0, "unparseable": 0}, "unparseable": [],
+        "efficiency": dict.fromkeys(EFFICIENCY), "bootstrap": BootstrapSettings().to_dict(True),
+        "tables": {"task": {}, "group": {}}, "report": {"metric": "phostream", "config_version": "", "overall": {},
+                                                        "per_item": {}}, "replay": {}})
 
 
 def _official(response_file: Path, out: Path, judge_url: str | None = None) -> tuple[dict, list[dict]]:

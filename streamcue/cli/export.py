@@ -34,7 +34,7 @@ def export_command(
         streamcue export runs/sb-try --out exports/sb-try
     """
     from streamcue.io import write_json
-    from streamcue.metrics.bench_readers import exporter, run_results
+    from streamcue.metrics.bench_readers import exporter, read_results
     from streamcue.prologue import check_io
     from streamcue.registry import get_benchmark
     from streamcue.staging import staged_folder
@@ -44,7 +44,7 @@ def export_command(
         from streamcue.errors import ConfigError
 
         raise ConfigError(f"--out {out} exists and is not empty; give a new folder")
-    benchmark = run_results(run).get("benchmark", {}).get("name")
+    benchmark = read_results(run).get("benchmark", {}).get("name")
     export = exporter(get_benchmark(str(benchmark)).metric)
     out.parent.mkdir(parents=True, exist_ok=True)
     with staged_folder(out) as tmp:
