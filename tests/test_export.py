@@ -272,3 +272,29 @@ def test_a_run_whose_ground_truth_was_edited_is_not_exported_compared_or_paged(r
     assert not (tmp_path / "out").exists()
     with pytest.raises(InputError, match="played_sha256"):
         write_page(str(edited))
+
+
+def test_a_run_whose_results_leave_their_schema_is_refused_by_every_reader(runs, tmp_path):
+    """One reader (``bench_readers.read_results``) checks a run's results.json for export, compare and the page
+    alike: one sealed again after an edit that leaves its schema (a negative ``n_played``) is refused by each, one
+    line naming the file and the field (export checked no schema before)."""
+    import shutil
+
+    from streamcue.errors import InputError
+    from streamcue.metrics.bench_readers import seal_results
+    from streamcue.metrics.run import write_page
+
+    edited = tmp_path / "edited"
+    shutil.copytree(runs / "ovo-bench", edited, symlinks=True)
+    results = json.loads((edited / "results.json").read_text())
+    results["n_played"] = -1
+    (edited / "results.json").write_text(json.dumps(seal_results(results)))
+    said = f"{edited / 'results.json'}, field $.n_played: not a streamcue results.json"
+    for args in (("export", edited, "--out", tmp_path / "out"), ("compare", runs / "ovo-bench", edited)):
+        done = cli(*args, cache=runs / "cache")
+        assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, (args, done.stderr)
+        assert said in " ".join(done.stderr.split()), (args, done.stderr)
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(InputError, match="not a streamcue results.json") as caught:
+        write_page(edited)
+    assert (caught.value.file, caught.value.field) == (edited / "results.json", "$.n_played")
