@@ -50,7 +50,7 @@ import numpy as np
 
 from streamcue.anonymize.blur import WindowMask, hide, pad_boxes, stamps, unturn_boxes
 from streamcue.anonymize.canary import run_canary
-from streamcue.anonymize.detectors import DEVICES, make_face_detector, make_plate_detector
+from streamcue.anonymize.detectors import DEVICES, PLATE_SEARCHES, make_face_detector, make_plate_detector
 from streamcue.anonymize.tracks import CameraMotion, Chain, Links, follow_regions, suppress
 from streamcue.video import FrameWriter, display_rotation, ffmpeg_exe, ffmpeg_version, probe, read_frames
 from streamcue.anonymize.report import (REPORT_FORMAT, anonymization_status, hidden_samples, schedule_problems,
@@ -72,17 +72,20 @@ VIDEO_SUFFIXES = (".mp4", ".mov", ".mkv", ".avi", ".webm", ".m4v", ".mpg", ".mpe
 PRESETS: dict[str, dict[str, Any]] = {
     # every frame at full size, plates too: the most CenterFace and the cascade can find
     "thorough": {"max_side": None, "look_s": 0.0, "full_s": 0.0, "plate_s": 0.0, "plate_max_side": None,
-                 "plate_step": 1.05, "pad": 0.25, "dilate_s": 0.2, "follow_px": 0, "turn_s": 0.0},
+                 "plate_step": 1.05, "plate_search": "frame",
+                 "pad": 0.25, "dilate_s": 0.2, "follow_px": 0, "turn_s": 0.0},
     # faces at 640 px 10 times a second, at full size every 0.4 s and, in crops, at every look for the small
-    # or weakly found ones; boxes carried between looks; plates 10 times a second (every frame up to 10 fps);
-    # boxes padded 35 % (turned faces' boxes are narrow)
+    # or weakly found ones; boxes carried between looks; plates 10 times a second (every frame up to 10 fps),
+    # where the frame's texture can hold one; boxes padded 35 % (turned faces' boxes are narrow)
     "balanced": {"max_side": 640, "look_s": 0.1, "full_s": 0.4, "plate_s": 0.1, "plate_max_side": None,
-                 "plate_step": 1.1, "pad": 0.35, "dilate_s": 0.2, "follow_px": 120, "turn_s": 0.5},
+                 "plate_step": 1.1, "plate_search": "texture",
+                 "pad": 0.35, "dilate_s": 0.2, "follow_px": 120, "turn_s": 0.5},
     # faces at 640 px 5 times a second, at full size every second (crops at every look as above); plates
     # every 0.2 s (upright only, as in every preset, unless a turn found a face); boxes carried between looks,
     # padded and dilated more
     "fast": {"max_side": 640, "look_s": 0.2, "full_s": 1.0, "plate_s": 0.2, "plate_max_side": None,
-             "plate_step": 1.1, "pad": 0.35, "dilate_s": 0.3, "follow_px": 120, "turn_s": 1.0},
+             "plate_step": 1.1, "plate_search": "texture",
+             "pad": 0.35, "dilate_s": 0.3, "follow_px": 120, "turn_s": 1.0},
 }
 DEFAULT_PRESET = "balanced"
 
@@ -151,6 +154,8 @@ class AnonymizeConfig:
     plate_every: int | None = None  # frames between two looks for plates (overrides plate_s)
     plate_max_side: int | None = None  # plates are looked for on frames scaled to this longest side
     plate_step: float = 1.1       # scale step of the plate cascade's search (smaller: finer, slower)
+    plate_search: str = "texture"  # where the cascade looks: the whole "frame", or where its "texture" can hold a
+                                   # plate (anonymize.detectors.plate_regions)
     pad: float = 0.35             # face boxes grow by this share of their size on each side
     plate_pad: float = 0.1
     dilate_s: float = 0.2         # seconds before and after a detection that stay hidden
@@ -169,6 +174,8 @@ class AnonymizeConfig:
     def __post_init__(self) -> None:
         if self.preset not in PRESETS:
             raise ConfigError(f"unknown preset {self.preset!r}; known: {', '.join(PRESETS)}")
+        if self.plate_search not in PLATE_SEARCHES:
+            raise ConfigError(f"--plate-search must be one of {', '.join(PLATE_SEARCHES)}, got {self.plate_search!r}")
         if self.device not in DEVICES:
             raise ConfigError(f"--device must be one of {', '.join(DEVICES)}, got {self.device!r}")
         for name in ("max_side", "plate_max_side"):  # 0: full size, as the CLI's --max-side 0 says
@@ -283,7 +290,7 @@ class Anonymizer:
         # a face box counts from this score; weaker ones (CenterFace's track threshold) once linked to one
         self.threshold = float(getattr(self.face, "threshold", 0.0))
         self.plate = make_plate_detector(o.plate, model=o.plate_model, threshold=o.plate_threshold,
-                                         max_side=o.plate_max_side, step=o.plate_step)
+                                         max_side=o.plate_max_side, step=o.plate_step, search=o.plate_search)
         self._two_sizes = bool(o.max_side and hasattr(self.face, "detect_at"))
         # before anything is written: these settings must find a known face, or the run stops here
         self.canary = run_canary(self.face, (o.face, o.face_model, o.face_threshold, o.max_side), o.pad,
@@ -320,6 +327,7 @@ class Anonymizer:
                 "full_s": seconds(o.full_every, o.full_s), "plate_s": seconds(o.plate_every, o.plate_s),
                 "stride": plan.stride, "full_every": plan.full_every,
                 "plate_every": plan.plate_every, "plate_max_side": o.plate_max_side, "plate_step": o.plate_step,
+                "plate_search": o.plate_search,
                 "follow_px": o.follow_px if self._two_sizes else 0,
                 # faces are looked for on the frame turned by each of these too, every turn_every frames, and at
                 # every look for faces for turn_hold frames after a turn found one; plates only at such a turn

@@ -40,9 +40,10 @@ def anonymize(
     preset: Annotated[str, typer.Option(help="Detection schedule, in seconds whatever the frame rate: balanced "
                                              "(faces at 640 px every 0.1 s, at full size every 0.4 s, small or "
                                              "weakly found faces at full size in crops at every look; plates every "
-                                             "0.05 s: every frame up to 20 fps, every 2nd at 30 fps), fast (faces "
-                                             "every 0.2 s, full size every 1 s, plates every 0.3 s) or thorough "
-                                             "(every frame at full size, plates too). The report states it; "
+                                             "0.1 s: every frame up to 10 fps, every 3rd at 30 fps, where the "
+                                             "frame's texture can hold one), fast (faces every 0.2 s, full size "
+                                             "every 1 s, plates every 0.2 s) or thorough (every frame at full "
+                                             "size, plates too, on the whole frame). The report states it; "
                                              "docs/anonymize.md says what fast skips.")] = "balanced",
     max_side: Annotated[Optional[int], typer.Option(help="Override the preset: detect on frames scaled to this "
                                                          "longest side (0: full size).")] = None,
@@ -53,6 +54,10 @@ def anonymize(
                                                            "--allow-unmeasured).")] = None,
     plate_every: Annotated[Optional[int], typer.Option(help="Override the preset: look for plates on every N-th frame "
                                                             "(1: every frame).")] = None,
+    plate_search: Annotated[Optional[str], typer.Option(help="Override the preset: where the plate cascade looks: "
+                                                             "texture (around dense character-like edges only; "
+                                                             "balanced, fast) or frame (the whole frame; "
+                                                             "thorough).")] = None,
     dilate: Annotated[Optional[float], typer.Option(help="Override the preset: seconds before and after a detection "
                                                          "that stay blurred (0.2; fast: 0.3).")] = None,
     pad: Annotated[Optional[float], typer.Option(help="Override the preset: grow face boxes by this share of their "
@@ -132,7 +137,7 @@ def anonymize(
         preset, face=detector, face_model=str(face_model) if face_model else None, face_threshold=face_threshold,
         track_threshold=track_threshold, plate=plate_detector, plate_model=str(plate_model) if plate_model else None,
         max_side=max_side, stride=stride, full_every=full_every, plate_every=plate_every,
-        dilate_s=dilate, pad=pad, keep_audio=keep_audio,
+        plate_search=plate_search, dilate_s=dilate, pad=pad, keep_audio=keep_audio,
         allow_unmeasured=allow_unmeasured, device=device)
     gpus = 0.0
     if engine == "ray":
