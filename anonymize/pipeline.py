@@ -57,7 +57,7 @@ from streamcue.anonymize.report import (REPORT_FORMAT, anonymization_status, hid
                                         sha256_file)
 from streamcue.errors import ConfigError, InputError
 from streamcue.interrupt import EXIT_SIGTERM, Terminated, held, held_back, on_interrupt
-from streamcue.io import write_json
+from streamcue.io import as_usual_file, write_json
 from streamcue.progress import track
 from streamcue.version import __version__
 
@@ -748,6 +748,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
     # the report first (atomically), then the video: a failure at either step leaves neither under its final name
     try:
         write_json(report_path, report)
+        as_usual_file(tmp)  # readable as the report beside it is, not private as its temporary was
         os.replace(tmp, out_path)
     except BaseException as exc:
         tmp.unlink(missing_ok=True)

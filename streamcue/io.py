@@ -22,7 +22,7 @@ from streamcue.finite import NonFiniteNumber, non_finite_path, parse_json_float,
 from streamcue.redact import redact
 
 __all__ = ["loads", "read_json", "iter_jsonl", "read_jsonl", "atomic_write", "write_jsonl", "write_json",
-           "dumps_record", "MAX_DEPTH", "NestedTooDeep", "disk_error", "RedactedWriter"]
+           "dumps_record", "MAX_DEPTH", "NestedTooDeep", "disk_error", "RedactedWriter", "as_usual_file"]
 
 #: The deepest nesting of arrays and objects a JSON text may have. No source, record or prediction comes
 #: near it; a deeper one (``[[[[...]]]]`` 3,000 levels) would blow Python's recursion limit in the parser, the
@@ -199,10 +199,12 @@ def disk_error(exc: OSError, output: str | Path, temporaries: Iterable[str | Pat
         return OSError(*args)
 
 
-def _umask() -> int:
+def as_usual_file(path: str | Path) -> None:
+    """Give ``path`` (a temporary from :func:`tempfile.mkstemp`, private to its owner) the permissions a file made
+    by ``open`` would have: 0666 less the process's umask."""
     mask = os.umask(0)
     os.umask(mask)
-    return mask
+    os.chmod(path, 0o666 & ~mask)
 
 
 class RedactedWriter:
@@ -259,7 +261,7 @@ def atomic_write(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
             yield writer  # type: ignore[misc]
             writer.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; give it the usual permissions
+        as_usual_file(tmp)
         os.replace(tmp, path)
     except OSError as exc:
         if tmp:

@@ -545,3 +545,10 @@ def test_plate_regions_skip_a_flat_frame_and_give_up_on_texture_everywhere():
     with pytest.raises(ConfigError, match="--plate-search must be one of frame, texture"):
         AnonymizeConfig.from_preset("balanced", plate_search="everywhere")
     assert Anonymizer.schedule(_bare("fast"), 30)["plate_search"] == "texture"
+
+
+def test_the_blurred_video_is_as_readable_as_its_report(blurred):
+    """The video's temporary is private (mkstemp); the published file gets the permissions its report has."""
+    video, _ = blurred
+    report = video.with_name("street.anonymization.json")
+    assert video.stat().st_mode & 0o777 == report.stat().st_mode & 0o777
