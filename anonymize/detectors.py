@@ -74,7 +74,8 @@ def _model_path(path: str | Path | None, what: str) -> Path:
 
 def _not_a_model(path: str | Path, what: str, exc: BaseException) -> InputError:
     """One line naming the file, never the parser's traceback."""
-    reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+    reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    reason = reason if len(reason) <= 200 else reason[:199] + "…"  # cut, and said to be
     return InputError(f"not {what} ({type(exc).__name__}: {reason})", file=path)
 
 
@@ -481,7 +482,7 @@ def make_face_detector(name: str, *, model: str | Path | None = None, threshold:
         return SCRFDDetector(model, threshold if threshold is not None else 0.3, max_side)
     if name == "egoblur":
         return EgoBlurDetector(model, "face", threshold if threshold is not None else 0.5)
-    raise ConfigError(f"unknown face detector {name!r}; known: {', '.join(FACE_DETECTORS)}")
+    raise ConfigError(f"--detector must be one of {', '.join(FACE_DETECTORS)}, got {name!r}")
 
 
 def make_plate_detector(name: str, *, model: str | Path | None = None, threshold: float | None = None,
@@ -492,4 +493,4 @@ def make_plate_detector(name: str, *, model: str | Path | None = None, threshold
         return HaarPlateDetector(scale_factor=step, cascade=model, max_side=max_side, search=search)
     if name == "egoblur":
         return EgoBlurDetector(model, "plate", threshold if threshold is not None else 0.5)
-    raise ConfigError(f"unknown plate detector {name!r}; known: {', '.join(PLATE_DETECTORS)}")
+    raise ConfigError(f"--plate-detector must be one of {', '.join(PLATE_DETECTORS)}, got {name!r}")

@@ -173,7 +173,7 @@ class AnonymizeConfig:
 
     def __post_init__(self) -> None:
         if self.preset not in PRESETS:
-            raise ConfigError(f"unknown preset {self.preset!r}; known: {', '.join(PRESETS)}")
+            raise ConfigError(f"--preset must be one of {', '.join(PRESETS)}, got {self.preset!r}")
         if self.plate_search not in PLATE_SEARCHES:
             raise ConfigError(f"--plate-search must be one of {', '.join(PLATE_SEARCHES)}, got {self.plate_search!r}")
         if self.device not in DEVICES:
@@ -220,7 +220,7 @@ class AnonymizeConfig:
     def from_preset(cls, preset: str = DEFAULT_PRESET, **overrides: Any) -> AnonymizeConfig:
         """The preset's detection schedule, then every override that is not None."""
         if preset not in PRESETS:
-            raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
+            raise ConfigError(f"--preset must be one of {', '.join(PRESETS)}, got {preset!r}")
         given = {k: v for k, v in overrides.items() if v is not None}
         return cls(preset=preset, **{**PRESETS[preset], **given})
 
@@ -327,7 +327,7 @@ class Anonymizer:
                 "full_s": seconds(o.full_every, o.full_s), "plate_s": seconds(o.plate_every, o.plate_s),
                 "stride": plan.stride, "full_every": plan.full_every,
                 "plate_every": plan.plate_every, "plate_max_side": o.plate_max_side, "plate_step": o.plate_step,
-                "plate_search": o.plate_search,
+                "plate_search": o.plate_search if o.plate == "haar" else None,  # only the cascade searches
                 "follow_px": o.follow_px if self._two_sizes else 0,
                 # faces are looked for on the frame turned by each of these too, every turn_every frames, and at
                 # every look for faces for turn_hold frames after a turn found one; plates only at such a turn

@@ -258,7 +258,7 @@ def test_presets_are_named_in_the_report_and_defaults_are_balanced(blurred):
     assert blurred[1]["settings"]["preset"] == "balanced"
     defaults = AnonymizeConfig()
     assert all(getattr(defaults, k) == v for k, v in PRESETS["balanced"].items())
-    with pytest.raises(Exception, match="unknown preset 'quick'"):
+    with pytest.raises(Exception, match="--preset must be one of thorough, balanced, fast, got 'quick'"):
         AnonymizeConfig.from_preset("quick")
     assert AnonymizeConfig.from_preset("fast", stride=3, pad=None).stride == 3
     assert AnonymizeConfig.from_preset("fast", pad=None).pad == 0.35
@@ -552,3 +552,15 @@ def test_the_blurred_video_is_as_readable_as_its_report(blurred):
     video, _ = blurred
     report = video.with_name("street.anonymization.json")
     assert video.stat().st_mode & 0o777 == report.stat().st_mode & 0o777
+
+
+def test_the_plate_search_is_stated_only_where_the_cascade_searches(tmp_path):
+    from conftest import cli
+
+    assert Anonymizer.schedule(_bare("balanced", plate="none"), 30)["plate_search"] is None
+    video = tmp_path / "in.mp4"
+    video.write_bytes(b"")
+    code, _, err = cli("anonymize", video, "--out", tmp_path / "out", "--plate-detector", "none",
+                       "--plate-search", "frame")
+    assert code == 2 and "--plate-search needs --plate-detector haar" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
