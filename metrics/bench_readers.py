@@ -279,13 +279,14 @@ def read_run(run: str | Path) -> RunPlayed:
 
 
 def exporter(metric: str) -> Callable[..., dict[str, Any]]:
-    """The ``export(run, out, model)`` function of ``metric``'s own module (the module of its entry point), which
-    writes a run in its benchmark's official output format; refused, one line, for a metric that has none."""
+    """The ``export(played, out, model)`` function (``played``: :func:`read_run`'s) of ``metric``'s own module (the
+    module of its entry point), which writes a run in its benchmark's official output format; refused, one line, for a
+    metric that has none."""
     module = importlib.import_module(METRICS[metric].entry.partition(":")[0])
     function = getattr(module, "export", None)
     if not callable(function):
         raise ConfigError(f"{metric} has no official output format to export to (metrics/<benchmark>.py defines "
-                          "export(run, out, model) for the benchmarks that have one)")
+                          "export(played, out, model) for the benchmarks that have one)")
     return function
 
 

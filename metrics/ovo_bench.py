@@ -41,7 +41,7 @@ from typing import Any
 from streamcue.errors import ConfigError, InputError
 from streamcue.io import iter_jsonl, read_json, write_json
 from streamcue.metrics.bench_readers import (Problems, check_pred_format, export_name, letter, read_ground_truth,
-                                             read_predictions, read_run)
+                                             read_predictions, RunPlayed)
 from streamcue.metrics.bootstrap import Rows, Statistic, Totals, mean_of_present, pooled
 from streamcue.metrics.choice_rules import is_object_answer, ovo_choice_correct, ovo_count_correct, ovo_yes_no_correct
 from streamcue.metrics.registry import Metric
@@ -415,8 +415,9 @@ def example_predictions(gt: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 # ------------------------------------------------------------------------------------------ export
 
-def export(run: str | Path, out: Path, model: str | None = None) -> dict[str, Any]:
-    """Write the run folder ``run`` as an OVO-Bench results folder: ``out/<MODEL>/<MODEL>_<TASK>_offline.json``.
+def export(played: RunPlayed, out: Path, model: str | None = None) -> dict[str, Any]:
+    """Write the run ``played`` (a run folder read by :func:`~streamcue.metrics.bench_readers.read_run`) as an OVO-Bench
+    results folder: ``out/<MODEL>/<MODEL>_<TASK>_offline.json``.
 
     Each file holds ``backward``, ``realtime`` and ``forward`` lists, entries as the official inference writes
     them: ``id``, ``video``, ``task``, the question, and ``response`` (the model's raw answer) with
@@ -424,7 +425,6 @@ def export(run: str | Path, out: Path, model: str | None = None) -> dict[str, An
     (REC) or ``type`` (1: yes), ``response``). Records without a prediction are left out, as the official scorer
     leaves them. Returns what was written (``score.py``'s command line among it).
     """
-    played = read_run(run)
     name = export_name(model or played.results.get("model", {}).get("name"))
     group_of = {task: group for group, names in GROUP_TASKS.items() for task in names}
     by_task: dict[str, dict[str, list[dict[str, Any]]]] = {}

@@ -47,7 +47,7 @@ from typing import Any
 from streamcue.errors import ConfigError
 from streamcue.io import write_jsonl
 from streamcue.llm import LLMClient, LLMSettings, Request
-from streamcue.metrics.bench_readers import export_name, read_run
+from streamcue.metrics.bench_readers import RunPlayed, export_name
 from streamcue.metrics.bootstrap import pooled_rows
 from streamcue.metrics.judges import JudgeRunner
 from streamcue.metrics.registry import EvalContext, Metric
@@ -314,12 +314,12 @@ def _official_question(record: Mapping[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def export(run: str | Path, out: Path, model: str | None = None) -> dict[str, Any]:
-    """Write the run folder ``run`` as PhoStream's response file ``out/<MODEL>.jsonl``: one line per video, its
-    ``video_path``, its questions as ``verified_responses`` and the model's responses (``timestamp`` ``MM:SS``,
-    ``response``, ``status_code`` 200) in time order, the records ``run_stream_eval.py --skip-inference
-    --model-output F`` scores. Returns what was written (the official command line among it)."""
-    played = read_run(run)
+def export(played: RunPlayed, out: Path, model: str | None = None) -> dict[str, Any]:
+    """Write the run ``played`` (a run folder read by :func:`~streamcue.metrics.bench_readers.read_run`) as PhoStream's
+    response file ``out/<MODEL>.jsonl``: one line per video, its ``video_path``, its questions as ``verified_responses``
+    and the model's responses (``timestamp`` ``MM:SS``, ``response``, ``status_code`` 200) in time order, the records
+    ``run_stream_eval.py --skip-inference --model-output F`` scores. Returns what was written (the official command line
+    among it)."""
     name = export_name(model or played.results.get("model", {}).get("name"))
     lines = []
     for video_id, rids in _by_video(played.records).items():

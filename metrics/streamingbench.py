@@ -39,7 +39,7 @@ from streamcue.dataset_builders.streamingbench import CONTEXTUAL, PAPER_GROUP, T
 from streamcue.errors import ConfigError, InputError
 from streamcue.io import read_json, write_json
 from streamcue.metrics.bench_readers import (Problems, check_pred_format, export_name, letter, read_ground_truth,
-                                             read_predictions, read_run)
+                                             read_predictions, RunPlayed)
 from streamcue.metrics.bootstrap import Rows, pooled
 from streamcue.metrics.choice_rules import as_text, first_element, is_object_answer, streamingbench_choice_correct
 from streamcue.metrics.registry import Metric
@@ -318,8 +318,9 @@ def example_predictions(gt: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 # ------------------------------------------------------------------------------------------ export
 
-def export(run: str | Path, out: Path, model: str | None = None) -> dict[str, Any]:
-    """Write the run folder ``run`` as StreamingBench answered question files: ``out/questions_<subset>.json``.
+def export(played: RunPlayed, out: Path, model: str | None = None) -> dict[str, Any]:
+    """Write the run ``played`` (a run folder read by :func:`~streamcue.metrics.bench_readers.read_run`) as
+    StreamingBench answered question files: ``out/questions_<subset>.json``.
 
     Each file is in the layout of its questions file (SQA's list of lists where the ids say so), rebuilt from
     the played records (positions as in the ids, only the questions played), with the model's answer stored on
@@ -329,7 +330,6 @@ def export(run: str | Path, out: Path, model: str | None = None) -> dict[str, An
     (streamcue's official rule leaves it out too) or a dialogue with no turn (streamcue scores it wrong,
     count.py stops on it) -- is not written; the latter are listed in ``not_written``.
     """
-    played = read_run(run)
     name = export_name(model or played.results.get("model", {}).get("name"))
     files: dict[str, dict[tuple[int, ...], dict[str, Any]]] = {}
     not_written = []

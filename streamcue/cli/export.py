@@ -34,7 +34,7 @@ def export_command(
         streamcue export runs/sb-try --out exports/sb-try
     """
     from streamcue.io import write_json
-    from streamcue.metrics.bench_readers import exporter, read_results
+    from streamcue.metrics.bench_readers import exporter, read_run
     from streamcue.prologue import check_io
     from streamcue.registry import get_benchmark
     from streamcue.staging import staged_folder
@@ -44,11 +44,12 @@ def export_command(
         from streamcue.errors import ConfigError
 
         raise ConfigError(f"--out {out} exists and is not empty; give a new folder")
-    benchmark = read_results(run).get("benchmark", {}).get("name")
+    played = read_run(run)  # read and checked once: the export writes what was checked
+    benchmark = played.results.get("benchmark", {}).get("name")
     export = exporter(get_benchmark(str(benchmark)).metric)
     out.parent.mkdir(parents=True, exist_ok=True)
     with staged_folder(out) as tmp:
-        written = export(run, tmp, model)
+        written = export(played, tmp, model)
         written["official_command"] = written["official_command"].replace(str(tmp), str(out))
         write_json(tmp / "export.json", {"run": str(run), "benchmark": benchmark, **written})
     files = [f["file"] if isinstance(f, dict) else f for f in written["files"]]
