@@ -28,7 +28,8 @@ from streamcue.errors import ConfigError, InputError
 from streamcue.extras import require
 
 __all__ = ["EMPTY", "Detector", "default_threads", "DEVICES", "resolve_device", "TorchNetwork", "CenterFaceDetector",
-           "SCRFDDetector", "HaarPlateDetector", "PLATE_SEARCHES", "TEXTURE", "plate_regions",
+           "SCRFDDetector", "HaarPlateDetector", "PLATE_SEARCHES", "check_plate_search", "TEXTURE",
+           "plate_regions",
            "EgoBlurDetector", "FACE_DETECTORS", "PLATE_DETECTORS", "make_face_detector", "make_plate_detector"]
 
 
@@ -360,9 +361,7 @@ class HaarPlateDetector:
             raise InputError("not a readable Haar cascade", file=path)
         self._cv2 = cv2
         self.min_width, self.scale_factor, self.min_neighbors = min_width, scale_factor, min_neighbors
-        if search not in PLATE_SEARCHES:
-            raise ConfigError(f"unknown plate search {search!r}; known: {', '.join(PLATE_SEARCHES)}")
-        self.max_side, self.search = max_side, search
+        self.max_side, self.search = max_side, check_plate_search(search)
         self.version = f"opencv {cv2.__version__} {Path(path).name}"
         self.settings = {"min_width": min_width, "scale_factor": scale_factor, "min_neighbors": min_neighbors,
                          "max_side": max_side, "search": search}
@@ -401,6 +400,13 @@ class HaarPlateDetector:
 #: How the plate cascade searches a frame: ``frame``, the whole frame; ``texture``, only where a plate's characters
 #: can be (:func:`plate_regions`), the whole frame when that is most of it.
 PLATE_SEARCHES = ("frame", "texture")
+
+
+def check_plate_search(search: str) -> str:
+    """``search`` when it is one of :data:`PLATE_SEARCHES`; else one line naming ``--plate-search``."""
+    if search not in PLATE_SEARCHES:
+        raise ConfigError(f"--plate-search must be one of {', '.join(PLATE_SEARCHES)}, got {search!r}")
+    return search
 
 #: :func:`plate_regions`' constants (named in the report's detector settings). Chosen on the labelled clips
 #: ``street``, ``crowd``, ``turned`` and ``pan`` (the cascade's plate area on 40 frames of each at 1280x720, 30 fps,

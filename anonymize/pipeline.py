@@ -50,7 +50,7 @@ import numpy as np
 
 from streamcue.anonymize.blur import WindowMask, hide, pad_boxes, stamps, unturn_boxes
 from streamcue.anonymize.canary import run_canary
-from streamcue.anonymize.detectors import DEVICES, PLATE_SEARCHES, make_face_detector, make_plate_detector
+from streamcue.anonymize.detectors import DEVICES, check_plate_search, make_face_detector, make_plate_detector
 from streamcue.anonymize.tracks import CameraMotion, Chain, Links, follow_regions, suppress
 from streamcue.video import FrameWriter, display_rotation, ffmpeg_exe, ffmpeg_version, probe, read_frames
 from streamcue.anonymize.report import (REPORT_FORMAT, anonymization_status, hidden_samples, schedule_problems,
@@ -174,8 +174,7 @@ class AnonymizeConfig:
     def __post_init__(self) -> None:
         if self.preset not in PRESETS:
             raise ConfigError(f"--preset must be one of {', '.join(PRESETS)}, got {self.preset!r}")
-        if self.plate_search not in PLATE_SEARCHES:
-            raise ConfigError(f"--plate-search must be one of {', '.join(PLATE_SEARCHES)}, got {self.plate_search!r}")
+        check_plate_search(self.plate_search)
         if self.device not in DEVICES:
             raise ConfigError(f"--device must be one of {', '.join(DEVICES)}, got {self.device!r}")
         for name in ("max_side", "plate_max_side"):  # 0: full size, as the CLI's --max-side 0 says

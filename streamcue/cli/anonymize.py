@@ -178,12 +178,17 @@ def anonymize(
                                                                    "fps"], rows))
         console.out.print(_throughput(reports, time.perf_counter() - started), soft_wrap=True)
     for video, status, why in not_anonymized:
-        console.err.print(f"warning: {video}: status {status} ({why}); a release refuses it", markup=False)
+        _refused_by_release(video, status, why)
     for video, exc in failures:
         console.err.print(f"error: {exc}", markup=False, soft_wrap=True)
     if failures:
         raise typer.Exit(2)
     console.out.print(f"reports: {output_paths(videos[0], out)[1].name} and the like, beside each video")
+
+
+def _refused_by_release(video: str, status: str, why: str) -> None:
+    """The warning for a video anonymized with a status a release refuses (not_anonymized, unmeasured)."""
+    console.err.print(f"warning: {video}: status {status} ({why}); a release refuses it", markup=False)
 
 
 def _throughput(reports: list[dict], wall_s: float) -> str:
@@ -216,9 +221,7 @@ def _on_ray(videos: list[Path], out: Path, options: object, address: Optional[st
     console.out.print(_throughput(reports, time.perf_counter() - started), soft_wrap=True)
     for report in reports:
         if report["status"] == "unmeasured":
-            why = "; ".join(report["unmeasured"])
-            console.err.print(f"warning: {report['input']['path']}: status unmeasured ({why}); a release refuses it",
-                              markup=False)
+            _refused_by_release(report["input"]["path"], "unmeasured", "; ".join(report["unmeasured"]))
     for outcome in failed:
         where = "" if outcome.video.name in (outcome.error or "") else f"{outcome.video}: "
         console.err.print(f"error: {where}{outcome.error}", markup=False, soft_wrap=True)
