@@ -265,17 +265,16 @@ def read_results(run: str | Path) -> dict[str, Any]:
     return results
 
 
-def read_run(run: str | Path) -> RunPlayed:
-    """The played records, predictions and videos of the run folder ``run`` (refused, one line, when a file is
-    missing or its predictions are not those its results scored)."""
+def read_run(run: str | Path, results: Mapping[str, Any]) -> RunPlayed:
+    """The played records, predictions and videos of the run folder ``run``, whose ``results`` :func:`read_results`
+    read and checked (its files those it scored): read once, before the benchmark's exporter is chosen from them."""
     run = Path(run)
-    results = read_results(run)
     records = {rid: rec for _, file in record_files(run / "played")
                for rid, rec in ((str(r.get("item_id", r.get("question_id"))), r) for _, r in iter_jsonl(file))}
     predictions = {str(p.get("item_id", p.get("question_id"))): p for _, p in iter_jsonl(run / "predictions.jsonl")}
     videos_file = run / "played" / "videos.jsonl"
     videos = {v["video_id"]: v for _, v in iter_jsonl(videos_file)} if videos_file.is_file() else {}
-    return RunPlayed(results, records, predictions, videos)
+    return RunPlayed(dict(results), records, predictions, videos)
 
 
 def exporter(metric: str) -> Callable[..., dict[str, Any]]:

@@ -34,7 +34,7 @@ def export_command(
         streamcue export runs/sb-try --out exports/sb-try
     """
     from streamcue.io import write_json
-    from streamcue.metrics.bench_readers import exporter, read_run
+    from streamcue.metrics.bench_readers import exporter, read_results, read_run
     from streamcue.prologue import check_io
     from streamcue.registry import get_benchmark
     from streamcue.staging import staged_folder
@@ -44,9 +44,10 @@ def export_command(
         from streamcue.errors import ConfigError
 
         raise ConfigError(f"--out {out} exists and is not empty; give a new folder")
-    played = read_run(run)  # read and checked once: the export writes what was checked
-    benchmark = played.results.get("benchmark", {}).get("name")
+    results = read_results(run)  # read and checked once: the export writes what was checked
+    benchmark = results.get("benchmark", {}).get("name")
     export = exporter(get_benchmark(str(benchmark)).metric)
+    played = read_run(run, results)
     out.parent.mkdir(parents=True, exist_ok=True)
     with staged_folder(out) as tmp:
         written = export(played, tmp, model)
