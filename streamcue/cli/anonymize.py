@@ -73,6 +73,10 @@ def anonymize(
                                                    "--plate-every: every 0.2 s, at the video's frame rate; --dilate "
                                                    "at least 0.2; --max-side at least 640). The report's status is "
                                                    "then 'unmeasured' and a release refuses it.")] = False,
+    encoder_preset: Annotated[str, typer.Option(help="x264's preset for the blurred video: ultrafast, superfast, "
+                                                     "veryfast (default), faster, fast, medium, slow, slower or "
+                                                     "veryslow. Faster takes less CPU for a larger file at the same "
+                                                     "quality (crf 18); the report states it.")] = "veryfast",
     keep_audio: Annotated[bool, typer.Option("--keep-audio", help="Keep the audio track (dropped by default: voices "
                                                                   "identify people).")] = False,
     workers: Annotated[int, typer.Option(help="Videos processed in parallel (processes; with --engine ray and no "
@@ -143,7 +147,8 @@ def anonymize(
         track_threshold=track_threshold, plate=plate_detector, plate_model=str(plate_model) if plate_model else None,
         max_side=max_side, stride=stride, full_every=full_every, plate_every=plate_every,
         plate_search=plate_search, dilate_s=dilate, pad=pad, keep_audio=keep_audio,
-        allow_unmeasured=allow_unmeasured, device=device)
+        allow_unmeasured=allow_unmeasured, device=device,
+        encoder_preset=encoder_preset)
     gpus = 0.0
     if engine == "ray":
         from streamcue.anonymize.ray_engine import check_address, gpus_per_task
