@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -106,11 +108,19 @@ def test_the_encoder_preset_is_checked_stated_and_used(clip, blurred, tmp_path):
     assert X264_PRESETS.index(AnonymizeConfig().encoder_preset) == 2  # veryfast, the default
     _, report = blurred
     assert report["settings"]["encoder"]["preset"] == "veryfast"
-    options = AnonymizeConfig.from_preset("balanced", encoder_preset="ultrafast")
-    fast = anonymize_video(clip[0], tmp_path, options)
+    streamcue = Path(sys.executable).parent / "streamcue"  # the console script, as a user runs it
+    env = {**os.environ, "STREAMCUE_NO_PROGRESS": "1"}
+    done = subprocess.run([str(streamcue), "anonymize", str(clip[0]), "--out", str(tmp_path), "--encoder-preset",
+                           "ultrafast"], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    fast = json.loads((tmp_path / "street.anonymization.json").read_text())
     assert fast["settings"]["encoder"]["preset"] == "ultrafast" and fast["status"] == "passed"
     assert (tmp_path / "street.mp4").stat().st_size > blurred[0].stat().st_size
     assert fast["detections"]["face"]["per_frame"] == report["detections"]["face"]["per_frame"]
+    refused = subprocess.run([str(streamcue), "anonymize", str(clip[0]), "--out", str(tmp_path / "no"),
+                              "--encoder-preset", "warp"], capture_output=True, text=True, env=env, timeout=600)
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert "--encoder-preset must be one of" in refused.stderr and not (tmp_path / "no").exists()
 
 
 @pytest.mark.slow
