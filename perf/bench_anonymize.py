@@ -263,12 +263,32 @@ def _recall(job: tuple[Path, Path, list[Truth]]) -> dict[str, float]:
     return hidden_recall(*job)
 
 
-def throughput(args: argparse.Namespace) -> None:
-    """Frames per second at each size: floor, ffmpeg alone, each preset (in process), deface (its own process).
-    The clips are made, and recall measured, in parallel processes before and after the timed part."""
+def _pool(jobs: list) -> object:
+    """Processes (spawned) for one per job, up to the CPUs."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    return ProcessPoolExecutor(min(len(jobs), os.cpu_count() or 1), mp_context=multiprocessing.get_context("spawn"))
+
+
+def _make_clips(args: argparse.Namespace, tmp: Path) -> tuple[list[tuple], dict[Path, list[Truth]]]:
+    """Each of ``--scenes`` at each of ``--sizes``, 30 fps, ``--seconds`` long, made in parallel: the jobs
+    (path first) and each clip's ground truth."""
+    jobs = [(tmp / size / f"{scene}.mp4", *map(int, size.split("x")), args.seconds, scene)
+            for size in args.sizes.split(",") for scene in args.scenes.split(",")]
+    with _pool(jobs) as pool:
+        return jobs, dict(zip((job[0] for job in jobs), pool.map(_make_clip, jobs)))
+
+
+def _recall_all(jobs: list[tuple[Path, Path, list[Truth]]]) -> list[dict[str, float]]:
+    """:func:`hidden_recall` of each (source, output, truths), in parallel."""
+    with _pool(jobs) as pool:
+        return list(pool.map(_recall, jobs))
+
+
+def throughput(args: argparse.Namespace) -> None:
+    """Frames per second at each size: floor, ffmpeg alone, each preset (in process), deface (its own process).
+    The clips are made, and recall measured, in parallel processes before and after the timed part."""
     from streamcue.anonymize.pipeline import Anonymizer, anonymize_video
 
     presets, scenes = args.presets.split(","), args.scenes.split(",")
@@ -276,13 +296,9 @@ def throughput(args: argparse.Namespace) -> None:
     options = anonymizers[presets[0]].options
     device = _describe_device(anonymizers[presets[0]])
     rows, same_bytes = [], None
-    spawn = multiprocessing.get_context("spawn")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        jobs = [(tmp / size / f"{scene}.mp4", *map(int, size.split("x")), args.seconds, scene)
-                for size in args.sizes.split(",") for scene in scenes]
-        with ProcessPoolExecutor(min(len(jobs), os.cpu_count() or 1), mp_context=spawn) as pool:
-            truths = dict(zip((job[0] for job in jobs), pool.map(_make_clip, jobs)))
+        jobs, truths = _make_clips(args, tmp)
         outputs = []
         for clip, *_ in jobs:
             size, scene = clip.parent.name, clip.stem
@@ -304,16 +320,23 @@ def throughput(args: argparse.Namespace) -> None:
                 rows.append({"size": size, "scene": scene, "tool": tool, "frames": len(truths[clip]), "wall_s": wall})
                 outputs.append((clip, output))
         recall_jobs = [(clip, output, truths[clip]) for clip, output in outputs if output is not None]
-        with ProcessPoolExecutor(min(len(recall_jobs), os.cpu_count() or 1), mp_context=spawn) as pool:
-            scores = dict(zip((job[1] for job in recall_jobs), pool.map(_recall, recall_jobs)))
+        scores = dict(zip((job[1] for job in recall_jobs), _recall_all(recall_jobs)))
         for row, (_, output) in zip(rows, outputs):
             row["face_recall"] = scores.get(output, {}).get("face")
             row["plate_recall"] = scores.get(output, {}).get("plate")
-    heading = (f"30 fps clips ({', '.join(scenes)}), {args.seconds:g} s each; {device}; {os.cpu_count()} CPUs; "
-               f"encoder libx264 {options.encoder_preset} {options.encoder_threads} threads, crf {options.crf}; "
-               f"the same input anonymized "
-               f"twice gave {'the same' if same_bytes else 'different'} bytes")
-    table = render_throughput(rows)
+    heading = (f"30 fps clips ({', '.join(scenes)}), {args.seconds:g} s each; {device}; {_machine(options)}; the same "
+               f"input anonymized twice gave {'the same' if same_bytes else 'different'} bytes")
+    _publish(args, heading, render_throughput(rows), same_bytes, rows)
+
+
+def _machine(options) -> str:
+    """The CPUs and the encoder's settings, for a heading."""
+    return (f"{os.cpu_count()} CPUs; encoder libx264 {options.encoder_preset} {options.encoder_threads} threads, "
+            f"crf {options.crf}")
+
+
+def _publish(args: argparse.Namespace, heading: str, table: str, same_bytes: bool | None, rows: list[dict]) -> None:
+    """Print the heading and the table; with ``--json``, every figure to that file."""
     print(heading)
     print(table)
     if args.json:
@@ -356,10 +379,7 @@ def throughput_many(args: argparse.Namespace) -> None:
     rows, same_bytes = [], True
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        jobs = [(tmp / size / f"{scene}.mp4", *map(int, size.split("x")), args.seconds, scene)
-                for size in args.sizes.split(",") for scene in scenes]
-        with ProcessPoolExecutor(min(len(jobs), os.cpu_count() or 1), mp_context=spawn) as pool:
-            truths = dict(zip((job[0] for job in jobs), pool.map(_make_clip, jobs)))
+        jobs, truths = _make_clips(args, tmp)
         recall_jobs = []
         for size in args.sizes.split(","):
             folder = tmp / f"{size}-corpus"
@@ -391,22 +411,15 @@ def throughput_many(args: argparse.Namespace) -> None:
                     same_bytes = same_bytes and len(digests) == 1
                     recall_jobs.append((tmp / size / f"{scene}.mp4", out / f"{scene}-0.mp4",
                                         truths[tmp / size / f"{scene}.mp4"]))
-        with ProcessPoolExecutor(min(len(recall_jobs), os.cpu_count() or 1), mp_context=spawn) as pool:
-            scores = list(pool.map(_recall, recall_jobs))
+        scores = _recall_all(recall_jobs)
     for row in rows:
         mine = [s for job, s in zip(recall_jobs, scores) if job[1].parent.name == f"{row['size']}-{row['tool']}"]
         row["face_recall"] = [s.get("face") for s in mine]
         row["plate_recall"] = [s.get("plate") for s in mine]
     heading = (f"a corpus of {args.copies} copies of each 30 fps clip ({', '.join(scenes)}), {args.seconds:g} s each, "
-               f"{n} videos at once; {device}; {os.cpu_count()} CPUs; "
-               f"encoder libx264 {args.encoder_preset} "
-               f"{options[presets[0]].encoder_threads} threads, crf {options[presets[0]].crf}; the copies of each "
-               f"input gave {'the same' if same_bytes else 'different'} bytes")
-    table = render_corpus(rows)
-    print(heading)
-    print(table)
-    if args.json:
-        args.json.write_text(json.dumps({"heading": heading, "same_bytes": same_bytes, "rows": rows}, indent=1) + "\n")
+               f"{n} videos at once; {device}; {_machine(options[presets[0]])}; the copies of each input gave "
+               f"{'the same' if same_bytes else 'different'} bytes")
+    _publish(args, heading, render_corpus(rows), same_bytes, rows)
 
 
 def render_corpus(rows: list[dict]) -> str:
