@@ -416,7 +416,8 @@ def throughput_many(args: argparse.Namespace) -> None:
         mine = [s for job, s in zip(recall_jobs, scores) if job[1].parent.name == f"{row['size']}-{row['tool']}"]
         row["face_recall"] = [s.get("face") for s in mine]
         row["plate_recall"] = [s.get("plate") for s in mine]
-    heading = (f"a corpus of {args.copies} copies of each 30 fps clip ({', '.join(scenes)}), {args.seconds:g} s each, "
+    copies = f"{args.copies} cop{'y' if args.copies == 1 else 'ies'}"
+    heading = (f"a corpus of {copies} of each 30 fps clip ({', '.join(scenes)}), {args.seconds:g} s each, "
                f"{n} videos at once; {device}; {_machine(options[presets[0]])}; the copies of each input gave "
                f"{'the same' if same_bytes else 'different'} bytes")
     _publish(args, heading, render_corpus(rows), same_bytes, rows)
