@@ -452,6 +452,9 @@ class HaarPlateDetector:
                                     + np.float32([x1, y1, x1, y1]) for x1, y1, x2, y2 in regions] + [EMPTY[:, :4]])
         if len(boxes) == 0:
             return EMPTY
+        # in a fixed order: OpenCV's threads hand the cascade's boxes back in any order, and the order in which
+        # boxes are linked to the next look's decides ties, so the same video could give different bytes
+        boxes = boxes[np.lexsort(boxes.T[::-1])]
         return np.hstack([boxes / scale, np.ones((len(boxes), 1), np.float32)])
 
     def _cascade_boxes(self, gray: np.ndarray, step: float, side: int) -> np.ndarray:

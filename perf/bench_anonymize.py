@@ -154,6 +154,8 @@ def main() -> None:
                         "each clip, this many videos at once (see above)")
     parser.add_argument("--copies", type=int, default=4, help="--throughput --workers N: copies of each clip")
     args = parser.parse_args()
+    if args.copies < 1:
+        parser.error("--copies must be 1 or more")
     if args.throughput:
         return throughput_many(args) if args.workers > 1 else throughput(args)
     width, height = map(int, args.size.split("x"))
@@ -482,4 +484,9 @@ def render(rows: list[dict], rates: list[float], scenes: list[str], tools: list[
 
 
 if __name__ == "__main__":
-    main()
+    from streamcue.errors import StreamcueError
+
+    try:
+        main()
+    except StreamcueError as exc:  # a wrong option or input: one line, as the CLI says it
+        raise SystemExit(f"error: {exc}") from None

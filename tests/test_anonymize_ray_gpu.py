@@ -101,7 +101,7 @@ def test_gpus_asked_of_a_ray_without_gpus_is_one_line_and_nothing_written(clips,
     assert "done 1, skipped 0, failed 0" in auto.stdout and "throughput: 1 video," in auto.stdout
     assert auto.stderr.strip().splitlines() == [
         "warning: a.mp4: status unmeasured (--device auto may run CenterFace in half precision on a GPU, whose recall "
-        "has not been measured end to end); a release refuses it"], auto.stderr
+        "was measured end to end in one run on one GPU only); a release refuses it"], auto.stderr
     for args, message in ((["--gpus-per-video", "1", "--device", "cuda"], "--gpus-per-video needs --engine ray"),
                           (["--engine", "ray", "--gpus-per-video", "1"], "--gpus-per-video needs --device cuda")):
         refused = streamcue(clips[0], "--out", out, "--allow-unmeasured", *args)

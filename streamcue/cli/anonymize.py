@@ -75,8 +75,8 @@ def anonymize(
                                                    "then 'unmeasured' and a release refuses it.")] = False,
     encoder_preset: Annotated[str, typer.Option(help="x264's preset for the blurred video: ultrafast, superfast, "
                                                      "veryfast (default), faster, fast, medium, slow, slower or "
-                                                     "veryslow. Faster takes less CPU for a larger file at the same "
-                                                     "quality (crf 18); the report states it.")] = "veryfast",
+                                                     "veryslow, at crf 18. ultrafast and superfast take less CPU "
+                                                     "for a larger file; the report states the preset.")] = "veryfast",
     keep_audio: Annotated[bool, typer.Option("--keep-audio", help="Keep the audio track (dropped by default: voices "
                                                                   "identify people).")] = False,
     workers: Annotated[int, typer.Option(help="Videos processed in parallel (processes; with --engine ray and no "
@@ -89,7 +89,7 @@ def anonymize(
     device: Annotated[str, typer.Option(help="Where CenterFace runs: cpu (onnxruntime), cuda (torch on the GPU, half "
                                              "precision; pip install 'streamcue\\[gpu]') or auto (cuda when a CUDA "
                                              "device and torch are there, else cpu). Not cpu needs "
-                                             "--allow-unmeasured: the GPU path's recall is not measured yet.")] = "cpu",
+                                             "--allow-unmeasured: the GPU path's recall was measured in one run on one GPU only.")] = "cpu",
     gpus_per_video: Annotated[Optional[float], typer.Option(help="With --engine ray: GPUs each video's task asks Ray "
                                                                  "for (0.25: four videos share a GPU; default 1 when "
                                                                  "--device is cuda, or auto on a machine with one, "
