@@ -89,7 +89,8 @@ def anonymize(
     device: Annotated[str, typer.Option(help="Where CenterFace runs: cpu (onnxruntime), cuda (torch on the GPU, half "
                                              "precision; pip install 'streamcue\\[gpu]') or auto (cuda when a CUDA "
                                              "device and torch are there, else cpu). Not cpu needs "
-                                             "--allow-unmeasured: the GPU path's recall was measured in one run on one GPU only.")] = "cpu",
+                                             "--allow-unmeasured: the GPU path's recall was measured in one "
+                                             "run on one GPU only.")] = "cpu",
     gpus_per_video: Annotated[Optional[float], typer.Option(help="With --engine ray: GPUs each video's task asks Ray "
                                                                  "for (0.25: four videos share a GPU; default 1 when "
                                                                  "--device is cuda, or auto on a machine with one, "
