@@ -50,7 +50,8 @@ import numpy as np
 
 from streamcue.anonymize.blur import WindowMask, hide, pad_boxes, stamps, unturn_boxes
 from streamcue.anonymize.canary import run_canary
-from streamcue.anonymize.detectors import DEVICES, check_plate_search, make_face_detector, make_plate_detector
+from streamcue.anonymize.detectors import (DEVICES, check_plate_search, make_face_detector, make_plate_detector,
+                                           resolve_device)
 from streamcue.anonymize.tracks import CameraMotion, Chain, Links, crops_in_steps, follow_regions, suppress
 from streamcue.video import FrameWriter, display_rotation, ffmpeg_exe, ffmpeg_version, probe, read_frames
 from streamcue.anonymize.report import (REPORT_FORMAT, anonymization_status, hidden_samples, schedule_problems,
@@ -173,7 +174,7 @@ class AnonymizeConfig:
     encoder_threads: int = 8      # x264's threads, whatever the machine: its bytes depend on them (see ENCODER)
     encoder_preset: str = ENCODER["preset"]  # x264's preset (X264_PRESETS): faster, a larger file at the same crf
     device: str = "cpu"           # the face detector's: cpu, cuda (CenterFace in torch, half precision) or auto
-                                  # (cuda when a CUDA device and the [gpu] extra are there); not cpu: unmeasured
+                                  # (cuda when a CUDA device and the [gpu] extra are there); on a GPU: unmeasured
 
     allow_unmeasured: bool = False  # run with settings outside MEASURED (the report's status is then "unmeasured")
 
@@ -214,8 +215,9 @@ class AnonymizeConfig:
             out.append(f"--pad {self.pad} is below {MEASURED['pad']}")
         if self.full_every == 0 and self.max_side is not None and self.face == "centerface":
             out.append("--full-every 0 never looks for small faces at full size")
-        if self.device != "cpu" and self.face == "centerface":
-            out.append(f"--device {self.device} may run CenterFace in half precision on a GPU, whose recall was "
+        if self.face == "centerface" and (self.device == "cuda"
+                                          or (self.device == "auto" and resolve_device("auto") == "cuda")):
+            out.append(f"--device {self.device} runs CenterFace in half precision on a GPU, whose recall was "
                        f"measured end to end in one run on one GPU only")
         # the schedule in seconds (a frame override is checked at the video's frame rate, in anonymize_video)
         return out + schedule_problems({

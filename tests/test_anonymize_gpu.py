@@ -79,7 +79,10 @@ def test_an_unknown_device_is_refused_and_the_gpu_path_is_unmeasured():
     with pytest.raises(ConfigError, match="--device cuda .*--allow-unmeasured"):
         AnonymizeConfig(device="cuda")
     assert AnonymizeConfig().device == "cpu" and not AnonymizeConfig().unmeasured()
-    assert AnonymizeConfig(device="auto", allow_unmeasured=True).unmeasured()
+    assert AnonymizeConfig(device="cuda", allow_unmeasured=True).unmeasured()
+    # auto is unmeasured only where it finds a GPU: on a machine without one it is the CPU path
+    on_gpu = resolve_device("auto") == "cuda"
+    assert bool(AnonymizeConfig(device="auto", allow_unmeasured=True).unmeasured()) == on_gpu
 
 
 def _sha256(path: Path) -> str:

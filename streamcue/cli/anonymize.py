@@ -67,9 +67,10 @@ def anonymize(
                                                       "needs --allow-unmeasured).")] = None,
     allow_unmeasured: Annotated[bool, typer.Option("--allow-unmeasured", help="Run outside the range where recall "
                                                    "was measured: a --face-threshold above 0.2, a --track-threshold "
-                                                   "above 0.08, a --pad below 0.25, --full-every 0, a --device other "
-                                                   "than cpu, or a schedule sparser than the measured one (--stride: "
-                                                   "a look every 0.2 s or more often, --full-every: every 1 s, "
+                                                   "above 0.08, a --pad below 0.25, --full-every 0, a GPU (--device "
+                                                   "cuda, or auto where it finds one), or a schedule sparser than "
+                                                   "the measured one (--stride: a look every 0.2 s or more often, "
+                                                   "--full-every: every 1 s, "
                                                    "--plate-every: every 0.2 s, at the video's frame rate; --dilate "
                                                    "at least 0.2; --max-side at least 640). The report's status is "
                                                    "then 'unmeasured' and a release refuses it.")] = False,
@@ -88,7 +89,7 @@ def anonymize(
                                                         "instance.")] = None,
     device: Annotated[str, typer.Option(help="Where CenterFace runs: cpu (onnxruntime), cuda (torch on the GPU, half "
                                              "precision; pip install 'streamcue\\[gpu]') or auto (cuda when a CUDA "
-                                             "device and torch are there, else cpu). Not cpu needs "
+                                             "device and torch are there, else cpu). On a GPU it needs "
                                              "--allow-unmeasured: the GPU path's recall was measured in one "
                                              "run on one GPU only.")] = "cpu",
     gpus_per_video: Annotated[Optional[float], typer.Option(help="With --engine ray: GPUs each video's task asks Ray "
