@@ -190,7 +190,9 @@ def anonymize(
         console.err.print(f"error: {exc}", markup=False, soft_wrap=True)
     if failures:
         raise typer.Exit(2)
-    console.out.print(f"reports: {output_paths(videos[0], out)[1].name} and the like, beside each video")
+    report = output_paths(videos[0], out)[1].name
+    console.out.print(f"report: {report}, beside the video" if len(videos) == 1
+                      else f"reports: {report} and the like, beside each video")
 
 
 def _refused_by_release(video: str, status: str, why: str) -> None:
