@@ -415,9 +415,10 @@ def throughput_many(args: argparse.Namespace) -> None:
                                         truths[tmp / size / f"{scene}.mp4"]))
         scores = _recall_all(recall_jobs)
     for row in rows:
-        mine = [s for job, s in zip(recall_jobs, scores) if job[1].parent.name == f"{row['size']}-{row['tool']}"]
-        row["face_recall"] = [s.get("face") for s in mine]
-        row["plate_recall"] = [s.get("plate") for s in mine]
+        mine = {job[0].stem: s for job, s in zip(recall_jobs, scores)
+                if job[1].parent.name == f"{row['size']}-{row['tool']}"}  # scene -> recall of its first copy
+        row["face_recall"] = {scene: s.get("face") for scene, s in mine.items()}
+        row["plate_recall"] = {scene: s.get("plate") for scene, s in mine.items()}
     copies = f"{args.copies} cop{'y' if args.copies == 1 else 'ies'}"
     heading = (f"a corpus of {copies} of each 30 fps clip ({', '.join(scenes)}), {args.seconds:g} s each, "
                f"{n} videos at once; {device}; {_machine(options[presets[0]])}; the copies of each input gave "
@@ -434,8 +435,9 @@ def render_corpus(rows: list[dict]) -> str:
         fps = r["frames"] / r["wall_s"]
         cells = []
         for k in ("face_recall", "plate_recall"):
-            v = [x for x in r.get(k) or [] if x is not None and x == x]
-            cells.append(f"{min(v):.3f}" if v else "-")
+            v = {scene: x for scene, x in (r.get(k) or {}).items() if x is not None and x == x}
+            lowest = min(v, key=v.get) if v else None
+            cells.append(f"{v[lowest]:.3f} ({lowest})" if v else "-")
         lines.append(f"| {r['size']} | {r['tool']} | {r['frames']} | {fps:.1f} | {fps / floor[r['size']]:.2f}x | "
                      + " | ".join(cells) + " |")
     return "\n".join(lines)
