@@ -50,8 +50,8 @@ import numpy as np
 
 from streamcue.anonymize.blur import WindowMask, hide, pad_boxes, stamps, unturn_boxes
 from streamcue.anonymize.canary import run_canary
-from streamcue.anonymize.detectors import (DEVICES, check_plate_search, make_face_detector, make_plate_detector,
-                                           resolve_device)
+from streamcue.anonymize.detectors import (DEVICES, asks_for_gpu, check_plate_search, make_face_detector,
+                                           make_plate_detector)
 from streamcue.anonymize.tracks import CameraMotion, Chain, Links, crops_in_steps, follow_regions, suppress
 from streamcue.video import FrameWriter, display_rotation, ffmpeg_exe, ffmpeg_version, probe, read_frames
 from streamcue.anonymize.report import (REPORT_FORMAT, anonymization_status, hidden_samples, schedule_problems,
@@ -215,8 +215,7 @@ class AnonymizeConfig:
             out.append(f"--pad {self.pad} is below {MEASURED['pad']}")
         if self.full_every == 0 and self.max_side is not None and self.face == "centerface":
             out.append("--full-every 0 never looks for small faces at full size")
-        if self.face == "centerface" and (self.device == "cuda"
-                                          or (self.device == "auto" and resolve_device("auto") == "cuda")):
+        if self.face == "centerface" and asks_for_gpu(self.device):
             out.append(f"--device {self.device} runs CenterFace in half precision on a GPU, whose recall was "
                        f"measured end to end in one run on one GPU only")
         # the schedule in seconds (a frame override is checked at the video's frame rate, in anonymize_video)

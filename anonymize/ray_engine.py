@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from streamcue.anonymize.detectors import resolve_device
+from streamcue.anonymize.detectors import asks_for_gpu
 from streamcue.anonymize.pipeline import AnonymizeConfig, anonymize_video, output_paths
 from streamcue.anonymize.report import report_problem, sha256_file
 from streamcue.errors import ConfigError, ServiceError, StreamcueError
@@ -88,7 +88,7 @@ def gpus_per_task(device: str, asked: float | None = None) -> float:
     is ``cuda`` or resolves to it here (``auto`` on a machine with a CUDA device), else 0 (a CPU run).
     Ray takes a share of one GPU (above 0, up to 1: 0.25 runs four videos on a GPU) or whole GPUs."""
     if asked is None:
-        return 1.0 if device == "cuda" or (device == "auto" and resolve_device("auto") == "cuda") else 0.0
+        return 1.0 if asks_for_gpu(device) else 0.0
     if not math.isfinite(asked) or asked <= 0 or (asked > 1 and not float(asked).is_integer()):
         raise ConfigError(f"--gpus-per-video must be above 0 and at most 1 (a share of one GPU) or a whole number, "
                           f"got {asked:g}")

@@ -173,9 +173,8 @@ def follow_regions(boxes: np.ndarray, width: int, height: int, margins: np.ndarr
 def crops_in_steps(crops: np.ndarray, width: int, height: int, step: int) -> np.ndarray:
     """``crops`` (x1, y1, x2, y2) each grown about its centre to the next multiple of ``step`` on each
     side (at most the frame's side) and moved inside the frame: a crop still holds everything it held,
-    at the same scale, and crops take few distinct sizes. On a GPU, cuDNN chooses and prepares its
-    algorithms for every new input size the network meets; crops around faces have a new size at
-    almost every look."""
+    at the same scale, and crops take few distinct sizes. On a GPU, the network's first look at an input
+    size costs several times the next ones; crops around faces have a new size at almost every look."""
     if len(crops) == 0:
         return np.asarray(crops, np.int32).reshape(-1, 4)
     c = np.asarray(crops, np.int64)

@@ -381,7 +381,7 @@ def throughput_many(args: argparse.Namespace) -> None:
     rows, same_bytes = [], True
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        jobs, truths = _make_clips(args, tmp)
+        _, truths = _make_clips(args, tmp)
         recall_jobs = []
         for size in args.sizes.split(","):
             folder = tmp / f"{size}-corpus"
