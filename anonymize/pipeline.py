@@ -224,6 +224,16 @@ class AnonymizeConfig:
             else None, "full_s": self.full_s if self.full_every is None else None, "full_every": self.full_every,
             "dilate_s": self.dilate_s, "max_side": self.max_side})
 
+    def stated(self) -> dict[str, Any]:
+        """The options that decide a run's output, as its report states them (``options``): every field but the
+        detector's threads and ``allow_unmeasured``; a model file as its name and SHA-256, never its folder. A
+        re-run on Ray skips a video only when its report states the same (``ray_engine.already_done``)."""
+        stated = {k: v for k, v in asdict(self).items() if k not in ("threads", "allow_unmeasured")}
+        for name in ("face_model", "plate_model"):
+            path = stated[name] and Path(stated[name])
+            stated[name] = path and {"name": path.name, "sha256": sha256_file(path) if path.is_file() else None}
+        return stated
+
     @classmethod
     def from_preset(cls, preset: str = DEFAULT_PRESET, **overrides: Any) -> AnonymizeConfig:
         """The preset's detection schedule, then every override that is not None."""
@@ -743,6 +753,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
         "frames_processed": frames,
         "frames_detected": looked,
         "detectors": detectors,
+        "options": options.stated(),
         "settings": {"pad": options.pad, "plate_pad": options.plate_pad, **settings,
                      "dilate_frames": anonymizer.window(info.fps),
                      "blur": "ellipse for faces; each merged region pixelated to 5 blocks + gaussian",

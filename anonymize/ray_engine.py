@@ -3,7 +3,8 @@
 Each task runs :func:`~streamcue.anonymize.pipeline.anonymize_video` on one file and returns
 one row (``done`` or ``failed`` with its one-line error); a failed video never stops the others.
 Before anything is sent, videos whose output and passing report already match the input's
-SHA-256 are ``skipped``, so a re-run does only what is missing or failed.
+SHA-256 and state this run's options are ``skipped``, so a re-run does only what is missing, failed
+or asked for with other options.
 
 On a cluster every node must see the input and output folders at the same paths (shared
 storage) and have ``streamcue[anonymize,scale]`` installed.
@@ -107,13 +108,15 @@ def _check_gpus(ray: Any, gpus: float, address: str | None) -> None:
                           "use --device cpu")
 
 
-def already_done(video: Path, out_dir: Path) -> dict[str, Any] | None:
-    """The report of an earlier run when its output and passing report match ``video``'s bytes."""
+def already_done(video: Path, out_dir: Path, options: AnonymizeConfig) -> dict[str, Any] | None:
+    """The report of an earlier run when its output and passing report match ``video``'s bytes and it states
+    the options of this run (:meth:`AnonymizeConfig.stated`: another preset, encoder or model is done again)."""
     out, report_path = output_paths(video, out_dir)
     if not report_path.is_file() or report_problem(report_path, out) is not None:
         return None
     report = read_json(report_path)
-    return report if (report.get("input") or {}).get("sha256") == sha256_file(video) else None
+    same_input = (report.get("input") or {}).get("sha256") == sha256_file(video)
+    return report if same_input and report.get("options") == options.stated() else None
 
 
 def _one(row: dict[str, Any]) -> dict[str, Any]:
@@ -157,7 +160,7 @@ def anonymize_on_ray(videos: list[Path], out_dir: Path, options: AnonymizeConfig
     out_dir = Path(out_dir).resolve()
     todo = []
     for video in videos:
-        report = already_done(video, out_dir)
+        report = already_done(video, out_dir, options)
         if report is not None:
             yield VideoOutcome(video, "skipped", report)
         else:

@@ -201,6 +201,25 @@ def test_the_report_names_no_local_path(clip, blurred):
     assert [s for s in strings(saved) if absolute_path_in(s)] == []
 
 
+def test_a_rerun_skips_only_a_video_whose_report_states_its_options(clip, blurred, tmp_path):
+    from streamcue.anonymize.ray_engine import already_done
+
+    video, report = blurred
+    out, source = video.parent, clip[0]
+    assert report["options"] == AnonymizeConfig().stated() and report["options"]["preset"] == "balanced"
+    assert already_done(source, out, AnonymizeConfig()) == report
+    assert already_done(source, out, AnonymizeConfig(threads=1)) == report  # threads change no byte
+    for other in (AnonymizeConfig.from_preset("fast"), AnonymizeConfig(encoder_preset="ultrafast"),
+                  AnonymizeConfig(pad=0.5)):
+        assert already_done(source, out, other) is None
+    model = tmp_path / "private" / "centerface.onnx"
+    model.parent.mkdir()
+    model.write_bytes(b"a model")
+    stated = AnonymizeConfig(face_model=str(model)).stated()
+    assert stated["face_model"] == {"name": "centerface.onnx", "sha256": sha256_file(model)}
+    assert "private" not in json.dumps(stated)
+
+
 @pytest.mark.parametrize("tamper, message", [
     (lambda r: r["detectors"].update(plate=None), "names no plate detector"),
     (lambda r: r["detectors"]["face"].update(version=""), "names no face detector with its version"),

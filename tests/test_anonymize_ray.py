@@ -26,7 +26,7 @@ def streamcue(*args):
                           text=True, env=env, timeout=600)
 
 
-def test_one_task_per_video_failures_reported_and_reruns_skip(tmp_path):
+def test_one_task_per_video_failures_reported_and_reruns_skip_what_they_did(tmp_path):
     folder = tmp_path / "in"
     folder.mkdir()
     for name in ("a", "b", "c"):
@@ -57,6 +57,12 @@ def test_one_task_per_video_failures_reported_and_reruns_skip(tmp_path):
     check_throughput(second.stdout, [out / f"{name}.anonymization.json" for name in ("b", "c")])  # a was skipped
     report = json.loads((out / "b.anonymization.json").read_text())
     assert report["input"]["sha256"] == sha256_file(folder / "b.mp4")
+
+    # other options are done again: the reports state the options that made them
+    third = streamcue(folder, "--out", out, "--engine", "ray", "--workers", "2", "--preset", "balanced")
+    assert "done 3, skipped 0, failed 1" in third.stdout, third.stderr
+    assert {json.loads((out / f"{name}.anonymization.json").read_text())["options"]["preset"]
+            for name in ("a", "b", "c")} == {"balanced"}
 
 
 def check_throughput(stdout, reports):
