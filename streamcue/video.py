@@ -170,6 +170,8 @@ class FrameWriter:
                  preset: str = "veryfast", audio_from: str | Path | None = None, threads: int | None = None) -> None:
         ffmpeg = require("ffmpeg", "video", "ffmpeg-python")
         self.path = Path(path)
+        if not self.path.parent.is_dir():  # said as such before ffmpeg starts, not as its "Error opening output"
+            raise InputError("its folder does not exist: make the folder first", file=self.path)
         video = ffmpeg.input("pipe:", format="rawvideo", pix_fmt="bgr24", s=f"{width}x{height}", framerate=fps)
         pix_fmt = "yuv420p" if width % 2 == 0 and height % 2 == 0 else "yuv444p"
         options: dict[str, Any] = dict(vcodec="libx264", pix_fmt=pix_fmt, crf=crf, preset=preset, r=fps,

@@ -141,6 +141,12 @@ def test_corrupt_or_non_video_input_fails_cleanly(tmp_path, anonymizer, content)
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
+def test_writing_into_a_missing_folder_is_said_before_ffmpeg_starts(tmp_path):
+    with pytest.raises(InputError, match="its folder does not exist") as caught:
+        write_clip(tmp_path / "missing" / "street.mp4", width=64, height=64, seconds=1)
+    assert caught.value.file == tmp_path / "missing" / "street.mp4" and not (tmp_path / "missing").exists()
+
+
 def test_truncated_video_never_gets_a_passing_report(clip, tmp_path, anonymizer):
     data = clip[0].read_bytes()
     cut = tmp_path / "cut.mp4"
