@@ -293,6 +293,7 @@ def throughput(args: argparse.Namespace) -> None:
     The clips are made, and recall measured, in parallel processes before and after the timed part."""
     from streamcue.anonymize.pipeline import Anonymizer, anonymize_video
 
+    load_before = os.getloadavg()
     presets, scenes = args.presets.split(","), args.scenes.split(",")
     anonymizers = {p: Anonymizer(_options(args, p)) for p in presets}
     options = anonymizers[presets[0]].options
@@ -326,15 +327,16 @@ def throughput(args: argparse.Namespace) -> None:
         for row, (_, output) in zip(rows, outputs):
             row["face_recall"] = scores.get(output, {}).get("face")
             row["plate_recall"] = scores.get(output, {}).get("plate")
-    heading = (f"30 fps clips ({', '.join(scenes)}), {args.seconds:g} s each; {device}; {_machine(options)}; the same "
-               f"input anonymized twice gave {'the same' if same_bytes else 'different'} bytes")
+    heading = (f"30 fps clips ({', '.join(scenes)}), {args.seconds:g} s each; {device}; "
+               f"{_machine(options, load_before)}; the same input anonymized twice gave "
+               f"{'the same' if same_bytes else 'different'} bytes")
     _publish(args, heading, render_throughput(rows), same_bytes, rows)
 
 
-def _machine(options) -> str:
-    """The CPUs and the encoder's settings, for a heading."""
-    return (f"{os.cpu_count()} CPUs; encoder libx264 {options.encoder_preset} {options.encoder_threads} threads, "
-            f"crf {options.crf}")
+def _machine(options, load_before: tuple[float, ...]) -> str:
+    """The CPUs, their load average (1 min) at the start and now, and the encoder's settings, for a heading."""
+    return (f"{os.cpu_count()} CPUs, load average {load_before[0]:.1f} before and {os.getloadavg()[0]:.1f} after; "
+            f"encoder libx264 {options.encoder_preset} {options.encoder_threads} threads, crf {options.crf}")
 
 
 def _publish(args: argparse.Namespace, heading: str, table: str, same_bytes: bool | None, rows: list[dict]) -> None:
@@ -373,6 +375,7 @@ def throughput_many(args: argparse.Namespace) -> None:
 
     from streamcue.anonymize.pipeline import Anonymizer, anonymize_many
 
+    load_before = os.getloadavg()
     presets, scenes, n = args.presets.split(","), args.scenes.split(","), args.workers
     options = {p: _options(args, p) for p in presets}
     first = Anonymizer(options[presets[0]])
@@ -421,8 +424,8 @@ def throughput_many(args: argparse.Namespace) -> None:
         row["plate_recall"] = {scene: s.get("plate") for scene, s in mine.items()}
     copies = f"{args.copies} cop{'y' if args.copies == 1 else 'ies'}"
     heading = (f"a corpus of {copies} of each 30 fps clip ({', '.join(scenes)}), {args.seconds:g} s each, "
-               f"{n} videos at once; {device}; {_machine(options[presets[0]])}; the copies of each input gave "
-               f"{'the same' if same_bytes else 'different'} bytes")
+               f"{n} videos at once; {device}; {_machine(options[presets[0]], load_before)}; the copies of each "
+               f"input gave {'the same' if same_bytes else 'different'} bytes")
     _publish(args, heading, render_corpus(rows), same_bytes, rows)
 
 
