@@ -567,6 +567,21 @@ def test_hiding_in_place_changes_only_the_masked_pixels_of_the_same_array():
     assert (out[10:30, 20:50] != before[10:30, 20:50]).any() and (out[40, 100] != before[40, 100]).any()
 
 
+@pytest.mark.parametrize("layout", ["rows", "turned", "every other column"])
+def test_the_masked_copy_is_numpys_in_every_layout_and_writes_where_asked(layout):
+    from streamcue.anonymize.blur import _masked_copy
+
+    rng = np.random.default_rng(5)
+    frame = {"rows": lambda: rng.integers(0, 255, (72, 128, 3), np.uint8),
+             "turned": lambda: np.rot90(rng.integers(0, 255, (128, 72, 3), np.uint8)),  # OpenCV refuses this view
+             "every other column": lambda: rng.integers(0, 255, (72, 256, 3), np.uint8)[:, ::2]}[layout]()
+    expected = frame.copy()
+    src, where = rng.integers(0, 255, (40, 50, 3), np.uint8), rng.random((40, 50)) > 0.4
+    _masked_copy(frame[10:50, 30:80], src, where)
+    np.copyto(expected[10:50, 30:80], src, where=where[..., None])
+    assert np.array_equal(frame, expected)
+
+
 def test_process_leaves_the_callers_frames_as_they_were_unless_asked(anonymizer):
     frames = [frame for frame, _ in clip_frames(1280, 720, fps=10, seconds=0.3)]
     before = [f.copy() for f in frames]
