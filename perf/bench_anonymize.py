@@ -38,7 +38,9 @@ at each size, 30 fps, every clip goes through, in one process with the detectors
 ``FrameWriter``, the anonymizer's own decoder and encoder at its settings, nothing between), ffmpeg
 alone re-encoding the file at the same settings, and ``anonymize_video`` for each preset (decode,
 detect, hide, encode, report: the call's whole wall time); ``deface`` runs as its own process on
-``--deface-scenes``. Figures are frames per second over all clips of a size, with recall as above.
+``--deface-scenes``. Figures are frames per second over all clips of a size, with recall as above, and the
+CPU time of each frame: this process's threads and the processes it waited for (decoder, encoder, deface), so
+that what the cores were busy with shows beside the wall time.
 The first preset's clip is anonymized twice: the two outputs' SHA-256 must be equal.
 
 ``--workers N`` measures a corpus on one machine instead (on a GPU: N videos share it):
@@ -60,6 +62,7 @@ import hashlib
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -251,6 +254,18 @@ def _ffmpeg_alone(source: Path, out: Path, options) -> float:
                 "-pix_fmt", "yuv420p", str(out)])
 
 
+def _with_cpu(work, *args, **kwargs) -> tuple[object, float]:
+    """``work``'s result and the CPU seconds it took: this process's (all its threads) and those of the children
+    it waited for (the decoder and encoder of ``anonymize_video``, ffmpeg alone, deface)."""
+    def used() -> float:
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+    before = used()
+    result = work(*args, **kwargs)
+    return result, used() - before
+
+
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -305,22 +320,23 @@ def throughput(args: argparse.Namespace) -> None:
         outputs = []
         for clip, *_ in jobs:
             size, scene = clip.parent.name, clip.stem
-            timed = [("floor", _floor(clip, tmp / "floor.mp4", options), None),
-                     ("ffmpeg alone", _ffmpeg_alone(clip, tmp / "alone.mp4", options), None)]
+            timed = [("floor", *_with_cpu(_floor, clip, tmp / "floor.mp4", options), None),
+                     ("ffmpeg alone", *_with_cpu(_ffmpeg_alone, clip, tmp / "alone.mp4", options), None)]
             for preset, anonymizer in anonymizers.items():
                 folder = tmp / f"{size}-{preset}"
                 started = time.perf_counter()
-                anonymize_video(clip, folder, anonymizer=anonymizer)
-                timed.append((preset, time.perf_counter() - started, folder / clip.name))
+                _, cpu = _with_cpu(anonymize_video, clip, folder, anonymizer=anonymizer)
+                timed.append((preset, time.perf_counter() - started, cpu, folder / clip.name))
                 if same_bytes is None:  # the same input, the same settings, again: the same bytes?
                     anonymize_video(clip, tmp / "again", anonymizer=anonymizer)
                     same_bytes = _sha256(folder / clip.name) == _sha256(tmp / "again" / clip.name)
             if scene in args.deface_scenes.split(","):
                 out = tmp / f"{size}-deface" / clip.name
                 out.parent.mkdir(exist_ok=True)
-                timed.append(("deface", run([*deface_command(), str(clip), "-o", str(out)]), out))
-            for tool, wall, output in timed:
-                rows.append({"size": size, "scene": scene, "tool": tool, "frames": len(truths[clip]), "wall_s": wall})
+                timed.append(("deface", *_with_cpu(run, [*deface_command(), str(clip), "-o", str(out)]), out))
+            for tool, wall, cpu, output in timed:
+                rows.append({"size": size, "scene": scene, "tool": tool, "frames": len(truths[clip]), "wall_s": wall,
+                             "cpu_s": cpu})
                 outputs.append((clip, output))
         recall_jobs = [(clip, output, truths[clip]) for clip, output in outputs if output is not None]
         scores = dict(zip((job[1] for job in recall_jobs), _recall_all(recall_jobs)))
@@ -448,8 +464,8 @@ def render_corpus(rows: list[dict]) -> str:
 
 def render_throughput(rows: list[dict]) -> str:
     """One Markdown row per size and tool: frames per second over its clips, vs the floor, recall."""
-    lines = ["| size | tool | clips | frames/s | vs floor | face recall | plate recall |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| size | tool | clips | frames/s | vs floor | CPU ms a frame | face recall | plate recall |",
+             "|---|---|---|---|---|---|---|---|"]
     sizes = list(dict.fromkeys(r["size"] for r in rows))
     for size in sizes:
         mine = [r for r in rows if r["size"] == size]
@@ -460,8 +476,9 @@ def render_throughput(rows: list[dict]) -> str:
             recall = {k: [r[k] for r in some if r[k] is not None and r[k] == r[k]]  # NaN: no such box in the clip
                       for k in ("face_recall", "plate_recall")}
             cells = [f"{min(v):.3f} (min), {statistics.mean(v):.3f} (mean)" if v else "-" for v in recall.values()]
+            cpu_ms = 1000 * sum(r["cpu_s"] for r in some) / sum(r["frames"] for r in some)
             lines.append(f"| {size} | {tool} | {len(some)} | {fps[tool]:.1f} | {fps[tool] / fps['floor']:.2f}x | "
-                         + " | ".join(cells) + " |")
+                         f"{cpu_ms:.1f} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
