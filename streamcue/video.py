@@ -171,7 +171,11 @@ class FrameWriter:
         ffmpeg = require("ffmpeg", "video", "ffmpeg-python")
         self.path = Path(path)
         if not self.path.parent.is_dir():  # said as such before ffmpeg starts, not as its "Error opening output"
-            raise InputError("its folder does not exist: make the folder first", file=self.path)
+            there = self.path.parent.exists()
+            raise InputError(f"its folder {'is a file' if there else 'does not exist: make the folder first'}",
+                             file=self.path)
+        if self.path.is_dir():
+            raise InputError("is a folder: give a file name to write the video to", file=self.path)
         video = ffmpeg.input("pipe:", format="rawvideo", pix_fmt="bgr24", s=f"{width}x{height}", framerate=fps)
         pix_fmt = "yuv420p" if width % 2 == 0 and height % 2 == 0 else "yuv444p"
         options: dict[str, Any] = dict(vcodec="libx264", pix_fmt=pix_fmt, crf=crf, preset=preset, r=fps,

@@ -145,6 +145,11 @@ def test_writing_into_a_missing_folder_is_said_before_ffmpeg_starts(tmp_path):
     with pytest.raises(InputError, match="its folder does not exist") as caught:
         write_clip(tmp_path / "missing" / "street.mp4", width=64, height=64, seconds=1)
     assert caught.value.file == tmp_path / "missing" / "street.mp4" and not (tmp_path / "missing").exists()
+    (tmp_path / "a file").write_bytes(b"")
+    with pytest.raises(InputError, match="its folder is a file"):
+        write_clip(tmp_path / "a file" / "street.mp4", width=64, height=64, seconds=1)
+    with pytest.raises(InputError, match="is a folder: give a file name"):
+        write_clip(tmp_path, width=64, height=64, seconds=1)
 
 
 def test_truncated_video_never_gets_a_passing_report(clip, tmp_path, anonymizer):
