@@ -38,9 +38,10 @@ at each size, 30 fps, every clip goes through, in one process with the detectors
 ``FrameWriter``, the anonymizer's own decoder and encoder at its settings, nothing between), ffmpeg
 alone re-encoding the file at the same settings, and ``anonymize_video`` for each preset (decode,
 detect, hide, encode, report: the call's whole wall time); ``deface`` runs as its own process on
-``--deface-scenes``. Figures are frames per second over all clips of a size, with recall as above, and the
-CPU time of each frame: this process's threads and the processes it waited for (decoder, encoder, deface), so
-that what the cores were busy with shows beside the wall time.
+``--deface-scenes`` (``none``: on no clip). Figures are frames per second over all clips of a size ("vs
+floor": over the floor's), with recall as above (lowest and mean over the clips), and the CPU time of each
+frame: this process's threads and the processes it waited for (decoder, encoder, deface), so that what the
+cores were busy with shows beside the wall time. The heading's load average is the 1-minute one.
 The first preset's clip is anonymized twice: the two outputs' SHA-256 must be equal.
 
 ``--workers N`` measures a corpus on one machine instead (on a GPU: N videos share it):
@@ -150,7 +151,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="1280x720,1920x1080", help="--throughput: frame sizes, at 30 fps")
     parser.add_argument("--device", default="auto", help="--throughput: the face detector's device (auto, cpu, cuda; "
                         "not cpu runs with allow_unmeasured: the GPU path's recall is what this measures)")
-    parser.add_argument("--deface-scenes", default="holdout", help="--throughput: the clips deface runs on")
+    parser.add_argument("--deface-scenes", default="holdout",
+                        help="--throughput: the clips deface runs on (none: no deface run)")
     parser.add_argument("--encoder-preset", default="veryfast", help="--throughput: x264's preset, for the "
                         "anonymizer and the floor alike")
     parser.add_argument("--workers", type=int, default=1, help="--throughput: above 1, a corpus: --copies copies of "
