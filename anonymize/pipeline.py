@@ -313,6 +313,8 @@ class Anonymizer:
         # before anything is written: these settings must find a known face, or the run stops here
         self.canary = run_canary(self.face, (o.face, o.face_model, o.face_threshold, o.max_side), o.pad,
                                  self._two_sizes)
+        # what each report states of these options, model files hashed once, as they were loaded
+        self.stated = o.stated()
 
     def plan(self, fps: float) -> Schedule:
         """The schedule in frames at ``fps``: the preset's seconds, or the frame overrides."""
@@ -753,7 +755,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
         "frames_processed": frames,
         "frames_detected": looked,
         "detectors": detectors,
-        "options": options.stated(),
+        "options": anonymizer.stated,
         "settings": {"pad": options.pad, "plate_pad": options.plate_pad, **settings,
                      "dilate_frames": anonymizer.window(info.fps),
                      "blur": "ellipse for faces; each merged region pixelated to 5 blocks + gaussian",

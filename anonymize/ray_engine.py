@@ -108,15 +108,16 @@ def _check_gpus(ray: Any, gpus: float, address: str | None) -> None:
                           "use --device cpu")
 
 
-def already_done(video: Path, out_dir: Path, options: AnonymizeConfig) -> dict[str, Any] | None:
+def already_done(video: Path, out_dir: Path, stated: dict[str, Any]) -> dict[str, Any] | None:
     """The report of an earlier run when its output and passing report match ``video``'s bytes and it states
-    the options of this run (:meth:`AnonymizeConfig.stated`: another preset, encoder or model is done again)."""
+    ``stated``, this run's options (:meth:`AnonymizeConfig.stated`: another preset, encoder or model is done
+    again)."""
     out, report_path = output_paths(video, out_dir)
     if not report_path.is_file() or report_problem(report_path, out) is not None:
         return None
     report = read_json(report_path)
     same_input = (report.get("input") or {}).get("sha256") == sha256_file(video)
-    return report if same_input and report.get("options") == options.stated() else None
+    return report if same_input and report.get("options") == stated else None
 
 
 def _one(row: dict[str, Any]) -> dict[str, Any]:
@@ -159,8 +160,9 @@ def anonymize_on_ray(videos: list[Path], out_dir: Path, options: AnonymizeConfig
     ray = require("ray", "scale", "ray[data]")
     out_dir = Path(out_dir).resolve()
     todo = []
+    stated = options.stated()  # once: a model file is hashed once, not once a video
     for video in videos:
-        report = already_done(video, out_dir, options)
+        report = already_done(video, out_dir, stated)
         if report is not None:
             yield VideoOutcome(video, "skipped", report)
         else:
