@@ -104,9 +104,9 @@ def anonymize(
     passing report that matches the file.
 
     With --engine ray, videos whose output and passing report already match the input's
-    SHA-256 and this run's options are skipped, a video that fails is reported while the others go on, and the
-    summary lists done, skipped and failed. Every run ends with its throughput in video hours
-    per hour.
+    SHA-256 and this run's options are skipped, a video that fails is reported while the
+    others go on, and the summary lists done, skipped and failed. Every run ends with its
+    throughput in video hours per hour.
 
     Examples:
 
