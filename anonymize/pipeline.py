@@ -670,7 +670,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
     video, out_dir = Path(video), Path(out_dir)
     info = probe(video)
     settings = {"dilate_s": options.dilate_s, **anonymizer.schedule(info.fps)}
-    unmeasured = list(dict.fromkeys([*options.unmeasured(), *schedule_problems(settings)]))
+    unmeasured = list(dict.fromkeys([*options.unmeasured(), *schedule_problems(settings, (info.width, info.height))]))
     if unmeasured and not options.allow_unmeasured:
         raise ConfigError(f"{'; '.join(unmeasured)}: outside the range where recall was measured at "
                           f"{info.fps:g} fps ({video.name}; docs/anonymize.md); pass --allow-unmeasured to run "

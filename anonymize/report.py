@@ -42,8 +42,8 @@ from streamcue.io import read_json
 REPORT_FORMAT = "streamcue.anonymization/1"
 DETECTED = ("face", "plate")
 
-__all__ = ["REPORT_FORMAT", "MEASURED_SCHEDULE", "SAMPLES", "BLURRED_MAX", "JUDGED_SIDE", "sha256_file",
-           "anonymization_status", "schedule_problems", "hidden_samples", "report_problem"]
+__all__ = ["REPORT_FORMAT", "MEASURED_SCHEDULE", "MEASURED_SHORT_SIDE", "SAMPLES", "BLURRED_MAX", "JUDGED_SIDE",
+           "sha256_file", "anonymization_status", "schedule_problems", "hidden_samples", "report_problem"]
 
 #: The sparsest detection schedule whose recall was measured on the labelled clips, upright, turned
 #: in their pixels and with rotation metadata (tests/test_anonymize.py; the ``fast`` preset's
@@ -52,6 +52,12 @@ __all__ = ["REPORT_FORMAT", "MEASURED_SCHEDULE", "SAMPLES", "BLURRED_MAX", "JUDG
 #: ``fast``'s since turned frames are searched for plates only at a turn where faces were found (every 0.3 s was
 #: measured with plates on every turned sweep, which no longer run).
 MEASURED_SCHEDULE = {"look_s": 0.2, "full_s": 1.0, "plate_s": 0.2, "dilate_s": 0.2, "max_side": 640}
+
+#: Pixels on a frame's short side below which recall was not measured: the labelled clips' faces are sized to
+#: the frame, 28 px and up at 1280x720 (portrait 720x1280 too), where every clip gave face recall 0.98 or more;
+#: the same scenes on smaller frames gave less (docs/anonymize.md, "Frames under 720 px"), so a smaller video
+#: is ``unmeasured``.
+MEASURED_SHORT_SIDE = 720
 
 #: Frames with detections whose hidden regions a report samples, at least a second apart.
 SAMPLES = 8
@@ -78,10 +84,14 @@ def anonymization_status(problems: list[str], detectors: dict[str, Any], unmeasu
     return "passed"
 
 
-def schedule_problems(settings: dict[str, Any]) -> list[str]:
+def schedule_problems(settings: dict[str, Any], frame: tuple[Any, Any] | None = None) -> list[str]:
     """The ways ``settings`` (a report's: ``look_s``, ``full_s``, ``plate_s``, ``dilate_s``, ``max_side``,
-    ``full_every``; those absent are not checked) lie outside ``MEASURED_SCHEDULE``, each in words."""
+    ``full_every``; those absent are not checked) and a video's ``frame`` size (width, height; None: not
+    checked) lie outside ``MEASURED_SCHEDULE`` and ``MEASURED_SHORT_SIDE``, each in words."""
     out = []
+    if frame is not None and not (all(_number(v) for v in frame) and min(frame) >= MEASURED_SHORT_SIDE):
+        out.append(f"frames of {frame[0]}x{frame[1]} px are smaller than the measured ones "
+                   f"({MEASURED_SHORT_SIDE} px on their short side)")
     for name, option in (("look_s", "--stride"), ("full_s", "--full-every"), ("plate_s", "--plate-every")):
         value = settings.get(name)
         if value is not None and not (_number(value) and value <= MEASURED_SCHEDULE[name]) \
@@ -170,7 +180,10 @@ def _schedule_problem(report: dict[str, Any]) -> str | None:
     settings = report.get("settings")
     if not isinstance(settings, dict) or any(k not in settings for k in ("look_s", "full_s", "plate_s", "dilate_s")):
         return "the report states no detection schedule (settings.look_s, full_s, plate_s, dilate_s)"
-    outside = schedule_problems(settings)
+    frame = (source.get("width"), source.get("height"))
+    if not all(isinstance(v, int) and v > 0 for v in frame):
+        return "the report states no frame size (input.width, input.height)"
+    outside = schedule_problems(settings, frame)
     if outside:
         return f"a schedule outside the range where recall was measured: {'; '.join(outside)} (settings)"
     fps, frames, looked = source.get("fps"), output.get("frames"), report.get("frames_detected")

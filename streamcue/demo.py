@@ -67,7 +67,7 @@ def _anonymize_sample(folder: Path) -> None:
 
     folder.mkdir(parents=True, exist_ok=True)
     clip = folder / "sample.mp4"
-    write_clip(clip, width=960, height=540, fps=10, seconds=2)
+    write_clip(clip, width=1280, height=720, fps=10, seconds=2)
     console.out.print(f"sample clip {clip}: real face photos (scikit-image) and synthetic plates moving over a scene")
     report = anonymize_video(clip, folder / "anonymized")
     faces, plates = report["detections"]["face"], report["detections"]["plate"]

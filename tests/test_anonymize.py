@@ -167,7 +167,7 @@ def test_truncated_video_never_gets_a_passing_report(clip, tmp_path, anonymizer)
 
 def test_audio_is_dropped_unless_kept(tmp_path, anonymizer):
     src = tmp_path / "talk.mp4"
-    subprocess.run([ffmpeg_exe(), "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10",
+    subprocess.run([ffmpeg_exe(), "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=1280x720:rate=10",
                     "-f", "lavfi", "-i", "sine=frequency=300", "-t", "1", "-pix_fmt", "yuv420p", "-c:a", "aac",
                     str(src)], check=True)
     assert probe(src).has_audio
@@ -183,7 +183,7 @@ def test_audio_is_dropped_unless_kept(tmp_path, anonymizer):
                                                   ("none", "haar", ["face"])])
 def test_a_switched_off_detector_is_never_passed(tmp_path, face, plate, missing):
     src = tmp_path / "in.mp4"
-    write_clip(src, width=320, height=240, fps=5, seconds=1)
+    write_clip(src, width=1280, height=720, fps=5, seconds=1)
     report = anonymize_video(src, tmp_path / "out", AnonymizeConfig(face=face, plate=plate))
     assert report["status"] == "not_anonymized" and report["problems"] == []
     assert report["missing_detectors"] == missing
@@ -252,7 +252,7 @@ def test_a_folder_in_parallel_workers(tmp_path):
     folder = tmp_path / "in"
     folder.mkdir()
     for name in ("a", "b"):
-        write_clip(folder / f"{name}.mp4", width=320, height=240, fps=5, seconds=1)
+        write_clip(folder / f"{name}.mp4", width=1280, height=720, fps=5, seconds=1)
     (folder / "notes.txt").write_text("not a video, not picked up")
     results = dict(anonymize_many(sorted(folder.glob("*.mp4")), tmp_path / "out", AnonymizeConfig(), workers=2))
     assert all(r["status"] == "passed" for r in results.values())

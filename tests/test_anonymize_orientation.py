@@ -51,7 +51,7 @@ def small(tmp_path_factory):
     """A short small clip and its blurred copy with a passing report."""
     folder = tmp_path_factory.mktemp("small")
     clip = folder / "street.mp4"
-    write_clip(clip, width=640, height=360, fps=10, seconds=1)
+    write_clip(clip, width=1280, height=720, fps=10, seconds=1)
     report = anonymize_video(clip, folder / "out", AnonymizeConfig())
     return clip, folder / "out" / "street.mp4", folder / "out" / "street.anonymization.json", report
 
@@ -94,14 +94,14 @@ def test_every_orientation_is_blurred_with_the_measured_recall(anonymizer, tmp_p
 
 def test_the_report_states_orientation_and_the_output_carries_no_rotation(anonymizer, tmp_path):
     clip = tmp_path / "phone.mp4"
-    write_clip(clip, width=320, height=180, fps=10, seconds=0.5, turn=-1, rotation=90)
+    write_clip(clip, width=1280, height=720, fps=10, seconds=0.5, turn=-1, rotation=90)
     report = anonymize_video(clip, tmp_path / "out", anonymizer=anonymizer)
     out = tmp_path / "out" / "phone.mp4"
     assert report["status"] == "passed" and report["input"]["rotation_deg"] == 90
     assert report["orientation"]["looked_deg"] == [0, 90, 180, 270]
     assert report["settings"]["turns_deg"] == [90, 180, 270] and report["settings"]["turn_every"] >= 1
     assert report["settings"]["turned_plates"] == "at a turn where a face was found"
-    assert display_rotation(out) == 0 and (probe(out).width, probe(out).height) == (320, 180)  # frames as shown
+    assert display_rotation(out) == 0 and (probe(out).width, probe(out).height) == (1280, 720)  # frames as shown
 
 
 def test_turns_are_swept_on_their_schedule_and_followed_where_they_found_a_face(anonymizer):
@@ -166,7 +166,13 @@ def test_a_sparse_schedule_run_anyway_is_unmeasured_and_refused(small, tmp_path,
 
 
 def test_the_measured_schedule_is_checked_in_seconds():
-    assert schedule_problems({"look_s": 0.2, "full_s": 1.0, "plate_s": 0.2, "dilate_s": 0.2, "max_side": 640}) == []
+    measured = {"look_s": 0.2, "full_s": 1.0, "plate_s": 0.2, "dilate_s": 0.2, "max_side": 640}
+    assert schedule_problems(measured) == []
+    for frame in ((1280, 720), (720, 1280), (1920, 1080), (1440, 1080), (720, 720)):  # 720 px or more, both sides
+        assert schedule_problems(measured, frame) == []
+    for frame in ((960, 540), (1280, 719), (640, 360), (1920, 500), (float("nan"), 720), ("1280", 720)):
+        assert schedule_problems(measured, frame) == [
+            f"frames of {frame[0]}x{frame[1]} px are smaller than the measured ones (720 px on their short side)"]
     assert len(schedule_problems({"look_s": 0.2, "full_s": 1.0, "plate_s": 0.3, "dilate_s": 0.2, "max_side": 640})) == 1
     assert schedule_problems({"look_s": 0.0, "full_s": 0.0, "plate_s": 0.0, "dilate_s": 0.3, "max_side": None}) == []
     assert len(schedule_problems({"look_s": 30, "full_s": 30, "plate_s": 30, "dilate_s": 0, "max_side": 640})) == 4

@@ -42,7 +42,7 @@ def streamcue(*args, timeout=300, preexec_fn=None):
 @pytest.fixture(scope="module")
 def clip(tmp_path_factory):
     path = tmp_path_factory.mktemp("clip") / "street.mp4"
-    write_clip(path, width=640, height=360, fps=10, seconds=1)
+    write_clip(path, width=1280, height=720, fps=10, seconds=1)
     return path
 
 
@@ -112,6 +112,29 @@ def test_a_hand_edited_passing_report_with_an_override_or_a_failed_canary_is_ref
                               ("canary", {"passed": False}, "(canary)")):
         path.write_text(json.dumps(dict(report, **{key: value})))
         assert words in report_problem(path, video)
+
+
+def test_a_video_smaller_than_the_measured_frames_needs_the_override_and_is_never_passed(tmp_path):
+    """The labelled clips' faces shrink with the frame: under 720 px on the short side recall was not measured."""
+    small = tmp_path / "small.mp4"
+    write_clip(small, width=320, height=240, fps=5, seconds=1)
+    said = "frames of 320x240 px are smaller than the measured ones (720 px on their short side)"
+    out = tmp_path / "out"
+    one_line_error(streamcue(small, "--out", out, timeout=60), said, "small.mp4", "--allow-unmeasured")
+    assert not out.exists()
+
+    run = streamcue(small, "--out", out, "--allow-unmeasured")
+    assert run.returncode == 0 and f"status unmeasured ({said})" in run.stderr, run.stderr
+    path, video = out / "small.anonymization.json", out / "small.mp4"
+    report = json.loads(path.read_text())
+    assert report["status"] == "unmeasured" and report["unmeasured"] == [said]
+    assert said in report_problem(path, video)
+
+    # edited to say passed, the report is still refused: the release reads the frame size it states
+    path.write_text(json.dumps(dict(report, status="passed", unmeasured=[])))
+    assert said in report_problem(path, video)
+    path.write_text(json.dumps(dict(report, status="passed", unmeasured=[], input=dict(report["input"], width=None))))
+    assert "no frame size (input.width, input.height)" in report_problem(path, video)
 
 
 def test_the_canary_stops_a_run_whose_detector_finds_no_known_face(clip, tmp_path):

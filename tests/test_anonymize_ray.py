@@ -30,7 +30,7 @@ def test_one_task_per_video_failures_reported_and_reruns_skip_what_they_did(tmp_
     folder = tmp_path / "in"
     folder.mkdir()
     for name in ("a", "b", "c"):
-        write_clip(folder / f"{name}.mp4", width=320, height=240, fps=5, seconds=1, seed=ord(name))
+        write_clip(folder / f"{name}.mp4", width=1280, height=720, fps=5, seconds=1, seed=ord(name))
     (folder / "broken.mp4").write_bytes(b"\x00\x00\x00\x18ftypmp42 truncated" * 40)
     out = tmp_path / "out"
     # the CLI starts a local Ray instance with 2 CPUs and shuts it down at the end
@@ -49,7 +49,7 @@ def test_one_task_per_video_failures_reported_and_reruns_skip_what_they_did(tmp_
     assert not (out / "broken.mp4").exists() and not list(out.glob(".*tmp*"))
 
     # a re-run skips what matches; a changed input and a deleted output are done again
-    write_clip(folder / "b.mp4", width=320, height=240, fps=5, seconds=1, seed=99)
+    write_clip(folder / "b.mp4", width=1280, height=720, fps=5, seconds=1, seed=99)
     (out / "c.mp4").unlink()
     second = streamcue(folder, "--out", out, "--engine", "ray", "--workers", "2", "--preset", "fast")
     assert second.returncode == 2, second.stderr
@@ -63,6 +63,11 @@ def test_one_task_per_video_failures_reported_and_reruns_skip_what_they_did(tmp_
     assert "done 3, skipped 0, failed 1" in third.stdout, third.stderr
     assert {json.loads((out / f"{name}.anonymization.json").read_text())["options"]["preset"]
             for name in ("a", "b", "c")} == {"balanced"}
+
+    # the same run again: nothing to do, and the summary says so rather than a rate of 0
+    fourth = streamcue(folder, "--out", out, "--engine", "ray", "--workers", "2", "--preset", "balanced")
+    assert "done 0, skipped 3, failed 1" in fourth.stdout, fourth.stderr
+    assert re.search(r"throughput: no video anonymized in this run \([0-9.]+ s\)", fourth.stdout), fourth.stdout
 
 
 def check_throughput(stdout, reports):
@@ -84,13 +89,13 @@ def test_the_local_engine_reports_throughput_too(tmp_path):
     folder = tmp_path / "in"
     folder.mkdir()
     for name in ("a", "b"):
-        write_clip(folder / f"{name}.mp4", width=160, height=120, fps=5, seconds=2, seed=ord(name))
+        write_clip(folder / f"{name}.mp4", width=1280, height=720, fps=5, seconds=2, seed=ord(name))
     done = streamcue(folder, "--out", tmp_path / "out", "--preset", "fast")
     assert done.returncode == 0, done.stderr
     check_throughput(done.stdout, [tmp_path / "out" / f"{name}.anonymization.json" for name in ("a", "b")])
 
 
 def test_address_needs_the_ray_engine(tmp_path):
-    write_clip(tmp_path / "a.mp4", width=160, height=120, fps=5, seconds=1)
+    write_clip(tmp_path / "a.mp4", width=1280, height=720, fps=5, seconds=1)
     done = streamcue(tmp_path / "a.mp4", "--out", tmp_path / "o", "--address", "auto")
     assert done.returncode == 2 and "--address needs --engine ray" in done.stderr

@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.video, pytest.mark.ray, pytest.mark.slow]
 def clips(tmp_path_factory):
     folder = tmp_path_factory.mktemp("in")
     for name in ("a", "b", "c"):
-        write_clip(folder / f"{name}.mp4", width=160, height=120, fps=5, seconds=1, seed=ord(name))
+        write_clip(folder / f"{name}.mp4", width=1280, height=720, fps=5, seconds=1, seed=ord(name))
     return sorted(folder.glob("*.mp4"))
 
 

@@ -170,7 +170,7 @@ def _recorded(tmp: Path, stack: ExitStack) -> Any:
 
     folder = tmp / "recordings"
     folder.mkdir(exist_ok=True)
-    write_clip(folder / "clip.mp4", width=160, height=120, fps=5, seconds=2)
+    write_clip(folder / "clip.mp4", width=1280, height=720, fps=5, seconds=2)
     (folder / "tasks.yaml").write_text("tasks:\n  - {task_id: t1, video: clip.mp4, task_type: present, "
                                        "category: cooking, prompt: Describe the scene.}\n")
     server = stack.enter_context(StubLLMServer(lambda body: json.dumps({"caption": "a scene"})))

@@ -203,7 +203,7 @@ def recorded_source(tmp_path_factory):
     from streamcue.testing.stub_llm import StubLLMServer
 
     raw = tmp_path_factory.mktemp("raw")
-    write_clip(raw / "kitchen.mp4", width=160, height=120, fps=5, seconds=2)
+    write_clip(raw / "kitchen.mp4", width=1280, height=720, fps=5, seconds=2)
     blurred = tmp_path_factory.mktemp("blurred")
     anonymize_video(raw / "kitchen.mp4", blurred)
     tasks = [{"task_id": "now", "video": "kitchen.mp4", "task_type": "present", "category": "cooking",

@@ -62,8 +62,8 @@ def vision_responder(body):
 @pytest.fixture(scope="module")
 def videos(tmp_path_factory):
     folder = tmp_path_factory.mktemp("recordings")
-    write_clip(folder / "kitchen.mp4", width=320, height=240, fps=5, seconds=3)
-    write_clip(folder / "street.mp4", width=320, height=240, fps=5, seconds=2, seed=1)
+    write_clip(folder / "kitchen.mp4", width=1280, height=720, fps=5, seconds=3)
+    write_clip(folder / "street.mp4", width=1280, height=720, fps=5, seconds=2, seed=1)
     (folder / "tasks.yaml").write_text(TASKS)
     return folder
 
@@ -223,7 +223,7 @@ def test_videos_run_concurrently_with_the_same_results_as_in_sequence(tmp_path):
     anonymizer = Anonymizer(AnonymizeConfig.from_preset("fast"))
     names = [f"v{i}" for i in range(4)]
     for i, name in enumerate(names):
-        write_clip(tmp_path / f"{name}.mp4", width=160, height=120, fps=5, seconds=3, seed=i)
+        write_clip(tmp_path / f"{name}.mp4", width=1280, height=720, fps=5, seconds=3, seed=i)
         anonymize_video(tmp_path / f"{name}.mp4", folder, anonymizer=anonymizer)
     tasks = [{"task_id": f"{name}-now", "video": f"{name}.mp4", "task_type": "present", "category": "c",
               "prompt": f"Describe {name}."} for name in names]

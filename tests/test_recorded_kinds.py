@@ -82,7 +82,7 @@ def build(root, tasks, out, server, cache, *extra):
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     folder = tmp_path_factory.mktemp("recordings")
-    write_clip(folder / "tea.mp4", width=160, height=120, fps=5, seconds=8)
+    write_clip(folder / "tea.mp4", width=1280, height=720, fps=5, seconds=8)
     (folder / "tasks.yaml").write_text(TASKS)
     out, cache = tmp_path_factory.mktemp("out"), tmp_path_factory.mktemp("cache")
     tasks = folder / "tasks.yaml"
@@ -198,7 +198,7 @@ def test_the_recorded_example_in_the_docs_runs_as_written(built, tmp_path):
     assert block, "docs/building.md has no recorded example"
     work = tmp_path / "work"
     (work / "recordings").mkdir(parents=True)
-    write_clip(work / "recordings" / "tea.mp4", width=160, height=120, fps=5, seconds=8)
+    write_clip(work / "recordings" / "tea.mp4", width=1280, height=720, fps=5, seconds=8)
     (work / "recordings" / "tasks.yaml").write_text(TASKS)
     # what Label Studio exports once an annotator marked steps 1 and 2 (a mistake in 2) and skipped nothing
     write_steps_tasks(work / "recordings" / "tasks.yaml", tmp_path / "pushed.json")

@@ -81,8 +81,8 @@ def test_recordings_to_a_published_benchmark_that_loads_and_scores(server, tmp_p
     # 1. two short recordings with real face photos, blurred by the real detectors
     raw = tmp_path / "recordings"
     raw.mkdir()
-    write_clip(raw / "tea.mp4", width=320, height=180, fps=FPS, seconds=8)
-    write_clip(raw / "desk.mp4", width=320, height=180, fps=FPS, seconds=4, seed=1)
+    write_clip(raw / "tea.mp4", width=1280, height=720, fps=FPS, seconds=8)
+    write_clip(raw / "desk.mp4", width=1280, height=720, fps=FPS, seconds=4, seed=1)
     streamcue("anonymize", raw, "--out", "blurred")
     for name in ("tea", "desk"):
         report = read_json(tmp_path / "blurred" / f"{name}.anonymization.json")
@@ -169,7 +169,7 @@ def test_recordings_to_a_published_benchmark_that_loads_and_scores(server, tmp_p
                               cwd=tmp_path, env={**env, **hub_env}, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-3000:]
         decoded = json.loads(done.stdout.strip().splitlines()[-1])
-        assert sorted(decoded) == ["desk", "tea"] and all(shape == [180, 320, 3] for shape in decoded.values())
+        assert sorted(decoded) == ["desk", "tea"] and all(shape == [720, 1280, 3] for shape in decoded.values())
 
         # 7. a run on the release through the Hub: its own videos, no --video-root; an honest stand-in model
         with StubLLMServer(default_responder, model="honest-vl") as honest:

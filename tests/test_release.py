@@ -165,7 +165,7 @@ def _anonymized_clip() -> tuple[bytes, str]:
     from streamcue.anonymize.pipeline import AnonymizeConfig, anonymize_video
 
     folder = Path(tempfile.mkdtemp(prefix="streamcue-test-recorded-"))
-    write_clip(folder / "v1.mp4", width=320, height=180, fps=10, seconds=1)
+    write_clip(folder / "v1.mp4", width=1280, height=720, fps=10, seconds=1)
     report = anonymize_video(folder / "v1.mp4", folder / "out", AnonymizeConfig())
     assert report["status"] == "passed", report
     return (folder / "out" / "v1.mp4").read_bytes(), (folder / "out" / "v1.anonymization.json").read_text()
@@ -224,7 +224,7 @@ def assert_file_decodes(path):
     capture = cv2.VideoCapture(str(path))
     ok, frame = capture.read()
     capture.release()
-    assert ok and frame.shape == (180, 320, 3)
+    assert ok and frame.shape == (720, 1280, 3)
 
 
 def test_a_raw_recording_or_a_changed_copy_is_never_published(tmp_path):
