@@ -72,7 +72,8 @@ def anonymize(
                                                    "the measured one (--stride: a look every 0.2 s or more often, "
                                                    "--full-every: every 1 s, "
                                                    "--plate-every: every 0.2 s, at the video's frame rate; --dilate "
-                                                   "at least 0.2; --max-side at least 640). The report's status is "
+                                                   "at least 0.2; --max-side at least 640), or a video under 720 "
+                                                   "px on its short side. The report's status is "
                                                    "then 'unmeasured' and a release refuses it.")] = False,
     encoder_preset: Annotated[str, typer.Option(help="x264's preset for the blurred video: ultrafast, superfast, "
                                                      "veryfast (default), faster, fast, medium, slow, slower or "
@@ -204,6 +205,8 @@ def _throughput(reports: list[dict], wall_s: float) -> str:
     """The run's throughput: video hours per hour = (sum of the durations of the videos anonymized in
     this run, in hours) / (the run's wall time, from after the checks to the last video, in hours);
     videos skipped, or failed with no report, add no duration, though their time counts."""
+    if not reports:
+        return f"throughput: no video anonymized in this run ({wall_s:.1f} s)"
     hours = sum(float(r["input"]["duration_s"] or 0.0) for r in reports) / 3600
     rate = hours / (wall_s / 3600) if wall_s > 0 else 0.0
     return (f"throughput: {len(reports)} video{'s' * (len(reports) != 1)}, {hours:.4g} video hours in {wall_s:.1f} "
