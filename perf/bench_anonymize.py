@@ -200,7 +200,7 @@ def main() -> None:
                         cmd = [*deface_command(), str(path), "-o", str(out)]
                     elif tool.startswith("previous:"):
                         cmd = [str(args.previous), "anonymize", str(path), "--out", str(folder), "--preset",
-                               tool.split(":", 1)[1]]
+                               tool.split(":", 1)[1], *small]
                     else:
                         cmd = [*streamcue_command(), "anonymize", str(path), "--out", str(folder), "--preset", tool,
                                *small]
