@@ -54,8 +54,8 @@ from streamcue.anonymize.detectors import (DEVICES, asks_for_gpu, check_plate_se
                                            make_plate_detector)
 from streamcue.anonymize.tracks import CameraMotion, Chain, Links, crops_in_steps, follow_regions, suppress
 from streamcue.video import FrameWriter, display_rotation, ffmpeg_exe, ffmpeg_version, probe, read_frames
-from streamcue.anonymize.report import (REPORT_FORMAT, anonymization_status, hidden_samples, schedule_problems,
-                                        sha256_file)
+from streamcue.anonymize.report import (REPORT_FORMAT, anonymization_status, frame_problem, hidden_samples,
+                                        schedule_problems, sha256_file)
 from streamcue.errors import ConfigError, InputError
 from streamcue.interrupt import EXIT_SIGTERM, Terminated, held, held_back, on_interrupt
 from streamcue.io import as_usual_file, write_json
@@ -670,11 +670,16 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
     video, out_dir = Path(video), Path(out_dir)
     info = probe(video)
     settings = {"dilate_s": options.dilate_s, **anonymizer.schedule(info.fps)}
-    unmeasured = list(dict.fromkeys([*options.unmeasured(), *schedule_problems(settings, (info.width, info.height))]))
+    schedule = schedule_problems(settings)
+    # with a detector off the status is not_anonymized whatever the size: the size is checked only with both on
+    both = anonymizer.face is not None and anonymizer.plate is not None
+    size = frame_problem(info.width, info.height) if both else None
+    unmeasured = list(dict.fromkeys([*options.unmeasured(), *schedule, *([size] if size else [])]))
     if unmeasured and not options.allow_unmeasured:
-        raise ConfigError(f"{'; '.join(unmeasured)}: outside the range where recall was measured at "
-                          f"{info.fps:g} fps ({video.name}; docs/anonymize.md); pass --allow-unmeasured to run "
-                          "anyway (the report's status is then 'unmeasured' and a release refuses it)")
+        at = f" at {info.fps:g} fps" if schedule else ""  # the schedule's seconds become frames at this rate
+        raise ConfigError(f"{'; '.join(unmeasured)}: outside the range where recall was measured{at} "
+                          f"({video.name}; docs/anonymize.md); pass --allow-unmeasured to run anyway (the "
+                          "report's status is then 'unmeasured' and a release refuses it)")
     out_path, report_path = output_paths(video, out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     face_counts: list[int] = []

@@ -43,7 +43,8 @@ REPORT_FORMAT = "streamcue.anonymization/1"
 DETECTED = ("face", "plate")
 
 __all__ = ["REPORT_FORMAT", "MEASURED_SCHEDULE", "MEASURED_SHORT_SIDE", "SAMPLES", "BLURRED_MAX", "JUDGED_SIDE",
-           "sha256_file", "anonymization_status", "schedule_problems", "hidden_samples", "report_problem"]
+           "sha256_file", "anonymization_status", "frame_problem", "schedule_problems", "hidden_samples",
+           "report_problem"]
 
 #: The sparsest detection schedule whose recall was measured on the labelled clips, upright, turned
 #: in their pixels and with rotation metadata (tests/test_anonymize.py; the ``fast`` preset's
@@ -84,14 +85,18 @@ def anonymization_status(problems: list[str], detectors: dict[str, Any], unmeasu
     return "passed"
 
 
-def schedule_problems(settings: dict[str, Any], frame: tuple[Any, Any] | None = None) -> list[str]:
+def frame_problem(width: Any, height: Any) -> str | None:
+    """Frames of ``width`` x ``height`` under ``MEASURED_SHORT_SIDE`` on their short side, in words; else None."""
+    if _number(width) and _number(height) and min(width, height) >= MEASURED_SHORT_SIDE:
+        return None
+    return (f"frames of {width}x{height} px are smaller than the measured ones ({MEASURED_SHORT_SIDE} px on their "
+            "short side)")
+
+
+def schedule_problems(settings: dict[str, Any]) -> list[str]:
     """The ways ``settings`` (a report's: ``look_s``, ``full_s``, ``plate_s``, ``dilate_s``, ``max_side``,
-    ``full_every``; those absent are not checked) and a video's ``frame`` size (width, height; None: not
-    checked) lie outside ``MEASURED_SCHEDULE`` and ``MEASURED_SHORT_SIDE``, each in words."""
+    ``full_every``; those absent are not checked) lie outside ``MEASURED_SCHEDULE``, each in words."""
     out = []
-    if frame is not None and not (all(_number(v) for v in frame) and min(frame) >= MEASURED_SHORT_SIDE):
-        out.append(f"frames of {frame[0]}x{frame[1]} px are smaller than the measured ones "
-                   f"({MEASURED_SHORT_SIDE} px on their short side)")
     for name, option in (("look_s", "--stride"), ("full_s", "--full-every"), ("plate_s", "--plate-every")):
         value = settings.get(name)
         if value is not None and not (_number(value) and value <= MEASURED_SCHEDULE[name]) \
@@ -168,8 +173,23 @@ def report_problem(report_path: str | Path, video_path: str | Path) -> str | Non
     expected = (report.get("output") or {}).get("sha256")
     if expected != sha256_file(video_path):
         return f"{video_path} does not match the SHA-256 in {report_path} (changed after anonymization?)"
-    problem = _schedule_problem(report) or _blur_problem(report, video_path)
+    problem = _schedule_problem(report) or _frame_problem(report, video_path) or _blur_problem(report, video_path)
     return f"{report_path}: {problem}" if problem else None
+
+
+def _frame_problem(report: dict[str, Any], video_path: Path) -> str | None:
+    """Frames under the measured size, read from the published video, whose size the report must state (the
+    output keeps the input's size, as shown)."""
+    from streamcue.video import probe
+
+    info = probe(video_path)
+    source = report.get("input") or {}
+    stated = (source.get("width"), source.get("height"))
+    if stated != (info.width, info.height):
+        return (f"the video's frames are {info.width}x{info.height} px, the report states {stated[0]}x{stated[1]} "
+                "(input.width, input.height)")
+    problem = frame_problem(info.width, info.height)
+    return f"{problem} (input.width, input.height)" if problem else None
 
 
 def _schedule_problem(report: dict[str, Any]) -> str | None:
@@ -180,10 +200,7 @@ def _schedule_problem(report: dict[str, Any]) -> str | None:
     settings = report.get("settings")
     if not isinstance(settings, dict) or any(k not in settings for k in ("look_s", "full_s", "plate_s", "dilate_s")):
         return "the report states no detection schedule (settings.look_s, full_s, plate_s, dilate_s)"
-    frame = (source.get("width"), source.get("height"))
-    if not all(isinstance(v, int) and v > 0 for v in frame):
-        return "the report states no frame size (input.width, input.height)"
-    outside = schedule_problems(settings, frame)
+    outside = schedule_problems(settings)
     if outside:
         return f"a schedule outside the range where recall was measured: {'; '.join(outside)} (settings)"
     fps, frames, looked = source.get("fps"), output.get("frames"), report.get("frames_detected")

@@ -7,6 +7,7 @@ no ``ffprobe`` is needed (the wheel ships none).
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shutil
@@ -65,12 +66,24 @@ class VideoInfo:
     has_audio: bool
 
 
+class _TurnedSizeNotice(logging.Filter):
+    """Drops imageio-ffmpeg's warning that a rotated video's frames come out turned: :func:`probe` gives the
+    turned size itself, and the warning would be a second line beside a command's one-line error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("The frame size for reading")
+
+
+_TURNED_SIZE_NOTICE = _TurnedSizeNotice()
+
+
 def probe(path: str | Path) -> VideoInfo:
     """Size, frame rate, duration, codec and audio presence; a one-line error for non-video input."""
     path = Path(path)
     if not path.is_file():
         raise InputError("video file not found", file=path)
     imageio_ffmpeg = require("imageio_ffmpeg", "video", "imageio-ffmpeg")
+    logging.getLogger("imageio_ffmpeg").addFilter(_TURNED_SIZE_NOTICE)  # once: a filter is added only once
     reader = imageio_ffmpeg.read_frames(str(path), bits_per_pixel=24)
     try:
         meta = next(reader)

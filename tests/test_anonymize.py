@@ -182,8 +182,8 @@ def test_audio_is_dropped_unless_kept(tmp_path, anonymizer):
                                                                                         ["plate"]),
                                                   ("none", "haar", ["face"])])
 def test_a_switched_off_detector_is_never_passed(tmp_path, face, plate, missing):
-    src = tmp_path / "in.mp4"
-    write_clip(src, width=1280, height=720, fps=5, seconds=1)
+    src = tmp_path / "in.mp4"  # small: with a detector off the status is not_anonymized, so no size is refused
+    write_clip(src, width=320, height=240, fps=5, seconds=1)
     report = anonymize_video(src, tmp_path / "out", AnonymizeConfig(face=face, plate=plate))
     assert report["status"] == "not_anonymized" and report["problems"] == []
     assert report["missing_detectors"] == missing

@@ -23,7 +23,7 @@ pytest.importorskip("cv2")
 
 from streamcue.anonymize.blur import unturn_boxes  # noqa: E402
 from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video  # noqa: E402
-from streamcue.anonymize.report import report_problem, schedule_problems, sha256_file  # noqa: E402
+from streamcue.anonymize.report import frame_problem, report_problem, schedule_problems, sha256_file  # noqa: E402
 from streamcue.anonymize.synthetic import ORIENTATIONS, clip_frames, recall, write_clip  # noqa: E402
 from streamcue.errors import ConfigError, InputError  # noqa: E402
 from streamcue.video import display_rotation, ffmpeg_exe, probe, read_frames  # noqa: E402
@@ -169,10 +169,10 @@ def test_the_measured_schedule_is_checked_in_seconds():
     measured = {"look_s": 0.2, "full_s": 1.0, "plate_s": 0.2, "dilate_s": 0.2, "max_side": 640}
     assert schedule_problems(measured) == []
     for frame in ((1280, 720), (720, 1280), (1920, 1080), (1440, 1080), (720, 720)):  # 720 px or more, both sides
-        assert schedule_problems(measured, frame) == []
-    for frame in ((960, 540), (1280, 719), (640, 360), (1920, 500), (float("nan"), 720), ("1280", 720)):
-        assert schedule_problems(measured, frame) == [
-            f"frames of {frame[0]}x{frame[1]} px are smaller than the measured ones (720 px on their short side)"]
+        assert frame_problem(*frame) is None
+    for frame in ((960, 540), (1280, 719), (640, 360), (1920, 500), (float("nan"), 720), ("1280", 720), (True, 720)):
+        assert frame_problem(*frame) == (
+            f"frames of {frame[0]}x{frame[1]} px are smaller than the measured ones (720 px on their short side)")
     assert len(schedule_problems({"look_s": 0.2, "full_s": 1.0, "plate_s": 0.3, "dilate_s": 0.2, "max_side": 640})) == 1
     assert schedule_problems({"look_s": 0.0, "full_s": 0.0, "plate_s": 0.0, "dilate_s": 0.3, "max_side": None}) == []
     assert len(schedule_problems({"look_s": 30, "full_s": 30, "plate_s": 30, "dilate_s": 0, "max_side": 640})) == 4

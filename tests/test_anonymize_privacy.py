@@ -130,11 +130,14 @@ def test_a_video_smaller_than_the_measured_frames_needs_the_override_and_is_neve
     assert report["status"] == "unmeasured" and report["unmeasured"] == [said]
     assert said in report_problem(path, video)
 
-    # edited to say passed, the report is still refused: the release reads the frame size it states
+    # edited to say passed, the report is still refused: the release reads the size of the video it publishes
     path.write_text(json.dumps(dict(report, status="passed", unmeasured=[])))
-    assert said in report_problem(path, video)
-    path.write_text(json.dumps(dict(report, status="passed", unmeasured=[], input=dict(report["input"], width=None))))
-    assert "no frame size (input.width, input.height)" in report_problem(path, video)
+    assert f"{said} (input.width, input.height)" in report_problem(path, video)
+    for width, height in ((1280, 720), (None, 240), (True, True), ("320", 240)):
+        path.write_text(json.dumps(dict(report, status="passed", unmeasured=[],
+                                        input=dict(report["input"], width=width, height=height))))
+        assert (f"the video's frames are 320x240 px, the report states {width}x{height} (input.width, input.height)"
+                in report_problem(path, video))
 
 
 def test_the_canary_stops_a_run_whose_detector_finds_no_known_face(clip, tmp_path):
