@@ -107,7 +107,7 @@ def anonymize(
     With --engine ray, videos whose output and passing report already match the input's
     SHA-256 and this run's options are skipped, a video that fails is reported while the
     others go on, and the summary lists done, skipped and failed. Every run ends with its
-    throughput in video hours per hour.
+    throughput in video hours per hour, unless every video failed.
 
     Examples:
 
