@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import sys
 from typing import Annotated, Any, Optional
 
@@ -141,7 +142,19 @@ def _command(name: str | None = None) -> Any:
     """The click command tree typer derives from ``app`` (built once per process: it takes ~0.3 s); with ``name`` (a
     key of :data:`COMMANDS`), the same root with that command alone: its usage, options and help are those of the
     whole tree's."""
-    return _plain_usage(typer.main.get_command(app if name is None else _app((name,))))
+    return _one_line_paragraphs(_plain_usage(typer.main.get_command(app if name is None else _app((name,)))))
+
+
+def _one_line_paragraphs(command: Any) -> Any:
+    """Every help text of the tree with each prose paragraph on one line, for the terminal to wrap: typer keeps
+    a docstring's line breaks, so at 80 columns its 95-column lines broke twice. Indented paragraphs
+    (examples) and ``\\b`` ones stay as written."""
+    if command.help:
+        paragraphs = inspect.cleandoc(command.help).split("\n\n")
+        command.help = "\n\n".join(p if p.startswith((" ", "\b")) else " ".join(p.split("\n")) for p in paragraphs)
+    for sub in getattr(command, "commands", {}).values():
+        _one_line_paragraphs(sub)
+    return command
 
 
 def _plain_usage(command: Any) -> Any:
