@@ -173,16 +173,18 @@ def report_problem(report_path: str | Path, video_path: str | Path) -> str | Non
     expected = (report.get("output") or {}).get("sha256")
     if expected != sha256_file(video_path):
         return f"{video_path} does not match the SHA-256 in {report_path} (changed after anonymization?)"
-    problem = _schedule_problem(report) or _frame_problem(report, video_path) or _blur_problem(report, video_path)
+    problem = _schedule_problem(report)
+    if problem is None:
+        from streamcue.video import probe
+
+        info = probe(video_path)  # once: the size check and the blur check read the same video
+        problem = _frame_problem(report, info) or _blur_problem(report, video_path, info)
     return f"{report_path}: {problem}" if problem else None
 
 
-def _frame_problem(report: dict[str, Any], video_path: Path) -> str | None:
-    """Frames under the measured size, read from the published video, whose size the report must state (the
-    output keeps the input's size, as shown)."""
-    from streamcue.video import probe
-
-    info = probe(video_path)
+def _frame_problem(report: dict[str, Any], info: Any) -> str | None:
+    """Frames under the measured size, as ``info`` (the published video's :class:`streamcue.video.VideoInfo`)
+    gives them, whose size the report must state (the output keeps the input's size, as shown)."""
     source = report.get("input") or {}
     stated = (source.get("width"), source.get("height"))
     if stated != (info.width, info.height):
@@ -213,7 +215,7 @@ def _schedule_problem(report: dict[str, Any]) -> str | None:
     return None
 
 
-def _blur_problem(report: dict[str, Any], video_path: Path) -> str | None:
+def _blur_problem(report: dict[str, Any], video_path: Path, info: Any) -> str | None:
     """Detections listed, but the sampled hidden regions of ``video_path`` are not blurred (or none sampled)."""
     found = sum(sum(v for v in report["detections"][what]["per_frame"] if _number(v) and v > 0) for what in DETECTED)
     samples = report.get("hidden_samples")
@@ -226,11 +228,11 @@ def _blur_problem(report: dict[str, Any], video_path: Path) -> str | None:
               and all(isinstance(b, list) and len(b) == 4 and all(type(v) is int for v in b) for b in s["boxes"])}
     if len(wanted) != len(samples):
         return "a hidden_samples entry without a frame number and boxes of 4 whole numbers (hidden_samples)"
-    from streamcue.video import probe, read_frames
+    from streamcue.video import read_frames
 
     cv2 = require("cv2", "anonymize", "opencv-python")
     seen = set()
-    for index, frame in enumerate(read_frames(video_path, probe(video_path))):
+    for index, frame in enumerate(read_frames(video_path, info)):
         if index in wanted:
             seen.add(index)
             grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
