@@ -43,7 +43,7 @@ REPORT_FORMAT = "streamcue.anonymization/1"
 DETECTED = ("face", "plate")
 
 __all__ = ["REPORT_FORMAT", "MEASURED_SCHEDULE", "MEASURED_SHORT_SIDE", "SAMPLES", "BLURRED_MAX", "JUDGED_SIDE",
-           "sha256_file", "anonymization_status", "frame_problem", "schedule_problems", "hidden_samples",
+           "sha256_file", "anonymization_status", "frame_problem", "frames_at", "schedule_problems", "hidden_samples",
            "report_problem"]
 
 #: The sparsest detection schedule whose recall was measured on the labelled clips, upright, turned
@@ -51,14 +51,17 @@ __all__ = ["REPORT_FORMAT", "MEASURED_SCHEDULE", "MEASURED_SHORT_SIDE", "SAMPLES
 #: seconds, ``balanced``'s dilation, the presets' smallest ``max_side``): a schedule that looks
 #: less often, at smaller frames or hides for less time is ``unmeasured``, never ``passed``. Plates every 0.2 s:
 #: ``fast``'s since turned frames are searched for plates only at a turn where faces were found (every 0.3 s was
-#: measured with plates on every turned sweep, which no longer run).
-MEASURED_SCHEDULE = {"look_s": 0.2, "full_s": 1.0, "plate_s": 0.2, "dilate_s": 0.2, "max_side": 640}
+#: measured with plates on every turned sweep, which no longer run). Full size every 0.5 s: every 1 s gave face
+#: recall 0.969 on ``turned`` at 1920x1080 (docs/anonymize.md, "Frames over 720 px").
+MEASURED_SCHEDULE = {"look_s": 0.2, "full_s": 0.5, "plate_s": 0.2, "dilate_s": 0.2, "max_side": 640}
 
-#: Pixels on a frame's short side below which recall was not measured: the labelled clips' faces are sized to
-#: the frame, 28 px and up at 1280x720 (portrait 720x1280 too), where every clip gave face recall 0.98 or more;
-#: the same scenes on smaller frames gave less (docs/anonymize.md, "Frames under 720 px"), so a smaller video
-#: is ``unmeasured``.
-MEASURED_SHORT_SIDE = 720
+#: Pixels on a frame's short side, lowest and highest, where recall was measured: the labelled clips' faces and
+#: plates are sized to the frame (faces 28 px and up at 1280x720, portrait 720x1280 too); from 1280x720 to
+#: 2560x1440 every clip gave face recall 0.98 or more (``thorough`` at 1920x1080 but one face the measure misreads,
+#: hidden in full). The same scenes on smaller frames gave less, and at
+#: 3840x2160 plate recall fell to 0.24 (docs/anonymize.md, "Frames under 720 px", "Frames over 720 px"), so a
+#: video outside is ``unmeasured``.
+MEASURED_SHORT_SIDE = (720, 1440)
 
 #: Frames with detections whose hidden regions a report samples, at least a second apart.
 SAMPLES = 8
@@ -86,22 +89,39 @@ def anonymization_status(problems: list[str], detectors: dict[str, Any], unmeasu
 
 
 def frame_problem(width: Any, height: Any) -> str | None:
-    """Frames of ``width`` x ``height`` under ``MEASURED_SHORT_SIDE`` on their short side, in words; else None."""
-    if _number(width) and _number(height) and min(width, height) >= MEASURED_SHORT_SIDE:
+    """Frames of ``width`` x ``height`` whose short side is outside ``MEASURED_SHORT_SIDE``, in words; else None."""
+    low, high = MEASURED_SHORT_SIDE
+    if _number(width) and _number(height) and low <= min(width, height) <= high:
         return None
-    return (f"frames of {width}x{height} px are smaller than the measured ones ({MEASURED_SHORT_SIDE} px on their "
-            "short side)")
+    return f"frames of {width}x{height} px are outside the measured sizes ({low} to {high} px on their short side)"
 
 
-def schedule_problems(settings: dict[str, Any]) -> list[str]:
-    """The ways ``settings`` (a report's: ``look_s``, ``full_s``, ``plate_s``, ``dilate_s``, ``max_side``,
-    ``full_every``; those absent are not checked) lie outside ``MEASURED_SCHEDULE``, each in words."""
+def frames_at(seconds: float, fps: float) -> int:
+    """``seconds`` between looks as a whole number of frames at ``fps``: the nearest (Python's ``round``), at least
+    1; 0 s is every frame. A preset's schedule and the measured one are both turned into frames by this."""
+    return max(1, round(seconds * fps)) if seconds > 0 else 1
+
+
+def schedule_problems(settings: dict[str, Any], fps: Any = None) -> list[str]:
+    """The ways ``settings`` (a report's: ``look_s``, ``full_s``, ``plate_s``, ``dilate_s``, ``max_side`` and, at
+    ``fps``, ``stride``, ``full_every``, ``plate_every``; those absent are not checked) lie outside
+    ``MEASURED_SCHEDULE``, each in words. With a frame rate the looks are compared in frames
+    (:func:`frames_at`: a preset's 0.5 s at 15 fps is 8 frames, and so is the measured 0.5 s), and their seconds
+    within half a frame of the measured ones (``--full-every 15`` at 29.97 fps is 0.5005 s); else in seconds."""
     out = []
-    for name, option in (("look_s", "--stride"), ("full_s", "--full-every"), ("plate_s", "--plate-every")):
-        value = settings.get(name)
-        if value is not None and not (_number(value) and value <= MEASURED_SCHEDULE[name]) \
-                and not (name == "full_s" and settings.get("full_every") == 0):
-            out.append(f"{option}: a look every {value} s is sparser than the measured {MEASURED_SCHEDULE[name]} s")
+    rate = fps if _number(fps) and fps > 0 else None
+    for name, frames_key, option in (("look_s", "stride", "--stride"), ("full_s", "full_every", "--full-every"),
+                                     ("plate_s", "plate_every", "--plate-every")):
+        measured, frames, value = MEASURED_SCHEDULE[name], settings.get(frames_key), settings.get(name)
+        if name == "full_s" and frames == 0:
+            continue  # never at full size: an unmeasured option of its own (--full-every 0)
+        if rate and frames is not None and not _number(frames):
+            out.append(f"{option}: {frames!r} is not a number of frames ({frames_key})")
+        elif rate and frames is not None and frames > frames_at(measured, rate):
+            out.append(f"{option}: a look every {frames} frames at {rate:g} fps is sparser than the measured "
+                       f"{measured} s ({frames_at(measured, rate)} frames)")
+        elif value is not None and not (_number(value) and value <= measured + (0.5 / rate if rate else 0)):
+            out.append(f"{option}: a look every {value} s is sparser than the measured {measured} s")
     dilate = settings.get("dilate_s")
     if dilate is not None and not (_number(dilate) and dilate >= MEASURED_SCHEDULE["dilate_s"]):
         out.append(f"--dilate {dilate} is below the measured {MEASURED_SCHEDULE['dilate_s']}")
@@ -183,7 +203,7 @@ def report_problem(report_path: str | Path, video_path: str | Path) -> str | Non
 
 
 def _frame_problem(report: dict[str, Any], info: Any) -> str | None:
-    """Frames under the measured size, as ``info`` (the published video's :class:`streamcue.video.VideoInfo`)
+    """Frames outside the measured sizes, as ``info`` (the published video's :class:`streamcue.video.VideoInfo`)
     gives them, whose size the report must state (the output keeps the input's size, as shown)."""
     source = report.get("input") or {}
     stated = (source.get("width"), source.get("height"))
@@ -202,13 +222,13 @@ def _schedule_problem(report: dict[str, Any]) -> str | None:
     settings = report.get("settings")
     if not isinstance(settings, dict) or any(k not in settings for k in ("look_s", "full_s", "plate_s", "dilate_s")):
         return "the report states no detection schedule (settings.look_s, full_s, plate_s, dilate_s)"
-    outside = schedule_problems(settings)
-    if outside:
-        return f"a schedule outside the range where recall was measured: {'; '.join(outside)} (settings)"
     fps, frames, looked = source.get("fps"), output.get("frames"), report.get("frames_detected")
     if not _number(fps) or fps <= 0 or not isinstance(looked, int):
         return "the report states no frame rate (input.fps) or no count of frames looked at (frames_detected)"
-    needed = math.ceil(frames / max(1, round(MEASURED_SCHEDULE["look_s"] * fps)))
+    outside = schedule_problems(settings, fps)
+    if outside:
+        return f"a schedule outside the range where recall was measured: {'; '.join(outside)} (settings)"
+    needed = math.ceil(frames / frames_at(MEASURED_SCHEDULE["look_s"], fps))
     if looked < needed:
         return (f"{looked} of {frames} frames looked at, fewer than the measured schedule's {needed} "
                 "(frames_detected)")

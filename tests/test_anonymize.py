@@ -22,7 +22,7 @@ from streamcue.anonymize.pipeline import (  # noqa: E402
     anonymize_video,
 )
 from streamcue.anonymize.report import report_problem, sha256_file  # noqa: E402
-from streamcue.anonymize.synthetic import clip_frames, recall, write_clip  # noqa: E402
+from streamcue.anonymize.synthetic import clip_frames, detail_recall, recall, write_clip  # noqa: E402
 from streamcue.errors import ConfigError, InputError  # noqa: E402
 
 pytestmark = pytest.mark.video
@@ -130,6 +130,17 @@ def test_face_recall_at_720p_meets_the_goal(anonymizer):
     scores = recall([r.mask for r in results], [truth for _, truth in pairs])
     assert scores["face"] >= 0.98 and scores["plate"] >= 0.95
     assert scores["hidden_share"] < 0.3
+
+
+@pytest.mark.slow
+def test_fast_keeps_the_measured_recall_on_turned_faces_at_1080p(tmp_path):
+    """The sparsest preset at the benchmark's settings (4 s of ``turned`` at 1920x1080, 30 fps), by the
+    benchmark's measure: with full-size looks every 1 s it gave face recall 0.969, every 0.5 s 0.993."""
+    clip = tmp_path / "turned.mp4"
+    truths = write_clip(clip, width=1920, height=1080, fps=30, seconds=4, scene="turned")
+    report = anonymize_video(clip, tmp_path / "out", AnonymizeConfig.from_preset("fast"))
+    scores = detail_recall(clip, tmp_path / "out" / "turned.mp4", truths)
+    assert report["status"] == "passed" and scores["face"] >= 0.98 and scores["plate"] >= 0.95, scores
 
 
 @pytest.mark.parametrize("content", [b"\x00\x01 not a video at all" * 100, b"plain text\n"])
@@ -444,7 +455,7 @@ def test_the_schedule_is_in_seconds_so_30_fps_does_not_triple_the_work():
     plans = {(preset, fps): Anonymizer.plan(_bare(preset), fps) for preset in PRESETS for fps in (10, 30)}
     frames = {key: (p.stride, p.full_every, p.plate_every) for key, p in plans.items()}
     assert frames["balanced", 10] == (1, 4, 1) and frames["balanced", 30] == (3, 12, 3)
-    assert frames["fast", 10] == (2, 10, 2) and frames["fast", 30] == (6, 30, 6)
+    assert frames["fast", 10] == (2, 5, 2) and frames["fast", 30] == (6, 15, 6)
     assert plans["thorough", 30].stride == 1 and plans["thorough", 30].full_every == 0
     # the window covers every frame between two looks; frame overrides still win
     assert plans["balanced", 30].window == 6 and plans["fast", 30].window == 9

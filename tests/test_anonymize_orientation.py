@@ -23,7 +23,8 @@ pytest.importorskip("cv2")
 
 from streamcue.anonymize.blur import unturn_boxes  # noqa: E402
 from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video  # noqa: E402
-from streamcue.anonymize.report import frame_problem, report_problem, schedule_problems, sha256_file  # noqa: E402
+from streamcue.anonymize.report import (MEASURED_SHORT_SIDE, frame_problem, frames_at,  # noqa: E402
+                                       report_problem, schedule_problems, sha256_file)
 from streamcue.anonymize.synthetic import ORIENTATIONS, clip_frames, recall, write_clip  # noqa: E402
 from streamcue.errors import ConfigError, InputError  # noqa: E402
 from streamcue.video import display_rotation, ffmpeg_exe, probe, read_frames  # noqa: E402
@@ -166,23 +167,54 @@ def test_a_sparse_schedule_run_anyway_is_unmeasured_and_refused(small, tmp_path,
 
 
 def test_the_measured_schedule_is_checked_in_seconds():
-    measured = {"look_s": 0.2, "full_s": 1.0, "plate_s": 0.2, "dilate_s": 0.2, "max_side": 640}
+    measured = {"look_s": 0.2, "full_s": 0.5, "plate_s": 0.2, "dilate_s": 0.2, "max_side": 640}
     assert schedule_problems(measured) == []
-    for frame in ((1280, 720), (720, 1280), (1920, 1080), (1440, 1080), (720, 720)):  # 720 px or more, both sides
+    for frame in ((1280, 720), (720, 1280), (1920, 1080), (1440, 1080), (720, 720), (2560, 1440), (1440, 2560),
+                  (1440, 1440)):  # 720 to 1440 px on the short side, either way up
         assert frame_problem(*frame) is None
-    for frame in ((960, 540), (1280, 719), (640, 360), (1920, 500), (float("nan"), 720), ("1280", 720), (True, 720)):
+    for frame in ((960, 540), (1280, 719), (640, 360), (1920, 500), (3840, 2160), (2160, 3840), (2561, 1441),
+                  (float("nan"), 720), ("1280", 720), (True, 720)):
         assert frame_problem(*frame) == (
-            f"frames of {frame[0]}x{frame[1]} px are smaller than the measured ones (720 px on their short side)")
-    assert len(schedule_problems({"look_s": 0.2, "full_s": 1.0, "plate_s": 0.3, "dilate_s": 0.2, "max_side": 640})) == 1
+            f"frames of {frame[0]}x{frame[1]} px are outside the measured sizes (720 to 1440 px on their short side)")
+    assert MEASURED_SHORT_SIDE == (720, 1440)
+    assert len(schedule_problems({"look_s": 0.2, "full_s": 0.5, "plate_s": 0.3, "dilate_s": 0.2, "max_side": 640})) == 1
     assert schedule_problems({"look_s": 0.0, "full_s": 0.0, "plate_s": 0.0, "dilate_s": 0.3, "max_side": None}) == []
     assert len(schedule_problems({"look_s": 30, "full_s": 30, "plate_s": 30, "dilate_s": 0, "max_side": 640})) == 4
     assert schedule_problems({"look_s": 0.1, "full_s": 30, "plate_s": 0.1, "dilate_s": 0.2, "max_side": 128}) == [
-        "--full-every: a look every 30 s is sparser than the measured 1.0 s",
+        "--full-every: a look every 30 s is sparser than the measured 0.5 s",
         "--max-side 128 is below the measured 640"]
     with pytest.raises(ConfigError, match="--max-side 128 is below the measured 640"):
         AnonymizeConfig(max_side=128)
     with pytest.raises(ConfigError, match="--dilate 0 is below"):
         AnonymizeConfig(dilate_s=0)
+
+
+def test_the_measured_schedule_is_compared_in_frames_at_the_videos_rate():
+    """A preset and the measured schedule are turned into frames the same way (``frames_at``), so no preset is
+    sparser than the measured schedule at any rate, nor passes where the same frames given by hand are refused
+    (a newcomer found ``fast`` at 15 fps looking every 8 frames, 0.533 s, passed, while ``--full-every 8`` was
+    refused)."""
+    from streamcue.anonymize.pipeline import PRESETS
+
+    for fps in (3, 5, 7, 7.5, 11, 12.5, 15, 23.976, 24, 25, 29.97, 30, 50, 59.94, 60, 120):
+        for preset in PRESETS:
+            planner = Anonymizer.__new__(Anonymizer)
+            planner.options = AnonymizeConfig.from_preset(preset)
+            planner._two_sizes = planner.options.max_side is not None
+            settings = {"dilate_s": planner.options.dilate_s, **planner.schedule(fps)}
+            assert schedule_problems(settings, fps) == [], (preset, fps)
+    fast = {"look_s": 0.2, "full_s": 0.5, "plate_s": 0.2, "dilate_s": 0.3, "max_side": 640, "stride": 3,
+            "plate_every": 3}
+    assert schedule_problems({**fast, "full_every": 8}, 15) == []
+    assert schedule_problems({**fast, "full_every": 8, "full_s": 0.5333}, 15) == []  # --full-every 8, stated
+    assert schedule_problems({**fast, "full_every": 15, "full_s": 0.5005}, 29.97) == []
+    assert schedule_problems({**fast, "full_every": 9, "full_s": 0.6}, 15) == [
+        "--full-every: a look every 9 frames at 15 fps is sparser than the measured 0.5 s (8 frames)"]
+    assert schedule_problems({**fast, "full_every": 8, "full_s": 30}, 15) == [
+        "--full-every: a look every 30 s is sparser than the measured 0.5 s"]  # stated seconds must agree
+    assert schedule_problems({**fast, "full_every": "8"}, 15) == [
+        "--full-every: '8' is not a number of frames (full_every)"]
+    assert frames_at(0.5, 15) == 8 and frames_at(0.5, 29.97) == 15 and frames_at(0.2, 3) == 1 and frames_at(0, 30) == 1
 
 
 def test_allow_unmeasured_names_every_limit_it_unlocks():

@@ -114,11 +114,19 @@ def test_a_hand_edited_passing_report_with_an_override_or_a_failed_canary_is_ref
         assert words in report_problem(path, video)
 
 
-def test_a_video_smaller_than_the_measured_frames_needs_the_override_and_is_never_passed(tmp_path):
-    """The labelled clips' faces shrink with the frame: under 720 px on the short side recall was not measured."""
+def test_a_video_outside_the_measured_frame_sizes_needs_the_override_and_is_never_passed(tmp_path):
+    """The labelled clips' faces and plates are sized to the frame: under 720 px on the short side recall was
+    not measured, and at 4K (over 1440 px) plate recall fell far below it."""
+    large = tmp_path / "large.mp4"
+    write_clip(large, width=3840, height=2160, fps=5, seconds=0.4)
+    one_line_error(streamcue(large, "--out", tmp_path / "no", timeout=60),
+                   "frames of 3840x2160 px are outside the measured sizes (720 to 1440 px on their short side)",
+                   "large.mp4", "--allow-unmeasured")
+    assert not (tmp_path / "no").exists()
+
     small = tmp_path / "small.mp4"
     write_clip(small, width=320, height=240, fps=5, seconds=1)
-    said = "frames of 320x240 px are smaller than the measured ones (720 px on their short side)"
+    said = "frames of 320x240 px are outside the measured sizes (720 to 1440 px on their short side)"
     out = tmp_path / "out"
     one_line_error(streamcue(small, "--out", out, timeout=60), said, "small.mp4", "--allow-unmeasured")
     assert not out.exists()

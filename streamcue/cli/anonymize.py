@@ -42,7 +42,7 @@ def anonymize(
                                              "weakly found faces at full size in crops at every look; plates every "
                                              "0.1 s: every frame up to 10 fps, every 3rd at 30 fps, where the "
                                              "frame's texture can hold one), fast (faces every 0.2 s, full size "
-                                             "every 1 s, plates every 0.2 s) or thorough (every frame at full "
+                                             "every 0.5 s, plates every 0.2 s) or thorough (every frame at full "
                                              "size, plates too, on the whole frame). The report states it; "
                                              "docs/anonymize.md says what fast skips.")] = "balanced",
     max_side: Annotated[Optional[int], typer.Option(help="Override the preset: detect on frames scaled to this "
@@ -50,7 +50,8 @@ def anonymize(
     stride: Annotated[Optional[int], typer.Option(help="Override the preset: detect on every N-th frame (boxes are "
                                                        "carried between looks).")] = None,
     full_every: Annotated[Optional[int], typer.Option(help="Override the preset: look at full size on every N-th "
-                                                           "frame (1 to 300; 0: never, needs "
+                                                           "frame (1 to 300; sparser than every 0.5 s at the "
+                                                           "video's frame rate, or 0: never, needs "
                                                            "--allow-unmeasured).")] = None,
     plate_every: Annotated[Optional[int], typer.Option(help="Override the preset: look for plates on every N-th frame "
                                                             "(1: every frame).")] = None,
@@ -70,10 +71,12 @@ def anonymize(
                                                    "above 0.08, a --pad below 0.25, --full-every 0, a GPU (--device "
                                                    "cuda, or auto where it finds one), or a schedule sparser than "
                                                    "the measured one (--stride: a look every 0.2 s or more often, "
-                                                   "--full-every: every 1 s, "
-                                                   "--plate-every: every 0.2 s, at the video's frame rate; --dilate "
-                                                   "at least 0.2; --max-side at least 640), or a video under 720 "
-                                                   "px on its short side. The report's status is "
+                                                   "--full-every: every 0.5 s, "
+                                                   "--plate-every: every 0.2 s, to the nearest frame at the video's "
+                                                   "frame rate; --dilate "
+                                                   "at least 0.2; --max-side at least 640), or a video whose short "
+                                                   "side is outside 720 to 1440 px (4K included). The report's "
+                                                   "status is "
                                                    "then 'unmeasured' and a release refuses it.")] = False,
     encoder_preset: Annotated[str, typer.Option(help="x264's preset for the blurred video: ultrafast, superfast, "
                                                      "veryfast (default), faster, fast, medium, slow, slower or "
