@@ -107,7 +107,8 @@ def schedule_problems(settings: dict[str, Any], fps: Any = None) -> list[str]:
     ``fps``, ``stride``, ``full_every``, ``plate_every``; those absent are not checked) lie outside
     ``MEASURED_SCHEDULE``, each in words. With a frame rate the looks are compared in frames
     (:func:`frames_at`: a preset's 0.5 s at 15 fps is 8 frames, and so is the measured 0.5 s), and their seconds
-    within half a frame of the measured ones (``--full-every 15`` at 29.97 fps is 0.5005 s); else in seconds."""
+    within half a frame of the measured ones (``--full-every 15`` at 29.97 fps is 0.5005 s; reports round seconds to
+    4 decimals, hence 1e-4 more); else in seconds."""
     out = []
     rate = fps if _number(fps) and fps > 0 else None
     for name, frames_key, option in (("look_s", "stride", "--stride"), ("full_s", "full_every", "--full-every"),
@@ -120,7 +121,7 @@ def schedule_problems(settings: dict[str, Any], fps: Any = None) -> list[str]:
         elif rate and frames is not None and frames > frames_at(measured, rate):
             out.append(f"{option}: a look every {frames} frames at {rate:g} fps is sparser than the measured "
                        f"{measured} s ({frames_at(measured, rate)} frames)")
-        elif value is not None and not (_number(value) and value <= measured + (0.5 / rate if rate else 0)):
+        elif value is not None and not (_number(value) and value <= measured + (0.5 / rate + 1e-4 if rate else 0)):
             out.append(f"{option}: a look every {value} s is sparser than the measured {measured} s")
     dilate = settings.get("dilate_s")
     if dilate is not None and not (_number(dilate) and dilate >= MEASURED_SCHEDULE["dilate_s"]):

@@ -208,6 +208,12 @@ def test_the_measured_schedule_is_compared_in_frames_at_the_videos_rate():
     assert schedule_problems({**fast, "full_every": 8}, 15) == []
     assert schedule_problems({**fast, "full_every": 8, "full_s": 0.5333}, 15) == []  # --full-every 8, stated
     assert schedule_problems({**fast, "full_every": 15, "full_s": 0.5005}, 29.97) == []
+    for fps in (3, 5, 7, 11, 15, 23.976, 29.97):  # by hand, the frames a preset takes: stated as a report states them
+        frames = frames_at(0.5, fps)
+        looks = frames_at(0.2, fps)
+        by_hand = {**fast, "stride": looks, "plate_every": looks, "full_every": frames,
+                   "full_s": round(frames / fps, 4)}
+        assert schedule_problems(by_hand, fps) == [], fps
     assert schedule_problems({**fast, "full_every": 9, "full_s": 0.6}, 15) == [
         "--full-every: a look every 9 frames at 15 fps is sparser than the measured 0.5 s (8 frames)"]
     assert schedule_problems({**fast, "full_every": 8, "full_s": 30}, 15) == [
