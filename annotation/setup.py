@@ -1,7 +1,7 @@
 """``annotate setup``: from a freshly started Label Studio to a token and the annotators' accounts.
 
 What Label Studio 1.23 does by default, tried against the real 1.23.2 server
-(``tests/test_annotation_setup.py``): an organisation created by ``label-studio start --username
+(``tests/annotation/test_annotation_setup.py``): an organisation created by ``label-studio start --username
 ... --password ...`` has *personal access tokens* enabled and *legacy tokens* disabled
 (``/api/jwt/settings``: ``api_tokens_enabled: true, legacy_api_tokens_enabled: false``). A personal
 access token is a JWT refresh token: the SDK streamcue uses trades it for short-lived access tokens by

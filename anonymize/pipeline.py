@@ -110,7 +110,7 @@ LIMITS: dict[str, tuple[float, float, bool]] = {
 #: How the blurred video is encoded (``streamcue.video.FrameWriter``), as the report states it. x264's
 #: bytes depend on its thread count, and its default count follows the CPUs this process may use: a
 #: fixed count (``AnonymizeConfig.encoder_threads``) makes the same input give the same bytes on any
-#: machine and under any CPU affinity (tests/test_anonymize.py, ``test_same_input_same_bytes``).
+#: machine and under any CPU affinity (tests/anonymize/test_anonymize.py, ``test_same_input_same_bytes``).
 ENCODER = {"codec": "libx264", "preset": "veryfast", "pix_fmt": "yuv420p (yuv444p for odd sizes)"}
 
 #: x264's presets, fastest first (``AnonymizeConfig.encoder_preset``; ``ENCODER["preset"]`` by default). A

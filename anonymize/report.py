@@ -47,7 +47,7 @@ __all__ = ["REPORT_FORMAT", "MEASURED_SCHEDULE", "MEASURED_SHORT_SIDE", "SAMPLES
            "report_problem"]
 
 #: The sparsest detection schedule whose recall was measured on the labelled clips, upright, turned
-#: in their pixels and with rotation metadata (tests/test_anonymize.py; the ``fast`` preset's
+#: in their pixels and with rotation metadata (tests/anonymize/test_anonymize.py; the ``fast`` preset's
 #: seconds, ``balanced``'s dilation, the presets' smallest ``max_side``): a schedule that looks
 #: less often, at smaller frames or hides for less time is ``unmeasured``, never ``passed``. Plates every 0.2 s:
 #: ``fast``'s since turned frames are searched for plates only at a turn where faces were found (every 0.3 s was

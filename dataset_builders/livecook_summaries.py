@@ -9,7 +9,7 @@ prompt of a turn-based model ("has a mistake been made? typical mistakes: ...").
 
 Split hygiene: the retrieval index is built from training recordings only, and the prompt
 holds only the query instruction and the neighbours' texts; no text of another validation or
-test recording can reach a summary (``tests/test_livecook_summaries.py`` checks it on the
+test recording can reach a summary (``tests/dataset_builders/test_livecook_summaries.py`` checks it on the
 real annotations).
 
 Retrieval figures (:func:`retrieval_figures`), measured over the test-split actions that carry

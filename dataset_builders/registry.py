@@ -21,7 +21,7 @@ builder is, its module ``streamcue.dataset_builders.<module>`` declares (``<modu
   (``streamcue/cli/build_generated.py`` finds either through :data:`BUILDERS`).
 
 To add a builder: copy ``captaincook4d.py`` (no LLM) or ``ego4d.py`` (LLM stages) and name it in the
-registry (a source's ``builder``); ``tests/test_contracts.py`` checks it.
+registry (a source's ``builder``); ``tests/streamcue/test_contracts.py`` checks it.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ for, and predictions are not consumed; mistakes are matched closest pairs first 
 ground truth, then earlier prediction), which can miss pairs a maximum matching finds. A model
 that sees nothing and says "success" every 30 s scores IC-Acc 0.979 on the 384 CaptainCook4D
 recordings under v1 and 0.036 under v2 (``perf/bench_baselines.py``, asserted in
-``tests/test_baselines.py``).
+``tests/metrics/test_baselines.py``).
 
 For both versions: ``precision = TP / predicted``, ``recall = TP / true``,
 ``F1 = 2PR / (P + R)``, pooled over the whole set (0 when undefined). **Feedback fluency** on

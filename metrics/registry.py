@@ -5,7 +5,7 @@ Which metrics exist is written once, in ``streamcue/registry.py``: each benchmar
 in ``mira.py``). Each of those modules declares its metric, ``METRIC = Metric(...)``, and :data:`METRICS`
 reads it there when an entry is used (so ``streamcue ls`` stays fast).
 
-The contract (checked for every entry by ``tests/test_contracts.py``): a metric
+The contract (checked for every entry by ``tests/streamcue/test_contracts.py``): a metric
 
 * reads ground truth of one record kind (:attr:`Metric.record_kind`; full or ``*_minimal`` records)
   and predictions of ``<kind>_prediction``;

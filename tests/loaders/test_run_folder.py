@@ -1,7 +1,7 @@
 """A run folder is never replaced: ``streamcue run`` and ``streamcue replay`` into a folder that holds a run take
 only the same settings again (a finished run: nothing to do; an unfinished one: resumed through the cache) and
 refuse other settings in one line naming the folder and the first differing setting. Runs are made by the CLI on
-the throwaway benchmark of tests/test_new_benchmark.py against a real local model server."""
+the throwaway benchmark of tests/streamcue/test_new_benchmark.py against a real local model server."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 
 import pytest
 from conftest import cli
-from test_new_benchmark import answer_red, toybench  # noqa: F401 (toybench: the fixture)
+from toybench import answer_red
 
 from streamcue.testing.stub_llm import StubLLMServer
 
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.llm_server
 
 
 @pytest.fixture
-def built(toybench, tmp_path, monkeypatch):  # noqa: F811
+def built(toybench, tmp_path, monkeypatch):
     monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(tmp_path / "cache"))
     source = toybench / "dataset_builders" / "toybench.json"
     assert cli("build", "toybench", "--questions", source, "--out", tmp_path / "built")[0] == 0

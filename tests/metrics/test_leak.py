@@ -1,6 +1,7 @@
 """``streamcue compare --leak``: one model under a gold-reading setting and under the default, the difference per row
 with its paired interval. Runs are made by ``streamcue run`` against a real local model server, on the throwaway
-benchmark of tests/test_new_benchmark.py given a protocol option that reads the gold (``--schedule hinted`` puts
+benchmark of tests/streamcue/test_new_benchmark.py
+given a protocol option that reads the gold (``--schedule hinted`` puts
 the gold answer in the question), and on PhoStream's two schedules."""
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ import textwrap
 
 import pytest
 from conftest import cli
-from test_new_benchmark import answer_red, toybench  # noqa: F401 (toybench: the fixture)
-from test_phostream import leaking_runs, needs_data, short  # noqa: F401 (short: the fixture)
+from toybench import answer_red
+from phostream_runs import leaking_runs, needs_data
 
 from streamcue.io import read_jsonl
 from streamcue.testing.stub_llm import StubLLMServer
@@ -58,7 +59,7 @@ def leaking(body: dict) -> str:
 
 
 @pytest.fixture
-def toy_runs(toybench, tmp_path, monkeypatch):  # noqa: F811
+def toy_runs(toybench, tmp_path, monkeypatch):
     """Run folders of the toy benchmark, model ``stub``: ``<model>-<schedule>`` for the leaking and the honest model
     under each schedule, ``wide`` (hinted, ``--window-s 60``), ``other`` (hinted, another model name) and ``silent``
     (hinted, only the two questions that need no sound: its sound label differs from the full runs')."""
@@ -185,8 +186,8 @@ def test_leak_and_allow_different_exclude_each_other(toy_runs):
 
 
 @needs_data
-def test_phostream_declares_its_official_schedule_gold_reading(short, tmp_path):  # noqa: F811
-    """The leaking server of tests/test_phostream.py (it says a forward question's gold answer after a pause of more
+def test_phostream_declares_its_official_schedule_gold_reading(short, tmp_path):
+    """The leaking server of tests/phostream_runs.py (it says a forward question's gold answer after a pause of more
     than a chunk: the official schedule's call at the gold time) under both schedules: ``compare --leak`` pairs the
     runs, the every-chunk run as A. The on-time answers differ (every one under official-sparse, none under
     every-chunk); the score-only metric scores every category 0, so this leak in its score is 0 until answers are

@@ -11,7 +11,7 @@ import ast
 import re
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FOLDERS = ("streamcue", "schemas", "anonymize", "dataset_builders", "annotation", "release", "loaders", "metrics")
 CLI = re.compile(r"^streamcue\.(cli(\.\w+)?|demo|__main__)$")
 

@@ -224,7 +224,7 @@ def test_write_accounts_never_replaces_a_file(tmp_path):
 
 
 def test_docs_name_the_redaction():
-    text = (Path(__file__).resolve().parents[1] / "docs" / "errors.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "errors.md").read_text()
     assert "streamcue/redact.py" in text
 
 

@@ -139,8 +139,8 @@ def test_the_sound_example_in_the_docs_runs_as_written(tmp_path):
     from conftest import SHARED_DATA
     from streamcue.io import read_jsonl
 
-    text = (Path(__file__).resolve().parents[1] / "docs" / "replay.md").read_text(encoding="utf-8")
-    block = re.search(r"<!-- audio-example: run by tests/test_audio.py -->\n```bash\n(.*?)```", text, re.S)
+    text = (Path(__file__).resolve().parents[2] / "docs" / "replay.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- audio-example: run by tests/loaders/test_audio.py -->\n```bash\n(.*?)```", text, re.S)
     build, *runs = block.group(1).strip().splitlines()
     work = tmp_path / "work"
     work.mkdir()

@@ -1,7 +1,8 @@
 """Property: random corruptions of the benchmark sources (OVO-Bench, StreamingBench, StreamBench) and of
 predictions for their scorers never get a wrong answer through, nor a traceback.
 
-The same corruptions as ``tests/test_hostile_property.py`` (a value replaced by null, NaN, Infinity, a huge or
+The same corruptions as ``tests/dataset_builders/test_hostile_property.py``
+(a value replaced by null, NaN, Infinity, a huge or
 negative number, text, a list or an object; a key deleted or repeated; the file truncated or given a stray
 byte), applied to small real sources (the fixtures under ``../shared/data``) and to the predictions a model
 would write for records built from them, through the console script's entry point in this process.

@@ -29,7 +29,7 @@ from streamcue.io import iter_jsonl  # noqa: E402
 pytestmark = [pytest.mark.label_studio, pytest.mark.slow,
               pytest.mark.skipif(executable() is None, reason="no Label Studio server: ./dev.sh test installs it "
                                  "in .venv-label-studio (or set STREAMCUE_LABEL_STUDIO)")]
-DOC = Path(__file__).resolve().parents[1] / "docs" / "annotation.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "annotation.md"
 
 
 def setup_block() -> str:

@@ -20,7 +20,7 @@ from streamcue.testing.stub_llm import StubLLMServer, message_text
 
 pytestmark = pytest.mark.llm_server
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 TIME = re.compile(r"\b\d+:\d\d\b")
 
 GT = [
@@ -150,7 +150,7 @@ def test_answers_letters_and_option_texts():
 
 def test_config_snapshot():
     """An edit must be deliberate: a new version file, and refresh tests/data/config_hashes.json (prompts are
-    pinned for every prompts/ folder in tests/test_contracts.py)."""
+    pinned for every prompts/ folder in tests/streamcue/test_contracts.py)."""
     configs = json.loads((DATA / "config_hashes.json").read_text())
     from importlib import resources
 

@@ -26,7 +26,7 @@ from streamcue.testing.stub_llm import StubLLMServer
 from conftest import GOALSTEP_VAL
 from estp_responder import estp_responder
 
-DATA = Path(__file__).parent / "data" / "ego4d"
+DATA = Path(__file__).parents[1] / "data" / "ego4d"
 VID = "c2d06df7-5d3a-4116-9edb-f1c81a4f669b"
 
 

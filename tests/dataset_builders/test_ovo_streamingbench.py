@@ -124,7 +124,7 @@ def test_streamingbench_builds_the_papers_4500_by_default_and_every_file_with_al
 
 
 def test_the_build_commands_the_streamingbench_page_shows_run(tmp_path):
-    page = (Path(__file__).resolve().parents[1] / "docs" / "benchmarks" / "streamingbench.md").read_text()
+    page = (Path(__file__).resolve().parents[2] / "docs" / "benchmarks" / "streamingbench.md").read_text()
     lines = [line for line in page.splitlines() if line.startswith("streamcue build streamingbench")]
     assert len(lines) == 3
     for line in lines:

@@ -377,7 +377,8 @@ def test_push_to_an_endpoint_that_is_not_http_is_a_bad_option(releases, endpoint
 
 def test_the_publish_example_in_the_docs_runs_as_written(tmp_path):
     text = (REPO / "docs" / "release.md").read_text()
-    block = re.search(r"<!-- publish-example: run by tests/test_release_hub.py -->\n```bash\n(.*?)```", text, re.S)
+    block = re.search(r"<!-- publish-example: run by tests/release/test_release_hub.py -->\n```bash\n(.*?)```", text,
+                      re.S)
     assert block, "docs/release.md has no publish example"
     work = tmp_path / "work"
     work.mkdir()
@@ -399,7 +400,8 @@ def test_the_local_hub_recipe_in_the_docs_runs_and_a_published_video_decodes(tmp
     from test_release import assert_file_decodes, recorded_set
 
     text = (REPO / "docs" / "release.md").read_text()
-    block = re.search(r"<!-- local-hub-example: run by tests/test_release_hub.py -->\n```bash\n(.*?)```\n", text,
+    block = re.search(r"<!-- local-hub-example: run by tests/release/test_release_hub.py -->\n```bash\n(.*?)```\n",
+                      text,
                       re.S)
     assert block, "docs/release.md has no local-Hub recipe"
     rec, root = recorded_set(tmp_path)

@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.llm_server]
 FIXTURES = SHARED_DATA / "fixtures"
 OVO_SCORER = SHARED_DATA / "ovo_bench" / "official"
 COUNT = SHARED_DATA / "streamingbench" / "official" / "count.py"
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 MODEL = "Qwen/Qwen2.5-VL-7B-Instruct"
 
 

@@ -17,12 +17,11 @@ from streamcue.loaders.protocols.phostream import PROTOCOL, SCHEDULES, call_seco
 from streamcue.metrics.bench_readers import seal_results
 from streamcue.metrics.configs import load_config
 from streamcue.metrics.phostream import clock, run
+from phostream_runs import SHORT_S, clock_seconds, leaking_runs, needs_data, now_of, run_short
 from tests.conftest import SHARED_DATA
 
 DATA = SHARED_DATA / "phostream"
 OFFICIAL = DATA / "official"
-needs_data = pytest.mark.skipif(not (DATA / "phostream_annotations.json").is_file(),
-                                reason="../shared/data/phostream is not here")
 
 
 @pytest.fixture(scope="module")
@@ -170,56 +169,6 @@ def test_the_schedule_is_a_declared_protocol_option():
             Chunked(None, prompt=name, placeholder="Silent")
 
 
-#: The synthetic videos' length: the questions kept are asked and due before it.
-SHORT_S = 50.0
-
-
-@pytest.fixture(scope="module")
-def short(tmp_path_factory):
-    """Three PhoStream videos of the shared annotations with their questions of the first 45 s (an instant, a
-    backward and four forward ones), built by ``streamcue build phostream``, each video a 50 s ffmpeg test pattern
-    (the built videos.jsonl gives no durations: the run reads them from the files)."""
-    from streamcue.video import ffmpeg_exe
-
-    tmp = tmp_path_factory.mktemp("phostream-short")
-    wanted = ("Funniest_Animal_Videos_Ever_Part_1_reencoded/output_1.mp4", "Jin_RunSeokjin",
-              "30_Min_CARDIO_WORKOUT_at_Home_LOW_IMPACT_STEADY_STATE_LISS_reencoded/output_2.mp4")
-    kept = []
-    for video in json.loads((DATA / "phostream_annotations.json").read_text()):
-        if any(w in video["video_path"] for w in wanted):
-            early = [q for q in video["verified_responses"]
-                     if max(_seconds(q["timestamp_question"]), _seconds(q.get("timestamp_proactive") or "0:0")) < 45]
-            kept.append({**video, "verified_responses": early})
-    write_json(tmp / "ann.json", kept)
-    subprocess.run([sys.executable, "-m", "streamcue", "build", "phostream", "--annotations", str(tmp / "ann.json"),
-                    "--out", str(tmp / "built")], check=True, capture_output=True, timeout=300)
-    videos = read_jsonl(tmp / "built" / "videos.jsonl")
-    for video in videos:
-        path = tmp / "videos" / video["uri"]
-        path.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run([ffmpeg_exe(), "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=96x64:rate=2",
-                        "-t", str(SHORT_S), "-pix_fmt", "yuv420p", "-c:v", "libx264", str(path)], check=True)
-    items = read_jsonl(tmp / "built" / "active_item.jsonl")
-    assert len(videos) == 3 and [r["group"] for r in items].count("forward") == 4 and len(items) == 6
-    return tmp
-
-
-def _run(short: Path, out: Path, base_url: str, *extra: str) -> dict:
-    from tests.conftest import cli
-
-    code, _, err = cli("run", "phostream", short / "built", "--video-root", short / "videos", "--out", out,
-                       "--llm-base-url", base_url, "--llm-model", "stub", *extra)
-    assert code == 0, err
-    return json.loads((out / "results.json").read_text())
-
-
-def _now(body: dict) -> float:
-    """The time of a call: its last frame's label."""
-    from streamcue.testing.stub_llm import message_text
-
-    return float(re.findall(r"Frame at ([\d.]+) s", message_text(body["messages"][-1]))[-1])
-
-
 @needs_data
 def test_streamcue_run_plays_phostream_and_records_its_schedule(short, tmp_path):
     """An honest server (it reads the frames' times, never a gold time) through ``streamcue run phostream``: the
@@ -229,10 +178,10 @@ def test_streamcue_run_plays_phostream_and_records_its_schedule(short, tmp_path)
     from streamcue.testing.stub_llm import StubLLMServer
     from tests.conftest import cli
 
-    with StubLLMServer(lambda body: "A test pattern." if int(_now(body)) % 5 == 0 else "Silent") as server:
-        results = _run(short, tmp_path / "every", server.base_url)
+    with StubLLMServer(lambda body: "A test pattern." if int(now_of(body)) % 5 == 0 else "Silent") as server:
+        results = run_short(short, tmp_path / "every", server.base_url)
         asked = [r for r in server.requests if r.get("_answered")]
-        sparse = _run(short, tmp_path / "sparse", server.base_url, "--schedule", "official-sparse")
+        sparse = run_short(short, tmp_path / "sparse", server.base_url, "--schedule", "official-sparse")
     assert results["protocol"]["schedule"] == "every-chunk" and sparse["protocol"]["schedule"] == "official-sparse"
     # the videos.jsonl of the build gives no lengths: the run read them from the files, and says so
     assert all(abs(v["duration_s"] - SHORT_S) < 0.6 for v in results["videos"]) and len(results["videos"]) == 3
@@ -258,32 +207,6 @@ def test_streamcue_run_plays_phostream_and_records_its_schedule(short, tmp_path)
     assert done[0] == 2 and "protocol.schedule: every-chunk vs official-sparse" in done[2]
 
 
-def leaking_runs(short: Path, out: Path) -> dict[str, dict]:
-    """The forward questions of ``short`` run under each schedule (``out/<schedule>``) against a leaking model: it
-    knows the gold answers and says one when a call comes after a pause of more than a chunk (the official
-    schedule's call at the gold proactive time), else "Silent". Each schedule's results.json, by schedule."""
-    from streamcue.testing.stub_llm import StubLLMServer, message_text
-
-    items = [r for r in read_jsonl(short / "built" / "active_item.jsonl") if r["group"] == "forward"]
-    gold = {question_text(r): r["target"]["text"] for r in items}
-    forward = ",".join(r["item_id"] for r in items)
-    results = {}
-    for schedule in SCHEDULES:
-        last: dict[str, float] = {}
-
-        def leaking(body: dict) -> str:
-            now, text = _now(body), message_text(body["messages"][-1])
-            question = next(q for q in gold if q in text)
-            paused = now - last.get(question, now) > 1.5
-            last[question] = now
-            return gold[question] if paused else "Silent"
-
-        with StubLLMServer(leaking) as server:
-            results[schedule] = _run(short, out / schedule, server.base_url, "--schedule", schedule, "--ids", forward,
-                                     "--no-cache")
-    return results
-
-
 @needs_data
 def test_only_the_official_schedule_lets_a_leaking_model_answer_on_time(short, tmp_path):
     """The leaking model (:func:`leaking_runs`): under ``official-sparse`` every forward question is answered on
@@ -293,11 +216,6 @@ def test_only_the_official_schedule_lets_a_leaking_model_answer_on_time(short, t
         categories = [item["category"] for item in results["report"]["per_item"].values()]
         on_time[schedule] = categories.count("Error (no LLM)") / len(categories)
     assert on_time == {"every-chunk": 0.0, "official-sparse": 1.0}
-
-
-def _seconds(clock_text: str) -> int:
-    minutes, seconds = clock_text.split(":")[-2:]
-    return int(minutes) * 60 + int(seconds)
 
 
 def test_the_official_sparse_schedule_is_the_official_runners(tmp_path):
@@ -336,12 +254,12 @@ def test_the_official_sparse_schedule_is_the_official_runners(tmp_path):
                         str(tmp_path / "chunks")], check=True, capture_output=True, timeout=300)
     root = tmp_path / "official" / "stub_r"
     played = read_jsonl(root / "inference" / "all_benchmarks.jsonl")[0]["responses"]
-    asked = sorted(_seconds(r["timestamp"]) for r in played)
+    asked = sorted(clock_seconds(r["timestamp"]) for r in played)
     duration = max(r["query_time_s"] for r in items) + 10  # the runner's duration of a video it cannot probe
     assert asked == sorted({t for r in items for t in call_seconds(r, duration, "official-sparse")})
 
-    preds = [{"item_id": items[0]["item_id"], "responses": [{"t_s": _seconds(r["timestamp"]), "text": r["response"]}
-                                                            for r in played]}]
+    preds = [{"item_id": items[0]["item_id"],
+              "responses": [{"t_s": clock_seconds(r["timestamp"]), "text": r["response"]} for r in played]}]
     write_jsonl(tmp_path / "gt.jsonl", items)
     write_jsonl(tmp_path / "pred.jsonl", preds)
     report = run(tmp_path / "gt.jsonl", tmp_path / "pred.jsonl", load_config("phostream"), None)
@@ -371,10 +289,10 @@ def test_the_official_scorer_agrees_with_a_streamcue_run(short, tmp_path):
     from streamcue.testing.stub_llm import StubLLMServer
     from tests.conftest import cli
 
-    with StubLLMServer(lambda body: "A test pattern." if int(_now(body)) % 3 == 0 else "Silent") as server, \
+    with StubLLMServer(lambda body: "A test pattern." if int(now_of(body)) % 3 == 0 else "Silent") as server, \
             StubLLMServer(_judge_reply) as judge:
-        results = {"plain": _run(short, tmp_path / "plain", server.base_url),
-                   "judged": _run(short, tmp_path / "judged", server.base_url, "--judge", "llm",
+        results = {"plain": run_short(short, tmp_path / "plain", server.base_url),
+                   "judged": run_short(short, tmp_path / "judged", server.base_url, "--judge", "llm",
                                   "--judge-llm-base-url", judge.base_url, "--judge-llm-model", "stub-judge")}
         for name, url in (("plain", None), ("judged", judge.base_url)):
             code, _, err = cli("export", tmp_path / name, "--out", tmp_path / f"{name}-exported")

@@ -42,7 +42,7 @@ from streamcue.metrics.configs import latest_version
 from streamcue.registry import BENCHMARKS, SOURCES, get_benchmark, get_source, module_name
 from streamcue.schemas import ID_FIELDS, KINDS, check, load_schema, validate_file
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 REPORT_KEYS = {"builder", "counts", "llm", "details"}
 METRIC_REPORT_KEYS = {"metric", "config_version", "config", "judge", "overall", "groups", "per_item",
                       "missing_predictions", "streamcue_version"}
@@ -508,7 +508,7 @@ def test_every_metric_keeps_the_contract(name, tmp_path):
 def test_every_metric_config_version_is_pinned():
     """Released configs never change: each file's SHA-256 is pinned (a change of behaviour is a new version)."""
     pinned = json.loads((DATA / "config_hashes.json").read_text())
-    configs = Path(__file__).resolve().parents[1] / "metrics" / "configs"
+    configs = Path(__file__).resolve().parents[2] / "metrics" / "configs"
     for metric in METRICS.values():
         assert _latest(metric.config), f"{metric.name}: no versioned config {metric.config}.vN.json"
         for version in range(1, latest_version(metric.config) + 1):

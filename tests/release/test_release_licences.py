@@ -28,7 +28,7 @@ from streamcue.release.notice import TEXTS, licence_url, notice  # noqa: E402
 
 
 def _with_video_licence(tmp_path, text):
-    """The recorded release of tests/test_release.py, its video under ``text``."""
+    """The recorded release of tests/release/test_release.py, its video under ``text``."""
     rec, root = recorded_set(tmp_path)
     write_jsonl(rec / "videos.jsonl", [dict(VALID["video"], license=text)])
     return rec, root

@@ -357,12 +357,12 @@ def test_guidance_events_relabelled_in_the_page(browser, server, videos, annotat
     assert summary.changes == {"v2": ["mistake e1 relabelled success"]}
 
 
-REVIEW_EXAMPLE = "review-example: run by tests/test_annotation_browser.py"
+REVIEW_EXAMPLE = "review-example: run by tests/annotation/test_annotation_browser.py"
 
 
 def documented_review() -> str:
     """The block of docs/annotation.md under the ``review-example`` marker, as written."""
-    text = (Path(__file__).resolve().parents[1] / "docs" / "annotation.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[2] / "docs" / "annotation.md").read_text(encoding="utf-8")
     return text.split(f"<!-- {REVIEW_EXAMPLE} -->", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
 
 

@@ -274,17 +274,22 @@ OUTPUT_OPTIONS = ("--out", "--output")
 #: (output over or inside an input, broken files), or why no case applies.
 COVERED_ELSEWHERE = {
     "demo": "test_demo_refuses_an_output_over_or_inside_its_annotations (below)",
-    "anonymize": "tests/test_anonymize.py and tests/test_hostile.py (videos, not record files)",
-    "annotate pull": "tests/test_annotation.py: reads a Label Studio server, --changes is written, never read",
+    "anonymize": "tests/anonymize/test_anonymize.py and tests/streamcue/test_hostile.py "
+                 "(videos, not record files)",
+    "annotate pull": "tests/annotation/test_annotation.py: reads a Label Studio server, --changes is written, "
+                     "never read",
     "annotate status": "reads a Label Studio server only",
-    "annotate review": "tests/test_annotation_review.py: reads and writes a Label Studio project only, no file",
-    "annotate setup": "tests/test_annotation_setup.py: reads no record file, talks to a Label Studio server; "
+    "annotate review": "tests/annotation/test_annotation_review.py: reads and writes a Label Studio project only, "
+                       "no file",
+    "annotate setup": "tests/annotation/test_annotation_setup.py: reads no record file, talks to a Label Studio "
+                      "server; "
                       "--accounts is a new file written with mode 600",
-    "release push": "tests/test_release.py: reads a built release folder (--dist), writes to the Hub",
+    "release push": "tests/release/test_release.py: reads a built release folder (--dist), writes to the "
+                    "Hub",
     "release diff": "test_release_diff_refuses_broken_folders (below); writes nothing",
-    "compare": "tests/test_run.py::test_run_ovo_and_streamingbench_write_a_run_folder_rerun_from_cache_and_compare "
-               "(--output inside a run folder) and test_run_refuses_with_one_line (not a run folder)",
-    "export": "tests/test_export.py::test_export_refuses_with_one_line: reads a run folder (--out inside it, "
+    "compare": "tests/loaders/test_run.py::test_run_ovo_and_streamingbench_write_a_run_folder_rerun_from_cache_and_"
+               "compare (--output inside a run folder) and test_run_refuses_with_one_line (not a run folder)",
+    "export": "tests/metrics/test_export.py::test_export_refuses_with_one_line: reads a run folder (--out inside it, "
               "a non-empty --out, a folder that is no run)",
     "schema": "reads no file",
     "ls": "reads no file",
@@ -302,8 +307,8 @@ def test_every_command_is_covered_by_the_hostile_tests():
     """A new command fails here, named, until RECORD_COMMANDS (or COVERED_ELSEWHERE, with its test) lists it."""
     missing = sorted(set(leaf_commands()) - set(_covered()))
     assert not missing, (f"commands with no hostile-input case: {missing}; add each to RECORD_COMMANDS in "
-                         "tests/test_prologue.py (empty file, truncated line, NaN, wrong kind, output over or "
-                         "inside an input), or to COVERED_ELSEWHERE naming the test that covers it")
+                         "tests/streamcue/test_prologue.py (empty file, truncated line, NaN, wrong kind, output over "
+                         "or inside an input), or to COVERED_ELSEWHERE naming the test that covers it")
     stale = sorted(set(_covered()) - set(leaf_commands()))
     assert not stale, f"hostile-test tables name commands that no longer exist: {stale}"
 

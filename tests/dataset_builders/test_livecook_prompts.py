@@ -1,4 +1,4 @@
-"""LiveCook data engine: the refusals that come before any model call (prompts: tests/test_contracts.py)."""
+"""LiveCook data engine: the refusals that come before any model call (prompts: tests/streamcue/test_contracts.py)."""
 
 import subprocess
 import sys

@@ -25,7 +25,7 @@ from conftest import GOALSTEP_VAL, VALID
 from hostile_sources import CC4D_FILES, cc4d_subset, goalstep_subset
 
 
-CAPTIONS = Path(__file__).parent / "data" / "ego4d" / "captions.jsonl"
+CAPTIONS = Path(__file__).parents[1] / "data" / "ego4d" / "captions.jsonl"
 CAPTIONED_VIDEO = "c2d06df7-5d3a-4116-9edb-f1c81a4f669b"  # has captions in the fixture and usable clips
 
 

@@ -213,5 +213,5 @@ def test_released_configs_never_change(name):
     from importlib import resources
 
     text = resources.files("streamcue.metrics").joinpath(f"configs/{name}.json").read_bytes()
-    pinned = json.loads((Path(__file__).parent / "data" / "config_hashes.json").read_text())
+    pinned = json.loads((Path(__file__).parents[1] / "data" / "config_hashes.json").read_text())
     assert hashlib.sha256(text).hexdigest() == pinned[name], f"{name} changed: add a new version instead"

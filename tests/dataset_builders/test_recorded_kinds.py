@@ -193,8 +193,9 @@ def test_the_recorded_example_in_the_docs_runs_as_written(built, tmp_path):
 
     from streamcue.annotation.convert import write_steps_tasks
 
-    text = (Path(__file__).resolve().parents[1] / "docs" / "building.md").read_text()
-    block = re.search(r"<!-- recorded-example: run by tests/test_recorded_kinds.py -->\n```bash\n(.*?)```", text, re.S)
+    text = (Path(__file__).resolve().parents[2] / "docs" / "building.md").read_text()
+    marker = "<!-- recorded-example: run by tests/dataset_builders/test_recorded_kinds.py -->"
+    block = re.search(re.escape(marker) + r"\n```bash\n(.*?)```", text, re.S)
     assert block, "docs/building.md has no recorded example"
     work = tmp_path / "work"
     (work / "recordings").mkdir(parents=True)

@@ -6,7 +6,7 @@ kind verified) -> ``release build --only-verified`` with the videos -> ``release
 on ``ORG/NAME@v1.0.0`` (no ``--video-root``) scores an honest baseline.
 
 Every step is the command a maintainer types (``python -m streamcue ...``); only the annotators' and the
-reviewer's clicks are made through Label Studio's API, as in tests/test_verified_release.py.
+reviewer's clicks are made through Label Studio's API, as in tests/annotation/test_verified_release.py.
 """
 
 from __future__ import annotations

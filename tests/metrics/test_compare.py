@@ -1,6 +1,6 @@
 """``streamcue compare`` cannot mislead: settings side by side, differences refused by name, runs checked against
 themselves, options range-checked where parsed; rows on few videos flagged. Runs are made by ``streamcue run`` on
-the throwaway benchmark of tests/test_new_benchmark.py against a real local model server."""
+the throwaway benchmark of tests/streamcue/test_new_benchmark.py against a real local model server."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 from conftest import cli
-from test_new_benchmark import answer_red, answer_right, toybench  # noqa: F401 (toybench: the fixture)
+from toybench import answer_red, answer_right
 
 from streamcue.testing.stub_llm import StubLLMServer
 
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.llm_server
 
 
 @pytest.fixture
-def runs(toybench, tmp_path, monkeypatch):  # noqa: F811
+def runs(toybench, tmp_path, monkeypatch):
     """Run folders of the toy benchmark: ``red`` and ``right`` (two models), ``window`` (``--window-s 60``), and
     ``first`` / ``last`` (``--ids``: no record in common)."""
     monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(tmp_path / "cache"))

@@ -117,7 +117,7 @@ def test_plain_text_answers_are_kept_for_the_scorer(tmp_path, monkeypatch, video
         settings = LLMSettings(base_url=server.base_url, model="m", structured="none", temperature=0.3,
                                max_tokens=64)
         model = make_strategy("single-call", settings, "mc_question", protocol="ovo-bench")
-        # streamcue's prompts with --llm-structured none (the official prompts, the default: tests/test_run.py)
+        # streamcue's prompts with --llm-structured none (the official prompts, the default: tests/loaders/test_run.py)
         predictions, report = play(questions(), "mc_question", strategy=model, frames=FrameSource(video), k=4,
                                    protocol=OVOBench("streamcue"))
         system = server.requests[0]["messages"][0]["content"]

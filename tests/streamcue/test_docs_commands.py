@@ -22,7 +22,7 @@ from conftest import SHARED_DATA
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 COMMAND = re.compile(r"(?:^|\$\(|&&\s*|;\s*|^\$\s+)streamcue\s+[a-z]")
 MARKER = re.compile(r"<!--\s*(.*?)\s*-->")
@@ -56,17 +56,17 @@ PREDICTIONS = {"runs/poll/predictions.jsonl": ("estp-f1", "out/ego4d/interval_qa
 
 # a block under one of these markers is run as written by the named test (which reads the same marker)
 RUN_BY_MARKER = {
-    "publish-example: run by tests/test_release_hub.py":
-        "tests/test_release_hub.py::test_the_publish_example_in_the_docs_runs_as_written",
-    "local-hub-example: run by tests/test_release_hub.py":
-        "tests/test_release_hub.py::test_the_local_hub_recipe_in_the_docs_runs_and_a_published_video_decodes",
-    "recorded-example: run by tests/test_recorded_kinds.py":
-        "tests/test_recorded_kinds.py::test_the_recorded_example_in_the_docs_runs_as_written",
-    "setup:begin": "tests/test_annotation_setup.py::test_the_documented_setup_runs_as_written",
-    "audio-example: run by tests/test_audio.py":
-        "tests/test_audio.py::test_the_sound_example_in_the_docs_runs_as_written",
-    "review-example: run by tests/test_annotation_browser.py":
-        "tests/test_annotation_browser.py::test_a_reviewer_starts_from_the_annotators_regions_with_the_disagreements_"
+    "publish-example: run by tests/release/test_release_hub.py":
+        "tests/release/test_release_hub.py::test_the_publish_example_in_the_docs_runs_as_written",
+    "local-hub-example: run by tests/release/test_release_hub.py":
+        "tests/release/test_release_hub.py::test_the_local_hub_recipe_in_the_docs_runs_and_a_published_video_decodes",
+    "recorded-example: run by tests/dataset_builders/test_recorded_kinds.py":
+        "tests/dataset_builders/test_recorded_kinds.py::test_the_recorded_example_in_the_docs_runs_as_written",
+    "setup:begin": "tests/annotation/test_annotation_setup.py::test_the_documented_setup_runs_as_written",
+    "audio-example: run by tests/loaders/test_audio.py":
+        "tests/loaders/test_audio.py::test_the_sound_example_in_the_docs_runs_as_written",
+    "review-example: run by tests/annotation/test_annotation_browser.py":
+        "tests/annotation/test_annotation_browser.py::test_a_reviewer_starts_from_the_annotators_regions_with_the_disagreements_"
         "marked",
 }
 
@@ -77,20 +77,24 @@ MODEL = "needs a real model server with real weights (the stub's canned answers 
 TEMPLATE = "a template: FILE, pred.jsonl, traces.jsonl... are the reader's own files"
 # (regular expression matched at the start of the command, reason); each must match a command the docs show
 CANNOT_RUN_HERE = (
-    (r"streamcue export runs/phostream-try ", "tests/test_phostream.py::test_the_official_scorer_agrees_with_a_"
-     "streamcue_run exports a PhoStream run with it"),
-    (r"streamcue export ", "tests/test_export.py::test_every_export_command_the_docs_show_runs runs each as written"),
+    (r"streamcue export runs/phostream-try ",
+     "tests/dataset_builders/test_phostream.py::test_the_official_scorer_agrees_with_a_streamcue_run exports a "
+     "PhoStream run with it"),
+    (r"streamcue export ",
+     "tests/metrics/test_export.py::test_every_export_command_the_docs_show_runs runs each as written"),
     (r"streamcue run livecook ORG/NAME@v1\.0\.0 ", "needs the release on the Hub (a local Hub serves it to "
-     "tests/test_open_records.py::test_a_hub_dataset_at_a_revision)"),
+     "tests/release/test_open_records.py::test_a_hub_dataset_at_a_revision)"),
     (r"streamcue (replay|run) ", VIDEOS_AND_MODEL),
     (r"streamcue evaluate livecook --gt out/cc4d/guidance\.jsonl --pred runs/cook/", "its default BERTScore pass "
-     "loads a sentence model (80 s on 2 cores); tests/test_contracts.py::test_every_metric_keeps_the_contract "
+     "loads a sentence model (80 s on 2 cores); "
+     "tests/streamcue/test_contracts.py::test_every_metric_keeps_the_contract "
      "scores livecook's example predictions"),
     (r"streamcue compare runs/", AFTER_MODEL),
     (r"streamcue evaluate \S+ +--gt \S+ +--pred pred\.jsonl", TEMPLATE),
     (r"streamcue evaluate reasoning --gt traces\.jsonl", TEMPLATE),
     (r"streamcue evaluate phostream --gt runs/phostream/", "re-scores a run that needs videos and a real model server, "
-     "with a real judge model; tests/test_phostream.py::test_the_official_judge_agrees_with_streamcues runs it on "
+     "with a real judge model; "
+     "tests/dataset_builders/test_phostream.py::test_the_official_judge_agrees_with_streamcues runs it on "
      "crafted answers against a stub judge"),
     (r"streamcue validate FILE\.jsonl", TEMPLATE),
     (r"streamcue evaluate streamingbench --gt out/sb --pred real_output\.json", "the answered question file of a "
@@ -100,9 +104,9 @@ CANNOT_RUN_HERE = (
      "verified work writes (" + LABEL_STUDIO + ")"),
     (r"streamcue release push --dist \S+ --repo ORG/NAME *$", "pushes to the Hugging Face Hub (HF_TOKEN)"),
     (r"streamcue anonymize .*--device cuda", "needs CUDA GPUs (none here) and the reader's recordings; "
-     "tests/test_anonymize_ray_gpu.py runs GPU tasks on a local Ray that declares one GPU"),
+     "tests/anonymize/test_anonymize_ray_gpu.py runs GPU tasks on a local Ray that declares one GPU"),
     (r"streamcue anonymize ", "needs the reader's recordings (and, for scrfd, its ONNX weights; for --address, a "
-     "Ray cluster); tests/test_anonymize*.py run each engine and detector on clips"),
+     "Ray cluster); tests/anonymize/test_anonymize*.py run each engine and detector on clips"),
     (r"streamcue verify-evidence ", VIDEOS_AND_MODEL),
     (r"streamcue stats (evidence|agreement) ", "reads people's verified records (" + LABEL_STUDIO + ")"),
     (r"streamcue build (recorded|livecook-summaries|livecook-augment) ", MODEL),
@@ -209,7 +213,7 @@ def test_every_command_the_docs_show_runs_or_says_why_not(root, page, line, comm
         assert done.returncode == 0, f"{page}:{line}: {command}\n{done.stderr[-3000:]}"
         return
     assert _reason(command, marker), (
-        f"{page}:{line}: `{command}` is neither run by tests/test_docs_commands.py (RUN) nor listed with the "
+        f"{page}:{line}: `{command}` is neither run by tests/streamcue/test_docs_commands.py (RUN) nor listed with the "
         "reason it cannot run there (CANNOT_RUN_HERE, RUN_BY_MARKER)")
 
 
