@@ -2,7 +2,8 @@
 # Set up a virtualenv in .venv (once) and run streamcue's demo or its tests.
 #
 #   ./dev.sh demo [streamcue demo options]   offline demo on the bundled defaults (core + [release,anonymize])
-#   ./dev.sh test [pytest options]           the whole test suite (what CI runs)
+#   ./dev.sh test [pytest options]           the whole test suite (what CI runs), on every core (-n 0: one process)
+#   ./dev.sh coverage [pytest options]       the same under coverage.py (subprocesses included); prints the total
 #
 # Re-running is cheap: installs are skipped while pyproject.toml is unchanged.
 set -euo pipefail
@@ -60,10 +61,22 @@ case "${1:-}" in
         setup dev
         setup_label_studio
         setup_chromium
-        exec "$VENV/bin/python" -m pytest "$@"
+        # one worker per core; a module's tests (and those of one shared server) stay on one worker
+        exec "$VENV/bin/python" -m pytest -n auto --dist loadgroup "$@"
+        ;;
+    coverage)
+        shift
+        setup dev
+        setup_label_studio
+        setup_chromium
+        rm -rf .coverage-data && mkdir .coverage-data
+        "$VENV/bin/python" -m coverage run -m pytest -n auto --dist loadgroup "$@" || status=$?
+        "$VENV/bin/python" -m coverage combine -q
+        "$VENV/bin/python" -m coverage report | tail -1
+        exit "${status:-0}"
         ;;
     *)
-        sed -n '2,7p' "$0"
+        sed -n '2,8p' "$0"
         exit 2
         ;;
 esac

@@ -17,7 +17,7 @@ GOALSTEP_VAL = SHARED_DATA / "ego4d_goalstep" / "data" / "goalstep_valid.json"
 TEST_DATA = Path(__file__).resolve().parent / "data"
 
 # Fixtures that tests of several stages share, from the helper modules beside this file.
-pytest_plugins = ["toybench", "phostream_runs"]
+pytest_plugins = ["toybench", "phostream_runs", "label_studio_server"]
 
 
 def pytest_configure(config):
@@ -28,6 +28,21 @@ def pytest_configure(config):
 
     os.environ["STREAMCUE_CACHE_DIR"] = tempfile.mkdtemp(prefix="streamcue-test-cache-")
     os.environ["STREAMCUE_NO_PROGRESS"] = "1"
+
+
+#: markers whose tests share one server per process: under pytest-xdist they run on one worker, which starts it once
+SHARED_SERVERS = ("label_studio", "ray")
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (``./dev.sh test`` runs ``-n auto --dist loadgroup``) a module's tests stay on one worker,
+    so its module fixtures are made once; the tests of a shared server (:data:`SHARED_SERVERS`) stay together."""
+    for item in items:
+        if item.get_closest_marker("xdist_group"):
+            continue
+        shared = [name for name in SHARED_SERVERS if item.get_closest_marker(name)]
+        item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.nodeid.split("::")[0]))
 
 
 def _check_editable_install():
