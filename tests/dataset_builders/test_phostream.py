@@ -101,12 +101,19 @@ def _crafted_results(n: int) -> dict:
 
 def _official(response_file: Path, out: Path, judge_url: str | None = None) -> tuple[dict, list[dict]]:
     """The official scorer on ``response_file``: score-only, or with its judge at ``judge_url`` (its config.yaml
-    reads the judge's address and model from the environment): its summary and per-question rows."""
+    reads the judge's address and model from the environment): its summary and per-question rows.
+
+    It runs as its own ``__main__`` in a subprocess, unchanged but for its waits between asks of an unreadable reply
+    (``time.sleep``: 2, 4, 8 and 16 s, 30 s a reply), which change no figure."""
     import os
 
     judge = ["--disable-llm-judge"] if judge_url is None else []
     env = {**os.environ, "STREAMEVAL_JUDGER_API_BASE": judge_url or "", "STREAMEVAL_JUDGER_MODEL": "stub-judge"}
-    subprocess.run([sys.executable, str(OFFICIAL / "run_stream_eval.py"), "--model-name", "m", "--run-id", "r",
+    script = OFFICIAL / "run_stream_eval.py"
+    without_waits = ("import runpy, sys, time; time.sleep = lambda seconds: None; sys.argv = sys.argv[1:]; "
+                     "sys.path.insert(0, str(__import__('pathlib').Path(sys.argv[0]).parent)); "
+                     "runpy.run_path(sys.argv[0], run_name='__main__')")
+    subprocess.run([sys.executable, "-c", without_waits, str(script), "--model-name", "m", "--run-id", "r",
                     "--skip-inference", "--model-output", str(response_file), *judge, "--output-dir", str(out)],
                    check=True, capture_output=True, timeout=300, env=env)
     scoring = out / "m_r" / "scoring"
@@ -280,6 +287,7 @@ def _agree(report: dict, summary: dict, details: list[dict]) -> None:
                (item["category"], item["score"], clock(item["response_time_s"]), item["response"])
 
 
+@pytest.mark.slow
 @needs_data
 def test_the_official_scorer_agrees_with_a_streamcue_run(short, tmp_path):
     """``streamcue run phostream`` against a stub server (it answers in some seconds, "Silent" in the others),
@@ -317,6 +325,7 @@ def _judge_reply(body: dict) -> str:
             "early": '{"score": 2.5}', "UNREADABLE": "Score: 5 (no JSON)"}.get(answer, '{"score": 1}')
 
 
+@pytest.mark.slow
 @needs_data
 def test_the_official_judge_agrees_with_streamcues(built, tmp_path):
     """The official scorer with its judge (pointed at a stub judge server on 127.0.0.1 through its config's
@@ -331,7 +340,7 @@ def test_the_official_judge_agrees_with_streamcues(built, tmp_path):
     run_dir = _run_folder(tmp_path, built[1], videos=6)
     preds = read_jsonl(run_dir / "predictions.jsonl")
     first = next(p for p in preds if p["responses"] and p["responses"][-1]["text"] == "now")
-    first["responses"][-1]["text"] = "UNREADABLE"  # one unreadable reply: the official judge retries it for 30 s
+    first["responses"][-1]["text"] = "UNREADABLE"  # one unreadable reply: the official judge asks 5 times
     write_jsonl(run_dir / "predictions.jsonl", preds)
     subprocess.run([sys.executable, "-m", "streamcue", "export", str(run_dir), "--out", str(tmp_path / "exported")],
                    check=True, capture_output=True, timeout=300)
