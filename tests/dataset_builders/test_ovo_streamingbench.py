@@ -123,6 +123,7 @@ def test_streamingbench_builds_the_papers_4500_by_default_and_every_file_with_al
     assert "total" not in files["sqa"] and files["proactive"]["Proactive Output"]["answer_accuracy"] == 1.0
 
 
+@pytest.mark.slow
 def test_the_build_commands_the_streamingbench_page_shows_run(tmp_path):
     page = (Path(__file__).resolve().parents[2] / "docs" / "benchmarks" / "streamingbench.md").read_text()
     lines = [line for line in page.splitlines() if line.startswith("streamcue build streamingbench")]

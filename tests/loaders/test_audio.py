@@ -128,6 +128,7 @@ def test_audio_is_refused_where_no_sound_can_be_sent(played):
         ReplayConfig(records="x.jsonl", no_video=True, audio="parts")
 
 
+@pytest.mark.slow
 def test_the_sound_example_in_the_docs_runs_as_written(tmp_path):
     """docs/replay.md's block: a StreamingBench omni run with sound is labelled ``with sound``, the same run without
     ``--audio`` ``video-only``, in results.json and on the run page."""

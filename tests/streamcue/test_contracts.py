@@ -270,6 +270,7 @@ def builder_problems(builder: Builder, config: Any, tmp: Path) -> list[str]:
     return problems
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [pytest.param(n, marks=SLOW_BUILDERS.get(n, [])) for n in BUILDERS])
 def test_every_builder_keeps_the_contract(name, tmp_path):
     with ExitStack() as stack:
