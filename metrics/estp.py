@@ -41,7 +41,6 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.metrics.bootstrap import pooled_rows, record_units
-from streamcue.metrics.configs import EstpConfig
 from streamcue.metrics.judges import JudgeRunner
 from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import grouped, judge_runner, make_report, mean, read_pairs
@@ -50,11 +49,22 @@ from streamcue.metrics.timing import (Emission, Matching, TimingItem, TimingSpec
 from streamcue.schemas.taxonomy import OPTIMAL_AT_START, PROACTIVE_TYPE
 
 __all__ = ["Answer", "Response", "QuestionScore", "optimal_time", "time_score", "match_sets", "score_question",
-           "higher_is_better", "evaluate_estp", "run", "example_predictions"]
+           "higher_is_better", "evaluate_estp", "run", "example_predictions", "EstpConfig"]
+
+
+@dataclass(frozen=True)
+class EstpConfig:
+    """ESTP-F1 parameters: a response at t matches [s, e] when s - anticipation_s <= t <= e + latency_s."""
+
+    version: int = 1
+    anticipation_s: float = 1.0
+    latency_s: float = 2.0
+
 
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
 METRIC = Metric("estp-f1", "interval_qa", "estp_f1", higher_is_better=True, uses_judge=True,
                 summary="ESTP-Bench answer + timing F1 (appendix B.3)", entry="streamcue.metrics.estp:run",
+                config_class="streamcue.metrics.estp:EstpConfig", config_latest=1,
                 units=record_units("f1"), rows=pooled_rows())
 
 higher_is_better = True

@@ -76,8 +76,8 @@ class Metric:
     default_judge: str = "token-f1"
     #: Prediction formats it reads besides streamcue's ``<kind>_prediction`` records.
     other_pred_formats: tuple[str, ...] = ()
-    #: ``"module:Class"`` of its frozen config dataclass when it lives in the metric's own module (the first
-    #: metrics' classes are in :mod:`~streamcue.metrics.configs`), and the version used by default.
+    #: ``"module:Class"`` of its frozen config dataclass, in the metric's own module (its one home; several metrics
+    #: may read one config), and the version used by default.
     config_class: str = ""
     config_latest: int = 0
     #: (per-item score, ground-truth record) -> the record's units ``[(key, num, den)]``; the keys are its task rows.

@@ -31,6 +31,7 @@ the key its answers are stored under, as count.py reads them).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,7 @@ from streamcue.metrics.scoring import make_report
 from streamcue.metrics.timing import Emission, TimingItem, TimingSpec, Trigger, emissions_of, window_last
 
 __all__ = ["evaluate", "run", "Tally", "PROACTIVE", "example_predictions", "export", "paper_figures",
-           "count_py_figures", "count_py_task", "units", "rows"]
+           "count_py_figures", "count_py_task", "units", "rows", "StreamingBenchConfig"]
 
 def units(item: Mapping[str, Any], record: Mapping[str, Any]) -> list[tuple[str, float, float]]:
     """A question's unit ``(task, correct, 1)``; a proactive item's answer unit and its ``<task> (time)`` unit."""
@@ -73,10 +74,28 @@ def rows(keys: Sequence[str], config: Mapping[str, Any]) -> tuple[Rows, Rows]:
     return task, {name: (mine, pooled(mine)) for name, mine in groups.items() if mine}
 
 
+@dataclass(frozen=True)
+class StreamingBenchConfig:
+    """StreamingBench scoring rules and the proactive time window (count.py: 2 s either side)."""
+
+    version: int = 1
+    rules: str = "official"
+    time_window_s: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.rules not in ("official", "strict"):
+            raise ConfigError(f"streamingbench rules must be official or strict, got {self.rules!r}")
+        if isinstance(self.time_window_s, bool) or not isinstance(self.time_window_s, (int, float)) \
+                or not 0 <= self.time_window_s < float("inf"):
+            raise ConfigError(f"streamingbench time_window_s must be a number >= 0, got {self.time_window_s!r}")
+
+
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
 METRIC = Metric("streamingbench", "mc_question", "streamingbench", higher_is_better=True, uses_judge=False,
                 summary="StreamingBench accuracy per task type; proactive time and answer accuracy",
-                entry="streamcue.metrics.streamingbench:run", other_pred_formats=("streamingbench",),
+                entry="streamcue.metrics.streamingbench:run",
+                config_class="streamcue.metrics.streamingbench:StreamingBenchConfig", config_latest=1,
+                other_pred_formats=("streamingbench",),
                 keyed_pred_formats=("streamingbench",), units=units, rows=rows,
                 read_choice=lambda raw, n: first_element(raw),
                 option_help={"--pred-format": "streamcue or streamingbench (an answered questions file)"})
