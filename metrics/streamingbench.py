@@ -42,13 +42,14 @@ from streamcue.io import read_json, write_json
 from streamcue.metrics.bench_readers import (Problems, check_pred_format, export_name, letter, read_ground_truth,
                                              read_predictions, RunPlayed)
 from streamcue.metrics.bootstrap import Rows, pooled
-from streamcue.metrics.choice_rules import as_text, first_element, is_object_answer, streamingbench_choice_correct
+from streamcue.metrics.choice_rules import as_text, choice_letter, first_element, is_object_answer
 from streamcue.metrics.registry import Metric
 from streamcue.metrics.scoring import make_report
 from streamcue.metrics.timing import Emission, TimingItem, TimingSpec, Trigger, emissions_of, window_last
 
 __all__ = ["evaluate", "run", "Tally", "PROACTIVE", "example_predictions", "export", "paper_figures",
-           "count_py_figures", "count_py_task", "units", "rows", "StreamingBenchConfig"]
+           "count_py_figures", "count_py_task", "units", "rows", "StreamingBenchConfig",
+           "streamingbench_choice_correct"]
 
 def units(item: Mapping[str, Any], record: Mapping[str, Any]) -> list[tuple[str, float, float]]:
     """A question's unit ``(task, correct, 1)``; a proactive item's answer unit and its ``<task> (time)`` unit."""
@@ -88,6 +89,12 @@ class StreamingBenchConfig:
         if isinstance(self.time_window_s, bool) or not isinstance(self.time_window_s, (int, float)) \
                 or not 0 <= self.time_window_s < float("inf"):
             raise ConfigError(f"streamingbench time_window_s must be a number >= 0, got {self.time_window_s!r}")
+
+
+def streamingbench_choice_correct(answer: Any, letter: str, n_options: int, rules: str = "official") -> bool:
+    if rules == "strict":
+        return choice_letter(answer, n_options) == letter
+    return first_element(answer) == letter
 
 
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
