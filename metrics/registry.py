@@ -39,6 +39,7 @@ from typing import Any
 
 from streamcue.errors import ConfigError
 from streamcue.metrics.bootstrap import Rows, RowsOf, UnitsOf
+from streamcue.metrics.verdict import LLMTask
 from streamcue.registry import Derived, metric_modules
 
 __all__ = ["METRICS", "EvalContext", "Metric", "get_metric"]
@@ -97,6 +98,8 @@ class Metric:
     #: The judges it scores with besides :attr:`default_judge` (empty: any known judge); another ``--judge`` is
     #: refused when the run is configured, before any model call.
     judges: tuple[str, ...] = ()
+    #: How the generic ``llm`` judge grades this metric's triples (prompt, answer shape, verdict), or None.
+    llm_task: LLMTask | None = None
 
     def units_of(self, report: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]]
                  ) -> dict[str, list[tuple[str, float, float]]]:
