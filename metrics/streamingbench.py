@@ -197,44 +197,11 @@ def evaluate(gt_path: str | Path, pred_path: str | Path, config: Any, pred_forma
     extra: dict[str, Any] = {"rules": rules, "pred_format": pred_format}
     unscored: list[str] = []  # multiple choice without a first element: left out under the official rule
     empty_dialogues: list[str] = []  # proactive answers with no turn: wrong (count.py crashes on them)
-    answers: dict[str, Any] = {}
     gold_letter: dict[str, str] = {}
     if pred_format == "streamingbench":
-        if not model:
-            raise ConfigError("--pred-format streamingbench needs --model NAME (the key each answer is stored under)")
-        subset, rows = _match_subset(read_json(pred_path), pred_path, gt)
-        scope = {rid for rid, r in gt.items() if r.get("subset") == subset}
-        extra.update(subsets=[subset], model=model)
-        mismatches = []
-        for qid, _, _, _, question in rows:
-            if "answer" in question:
-                gold_letter[qid] = question["answer"]
-                if question["answer"] != letter(gt[qid]["answer"]):
-                    mismatches.append(qid)
-            if model in question:
-                answers[qid] = question[model]
-        extra["ground_truth_mismatches"] = mismatches
-        problems.named("ground_truth_mismatches", mismatches, "the file's letter kept, as count.py reads it",
-                       error=False)
-        if not answers:
-            problems.named("no_predictions", [str(pred_path)], f"no question holds an answer under {model!r}")
-        duplicates: list[str] = []
+        answers, scope, duplicates = _answered_file(pred_path, gt, model, problems, extra, gold_letter)
     else:
-        preds, duplicates = read_predictions(pred_path, gt)
-        if not preds:
-            problems.named("no_predictions", [str(pred_path)], "nothing scored; rules=strict refuses it")
-        subsets = sorted({gt[rid].get("subset") or "" for rid in preds})
-        scope = {rid for rid, r in gt.items() if (r.get("subset") or "") in subsets}
-        extra["subsets"] = subsets
-        for rid, pred in preds.items():
-            if ("responses" in pred) != ("target" in gt[rid]):
-                problems.add("wrong_kind", rid)
-                continue
-            if "responses" in pred:
-                said = [r for r in pred["responses"] if r.get("role", "assistant") == "assistant"]
-                answers[rid] = {"dialog_history": [{"time": r["t_s"], "content": r.get("text")} for r in said]}
-            else:
-                answers[rid] = pred["response"]
+        answers, scope, duplicates = _streamcue_answers(pred_path, gt, problems, extra)
     for rid in list(answers):
         if "target" not in gt[rid] and is_object_answer(answers[rid]):
             problems.add("object_answers", rid)
@@ -248,16 +215,8 @@ def evaluate(gt_path: str | Path, pred_path: str | Path, config: Any, pred_forma
             continue
         answer = answers.get(rid)
         if record["task"] == PROACTIVE or "target" in record:
-            history = answer.get("dialog_history") if isinstance(answer, dict) else None
-            if rid in answers and not isinstance(history, list):
-                raise InputError("a proactive answer needs a dialog_history list", file=pred_path, record=rid)
-            last = history[-1] if history else None
-            last_t = _time(last.get("time"), pred_path, rid) if isinstance(last, dict) else None
-            time_ok, answer_ok = _proactive_ok(last_t, last.get("content") if isinstance(last, dict) else None,
-                                               record, window)
-            if last is None:
+            if _score_proactive(tally, rid, record, answer, rid in answers, pred_path, window):
                 empty_dialogues.append(rid)
-            tally.proactive(rid, record["task"], time_ok, answer_ok)
             continue
         correct = gold_letter.get(rid, letter(record["answer"]))
         if rules == "official" and not first_element(answer):
@@ -272,6 +231,68 @@ def evaluate(gt_path: str | Path, pred_path: str | Path, config: Any, pred_forma
                missing_scored_as="left out, as count.py does" if rules == "official" else "wrong",
                **problems.report())
     return out
+
+
+def _answered_file(pred_path: Path, gt: Mapping[str, Any], model: str | None, problems: Problems,
+                   extra: dict[str, Any], gold_letter: dict[str, str]) -> tuple[dict[str, Any], set[str], list[str]]:
+    """``(answers, ids in scope, duplicates)`` of an answered questions file (the answers under ``model``); the
+    file's own gold letters go into ``gold_letter``."""
+    if not model:
+        raise ConfigError("--pred-format streamingbench needs --model NAME (the key each answer is stored under)")
+    subset, rows = _match_subset(read_json(pred_path), pred_path, gt)
+    scope = {rid for rid, r in gt.items() if r.get("subset") == subset}
+    extra.update(subsets=[subset], model=model)
+    answers: dict[str, Any] = {}
+    mismatches = []
+    for qid, _, _, _, question in rows:
+        if "answer" in question:
+            gold_letter[qid] = question["answer"]
+            if question["answer"] != letter(gt[qid]["answer"]):
+                mismatches.append(qid)
+        if model in question:
+            answers[qid] = question[model]
+    extra["ground_truth_mismatches"] = mismatches
+    problems.named("ground_truth_mismatches", mismatches, "the file's letter kept, as count.py reads it", error=False)
+    if not answers:
+        problems.named("no_predictions", [str(pred_path)], f"no question holds an answer under {model!r}")
+    return answers, scope, []
+
+
+def _streamcue_answers(pred_path: Path, gt: Mapping[str, Any], problems: Problems,
+                       extra: dict[str, Any]) -> tuple[dict[str, Any], set[str], list[str]]:
+    """``(answers, ids in scope, duplicates)`` of streamcue predictions: a proactive item's responses as count.py's
+    ``dialog_history``."""
+    preds, duplicates = read_predictions(pred_path, gt)
+    if not preds:
+        problems.named("no_predictions", [str(pred_path)], "nothing scored; rules=strict refuses it")
+    subsets = sorted({gt[rid].get("subset") or "" for rid in preds})
+    scope = {rid for rid, r in gt.items() if (r.get("subset") or "") in subsets}
+    extra["subsets"] = subsets
+    answers: dict[str, Any] = {}
+    for rid, pred in preds.items():
+        if ("responses" in pred) != ("target" in gt[rid]):
+            problems.add("wrong_kind", rid)
+            continue
+        if "responses" in pred:
+            said = [r for r in pred["responses"] if r.get("role", "assistant") == "assistant"]
+            answers[rid] = {"dialog_history": [{"time": r["t_s"], "content": r.get("text")} for r in said]}
+        else:
+            answers[rid] = pred["response"]
+    return answers, scope, duplicates
+
+
+def _score_proactive(tally: Tally, rid: str, record: Mapping[str, Any], answer: Any, answered: bool,
+                     pred_path: Path, window: float) -> bool:
+    """Tally a proactive item by its dialogue's last turn; True when the dialogue is empty."""
+    history = answer.get("dialog_history") if isinstance(answer, dict) else None
+    if answered and not isinstance(history, list):
+        raise InputError("a proactive answer needs a dialog_history list", file=pred_path, record=rid)
+    last = history[-1] if history else None
+    last_t = _time(last.get("time"), pred_path, rid) if isinstance(last, dict) else None
+    time_ok, answer_ok = _proactive_ok(last_t, last.get("content") if isinstance(last, dict) else None,
+                                       record, window)
+    tally.proactive(rid, record["task"], time_ok, answer_ok)
+    return last is None
 
 
 def _paper_group(record: Mapping[str, Any]) -> str:
