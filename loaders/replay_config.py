@@ -364,16 +364,17 @@ def _play_of(kind: str, rows: list[dict[str, Any]], config: ReplayConfig) -> tup
                          "source; replay one benchmark at a time", file=str(config.records))
     name = config.strategy or protocol.default_strategy[kind]
     if not STRATEGIES[name].applies_to(kind, protocol.name):
-        raise ConfigError(f"strategy {name} plays {_plays(STRATEGIES[name].applies)}, not {kind} records of "
+        raise ConfigError(f"strategy {name} plays {_plays(STRATEGIES[name])}, not {kind} records of "
                           f"{protocol.name}; for those use {' or '.join(applicable(kind, protocol.name))}")
     options = _strategy_options(name, kind, config.strategy_options, dict(protocol.defaults.get(name, {})))
     return kind, rows, protocol, name, options
 
 
-def _plays(applies: Mapping[str, tuple[str, ...] | None]) -> str:
+def _plays(strategy: Any) -> str:
     """What a strategy plays, in words: each kind's records, of the benchmarks it is limited to."""
+    limits = {kind: strategy.protocols_of(kind) for kind in strategy.applies}
     parts = [f"{kind} records" + ("" if only is None else f" of {' or '.join(only)} only")
-             for kind, only in applies.items()]
+             for kind, only in limits.items()]
     return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 

@@ -32,6 +32,7 @@ objects, gold letters that differ from the records') are counted and named in th
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,12 +44,13 @@ from streamcue.io import iter_jsonl, read_json, write_json
 from streamcue.metrics.bench_readers import (Problems, check_pred_format, export_name, letter, read_ground_truth,
                                              read_predictions, RunPlayed)
 from streamcue.metrics.bootstrap import Rows, Statistic, Totals, mean_of_present, pooled
-from streamcue.metrics.choice_rules import is_object_answer, ovo_choice_correct, ovo_count_correct, ovo_yes_no_correct
+from streamcue.metrics.choice_rules import as_text, choice_letter, is_object_answer, stated_number, stated_yes_no
 from streamcue.metrics.registry import Metric
 from streamcue.metrics.scoring import make_report
 
 __all__ = ["Entry", "score_entry", "aggregate", "units", "rows", "GROUP_TASKS", "percent", "official_figures",
-           "evaluate", "run", "example_predictions", "lmms_entry", "PRED_FORMATS", "export"]
+           "evaluate", "run", "example_predictions", "lmms_entry", "PRED_FORMATS", "export", "OvoBenchConfig",
+           "ovo_choice_correct", "ovo_count_correct", "ovo_yes_no_correct"]
 
 GROUP_TASKS = {
     "backward": ("EPM", "ASI", "HLD"),
@@ -90,10 +92,55 @@ def _total(rule: str, groups: Sequence[Statistic], keys: Sequence[str]) -> Stati
     return statistic
 
 
+@dataclass(frozen=True)
+class OvoBenchConfig:
+    """OVO-Bench scoring rules: ``official`` (the leaderboard's, quirks included), ``strict`` or ``lmms-eval``
+    (official, but forward probes without a response are skipped); ``total``: ``groups`` or ``tasks``.
+
+    See :mod:`streamcue.metrics.ovo_bench` and :mod:`streamcue.metrics.choice_rules`.
+    """
+
+    version: int = 1
+    rules: str = "official"
+    total: str = "groups"
+
+    def __post_init__(self) -> None:
+        if self.rules not in ("official", "strict", "lmms-eval"):
+            raise ConfigError(f"ovo-bench rules must be official, strict or lmms-eval, got {self.rules!r}")
+        if self.total not in ("groups", "tasks"):
+            raise ConfigError(f"ovo-bench total must be groups (mean of the three group averages, commit c34093f) "
+                              f"or tasks (mean of the task accuracies, commit 19677d2), got {self.total!r}")
+
+
+def ovo_choice_correct(response: Any, letter: str, n_options: int, rules: str = "official") -> bool:
+    if rules == "strict":
+        return choice_letter(response, n_options) == letter
+    text = as_text(response)
+    return bool(text) and letter in text
+
+
+def ovo_count_correct(response: Any, count: str, rules: str = "official") -> bool:
+    if rules == "strict":
+        return stated_number(response) == int(count)
+    text = as_text(response)
+    return text is not None and "".join(re.findall(r"\d+", text)) == count
+
+
+def ovo_yes_no_correct(response: Any, expected: str, rules: str = "official") -> bool:
+    if rules == "strict":
+        return stated_yes_no(response) == expected
+    text = as_text(response)
+    if text is None:
+        return False
+    return text == expected[0] or expected in text
+
+
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
 METRIC = Metric("ovo-bench", "mc_question", "ovo_bench", higher_is_better=True, uses_judge=False,
                 summary="OVO-Bench accuracy per task and group, official or strict rules (Sec. 4.1)",
-                entry="streamcue.metrics.ovo_bench:run", other_pred_formats=("ovo-results", "lmms-eval"),
+                entry="streamcue.metrics.ovo_bench:run",
+                config_class="streamcue.metrics.ovo_bench:OvoBenchConfig", config_latest=2,
+                other_pred_formats=("ovo-results", "lmms-eval"),
                 gold_pred_formats=("ovo-results", "lmms-eval"), units=units, rows=rows, option_help={
                     "--gt": "to re-score an OVO-Bench results folder or lmms-eval logs by the gold answers they "
                             "carry",

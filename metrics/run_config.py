@@ -23,8 +23,15 @@ from streamcue.loaders.replay_config import ReplayConfig, declared
 
 __all__ = ["RunConfig", "run"]
 
-#: Judges that call an LLM endpoint (the run's own, unless --judge-llm-base-url / --judge-llm-model say otherwise).
-LLM_JUDGES = ("llm", "mira", "streambench")
+
+def llm_judges() -> tuple[str, ...]:
+    """Judges that call an LLM endpoint (the run's own, unless --judge-llm-base-url / --judge-llm-model say
+    otherwise): the generic ``llm`` judge and each metric's own judge (a default judge that is not one of
+    :data:`~streamcue.metrics.judges.JUDGES`: ``Metric.default_judge``, declared by the metric's module)."""
+    from streamcue.metrics.judges import JUDGES
+    from streamcue.metrics.registry import METRICS
+
+    return ("llm", *sorted({m.default_judge for m in METRICS.values() if m.default_judge not in JUDGES}))
 
 
 @dataclass(frozen=True)
@@ -90,7 +97,7 @@ class RunConfig(ReplayConfig):
                                    "bertscore": self.bertscore, **self.params}
         if self.judge is not None:
             options["judge"] = self.judge
-        if metric.uses_judge and judge in LLM_JUDGES:
+        if metric.uses_judge and judge in llm_judges():
             endpoint = {"base_url": self.judge_llm_base_url or self.llm_base_url,
                         "model": self.judge_llm_model or self.llm_model, "structured": self.llm_structured}
             options["judge_options"] = {k: v for k, v in endpoint.items() if v}
@@ -174,7 +181,7 @@ def _check_judge(config: RunConfig) -> None:
     from streamcue.metrics.judges import JUDGES
     from streamcue.registry import get_benchmark
 
-    known = (*JUDGES, *LLM_JUDGES)
+    known = (*JUDGES, *llm_judges())
     if config.judge is not None and config.judge not in known:
         raise ConfigError(f"unknown judge {config.judge!r}; known: {', '.join(dict.fromkeys(known))}")
     metric = get_metric(get_benchmark(config.benchmark).metric)
@@ -184,9 +191,9 @@ def _check_judge(config: RunConfig) -> None:
                           f"--judge, not {judge!r}")
     for flag, value in (("--judge-llm-base-url", config.judge_llm_base_url),
                         ("--judge-llm-model", config.judge_llm_model)):
-        if value is not None and not (metric.uses_judge and judge in LLM_JUDGES):
+        if value is not None and not (metric.uses_judge and judge in llm_judges()):
             where = (f"{config.benchmark}'s metric has no judge" if not metric.uses_judge
-                     else f"judge {judge} calls no LLM (use --judge {' or '.join(j for j in LLM_JUDGES)})")
+                     else f"judge {judge} calls no LLM (use --judge {' or '.join(llm_judges())})")
             raise ConfigError(f"{flag} is for an LLM judge; {where}, so it would be ignored")
 
 

@@ -557,63 +557,97 @@ def _parsed(value: Any, where: str = "$") -> Iterator[tuple[str, str]]:
 
 
 def _parquet_strings(path: Path, people: list[str]) -> Iterator[tuple[str, str]]:
-    import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.parquet as pq
-
-    def leaves(array: Any, name: str) -> Iterator[tuple[str, Any]]:
-        kind = array.type
-        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-            yield name, array
-        elif pa.types.is_struct(kind):
-            for i in range(kind.num_fields):
-                yield from leaves(array.field(i), f"{name}.{kind.field(i).name}")
-        elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
-            yield from leaves(array.flatten(), f"{name}[]")
-
-    def names(kind: Any, name: str) -> Iterator[tuple[str, str]]:
-        if pa.types.is_struct(kind):
-            for i in range(kind.num_fields):
-                yield f"{name} (a field name)", kind.field(i).name
-                yield from names(kind.field(i).type, f"{name}.{kind.field(i).name}")
-        elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
-            yield from names(kind.value_type, f"{name}[]")
-
-    def has(kind: Any, test: Any) -> bool:
-        if test(kind):
-            return True
-        if pa.types.is_struct(kind):
-            return any(has(kind.field(i).type, test) for i in range(kind.num_fields))
-        return (pa.types.is_list(kind) or pa.types.is_large_list(kind)) and has(kind.value_type, test)
-
-    def text(kind: Any) -> bool:
-        return pa.types.is_string(kind) or pa.types.is_large_string(kind)
-
-    def binary(kind: Any) -> bool:
-        return pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
 
     schema = pq.read_schema(path)
     for column in schema:
         yield f"{column.name} (a column name)", column.name
-        yield from names(column.type, column.name)
-    columns = []  # every column with strings; of a struct holding bytes (a video), only its strings
-    for f in schema:
-        if has(f.type, binary) and pa.types.is_struct(f.type):
-            columns += [f"{f.name}.{sub.name}" for sub in f.type if text(sub.type)]
-        elif has(f.type, text):
-            columns.append(f.name)
+        yield from _arrow_names(column.type, column.name)
     with pq.ParquetFile(path) as parquet:  # reads the named leaves only (read_table would read a struct's bytes)
-        table = parquet.read(columns=columns)
+        table = parquet.read(columns=_string_columns(schema))
     for column in table.column_names:
         for chunk in table.column(column).chunks:
-            for name, strings in leaves(chunk, column):
-                hits = pc.or_(pc.match_substring_regex(strings, ABSOLUTE_PATH),
-                              pc.match_substring_regex(strings, PERSONAL))
-                for person in (p for p in people if len(p) >= 3):
-                    hits = pc.or_(hits, pc.match_substring(strings, person, ignore_case=True))
-                hits = hits.fill_null(False)
-                if pc.any(hits).as_py():
-                    yield from ((name, text) for text in strings.filter(hits).to_pylist())
+            for name, strings in _arrow_leaves(chunk, column):
+                yield from ((name, text) for text in _flagged(strings, people))
+
+
+def _string_columns(schema: Any) -> list[str]:
+    """Every column with strings; of a struct holding bytes (a video), only its strings."""
+    import pyarrow as pa
+
+    columns = []
+    for f in schema:
+        if _arrow_has(f.type, _is_binary) and pa.types.is_struct(f.type):
+            columns += [f"{f.name}.{sub.name}" for sub in f.type if _is_text(sub.type)]
+        elif _arrow_has(f.type, _is_text):
+            columns.append(f.name)
+    return columns
+
+
+def _flagged(strings: Any, people: list[str]) -> list[str]:
+    """The strings of an Arrow string array that hold an absolute path, a personal pattern or a person's name."""
+    import pyarrow.compute as pc
+
+    hits = pc.or_(pc.match_substring_regex(strings, ABSOLUTE_PATH), pc.match_substring_regex(strings, PERSONAL))
+    for person in (p for p in people if len(p) >= 3):
+        hits = pc.or_(hits, pc.match_substring(strings, person, ignore_case=True))
+    hits = hits.fill_null(False)
+    return strings.filter(hits).to_pylist() if pc.any(hits).as_py() else []
+
+
+def _is_list(kind: Any) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_list(kind) or pa.types.is_large_list(kind)
+
+
+def _is_text(kind: Any) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind)
+
+
+def _is_binary(kind: Any) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
+
+
+def _arrow_leaves(array: Any, name: str) -> Iterator[tuple[str, Any]]:
+    """The string arrays under an Arrow array (struct fields and list items flattened), with their paths."""
+    import pyarrow as pa
+
+    kind = array.type
+    if _is_text(kind):
+        yield name, array
+    elif pa.types.is_struct(kind):
+        for i in range(kind.num_fields):
+            yield from _arrow_leaves(array.field(i), f"{name}.{kind.field(i).name}")
+    elif _is_list(kind):
+        yield from _arrow_leaves(array.flatten(), f"{name}[]")
+
+
+def _arrow_names(kind: Any, name: str) -> Iterator[tuple[str, str]]:
+    """The field names of an Arrow type, nested ones included, with their paths."""
+    import pyarrow as pa
+
+    if pa.types.is_struct(kind):
+        for i in range(kind.num_fields):
+            yield f"{name} (a field name)", kind.field(i).name
+            yield from _arrow_names(kind.field(i).type, f"{name}.{kind.field(i).name}")
+    elif _is_list(kind):
+        yield from _arrow_names(kind.value_type, f"{name}[]")
+
+
+def _arrow_has(kind: Any, test: Any) -> bool:
+    """Does the Arrow type, or a type nested in it, pass ``test``?"""
+    import pyarrow as pa
+
+    if test(kind):
+        return True
+    if pa.types.is_struct(kind):
+        return any(_arrow_has(kind.field(i).type, test) for i in range(kind.num_fields))
+    return _is_list(kind) and _arrow_has(kind.value_type, test)
 
 
 def _png_text(data: bytes) -> Iterator[tuple[str, str]]:

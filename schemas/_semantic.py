@@ -222,6 +222,14 @@ CHECKS["interval_qa_minimal"] = check_interval_qa_minimal
 CHECKS["dense_caption_minimal"] = check_dense_caption_minimal
 
 
+def _required_by_benchmark(record: Mapping[str, Any], kind: str) -> Iterator[Problem]:
+    """The fields its benchmark's registry entry requires of a ``kind`` record (``Benchmark.requires``), filled in."""
+    bench = BENCHMARKS.get(record.get("benchmark"))
+    for name, problem in bench.requires.get(kind, ()) if bench else ():
+        if record.get(name) in (None, []):
+            yield f"$.{name}", problem
+
+
 def check_mc_question(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
     duration = yield from _benchmark_duration(record, "mc_question", durations)
     if record["answer"] >= len(record["options"]):
@@ -236,10 +244,7 @@ def check_active_item(record: Mapping[str, Any], durations: Durations) -> Iterat
     duration = yield from _benchmark_duration(record, "active_item", durations)
     yield from _inside("$.query_time_s", record["query_time_s"], duration)
     probes, target = record["probes"], record.get("target")
-    if record["benchmark"] == "ovo-bench" and not probes:
-        yield "$.probes", "an OVO-Bench forward item needs at least one probe"
-    if record["benchmark"] == "streamingbench" and target is None:
-        yield "$.target", "a StreamingBench proactive item needs its target (ground-truth time and output)"
+    yield from _required_by_benchmark(record, "active_item")
     for i, probe in enumerate(probes):
         yield from _inside(f"$.probes[{i}].t_s", probe["t_s"], duration)
         expected = probe["expected"]

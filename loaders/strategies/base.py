@@ -9,7 +9,8 @@ malformed lines...) and :meth:`VisionStrategy.report` adds the endpoint's usage 
 hits, tokens) and wall-clock latency per request.
 
 A strategy declares what the CLI and the registry need to know about it: ``applies``
-(``{record kind: protocols}``, None for every protocol that plays the kind), ``options``
+(``{record kind: None}`` for every protocol that plays the kind, ``BY_DEFAULT`` for the protocols that name it
+their default strategy of that kind), ``options``
 (:class:`Option`: name, type, default, help; the CLI builds its flags from them) and
 ``needs_endpoint``. The replay (:mod:`streamcue.loaders.replay`) calls ``begin(episode)``, then, for stream-mode
 protocols, ``respond`` at every frame (or scheduled moment); for ask-mode protocols (OVO-Bench, StreamingBench)
@@ -53,7 +54,7 @@ from streamcue.prompts import Prompt, load_prompt
 
 __all__ = ["Asker", "VisionStrategy", "Option", "frame_parts", "dialogue_text", "user_content", "YES_NO", "TEXT",
            "ANSWER_FORMS", "Transport", "turn_content", "CallTrace", "tracing", "current_trace", "FRAME_LABELS",
-           "TRANSPORTS", "clip_extra", "AUDIO_MODES", "bounded", "LONGEST_STEP_S", "STEP_WHY"]
+           "TRANSPORTS", "clip_extra", "AUDIO_MODES", "bounded", "LONGEST_STEP_S", "STEP_WHY", "BY_DEFAULT"]
 
 YES_NO = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
           "required": ["answer"], "additionalProperties": False}
@@ -556,11 +557,16 @@ class Asker:
                 "latency_max_s": max(wall, default=0.0), **stats}
 
 
+#: ``VisionStrategy.applies`` value: it plays a kind's records only for the protocols that name it their default.
+BY_DEFAULT = "protocol default"
+
+
 class VisionStrategy(Asker):
     """Base class of the strategies: an :class:`Asker` that plays one kind of record."""
 
-    #: ``{record kind: protocol names or None (every protocol of that kind)}``.
-    applies: Mapping[str, tuple[str, ...] | None] = {}
+    #: ``{record kind: None (every protocol of that kind) or BY_DEFAULT (only the protocols whose default strategy
+    #: for that kind it is: a protocol, not the strategy, names the benchmark)}``.
+    applies: Mapping[str, str | None] = {}
     options: tuple[Option, ...] = ()
     needs_endpoint = True
     help = ""
@@ -570,8 +576,17 @@ class VisionStrategy(Asker):
     def applies_to(cls, kind: str, protocol: str | None = None) -> bool:
         if kind not in cls.applies:
             return False
-        protocols = cls.applies[kind]
-        return protocols is None or protocol is None or protocol in protocols
+        only = cls.protocols_of(kind)
+        return only is None or protocol is None or protocol in only
+
+    @classmethod
+    def protocols_of(cls, kind: str) -> tuple[str, ...] | None:
+        """The protocols it plays ``kind`` records of, or None for every one (``applies``)."""
+        if cls.applies.get(kind) != BY_DEFAULT:
+            return None
+        from streamcue.loaders.protocols import PROTOCOLS
+
+        return tuple(name for name, protocol in PROTOCOLS.items() if protocol.default_strategy.get(kind) == cls.name)
 
     @property
     def kinds(self) -> tuple[str, ...]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from streamcue.loaders.replay import Episode, Frame, positive
 from streamcue.loaders.protocols.base import Turn
-from streamcue.loaders.strategies.base import TEXT, Option, VisionStrategy
+from streamcue.loaders.strategies.base import BY_DEFAULT, TEXT, Option, VisionStrategy
 
 __all__ = ["Polling"]
 
@@ -29,7 +29,7 @@ class Polling(VisionStrategy):
 
     name = "polling"
     help = "ESTP-Bench polling: 'right time to answer?' at --poll-hz, then the answer"
-    applies = {"interval_qa": None, "dense_caption": None, "active_item": ("streamingbench",)}
+    applies = {"interval_qa": None, "dense_caption": None, "active_item": BY_DEFAULT}
     options = (Option("hz", float, 0.175, "polls per second (ESTP-Bench: 0.175; StreamingBench: 1)",
                       flag="poll-hz", minimum=0.01,
                       why="the polling frequency must give a poll at least every 100 s: a question asked less than "

@@ -23,8 +23,9 @@ from streamcue.dataset_builders.bench_sources import QuirkReport, parse_time
 from streamcue.dataset_builders.output import write_outputs
 from streamcue.io import read_jsonl, write_jsonl
 from streamcue.metrics import evaluate
-from streamcue.metrics.choice_rules import (choice_letter, ovo_choice_correct, ovo_count_correct, ovo_yes_no_correct,
-                                            stated_number, stated_yes_no, streamingbench_choice_correct)
+from streamcue.metrics.choice_rules import choice_letter, stated_number, stated_yes_no
+from streamcue.metrics.ovo_bench import ovo_choice_correct, ovo_count_correct, ovo_yes_no_correct
+from streamcue.metrics.streamingbench import streamingbench_choice_correct
 from streamcue.schemas import check_file
 
 OVO = SHARED_DATA / "ovo_bench"

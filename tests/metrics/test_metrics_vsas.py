@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamcue.metrics.configs import VsasConfig
+from streamcue.metrics.vsas import VsasConfig
 from streamcue.metrics.estp import Response
 from streamcue.metrics.vsas import (
     consistency,
