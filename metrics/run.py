@@ -464,6 +464,18 @@ def write_played(out: Path, selection: Selection) -> Path:
     return played
 
 
+def _model(run: Mapping[str, Any], replay_report: Mapping[str, Any]) -> dict[str, Any]:
+    """results.json ``model``: the name and endpoint, the ``--model-revision`` given, and ``entry_sha256``, the
+    SHA-256 of the server's entry for the model (its canonical JSON; the entry itself is ``replay.llm.model_card``):
+    two checkpoints served under one name differ there. None where no model was called."""
+    llm = replay_report.get("llm") if isinstance(replay_report.get("llm"), Mapping) else {}
+    card = llm.get("model_card")
+    entry = hashlib.sha256(json.dumps(card, sort_keys=True, separators=(",", ":")).encode()).hexdigest() \
+        if card is not None else None
+    return {"name": run.get("model"), "endpoint": run.get("endpoint"), "revision": llm.get("model_revision"),
+            "entry_sha256": entry}
+
+
 def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: Sequence[Mapping[str, Any]],
                replay_report: Mapping[str, Any], run: Mapping[str, Any],
                bootstrap: BootstrapSettings = BootstrapSettings(),
@@ -513,7 +525,7 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
                       "version": hashlib.sha256(json.dumps(selection.sha256, sort_keys=True).encode()).hexdigest()[:16],
                       "split": run.get("split")},
         "protocol": dict(protocol or {"name": benchmark}),
-        "model": {"name": run.get("model"), "endpoint": run.get("endpoint")},
+        "model": _model(run, replay_report),
         "generation": dict(run.get("generation") or {}),
         "frames": {**dict(run.get("frames") or {}),
                    "without_pixels": (replay_report.get("frames") or {}).get("without_pixels", 0)},

@@ -225,10 +225,22 @@ def _run_info(config: RunConfig, plan: Any, report: Mapping[str, Any], started: 
         "frames": {"memory": config.memory, "k": config.k, "fps": config.fps, "window_s": window,
                    "pixels": plan.video_root is not None, "blind": bool(report.get("blind")),
                    "transport": config.transport, "audio": config.audio,
+                   **_frame_settings(config, pixels=plan.video_root is not None),
                    "sound": (report.get("audio") or {}).get("sound"),
                    "frames_total": sum(v.get("replay", {}).get("frames_total", 0) for v in kinds.values()),
                    "frames_seen": sum(v.get("replay", {}).get("frames_seen", 0) for v in kinds.values())},
     }
+
+
+def _frame_settings(config: RunConfig, *, pixels: bool) -> dict[str, Any]:
+    """The frame settings that change what a request holds (results.json ``frames``, compared by ``compare``): the
+    text label before each frame, and, where pixels are sent, their size and JPEG quality (a JPEG setting only with
+    the ``frames`` transport) and how a clip is sent; None where a setting changes nothing sent."""
+    images = pixels and config.transport == "frames"
+    return {"frame_label": config.frame_label, "frame_side": (config.frame_side or None) if pixels else None,
+            "frame_pixels": config.frame_pixels if pixels else None,
+            "jpeg_quality": config.jpeg_quality if images else None,
+            "video_url": config.video_url if pixels and config.transport == "video_url" else None}
 
 
 def _prompts(protocol: Any, report: Mapping[str, Any]) -> dict[str, list[str]]:

@@ -71,6 +71,8 @@ def compare_command(
     a, b = result["a"]["model"].get("name") or "A", result["b"]["model"].get("name") or "B"
     folder_a, folder_b = result["a"]["folder"], result["b"]["folder"]
     _side_by_side("settings", result["settings"], result["differences"])
+    if result["models"]:
+        console.out.print(f"models compared: A and B differ in {'; '.join(result['models'])}", markup=False)
     if leak:
         _say_leak(result)
     elif result["differences"]:

@@ -1,0 +1,91 @@
+"""Every setting that changes what is sent is recorded in results.json and named by ``compare`` (issue 49): runs
+that differed only in ``--frame-pixels``, ``--frame-label`` or ``--jpeg-quality`` were compared without a word,
+and two checkpoints served under one name compared as "model-a vs model-a". One small OVO-Bench build (two
+questions on two 6 s test-pattern videos) is run once against the stub server; each case runs it once more with
+one setting changed and compares the two."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from conftest import VALID, cli
+
+from streamcue.testing.stub_llm import StubLLMServer
+from streamcue.video import ffmpeg_exe
+
+pytestmark = pytest.mark.llm_server
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    """``(folder, server, run)``: the build (mc_question.jsonl, videos.jsonl, videos/), a stub server, and
+    ``run(out, *options)`` -> (exit code, stderr), each distinct set of options run once (kept by the options)."""
+    top = tmp_path_factory.mktemp("settings")
+    root = top / "built"
+    (root / "videos").mkdir(parents=True)
+    rows, videos = [], []
+    for n, vid in enumerate(("v1", "v2")):
+        subprocess.run([ffmpeg_exe(), "-loglevel", "error", "-y", "-f", "lavfi", "-i",
+                        f"testsrc=size=160x120:rate=10,hue=h={90 * n}", "-t", "6", "-pix_fmt", "yuv420p",
+                        "-c:v", "libx264", str(root / "videos" / f"{vid}.mp4")], check=True)
+        rows.append(dict(VALID["mc_question"], question_id=f"ovo-{n}", video_id=vid, query_time_s=4.0))
+        videos.append(dict(VALID["video"], video_id=vid, uri=f"{vid}.mp4", duration_s=6.0))
+    (root / "mc_question.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (root / "videos.jsonl").write_text("".join(json.dumps(v) + "\n" for v in videos))
+    made: dict[tuple[str, ...], object] = {}
+    with StubLLMServer() as server:
+        def run(*options: str):
+            if options not in made:
+                out = top / f"run-{len(made)}"
+                code, _, err = cli("run", "ovo-bench", root, "--video-root", root / "videos", "--out", out, "--k", "4",
+                                   "--llm-base-url", server.base_url, "--llm-model", "stub-model", *options)
+                assert code == 0, err
+                made[options] = out, server.requests[-1]
+            return made[options]
+        yield root, server, run
+
+
+#: (case, the options of run A, of run B, the setting compare names)
+REFUSED = [
+    ("frame-pixels", [], ["--frame-pixels", "8000"], "frames.frame_pixels: none vs 8000"),
+    ("frame-side", [], ["--frame-side", "96"], "frames.frame_side: 448 vs 96"),
+    ("frame-label", [], ["--frame-label", "clock"], "frames.frame_label: seconds vs clock"),
+    ("jpeg-quality", [], ["--jpeg-quality", "50"], "frames.jpeg_quality: 85 vs 50"),
+    ("transport", [], ["--transport", "video_url"], "frames.transport: frames vs video_url"),
+    ("video-url", ["--transport", "video_url"], ["--transport", "video_url", "--video-url", "file"],
+     "frames.video_url: data vs file"),
+]
+
+
+@pytest.mark.parametrize("case, options_a, options_b, named", REFUSED, ids=[c[0] for c in REFUSED])
+def test_runs_differing_in_one_setting_that_changes_requests_are_refused_naming_it(bench, case, options_a, options_b,
+                                                                                    named):
+    _, _, run = bench
+    (run_a, request_a), (run_b, request_b) = run(*options_a), run(*options_b)
+    assert request_a["messages"] != request_b["messages"]  # the setting changes what is sent
+    code, _, err = cli("compare", run_a, run_b)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert named in err
+
+
+@pytest.mark.parametrize("case", ["model-revision", "model-entry"])
+def test_two_checkpoints_under_one_name_are_named_as_the_models_compared(bench, case):
+    _, server, run = bench
+    run_a, _ = run()
+    if case == "model-revision":
+        run_b, _ = run("--model-revision", "ckpt-2")
+        named = "model revision: none vs ckpt-2"
+    else:
+        server.card = {"root": "/checkpoints/b"}  # another checkpoint behind the same URL and name
+        try:
+            run_b, _ = run("--concurrency", "2")  # a run folder of its own; concurrency is not a setting
+        finally:
+            server.card = {}
+        named = "model entry: "
+    code, out, err = cli("compare", run_a, run_b)
+    assert code == 0, err
+    said = " ".join(out.split())
+    assert "models compared: A and B differ in" in said and named in said
+    assert "model: stub-model vs stub-model" not in said  # the name alone does not tell them apart
