@@ -36,7 +36,7 @@ from streamcue.schemas.discovery import ID_FIELDS
 
 __all__ = ["STREAMING_KINDS", "RESULTS_VERSION", "Selection", "finish_run", "video_units", "write_played",
            "read_samples", "read_run", "check_run", "sample_units", "write_page", "prompt_versions", "now",
-           "efficiency", "EFFICIENCY"]
+           "efficiency", "EFFICIENCY", "content_sha256"]
 
 RESULTS_VERSION = "1.0"
 #: Kinds whose page shows a timeline per video: gold answer windows against when the model spoke.
@@ -67,6 +67,22 @@ class Selection:
     @property
     def n_played(self) -> int:
         return sum(len(rows) for rows in self.records.values())
+
+
+def content_sha256(by_kind: Mapping[str, Sequence[Mapping[str, Any]]],
+                   videos: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """results.json ``benchmark.files_sha256``: ``{file name: SHA-256}`` of the records of each kind and of the
+    videos, by content, whatever the source (a build folder, a record file, a release, a Hub dataset): the SHA-256 of
+    the records' canonical JSON lines (sorted keys, no spaces), the lines sorted, so a release and the build it came
+    from are one benchmark version and an edited record is another."""
+    from streamcue.schemas.discovery import FILE_NAMES, VIDEOS_FILE
+
+    def digest(rows: Sequence[Mapping[str, Any]]) -> str:
+        lines = sorted(json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":")) for row in rows)
+        return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+
+    out = {FILE_NAMES[kind]: digest(rows) for kind, rows in by_kind.items()}
+    return {**out, VIDEOS_FILE: digest(videos)} if videos else out
 
 
 # ------------------------------------------------------------------------------------------ units and statistics

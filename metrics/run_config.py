@@ -11,8 +11,6 @@ plays, scores and writes the run folder (docs/runs.md). ``streamcue run`` only m
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -191,24 +189,11 @@ def _check_judge(config: RunConfig) -> None:
 
 
 def _selection(plan: Any) -> Any:
-    from streamcue.metrics.run import Selection
+    from streamcue.metrics.run import Selection, content_sha256
 
     source = plan.source
-    if source.files:
-        sha = {path.name: _sha256(path.read_bytes()) for path in source.files.values()}
-        videos = Path(next(iter(source.files.values()))).parent / "videos.jsonl"
-        if plan.config.videos is not None:
-            videos = plan.config.videos
-        if videos.is_file():
-            sha[videos.name] = _sha256(videos.read_bytes())
-    else:  # a release or Hub dataset: the records themselves, canonical JSON
-        sha = {f"{kind}.jsonl": _sha256(json.dumps(rows, sort_keys=True).encode()) for kind, rows in
-               source.by_kind.items()}
+    sha = content_sha256(source.by_kind, list(source.videos.values()))
     return Selection(plan.chosen, plan.videos, dict(source.files), None, plan.n_benchmark, sha)
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _run_info(config: RunConfig, plan: Any, report: Mapping[str, Any], started: str,
