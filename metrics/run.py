@@ -569,9 +569,10 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
     }
     results["efficiency"] = efficiency(samples, replay_report, selection.videos, results["started_at"],
                                        results["finished_at"])
+    write_jsonl(out / "samples.jsonl", samples)
+    results["samples_sha256"] = hashlib.sha256((out / "samples.jsonl").read_bytes()).hexdigest()  # the seal's too
     results = seal_results(results)
     check_results(results)
-    write_jsonl(out / "samples.jsonl", samples)
     write_json(out / "results.json", results)
     from streamcue.io import atomic_write
 

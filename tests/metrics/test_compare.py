@@ -57,11 +57,21 @@ def test_runs_sharing_no_record_are_refused(runs):
 
 
 def _tamper(runs, name, edit):
-    """A copy of run ``right`` whose samples.jsonl ``edit`` changed (a list of sample dicts -> a list)."""
+    """A copy of run ``right`` whose samples.jsonl ``edit`` changed (a list of sample dicts -> a list), its
+    results.json ``samples_sha256`` and seal made again, as by someone who knows the seal: what is left to refuse it
+    is the samples' agreement with the results (an edit alone is refused by the file's SHA-256,
+    tests/metrics/test_compare_settings.py)."""
+    import hashlib
+
+    from streamcue.metrics.bench_readers import seal_results
+
     folder = runs / name
     shutil.copytree(runs / "right", folder)
     samples = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
     (folder / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in edit(samples)))
+    results = json.loads((folder / "results.json").read_text())
+    results["samples_sha256"] = hashlib.sha256((folder / "samples.jsonl").read_bytes()).hexdigest()
+    (folder / "results.json").write_text(json.dumps(seal_results(results)))
     return folder
 
 

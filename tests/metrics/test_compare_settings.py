@@ -89,3 +89,42 @@ def test_two_checkpoints_under_one_name_are_named_as_the_models_compared(bench, 
     said = " ".join(out.split())
     assert "models compared: A and B differ in" in said and named in said
     assert "model: stub-model vs stub-model" not in said  # the name alone does not tell them apart
+
+
+def _edit_spoken(sample):
+    sample["spoke"][0][1] = "A. an onion, certainly"
+
+
+def _edit_raw(sample):
+    sample["raw_answer"] = "A"
+
+
+def _edit_frames(sample):
+    sample["frames"] = sample["frames"][:1]
+    sample["calls"][0]["frames_sent"] = 1
+
+
+@pytest.mark.parametrize("edit", [_edit_spoken, _edit_raw, _edit_frames], ids=["spoken", "raw-answer", "frames"])
+def test_an_edited_sample_is_refused_by_compare_export_and_the_page(bench, tmp_path, edit):
+    """Issue 49: editing a sample's spoken text, raw answer or frame count passed compare, export and the page (the
+    page showed the edit); the seal covers samples.jsonl (results.json samples_sha256)."""
+    import shutil
+
+    from streamcue.errors import InputError
+    from streamcue.metrics.run import write_page
+
+    _, _, run = bench
+    base, _ = run()
+    edited = tmp_path / "edited"
+    shutil.copytree(base, edited)
+    samples = [json.loads(line) for line in (edited / "samples.jsonl").read_text().splitlines()]
+    edit(samples[0])
+    (edited / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
+    page = (edited / "report.html").read_bytes()
+    for command in (["compare", base, edited], ["export", edited, "--out", tmp_path / "export"]):
+        code, _, err = cli(*command)
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert "samples.jsonl" in err and "samples_sha256" in err
+    with pytest.raises(InputError, match="samples_sha256"):
+        write_page(edited)
+    assert (edited / "report.html").read_bytes() == page and not (tmp_path / "export").exists()
