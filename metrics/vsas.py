@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from streamcue.metrics.bootstrap import pooled_rows, record_units
+from streamcue.metrics.bootstrap import pooled, pooled_rows, record_units
 from streamcue.metrics.configs import VsasConfig
 from streamcue.metrics.estp import Response
 from streamcue.metrics.judges import JudgeRunner
@@ -41,12 +41,29 @@ from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import grouped, judge_runner, make_report, mean, read_pairs
 
 __all__ = ["extrapolate", "longest_common_substring", "longest_common_subsequence", "distance", "consistency",
-           "group_mean", "higher_is_better", "evaluate_vsas", "run"]
+           "group_mean", "higher_is_better", "evaluate_vsas", "run", "units", "rows", "CONSISTENCY"]
+
+#: The unit key of a task's consistency (its accuracy's key is its task type).
+CONSISTENCY = "consistency"
+_accuracy_units = record_units("accuracy")
+
+
+def units(item: Mapping[str, object], record: Mapping[str, object]) -> list[tuple[str, float, float]]:
+    """A task's units: ``(task type, accuracy, 1)`` and ``("consistency", consistency, 1)``."""
+    return [*_accuracy_units(item, record), (CONSISTENCY, float(item.get("consistency") or 0.0), 1.0)]
+
+
+def rows(keys: Sequence[str], config: Mapping[str, object]) -> tuple[dict, dict]:
+    """Task rows: each task type's accuracy; group rows: ``mean`` accuracy over every task and ``consistency``, the
+    mean of the tasks' consistency (the metric's overall figures, :func:`evaluate_vsas`)."""
+    task, group = pooled_rows()([k for k in keys if k != CONSISTENCY], config)
+    return task, {**group, **({CONSISTENCY: ((CONSISTENCY,), pooled((CONSISTENCY,)))} if CONSISTENCY in keys else {})}
+
 
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
 METRIC = Metric("vsas", "dense_caption", "vsas", higher_is_better=True, uses_judge=True,
                 summary="VSAS-Bench accuracy and consistency (Sec. 3.3)", entry="streamcue.metrics.vsas:run",
-                units=record_units("accuracy"), rows=pooled_rows())
+                units=units, rows=rows)
 
 higher_is_better = True
 
