@@ -54,7 +54,7 @@ from streamcue.metrics.registry import get_metric
 from streamcue.metrics.run import read_run, sample_units
 
 __all__ = ["compare_runs", "differences", "leak_order", "side_by_side", "scored", "score_only", "model_differences",
-           "MODEL_SETTINGS"]
+           "MODEL_SETTINGS", "throughput_note", "THROUGHPUTS"]
 
 #: The parts of results.json that decide a run's answers, compared setting by setting.
 SECTIONS = ("protocol", "frames", "generation", "prompts")
@@ -190,6 +190,20 @@ def leak_order(a: Mapping[str, Any], b: Mapping[str, Any], run_a: Path, run_b: P
     return bool(gold_a), entry
 
 
+#: The efficiency figures that are throughputs: they depend on how many calls were in flight.
+THROUGHPUTS = ("wall_s", "real_time_factor")
+
+
+def throughput_note(a: Mapping[str, Any], b: Mapping[str, Any]) -> str | None:
+    """Why the two runs' throughputs (:data:`THROUGHPUTS`) are not comparable, None when they are: runs at
+    different concurrency (results.json ``generation.concurrency``) take different wall time for the same calls."""
+    ca, cb = ((r.get("generation") or {}).get("concurrency") for r in (a, b))
+    if ca == cb:
+        return None
+    return (f"{' and '.join(THROUGHPUTS)} are throughputs at concurrency {_shown(ca)} vs {_shown(cb)}: not "
+            "comparable (compare latency per call instead)")
+
+
 def _scored_differently(samples_a: list[dict[str, Any]], samples_b: list[dict[str, Any]], shared: set[str]) -> int:
     """How many of the shared records the two runs scored differently (their samples' ``score``, the metric's
     per-record entry: a category, a verdict, a share), whatever the rows' figures show."""
@@ -232,5 +246,6 @@ def compare_runs(run_a: Path, run_b: Path, *, allow_different: bool = False, lea
             "shared_videos": len(videos),
             "bootstrap": settings.to_dict(exact), "tables": tables,
             "efficiency": {k: [eff_a.get(k), eff_b.get(k)] for k in dict.fromkeys([*eff_a, *eff_b])},
+            "efficiency_note": throughput_note(a, b),
             **({"leak": {**leak_entry, "records_scored_differently": _scored_differently(samples_a, samples_b, shared)}}
                if leak else {})}

@@ -223,7 +223,7 @@ def _samples(benchmark: str, read_choice: Callable[[Any, int], Any] | None,
 EFFICIENCY = ("calls", "endpoint_calls", "latency_mean_s", "latency_p50_s", "latency_p90_s", "latency_max_s",
               "ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_max_s", "tokens_in", "tokens_out",
               "tokens_in_per_call", "tokens_out_per_call", "frames_sent", "bytes_sent", "media_s", "wall_s",
-              "real_time_factor")
+              "real_time_factor", "real_time_basis", "concurrency")
 
 
 def _number(value: Any) -> float | None:
@@ -265,8 +265,11 @@ def efficiency(samples: Sequence[Mapping[str, Any]], replay_report: Mapping[str,
     calls' ``prompt_tokens`` and ``completion_tokens`` (else the replay report's endpoint totals), per call over
     ``endpoint_calls``; ``frames_sent`` and ``bytes_sent`` are what went to the server. ``media_s`` is the video
     time played: each video's ``duration_s``, else the last time a call was made on it. ``wall_s`` is the replay's
-    wall-clock time (the report's ``wall_s``, else started_at to finished_at, scoring included), and the real-time
-    factor ``wall_s / media_s``: below 1, the run kept up with the video.
+    wall-clock time (the report's ``wall_s``, else started_at to finished_at, scoring included). The real-time
+    factor counts only what the endpoint answered: ``wall_s / answered_s``, ``answered_s`` the video time of the
+    videos none of whose calls came from the cache (a cached answer takes no model time); None when there is none
+    (every video had a cached answer). It is a throughput at ``concurrency`` calls in flight; below 1, the run kept
+    up with the video. ``real_time_basis`` says what it counted (:func:`_real_time`).
     """
     calls = [c for s in samples for c in s.get("calls") or [] if isinstance(c, Mapping)]
     made = [c for c in calls if c.get("cached") is not True]
@@ -285,6 +288,10 @@ def efficiency(samples: Sequence[Mapping[str, Any]], replay_report: Mapping[str,
     media = sum(duration.get(v) or t for v, t in last.items()) or None
     wall = _number(replay_report.get("wall_s"))
     wall = wall if wall is not None else _seconds(started_at, finished_at)
+    cached = {str(s.get("video_id")) for s in samples for c in s.get("calls") or []
+              if isinstance(c, Mapping) and c.get("cached") is True}
+    answered = {v: duration.get(v) or t for v, t in last.items() if v not in cached}
+    concurrency = int(_number(replay_report.get("concurrency")) or 1)
     out: dict[str, Any] = {
         "calls": len(calls), "endpoint_calls": int(n_made),
         **_spread([v for v in (_number(c.get("latency_s")) for c in made) if v is not None], "latency"),
@@ -293,9 +300,22 @@ def efficiency(samples: Sequence[Mapping[str, Any]], replay_report: Mapping[str,
         "tokens_in_per_call": tokens["in"] / n_made if tokens["in"] is not None and n_made else None,
         "tokens_out_per_call": tokens["out"] / n_made if tokens["out"] is not None and n_made else None,
         "frames_sent": _total(made, "frames_sent"), "bytes_sent": _total(made, "bytes_sent"),
-        "media_s": media, "wall_s": wall,
-        "real_time_factor": wall / media if wall is not None and media else None}
+        "media_s": media, "wall_s": wall, **_real_time(wall, answered, len(last), concurrency)}
     return {key: out[key] for key in EFFICIENCY}
+
+
+def _real_time(wall: float | None, answered: Mapping[str, float], n_videos: int, concurrency: int) -> dict[str, Any]:
+    """``real_time_factor`` (``wall / sum(answered)``, None without an answered video or a wall time),
+    ``real_time_basis`` (what it counted, in words) and ``concurrency``."""
+    seconds = sum(answered.values())
+    factor = wall / seconds if wall is not None and seconds else None
+    if factor is None:
+        basis = (f"not measured: every one of the {n_videos} videos had answers from the cache, which take no model "
+                 "time" if n_videos and not answered else "not measured: no wall time or no video time")
+    else:
+        basis = (f"wall time over the {seconds:g} s of the {len(answered)} of {n_videos} videos answered wholly by the "
+                 f"endpoint (none from the cache), at concurrency {concurrency}: a throughput")
+    return {"real_time_factor": factor, "real_time_basis": basis, "concurrency": concurrency}
 
 
 # ------------------------------------------------------------------------------------------ versions

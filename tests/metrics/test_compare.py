@@ -195,7 +195,11 @@ def test_efficiency_figures():
     assert (eff["ttft_p50_s"], eff["ttft_max_s"]) == (0.1, 0.3)
     assert (eff["tokens_in"], eff["tokens_out"], eff["tokens_in_per_call"]) == (400, 12, 200)
     assert (eff["frames_sent"], eff["bytes_sent"]) == (12, 13000)
-    assert (eff["media_s"], eff["wall_s"], eff["real_time_factor"]) == (29.0, 6.0, pytest.approx(6.0 / 29.0))
+    # the real-time factor counts only the videos answered wholly by the endpoint: b's one call came from the cache
+    assert (eff["media_s"], eff["wall_s"], eff["real_time_factor"]) == (29.0, 6.0, pytest.approx(6.0 / 20.0))
+    assert "1 of 2 videos answered wholly by the endpoint" in eff["real_time_basis"] and eff["concurrency"] == 1
+    cached = efficiency([{"video_id": "b", "calls": calls[2:]}], {"wall_s": 0.1, "concurrency": 4}, [], None, None)
+    assert cached["real_time_factor"] is None and "from the cache" in cached["real_time_basis"]  # issue 49
     none = efficiency([{"video_id": "a", "calls": [{"latency_s": "slow", "prompt_tokens": -3}]}], {}, [], None, None)
     assert none["latency_mean_s"] is None and none["tokens_in"] is None and none["real_time_factor"] is None
 

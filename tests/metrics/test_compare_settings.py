@@ -128,3 +128,15 @@ def test_an_edited_sample_is_refused_by_compare_export_and_the_page(bench, tmp_p
     with pytest.raises(InputError, match="samples_sha256"):
         write_page(edited)
     assert (edited / "report.html").read_bytes() == page and not (tmp_path / "export").exists()
+
+
+def test_throughputs_at_different_concurrency_are_not_set_side_by_side(bench, tmp_path):
+    """Issue 49: the real-time factor is a throughput at concurrency N; compare showed two runs' side by side."""
+    _, _, run = bench
+    (run_a, _), (run_b, _) = run(), run("--concurrency", "3")
+    code, out, err = cli("compare", run_a, run_b, "--output", tmp_path / "c.json")
+    assert code == 0, err  # concurrency changes how a run goes, not what it asks
+    result = json.loads((tmp_path / "c.json").read_text())
+    assert "throughputs at concurrency 1 vs 3: not comparable" in result["efficiency_note"]
+    assert "not comparable" in " ".join(out.split())
+    assert result["efficiency"]["concurrency"] == [1, 3]
