@@ -19,10 +19,32 @@ from typing import Any, ClassVar
 from streamcue.errors import ConfigError
 from streamcue.loaders.replay_config import ReplayConfig, declared
 
-__all__ = ["RunConfig", "run"]
+__all__ = ["RunConfig", "run", "parse_params"]
 
 #: Judges that call an LLM endpoint (the run's own, unless --judge-llm-base-url / --judge-llm-model say otherwise).
 LLM_JUDGES = ("llm", "mira", "streambench")
+
+
+def parse_params(items: list[str] | None) -> dict[str, Any]:
+    """``NAME=VALUE`` items (``--param``) as a dict; a value is read as JSON when it is JSON, else kept as text."""
+    import json
+
+    from streamcue.errors import ConfigError
+    from streamcue.finite import NonFiniteNumber
+    from streamcue.io import loads
+
+    out: dict[str, Any] = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--param expects NAME=VALUE, got {item!r}")
+        try:
+            out[name] = loads(value)
+        except NonFiniteNumber:
+            raise ConfigError(f"--param {name}: {value} is not a finite number") from None
+        except json.JSONDecodeError:
+            out[name] = value
+    return out
 
 
 @dataclass(frozen=True)
@@ -47,7 +69,7 @@ class RunConfig(ReplayConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        object.__setattr__(self, "params", dict(self.params or {}))
+        object.__setattr__(self, "params", _params(self.params))
         from streamcue.loaders.protocols import PROTOCOLS
         from streamcue.registry import get_benchmark
 
@@ -153,6 +175,19 @@ def _finished(out: Path, selection: Any) -> dict[str, Any]:
     return results
 
 
+def _params(value: Any) -> dict[str, Any]:
+    """``params`` as a dict: a mapping as it is, ``NAME=VALUE`` texts (one, or a list) as ``--param`` reads them."""
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, (list, tuple)):
+        return parse_params([str(item) for item in value])
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise ConfigError(f"params must be a mapping or NAME=VALUE texts, got {type(value).__name__}")
+
+
 def _check_bootstrap(config: RunConfig) -> None:
     """``--resamples`` and ``--seed`` within the bootstrap's bounds, refused when the run is configured (not after
     every model call, when the intervals are drawn)."""
@@ -177,6 +212,9 @@ def _check_judge(config: RunConfig) -> None:
         raise ConfigError(f"unknown judge {config.judge!r}; known: {', '.join(dict.fromkeys(known))}")
     metric = get_metric(get_benchmark(config.benchmark).metric)
     judge = config.judge or metric.default_judge
+    if config.judge is not None and not metric.uses_judge:
+        raise ConfigError(f"{config.benchmark}'s metric scores without a judge (its official rules read the "
+                          f"answers): --judge {config.judge} would be ignored")
     if metric.judges and judge not in (metric.default_judge, *metric.judges):
         raise ConfigError(f"{config.benchmark}'s metric scores with --judge {' or '.join(metric.judges)} or no "
                           f"--judge, not {judge!r}")
