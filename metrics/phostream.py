@@ -75,9 +75,18 @@ def _timing_items(gt: Path, pred: Path, config: PhoStreamConfig) -> dict[str, Ti
                             rid in preds) for rid, r in records.items()}
 
 
+def _own_categories(gt: Path, pred: Path, config: PhoStreamConfig) -> dict[str, str]:
+    """The metric's own category of each question (a video's responses pooled, whole seconds), in the shared rule's
+    names: what ``--timing-rule first-unused`` is held against."""
+    shared = {official: name for name, official in _OFFICIAL.items()}
+    records, preds = read_pairs(gt, pred, "active_item")
+    return {rid: shared[item["category"]] for rid, item in score_videos(records, preds, config).items()}
+
+
 #: Its own timing rule and the items any rule reads (``streamcue evaluate phostream --timing-rule NAME``).
 TIMING = TimingSpec("first-unused", lambda c: {"window_s": c.time_window_s, "placeholders": c.placeholders},
                     lambda gt, pred, config: _timing_items(gt, pred, config), group="time_type",
+                    categories=lambda gt, pred, config: _own_categories(gt, pred, config),
                     notes=("--timing-rule scores each question alone with its own responses at their recorded times "
                            "(the metric pools a video's responses and reads whole seconds), placeholders dropped",))
 
