@@ -36,7 +36,7 @@ from streamcue.schemas.discovery import ID_FIELDS
 
 __all__ = ["STREAMING_KINDS", "RESULTS_VERSION", "Selection", "finish_run", "video_units", "write_played",
            "read_samples", "read_run", "check_run", "sample_units", "write_page", "prompt_versions", "now",
-           "efficiency", "EFFICIENCY", "content_sha256"]
+           "efficiency", "EFFICIENCY", "content_sha256", "spoke"]
 
 RESULTS_VERSION = "1.0"
 #: Kinds whose page shows a timeline per video: gold answer windows against when the model spoke.
@@ -189,6 +189,25 @@ def _latency(calls: Sequence[Mapping[str, Any]]) -> float | None:
     return sum(values) if values else None
 
 
+def spoke(kind: str, prediction: Mapping[str, Any] | None) -> list[list[Any]]:
+    """``[[t_s, text]]``: when the model spoke (the page's timeline). A polled dialogue (StreamingBench proactive:
+    its first turn is the poll, asked again and again) has the model's replies to the poll left out: a "No" to "is
+    it the right time?" is no speech, the answer after a yes is."""
+    if not prediction:
+        return []
+    if kind in ASKED_ONCE:
+        return [[prediction.get("t_s"), prediction.get("response")]]
+    turns = prediction.get("responses", prediction.get("events", []))
+    poll = next((t.get("text") for t in turns[:1] if t.get("role") == "user"), None)
+    out, asked = [], None
+    for turn in turns:
+        if turn.get("role", "assistant") != "assistant":
+            asked = turn.get("text")
+        elif poll is None or asked != poll:
+            out.append([turn.get("t_s"), turn.get("text")])
+    return out
+
+
 def _samples(benchmark: str, read_choice: Callable[[Any, int], Any] | None,
              records: Mapping[str, Sequence[Mapping[str, Any]]],
              predictions: Mapping[str, Mapping[str, Any]], report: Mapping[str, Any],
@@ -208,10 +227,7 @@ def _samples(benchmark: str, read_choice: Callable[[Any, int], Any] | None,
                 "answered": answered, "parseable": parseable, "score": report.get("per_item", {}).get(rid),
                 "units": [list(u) for u in units.get(rid, [])],
                 "gold_windows": _gold_windows(kind, record),
-                "spoke": [[r.get("t_s"), r.get("text")] for r in (prediction or {}).get(
-                    "responses", (prediction or {}).get("events", [])) if r.get("role", "assistant") == "assistant"]
-                if kind not in ASKED_ONCE else ([[prediction.get("t_s"), prediction.get("response")]]
-                                                if prediction else []),
+                "spoke": spoke(kind, prediction),
                 "frames": _frames_sent(mine), "latency_s": _latency(mine), "calls": mine,
             })
     return out
