@@ -255,6 +255,11 @@ def _run_info(config: RunConfig, plan: Any, report: Mapping[str, Any], started: 
     }
 
 
+#: What a ``video_url`` clip holds (results.json ``frames.clip``): exactly the frames the memory chose, each at its
+#: own time (:meth:`streamcue.loaders.frames.FrameSource.clip`); a clip of other contents is another setting.
+CLIP_CONTENTS = "chosen-frames"
+
+
 def _frame_settings(config: RunConfig, *, pixels: bool) -> dict[str, Any]:
     """The frame settings that change what a request holds (results.json ``frames``, compared by ``compare``): the
     text label before each frame, and, where pixels are sent, their size and JPEG quality (a JPEG setting only with
@@ -263,7 +268,8 @@ def _frame_settings(config: RunConfig, *, pixels: bool) -> dict[str, Any]:
     return {"frame_label": config.frame_label, "frame_side": (config.frame_side or None) if pixels else None,
             "frame_pixels": config.frame_pixels if pixels else None,
             "jpeg_quality": config.jpeg_quality if images else None,
-            "video_url": config.video_url if pixels and config.transport == "video_url" else None}
+            "video_url": config.video_url if pixels and config.transport == "video_url" else None,
+            "clip": CLIP_CONTENTS if pixels and config.transport == "video_url" else None}
 
 
 def _prompts(protocol: Any, report: Mapping[str, Any]) -> dict[str, list[str]]:
