@@ -10,7 +10,10 @@ reader of a run's results (the page's and ``export``'s too): checked against its
 wrote it), its schema and the predictions and played files it scored, so an edited setting is refused, not
 believed. The two runs must agree on every setting but the model, and must be of one benchmark version and
 metric config; otherwise :func:`compare_runs` refuses with one line naming each difference
-(``frames.window_s: none vs 60``), unless ``allow_different`` (then the result lists them, ``differences``). Two
+(``frames.window_s: none vs 60``), unless ``allow_different`` (then the result lists them, ``differences``). The
+model is its name, ``--model-revision`` and the server's entry (:data:`MODEL_SETTINGS`): where they differ, the
+result names how (``models``), so two checkpoints under one name are not "m vs m". Throughputs (``wall_s``, the
+real-time factor) of runs at different concurrency are said not comparable (``efficiency_note``). Two
 runs of different benchmarks, or sharing no record, are refused always.
 
 **Checked against itself.** Each run's ``samples.jsonl`` is checked before use
