@@ -56,6 +56,11 @@ REFUSED = [
     ("transport", [], ["--transport", "video_url"], "frames.transport: frames vs video_url"),
     ("video-url", ["--transport", "video_url"], ["--transport", "video_url", "--video-url", "file"],
      "frames.video_url: data vs file"),
+    ("k", [], ["--k", "2"], "frames.k: 4 vs 2"),
+    ("fps", [], ["--fps", "2"], "frames.fps: 1.0 vs 2.0"),
+    ("memory", [], ["--memory", "SW"], "frames.memory: SW+U vs SW"),
+    ("temperature", [], ["--temperature", "0.5"], "generation.temperature: 0.0 vs 0.5"),
+    ("max-tokens", [], ["--max-tokens", "64"], "generation.max_tokens: 1024 vs 64"),
 ]
 
 
@@ -64,7 +69,7 @@ def test_runs_differing_in_one_setting_that_changes_requests_are_refused_naming_
                                                                                     named):
     _, _, run = bench
     (run_a, request_a), (run_b, request_b) = run(*options_a), run(*options_b)
-    assert request_a["messages"] != request_b["messages"]  # the setting changes what is sent
+    assert request_a != request_b  # the setting changes what is sent
     code, _, err = cli("compare", run_a, run_b)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert named in err
