@@ -207,8 +207,7 @@ def _ground_truth(gt: str, metric: str, staged: Path) -> Path:
     path = Path(gt)
     kinds = [b.kinds for b in BENCHMARKS.values() if b.metric == metric]
     if not is_hub_id(gt) and not (path / MANIFEST).is_file():
-        one = path / FILE_NAMES[get_metric(metric).record_kind]
-        return one if path.is_dir() and len(kinds[0] if kinds else ()) <= 1 and one.is_file() else path
+        return _one_record_file(path, metric, kinds[0] if kinds else ())
     from streamcue.loaders import open_records
 
     source = open_records(gt, kind=kinds[0] if kinds else get_metric(metric).record_kind)
@@ -216,3 +215,13 @@ def _ground_truth(gt: str, metric: str, staged: Path) -> Path:
         write_jsonl(staged / FILE_NAMES[kind], rows)
     write_jsonl(staged / FILE_NAMES["video"], list(source.videos.values()))
     return staged if len(source.by_kind) > 1 else staged / FILE_NAMES[source.kind]
+
+
+def _one_record_file(path: Path, metric: str, kinds: tuple[str, ...]) -> Path:
+    """A build folder's one record file of ``metric``'s kind, for a metric of one kind; else ``path`` itself."""
+    from streamcue.metrics import get_metric
+    from streamcue.schemas.discovery import FILE_NAMES
+
+    kind = get_metric(metric).record_kind
+    one = path / FILE_NAMES[kind] if kind in FILE_NAMES else None
+    return one if path.is_dir() and len(kinds) <= 1 and one is not None and one.is_file() else path
