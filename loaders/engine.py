@@ -140,8 +140,8 @@ def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol
                 trace = CallTrace(record_id=protocol.record_id(record), kind=kind, transport=transport,
                                   pixels_expected=frames is not None)
                 if transport.mode == "video_url":
-                    trace.clip = (lambda s, e, n, vid=record["video_id"]:
-                                  frames.clip(vid, s, e, n, transport.video_url_form))
+                    trace.clip = (lambda times, vid=record["video_id"]:
+                                  frames.clip(vid, times, transport.video_url_form))
                 if transport.audio != "none" and hasattr(frames, "sound"):
                     trace.sound = lambda s, e, vid=record["video_id"]: frames.sound(vid, s, e)
                 with tracing(trace):

@@ -26,7 +26,7 @@ from streamcue.errors import ConfigError, InputError
 from streamcue.loaders.replay import DEFAULT_K, DEFAULT_MEMORY
 from streamcue.loaders.sources import RecordSet, open_records
 
-__all__ = ["ReplayConfig", "Plan", "prepare", "check_out", "choose", "declared", "recorded",
+__all__ = ["parse_ids", "ReplayConfig", "Plan", "prepare", "check_out", "choose", "declared", "recorded",
            "strategy_flags", "with_options", "protocol_options", "protocol_settings", "PROMPT_SET_HELP",
            "CONTEXT_HELP", "SCHEDULE_HELP"]
 
@@ -47,6 +47,25 @@ SCHEDULE_HELP = ("phostream: every-chunk (default: the model is asked at every 1
                  "question's gold answer time; for parity only).")
 CONTEXT_HELP = ("streamingbench: all (default: every frame up to the question, as the released code) or last-60s "
                 "(the public leaderboard; the window when --window-s is not given).")
+
+
+def parse_ids(value: str | None) -> tuple[str, ...] | None:
+    """``--ids``: comma-separated ids, or ``@FILE`` with one id a line."""
+    from streamcue.errors import ConfigError, InputError
+
+    if value is None:
+        return None
+    if value.startswith("@"):
+        path = Path(value[1:])
+        if not path.is_file():
+            raise InputError("--ids @FILE: no such file", file=path)
+        items = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    else:
+        items = [part.strip() for part in value.split(",")]
+    items = [i for i in items if i]
+    if not items:
+        raise ConfigError("--ids names no record id")
+    return tuple(dict.fromkeys(items))
 
 
 def strategy_flags() -> dict[str, list[tuple[str, Any]]]:
@@ -136,6 +155,8 @@ class ReplayConfig:
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):
                 object.__setattr__(self, name, Path(value))
+        if isinstance(self.ids, str):  # as the command line gives it: comma-separated, or @FILE
+            object.__setattr__(self, "ids", parse_ids(self.ids))
         if self.ids is not None:
             object.__setattr__(self, "ids", tuple(dict.fromkeys(str(i) for i in self.ids)))
         if self.records is None:

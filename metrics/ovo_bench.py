@@ -462,6 +462,11 @@ def example_predictions(gt: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 # ------------------------------------------------------------------------------------------ export
 
+#: The model name an export uses by default: ``score.py`` scores only the model names it lists (any other stops it
+#: with "Unsupported model"), all of them by the one offline rule; GPT is one of them.
+SCORER_MODEL = "GPT"
+
+
 def export(played: RunPlayed, out: Path, model: str | None = None) -> dict[str, Any]:
     """Write the run ``played`` (a run folder read by :func:`~streamcue.metrics.bench_readers.read_run`) as an OVO-Bench
     results folder: ``out/<MODEL>/<MODEL>_<TASK>_offline.json``.
@@ -470,9 +475,11 @@ def export(played: RunPlayed, out: Path, model: str | None = None) -> dict[str, 
     them: ``id``, ``video``, ``task``, the question, and ``response`` (the model's raw answer) with
     ``ground_truth`` (the gold letter), or for a forward item ``test_info`` (per probe ``realtime``, ``count``
     (REC) or ``type`` (1: yes), ``response``). Records without a prediction are left out, as the official scorer
-    leaves them. Returns what was written (``score.py``'s command line among it).
+    leaves them. ``model`` names the folder and files (default :data:`SCORER_MODEL`, so that the printed
+    ``score.py`` command runs as printed; the run's model is ``run_model``). Returns what was written (``score.py``'s
+    command line among it).
     """
-    name = export_name(model or played.results.get("model", {}).get("name"))
+    name = export_name(model) if model else SCORER_MODEL
     group_of = {task: group for group, names in GROUP_TASKS.items() for task in names}
     by_task: dict[str, dict[str, list[dict[str, Any]]]] = {}
     left_out = []
@@ -491,7 +498,8 @@ def export(played: RunPlayed, out: Path, model: str | None = None) -> dict[str, 
     for task, data in by_task.items():
         write_json(folder / f"{name}_{task}_offline.json", data)
         written.append(f"{name}/{name}_{task}_offline.json")
-    return {"format": "ovo-results", "model": name, "files": sorted(written),
+    return {"format": "ovo-results", "model": name, "run_model": played.results.get("model", {}).get("name"),
+            "files": sorted(written),
             "entries": sum(len(v) for d in by_task.values() for v in d.values()), "left_out": sorted(left_out),
             "official_command": f"python score.py --mode offline --model {name} --result_dir {out}"}
 

@@ -117,8 +117,8 @@ def _efficiency(eff: Mapping[str, Any]) -> list[tuple[str, str]]:
                             f"({_fmt(eff.get('tokens_in_per_call'), 1)} / {_fmt(eff.get('tokens_out_per_call'), 1)} "
                             "per call)"),
         ("frames / bytes sent", f"{_fmt(eff.get('frames_sent'), 0)} / {_fmt(eff.get('bytes_sent'), 0)}"),
-        ("real-time factor", f"{_fmt(rtf, 2)} (wall {_fmt(eff.get('wall_s'), 1)} s over {_fmt(eff.get('media_s'), 1)} "
-                             f"s of video{'; below 1: kept up with the video' if rtf is not None else ''})")]
+        ("real-time factor", f"{_fmt(rtf, 2)} ({eff.get('real_time_basis') or 'wall time over the video time'}"
+                             f"{'; below 1: kept up with the video' if rtf is not None else ''})")]
 
 
 def _protocol(protocol: Mapping[str, Any]) -> str | None:

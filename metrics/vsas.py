@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from streamcue.errors import ConfigError
-from streamcue.metrics.bootstrap import pooled_rows, record_units
+from streamcue.metrics.bootstrap import pooled, pooled_rows, record_units
 from streamcue.metrics.estp import Response
 from streamcue.metrics.judges import JudgeRunner
 from streamcue.metrics.registry import EvalContext, Metric
@@ -43,7 +43,7 @@ from streamcue.metrics.scoring import grouped, judge_runner, make_report, mean, 
 from streamcue.metrics.verdict import LLMTask, Verdict
 
 __all__ = ["extrapolate", "longest_common_substring", "longest_common_subsequence", "distance", "consistency",
-           "group_mean", "higher_is_better", "evaluate_vsas", "run", "VsasConfig"]
+           "group_mean", "higher_is_better", "evaluate_vsas", "run", "units", "rows", "CONSISTENCY", "VsasConfig"]
 
 
 @dataclass(frozen=True)
@@ -76,11 +76,27 @@ LLM_TASK = LLMTask("vsas", "vsas_judge.v1",
                                    "match": {"type": "boolean"}}},
                    lambda a: Verdict(bool(a["match"]), int(a["score"]), 1 + 4 * a["score"] / 3), fallback=True)
 
+#: The unit key of a task's consistency (its accuracy's key is its task type).
+CONSISTENCY = "consistency"
+_accuracy_units = record_units("accuracy")
+
+
+def units(item: Mapping[str, object], record: Mapping[str, object]) -> list[tuple[str, float, float]]:
+    """A task's units: ``(task type, accuracy, 1)`` and ``("consistency", consistency, 1)``."""
+    return [*_accuracy_units(item, record), (CONSISTENCY, float(item.get("consistency") or 0.0), 1.0)]
+
+
+def rows(keys: Sequence[str], config: Mapping[str, object]) -> tuple[dict, dict]:
+    """Task rows: each task type's accuracy; group rows: ``mean`` accuracy over every task and ``consistency``, the
+    mean of the tasks' consistency (the metric's overall figures, :func:`evaluate_vsas`)."""
+    task, group = pooled_rows()([k for k in keys if k != CONSISTENCY], config)
+    return task, {**group, **({CONSISTENCY: ((CONSISTENCY,), pooled((CONSISTENCY,)))} if CONSISTENCY in keys else {})}
+
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
 METRIC = Metric("vsas", "dense_caption", "vsas", higher_is_better=True, uses_judge=True,
                 summary="VSAS-Bench accuracy and consistency (Sec. 3.3)", entry="streamcue.metrics.vsas:run",
                 config_class="streamcue.metrics.vsas:VsasConfig", config_latest=2,  # v2 since 2026-11-23
-                units=record_units("accuracy"), rows=pooled_rows(), llm_task=LLM_TASK)
+                units=units, rows=rows, llm_task=LLM_TASK)
 
 higher_is_better = True
 

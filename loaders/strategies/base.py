@@ -127,8 +127,8 @@ AUDIO_MODES = ("none", "parts", "video")
 @dataclass(frozen=True)
 class Transport:
     """How frames reach the model. ``frames``: each frame a JPEG part after a text label (``label``:
-    ``seconds`` "Frame at 12.0 s", ``clock`` "Frame at 00:00:12", ``none`` no text); ``video_url``: the
-    clip from the first to the last frame shown, cut from the video, as one ``video_url`` part (a data
+    ``seconds`` "Frame at 12.0 s", ``clock`` "Frame at 00:00:12", ``none`` no text); ``video_url``: a
+    clip of exactly the frames shown (each at its own time), cut from the video, as one ``video_url`` part (a data
     URL, or a ``file://`` path with ``video_url_form="file"``) with its frame count in vLLM's
     ``media_io_kwargs`` (for servers that decode video themselves).
 
@@ -178,7 +178,8 @@ REMEMBERED_CONTENTS = 4
 class CallTrace:
     """What the calls of one record sent and got back (the engine opens one per record, per thread).
 
-    ``clip(start_s, end_s, frames)`` -> ``(url, bytes)`` cuts the clip for the ``video_url`` transport. The parts
+    ``clip(times)`` -> ``(url, bytes)`` cuts the clip of exactly the frames at ``times`` for the ``video_url``
+    transport. The parts
     :func:`frame_parts` makes are remembered by identity (those of the last :data:`REMEMBERED_CONTENTS` contents),
     so that a call's sample lists the frames and the clip its own messages carry (:meth:`media`).
     ``sound(start_s, end_s)`` -> ``(base64 WAV or None, what was sent)``, or None for a video without an audio
@@ -188,7 +189,7 @@ class CallTrace:
     record_id: str | None = None
     kind: str | None = None
     transport: Transport = field(default_factory=Transport)
-    clip: Callable[[float, float, int], tuple[str, int]] | None = None
+    clip: Callable[[Sequence[float]], tuple[str, int]] | None = None
     sound: Callable[[float, float], tuple[str | None, dict[str, Any]] | None] | None = None
     audio: dict[str, Any] | None = None
     now: float | None = None
@@ -304,12 +305,13 @@ def _frame_parts(frames: Sequence[Frame], label: Any, trace: CallTrace | None) -
 
 def _clip_parts(trace: CallTrace, frames: Sequence[Frame],
                 made: dict[int, tuple[dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
-    """The ``video_url`` transport's parts: a text naming the span, then the clip from the first frame to the last."""
+    """The ``video_url`` transport's parts: a text naming the span, then the clip of exactly the frames chosen (their
+    times ``t_s`` in the call's sample)."""
     start, end = frames[0].t_s, frames[-1].t_s
-    url, size = trace.clip(start, end, len(frames))  # type: ignore[misc]
+    url, size = trace.clip([frame.t_s for frame in frames])  # type: ignore[misc]
     clip = {"type": "video_url", "video_url": {"url": url}}
-    made[id(clip)] = clip, {"start_s": start, "end_s": end, "frames": len(frames), "bytes": size,
-                            "form": trace.transport.video_url_form}
+    made[id(clip)] = clip, {"start_s": start, "end_s": end, "frames": len(frames), "t_s": [f.t_s for f in frames],
+                            "bytes": size, "form": trace.transport.video_url_form}
     return [{"type": "text", "text": f"Video from {start:.1f} s to {end:.1f} s ({len(frames)} frames)"}, clip]
 
 

@@ -71,6 +71,8 @@ def compare_command(
     a, b = result["a"]["model"].get("name") or "A", result["b"]["model"].get("name") or "B"
     folder_a, folder_b = result["a"]["folder"], result["b"]["folder"]
     _side_by_side("settings", result["settings"], result["differences"])
+    if result["models"]:
+        console.out.print(f"models compared: A and B differ in {'; '.join(result['models'])}", markup=False)
     if leak:
         _say_leak(result)
     elif result["differences"]:
@@ -87,7 +89,7 @@ def compare_command(
     if any(v.get("few_videos") for table in result["tables"].values() for v in table.values()):
         console.out.print(f"note: rows marked (few) rest on fewer than {result['bootstrap']['min_videos']} videos: "
                           "their intervals are too narrow to trust", markup=False)
-    _side_by_side("efficiency", result["efficiency"], None)
+    _efficiency(result)
     console.out.print(f"paired over {result['shared_records']} records on {result['shared_videos']} videos both runs "
                       "played", markup=False)
     if output is not None:
@@ -109,6 +111,18 @@ def _say_leak(result: dict[str, Any]) -> None:
         console.out.print("note: every leak row is 0 in score-only figures, which do not score what the gold-reading "
                           "setting changes: this is not a finding of no leak; score both runs with the metric's judge "
                           "to measure it", markup=False)
+
+
+def _efficiency(result: dict[str, Any]) -> None:
+    """Both runs' efficiency side by side; throughputs at different concurrency shown as not comparable."""
+    from streamcue.metrics.compare import THROUGHPUTS
+
+    note = result.get("efficiency_note")
+    values = {name: (["not comparable", "not comparable"] if note and name in THROUGHPUTS else pair)
+              for name, pair in result["efficiency"].items()}
+    _side_by_side("efficiency", values, None)
+    if note:
+        console.out.print(f"note: {note}", markup=False)
 
 
 def _side_by_side(title: str, values: dict[str, Any], differences: list[str] | None) -> None:

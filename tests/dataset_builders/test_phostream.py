@@ -16,7 +16,7 @@ from streamcue.io import read_jsonl, write_json, write_jsonl
 from streamcue.loaders.protocols.phostream import PROTOCOL, SCHEDULES, call_seconds, question_text
 from streamcue.metrics.bench_readers import seal_results
 from streamcue.metrics.configs import load_config
-from streamcue.metrics.phostream import clock, run
+from streamcue.metrics.phostream import CATEGORY_ROWS, clock, run
 from phostream_runs import SHORT_S, clock_seconds, leaking_runs, needs_data, now_of, run_short
 from tests.conftest import SHARED_DATA
 
@@ -218,11 +218,24 @@ def test_streamcue_run_plays_phostream_and_records_its_schedule(short, tmp_path)
 def test_only_the_official_schedule_lets_a_leaking_model_answer_on_time(short, tmp_path):
     """The leaking model (:func:`leaking_runs`): under ``official-sparse`` every forward question is answered on
     time; under the default ``every-chunk`` (no pause: the schedule reads no gold time) none is."""
+    from tests.conftest import cli
+
     on_time = {}
     for schedule, results in leaking_runs(short, tmp_path).items():
         categories = [item["category"] for item in results["report"]["per_item"].values()]
         on_time[schedule] = categories.count("Error (no LLM)") / len(categories)
+        # issue 49: the categories are rows of the run's tables and page, not only of its report
+        shares = {row: results["tables"]["group"][row]["estimate"] for row in CATEGORY_ROWS.values()}
+        assert shares["on-time share"] == on_time[schedule] and sum(shares.values()) == pytest.approx(1.0)
+        assert shares["early share"] == categories.count("EarlyResponse") / len(categories)
+        assert "on-time share" in (tmp_path / schedule / "report.html").read_text()
     assert on_time == {"every-chunk": 0.0, "official-sparse": 1.0}
+    code, out, err = cli("compare", tmp_path / "every-chunk", tmp_path / "official-sparse", "--leak", "--output",
+                         tmp_path / "leak.json")
+    assert code == 0, err
+    rows = json.loads((tmp_path / "leak.json").read_text())["tables"]["group"]
+    assert rows["on-time share"]["estimate"] == 1.0  # the leak shows in the categories, in compare too
+    assert "on-time" in out
 
 
 def test_the_official_sparse_schedule_is_the_official_runners(tmp_path):

@@ -236,6 +236,9 @@ def test_run_ovo_and_streamingbench_write_a_run_folder_rerun_from_cache_and_comp
     overall = sb["report"]["paper_groups"]["overall"]["accuracy"]
     assert sb["tables"]["group"]["overall"]["estimate"] == pytest.approx(overall)
     assert "proactive answer" in sb["tables"]["group"] and "Timelines" in (tmp_path / "sb" / "report.html").read_text()
+    # issue 49: a polled "No" is not drawn as speech (this model never says yes to a poll: it never spoke)
+    proactive = [s for s in read_jsonl(tmp_path / "sb" / "samples.jsonl") if s["kind"] == "active_item"]
+    assert proactive and all(s["raw_answer"] for s in proactive) and all(s["spoke"] == [] for s in proactive)
 
     # different benchmarks: refused with one line, even when differences are allowed (no record is in both)
     for allow in ([], ["--allow-different"]):

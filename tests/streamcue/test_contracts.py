@@ -25,6 +25,7 @@ import importlib
 import inspect
 import json
 import math
+import re
 import subprocess
 import sys
 from contextlib import ExitStack
@@ -61,6 +62,14 @@ def benchmark_files(name: str, root: Path = REPO) -> list[str]:
 @pytest.mark.parametrize("name", list(BENCHMARKS))
 def test_every_benchmark_has_its_files(name):
     assert benchmark_files(name) == [], f"benchmark {name!r} lacks {benchmark_files(name)}"
+
+
+def test_the_readme_lists_every_benchmark():
+    """Issue 49: the README's table listed six benchmarks (no PhoStream); it lists the registry's, each with its
+    page, in the registry's order."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    table = re.findall(r"^\| `([a-z-]+)` \(.*\[docs/benchmarks/(\w+)\.md\]", text, re.M)
+    assert table == [(name, bench.module) for name, bench in BENCHMARKS.items()]
 
 
 @pytest.mark.parametrize("name", list(BENCHMARKS))
