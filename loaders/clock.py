@@ -30,7 +30,7 @@ from typing import Any
 from streamcue.errors import ConfigError
 
 __all__ = ["CLOCK_HELP", "WITHIN_S", "Clock", "StreamClock", "arrival", "asked_at", "checked_clock", "clock_report",
-           "current", "issue", "next_poll", "place", "stream_step", "streaming"]
+           "current", "issue", "next_poll", "place", "restamp", "stream_step", "streaming"]
 
 CLOCK_HELP = ("free (default, every benchmark's official setting: the stream stops while the model answers), live "
               "(an answer arrives after its measured latency and timing rules read that time; moments inside a call "
@@ -191,9 +191,24 @@ def stream_step(due: Any, ask: Any, record: Any) -> Any:
             return
         with stream.at(t_s):
             answer = ask(t_s)[0]
-        record(answer, t_s, stream.cursor)
+        record(restamp(answer, t_s, stream.cursor), t_s, stream.cursor)
 
     return step
+
+
+def restamp(answer: Any, now: float, arrived: float) -> Any:
+    """``answer`` (None, one, or a list; text or ``{"text", "t_s"?, ...}``) with the responses a strategy stamped at
+    the ask time ``now`` (a guidance event) stamped at ``arrived`` instead; times of its own choosing (a frame it
+    names) are kept."""
+    if arrived == now or answer is None:
+        return answer
+
+    def one(item: Any) -> Any:
+        if isinstance(item, Mapping) and isinstance(item.get("t_s"), (int, float)) and abs(item["t_s"] - now) < _EPS:
+            return {**item, "t_s": arrived}
+        return item
+
+    return [one(item) for item in answer] if isinstance(answer, list) else one(answer)
 
 
 def asked_at(answer: Any) -> Any:

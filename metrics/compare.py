@@ -180,11 +180,13 @@ def _scored_differently(samples_a: list[dict[str, Any]], samples_b: list[dict[st
 
 
 def compare_runs(run_a: Path, run_b: Path, *, allow_different: bool = False, leak: bool = False,
-                 settings: BootstrapSettings = BootstrapSettings()) -> dict[str, Any]:
+                 settings: BootstrapSettings = BootstrapSettings(), clock: bool = False) -> dict[str, Any]:
     """``{"a", "b", "settings", "differences", "shared_records", "shared_videos", "tables": {"task", "group"},
     "bootstrap", "efficiency"}``; each table row ``{estimate (B - A), low, high, se, a, b, n, videos, few_videos}``,
     ``settings`` ``{setting: [A, B]}``, ``efficiency`` ``{figure: [A, B]}``. With ``leak``, A is the gold-blind run
-    and B the gold-reading one whatever their order (:func:`leak_order`), and ``leak`` says so."""
+    and B the gold-reading one whatever their order (:func:`leak_order`), and ``leak`` says so. With ``clock``, A is
+    the free run and B the live or fixed one (:func:`streamcue.metrics.latency_cost.clock_order`): each row is the
+    latency cost, and ``clock`` says so."""
     (a, samples_a), (b, samples_b) = read_run(run_a), read_run(run_b)
     if a["benchmark"]["name"] != b["benchmark"]["name"]:  # no record in common: nothing to pair, whatever is allowed
         raise ConfigError(f"runs {run_a} and {run_b} are of different benchmarks ({a['benchmark']['name']} vs "
@@ -194,6 +196,13 @@ def compare_runs(run_a: Path, run_b: Path, *, allow_different: bool = False, lea
         if swap:
             (run_a, a, samples_a), (run_b, b, samples_b) = (run_b, b, samples_b), (run_a, a, samples_a)
         allow_different = True  # leak_order allowed exactly the gold-reading settings
+    if clock:
+        from streamcue.metrics.latency_cost import clock_order
+
+        swap, clock_entry = clock_order(a, b, run_a, run_b)
+        if swap:
+            (run_a, a, samples_a), (run_b, b, samples_b) = (run_b, b, samples_b), (run_a, a, samples_a)
+        allow_different = True  # clock_order allowed exactly the clock
     diff = differences(a, b)
     if diff and not allow_different:
         raise ConfigError(f"runs {run_a} and {run_b} differ in {'; '.join(diff)}: their figures are not comparable "
@@ -214,4 +223,6 @@ def compare_runs(run_a: Path, run_b: Path, *, allow_different: bool = False, lea
             "bootstrap": settings.to_dict(exact), "tables": tables,
             "efficiency": {k: [eff_a.get(k), eff_b.get(k)] for k in dict.fromkeys([*eff_a, *eff_b])},
             **({"leak": {**leak_entry, "records_scored_differently": _scored_differently(samples_a, samples_b, shared)}}
-               if leak else {})}
+               if leak else {}),
+            **({"clock": {**clock_entry, "records_scored_differently": _scored_differently(samples_a, samples_b,
+                                                                                          shared)}} if clock else {})}
