@@ -93,3 +93,29 @@ def test_compare_clock_refuses_pairs_that_do_not_measure_a_latency_cost(clocked,
     assert code != 0 and says in err
     code, _, err = cli("compare", folder(out, a), folder(out, b), "--clock", "--leak")
     assert code != 0 and "--clock excludes --leak" in err
+
+
+@pytest.mark.slow
+def test_the_clock_example_in_the_docs_runs_as_written(short, tmp_path, monkeypatch):
+    """docs/clock.md's block, line by line, on the short PhoStream build against the local server: the free, fixed:3
+    and live runs name their clock, and compare --clock gives the latency cost."""
+    import re
+    import shlex
+    import shutil
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "clock.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- clock-example: run by tests/metrics/test_latency_cost.py -->\n```bash\n(.*?)```", text,
+                      re.S)
+    shutil.copytree(short / "built", tmp_path / "out" / "pho")
+    (tmp_path / "pho-videos").symlink_to(short / "videos")
+    monkeypatch.chdir(tmp_path)
+    with StubLLMServer() as server:
+        monkeypatch.setenv("STREAMCUE_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("STREAMCUE_LLM_MODEL", "stub")
+        for line in block.group(1).strip().splitlines():
+            code, said, err = cli(*shlex.split(line)[1:])
+            assert code == 0, (line, err)
+    assert [json.loads((tmp_path / "runs" / name / "results.json").read_text())["protocol"]["clock"]
+            for name in ("free", "fixed3", "live")] == ["free", "fixed:3", "live"]
+    assert "latency cost" in said
