@@ -61,7 +61,9 @@ def test_phostream_under_a_fixed_clock_scores_arrival_times(clocked):
     assert runs["fixed:3"]["replay"]["clock"]["within_s"] == {"1": 0.0, "2": 0.0, "5": 1.0}
     calls = [c for s in read_jsonl(folder(out, "fixed:3") / "samples.jsonl") for c in s["calls"]]
     assert all(c["arrived_s"] == c["issued_s"] + 3 for c in calls) and sum(len(c["skipped"]) for c in calls) == 52
-    assert "clock=fixed:3" in (folder(out, "fixed:3") / "report.html").read_text()
+    page = (folder(out, "fixed:3") / "report.html").read_text()
+    assert "clock=fixed:3" in page and "call asked at 25 s, arrived at 28 s" in page
+    assert "arrived at" not in (folder(out, "free") / "report.html").read_text()
 
 
 def test_plain_compare_refuses_runs_of_different_clocks_naming_it(clocked):
