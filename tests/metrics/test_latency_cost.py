@@ -121,3 +121,21 @@ def test_the_clock_example_in_the_docs_runs_as_written(short, tmp_path, monkeypa
     assert [json.loads((tmp_path / "runs" / name / "results.json").read_text())["protocol"]["clock"]
             for name in ("free", "fixed3", "live")] == ["free", "fixed:3", "live"]
     assert "latency cost" in said
+
+
+def test_the_python_run_object_takes_the_clock(clocked, short, tmp_path):
+    """``RunConfig(clock=...)`` and ``run`` give what ``streamcue run --clock`` gave; ``ReplayConfig`` and
+    ``write_replay`` record it in replay_report.json."""
+    from streamcue.loaders.replay_config import ReplayConfig
+    from streamcue.loaders.replay_run import write_replay
+    from streamcue.metrics.run_config import RunConfig, run
+
+    _, items, runs = clocked
+    with StubLLMServer(lambda body: "Silent") as server:
+        common = dict(records=short / "built", video_root=short / "videos", ids=tuple(r["item_id"] for r in items),
+                      llm_base_url=server.base_url, llm_model="stub", no_cache=True, clock="fixed:3")
+        results = run(RunConfig(benchmark="phostream", **common), tmp_path / "run")
+        report = write_replay(ReplayConfig(**common), tmp_path / "replay")
+    assert results["protocol"]["clock"] == "fixed:3" and report["config"]["clock"] == "fixed:3"
+    assert results["replay"]["clock"]["skipped_moments"] == runs["fixed:3"]["replay"]["clock"]["skipped_moments"]
+    assert report["clock"]["skipped_moments"] == 52
