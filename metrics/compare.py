@@ -84,6 +84,7 @@ def side_by_side(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, tuple[
                **_flat({k: v for k, v in (results["metric"].get("config") or {}).items()}, "metric config")}
         for section in SECTIONS:
             out.update(_flat(results.get(section), section))
+        out.setdefault("protocol.clock", "free")  # a run recorded before --clock existed played the free clock
         return out
 
     only_one = _played(a) ^ _played(b)
