@@ -534,6 +534,7 @@ def _check_settings(out: Path, config: ReplayConfig, finished: str) -> bool:
         raise ConfigError(f"--out {out} holds a run whose settings are not recorded ({there.name} has no config): a "
                           "run folder is never replaced; give a new --out")
     was, now = _flat(settings), _flat(recorded(config))
+    was.setdefault("clock", "free")  # a folder written before --clock existed played the free clock
     for name in dict.fromkeys([*now, *was]):
         if was.get(name) != now.get(name):
             mine = settings.get("command") == config.COMMAND  # else the folder of another command: no state said
