@@ -200,7 +200,10 @@ def compare_runs(run_a: Path, run_b: Path, *, allow_different: bool = False, lea
     if clock:
         from streamcue.metrics.latency_cost import clock_order
 
-        swap, clock_entry = clock_order(a, b, run_a, run_b)
+        models = side_by_side(a, b)["model"]
+        differ = ([f"model: {_shown(models[0])} vs {_shown(models[1])}"] if models[0] != models[1] else []) + \
+            differences(a, b)
+        swap, clock_entry = clock_order(a, b, run_a, run_b, differ, scored(a))
         if swap:
             (run_a, a, samples_a), (run_b, b, samples_b) = (run_b, b, samples_b), (run_a, a, samples_a)
         allow_different = True  # clock_order allowed exactly the clock

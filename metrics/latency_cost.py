@@ -30,16 +30,14 @@ def clock_of(results: Mapping[str, Any]) -> str:
     return str((results.get("protocol") or {}).get("clock") or "free")
 
 
-def clock_order(a: Mapping[str, Any], b: Mapping[str, Any], run_a: Path, run_b: Path) -> tuple[bool, dict[str, Any]]:
+def clock_order(a: Mapping[str, Any], b: Mapping[str, Any], run_a: Path, run_b: Path, differ: list[str],
+                scored: str) -> tuple[bool, dict[str, Any]]:
     """Whether the two runs come clocked first (then the caller swaps them), and the ``clock`` entry of the result:
-    ``{"measures", "free", "clocked", "latency"}`` (``latency``: each run's clock report, results.json
-    ``replay.clock``); a pair that does not measure a latency cost is a :class:`ConfigError` naming why."""
-    from streamcue.metrics.compare import _shown, differences, scored, side_by_side
-
-    other = [line for line in differences(a, b) if not line.startswith(_SETTING + ":")]
-    pair = side_by_side(a, b)
-    if pair["model"][0] != pair["model"][1]:
-        other.insert(0, f"model: {_shown(pair['model'][0])} vs {_shown(pair['model'][1])}")
+    ``{"measures", "free", "clocked", "scored", "latency"}`` (``latency``: each run's clock report, results.json
+    ``replay.clock``). ``differ`` lists every setting on which the runs differ, the model included
+    (``setting: A vs B``); ``scored`` says what figures are compared. A pair that does not measure a latency cost is
+    a :class:`ConfigError` naming why."""
+    other = [line for line in differ if not line.startswith(_SETTING + ":")]
     if other:
         raise ConfigError(f"--clock: runs {run_a} and {run_b} differ in {'; '.join(other)}: a latency cost is "
                           f"measured on two runs of one model that differ only in {_SETTING}, so the difference of "
@@ -52,7 +50,7 @@ def clock_order(a: Mapping[str, Any], b: Mapping[str, Any], run_a: Path, run_b: 
     swap = clock_a != "free"
     free, clocked = (b, a) if swap else (a, b)
     entry = {"measures": "latency cost = score of the live (or fixed) run (B) - score of the free run (A)",
-             "free": clock_of(free), "clocked": clock_of(clocked), "scored": scored(a),
+             "free": clock_of(free), "clocked": clock_of(clocked), "scored": scored,
              "latency": {"free": (free.get("replay") or {}).get("clock"),
                          "clocked": (clocked.get("replay") or {}).get("clock")}}
     return swap, entry
