@@ -152,8 +152,19 @@ def _made(results: Mapping[str, Any]) -> list[tuple[str, str]]:
             ("generation", ", ".join(f"{k}={v}" for k, v in generation.items() if v is not None) or None),
             ("prompts", "; ".join(f"{k}: {', '.join(v)}" for k, v in results.get("prompts", {}).items()) or None),
             ("metric config", results["metric"]["config_version"]),
-            ("streamcue", results["streamcue_version"]), ("command", results.get("command"))]
+            ("streamcue", results["streamcue_version"]), ("command", results.get("command")),
+            *_clock_row(results)]
     return [(k, _fmt(v)) for k, v in rows]
+
+
+def _clock_row(results: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Under a live or fixed clock (docs/clock.md): the answers' latency and the moments skipped."""
+    clock = (results.get("replay") or {}).get("clock") or {}
+    if not clock.get("answers"):
+        return []
+    within = ", ".join(f"{share:.0%} within {w} s" for w, share in (clock.get("within_s") or {}).items())
+    return [("clock", f"{clock['setting']}: {clock['answers']} answers, mean latency {clock['latency_mean_s']:.3g} s, "
+                      f"{within}; {clock['skipped_moments']} moments skipped")]
 
 
 def _timelines(results: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], int]:

@@ -63,6 +63,7 @@ def test_phostream_under_a_fixed_clock_scores_arrival_times(clocked):
     assert all(c["arrived_s"] == c["issued_s"] + 3 for c in calls) and sum(len(c["skipped"]) for c in calls) == 52
     page = (folder(out, "fixed:3") / "report.html").read_text()
     assert "clock=fixed:3" in page and "call asked at 25 s, arrived at 28 s" in page
+    assert "0% within 2 s, 100% within 5 s; 52 moments skipped" in page
     assert "arrived at" not in (folder(out, "free") / "report.html").read_text()
 
 
