@@ -19,7 +19,8 @@ pytestmark = [pytest.mark.llm_server, needs_data]
 
 @pytest.fixture(scope="module")
 def clocked(short, tmp_path_factory):
-    """The forward questions of ``short`` under the free clock, fixed:1 and fixed:3: each clock's results.json."""
+    """The forward questions of ``short`` under the free clock, fixed:0, fixed:1 and fixed:3: each clock's
+    results.json."""
     out = tmp_path_factory.mktemp("clocked")
     items = [r for r in read_jsonl(short / "built" / "active_item.jsonl") if r["group"] == "forward"]
     gold = {question_text(r): r["target"]["t_s"] for r in items}
@@ -32,7 +33,7 @@ def clocked(short, tmp_path_factory):
     forward = ",".join(r["item_id"] for r in items)
     with StubLLMServer(on_time) as server:
         runs = {clock: run_short(short, out / clock.replace(":", "-"), server.base_url, "--ids", forward,
-                                 "--no-cache", "--clock", clock) for clock in ("free", "fixed:1", "fixed:3")}
+                                 "--no-cache", "--clock", clock) for clock in ("free", "fixed:0", "fixed:1", "fixed:3")}
     return out, items, runs
 
 
@@ -65,6 +66,12 @@ def test_phostream_under_a_fixed_clock_scores_arrival_times(clocked):
     assert "clock=fixed:3" in page and "call asked at 25 s, arrived at 28 s" in page
     assert "0% within 2 s, 100% within 5 s; 52 moments skipped" in page
     assert "arrived at" not in (folder(out, "free") / "report.html").read_text()
+
+
+def test_fixed_zero_gives_the_free_figures(clocked):
+    _, _, runs = clocked
+    assert runs["fixed:0"]["report"]["per_item"] == runs["free"]["report"]["per_item"]
+    assert runs["fixed:0"]["tables"] == runs["free"]["tables"]
 
 
 def test_plain_compare_refuses_runs_of_different_clocks_naming_it(clocked):
