@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from streamcue.errors import ConfigError, InputError
+from streamcue.loaders.clock import CLOCK_HELP, checked_clock
 from streamcue.loaders.replay import DEFAULT_K, DEFAULT_MEMORY
 from streamcue.loaders.sources import RecordSet, open_records
 
@@ -117,6 +118,7 @@ class ReplayConfig:
                                  "answer) or video.")
     timing: str = declared("synchronous", "synchronous (the model answers before the next frame) or asynchronous "
                                           "(VSAS-Bench: a slow model sees fewer frames and answers late).")
+    clock: str = declared("free", CLOCK_HELP)
     prompt_set: str | None = declared(None, PROMPT_SET_HELP, protocol=True)
     context: str | None = declared(None, CONTEXT_HELP, protocol=True)
     schedule: str | None = declared(None, SCHEDULE_HELP, protocol=True)
@@ -189,6 +191,7 @@ def _check_names(c: ReplayConfig) -> None:
         raise ConfigError(f"--span must be clip or video, got {c.span!r}")
     if c.timing not in ("synchronous", "asynchronous"):
         raise ConfigError(f"--timing must be synchronous or asynchronous, got {c.timing!r}")
+    object.__setattr__(c, "clock", str(checked_clock(c.clock, c.timing)))  # fixed:2.0 is recorded as fixed:2
     if c.ids is not None and not c.ids:
         raise ConfigError("--ids names no record id")
 
@@ -553,6 +556,7 @@ def _check_settings(out: Path, config: ReplayConfig, finished: str) -> bool:
         raise ConfigError(f"--out {out} holds a run whose settings are not recorded ({there.name} has no config): a "
                           "run folder is never replaced; give a new --out")
     was, now = _flat(settings), _flat(recorded(config))
+    was.setdefault("clock", "free")  # a folder written before --clock existed played the free clock
     for name in dict.fromkeys([*now, *was]):
         if was.get(name) != now.get(name):
             mine = settings.get("command") == config.COMMAND  # else the folder of another command: no state said

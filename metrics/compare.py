@@ -88,6 +88,7 @@ def side_by_side(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, tuple[
                **_flat({k: v for k, v in (results["metric"].get("config") or {}).items()}, "metric config")}
         for section in SECTIONS:
             out.update(_flat(results.get(section), section))
+        out.setdefault("protocol.clock", "free")  # a run recorded before --clock existed played the free clock
         return out
 
     only_one = _played(a) ^ _played(b)
@@ -215,11 +216,13 @@ def _scored_differently(samples_a: list[dict[str, Any]], samples_b: list[dict[st
 
 
 def compare_runs(run_a: Path, run_b: Path, *, allow_different: bool = False, leak: bool = False,
-                 settings: BootstrapSettings = BootstrapSettings()) -> dict[str, Any]:
+                 settings: BootstrapSettings = BootstrapSettings(), clock: bool = False) -> dict[str, Any]:
     """``{"a", "b", "settings", "differences", "shared_records", "shared_videos", "tables": {"task", "group"},
     "bootstrap", "efficiency"}``; each table row ``{estimate (B - A), low, high, se, a, b, n, videos, few_videos}``,
     ``settings`` ``{setting: [A, B]}``, ``efficiency`` ``{figure: [A, B]}``. With ``leak``, A is the gold-blind run
-    and B the gold-reading one whatever their order (:func:`leak_order`), and ``leak`` says so."""
+    and B the gold-reading one whatever their order (:func:`leak_order`), and ``leak`` says so. With ``clock``, A is
+    the free run and B the live or fixed one (:func:`streamcue.metrics.latency_cost.clock_order`): each row is the
+    latency cost, and ``clock`` says so."""
     (a, samples_a), (b, samples_b) = read_run(run_a), read_run(run_b)
     if a["benchmark"]["name"] != b["benchmark"]["name"]:  # no record in common: nothing to pair, whatever is allowed
         raise ConfigError(f"runs {run_a} and {run_b} are of different benchmarks ({a['benchmark']['name']} vs "
@@ -229,6 +232,16 @@ def compare_runs(run_a: Path, run_b: Path, *, allow_different: bool = False, lea
         if swap:
             (run_a, a, samples_a), (run_b, b, samples_b) = (run_b, b, samples_b), (run_a, a, samples_a)
         allow_different = True  # leak_order allowed exactly the gold-reading settings
+    if clock:
+        from streamcue.metrics.latency_cost import clock_order
+
+        models = side_by_side(a, b)["model"]
+        differ = ([f"model: {_shown(models[0])} vs {_shown(models[1])}"] if models[0] != models[1] else []) + \
+            differences(a, b)
+        swap, clock_entry = clock_order(a, b, run_a, run_b, differ, scored(a))
+        if swap:
+            (run_a, a, samples_a), (run_b, b, samples_b) = (run_b, b, samples_b), (run_a, a, samples_a)
+        allow_different = True  # clock_order allowed exactly the clock
     diff = differences(a, b)
     if diff and not allow_different:
         raise ConfigError(f"runs {run_a} and {run_b} differ in {'; '.join(diff)}: their figures are not comparable "
@@ -251,4 +264,6 @@ def compare_runs(run_a: Path, run_b: Path, *, allow_different: bool = False, lea
             "efficiency": {k: [eff_a.get(k), eff_b.get(k)] for k in dict.fromkeys([*eff_a, *eff_b])},
             "efficiency_note": throughput_note(a, b),
             **({"leak": {**leak_entry, "records_scored_differently": _scored_differently(samples_a, samples_b, shared)}}
-               if leak else {})}
+               if leak else {}),
+            **({"clock": {**clock_entry, "records_scored_differently": _scored_differently(samples_a, samples_b,
+                                                                                          shared)}} if clock else {})}

@@ -294,6 +294,7 @@ def _protocol_info(config: RunConfig, protocol: Any, report: Mapping[str, Any]) 
     from streamcue.loaders.replay_config import protocol_options
 
     return {"name": config.benchmark, "history": report.get("history"), "span": report.get("span"),
-            "timing": report.get("timing"), **protocol_options(protocol),
+            "timing": report.get("timing"), "clock": (report.get("clock") or {}).get("setting", "free"),
+            **protocol_options(protocol),
             "kinds": {kind: {"strategy": info.get("strategy"), "options": info.get("options", {})}
                       for kind, info in report.get("kinds", {}).items()}}

@@ -49,6 +49,7 @@ from typing import Any
 from streamcue.errors import ConfigError
 from streamcue.extras import require
 from streamcue.llm import LLMClient, LLMSettings, Reply, Request, image_content
+from streamcue.loaders.clock import place
 from streamcue.loaders.replay import Episode, Frame
 from streamcue.prompts import Prompt, load_prompt
 
@@ -475,8 +476,10 @@ class Asker:
                 self.stats["unparseable"] += 1
             if reply.retries:
                 self.stats["retries"] += reply.retries
+        sample = self._sample(trace, request, reply, what, read) if trace is not None else None
         if trace is not None:
-            trace.samples.append(self._sample(trace, request, reply, what, read))
+            trace.samples.append(sample)
+        place(reply, sample)  # on the stream's live or fixed clock (docs/clock.md); nothing under free
         return reply
 
     def _sample(self, trace: CallTrace, request: Request, reply: Reply, what: str,

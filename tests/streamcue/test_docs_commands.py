@@ -63,6 +63,8 @@ RUN_BY_MARKER = {
     "recorded-example: run by tests/dataset_builders/test_recorded_kinds.py":
         "tests/dataset_builders/test_recorded_kinds.py::test_the_recorded_example_in_the_docs_runs_as_written",
     "setup:begin": "tests/annotation/test_annotation_setup.py::test_the_documented_setup_runs_as_written",
+    "clock-example: run by tests/metrics/test_latency_cost.py":
+        "tests/metrics/test_latency_cost.py::test_the_clock_example_in_the_docs_runs_as_written",
     "audio-example: run by tests/loaders/test_audio.py":
         "tests/loaders/test_audio.py::test_the_sound_example_in_the_docs_runs_as_written",
     "review-example: run by tests/annotation/test_annotation_browser.py":
