@@ -61,8 +61,8 @@ case "${1:-}" in
         setup dev
         setup_label_studio
         setup_chromium
-        # one worker per core; a module's tests (and those of one shared server) stay on one worker
-        exec "$VENV/bin/python" -m pytest -n auto --dist loadgroup "$@"
+        # one worker per core; a module's tests (and those of one shared server) stay on one worker (tests/conftest.py)
+        exec "$VENV/bin/python" -m pytest -n auto "$@"
         ;;
     coverage)
         shift
@@ -70,7 +70,7 @@ case "${1:-}" in
         setup_label_studio
         setup_chromium
         rm -rf .coverage-data && mkdir .coverage-data
-        "$VENV/bin/python" -m coverage run -m pytest -n auto --dist loadgroup "$@" || status=$?
+        "$VENV/bin/python" -m coverage run -m pytest -n auto "$@" || status=$?
         "$VENV/bin/python" -m coverage combine -q
         "$VENV/bin/python" -m coverage report | tail -1
         exit "${status:-0}"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import copy
+import functools
 import io
 import os
 from pathlib import Path
@@ -30,19 +32,34 @@ def pytest_configure(config):
     os.environ["STREAMCUE_NO_PROGRESS"] = "1"
 
 
-#: markers whose tests share one server per process: under pytest-xdist they run on one worker, which starts it once
+#: markers whose tests share one server per process: under pytest-xdist their modules run on one worker, which
+#: starts it once
 SHARED_SERVERS = ("label_studio", "ray")
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
-def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (``./dev.sh test`` runs ``-n auto --dist loadgroup``) a module's tests stay on one worker,
-    so its module fixtures are made once; the tests of a shared server (:data:`SHARED_SERVERS`) stay together."""
-    for item in items:
-        if item.get_closest_marker("xdist_group"):
-            continue
-        shared = [name for name in SHARED_SERVERS if item.get_closest_marker(name)]
-        item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.nodeid.split("::")[0]))
+def pytest_xdist_make_scheduler(config, log):
+    """``./dev.sh test`` runs on every core (``-n auto``): a module's tests stay on one worker, so that its module
+    fixtures are made once, and every module that marks a test with one of :data:`SHARED_SERVERS` runs on the same
+    worker as the others of that server (xdist's own ``--dist loadgroup`` does not group under pytest 9.2)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class BySharedServer(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return _shared_server(module) or module
+
+    return BySharedServer(config, log)
+
+
+@functools.cache
+def _shared_server(module: str) -> str | None:
+    """The first of :data:`SHARED_SERVERS` that a test module marks anything with (``pytest.mark.NAME``)."""
+    path = REPO / module
+    if path.suffix != ".py" or not path.is_file():
+        return None
+    marks = {node.attr for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and node.value.attr == "mark"}
+    return next((name for name in SHARED_SERVERS if name in marks), None)
 
 
 def _check_editable_install():
