@@ -17,9 +17,9 @@ def export_command(
     out: Annotated[Path, typer.Option("--out", help="The folder to write (new or empty; never inside RUN).")],
     model: Annotated[Optional[str], typer.Option(
         help="The model name the exported files use (where it goes is the format's own: a folder and file names, or "
-             "the key each answer is stored under; see the benchmark's page). Default: OVO-Bench GPT (a name its "
-             "score.py accepts), else the run's model name, characters other than letters, "
-             "digits, '.', '_' and '-' written as '_'.")] = None,
+             "the key each answer is stored under; see the benchmark's page). Default: a name the official scorer "
+             "accepts where it accepts only some (see the benchmark's page), else the run's model name, characters "
+             "other than letters, digits, '.', '_' and '-' written as '_'.")] = None,
 ) -> None:
     """Write a run in its benchmark's official output format, for the benchmark's own scorer.
 
