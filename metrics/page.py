@@ -134,7 +134,8 @@ def _efficiency(eff: Mapping[str, Any]) -> list[tuple[str, str]]:
 def _protocol(protocol: Mapping[str, Any]) -> str | None:
     """The protocol's name and its settings (``span``, ``timing`` and the protocol's own options, e.g. a schedule)."""
     settings = [f"{k}={v}" for k, v in protocol.items()
-                if k not in ("name", "history", "kinds", "prompt_versions") and isinstance(v, (str, int, float))]
+                if k not in ("name", "history", "kinds", "prompt_versions") and isinstance(v, (str, int, float))
+                and (k, v) != ("clock", "free")]  # the default clock goes unsaid, a live or fixed one is named
     return f"{protocol.get('name')} ({', '.join(settings)})" if settings else protocol.get("name")
 
 
