@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -106,12 +107,20 @@ def run_case(name: str, work: Path) -> dict:
     load_before, started = os.getloadavg(), time.perf_counter()
     done = subprocess.run([sys.executable, *command], cwd=PERF.parent, env=dict(os.environ, STREAMCUE_NO_PROGRESS="1"))
     if done.returncode != 0 or not json_path.is_file():
-        raise SystemExit(f"perf: {name} failed (exit {done.returncode}); its output is above")
+        _fail(f"{name} failed (exit {done.returncode}); its output is above")
     figures = CASES[name]["figures"](json.loads(json_path.read_text()))
+    wrong = [k for k, (v, _) in figures.items() if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0)]
+    if wrong:
+        _fail(f"{name}: {', '.join(wrong)} is not a positive finite number ({json_path.name})")
     return {"settings": CASES[name]["settings"], "command": "python " + " ".join(command[:-2]),
             "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()],
             "wall_s": round(time.perf_counter() - started, 1),
             "figures": {k: {"value": round(v, 4), "better": b} for k, (v, b) in figures.items()}}
+
+
+def _fail(message: str) -> None:
+    print(f"perf: {message}", file=sys.stderr)
+    raise SystemExit(2)
 
 
 def compare(cases: dict, baseline: dict | None) -> list[str]:
@@ -127,7 +136,8 @@ def compare(cases: dict, baseline: dict | None) -> list[str]:
                   + (f"{share:.2f}" if share is not None else "(no baseline)"))
             if share is not None and share < KEPT:
                 regressions.append(f"REGRESSION {name}: {figure} went from {old['value']} to {now['value']} "
-                                   f"({now['better']} is better): {1 - share:.0%} of its speed lost, more than 15 %")
+                                   f"({now['better']} is better): kept {share:.2f} of the baseline, "
+                                   f"{1 - share:.0%} lost (more than 15 %)")
     return regressions
 
 
@@ -180,7 +190,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--only {args.only}: no such case (of {', '.join(CASES)})")
     if args.update_baseline is not None and (args.only or not args.update_baseline.strip()):
         parser.error("--update-baseline needs a reason and a whole run (no --only)")
-    baseline = json.loads(BASELINE.read_text()) if BASELINE.is_file() else None
+    try:
+        baseline = json.loads(BASELINE.read_text()) if BASELINE.is_file() else None
+    except json.JSONDecodeError as exc:
+        parser.error(f"perf/baseline.json is not JSON (line {exc.lineno}): restore it from git")
     if args.dry_run:
         dry_run(names, baseline)
         return 0
