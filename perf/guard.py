@@ -6,7 +6,7 @@ Runs, each as its own process and one after the other, the perf scripts below at
 (about 5 to 10 minutes on 2 cores), then prints every figure beside the one recorded in ``perf/baseline.json``
 and names, one line each, every figure that lost more than 15 %:
 
-* ``anonymize-720p``, ``anonymize-1080p``: ``bench_anonymize.py`` on one held-out clip (3 s, 30 fps), deface and
+* ``anonymize-720p``, ``anonymize-1080p``: ``bench_anonymize.py`` on one held-out clip (1 s, 30 fps), deface and
   ``streamcue anonymize --preset fast`` / ``balanced`` as whole processes alternating over 2 rounds. Figures:
   deface's wall time over each preset's (higher is better) and each preset's face recall (higher is better).
 * ``replay``: ``bench_replay.py --quick``: ``streamcue replay`` against an instant server over the decode floor, and
@@ -56,9 +56,9 @@ def _anonymize_figures(data: dict) -> dict:
 
 def _anonymize(size: str) -> dict:
     return {"script": "bench_anonymize.py",
-            "args": ["--size", size, "--fps", "30", "--seconds", "3", "--scenes", "holdout",
+            "args": ["--size", size, "--fps", "30", "--seconds", "1", "--scenes", "holdout",
                      "--presets", "fast,balanced", "--rounds", "2"],
-            "settings": f"{size}, 30 fps, one held-out clip of 3 s, presets fast and balanced, deface at its "
+            "settings": f"{size}, 30 fps, one held-out clip of 1 s, presets fast and balanced, deface at its "
                         "defaults, whole processes alternating over 2 rounds, median wall time",
             "figures": _anonymize_figures}
 
@@ -67,13 +67,13 @@ CASES = {
     "anonymize-720p": _anonymize("1280x720"),
     "anonymize-1080p": _anonymize("1920x1080"),
     "replay": {"script": "bench_replay.py", "args": ["--quick"],
-               "settings": "22 questions over three 720p 30 fps videos (300 s), k = 16, 1 fps, --no-cache; instant "
+               "settings": "22 questions over three 720p 30 fps videos (60 s in all), k = 16, 1 fps, --no-cache; instant "
                            "server at concurrency 1, 1 s server at concurrency 8",
                "figures": lambda data: {
                    "instant vs floor": (data["instant_vs_floor"], "lower"),
                    "concurrency 8 vs max(floor, calls x 1 s / 8)": (data["concurrency8_vs_target"], "lower")}},
-    "release": {"script": "bench_release.py", "args": ["--videos", "4", "--video-mb", "50", "--rounds", "3"],
-                "settings": "release build publishing 4 recorded videos of 50 MB against cp + sha256sum of the same "
+    "release": {"script": "bench_release.py", "args": ["--videos", "4", "--video-mb", "20", "--rounds", "3"],
+                "settings": "release build publishing 4 recorded videos of 20 MB against cp + sha256sum of the same "
                             "files, 3 alternated pairs, median ratio",
                 "figures": lambda data: {
                     "build vs cp + sha256sum, wall": (statistics.median(p["wall_ratio"] for p in data["pairs"]),
