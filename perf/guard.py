@@ -67,8 +67,8 @@ CASES = {
     "anonymize-720p": _anonymize("1280x720"),
     "anonymize-1080p": _anonymize("1920x1080"),
     "replay": {"script": "bench_replay.py", "args": ["--quick"],
-               "settings": "22 questions over three 720p 30 fps videos (60 s in all), k = 16, 1 fps, --no-cache; instant "
-                           "server at concurrency 1, 1 s server at concurrency 8",
+               "settings": "22 questions over three 720p 30 fps videos (60 s in all), k = 16, 1 fps, --no-cache; "
+                           "instant server at concurrency 1, 1 s server at concurrency 8",
                "figures": lambda data: {
                    "instant vs floor": (data["instant_vs_floor"], "lower"),
                    "concurrency 8 vs max(floor, calls x 1 s / 8)": (data["concurrency8_vs_target"], "lower")}},
