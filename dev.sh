@@ -4,7 +4,7 @@
 #   ./dev.sh demo [streamcue demo options]   offline demo on the bundled defaults (core + [release,anonymize])
 #   ./dev.sh test [pytest options]           the whole test suite (what CI runs)
 #   ./dev.sh perf [--only CASE] [--update-baseline WHY]   the headline speed ratios against perf/baseline.json
-#                                            (5-10 min on 2 cores; exit 1 names each that lost > 15 %; --help)
+#                                            (minutes; exit 1 names each that lost > 15 %; --help)
 #
 # Re-running is cheap: installs are skipped while pyproject.toml is unchanged.
 set -euo pipefail

@@ -3,7 +3,8 @@
     ./dev.sh perf [--only CASE[,CASE]] [--dry-run] [--update-baseline WHY]
 
 Runs, each as its own process and one after the other, the perf scripts below at the settings of ``CASES``
-(about 5 to 10 minutes on 2 cores), then prints every figure beside the one recorded in ``perf/baseline.json``
+(16.8 minutes on the 2 shared cores at load average 8 to 15; see docs/perf.md), then prints every figure beside
+the one recorded in ``perf/baseline.json``
 and names, one line each, every figure that lost more than 15 %:
 
 * ``anonymize-720p``, ``anonymize-1080p``: ``bench_anonymize.py`` on one held-out clip (1 s, 30 fps), deface and
