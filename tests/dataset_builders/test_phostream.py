@@ -94,7 +94,8 @@ def _crafted_results(n: int) -> dict:
         "frames": {}, "prompts": {}, "metric": {"name": "phostream", "config_version": "", "config": {}},
         "streamcue_version": "", "started_at": "", "finished_at": "", "n_benchmark": n, "n_played": n, "videos": [],
         "counts": {"asked": n, "answered": 0, "unparseable": 0}, "unparseable": [],
-        "efficiency": {**dict.fromkeys(EFFICIENCY), "real_time_basis": "", "concurrency": 1}, "bootstrap": BootstrapSettings().to_dict(True),
+        "efficiency": {**dict.fromkeys(EFFICIENCY), "real_time_basis": "", "concurrency": 1},
+        "bootstrap": BootstrapSettings().to_dict(True),
         "tables": {"task": {}, "group": {}}, "report": {"metric": "phostream", "config_version": "", "overall": {},
                                                         "per_item": {}}, "replay": {}})
 
