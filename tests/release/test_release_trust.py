@@ -145,7 +145,7 @@ REFUSED = {
     "non-ASCII e-mail": "mail müller@lab.example.org", "punycode e-mail": "bob@xn--bcher-kva.example",
 }
 PASSES = ["1/2 cup", "and/or", "./data/x", "~5/10 minutes", "10:30", "https://a.org/b/c", "data/guidance/x.parquet",
-          "@misc{streamcue,", "100% sure, 50%", "Café@home", "a@b"]
+          "@misc{streamcue,", "100% sure, 50%", "a@b"]  # "Café@home" is refused since issue 46 (hosts without a dot)
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
