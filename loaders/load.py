@@ -77,6 +77,10 @@ def read_config(kind: str, source: str | Path, revision: str | None = None,
     """``{split: records}`` of one record kind of a release (folder or Hub id), records as plain dicts in the
     canonical form (:mod:`streamcue.schemas.features`); only ``split`` when given."""
     config = CONFIG_NAMES[kind]
+    if Path(source).is_dir() and (Path(source) / "manifest.json").is_file():
+        from streamcue.release.manifest import check_record_files
+
+        check_record_files(source)  # what is read is what the manifest lists: SHA-256 and row counts
     loaded = _load_dataset(str(source), config, revision, split)
     shape = _layout(str(source), config, revision)
     parts = {split: loaded} if split is not None else dict(loaded.items())
