@@ -40,7 +40,9 @@ SHARED_SERVERS = ("label_studio", "ray")
 def pytest_xdist_make_scheduler(config, log):
     """``./dev.sh test`` runs on every core (``-n auto``): a module's tests stay on one worker, so that its module
     fixtures are made once, and every module that marks a test with one of :data:`SHARED_SERVERS` runs on the same
-    worker as the others of that server (xdist's own ``--dist loadgroup`` does not group under pytest 9.2)."""
+    worker as the others of that server (xdist's own ``--dist loadgroup`` does not group under pytest 9.2). Units go
+    out in collection order, not largest first by test count: Label Studio's unit (30 slow tests) was sent after
+    units of hundreds of quick ones and ran alone at the end."""
     from xdist.scheduler import LoadScopeScheduling
 
     class BySharedServer(LoadScopeScheduling):
@@ -48,6 +50,7 @@ def pytest_xdist_make_scheduler(config, log):
             module = nodeid.split("::", 1)[0]
             return _shared_server(module) or module
 
+    config.option.loadscopereorder = False  # in the order of the folders: the long shared-server units start first
     return BySharedServer(config, log)
 
 
