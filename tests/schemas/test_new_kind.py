@@ -11,6 +11,7 @@ and ``open_records`` read it back, and ``streamcue run toybench`` replays it aga
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import cli
@@ -81,3 +82,39 @@ def test_without_its_rows_nothing_knows_it():
     assert KIND not in KINDS and KIND not in FILE_NAMES
     with pytest.raises(ConfigError, match="record kind"):
         check({"question_id": "q"}, KIND)
+
+
+#: The shared tables of record kinds: each is a view of streamcue/schemas/kinds.py, never a list of its own.
+VIEWS = {"ID_FIELDS", "KINDS", "FILE_NAMES", "CONFIG_NAMES", "KIND_OF_CONFIG", "RELEASE_KINDS", "RECORD_KINDS",
+         "DEFAULT_ORDER", "ASKED_ONCE", "_RECORD_IDS"}
+PACKAGE = ("streamcue", "schemas", "anonymize", "dataset_builders", "annotation", "release", "loaders", "metrics")
+
+
+def test_no_shared_module_lists_the_kinds_outside_the_table():
+    import ast
+
+    repo = Path(__file__).resolve().parents[2]
+    listed = []
+    for path in sorted(p for folder in PACKAGE for p in (repo / folder).rglob("*.py")):
+        name = path.relative_to(repo).with_suffix("").as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+                if isinstance(node, ast.AnnAssign) and node.value is not None else []
+            watched = VIEWS | ({"TASKS"} if name == "release/card" else set())
+            if any(isinstance(t, ast.Name) and t.id in watched for t in targets) and not (
+                    isinstance(node.value, ast.Call) and getattr(node.value.func, "id", None) in ("view", "names")):
+                listed.append(f"{path.name}:{node.lineno}")
+    assert listed == []
+
+
+def test_every_row_names_what_exists():
+    from streamcue.loaders.strategies import STRATEGIES
+    from streamcue.schemas import load_schema
+    from streamcue.schemas.kinds import ORDERS, TABLE, semantic_check
+
+    for kind, row in TABLE.items():
+        assert load_schema(kind)["$id"] == f"urn:streamcue:{kind}", kind
+        assert set(row.strategies) <= set(STRATEGIES) and set(row.rank) <= set(ORDERS), kind
+        assert row.check is None or callable(semantic_check(kind)), kind
+        assert row.answer in (None, "text", "choice") and (row.file is not None or "discover" not in row.rank), kind
+        assert (row.config is not None) == ("release" in row.rank), kind
