@@ -20,7 +20,7 @@ from streamcue.finite import non_finite_path
 from streamcue.io import iter_jsonl
 from streamcue.paths import URI_PATTERN, uri_problem
 from streamcue.schemas.discovery import ID_FIELDS
-from streamcue.schemas.kinds import TABLE, names, schema_file, semantic_check
+from streamcue.schemas.kinds import TABLE, names, schema_file, semantic_check, version
 
 __all__ = ["ID_FIELDS", "KINDS", "SCHEMA_VERSION", "schema_registry", "load_schema", "check", "validate",
            "FileReport", "check_records", "check_file", "load_durations", "validate_file"]
@@ -43,19 +43,15 @@ def _schema_text(name: str) -> str:
     return resources.files("streamcue.schemas").joinpath(f"{name}.schema.json").read_text(encoding="utf-8")
 
 
-def _places() -> tuple[tuple[str, Any], ...]:
-    """Each kind with where its schema is: the key of the caches below (a kind added at run time renews them)."""
-    return tuple((name, row.schemas) for name, row in TABLE.items())
-
-
 def schema_registry() -> Registry:
     """Every schema file by its ``$id``, so that ``$ref`` between files resolve."""
-    return _registry(_places())
+    return _registry(version())
 
 
 @cache
-def _registry(places: tuple[tuple[str, Any], ...]) -> Registry:
-    resources_ = [Resource.from_contents(json.loads(_schema_text(name))) for name in ("common", *dict(places))]
+def _registry(table_version: int) -> Registry:
+    """(Keyed by the kinds table's version: a kind added at run time renews this and the caches below.)"""
+    resources_ = [Resource.from_contents(json.loads(_schema_text(name))) for name in ("common", *TABLE)]
     return Registry().with_resources((res.id(), res) for res in resources_)
 
 
@@ -66,28 +62,28 @@ def load_schema(kind: str) -> dict[str, Any]:
 
 
 def _validator(kind: str) -> jsonschema.protocols.Validator:
-    return _validator_in(kind, _places())
+    return _validator_in(kind, version())
 
 
 @cache
-def _validator_in(kind: str, places: tuple[tuple[str, Any], ...]) -> jsonschema.protocols.Validator:
+def _validator_in(kind: str, table_version: int) -> jsonschema.protocols.Validator:
     schema = load_schema(kind)
     cls = jsonschema.validators.validator_for(schema)
-    return cls(schema, registry=_registry(places))
+    return cls(schema, registry=_registry(table_version))
 
 
 def _fast_validator(kind: str) -> Any:
-    return _fast_validator_in(kind, _places())
+    return _fast_validator_in(kind, version())
 
 
 @cache
-def _fast_validator_in(kind: str, places: tuple[tuple[str, Any], ...]) -> Any:
+def _fast_validator_in(kind: str, table_version: int) -> Any:
     """A compiled validator (jsonschema-rs, ~200x faster) that answers only "valid or not".
 
     Records it passes are valid; for the others the reference ``jsonschema`` validator finds
     and words every violation, so messages do not depend on the fast path.
     """
-    resources = [(s["$id"], s) for s in (json.loads(_schema_text(n)) for n in ("common", *dict(places)))]
+    resources = [(s["$id"], s) for s in (json.loads(_schema_text(n)) for n in ("common", *TABLE))]
     return jsonschema_rs.validator_for(load_schema(kind), registry=jsonschema_rs.Registry(resources))
 
 

@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Kind", "TABLE", "ORDERS", "ordered", "view", "names", "semantic_check", "schema_file"]
+__all__ = ["Kind", "TABLE", "ORDERS", "ordered", "view", "names", "version", "semantic_check", "schema_file"]
 
 #: The shared orders a row may rank itself in (lower first; a kind without a rank is not in that order):
 #: ``discover`` the kinds a source may hold, in discovery order (``loaders.sources.RECORD_KINDS``); ``default``
@@ -106,8 +106,45 @@ _ROWS = (
     Kind("open_question_prediction", "question_id"),
 )
 
+class _Table(dict):
+    """A dict that counts its changes (``version``), so that what is derived from it is computed again only
+    after one."""
+
+    version = 0
+
+    def _changed(self, result: Any = None) -> Any:
+        self.version += 1
+        return result
+
+    def __setitem__(self, key: str, row: Kind) -> None:
+        self._changed(super().__setitem__(key, row))
+
+    def __delitem__(self, key: str) -> None:
+        self._changed(super().__delitem__(key))
+
+    def pop(self, *args: Any) -> Any:
+        return self._changed(super().pop(*args))
+
+    def popitem(self) -> Any:
+        return self._changed(super().popitem())
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        return self._changed(super().setdefault(key, default))
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self._changed(super().update(*args, **kwargs))
+
+    def clear(self) -> None:
+        self._changed(super().clear())
+
+
 #: Every record kind by name, in the order ``streamcue info`` lists them (a new kind is one row more).
-TABLE: dict[str, Kind] = {row.name: row for row in _ROWS}
+TABLE: dict[str, Kind] = _Table((row.name, row) for row in _ROWS)
+
+
+def version() -> int:
+    """How many times :data:`TABLE` has changed (a key for what is derived from it)."""
+    return TABLE.version
 
 
 def ordered(order: str) -> tuple[str, ...]:
@@ -117,17 +154,17 @@ def ordered(order: str) -> tuple[str, ...]:
 
 
 class _Derived:
-    """Computed from :data:`TABLE` on every access (again only when a row was added, removed or replaced)."""
+    """Derived from :data:`TABLE` on every access (computed again only when a row was added, removed or
+    replaced)."""
 
     def __init__(self, make: Callable[[], Any], what: str) -> None:
         self._compute, self._what = make, what
-        self._seen: tuple[Kind, ...] | None = None
+        self._seen = -1
         self._value: Any = None
 
     def _make(self) -> Any:
-        rows = tuple(TABLE.values())
-        if rows != self._seen:
-            self._seen, self._value = rows, self._compute()
+        if self._seen != TABLE.version:
+            self._seen, self._value = TABLE.version, self._compute()
         return self._value
 
     def __repr__(self) -> str:

@@ -96,8 +96,10 @@ def test_no_shared_module_lists_the_kinds_outside_the_table():
     repo = Path(__file__).resolve().parents[2]
     listed = []
     for path in sorted(p for folder in PACKAGE for p in (repo / folder).rglob("*.py")):
-        name = path.relative_to(repo).with_suffix("").as_posix()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        name, text = path.relative_to(repo).with_suffix("").as_posix(), path.read_text(encoding="utf-8")
+        if not any(view in text for view in VIEWS):
+            continue
+        for node in ast.walk(ast.parse(text)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
                 if isinstance(node, ast.AnnAssign) and node.value is not None else []
             watched = VIEWS | ({"TASKS"} if name == "release/card" else set())
