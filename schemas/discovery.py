@@ -1,5 +1,6 @@
-"""Where records are and what they are: each kind's id field, file name and release config, and how a
-record file's kind is told. The one place that decides it (loaders, metrics, the CLI and the release read it).
+"""Where records are and what they are: each kind's id field, file name and release config (views of the rows of
+``streamcue/schemas/kinds.py``, where each kind is declared once), and how a record file's kind is told; loaders,
+metrics, the CLI and the release read them here.
 
 >>> from streamcue.schemas.discovery import FILE_NAMES, kind_of_record
 >>> FILE_NAMES["mistake_summary"], kind_of_record({"qa_id": "q1"}, ("mc_question", "interval_qa"))
