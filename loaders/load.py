@@ -29,13 +29,11 @@ from streamcue.paths import resolve_uri
 __all__ = ["load", "read_config", "by_video", "video_path"]
 
 
-_KIND_OF = {**{k: k for k in RELEASE_KINDS}, **KIND_OF_CONFIG}
-
-
 def _kind(name: str) -> str:
-    if name not in _KIND_OF:
-        raise unknown_name("record kind", name, tuple(_KIND_OF))
-    return _KIND_OF[name]
+    kind_of = {**{k: k for k in RELEASE_KINDS}, **KIND_OF_CONFIG}
+    if name not in kind_of:
+        raise unknown_name("record kind", name, tuple(kind_of))
+    return kind_of[name]
 
 
 def _load_dataset(source: str, config: str, revision: str | None, split: str | None) -> Any:

@@ -396,7 +396,7 @@ def _play_of(kind: str, rows: list[dict[str, Any]], config: ReplayConfig) -> tup
 
 def _plays(strategy: Any) -> str:
     """What a strategy plays, in words: each kind's records, of the benchmarks it is limited to."""
-    limits = {kind: strategy.protocols_of(kind) for kind in strategy.applies}
+    limits = {kind: strategy.protocols_of(kind) for kind in strategy.plays()}
     parts = [f"{kind} records" + ("" if only is None else f" of {' or '.join(only)} only")
              for kind, only in limits.items()]
     return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"

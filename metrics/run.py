@@ -33,6 +33,7 @@ from typing import Any
 from streamcue.errors import ConfigError, InputError
 from streamcue.metrics.bootstrap import BootstrapSettings, Unit, cluster_bootstrap, tables
 from streamcue.schemas.discovery import ID_FIELDS
+from streamcue.schemas.kinds import TABLE, names, ordered
 
 __all__ = ["STREAMING_KINDS", "RESULTS_VERSION", "Selection", "finish_run", "video_units", "write_played",
            "read_samples", "read_run", "check_run", "sample_units", "write_page", "prompt_versions", "now",
@@ -41,9 +42,9 @@ __all__ = ["STREAMING_KINDS", "RESULTS_VERSION", "Selection", "finish_run", "vid
 RESULTS_VERSION = "1.0"
 #: Kinds whose page shows a timeline per video: gold answer windows against when the model spoke.
 STREAMING_KINDS = ("interval_qa", "guidance", "dense_caption", "active_item")
-#: The id fields of the played kinds, in the order a prediction's id is looked up.
-_RECORD_IDS = tuple(dict.fromkeys(ID_FIELDS[k] for k in ("mc_question", "active_item", "interval_qa", "dense_caption",
-                                                          "guidance", "open_question")))
+#: The id fields of the played kinds, in the order a prediction's id is looked up (the ``ids`` order of
+#: :data:`streamcue.schemas.kinds.TABLE`).
+_RECORD_IDS = names("record ids", lambda: tuple(dict.fromkeys(TABLE[k].id_field for k in ordered("ids"))))
 
 
 def now() -> str:
@@ -100,8 +101,8 @@ def video_units(units: Mapping[str, Sequence[tuple[str, float, float]]],
 
 # ------------------------------------------------------------------------------------------ samples
 
-#: Kinds whose prediction is one answer (``response``) to one question.
-ASKED_ONCE = ("mc_question", "open_question")
+#: Kinds whose prediction is one answer (``response``) to one question (a row's ``answer``).
+ASKED_ONCE = names("ASKED_ONCE", lambda: tuple(k for k, row in TABLE.items() if row.answer))
 
 
 def _keep_unparseable(predictions: Sequence[dict[str, Any]], calls: Mapping[str, Sequence[Mapping[str, Any]]]) -> int:
@@ -128,11 +129,12 @@ def _parse(kind: str, record: Mapping[str, Any], prediction: Mapping[str, Any] |
 
     if prediction is None:
         return None, None, False, False
-    if kind == "open_question":
+    answer = TABLE[kind].answer if kind in TABLE else None
+    if answer == "text":
         raw = prediction.get("response")
         answered = isinstance(raw, str) and bool(raw.strip())
         return raw, raw if answered else None, answered, answered
-    if kind == "mc_question":
+    if answer == "choice":
         raw = prediction.get("response")
         answered = raw not in (None, "", [])
         n = len(record.get("options", []))

@@ -19,7 +19,7 @@ GOALSTEP_VAL = SHARED_DATA / "ego4d_goalstep" / "data" / "goalstep_valid.json"
 TEST_DATA = Path(__file__).resolve().parent / "data"
 
 # Fixtures that tests of several stages share, from the helper modules beside this file.
-pytest_plugins = ["toybench", "phostream_runs", "label_studio_server"]
+pytest_plugins = ["toybench", "toykind", "phostream_runs", "label_studio_server"]
 
 
 def pytest_configure(config):

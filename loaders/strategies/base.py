@@ -578,16 +578,26 @@ class VisionStrategy(Asker):
     takes_context = True
 
     @classmethod
+    def plays(cls) -> dict[str, str | None]:
+        """``applies`` and the record kinds whose row (:data:`streamcue.schemas.kinds.TABLE`) names this strategy
+        among its ``strategies`` (played for every protocol), in the table's order."""
+        from streamcue.schemas.kinds import TABLE
+
+        named = {**cls.applies, **{k: None for k, row in TABLE.items() if cls.name in row.strategies}}
+        order = {k: n for n, k in enumerate(TABLE)}
+        return {k: named[k] for k in sorted(named, key=lambda k: order.get(k, len(order)))}
+
+    @classmethod
     def applies_to(cls, kind: str, protocol: str | None = None) -> bool:
-        if kind not in cls.applies:
+        if kind not in cls.plays():
             return False
         only = cls.protocols_of(kind)
         return only is None or protocol is None or protocol in only
 
     @classmethod
     def protocols_of(cls, kind: str) -> tuple[str, ...] | None:
-        """The protocols it plays ``kind`` records of, or None for every one (``applies``)."""
-        if cls.applies.get(kind) != BY_DEFAULT:
+        """The protocols it plays ``kind`` records of, or None for every one (:meth:`plays`)."""
+        if cls.plays().get(kind) != BY_DEFAULT:
             return None
         from streamcue.loaders.protocols import PROTOCOLS
 
@@ -595,7 +605,7 @@ class VisionStrategy(Asker):
 
     @property
     def kinds(self) -> tuple[str, ...]:
-        return tuple(self.applies)
+        return tuple(self.plays())
 
     def __init__(self, settings: LLMSettings | None = None, *, kind: str, latency_s: float = 1.0,
                  use_cache: bool = True, client: LLMClient | None = None) -> None:

@@ -39,8 +39,8 @@ class SingleCall(VisionStrategy):
 
     name = "single-call"
     help = "one speak-or-stay-silent call at every replay step; one call per question where questions are asked"
-    applies = {"interval_qa": None, "dense_caption": None, "guidance": None, "mc_question": None,
-               "active_item": BY_DEFAULT, "open_question": None}
+    #: (the kinds asked once, mc_question and open_question, name it in their rows: streamcue/schemas/kinds.py)
+    applies = {"interval_qa": None, "dense_caption": None, "guidance": None, "active_item": BY_DEFAULT}
 
     def __init__(self, settings: Any = None, *, kind: str = "interval_qa", **options: Any) -> None:
         super().__init__(settings, kind=kind, **options)
