@@ -16,7 +16,6 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("STREAMCUE_SHARED_DATA", REPO.parent / "shared" / "data"))
 CAPTAINCOOK4D = SHARED_DATA / "captaincook4d"
 GOALSTEP_VAL = SHARED_DATA / "ego4d_goalstep" / "data" / "goalstep_valid.json"
-TEST_DATA = Path(__file__).resolve().parent / "data"
 
 # Fixtures that tests of several stages share, from the helper modules beside this file.
 pytest_plugins = ["toybench", "toykind", "phostream_runs", "label_studio_server"]

@@ -18,7 +18,7 @@ from streamcue.metrics.bench_readers import seal_results
 from streamcue.metrics.configs import load_config
 from streamcue.metrics.phostream import CATEGORY_ROWS, clock, run
 from phostream_runs import SHORT_S, clock_seconds, leaking_runs, needs_data, now_of, run_short
-from tests.conftest import SHARED_DATA
+from conftest import SHARED_DATA
 
 DATA = SHARED_DATA / "phostream"
 OFFICIAL = DATA / "official"
@@ -184,7 +184,7 @@ def test_streamcue_run_plays_phostream_and_records_its_schedule(short, tmp_path)
     schedule in replay_report.json, results.json and on the page; ``compare`` refuses a run of the other schedule."""
     from streamcue.prompts import load_prompt
     from streamcue.testing.stub_llm import StubLLMServer
-    from tests.conftest import cli
+    from conftest import cli
 
     with StubLLMServer(lambda body: "A test pattern." if int(now_of(body)) % 5 == 0 else "Silent") as server:
         results = run_short(short, tmp_path / "every", server.base_url)
@@ -219,7 +219,7 @@ def test_streamcue_run_plays_phostream_and_records_its_schedule(short, tmp_path)
 def test_only_the_official_schedule_lets_a_leaking_model_answer_on_time(short, tmp_path):
     """The leaking model (:func:`leaking_runs`): under ``official-sparse`` every forward question is answered on
     time; under the default ``every-chunk`` (no pause: the schedule reads no gold time) none is."""
-    from tests.conftest import cli
+    from conftest import cli
 
     on_time = {}
     for schedule, results in leaking_runs(short, tmp_path).items():
@@ -309,7 +309,7 @@ def test_the_official_scorer_agrees_with_a_streamcue_run(short, tmp_path):
     its judge at a stub judge server when the run was scored with ``--judge llm`` at the same stub; every figure of
     its summary and every row equal the run's results.json."""
     from streamcue.testing.stub_llm import StubLLMServer
-    from tests.conftest import cli
+    from conftest import cli
 
     with StubLLMServer(lambda body: "A test pattern." if int(now_of(body)) % 3 == 0 else "Silent") as server, \
             StubLLMServer(_judge_reply) as judge:
@@ -349,7 +349,7 @@ def test_the_official_judge_agrees_with_streamcues(built, tmp_path):
     import yaml
 
     from streamcue.testing.stub_llm import StubLLMServer, message_text
-    from tests.conftest import cli
+    from conftest import cli
 
     run_dir = _run_folder(tmp_path, built[1], videos=6)
     preds = read_jsonl(run_dir / "predictions.jsonl")
@@ -420,7 +420,7 @@ def test_the_judge_reads_replies_as_the_official_parser():
 
 
 def test_a_judge_other_than_the_official_is_refused(tmp_path):
-    from tests.conftest import cli
+    from conftest import cli
 
     write_jsonl(tmp_path / "gt.jsonl", [])
     write_jsonl(tmp_path / "pred.jsonl", [{"item_id": "x", "responses": []}])

@@ -18,7 +18,7 @@ from streamcue.io import read_jsonl, write_jsonl
 from streamcue.metrics.timing import (RULES, Emission, Trigger, anticipation_latency, content_correct, figures,
                                       first_unused, match, maximum_matching, nearest_one_to_one, text_bipartite,
                                       window_last)
-from tests.conftest import SHARED_DATA
+from conftest import SHARED_DATA
 
 OMNIPRO = SHARED_DATA / "omnipro" / "official"
 needs_omnipro = pytest.mark.skipif(not (OMNIPRO / "scripts" / "compute_online_metrics.py").is_file(),
@@ -312,7 +312,7 @@ def livecook_run(tmp_path_factory):
     from streamcue.dataset_builders import captaincook4d
     from streamcue.dataset_builders.output import write_outputs
     from streamcue.metrics.livecook import example_predictions
-    from tests.conftest import CAPTAINCOOK4D
+    from conftest import CAPTAINCOOK4D
 
     root = tmp_path_factory.mktemp("livecook")
     write_outputs(captaincook4d.build(captaincook4d.Config(annotations=CAPTAINCOOK4D)), root / "out")
@@ -344,7 +344,7 @@ def test_phostream_under_its_own_rule_says_where_it_differs_from_the_metric(tmp_
     word why. Two forward questions on one video, each prediction holding the other's answer: the metric pools a
     video's responses (both on time), the rule reads each question alone (neither); the report says so, by id."""
     from streamcue.metrics import evaluate
-    from tests.conftest import cli
+    from conftest import cli
 
     base = {"paper_group": None, "subset": None, "activity": None, "clue_time_s": None, "required_ability": None,
             "category": None, "schema_version": "1.0", "video_id": "v1", "benchmark": "phostream",
