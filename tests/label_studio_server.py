@@ -2,8 +2,9 @@
 Django, which clash with ``datasets``): ``./dev.sh test`` installs it in ``.venv-label-studio``;
 ``$STREAMCUE_LABEL_STUDIO`` may point to another ``label-studio`` executable.
 
-The first start runs the database migrations (about a minute); the migrated data folder is
-then kept in ``.venv-label-studio/migrated-data`` and copied for later sessions (seconds).
+The first start of a server runs the database migrations (about a minute): :func:`migrated` runs them once,
+without making any account, and keeps that data folder in ``.venv-label-studio/migrated-database``; every
+server (the session's, and the one docs/annotation.md's setup starts) begins from a copy of it (seconds).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -24,7 +26,7 @@ from hub_server import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 VENV = REPO / ".venv-label-studio"
-TEMPLATE = VENV / "migrated-data"
+MIGRATED = VENV / "migrated-database"
 TOKEN = "streamcue-test-token-0123456789abcdef"
 ADMIN = "admin@streamcue.test"
 
@@ -41,15 +43,31 @@ class LabelStudio:
     document_root: Path
 
 
+def migrated() -> Path | None:
+    """A data folder holding Label Studio's database with every migration run and no account (what its first
+    start makes before the admin): made once by ``label-studio version``, then copied; None without a server."""
+    exe = executable()
+    if exe is None:
+        return None
+    if not MIGRATED.is_dir():
+        work = Path(tempfile.mkdtemp(prefix="migrating-", dir=MIGRATED.parent))
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(work), "LANG": "C.UTF-8",
+               "LABEL_STUDIO_BASE_DATA_DIR": str(work / "data")}
+        done = subprocess.run([str(exe), "version"], env=env, cwd=work, capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            raise RuntimeError(f"Label Studio's migrations failed:\n{(done.stdout + done.stderr)[-3000:]}")
+        try:
+            (work / "data").rename(MIGRATED)  # atomic: another process may have made it meanwhile
+        except OSError:
+            pass
+        shutil.rmtree(work, ignore_errors=True)
+    return MIGRATED
+
+
 @contextmanager
 def label_studio(workdir: Path):
     """Start a server with a clean, migrated database; yields its URL, token and file root."""
-    if not TEMPLATE.is_dir() and VENV.is_dir():
-        migrated = workdir / "first-start"
-        with _serve(migrated):  # migrations, admin and token: done once, then reused
-            pass
-        shutil.copytree(migrated / "data", TEMPLATE)
-    with _serve(workdir, TEMPLATE if TEMPLATE.is_dir() else None) as server:
+    with _serve(workdir, migrated()) as server:
         yield server
 
 
