@@ -87,9 +87,14 @@ def browser():
         chromium.close()
 
 
+#: Each person's browser state (cookies) once signed up or logged in through the page: later sessions of the
+#: module start from it, as a browser that stayed logged in does, instead of loading the login and home pages again.
+SIGNED_IN: dict[str, dict] = {}
+
+
 @pytest.fixture(scope="module")
 def annotators(server, browser):
-    """Two annotators who signed up through the organisation's invite link, as people do."""
+    """Two annotators and a reviewer who signed up through the organisation's invite link, as people do."""
     headers = {"Authorization": f"Token {server.token}"}
     invite = httpx.get(f"{server.url}/api/invite", headers=headers).json()["invite_url"]
     for email in (*ANNOTATORS, REVIEWER):
@@ -100,6 +105,7 @@ def annotators(server, browser):
         page.fill("#password", PASSWORD)
         page.click("button[type=submit]")
         page.wait_for_url(lambda url: "/user/signup" not in url)
+        SIGNED_IN[email] = context.storage_state()
         context.close()
     users = httpx.get(f"{server.url}/api/users/", headers=headers).json()
     return {u["email"]: u["id"] for u in users if u["email"] in (*ANNOTATORS, REVIEWER)}
@@ -107,14 +113,17 @@ def annotators(server, browser):
 
 @contextmanager
 def logged_in(browser, server, email):
-    context = browser.new_context(viewport={"width": 1400, "height": 1100})
+    """A page of ``email``'s browser: logged in through the login page the first time, then still logged in."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1100}, storage_state=SIGNED_IN.get(email))
     page = context.new_page()
     page.set_default_timeout(30_000)
-    page.goto(f"{server.url}/user/login/")
-    page.fill("#email", email)
-    page.fill("#password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(lambda url: "/user/login" not in url)
+    if email not in SIGNED_IN:
+        page.goto(f"{server.url}/user/login/")
+        page.fill("#email", email)
+        page.fill("#password", PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_url(lambda url: "/user/login" not in url)
+        SIGNED_IN[email] = context.storage_state()
     try:
         yield page
     finally:
