@@ -3,6 +3,7 @@ engine, then predictions.jsonl, samples.jsonl and replay_report.json. Field by f
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,10 @@ class Played:
     decoded: dict[str, Any] | None = None
     blind: bool = False
     durations_read: dict[str, float] = field(default_factory=dict)  # read from the files: the records gave none
+    #: Each endpoint's calls, failures and drains (a pool's: :meth:`streamcue.llm_pool.LLMPool.endpoints_report`).
+    pool: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Seconds the plays took, wall clock.
+    wall_s: float = 0.0
 
 
 def _frames(plan: Any) -> Any:
@@ -121,6 +126,7 @@ def play_all(plan: Any) -> Played:
     durations = {**{vid: v.get("duration_s") for vid, v in plan.source.videos.items()}, **read}
     done = Played(settings=settings, policy=policy, blind=settings is not None and frames is None,
                   durations_read=read)
+    started = time.perf_counter()
     try:
         for (kind, rows, protocol, name, options), model in zip(plan.plays, models):
             window = c.window_s if c.window_s is not None else getattr(protocol, "window_s", None)
@@ -130,6 +136,7 @@ def play_all(plan: Any) -> Played:
                                         concurrency=c.concurrency, transport=sending, run_clock=c.clock)
             _keep(done, plan, kind, rows, protocol, name, options, model, window, predictions, summary)
     finally:
+        done.wall_s = time.perf_counter() - started
         if frames is not None:
             done.decoded = dict(frames.decoded)
             frames.close()
@@ -149,6 +156,11 @@ def _keep(done: Played, plan: Any, kind: str, rows: list[dict[str, Any]], protoc
     done.samples += summary.pop("samples")
     if done.card is None and hasattr(model, "client"):
         done.card = model.client.model_card()
+    for endpoint, figures in (model.client.endpoints_report() if hasattr(model, "client")
+                              and hasattr(model.client, "endpoints_report") else {}).items():
+        mine = done.pool.setdefault(endpoint, {})
+        for key, value in figures.items():
+            mine[key] = mine.get(key, 0) + value
     reported = {option.name for option in STRATEGIES[name].options if option.report}
     source = plan.source.files.get(kind)
     done.kinds[kind] = {
@@ -167,7 +179,7 @@ def _report(plan: Any, done: Played) -> dict[str, Any]:
     c, settings = plan.config, done.settings
     without_pixels = sum(k_["replay"].get("frames_without_pixels", 0) for k_ in done.kinds.values())
     unparseable = [u for k_ in done.kinds.values() for u in k_["replay"].get("unparseable_records", [])]
-    llm = {"model": settings.model, "endpoint": settings.endpoint, "model_card": done.card,
+    llm = {"model": settings.model, "endpoints": list(settings.endpoints), "model_card": done.card,
            "structured": settings.structured, "temperature": settings.temperature, "max_tokens": settings.max_tokens,
            "retries": settings.max_retries, "timeout_s": settings.timeout_s,
            "model_revision": settings.model_revision} if settings is not None else None
@@ -176,7 +188,8 @@ def _report(plan: Any, done: Played) -> dict[str, Any]:
             "history": c.history or {p[0]: p[2].history for p in plan.plays}, "span": c.span, "timing": c.timing,
             "clock": clock_report(c.clock, done.samples, sum(k_["replay"].get("clock", {}).get("skipped_moments", 0)
                                                               for k_ in done.kinds.values())),
-            "limit": c.limit, "concurrency": c.concurrency, "blind": done.blind,
+            "limit": c.limit, "concurrency": c.concurrency, "blind": done.blind, "wall_s": round(done.wall_s, 6),
+            **({"pool": done.pool} if done.pool else {}),
             "frames": {"transport": c.transport, "label": c.frame_label, "fps": c.fps, "k": c.k,
                        "side": c.frame_side or None, "pixels": c.frame_pixels, "jpeg_quality": c.jpeg_quality,
                        **({"video_url": c.video_url} if c.transport == "video_url" else {}),
@@ -239,7 +252,7 @@ def _say(plan: Any, done: Played, report: dict[str, Any], out: Path) -> None:
                           "were sent without sound (their video has no audio stream, or the call showed no frames); "
                           "counted in the report (audio.calls_without_audio)", markup=False)
     if report["unparseable_records"]:
-        where = f"{settings.model} at {settings.endpoint}" if settings is not None else "the model"
+        where = f"{settings.model} at {', '.join(settings.endpoints)}" if settings is not None else "the model"
         ids = ", ".join(dict.fromkeys(str(u["record_id"]) for u in report["unparseable_records"]))
         console.err.print(f"warning: {report['unparseable']} unparseable answers from {where}, recorded as wrong "
                           f"answers (listed in replay_report.json): {ids[:300]}", markup=False)
