@@ -114,8 +114,8 @@ def _throughput(done: Mapping[str, Any]) -> list[tuple[str, str]]:
     if not done:
         return []
     rows = [("throughput", f"{done.get('videos')} videos, {_fmt(done.get('video_hours'), 3)} video hours in "
-                           f"{_fmt(done.get('wall_hours'), 4)} h: {_fmt(done.get('calls_per_hour'), 0)} calls per hour, "
-                           f"{_fmt(done.get('video_hours_per_hour'), 2)} video hours per hour")]
+                           f"{_fmt(done.get('wall_hours'), 4)} h: {_fmt(done.get('calls_per_hour'), 0)} calls per "
+                           f"hour, {_fmt(done.get('video_hours_per_hour'), 2)} video hours per hour")]
     for endpoint, mine in (done.get("endpoints") or {}).items():
         failed = (f"; {mine['failures']} failed calls, drained {mine.get('drains', 0)} times"
                   if mine.get("failures") else "")
