@@ -173,6 +173,10 @@ class ReplayConfig:
     concurrency: int = declared(1, "Records played at once (a multi-turn group is one); output in input order.",
                                 pace=True)
     no_cache: bool = declared(False, "Do not read or write the LLM response cache.", pace=True)
+    ray: str | None = declared(None, "Play on Ray workers (the scale extra): local (a Ray instance on this machine) or "
+                                     "a cluster's ADDRESS (HOST:6379, ray://HOST:10001, auto); the records are "
+                                     "sharded by video into tasks that decode and call (docs/runs.md).", pace=True)
+    workers: int | None = declared(None, "With --ray: tasks (videos) played at once (default 2).", pace=True)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "strategy_options", dict(self.strategy_options or {}))
@@ -192,6 +196,7 @@ class ReplayConfig:
         _check_floors(self)
         _check_frames(self)
         _check_strategy_options(self)
+        _check_ray(self)
 
     def replace(self, **changes: Any) -> Any:
         """A copy with ``changes`` (checked again)."""
@@ -218,6 +223,20 @@ def _check_names(c: ReplayConfig) -> None:
     object.__setattr__(c, "clock", str(checked_clock(c.clock, c.timing)))  # fixed:2.0 is recorded as fixed:2
     if c.ids is not None and not c.ids:
         raise ConfigError("--ids names no record id")
+
+
+def _check_ray(c: ReplayConfig) -> None:
+    """``--workers`` only with ``--ray``, a whole number >= 1 (default 2); ``--ray`` names a place."""
+    if c.ray is None:
+        if c.workers is not None:
+            raise ConfigError("--workers is for --ray (local or a cluster's address): without it a run plays here")
+        return
+    if not str(c.ray).strip():
+        raise ConfigError("--ray needs local or a Ray cluster's address (HOST:6379, ray://HOST:10001, auto)")
+    workers = 2 if c.workers is None else c.workers
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ConfigError(f"--workers must be a whole number >= 1, got {workers!r}")
+    object.__setattr__(c, "workers", workers)
 
 
 def _finite(value: float | None) -> bool:
