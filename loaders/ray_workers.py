@@ -148,7 +148,8 @@ def play_on_ray(rows: list[dict[str, Any]], shards: list[Shard], ray: Any, worke
             running[task.remote(shards[n])] = n
         ready, _ = ray.wait(list(running), num_returns=1)
         for ref in ready:
-            done[running.pop(ref)] = ray.get(ref)
+            n = running.pop(ref)
+            done[n] = _result(ray, ref, shards[n], list(running))
     outs = [done[n] for n in range(len(shards))]
     order = {str(record_id(row)): i for i, row in enumerate(rows)}
     played = []
@@ -170,6 +171,24 @@ def play_on_ray(rows: list[dict[str, Any]], shards: list[Shard], ray: Any, worke
                 mine[key] = mine.get(key, 0) + value
     decoded = dict(Counter(v for out in outs for v, n in out["decoded"].items() for _ in range(n)))
     return predictions, merged, decoded
+
+
+def _result(ray: Any, ref: Any, shard: Shard, others: list[Any]) -> dict[str, Any]:
+    """A finished task's result; a task that failed (past its retries) stops the others and is one line: its own
+    streamcue error as it was raised, or what Ray said."""
+    from streamcue.errors import StreamcueError
+
+    try:
+        return ray.get(ref)
+    except Exception as exc:
+        for other in others:
+            ray.cancel(other, force=True)
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, StreamcueError):
+            raise cause from None
+        said = (str(cause or exc).strip().splitlines() or [type(exc).__name__])[-1][:300]
+        raise ServiceError(f"the Ray task playing video {shard.rows[0]['video_id']} failed after "
+                           f"{TASK_RETRIES} retries: {said}") from None
 
 
 def _merge(summaries: list[dict[str, Any]], samples: list[dict[str, Any]], clock_report: Any,

@@ -136,6 +136,9 @@ class LLMPool(LLMClient):
                 self._release(member, ok=False)
                 tried.append(member)
                 continue
+            except BaseException:
+                self._release(member, ok=None)  # not the endpoint's failure (a refusal, an interrupt): no drain
+                raise
             self._release(member, ok=True)
             return reply
         raise failed or ServiceError("every endpoint of the pool is drained after failing; resume the run later")
@@ -153,13 +156,14 @@ class LLMPool(LLMClient):
             member.in_flight += 1
             return member
 
-    def _release(self, member: _Member, *, ok: bool) -> None:
+    def _release(self, member: _Member, *, ok: bool | None) -> None:
+        """One call fewer in flight at ``member``: answered (``ok``), failed (drained) or neither (None)."""
         with self._lock:
             member.in_flight -= 1
             if ok:
                 member.answered += 1
                 member.in_a_row = 0
-            else:
+            elif ok is False:
                 self._drain(member)
 
     def _drain(self, member: _Member) -> None:

@@ -52,6 +52,7 @@ def joined(tmp_path_factory):
 
 
 def run(records, out, server, *extra):
+    """``streamcue run`` of OVO-Bench, blind (``--no-video``), against ``server``."""
     return cli("run", "ovo-bench", records, "--out", out, "--no-video", "--llm-base-url", server.base_url,
                "--llm-model", "stub-model", *extra)
 
@@ -62,18 +63,34 @@ def figures(out: Path):
 
 
 def test_two_ray_workers_give_exactly_the_figures_of_a_local_run(joined, tmp_path, monkeypatch):
-    with StubLLMServer(answer) as server:
-        monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(tmp_path / "c1"))
-        code, _, err = run(joined, tmp_path / "local", server)
-        assert code == 0, err
-        local = server.completions
-        monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(tmp_path / "c2"))
-        code, _, err = run(joined, tmp_path / "ray", server, "--ray", "local", "--workers", "2")
-        assert code == 0, err
-        assert server.completions == 2 * local  # every call made again, on the workers (a fresh cache)
-    assert figures(tmp_path / "ray") == figures(tmp_path / "local")
-    replay = json.loads((tmp_path / "ray" / "results.json").read_text())["replay"]
-    assert replay["endpoint"]["endpoint_calls"] == local and replay["config"]["command"] == "run"
+    """docs/runs.md's pool-example block, line by line: a run on a pool of two endpoints (from @endpoints.txt), then
+    the same on two Ray workers with a fresh cache: every call made again, on the workers, and exactly the figures."""
+    import re
+    import shlex
+    import shutil
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "runs.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- pool-example: run by tests/loaders/test_ray_workers.py -->\n```bash\n(.*?)```", text,
+                      re.S).group(1)
+    lines = [line for line in block.strip().splitlines() if line.startswith("streamcue ")]
+    assert len(lines) == 2 and "--ray local --workers 2" in lines[1]
+    shutil.copytree(joined, tmp_path / "out" / "ovo")
+    monkeypatch.chdir(tmp_path)
+    with StubLLMServer(answer) as a, StubLLMServer(answer) as b:
+        Path("endpoints.txt").write_text(f"{a.base_url}\n{b.base_url}\n")
+        monkeypatch.setenv("STREAMCUE_LLM_MODEL", "stub-model")
+        for n, line in enumerate(lines):
+            monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(tmp_path / f"cache{n}"))
+            before = a.completions + b.completions
+            code, _, err = cli(*shlex.split(line)[1:])
+            assert code == 0, (line, err)
+        calls = a.completions + b.completions - before
+    assert calls == before  # every call made again, on the workers (a fresh cache)
+    assert figures(tmp_path / "runs" / "ray") == figures(tmp_path / "runs" / "pool")
+    results = json.loads((tmp_path / "runs" / "ray" / "results.json").read_text())
+    assert results["replay"]["endpoint"]["endpoint_calls"] == calls
+    shares = results["throughput"]["endpoints"]
+    assert set(shares) == {a.base_url, b.base_url} and all(mine["calls"] > 0 for mine in shares.values())
 
 
 def _kill_a_task_worker() -> int:
