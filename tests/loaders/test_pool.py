@@ -123,3 +123,18 @@ def test_an_endpoint_failing_half_way_is_drained_and_the_run_finishes_with_the_s
                                                                         "drains": 0,
                                                                         "calls_per_hour": shares[a.base_url][
                                                                             "calls_per_hour"]}
+
+
+def test_an_llm_judge_takes_a_pool_too():
+    """``--judge-llm-base-url`` repeated: the judge's verdicts spread over both endpoints, the same as from one."""
+    from streamcue.metrics.llm_judge import LLMJudge
+    from streamcue.metrics.run_config import RunConfig
+
+    triples = [(f"question {n}?", f"the answer is {n}", f"it is {n if n % 2 else n + 1}") for n in range(8)]
+    with StubLLMServer() as a, StubLLMServer() as b:
+        config = RunConfig(benchmark="estp", records="out/ego4d", judge="llm", llm_model="stub-model",
+                           llm_base_url=a.base_url, judge_llm_base_url=[a.base_url, b.base_url])
+        judge = LLMJudge.from_options(**{**config.evaluate_options()["judge_options"], "max_concurrency": 4})
+        pooled = judge.judge(triples, "answer")
+        alone = LLMJudge.from_options(base_url=a.base_url, model="stub-model").judge(triples, "answer")
+        assert a.completions > 8 and b.completions > 0 and pooled == alone
