@@ -27,7 +27,7 @@ from streamcue.loaders.clock import CLOCK_HELP, checked_clock
 from streamcue.loaders.replay import DEFAULT_K, DEFAULT_MEMORY
 from streamcue.loaders.sources import RecordSet, open_records
 
-__all__ = ["parse_ids", "ReplayConfig", "Plan", "prepare", "check_out", "choose", "declared", "recorded",
+__all__ = ["parse_ids", "parse_urls", "ReplayConfig", "Plan", "prepare", "check_out", "choose", "declared", "recorded",
            "strategy_flags", "with_options", "protocol_options", "protocol_settings", "PROMPT_SET_HELP",
            "CONTEXT_HELP", "SCHEDULE_HELP"]
 
@@ -67,6 +67,27 @@ def parse_ids(value: str | None) -> tuple[str, ...] | None:
     if not items:
         raise ConfigError("--ids names no record id")
     return tuple(dict.fromkeys(items))
+
+
+def parse_urls(value: str | Path | list[str] | tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """``--llm-base-url``, given once or repeated: the base URLs of one endpoint or a pool, each ``@FILE`` read as one
+    URL a line (blank lines and ``#`` comments skipped); a URL given twice is refused by the settings."""
+    if value is None:
+        return None
+    urls: list[str] = []
+    for item in [value] if isinstance(value, (str, Path)) else value:
+        item = str(item).strip()
+        if item.startswith("@"):
+            path = Path(item[1:])
+            if not path.is_file():
+                raise InputError("--llm-base-url @FILE: no such file", file=path)
+            lines = [line.split("#", 1)[0].strip() for line in path.read_text(encoding="utf-8").splitlines()]
+            if not any(lines):
+                raise InputError("--llm-base-url @FILE: no URL in it", file=path)
+            urls += [line for line in lines if line]
+        elif item:
+            urls.append(item)
+    return tuple(urls) or None
 
 
 def strategy_flags() -> dict[str, list[tuple[str, Any]]]:
@@ -134,8 +155,10 @@ class ReplayConfig:
     audio: str = declared("none", "The clip's sound with its frames: none (default), parts (the sound of the span "
                                   "a call covers, a 16 kHz WAV as an input_audio part) or video (with --transport "
                                   "video_url: the clip keeps its sound, vLLM's use_audio_in_video set).")
-    llm_base_url: str | None = declared(None, "OpenAI-compatible base URL of a vision model (or "
-                                              "$STREAMCUE_LLM_BASE_URL).")
+    llm_base_url: tuple[str, ...] | None = declared(
+        None, "OpenAI-compatible base URL of a vision model (or $STREAMCUE_LLM_BASE_URL); repeat it, or give "
+              "@FILE (one URL a line), for a pool of endpoints serving the same model entry (docs/runs.md).",
+        parse="urls", pace=True)
     llm_model: str | None = declared(None, "Vision model name (or $STREAMCUE_LLM_MODEL); the key comes from "
                                            "$STREAMCUE_LLM_API_KEY.")
     llm_structured: str = declared("json_schema", "Structured output: json_schema, json_object or none.")
@@ -150,6 +173,10 @@ class ReplayConfig:
     concurrency: int = declared(1, "Records played at once (a multi-turn group is one); output in input order.",
                                 pace=True)
     no_cache: bool = declared(False, "Do not read or write the LLM response cache.", pace=True)
+    ray: str | None = declared(None, "Play on Ray workers (the scale extra): local (a Ray instance on this machine) or "
+                                     "a cluster's ADDRESS (HOST:6379, ray://HOST:10001, auto); the records are "
+                                     "sharded by video into tasks that decode and call (docs/runs.md).", pace=True)
+    workers: int | None = declared(None, "With --ray: tasks (videos) played at once (default 2).", pace=True)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "strategy_options", dict(self.strategy_options or {}))
@@ -157,6 +184,7 @@ class ReplayConfig:
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):
                 object.__setattr__(self, name, Path(value))
+        object.__setattr__(self, "llm_base_url", parse_urls(self.llm_base_url))
         if isinstance(self.ids, str):  # as the command line gives it: comma-separated, or @FILE
             object.__setattr__(self, "ids", parse_ids(self.ids))
         if self.ids is not None:
@@ -168,6 +196,7 @@ class ReplayConfig:
         _check_floors(self)
         _check_frames(self)
         _check_strategy_options(self)
+        _check_ray(self)
 
     def replace(self, **changes: Any) -> Any:
         """A copy with ``changes`` (checked again)."""
@@ -194,6 +223,20 @@ def _check_names(c: ReplayConfig) -> None:
     object.__setattr__(c, "clock", str(checked_clock(c.clock, c.timing)))  # fixed:2.0 is recorded as fixed:2
     if c.ids is not None and not c.ids:
         raise ConfigError("--ids names no record id")
+
+
+def _check_ray(c: ReplayConfig) -> None:
+    """``--workers`` only with ``--ray``, a whole number >= 1 (default 2); ``--ray`` names a place."""
+    if c.ray is None:
+        if c.workers is not None:
+            raise ConfigError("--workers is for --ray (local or a cluster's address): without it a run plays here")
+        return
+    if not str(c.ray).strip():
+        raise ConfigError("--ray needs local or a Ray cluster's address (HOST:6379, ray://HOST:10001, auto)")
+    workers = 2 if c.workers is None else c.workers
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ConfigError(f"--workers must be a whole number >= 1, got {workers!r}")
+    object.__setattr__(c, "workers", workers)
 
 
 def _finite(value: float | None) -> bool:
@@ -500,9 +543,10 @@ def _plain(value: Any) -> Any:
 def recorded(config: ReplayConfig) -> dict[str, Any]:
     """What decides a run's answers and figures, as its report records them (replay_report.json ``config``): the
     command, then every declared field but those marked ``pace`` (how fast or how patiently it runs: concurrency,
-    retries, timeout, cache), each path as its name and a digest of its absolute form (:func:`_path_id`), ``ids``
-    sorted (the set of ids decides what is played, not the order given), the endpoint and model as resolved from
-    the environment when not given (without credentials), redacted as written."""
+    retries, timeout, cache, and where: the endpoints), each path as its name and a digest of its absolute form
+    (:func:`_path_id`), ``ids`` sorted (the set of ids decides what is played, not the order given), the model as
+    resolved from the environment when not given, redacted as written. The endpoints are not recorded: the model
+    entry they serve is (the report's ``llm.model_card``), so a run resumes or repeats on other endpoints."""
     import dataclasses
     import json
 
@@ -517,8 +561,7 @@ def recorded(config: ReplayConfig) -> dict[str, Any]:
     records = Path(str(config.records))
     out["records"] = _path_id(records) if records.exists() else str(config.records)  # else ORG/NAME@REVISION
     try:
-        llm = LLMSettings.resolve(base_url=config.llm_base_url, model=config.llm_model)
-        out["llm_base_url"], out["llm_model"] = llm.endpoint, llm.model
+        out["llm_model"] = LLMSettings.resolve(base_url=config.llm_base_url, model=config.llm_model).model
     except ConfigError:  # no endpoint: a strategy that calls none
         pass
     return json.loads(redact(json.dumps(out, ensure_ascii=False)))
@@ -557,6 +600,8 @@ def _check_settings(out: Path, config: ReplayConfig, finished: str) -> bool:
                           "run folder is never replaced; give a new --out")
     was, now = _flat(settings), _flat(recorded(config))
     was.setdefault("clock", "free")  # a folder written before --clock existed played the free clock
+    for name in ("llm_base_url", "judge_llm_base_url"):  # where it ran, recorded before pools: not a setting
+        was.pop(name, None)
     for name in dict.fromkeys([*now, *was]):
         if was.get(name) != now.get(name):
             mine = settings.get("command") == config.COMMAND  # else the folder of another command: no state said

@@ -3,6 +3,7 @@ engine, then predictions.jsonl, samples.jsonl and replay_report.json. Field by f
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,11 @@ class Played:
     decoded: dict[str, Any] | None = None
     blind: bool = False
     durations_read: dict[str, float] = field(default_factory=dict)  # read from the files: the records gave none
+    #: Each endpoint's calls, failures and drains (a pool's: :meth:`streamcue.llm_pool.LLMPool.endpoints_report`).
+    pool: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Seconds the plays took, wall clock.
+    wall_s: float = 0.0
+    config: Any = None
 
 
 def _frames(plan: Any) -> Any:
@@ -67,11 +73,16 @@ def _frames(plan: Any) -> Any:
         if not paths[vid].is_file():
             raise InputError(f"video file missing under the video root: {plan.source.videos[vid]['uri']}", file=where,
                              record=f"video_id={vid}", field="$.uri")
-    frames = FrameSource(paths, fps=c.fps, side=c.frame_side or None, quality=c.jpeg_quality, pixels=c.frame_pixels,
-                         keep=1, audio=c.audio)
+    frames = FrameSource(paths, **frame_settings(c))
     if c.audio != "none" and not any(frames.has_audio(vid) for vid in paths):
         raise InputError(f"--audio {c.audio}: no video played has an audio stream", file=where)
     return frames
+
+
+def frame_settings(c: Any) -> dict[str, Any]:
+    """How the frames of a replay are read (:class:`~streamcue.loaders.frames.FrameSource`'s options but the paths)."""
+    return {"fps": c.fps, "side": c.frame_side or None, "quality": c.jpeg_quality, "pixels": c.frame_pixels,
+            "keep": 1, "audio": c.audio}
 
 
 def _read_durations(plan: Any, frames: Any) -> dict[str, float]:
@@ -120,20 +131,59 @@ def play_all(plan: Any) -> Played:
     read = _read_durations(plan, frames)
     durations = {**{vid: v.get("duration_s") for vid, v in plan.source.videos.items()}, **read}
     done = Played(settings=settings, policy=policy, blind=settings is not None and frames is None,
-                  durations_read=read)
+                  durations_read=read, config=c)
+    started = time.perf_counter()
+    ray = _ray(c)
     try:
         for (kind, rows, protocol, name, options), model in zip(plan.plays, models):
             window = c.window_s if c.window_s is not None else getattr(protocol, "window_s", None)
-            predictions, summary = play(rows, kind, strategy=model, protocol=protocol, memory=policy, k=c.k,
-                                        fps=c.fps, window_s=window, history=c.history, span=c.span,
-                                        durations=durations, frames=frames, timing=c.timing,
-                                        concurrency=c.concurrency, transport=sending, run_clock=c.clock)
+            how = {"k": c.k, "fps": c.fps, "window_s": window, "history": c.history, "span": c.span,
+                   "durations": durations, "timing": c.timing, "concurrency": c.concurrency, "transport": sending,
+                   "run_clock": c.clock}
+            if ray is not None:
+                model, predictions, summary = _play_remote(done, ray, frames, (kind, rows, protocol, name, options),
+                                                           how, settings)
+            else:
+                predictions, summary = play(rows, kind, strategy=model, protocol=protocol, memory=policy,
+                                            frames=frames, **how)
             _keep(done, plan, kind, rows, protocol, name, options, model, window, predictions, summary)
     finally:
+        if ray is not None and ray[1]:
+            ray[0].shutdown()
+        done.wall_s = time.perf_counter() - started
         if frames is not None:
-            done.decoded = dict(frames.decoded)
+            done.decoded = done.decoded if ray is not None else dict(frames.decoded)
             frames.close()
     return done
+
+
+def _ray(c: Any) -> tuple[Any, bool] | None:
+    """Ray, joined or started for ``--ray`` (:mod:`streamcue.loaders.ray_workers`), and whether it was started here;
+    None without ``--ray``."""
+    if c.ray is None:
+        return None
+    from streamcue.loaders.ray_workers import start_ray
+
+    return start_ray(c.ray, c.workers)
+
+
+def _play_remote(done: Played, ray: tuple[Any, bool], frames: Any, play_: tuple[Any, ...], how: dict[str, Any],
+                 settings: Any) -> tuple[Any, list[dict[str, Any]], dict[str, Any]]:
+    """One play's records sharded by video into Ray tasks (:func:`streamcue.loaders.ray_workers.play_on_ray`): its
+    stand-in strategy, predictions and summary, as a local play gives them; the frames decoded added to ``done``."""
+    from streamcue.loaders.ray_workers import Remote, play_on_ray, shards_of, with_session
+    from streamcue.paths import cache_dir
+
+    kind, rows, protocol, name, options = play_
+    c = done.config
+    sources = None if frames is None else {"paths": frames.paths, **frame_settings(c)}
+    shards = shards_of(rows, kind=kind, protocol=protocol, strategy=name, options=options,
+                       settings=with_session(settings), memory={"name": c.memory, "k": c.k, "window_s": c.window_s},
+                       frames=sources, play=how, cache_dir=str(cache_dir()), use_cache=not c.no_cache)
+    model = Remote()
+    predictions, summary, decoded = play_on_ray(rows, shards, ray[0], c.workers, model, protocol.record_id)
+    done.decoded = {**(done.decoded or {}), **decoded}
+    return model, predictions, summary
 
 
 def _keep(done: Played, plan: Any, kind: str, rows: list[dict[str, Any]], protocol: Any, name: str,
@@ -149,6 +199,11 @@ def _keep(done: Played, plan: Any, kind: str, rows: list[dict[str, Any]], protoc
     done.samples += summary.pop("samples")
     if done.card is None and hasattr(model, "client"):
         done.card = model.client.model_card()
+    for endpoint, figures in (model.client.endpoints_report() if hasattr(model, "client")
+                              and hasattr(model.client, "endpoints_report") else {}).items():
+        mine = done.pool.setdefault(endpoint, {})
+        for key, value in figures.items():
+            mine[key] = mine.get(key, 0) + value
     reported = {option.name for option in STRATEGIES[name].options if option.report}
     source = plan.source.files.get(kind)
     done.kinds[kind] = {
@@ -167,7 +222,7 @@ def _report(plan: Any, done: Played) -> dict[str, Any]:
     c, settings = plan.config, done.settings
     without_pixels = sum(k_["replay"].get("frames_without_pixels", 0) for k_ in done.kinds.values())
     unparseable = [u for k_ in done.kinds.values() for u in k_["replay"].get("unparseable_records", [])]
-    llm = {"model": settings.model, "endpoint": settings.endpoint, "model_card": done.card,
+    llm = {"model": settings.model, "endpoints": list(settings.endpoints), "model_card": done.card,
            "structured": settings.structured, "temperature": settings.temperature, "max_tokens": settings.max_tokens,
            "retries": settings.max_retries, "timeout_s": settings.timeout_s,
            "model_revision": settings.model_revision} if settings is not None else None
@@ -176,7 +231,8 @@ def _report(plan: Any, done: Played) -> dict[str, Any]:
             "history": c.history or {p[0]: p[2].history for p in plan.plays}, "span": c.span, "timing": c.timing,
             "clock": clock_report(c.clock, done.samples, sum(k_["replay"].get("clock", {}).get("skipped_moments", 0)
                                                               for k_ in done.kinds.values())),
-            "limit": c.limit, "concurrency": c.concurrency, "blind": done.blind,
+            "limit": c.limit, "concurrency": c.concurrency, "blind": done.blind, "wall_s": round(done.wall_s, 6),
+            **({"pool": done.pool} if done.pool else {}),
             "frames": {"transport": c.transport, "label": c.frame_label, "fps": c.fps, "k": c.k,
                        "side": c.frame_side or None, "pixels": c.frame_pixels, "jpeg_quality": c.jpeg_quality,
                        **({"video_url": c.video_url} if c.transport == "video_url" else {}),
@@ -239,7 +295,7 @@ def _say(plan: Any, done: Played, report: dict[str, Any], out: Path) -> None:
                           "were sent without sound (their video has no audio stream, or the call showed no frames); "
                           "counted in the report (audio.calls_without_audio)", markup=False)
     if report["unparseable_records"]:
-        where = f"{settings.model} at {settings.endpoint}" if settings is not None else "the model"
+        where = f"{settings.model} at {', '.join(settings.endpoints)}" if settings is not None else "the model"
         ids = ", ".join(dict.fromkeys(str(u["record_id"]) for u in report["unparseable_records"]))
         console.err.print(f"warning: {report['unparseable']} unparseable answers from {where}, recorded as wrong "
                           f"answers (listed in replay_report.json): {ids[:300]}", markup=False)

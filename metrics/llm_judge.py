@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from streamcue.llm import LLMClient, LLMSettings, Request
+from streamcue.llm_pool import make_client
 from streamcue.metrics.verdict import LLMTask, Triple, Verdict
 from streamcue.prompts import load_prompt
 
@@ -38,7 +39,7 @@ class LLMJudge:
     @classmethod
     def from_options(cls, **options: Any) -> LLMJudge:
         # The judge's verdicts are cached by JudgeRunner; the client's own cache is not needed twice.
-        return cls(LLMClient(LLMSettings.resolve(**options), use_cache=False))
+        return cls(make_client(LLMSettings.resolve(**options), use_cache=False))
 
     def identity(self) -> dict[str, Any]:
         return {"judge": self.name, **self.client.identity(),  # endpoint, model, sampling

@@ -36,6 +36,7 @@ from typing import Any
 
 from streamcue.errors import ConfigError
 from streamcue.llm import LLMClient, LLMSettings, Request
+from streamcue.llm_pool import make_client
 from streamcue.metrics.configs import check_int_at_least
 from streamcue.metrics.judges import JudgeRunner
 from streamcue.metrics.registry import EvalContext, Metric
@@ -99,7 +100,7 @@ class MiraJudge:
     @classmethod
     def from_options(cls, scale_max: int = 3, **options: Any) -> MiraJudge:
         # JudgeRunner caches the verdicts; the client's own cache is not needed twice.
-        return cls(LLMClient(LLMSettings.resolve(**options), use_cache=False), scale_max)
+        return cls(make_client(LLMSettings.resolve(**options), use_cache=False), scale_max)
 
     def identity(self) -> dict[str, Any]:
         return {"judge": self.name, **self.client.identity(),  # endpoint, model, sampling

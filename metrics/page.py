@@ -109,6 +109,21 @@ def _flat(value: Any) -> Any:
     return ", ".join(f"{k}: {v}" for k, v in value.items()) if isinstance(value, Mapping) else value
 
 
+def _throughput(done: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What the run got through per hour (results.json ``throughput``), in all and per endpoint."""
+    if not done:
+        return []
+    rows = [("throughput", f"{done.get('videos')} videos, {_fmt(done.get('video_hours'), 3)} video hours in "
+                           f"{_fmt(done.get('wall_hours'), 4)} h: {_fmt(done.get('calls_per_hour'), 0)} calls per "
+                           f"hour, {_fmt(done.get('video_hours_per_hour'), 2)} video hours per hour")]
+    for endpoint, mine in (done.get("endpoints") or {}).items():
+        failed = (f"; {mine['failures']} failed calls, drained {mine.get('drains', 0)} times"
+                  if mine.get("failures") else "")
+        rows.append((f"endpoint {endpoint}", f"{mine.get('calls')} calls, {_fmt(mine.get('calls_per_hour'), 0)} per "
+                                             f"hour{failed}"))
+    return rows
+
+
 def _efficiency(eff: Mapping[str, Any]) -> list[tuple[str, str]]:
     """What the run cost (results.json ``efficiency``); a figure the engine did not record reads n/a."""
     if not eff:
@@ -148,7 +163,7 @@ def _made(results: Mapping[str, Any]) -> list[tuple[str, str]]:
             ("strategies", ", ".join(f"{k}: {v.get('strategy')}" for k, v in
                                      (protocol.get("kinds") or {}).items()) or None),
             ("history", _flat(protocol.get("history"))), ("model", model.get("name")),
-            ("endpoint", model.get("endpoint")),
+            ("endpoints", ", ".join((results.get("throughput") or {}).get("endpoints") or {}) or model.get("endpoint")),
             ("frames", ", ".join(f"{k}={v}" for k, v in frames.items() if v is not None) or None),
             ("generation", ", ".join(f"{k}={v}" for k, v in generation.items() if v is not None) or None),
             ("prompts", "; ".join(f"{k}: {', '.join(v)}" for k, v in results.get("prompts", {}).items()) or None),
@@ -203,7 +218,8 @@ def render_page(results: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]
              if row.get("few_videos")],
         min_videos=boot.get("min_videos", 5), level=f"{boot['level']:.0%}", seed=boot["seed"],
         how="exact enumeration" if boot["exact"] else f"{boot['resamples']} resamples",
-        efficiency=_efficiency(results.get("efficiency") or {}), made=_made(results),
+        efficiency=_efficiency(results.get("efficiency") or {}) + _throughput(results.get("throughput") or {}),
+        made=_made(results),
         unparseable=results.get("unparseable") or [], timelines=timelines, more_videos=more,
         clocked=_clocked(results)) + "\n"
 

@@ -47,6 +47,7 @@ from typing import Any
 from streamcue.errors import ConfigError
 from streamcue.io import write_jsonl
 from streamcue.llm import LLMClient, LLMSettings, Request
+from streamcue.llm_pool import make_client
 from streamcue.metrics.bench_readers import RunPlayed, export_name
 from streamcue.metrics.bootstrap import pooled, pooled_rows
 from streamcue.metrics.judges import JudgeRunner
@@ -194,7 +195,7 @@ class PhoStreamJudge:
     @classmethod
     def from_options(cls, **options: Any) -> PhoStreamJudge:
         # JudgeRunner caches the verdicts; the client's own cache is not needed twice. 256 tokens as the official.
-        return cls(LLMClient(LLMSettings.resolve(**{"max_tokens": 256, **options}), use_cache=False))
+        return cls(make_client(LLMSettings.resolve(**{"max_tokens": 256, **options}), use_cache=False))
 
     def identity(self) -> dict[str, Any]:
         return {"judge": self.name, **self.client.identity(),  # endpoint, model, sampling

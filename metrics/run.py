@@ -37,7 +37,7 @@ from streamcue.schemas.kinds import TABLE, names, ordered
 
 __all__ = ["STREAMING_KINDS", "RESULTS_VERSION", "Selection", "finish_run", "video_units", "write_played",
            "read_samples", "read_run", "check_run", "sample_units", "write_page", "prompt_versions", "now",
-           "efficiency", "EFFICIENCY", "content_sha256", "spoke"]
+           "efficiency", "EFFICIENCY", "throughput", "content_sha256", "spoke"]
 
 RESULTS_VERSION = "1.0"
 #: Kinds whose page shows a timeline per video: gold answer windows against when the model spoke.
@@ -322,6 +322,32 @@ def efficiency(samples: Sequence[Mapping[str, Any]], replay_report: Mapping[str,
     return {key: out[key] for key in EFFICIENCY}
 
 
+def throughput(samples: Sequence[Mapping[str, Any]], replay_report: Mapping[str, Any],
+               efficiency_: Mapping[str, Any]) -> dict[str, Any]:
+    """results.json ``throughput``: what the run got through per hour of its wall time. ``videos`` played,
+    ``video_hours`` (``media_s`` / 3600), ``wall_hours`` (``wall_s`` / 3600), ``calls`` (made, not from the cache),
+    ``calls_per_hour`` = calls / wall_hours and ``video_hours_per_hour`` = video_hours / wall_hours (None without a
+    wall time); ``endpoints``: per endpoint (as the samples name it, without credentials) its ``calls``, its
+    ``calls_per_hour`` over the same wall time and, for a pool, its ``failures`` and ``drains`` (the replay
+    report's ``pool``)."""
+    wall, media = _number(efficiency_.get("wall_s")), _number(efficiency_.get("media_s"))
+    hours = wall / 3600 if wall else None
+    made = [c for s in samples for c in s.get("calls") or [] if isinstance(c, Mapping) and c.get("cached") is not True]
+    per: dict[str, int] = {}
+    for call in made:
+        if isinstance(call.get("endpoint"), str):
+            per[call["endpoint"]] = per.get(call["endpoint"], 0) + 1
+    pool = replay_report.get("pool") if isinstance(replay_report.get("pool"), Mapping) else {}
+    endpoints = {name: {"calls": per.get(name, 0),
+                        "calls_per_hour": per.get(name, 0) / hours if hours else None,
+                        **{k: v for k, v in (pool.get(name) or {}).items() if k in ("failures", "drains")}}
+                 for name in dict.fromkeys([*pool, *per])}
+    n = int(_number(efficiency_.get("endpoint_calls")) or 0)
+    return {"videos": len({s.get("video_id") for s in samples}), "video_hours": media / 3600 if media else 0.0,
+            "wall_hours": hours, "calls": n, "calls_per_hour": n / hours if hours else None,
+            "video_hours_per_hour": media / 3600 / hours if media and hours else None, "endpoints": endpoints}
+
+
 def _real_time(wall: float | None, answered: Mapping[str, float], n_videos: int, concurrency: int) -> dict[str, Any]:
     """``real_time_factor`` (``wall / sum(answered)``, None without an answered video or a wall time),
     ``real_time_basis`` (what it counted, in words) and ``concurrency``."""
@@ -519,14 +545,15 @@ def write_played(out: Path, selection: Selection) -> Path:
 
 
 def _model(run: Mapping[str, Any], replay_report: Mapping[str, Any]) -> dict[str, Any]:
-    """results.json ``model``: the name and endpoint, the ``--model-revision`` given, and ``entry_sha256``, the
-    SHA-256 of the server's entry for the model (its canonical JSON; the entry itself is ``replay.llm.model_card``):
-    two checkpoints served under one name differ there. None where no model was called."""
+    """results.json ``model``: the name, the ``--model-revision`` given, and ``entry_sha256``, the SHA-256 of the
+    server's entry for the model (its canonical JSON; the entry itself is ``replay.llm.model_card``): two checkpoints
+    served under one name differ there. None where no model was called. ``endpoint`` is null: a run names the model
+    entry, not where it was served (one endpoint or a pool; each endpoint's share is in ``throughput.endpoints``)."""
     llm = replay_report.get("llm") if isinstance(replay_report.get("llm"), Mapping) else {}
     card = llm.get("model_card")
     entry = hashlib.sha256(json.dumps(card, sort_keys=True, separators=(",", ":")).encode()).hexdigest() \
         if card is not None else None
-    return {"name": run.get("model"), "endpoint": run.get("endpoint"), "revision": llm.get("model_revision"),
+    return {"name": run.get("model"), "endpoint": None, "revision": llm.get("model_revision"),
             "entry_sha256": entry}
 
 
@@ -600,6 +627,7 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
                    "earlier_run_hits": int(endpoint.get("earlier_run_hits", 0))},
         "unparseable": unparseable,
         "efficiency": {},
+        "throughput": {},
         "bootstrap": bootstrap.to_dict(exact),
         "tables": table,
         "report": report,
@@ -607,6 +635,7 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
     }
     results["efficiency"] = efficiency(samples, replay_report, selection.videos, results["started_at"],
                                        results["finished_at"])
+    results["throughput"] = throughput(samples, replay_report, results["efficiency"])
     write_jsonl(out / "samples.jsonl", samples)
     results["samples_sha256"] = hashlib.sha256((out / "samples.jsonl").read_bytes()).hexdigest()  # the seal's too
     results = seal_results(results)

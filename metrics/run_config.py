@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from streamcue.errors import ConfigError
-from streamcue.loaders.replay_config import ReplayConfig, declared
+from streamcue.loaders.replay_config import ReplayConfig, declared, parse_urls
 
 __all__ = ["RunConfig", "run", "parse_params"]
 
@@ -63,8 +63,9 @@ class RunConfig(ReplayConfig):
 
     judge: str | None = declared(None, "Answer judge of the benchmark's metric (e.g. estp: token-f1, exact, "
                                        "embedding or llm); default: the metric's.")
-    judge_llm_base_url: str | None = declared(None, "An LLM judge's OpenAI-compatible base URL (default: "
-                                                    "--llm-base-url's).")
+    judge_llm_base_url: tuple[str, ...] | None = declared(
+        None, "An LLM judge's OpenAI-compatible base URL (default: --llm-base-url's); repeated or @FILE: a pool.",
+        parse="urls", pace=True)
     judge_llm_model: str | None = declared(None, "An LLM judge's model (default: --llm-model's).")
     config_version: int | None = declared(None, "Metric config version (default: the latest); recorded.")
     params: Mapping[str, Any] = declared(None, "Override a metric parameter, NAME=VALUE (e.g. rules=strict); "
@@ -77,6 +78,7 @@ class RunConfig(ReplayConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         object.__setattr__(self, "params", _params(self.params))
+        object.__setattr__(self, "judge_llm_base_url", parse_urls(self.judge_llm_base_url))
         from streamcue.loaders.protocols import PROTOCOLS
         from streamcue.registry import get_benchmark
 
@@ -248,7 +250,7 @@ def _run_info(config: RunConfig, plan: Any, report: Mapping[str, Any], started: 
     window = config.window_s if config.window_s is not None else getattr(plan.plays[0][2], "window_s", None)
     return {
         "records": str(config.records), "split": config.split, "started_at": started, "command": command,
-        "model": endpoint.get("model"), "endpoint": endpoint.get("endpoint"),
+        "model": endpoint.get("model"),
         "generation": {"temperature": config.temperature, "max_tokens": config.max_tokens,
                        "concurrency": config.concurrency, "structured": config.llm_structured,
                        "cache": not config.no_cache},

@@ -11,7 +11,14 @@ multiple-choice questions over them, then times, fresh cache each time (``--no-c
 * the same at 8 under ``--clock live`` (docs/clock.md): a virtual clock, never a sleep, so no more wall time than
   the free run beyond noise (goal <= 1.05x).
 
-    python perf/bench_replay.py [--work DIR] [--repeat N] [--quick] [--json FILE]
+* with ``--pool`` (issue 48; not in ``./dev.sh perf``): an endpoint pool, four local endpoints of a 1 s model
+  against one, :data:`POOL_QUESTIONS` questions at k = 4: one endpoint at ``--concurrency`` 4 against the four
+  (``--llm-base-url`` four times) at 16. Each endpoint serves at most 4 calls at once (a server's capacity: the
+  stub alone would answer any number in parallel), so the pool's gain is capacity, spread by fewest in flight.
+  Throughput is the calls per hour of the replay's own wall time (``replay_report.json`` ``wall_s``: the plays,
+  decoding included, not the process start); goal >= 3.5x.
+
+    python perf/bench_replay.py [--work DIR] [--repeat N] [--quick] [--pool] [--json FILE]
 
 ``--quick`` (what ``./dev.sh perf`` runs) makes the videos a fifth as long (about 20 s each: the same 22 questions)
 and leaves out the 1 s server at concurrency 1, which no goal reads;
@@ -36,6 +43,10 @@ from streamcue.video import ffmpeg_exe
 
 VIDEOS = (("v1", 100.0), ("v2", 96.0), ("v3", 104.0))
 QUESTIONS = 22
+#: Questions of the pool case: enough calls that the run's start and decoding weigh little beside them.
+POOL_QUESTIONS = 480
+#: Calls one endpoint of the pool case serves at once.
+CAPACITY = 4
 
 
 def make_videos(root: Path) -> None:
@@ -48,10 +59,10 @@ def make_videos(root: Path) -> None:
                         "-preset", "veryfast", "-g", "60", str(path)], check=True)
 
 
-def make_records(folder: Path) -> None:
+def make_records(folder: Path, questions: int = QUESTIONS) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     records = []
-    for n in range(QUESTIONS):
+    for n in range(questions):
         video_id, seconds = VIDEOS[n % len(VIDEOS)]
         records.append({"schema_version": "1.0", "question_id": f"q{n}", "video_id": video_id,
                         "benchmark": "ovo-bench", "task": "EPM", "group": "backward",
@@ -77,18 +88,60 @@ def floor_s(root: Path) -> float:
 
 def replay_s(work: Path, delay_s: float, concurrency: int, tag: str, *extra: str) -> tuple[float, dict]:
     with StubLLMServer(delay_s=delay_s) as server:
-        out = work / f"run_{tag}"
-        shutil.rmtree(out, ignore_errors=True)  # the bench's own last run: a run folder is never replaced
-        cmd = [sys.executable, "-m", "streamcue", "replay", str(work / "ovo"), "--out", str(out), "--video-root",
-               str(work / "videos"), "--k", "16", "--concurrency", str(concurrency), "--no-cache",
-               "--llm-base-url", server.base_url, "--llm-model", "stub-vl", *extra]
-        env = dict(os.environ, STREAMCUE_CACHE_DIR=str(work / "cache"))
-        start = time.perf_counter()
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        wall = time.perf_counter() - start
-        if done.returncode != 0:
-            raise SystemExit(done.stderr)
+        return _replay(work, "ovo", [server.base_url], concurrency, tag, "--k", "16", *extra)
+
+
+def _replay(work: Path, records: str, urls: list[str], concurrency: int, tag: str, *extra: str) -> tuple[float, dict]:
+    out = work / f"run_{tag}"
+    shutil.rmtree(out, ignore_errors=True)  # the bench's own last run: a run folder is never replaced
+    cmd = [sys.executable, "-m", "streamcue", "replay", str(work / records), "--out", str(out), "--video-root",
+           str(work / "videos"), "--concurrency", str(concurrency), "--no-cache", "--llm-model", "stub-vl",
+           *[x for url in urls for x in ("--llm-base-url", url)], *extra]
+    env = dict(os.environ, STREAMCUE_CACHE_DIR=str(work / "cache"))
+    start = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(done.stderr)
     return wall, json.loads((out / "replay_report.json").read_text())
+
+
+def one_second_model(body: dict) -> str:
+    """A model that takes 1 s per answer, :data:`CAPACITY` answers at once per endpoint (its own semaphore)."""
+    from streamcue.testing.stub_llm import default_responder
+
+    with body["_capacity"]:
+        time.sleep(1.0)
+    return default_responder(body)
+
+
+class _Endpoint(StubLLMServer):
+    """The stub with a capacity: each request waits for one of :data:`CAPACITY` places, then takes 1 s."""
+
+    def __init__(self) -> None:
+        import threading
+
+        places = threading.BoundedSemaphore(CAPACITY)
+        super().__init__(lambda body: one_second_model({**body, "_capacity": places}))
+
+
+def pool_case(work: Path) -> dict[str, float]:
+    """Calls per hour of one endpoint at concurrency 4 and of four at 16 (replay wall time), and their ratio."""
+    import contextlib
+
+    make_records(work / "ovo_pool", POOL_QUESTIONS)
+    figures = {}
+    with contextlib.ExitStack() as stack:
+        servers = [stack.enter_context(_Endpoint()) for _ in range(4)]
+        for tag, urls, concurrency in (("one4", servers[:1], 4), ("pool16", servers, 16)):
+            before = [s.completions for s in servers]
+            wall, report = _replay(work, "ovo_pool", [s.base_url for s in urls], concurrency, tag, "--k", "4")
+            figures[f"{tag}_process_s"], figures[f"{tag}_replay_s"] = wall, report["wall_s"]
+            figures[f"{tag}_calls_per_hour"] = report["calls"] / report["wall_s"] * 3600
+            figures[f"{tag}_calls"] = report["calls"]
+        figures["per_endpoint_calls"] = [s.completions - n for s, n in zip(servers, before)]  # the pool run's
+    figures["ratio"] = figures["pool16_calls_per_hour"] / figures["one4_calls_per_hour"]
+    return figures
 
 
 def main() -> None:
@@ -96,6 +149,8 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=None, help="folder for the videos and runs (default: a temp one)")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each setting (the median is reported)")
     parser.add_argument("--quick", action="store_true", help="videos a fifth as long; no 1 s server at concurrency 1")
+    parser.add_argument("--pool", action="store_true", help="also the pool case: four 1 s endpoints at concurrency "
+                                                            "16 against one at 4")
     parser.add_argument("--json", type=Path, help="also write the figures and ratios to this JSON file")
     args = parser.parse_args()
     if args.quick:
@@ -129,11 +184,19 @@ def main() -> None:
           f"{target8:.2f} s (goal <= 1.2)")
     print(f"1 s server, concurrency 8, --clock live: {live8:.2f} s = {live8 / slow8:.2f}x the free run (goal <= 1.05)")
     print(f"videos decoded: {report['videos_decoded']}")
+    pool = pool_case(work) if args.pool else None
+    if pool is not None:
+        print(f"pool: one 1 s endpoint at concurrency 4: {pool['one4_calls_per_hour']:.0f} calls per hour "
+              f"({pool['one4_calls']} calls in {pool['one4_replay_s']:.1f} s); four at concurrency 16: "
+              f"{pool['pool16_calls_per_hour']:.0f} calls per hour ({pool['pool16_replay_s']:.1f} s; calls by "
+              f"endpoint {pool['per_endpoint_calls']}) = {pool['ratio']:.2f}x (goal >= 3.5); load average now "
+              f"{os.getloadavg()[0]:.1f}")
     if args.json:
         args.json.write_text(json.dumps({
             "load_before": load, "load_after": os.getloadavg()[0], "floor_s": floor, "instant_s": instant,
-            "concurrency1_s": slow1, "concurrency8_s": slow8, "calls": calls, "instant_vs_floor": instant / floor,
-            "concurrency8_vs_target": slow8 / target8}, indent=1) + "\n")
+            "concurrency1_s": slow1, "concurrency8_s": slow8, "live8_s": live8, "calls": calls,
+            "instant_vs_floor": instant / floor, "concurrency8_vs_target": slow8 / target8,
+            "live8_vs_free8": live8 / slow8, **({"pool": pool} if pool is not None else {})}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

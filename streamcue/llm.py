@@ -26,13 +26,15 @@
   that is a string, a ``content`` that is a
   number are one :class:`ServiceError` line naming the endpoint and the field.
 * Bounded concurrency (:meth:`LLMClient.complete_many`), a persistent response cache keyed by
-  everything that can change an answer (endpoint, model, the optional ``model_revision``, the server's
+  everything that can change an answer (model, the optional ``model_revision``, the server's
   own entry for the model (``models.retrieve``, fetched once per client: :meth:`LLMClient.model_card`),
   structured mode, temperature, max tokens, prompt version, messages, schema and extra request fields;
-  never the key) (a re-run makes no new calls; a killed run resumes from what was cached). Only validated
+  never the key, nor the endpoint: the same entry served elsewhere answers alike) (a re-run makes no new calls; a
+  killed run resumes from what was cached, on any endpoint that serves the entry). Only validated
   answers are written. :attr:`Usage.cache_hits` counts the answers read from the cache,
   :attr:`Usage.earlier_run_hits` those of them written by another run (another ``LLMSettings.session``).
   Token/cost accounting: :attr:`LLMClient.usage`.
+* Several endpoints serving one model (``LLMSettings.base_urls``) are one client: :mod:`streamcue.llm_pool`.
 """
 
 from __future__ import annotations
@@ -96,6 +98,9 @@ class LLMSettings:
     #: under another session is from an earlier run (:attr:`Usage.earlier_run_hits`); a resumed run that
     #: passes its own name again counts its own answers as its own.
     session: str | None = None
+    #: Every base URL of an endpoint pool (``base_url`` first; :mod:`streamcue.llm_pool`), each serving the same
+    #: model entry; empty: ``base_url`` alone. Never part of a key: the pool's answers are the model's.
+    base_urls: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         register(self.api_key)  # a key given in code is redacted like one from the environment
@@ -123,21 +128,21 @@ class LLMSettings:
         if self.max_tokens is not None and (isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int)
                                             or self.max_tokens < 1):
             raise ConfigError(f"max tokens must be a whole number >= 1, got {self.max_tokens!r}")
-        from urllib.parse import urlsplit
-
-        url = urlsplit(self.base_url.strip())
-        try:
-            url.port  # noqa: B018 - raises on a port that is not a number in 0-65535
-        except ValueError:
-            raise ConfigError(f"LLM base URL {self.endpoint}: the port is not a number in 0-65535") from None
-        if url.scheme.lower() not in ("http", "https") or not url.hostname:
-            raise ConfigError(f"LLM base URL {self.endpoint!r} is not an http(s)://host[:port]/path URL")
+        for base_url in (self.base_url, *self.base_urls):
+            _check_url(base_url)
+        if len({masked_endpoint(u) for u in self.base_urls}) < len(self.base_urls):
+            raise ConfigError("an LLM base URL is given twice: each endpoint of a pool once")
 
     @classmethod
     def resolve(cls, **options: Any) -> LLMSettings:
         """Options (None = unset) over environment over defaults; base URL and model are required."""
         env = os.environ
         values = {k: v for k, v in options.items() if v is not None}
+        urls = values.pop("base_url", None)
+        if isinstance(urls, (list, tuple)):  # an endpoint pool: every URL, the first the base URL
+            values.update({"base_url": urls[0], "base_urls": tuple(urls) if len(urls) > 1 else ()} if urls else {})
+        elif urls is not None:
+            values["base_url"] = urls
         values.setdefault("base_url", env.get("STREAMCUE_LLM_BASE_URL") or env.get("OPENAI_BASE_URL"))
         values.setdefault("model", env.get("STREAMCUE_LLM_MODEL"))
         values.setdefault("api_key", env.get("STREAMCUE_LLM_API_KEY") or env.get("OPENAI_API_KEY"))
@@ -151,26 +156,50 @@ class LLMSettings:
 
     @property
     def endpoint(self) -> str:
-        """The base URL without credentials (``user:password@``) or fragment: what messages, logs and cache
-        keys show."""
-        from urllib.parse import urlsplit, urlunsplit
+        """The base URL without credentials (``user:password@``) or fragment: what messages, logs and samples
+        show (:func:`masked_endpoint`)."""
+        return masked_endpoint(self.base_url)
 
-        url = urlsplit(self.base_url.strip())
-        host = url.hostname or ""
-        try:
-            port = url.port
-        except ValueError:  # a port that is not a number: show the host alone
-            port = None
-        netloc = host + (f":{port}" if port else "")
-        return urlunsplit((url.scheme.lower(), netloc.lower(), url.path.rstrip("/"), url.query, ""))
+    @property
+    def endpoints(self) -> tuple[str, ...]:
+        """Every endpoint of the pool (one without a pool), as :attr:`endpoint` shows them."""
+        return tuple(masked_endpoint(u) for u in self.base_urls or (self.base_url,))
 
     def answer_identity(self) -> dict[str, Any]:
-        """Everything in the settings that can change an answer: endpoint (without credentials), model, its
-        revision when given, structured-output mode and sampling parameters. Part of every cache key; never the
-        API key."""
-        return {"endpoint": self.endpoint, "model": self.model, "structured": self.structured,
+        """Everything in the settings that can change an answer: model, its revision when given,
+        structured-output mode and sampling parameters. Part of every cache key beside the server's entry for the
+        model (:meth:`LLMClient.model_card`); never the API key, nor the endpoint: the same model entry served
+        elsewhere (another endpoint of a pool, another node) gives the same answers, so a run resumes there."""
+        return {"model": self.model, "structured": self.structured,
                 "temperature": self.temperature, "max_tokens": self.max_tokens,
                 **({"model_revision": self.model_revision} if self.model_revision is not None else {})}
+
+
+def masked_endpoint(base_url: str) -> str:
+    """A base URL without credentials (``user:password@``) or fragment."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    url = urlsplit(base_url.strip())
+    host = url.hostname or ""
+    try:
+        port = url.port
+    except ValueError:  # a port that is not a number: show the host alone
+        port = None
+    netloc = host + (f":{port}" if port else "")
+    return urlunsplit((url.scheme.lower(), netloc.lower(), url.path.rstrip("/"), url.query, ""))
+
+
+def _check_url(base_url: str) -> None:
+    """An http(s)://host[:port]/path URL with a port in 0-65535; else one :class:`ConfigError` line."""
+    from urllib.parse import urlsplit
+
+    url = urlsplit(base_url.strip())
+    try:
+        url.port  # noqa: B018 - raises on a port that is not a number in 0-65535
+    except ValueError:
+        raise ConfigError(f"LLM base URL {masked_endpoint(base_url)}: the port is not a number in 0-65535") from None
+    if url.scheme.lower() not in ("http", "https") or not url.hostname:
+        raise ConfigError(f"LLM base URL {masked_endpoint(base_url)!r} is not an http(s)://host[:port]/path URL")
 
 
 @dataclass(frozen=True)
@@ -216,6 +245,8 @@ class Reply:
     #: the one the cache kept with the answer on a hit (None: an entry written before latencies were kept). What a
     #: ``live`` clock (:mod:`streamcue.loaders.clock`) reads, so a cache hit replays the latency it cost.
     served_s: float | None = None
+    #: The endpoint that answered (:attr:`LLMSettings.endpoint`, no credentials); None for an answer from the cache.
+    endpoint: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -468,10 +499,10 @@ class LLMClient:
         return {**self.settings.answer_identity(), "model_card": self.model_card()}
 
     def key(self, request: Request) -> str:
-        """The cache key: endpoint, model, its revision and its server entry, sampling parameters, prompt
+        """The cache key: model, its revision and its server entry (not the endpoint), sampling parameters, prompt
         version, messages, schema, plain-text mode and extra request fields."""
         plain = (self.settings.structured == "none" or request.raw) and request.plain is not None
-        return cache_key("llm/3", self.settings.answer_identity(), self.model_card(), request.prompt_version,
+        return cache_key("llm/4", self.settings.answer_identity(), self.model_card(), request.prompt_version,
                          request.messages, request.schema, {"plain": plain, "extra": request.extra})
 
     def cached(self, request: Request) -> Any | None:
@@ -515,7 +546,8 @@ class LLMClient:
             if problem is None:
                 fields = call.fields()
                 self._keep(key, answer, text, fields["latency_s"])
-                return Reply(text=text, parsed=answer, attempts=attempt + 1, served_s=fields["latency_s"], **fields)
+                return Reply(text=text, parsed=answer, attempts=attempt + 1, served_s=fields["latency_s"],
+                             endpoint=self.settings.endpoint, **fields)
             with self._lock:
                 self.usage.invalid_answers += 1
             asked = retry_request(request, text, problem)
@@ -525,7 +557,8 @@ class LLMClient:
                  + (f" after {attempts} attempts" if attempts > 1 else "")
                  + f" ({request.name}, prompt {request.prompt_version})")
         fields = call.fields()
-        return Reply(text=text, problem=where, attempts=attempts, served_s=fields["latency_s"], **fields)
+        return Reply(text=text, problem=where, attempts=attempts, served_s=fields["latency_s"],
+                     endpoint=self.settings.endpoint, **fields)
 
     def _keep(self, key: str, answer: Any, text: str, latency_s: float | None = None) -> None:
         """Cache a validated answer with the server's latency for it (one that is not finite never is: validation

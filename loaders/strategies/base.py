@@ -49,6 +49,7 @@ from typing import Any
 from streamcue.errors import ConfigError
 from streamcue.extras import require
 from streamcue.llm import LLMClient, LLMSettings, Reply, Request, image_content
+from streamcue.llm_pool import make_client
 from streamcue.loaders.clock import place
 from streamcue.loaders.replay import Episode, Frame
 from streamcue.prompts import Prompt, load_prompt
@@ -430,7 +431,7 @@ class Asker:
                  client: LLMClient | None = None) -> None:
         if client is None and settings is None:
             raise ConfigError(f"{self.name or 'this strategy'} needs an LLM endpoint (settings)")
-        self.client = client or LLMClient(settings, use_cache=use_cache)  # type: ignore[arg-type]
+        self.client = client or make_client(settings, use_cache=use_cache)  # type: ignore[arg-type]
         self.stats: Counter[str] = Counter()
         self.wall_s: list[float] = []
         self._stats_lock = threading.Lock()
@@ -500,7 +501,7 @@ class Asker:
             "problem": reply.problem, "latency_s": round(reply.latency_s, 6),
             "ttft_s": None if reply.ttft_s is None else round(reply.ttft_s, 6),
             "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
-            "cached": reply.cached, "retries": reply.retries, "attempts": reply.attempts}
+            "cached": reply.cached, "retries": reply.retries, "attempts": reply.attempts, "endpoint": reply.endpoint}
 
     def plain_reply(self, prompt_name: str | None, content: list[dict[str, Any]], what: str,
                     read: Callable[[str], Any] | None = None) -> Reply:

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-__all__ = ["parse_params", "parse_ids", "config_parameters", "config_from", "config_command"]
+__all__ = ["parse_params", "parse_ids", "parse_urls", "config_parameters", "config_from", "config_command"]
 
 
 # ------------------------------------------------------------------------------------------ configuration commands
@@ -31,7 +31,16 @@ def parse_ids(value: str | None) -> tuple[str, ...] | None:
     return parse(value)
 
 
-_PARSERS = {"ids": (Optional[str], parse_ids), "params": (Optional[list[str]], parse_params)}
+def parse_urls(items: list[str] | None) -> tuple[str, ...] | None:
+    """``--llm-base-url`` repeated (:func:`streamcue.loaders.replay_config.parse_urls`, which ``ReplayConfig``
+    applies too)."""
+    from streamcue.loaders.replay_config import parse_urls as parse
+
+    return parse(items)
+
+
+_PARSERS = {"ids": (Optional[str], parse_ids), "params": (Optional[list[str]], parse_params),
+            "urls": (Optional[list[str]], parse_urls)}
 
 
 def _cli_type(hint: Any) -> Any:

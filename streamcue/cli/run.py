@@ -79,6 +79,13 @@ def print_results(results: dict[str, Any], out: Path) -> None:
                       f"answered {counts['answered']}, unparseable {counts['unparseable']} (scored wrong); "
                       f"{counts.get('endpoint_calls', 0)} endpoint calls, {counts.get('cache_hits', 0)} cache hits",
                       markup=False)
+    done = results.get("throughput") or {}
+    if done.get("calls_per_hour") is not None:
+        shares = ", ".join(f"{name} {mine['calls']}" for name, mine in (done.get("endpoints") or {}).items())
+        console.out.print(f"throughput: {done['videos']} videos, {done['video_hours']:.3f} video hours, "
+                          f"{done['calls_per_hour']:.0f} calls per hour" + (f" (calls by endpoint: {shares})"
+                                                                             if len(done.get("endpoints") or {}) > 1
+                                                                             else ""), markup=False)
     if results["n_played"] < results["n_benchmark"]:
         console.out.print("partial run: scored over the records played only", markup=False)
     console.out.print(f"run folder {out}: results.json, samples.jsonl, report.html", markup=False)

@@ -74,6 +74,8 @@ def toy_runs(toybench, tmp_path, monkeypatch):
                 other=(leaking, ["--schedule", "hinted"], "stub-other"),
                 silent=(leaking, ["--schedule", "hinted", "--ids", "toy-0-0,toy-1-0"], "stub"))
     for name, (model, extra, model_name) in made.items():
+        # two models behind one name and one model entry: the cache (keyed by the entry, not the URL) is each one's
+        monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(tmp_path / "cache" / model.__name__))
         with StubLLMServer(model) as server:
             code, _, err = cli("run", "toybench", tmp_path / "built", "--out", tmp_path / name, "--no-video",
                                "--llm-base-url", server.base_url, "--llm-model", model_name, *extra)

@@ -71,7 +71,7 @@ def test_the_retry_says_what_was_wrong(server):
     assert "violates the schema at answer: 7 is not of type 'string'" in third[2]["content"]
 
 
-def test_the_cache_key_covers_endpoint_model_and_sampling(server, tmp_path):
+def test_the_cache_key_covers_model_entry_and_sampling_not_the_endpoint(server, tmp_path):
     from streamcue.cache import Cache
 
     cache = Cache(tmp_path / "c.sqlite3", table="llm_responses")
@@ -90,7 +90,9 @@ def test_the_cache_key_covers_endpoint_model_and_sampling(server, tmp_path):
     assert ask(server, max_tokens=16) == 1
     assert ask(server, model="other-model") == 1
     assert ask(server, structured="json_object") == 1
-    with StubLLMServer() as other:  # another endpoint answers for itself
+    with StubLLMServer() as other:  # another endpoint serving the same model entry: its answers are the model's
+        assert ask(other) == 0 and other.completions == 0
+        other.card = {"root": "/models/other"}  # another entry behind the same name answers for itself
         assert ask(other) == 1 and other.completions == 1
     assert server.completions == 5
     cache.close()

@@ -65,6 +65,8 @@ RUN_BY_MARKER = {
     "setup:begin": "tests/annotation/test_annotation_setup.py::test_the_documented_setup_runs_as_written",
     "clock-example: run by tests/metrics/test_latency_cost.py":
         "tests/metrics/test_latency_cost.py::test_the_clock_example_in_the_docs_runs_as_written",
+    "pool-example: run by tests/loaders/test_ray_workers.py":
+        "tests/loaders/test_ray_workers.py::test_two_ray_workers_give_exactly_the_figures_of_a_local_run",
     "audio-example: run by tests/loaders/test_audio.py":
         "tests/loaders/test_audio.py::test_the_sound_example_in_the_docs_runs_as_written",
     "review-example: run by tests/annotation/test_annotation_browser.py":
