@@ -51,8 +51,8 @@ if TYPE_CHECKING:
     from streamcue.annotation.signing import SigningKey
 
 
-__all__ = ["Difference", "Outcome", "SEAL", "SIGNED_BY_PULL", "content_sha256", "describe", "differences", "disagreement", "identity",
-           "latest_per_annotator", "sealed", "verification_problem", "verify"]
+__all__ = ["Difference", "Outcome", "SEAL", "SIGNED_BY_PULL", "content_sha256", "describe", "differences",
+           "disagreement", "identity", "latest_per_annotator", "sealed", "verification_problem", "verify"]
 
 #: The fields of ``verification`` that ``annotate pull`` writes when it signs a decision (a new decision replaces them).
 SIGNED_BY_PULL = ("signature", "label_studio")

@@ -16,7 +16,7 @@ from streamcue.io import read_json
 from streamcue.release.gates import scan_published
 
 __all__ = ["MANIFEST", "check_hub_files", "check_record_files", "check_repo_id", "check_signatures", "hub_file",
-           "read_manifest", "release_key", "verify_files"]
+           "read_manifest", "release_key", "verify_files", "verify_listed"]
 
 MANIFEST = "manifest.json"
 #: A Hub repository id ORG/NAME: letters, digits, ``_ . -``; no ``--`` or ``..``; not ending in ``.`` or ``-``.
@@ -40,16 +40,25 @@ def read_manifest(dist: str | Path) -> dict[str, Any]:
 
 
 def verify_files(dist: str | Path) -> dict[str, Any]:
-    """Check every file against the manifest's SHA-256; return the manifest."""
+    """Check every file against the manifest's SHA-256 (:func:`verify_listed`) and scan what is published; return
+    the manifest."""
+    manifest = verify_listed(dist)
+    scan_published(Path(dist))
+    return manifest
+
+
+def verify_listed(dist: str | Path) -> dict[str, Any]:
+    """Check every file the manifest lists against its SHA-256, and each config's Parquet file against its row
+    count; return the manifest. A missing, changed or truncated file is one InputError naming it."""
     dist = Path(dist)
     manifest = read_manifest(dist)
-    for rel, digest in manifest["files"].items():
-        path = dist / rel
-        if not path.is_file():
-            raise InputError("listed in manifest.json but missing", file=path)
-        if sha256_file(path) != digest:
-            raise InputError("changed since the release was built (SHA-256 differs from manifest.json)", file=path)
-    scan_published(dist)
+    files, configs = manifest.get("files"), manifest.get("configs")
+    if not isinstance(files, dict) or not isinstance(configs, dict):
+        raise InputError("not a streamcue release manifest (no files or configs)", file=dist / MANIFEST)
+    rows = {info.get("path"): info.get("rows") for splits in configs.values() for info in (splits or {}).values()
+            if isinstance(info, dict)}
+    for rel, digest in files.items():
+        _check_file(dist / rel, digest, rows.get(rel))
     return manifest
 
 
