@@ -175,10 +175,10 @@ def test_release_verify_passes_a_release_as_built(release):
 
 
 @pytest.mark.parametrize("change, message", [
-    (edit_verified, r"data/dense_caption/test-[\w-]+\.parquet, record task_id=t1, field verification\.signature: marked "
-                    r"verified, but its signature does not hold: does not match the record"),
-    (hand_written, r"data/dense_caption/test-[\w-]+\.parquet, record task_id=t2, field verification\.signature: marked "
-                   r"verified, but its signature does not hold: not signed"),
+    (edit_verified, r"data/dense_caption/test-[\w-]+\.parquet, record task_id=t1, field verification\.signature: "
+                    r"marked verified, but its signature does not hold: does not match the record"),
+    (hand_written, r"data/dense_caption/test-[\w-]+\.parquet, record task_id=t2, field verification\.signature: "
+                   r"marked verified, but its signature does not hold: not signed"),
 ], ids=["one record edited", "one verification written by hand"])
 def test_release_verify_and_every_reader_refuse_an_edited_release(release, tmp_path, change, message):
     copy = tampered(release, tmp_path / change.__name__, change)   # datasets caches a folder by its name
