@@ -204,6 +204,17 @@ def signed(record: dict) -> dict:
 VALID["dense_caption"] = signed(VALID["dense_caption"])
 
 
+def pulled_verification(record: dict) -> dict:
+    """``record``'s verification less what ``annotate pull`` adds when it signs a decision (``label_studio``,
+    ``signature``), once that signature holds under :data:`SIGNING_KEY` and names the task and annotations."""
+    problem = SIGNING_KEY.problem(record)
+    assert problem is None, problem
+    ver = {k: v for k, v in record["verification"].items() if k not in ("label_studio", "signature")}
+    decided = record["verification"]["label_studio"]
+    assert isinstance(decided["task"], int) and decided["annotations"] and decided.get("at"), decided
+    return ver
+
+
 @pytest.fixture
 def valid():
     """A deep copy of a valid record of each kind, safe to mutate."""

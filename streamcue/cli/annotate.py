@@ -214,10 +214,11 @@ def annotate_review(
         "Email of a reviewer (repeatable): tasks they already annotated are left alone."))] = None,
 ) -> None:
     """Give each disputed task the reviewer's starting point: a prediction (tab streamcue-review)
-    holding the annotators' regions, each region they disagree on marked in its text ("\u26a0
-    disputed: ..."; pull ignores that line), and the number of differences in the task's data
-    (Data Manager column review_disagreements). Run it again after more annotations: it replaces
-    its earlier prediction.
+    holding the annotators' regions, each region they disagree on marked in the region's meta
+    ("\u26a0 disputed: ...", never in its text: pull refuses an answer whose text carries the
+    mark, naming the task and region), and the number of differences in the task's data (Data
+    Manager column review_disagreements). Run it again after more annotations: it replaces its
+    earlier prediction.
 
     Example:
 
