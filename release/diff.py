@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from streamcue.annotation.signing import SIGNATURE
 from streamcue.annotation.verify import SEAL, verification_problem
 from streamcue.extras import require
 from streamcue.release.card import CONFIG_NAMES, KIND_OF
@@ -104,9 +105,10 @@ def changed_fields(old: Any, new: Any, path: str = "") -> list[str]:
 
 
 def _content_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """:func:`changed_fields`, less the new content hash of a record whose content changed (it follows)."""
+    """:func:`changed_fields`, less the new content hash and signature of a record whose content changed (they
+    follow)."""
     lines = changed_fields(old, new)
-    content = [line for line in lines if not line.startswith(f"verification.{SEAL} ")]
+    content = [line for line in lines if not line.startswith((f"verification.{SEAL} ", f"verification.{SIGNATURE}."))]
     return content or lines
 
 
