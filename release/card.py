@@ -274,7 +274,7 @@ def _verified_section(meta: dict[str, Any], kinds: list[str]) -> list[str]:
                      "`verification.signature`). The signature proves that the key's holder stated the record and "
                      "its verification (who checked it, when, which Label Studio task and annotations); it does not "
                      "prove that the key's holder was honest. Check a downloaded copy with `streamcue release "
-                     f"verify ORG/NAME@vX.Y.Z --key {sig['key']}`.\n")
+                     f"verify {meta.get('repo') or 'ORG/NAME'}@v{meta['version']} --key {sig['key']}`.\n")
     if meta["rejected_left_out"]:
         parts.append("Records rejected by annotators are left out: "
                      + ", ".join(f"{n} {CONFIG_NAMES.get(k, k)}" for k, n in meta["rejected_left_out"].items()) + ".\n")

@@ -375,10 +375,11 @@ def region_text(page, rid, control):
 
 
 def region_meta(page, rid):
-    """The text of the page's region panel once region ``rid`` is selected (its meta, where the review mark is)."""
+    """Region ``rid``'s meta as the page shows it once the region is selected (where the review mark is)."""
     select_region(page, rid)
-    return "\n".join(page.locator(".lsf-region-meta, [class*=region-meta], [class*=RegionMeta]").all_inner_texts()
-                     or [page.locator("body").inner_text()])
+    meta = page.locator("[class*=detailed-region__meta-text]")
+    meta.first.wait_for()
+    return "\n".join(meta.all_inner_texts())
 
 
 def test_a_reviewer_starts_from_the_annotators_regions_with_the_disagreements_marked(browser, server, videos,
