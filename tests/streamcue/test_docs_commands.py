@@ -30,11 +30,11 @@ MARKER = re.compile(r"<!--\s*(.*?)\s*-->")
 # commands run here, in this order where one reads what another wrote; "[...]" parts of a doc line are optional
 # and dropped before running
 RUN = (
+    "streamcue annotate keygen --out keys/streamcue-signing.pem",
     "streamcue build captaincook4d --annotations ../shared/data/captaincook4d --out out/cc4d",
     "streamcue validate out/cc4d/guidance.jsonl --kind guidance",
     "streamcue release build --records out/cc4d --version 1.0.0 --out dist/v1.0.0 --repo ORG/NAME --allow-unverified",
     "streamcue release verify dist/v1.0.0",
-    "streamcue annotate keygen --out keys/streamcue-signing.pem",
     "streamcue build ovo-bench --annotations ../shared/data/ovo_bench/ovo_bench_new.json --out out/ovo",
     "streamcue evaluate ovo-bench --gt out/ovo --pred ../shared/data/ovo_bench/results/GPT --pred-format ovo-results",
     "streamcue build streamingbench --questions ../shared/data/streamingbench --out out/sb",
