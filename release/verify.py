@@ -11,10 +11,11 @@ earlier release), the release names that key. What a signature proves, and what 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from streamcue.errors import InputError
+from streamcue.errors import ConfigError, InputError
 from streamcue.io import read_json
 from streamcue.release.diff import read_release
 from streamcue.release.manifest import MANIFEST, check_repo_id, hub_file, read_manifest, release_key, verify_listed
@@ -59,6 +60,9 @@ def _trusted_fingerprint(trusted: str) -> str:
         return load_key(trusted).fingerprint
     if trusted.startswith("ed25519:"):
         return public_key(trusted, "--key").fingerprint
+    if not re.fullmatch(r"[0-9a-fA-F]{16}", trusted.strip()):
+        raise ConfigError(f"--key {trusted!r} is not a key fingerprint (16 hex digits), a public key (ed25519:...) "
+                          "or a key file")
     return trusted.strip().lower()
 
 

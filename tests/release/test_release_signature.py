@@ -201,6 +201,8 @@ def test_release_verify_names_one_changed_byte_and_a_key_that_is_not_the_trusted
     code, _, err = cli("release", "verify", release, "--key", other.fingerprint)
     assert code == 2 and (f"manifest.json, field signing.key: signed with key {SIGNING_KEY.fingerprint}, not with "
                           f"the key you trust ({other.fingerprint})") in err, err
+    code, _, err = cli("release", "verify", release, "--key", "my-key")
+    assert code == 2 and "--key 'my-key' is not a key fingerprint (16 hex digits)" in err, err
 
 
 @pytest.mark.slow
