@@ -68,17 +68,26 @@ def check_record_files(dist: str | Path) -> dict[str, Any]:
     file is one InputError naming the file. Each file is checked once per process (cached by path, size, mtime)."""
     dist = Path(dist)
     manifest = read_manifest(dist)
-    files, configs = manifest.get("files"), manifest.get("configs")
-    if not isinstance(files, dict) or not isinstance(configs, dict):
-        raise InputError("not a streamcue release manifest (no files or configs)", file=dist / MANIFEST)
-    for config, splits in configs.items():
-        for split, info in (splits or {}).items():
+    for rel, digest, rows in _record_files(manifest, dist / MANIFEST):
+        _check_file(dist / rel, digest, rows)
+    return manifest
+
+
+def _record_files(manifest: dict[str, Any], where: str | Path, configs: list[str] | None = None
+                  ) -> list[tuple[str, str, Any]]:
+    """(path, SHA-256, row count) of each record file of ``configs`` (None: every config) the manifest lists."""
+    files, listed = manifest.get("files"), manifest.get("configs")
+    if not isinstance(files, dict) or not isinstance(listed, dict):
+        raise InputError("not a streamcue release manifest (no files or configs)", file=where)
+    out = []
+    for config, splits in listed.items():
+        for split, info in (splits or {}).items() if configs is None or config in configs else ():
             rel = info.get("path") if isinstance(info, dict) else None
             if rel not in files:
                 raise InputError(f"config {config} split {split}: its file is not listed with a SHA-256",
-                                 file=dist / MANIFEST, field=f"configs.{config}.{split}.path")
-            _check_file(dist / rel, files[rel], info.get("rows"))
-    return manifest
+                                 file=where, field=f"configs.{config}.{split}.path")
+            out.append((rel, files[rel], info.get("rows")))
+    return out
 
 
 def hub_file(repo: str, name: str, revision: str | None) -> Path:
@@ -96,22 +105,12 @@ def check_hub_files(repo: str, revision: str | None, configs: list[str] | None =
     every config) at ``revision``, downloaded and checked (each file once per process: cached by file identity);
     returns the manifest. A mismatch names the file as ``REPO@REVISION/PATH``."""
     manifest = read_json(hub_file(repo, MANIFEST, revision))
-    files, listed = manifest.get("files"), manifest.get("configs")
     where = f"{repo}@{revision or 'main'}"
-    if not isinstance(files, dict) or not isinstance(listed, dict):
-        raise InputError("not a streamcue release manifest (no files or configs)", file=f"{where}/{MANIFEST}")
-    for config, splits in listed.items():
-        if configs is not None and config not in configs:
-            continue
-        for split, info in (splits or {}).items():
-            rel = info.get("path") if isinstance(info, dict) else None
-            if rel not in files:
-                raise InputError(f"config {config} split {split}: its file is not listed with a SHA-256",
-                                 file=f"{where}/{MANIFEST}", field=f"configs.{config}.{split}.path")
-            try:
-                _check_file(hub_file(repo, rel, revision), files[rel], info.get("rows"))
-            except InputError as exc:
-                raise InputError(exc.message, file=f"{where}/{rel}") from None
+    for rel, digest, rows in _record_files(manifest, f"{where}/{MANIFEST}", configs):
+        try:
+            _check_file(hub_file(repo, rel, revision), digest, rows)
+        except InputError as exc:
+            raise InputError(exc.message, file=f"{where}/{rel}") from None
     return manifest
 
 
