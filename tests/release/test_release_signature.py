@@ -205,6 +205,16 @@ def test_release_verify_names_one_changed_byte_and_a_key_that_is_not_the_trusted
     assert code == 2 and "--key 'my-key' is not a key fingerprint (16 hex digits)" in err, err
 
 
+def published(dist, repo):
+    """``dist`` committed and tagged v1.0.0 in the git repository ``repo`` by hand (release push would refuse it)."""
+    shutil.copytree(dist, repo)
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "edited"],
+                 ["tag", "-a", "v1.0.0", "-m", "edited"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                       env={**os.environ, "GIT_AUTHOR_NAME": "x", "GIT_AUTHOR_EMAIL": "x@localhost",
+                            "GIT_COMMITTER_NAME": "x", "GIT_COMMITTER_EMAIL": "x@localhost"})
+
+
 @pytest.mark.slow
 @pytest.mark.hub_server
 def test_a_pushed_release_downloaded_from_the_hub_verifies_and_a_tampered_one_does_not(release, tmp_path):
@@ -216,8 +226,10 @@ def test_a_pushed_release_downloaded_from_the_hub_verifies_and_a_tampered_one_do
 
     hub = tmp_path / "hub"
     push(release, "ORG/NAME", git_root=hub)
-    push(tampered(release, tmp_path / "edited", edit_verified), "ORG/EDITED", git_root=hub)
-    push(tampered(release, tmp_path / "by-hand", hand_written), "ORG/BYHAND", git_root=hub)
+    with pytest.raises(InputError, match="record task_id=t1, field verification.signature: marked verified"):
+        push(tampered(release, tmp_path / "edited", edit_verified), "ORG/EDITED", git_root=hub)   # push checks too
+    published(tmp_path / "edited", hub / "datasets" / "ORG" / "EDITED")   # so someone with write access edits
+    published(tampered(release, tmp_path / "by-hand", hand_written), hub / "datasets" / "ORG" / "BYHAND")
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_DISABLE_TELEMETRY": "1",
            "HF_HUB_OFFLINE": "0", "HF_DATASETS_OFFLINE": "0", "COLUMNS": "200"}
 
