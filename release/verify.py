@@ -41,7 +41,10 @@ def _local_copy(source: str | Path, revision: str | None) -> tuple[Path, str]:
     if Path(source).is_dir():
         return Path(source), str(source)
     repo, _, tag = str(source).partition("@")
-    check_repo_id(repo)
+    try:
+        check_repo_id(repo)
+    except ConfigError:
+        raise InputError("not a release folder, nor a Hub dataset ORG/NAME[@vX.Y.Z]", file=source) from None
     revision = tag or revision
     where = f"{repo}@{revision or 'main'}"
     manifest_path = hub_file(repo, MANIFEST, revision)
