@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import copy
 import json
+import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,15 +27,19 @@ from streamcue.errors import InputError
 from streamcue.io import read_json, write_json, write_jsonl
 from streamcue.schemas import ID_FIELDS
 
-__all__ = ["DEFAULT_FPS", "DISPUTED", "GLOBAL_CONTROLS", "LABEL_KINDS", "span_to_frames", "frames_to_span",
-           "moment_to_frame", "prediction", "task_data", "Applied", "Where", "apply", "STEPS_CONFIG",
+__all__ = ["DEFAULT_FPS", "DISPUTED", "REVIEW_MARK", "GLOBAL_CONTROLS", "LABEL_KINDS", "span_to_frames",
+           "frames_to_span", "moment_to_frame", "prediction", "task_data", "Applied", "Where", "apply", "STEPS_CONFIG",
            "MAX_PLAN_STEPS", "steps_task", "step_marks", "write_steps_tasks", "write_step_marks"]
 
 
 DEFAULT_FPS = 30.0
-#: The first text entry of a region the annotators disagree on, in the reviewer's starting point
-#: (:mod:`streamcue.annotation.review`); :func:`apply` ignores such an entry.
+#: The mark of a region the annotators disagree on, in the reviewer's starting point: a field of the prediction's
+#: region (its ``meta``, :mod:`streamcue.annotation.review`), never its text; :func:`apply` refuses a text that
+#: carries it (:data:`REVIEW_MARK`, anywhere in any line).
 DISPUTED = "\u26a0 disputed: "
+#: The review mark as it may be typed or pasted back into a text: the warning sign (with or without its emoji
+#: variation selector), any spaces, ``disputed``, a colon; compared after NFKC, ignoring case.
+REVIEW_MARK = re.compile(r"\u26a0\ufe0f?\s*disputed\s*:", re.IGNORECASE)
 GLOBAL_CONTROLS = ("question", "flags")
 #: Record kinds that have a labeling config (annotation/configs/<kind>.xml).
 LABEL_KINDS = ("interval_qa", "dense_caption", "guidance")
@@ -144,8 +150,11 @@ def _regions(result: list[dict[str, Any]], where: Where) -> dict[str, dict[str, 
             if not isinstance(start, int) or not isinstance(end, int) or start < 1 or end < start:
                 raise where.error(f"range {start}-{end} is not two frame numbers with 1 <= start <= end", rid)
             region["range"] = (labels[0], start, end)
-        elif kind == "textarea":  # a review mark (annotate review) is the page's, not the record's
-            texts = [t for t in value.get("text") or [] if isinstance(t, str) and not t.startswith(DISPUTED)]
+        elif kind == "textarea":
+            texts = [t for t in value.get("text") or [] if isinstance(t, str)]
+            if any(REVIEW_MARK.search(unicodedata.normalize("NFKC", t)) for t in texts):
+                raise where.error(f"its text carries the review mark {DISPUTED.strip()!r} (the reviewer's note, "
+                                  "not the record's text): delete it from the text and submit again", rid)
             region["text"] = " ".join(t.strip() for t in texts).strip()
         elif kind == "choices":
             region["choices"] = list(value.get("choices") or [])

@@ -3,10 +3,11 @@
 For a task whose annotators disagree (``pull``'s ``disagreement`` state), Label Studio gets a
 prediction (model version :data:`MODEL_VERSION`) holding the annotators' regions: every region of
 the first annotator, plus the regions only the other one kept or added. Each region they disagree on
-carries, in its per-region text, a first entry :data:`DISPUTED` followed by what differs (``event e1
-(mistake at 10s): t_s 7s (ann1) vs 10s (ann2), more than 1s apart``), so the page shows which regions
-to decide; ``pull`` drops that entry (:func:`streamcue.annotation.convert.apply`), so a reviewer who
-leaves it in changes nothing. The task's data gets ``review_disagreements`` (how many differences,
+carries the mark :data:`DISPUTED` followed by what differs (``event e1 (mistake at 10s): t_s 7s (ann1) vs
+10s (ann2), more than 1s apart``) as a field of the prediction's region, its ``meta`` (Label Studio's region
+meta, shown with the region), never in its text: the text is the record's, and ``pull`` refuses an answer
+whose text carries the mark anywhere (:func:`streamcue.annotation.convert.apply`), naming the task and
+region, instead of dropping or keeping it. The task's data gets ``review_disagreements`` (how many differences,
 a Data Manager column to filter on) and ``review_note`` (all of them, including whole-task ones such as
 a rejection or an edited question). Running it again replaces the task's earlier review prediction.
 """
@@ -27,8 +28,6 @@ __all__ = ["MODEL_VERSION", "ReviewResult", "review", "starting_point"]
 
 #: The model version of the reviewer's starting point (the prediction's tab in the page).
 MODEL_VERSION = "streamcue-review"
-#: The per-region text control of each kind, where a disputed region is marked.
-TEXT_CONTROL = {"interval_qa": "answer_text", "dense_caption": "caption", "guidance": "event_text"}
 
 
 @dataclass
@@ -42,14 +41,12 @@ def _rows(result: list[dict[str, Any]], rid: str) -> list[dict[str, Any]]:
     return [copy.deepcopy(r) for r in result if r.get("id") == rid]
 
 
-def _mark(rows: list[dict[str, Any]], kind: str, rid: str, why: list[str]) -> None:
-    """Put ``DISPUTED`` + the differences first in region ``rid``'s text (a text row is added if it has none)."""
-    control = TEXT_CONTROL[kind]
-    text = next((r for r in rows if r.get("id") == rid and r.get("from_name") == control), None)
-    if text is None:
-        text = {"id": rid, "from_name": control, "to_name": "video", "type": "textarea", "value": {"text": []}}
-        rows.append(text)
-    text["value"]["text"] = [DISPUTED + "; ".join(why), *text["value"].get("text", [])]
+def _mark(rows: list[dict[str, Any]], rid: str, why: list[str]) -> None:
+    """Mark region ``rid`` disputed: ``DISPUTED`` + the differences in the ``meta`` of each of its rows (a field of
+    the prediction, not the region's text)."""
+    for row in rows:
+        if row.get("id") == rid:
+            row["meta"] = {"text": [DISPUTED + "; ".join(why)]}
 
 
 def starting_point(kind: str, first: list[dict[str, Any]], second: list[dict[str, Any]],
@@ -67,7 +64,7 @@ def starting_point(kind: str, first: list[dict[str, Any]], second: list[dict[str
         if in_first or in_second:
             marks.setdefault(in_first or in_second, []).append(diff.text)
     for rid, why in marks.items():
-        _mark(rows, kind, rid, why)
+        _mark(rows, rid, why)
     return rows
 
 

@@ -16,7 +16,7 @@ import os
 import random
 import statistics
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -24,7 +24,8 @@ from urllib.parse import quote
 from streamcue.annotation import client as ls
 from streamcue.annotation.convert import DEFAULT_FPS, LABEL_KINDS, Where, prediction, task_data
 from streamcue.annotation.order import review_order
-from streamcue.annotation.verify import SEAL, Outcome, latest_per_annotator, verify
+from streamcue.annotation.signing import SigningKey, load_key
+from streamcue.annotation.verify import SEAL, SIGNED_BY_PULL, Outcome, latest_per_annotator, verify
 from streamcue.errors import ConfigError, InputError, RecordValidationError
 from streamcue.extras import require
 from streamcue.io import iter_jsonl, write_jsonl
@@ -304,15 +305,32 @@ def _checked(outcome: Outcome, pushed: dict[str, Any], kind: str, task: int,
     record = copy.deepcopy(pushed)
     kept = [n for n in record["verification"].get("notes", []) if not n.startswith("invalid:")]
     decided = {k: v for k, v in outcome.record["verification"].items()
-               if k not in ("decided_by", "reviewer", SEAL)}
+               if k not in ("decided_by", "reviewer", SEAL, *SIGNED_BY_PULL)}
     record["verification"] = {**decided, "status": "unverified", "notes": [*kept, f"invalid: {problem}"]}
     return Outcome(record, "invalid", outcome.annotations, [], problem, applied=outcome.applied)
 
 
+def _signed(task: dict[str, Any], outcome: Outcome, key: SigningKey) -> Outcome:
+    """A decided record with what decided it in its verification (``label_studio``: the task, the annotations that
+    counted, the time the last of them was saved), signed with ``key``; any other outcome as it is."""
+    if outcome.state not in ("verified", "rejected"):
+        return outcome
+    counted = latest_per_annotator(task.get("annotations") or [])
+    times = [str(a.get("updated_at") or a.get("created_at")) for a in counted if a.get("updated_at") or
+             a.get("created_at")]
+    decided = {"task": task["id"], "annotations": [a["id"] for a in counted], **({"at": max(times)} if times else {})}
+    record = {**outcome.record, "verification": {**outcome.record["verification"], "label_studio": decided}}
+    return replace(outcome, record=key.sign(record))
+
+
 def pull(project: str, out: Path | None = None, *, url: str | None = None, required: int | None = None,
          tolerance_s: float = 1.0, majority: bool = False, reviewers: tuple[str, ...] = (),
-         videos: Path | None = None) -> PullResult:
+         videos: Path | None = None, key: SigningKey | str | Path | None = None) -> PullResult:
     """Every task's record (verified where the rule allows), written to ``out`` (when given) all or nothing.
+
+    Every decided (verified or rejected) record is signed with ``key`` (a :class:`SigningKey`, the private key
+    file, or None: the file ``$STREAMCUE_SIGNING_KEY`` names; :mod:`streamcue.annotation.signing`), its
+    verification naming the Label Studio task and annotations that decided it (:func:`_signed`).
 
     What is written is validated exactly as ``streamcue validate OUT`` does: the schema, the semantic
     rules and, with ``videos`` (a ``videos.jsonl``; default: the one beside ``out``, if any), every time
@@ -324,8 +342,13 @@ def pull(project: str, out: Path | None = None, *, url: str | None = None, requi
     if videos is None and out is not None and out.with_name("videos.jsonl").is_file():
         videos = out.with_name("videos.jsonl")
     durations = load_durations(videos) if videos is not None else None
+    key = key if isinstance(key, SigningKey) else load_key(key)
+    if key.private is None:
+        raise ConfigError(f"the signing key {key.fingerprint} is a public key: annotate pull signs with the private "
+                          "key file (--key or $STREAMCUE_SIGNING_KEY)")
     rule = Rule(required, tolerance_s, majority, tuple(reviewers))
     kind, results, _, required = _outcomes(project, url, rule, durations)
+    results = [(task, _signed(task, outcome, key)) for task, outcome in results]
     report = check_records(((line, o.record) for line, (_, o) in enumerate(results, start=1)), kind,
                            file=str(out) if out is not None else f"Label Studio project {project!r}",
                            durations=durations)

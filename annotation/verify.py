@@ -29,6 +29,9 @@ item verified by two annotators), and how a disagreement is decided.
   what was decided: the record without its ``verification``, as canonical JSON (:func:`content_sha256`).
   A record edited afterwards no longer matches it, and :func:`verification_problem` says it is not
   verified; so does a record that fewer than two people checked (one annotator, or a reviewer alone).
+* ``annotate pull`` then signs what it decided with the maintainer's key (:mod:`streamcue.annotation.signing`):
+  a verification it did not write (by hand, with a recomputed content hash) or a record edited since does not
+  hold under that key.
 """
 
 from __future__ import annotations
@@ -40,14 +43,19 @@ import re
 import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streamcue.annotation.convert import Applied, Where, apply
 
+if TYPE_CHECKING:
+    from streamcue.annotation.signing import SigningKey
 
-__all__ = ["Difference", "Outcome", "SEAL", "content_sha256", "describe", "differences", "disagreement", "identity",
-           "latest_per_annotator", "sealed", "verification_problem", "verify"]
 
+__all__ = ["Difference", "Outcome", "SEAL", "SIGNED_BY_PULL", "content_sha256", "describe", "differences",
+           "disagreement", "identity", "latest_per_annotator", "sealed", "verification_problem", "verify"]
+
+#: The fields of ``verification`` that ``annotate pull`` writes when it signs a decision (a new decision replaces them).
+SIGNED_BY_PULL = ("signature", "label_studio")
 #: The field of ``verification`` that holds the SHA-256 of what was verified (:func:`content_sha256`).
 SEAL = "content_sha256"
 
@@ -99,12 +107,15 @@ def identity(name: Any) -> str | None:
     return text.translate(_LOOKALIKE)
 
 
-def verification_problem(record: dict[str, Any]) -> str | None:
+def verification_problem(record: dict[str, Any], key: SigningKey | None = None) -> str | None:
     """Why a record does not count as verified (None: it does).
 
     Verified means: status ``verified``; the content hash holds (nothing was edited after verification);
-    and the double-check rule: two or more annotators agreed (``checks`` >= 2), or a reviewer decided
-    a record at least one annotator checked (two people in all).
+    the double-check rule: two or more annotators agreed (``checks`` >= 2), or a reviewer decided
+    a record at least one annotator checked (two people in all); and, with ``key``, its signature holds under
+    that key (:meth:`~streamcue.annotation.signing.SigningKey.problem`). Without ``key`` the signature is not
+    looked at: for records whose signatures were checked as they were read (a release's, see
+    :func:`streamcue.release.manifest.check_signatures`).
     """
     ver = record.get("verification") or {}
     if ver.get("status") != "verified":
@@ -124,7 +135,7 @@ def verification_problem(record: dict[str, Any]) -> str | None:
     elif len(annotators) < 2 or (ver.get("checks") or 0) < 2:
         return (f"checked by {len(annotators)} annotator(s), {ver.get('checks') or 0} agreeing check(s): the "
                 "double-check rule needs two")
-    return None
+    return key.problem(record) if key is not None else None
 
 
 @dataclass
@@ -272,7 +283,7 @@ def verify(record: dict[str, Any], kind: str, fps: float, annotations: list[dict
     checks = [(n, a) for n, a, is_reviewer in applied if not is_reviewer]
     reviews = [(n, a) for n, a, is_reviewer in applied if is_reviewer]
     names = [n for n, _ in checks]
-    base = {k: v for k, v in record["verification"].items() if k not in ("decided_by", "reviewer")}
+    base = {k: v for k, v in record["verification"].items() if k not in ("decided_by", "reviewer", *SIGNED_BY_PULL)}
     notes = _without(base.pop("notes", []), "disagreement:", "majority:", "resolved:")
     if notes:
         base["notes"] = notes

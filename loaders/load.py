@@ -75,15 +75,30 @@ def read_config(kind: str, source: str | Path, revision: str | None = None,
     """``{split: records}`` of one record kind of a release (folder or Hub id), records as plain dicts in the
     canonical form (:mod:`streamcue.schemas.features`); only ``split`` when given."""
     config = CONFIG_NAMES[kind]
-    if Path(source).is_dir() and (Path(source) / "manifest.json").is_file():
-        from streamcue.release.manifest import check_record_files
-
-        check_record_files(source)  # what is read is what the manifest lists: SHA-256 and row counts
+    manifest = _checked_manifest(source, config, revision)
     loaded = _load_dataset(str(source), config, revision, split)
     shape = _layout(str(source), config, revision)
     parts = {split: loaded} if split is not None else dict(loaded.items())
     with gc_paused():
-        return {name: [decode(row, kind, shape) for row in part.to_list()] for name, part in parts.items()}
+        out = {name: [decode(row, kind, shape) for row in part.to_list()] for name, part in parts.items()}
+    if manifest is not None:
+        from streamcue.release.manifest import check_signatures, release_key
+
+        origin = source if Path(source).is_dir() else f"{source}@{revision or 'main'}"
+        key = release_key(manifest, f"{origin}/manifest.json")
+        for name, records in out.items():
+            check_signatures(records, kind, key, f"{origin}/{manifest['configs'][config][name]['path']}")
+    return out
+
+
+def _checked_manifest(source: str | Path, config: str, revision: str | None) -> dict[str, Any] | None:
+    """The release's manifest once what is read is what it lists (SHA-256 and row counts of a folder's files, or
+    of a Hub dataset's files of ``config`` as downloaded); None for a folder that is not a release."""
+    from streamcue.release.manifest import check_hub_files, check_record_files
+
+    if Path(source).is_dir():
+        return check_record_files(source) if (Path(source) / "manifest.json").is_file() else None
+    return check_hub_files(str(source), revision, [config])
 
 
 def _layout(source: str, config: str, revision: str | None) -> Layout:

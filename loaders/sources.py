@@ -168,12 +168,9 @@ def _configs(source: str | Path, revision: str | None) -> dict[str, dict[str, An
 
 
 def _hub_file(repo: str, name: str, revision: str | None) -> Path:
-    hub = require("huggingface_hub", "release")
-    try:
-        return Path(hub.hf_hub_download(repo, name, repo_type="dataset", revision=revision))
-    except Exception as exc:  # noqa: BLE001 - HTTP, offline, not found: whatever the Hub client raises
-        raise ServiceError(f"could not read {name} of {repo} (revision {revision or 'main'}): "
-                           f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+    from streamcue.release.manifest import hub_file
+
+    return hub_file(repo, name, revision)
 
 
 def _video_root(source: str | Path, revision: str | None) -> Path | None:

@@ -63,6 +63,9 @@ class ReleaseConfig:
     #: The default config (a config name); None: the previous version's, or for a first version the first
     #: present of ``card.DEFAULT_ORDER`` (see :func:`card.choose_default`).
     default_config: str | None = None
+    #: The maintainer's signing key file (None: the one ``$STREAMCUE_SIGNING_KEY`` names, if any): verified records
+    #: count as verified only when their signature holds under it, and are published signed again with it.
+    key: Path | None = None
 
 
 def parse_version(text: str) -> tuple[int, int, int]:
@@ -106,9 +109,12 @@ def build_release(opts: ReleaseConfig) -> dict[str, Any]:
 
 def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_manifest: dict[str, Any] | None,
            old_records: Any) -> dict[str, Any]:
+    from streamcue.annotation.signing import load_key
+
+    key = load_key(opts.key, required=False)
     data = collect(opts.records, allow_unverified=opts.allow_unverified, only_verified=opts.only_verified,
                    video_root=opts.video_root, licence=opts.license, pseudonyms=_pseudonyms(opts),
-                   annotation_figures=opts.annotation_figures)
+                   annotation_figures=opts.annotation_figures, key=key)
     check_published_reports([rec for recs in data.records["video"].values() for rec in recs])
 
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -148,6 +154,7 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
             "annotation": data.annotation, "examples": examples, "not_held": data.not_held, "default": default,
             "video_files": video_files,
             "total_rows": sum(n for r in rows.values() for n in r.values()),
+            "signing": _signing(data, key),
         }
         (tmp / "README.md").write_text(card.card_header(meta, files, data.records) + "\n"
                                        + card.card_body(meta, rows, stats, figures, data.records),
@@ -175,12 +182,23 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
                         for k, f in files.items()},
             "layout": {card.CONFIG_NAMES[k]: v.to_dict() for k, v in layouts.items()},
             "video_files": meta["video_files"],
+            "signing": meta["signing"],
             "files": {rel: digests.get(rel) or sha256_file(p)
                       for p in sorted(tmp.rglob("*")) if p.is_file() and (rel := p.relative_to(tmp).as_posix())},
         }
         write_json(tmp / MANIFEST, manifest)
         scan_published(tmp, data.people)
     return manifest
+
+
+def _signing(data: ReleaseInput, key: Any) -> dict[str, Any] | None:
+    """What the release states about its signatures: the key (fingerprint and public part) every published
+    verified record is signed with, and how many are; None when it publishes no verified record."""
+    verified = sum(1 for kind, splits in data.records.items() if kind != "video" for recs in splits.values()
+                   for rec in recs if rec["verification"]["status"] == "verified")
+    if not verified:
+        return None
+    return {"algorithm": "ed25519", "key": key.fingerprint, "public_key": key.public_text, "verified": verified}
 
 
 def _pseudonyms(opts: ReleaseConfig) -> Path:

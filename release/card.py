@@ -267,6 +267,14 @@ def _verified_section(meta: dict[str, Any], kinds: list[str]) -> list[str]:
                      "splits are not yet human-verified (see each record's `verification`).\n")
     else:
         parts.append("Every record in the validation and test splits is human-verified.\n")
+    if meta.get("signing"):
+        sig = meta["signing"]
+        parts.append(f"**Signed verification:** {sig['verified']} verified record(s), each signed with the "
+                     f"maintainer's Ed25519 key `{sig['key']}` (public key `{sig['public_key']}`; "
+                     "`verification.signature`). The signature proves that the key's holder stated the record and "
+                     "its verification (who checked it, when, which Label Studio task and annotations); it does not "
+                     "prove that the key's holder was honest. Check a downloaded copy with `streamcue release "
+                     f"verify {meta.get('repo') or 'ORG/NAME'}@v{meta['version']} --key {sig['key']}`.\n")
     if meta["rejected_left_out"]:
         parts.append("Records rejected by annotators are left out: "
                      + ", ".join(f"{n} {CONFIG_NAMES.get(k, k)}" for k, n in meta["rejected_left_out"].items()) + ".\n")

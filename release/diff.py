@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from streamcue.annotation.signing import SIGNATURE
 from streamcue.annotation.verify import SEAL, verification_problem
 from streamcue.extras import require
 from streamcue.release.card import CONFIG_NAMES, KIND_OF
-from streamcue.release.manifest import check_record_files
+from streamcue.release.manifest import MANIFEST, check_record_files, check_signatures, release_key
 from streamcue.schemas import ID_FIELDS
 from streamcue.schemas.features import Layout, decode
 
@@ -47,16 +48,20 @@ def keyed(records: dict[str, dict[str, list[dict[str, Any]]]]) -> Keyed:
 
 
 def read_release(dist: str | Path) -> tuple[dict[str, Any], Keyed]:
-    """The manifest and the records of a release folder (read with pyarrow, decoded to records)."""
+    """The manifest and the records of a release folder (read with pyarrow, decoded to records), every file checked
+    against the manifest and every verified record's signature against the release's key."""
     pq = require("pyarrow.parquet", "release", "pyarrow")
     dist = Path(dist)
     manifest = check_record_files(dist)
+    key = release_key(manifest, dist / MANIFEST)
     records: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for config, splits in manifest["configs"].items():
         kind = KIND_OF.get(config, config)  # releases before 0.x keyed configs by kind
         shape = Layout.from_dict(manifest.get("layout", {}).get(config))
         records[kind] = {split: [decode(row, kind, shape) for row in pq.read_table(dist / info["path"]).to_pylist()]
                          for split, info in splits.items()}
+        for split, info in splits.items():
+            check_signatures(records[kind][split], kind, key, dist / info["path"])
     return manifest, keyed(records)
 
 
@@ -100,9 +105,10 @@ def changed_fields(old: Any, new: Any, path: str = "") -> list[str]:
 
 
 def _content_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """:func:`changed_fields`, less the new content hash of a record whose content changed (it follows)."""
+    """:func:`changed_fields`, less the new content hash and signature of a record whose content changed (they
+    follow)."""
     lines = changed_fields(old, new)
-    content = [line for line in lines if not line.startswith(f"verification.{SEAL} ")]
+    content = [line for line in lines if not line.startswith((f"verification.{SEAL} ", f"verification.{SIGNATURE}."))]
     return content or lines
 
 

@@ -18,6 +18,7 @@ from urllib.parse import unquote
 
 import yaml
 
+from streamcue.annotation.signing import SigningKey
 from streamcue.anonymize.report import report_problem
 from streamcue.dataset_builders.output import FILE_NAMES
 from streamcue.errors import ConfigError, InputError, RecordValidationError
@@ -87,7 +88,7 @@ def _validated(path: Path, kind: str) -> list[tuple[int, dict[str, Any]]]:
 
 def collect(records_dir: str | Path, *, allow_unverified: bool = False, only_verified: bool = False,
             video_root: str | Path | None = None, licence: str = "apache-2.0", pseudonyms: str | Path | None = None,
-            annotation_figures: str | Path | None = None) -> ReleaseInput:
+            annotation_figures: str | Path | None = None, key: SigningKey | None = None) -> ReleaseInput:
     """Read a builder's output folder and apply every gate; raise on the first refusal.
 
     ``licence`` is the release's (a Hub licence id such as ``apache-2.0`` or ``cc-by-nc-sa-4.0``): it must
@@ -95,7 +96,9 @@ def collect(records_dir: str | Path, *, allow_unverified: bool = False, only_ver
     redistributable and allow it (:func:`licence_problem`). ``only_verified`` keeps verified records only
     (every split) and the videos they refer to. A record counts as verified only when
     :func:`~streamcue.annotation.verify.verification_problem` finds nothing (its content hash holds, two
-    people checked it); one that does not is published, if at all, as ``unverified`` with a note saying why.
+    people checked it, its signature holds under the maintainer's ``key``: :mod:`~streamcue.annotation.signing`);
+    one that does not is published, if at all, as ``unverified`` with a note saying why. A verified record is
+    published signed again with ``key``, its annotators as pseudonyms.
     Every annotator and reviewer becomes their pseudonym from the mapping file ``pseudonyms``
     (:mod:`~streamcue.annotation.pseudonyms`; read, extended and written back), in the records and in the
     agreement figures (``annotation_figures``, default ``RECORDS/agreement.json`` when present).
@@ -134,7 +137,7 @@ def collect(records_dir: str | Path, *, allow_unverified: bool = False, only_ver
         kept: list[dict[str, Any]] = []
         shares = result.verified.setdefault(kind, {split: [0, 0] for split in SPLITS})
         for line, rec in records[kind]:
-            rec = _holds(names.record(rec), kind, result)
+            rec = _published(rec, kind, result, names, key)
             status = rec["verification"]["status"]
             split = videos[rec["video_id"]][1]["split"]
             shares[split][1] += 1
@@ -174,12 +177,27 @@ def collect(records_dir: str | Path, *, allow_unverified: bool = False, only_ver
 _NOT_HELD = "not verified: "
 
 
-def _holds(rec: dict[str, Any], kind: str, result: ReleaseInput) -> dict[str, Any]:
+def _published(rec: dict[str, Any], kind: str, result: ReleaseInput, names: Any, key: SigningKey | None
+               ) -> dict[str, Any]:
+    """``rec`` as it is published: checked (:func:`_holds`), its people as pseudonyms, signed again when verified."""
+    rec = names.record(_holds(rec, kind, result, key))
+    if rec["verification"]["status"] == "verified" and key is not None:
+        rec = key.sign(rec)
+    return rec
+
+
+#: Why a verified record does not hold when the build has no key to check its signature against.
+_NO_KEY = ("verification.signature: no signing key to check it against (pass --key or set STREAMCUE_SIGNING_KEY "
+           "to the key annotate pull signed with)")
+
+
+def _holds(rec: dict[str, Any], kind: str, result: ReleaseInput, key: SigningKey | None = None) -> dict[str, Any]:
     """``rec`` as it counts: a ``verified`` status that does not hold becomes ``unverified`` with a note."""
     from streamcue.annotation.verify import verification_problem
 
     ver = rec["verification"]
-    problem = verification_problem(rec) if ver["status"] == "verified" else None
+    problem = (verification_problem(rec, key) or (_NO_KEY if key is None else None)
+               if ver["status"] == "verified" else None)
     if problem is None:
         return rec
     result.not_held.setdefault(kind, {})[str(rec[ID_FIELDS[kind]])] = problem

@@ -38,11 +38,15 @@ class ReleasePushResult:
 
 def push(dist: str | Path, repo: str, *, git_root: str | Path | None = None, endpoint: str | None = None,
          private: bool = False) -> ReleasePushResult:
-    """Publish ``dist`` (checked against its manifest first) to the Hub or a local git repository."""
+    """Publish ``dist`` (checked first: every file against its manifest, every verified record's signature against
+    the release's key, as a reader will) to the Hub or a local git repository."""
+    from streamcue.release.diff import read_release
+
     org, name = check_repo_id(repo)
     if endpoint is not None:
         check_endpoint(endpoint)
     manifest = verify_files(dist)
+    read_release(dist)
     tag = f"v{manifest['version']}"
     message = f"Release {tag}: {manifest['title']}"
     if git_root is not None:

@@ -177,10 +177,42 @@ VALID = {
     },
     "open_question_prediction": {"question_id": "sb-1", "response": "On the cutting board.", "t_s": 20.0},
 }
-# a verification that holds: two annotators agreed on exactly this content (streamcue.annotation.verify)
+# a verification that holds: two annotators agreed on exactly this content (streamcue.annotation.verify), signed
+# with the session's key (streamcue.annotation.signing)
+from streamcue.annotation.signing import KEY_ENV, generate  # noqa: E402
 from streamcue.annotation.verify import sealed  # noqa: E402
 
-VALID["dense_caption"] = sealed(VALID["dense_caption"])
+
+def _signing_key():
+    """The maintainer's signing key of this test process, outside every folder a test writes; ``annotate pull``
+    signs with it and ``release build`` checks and signs with it ($STREAMCUE_SIGNING_KEY, subprocesses too)."""
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="streamcue-test-key-")) / "signing.pem"
+    os.environ[KEY_ENV] = str(path)
+    return generate(path)
+
+
+SIGNING_KEY = _signing_key()
+
+
+def signed(record: dict) -> dict:
+    """``record`` as ``annotate pull`` leaves a decided one: sealed, then signed with :data:`SIGNING_KEY`."""
+    return SIGNING_KEY.sign(sealed(record))
+
+
+VALID["dense_caption"] = signed(VALID["dense_caption"])
+
+
+def pulled_verification(record: dict) -> dict:
+    """``record``'s verification less what ``annotate pull`` adds when it signs a decision (``label_studio``,
+    ``signature``), once that signature holds under :data:`SIGNING_KEY` and names the task and annotations."""
+    problem = SIGNING_KEY.problem(record)
+    assert problem is None, problem
+    ver = {k: v for k, v in record["verification"].items() if k not in ("label_studio", "signature")}
+    decided = record["verification"]["label_studio"]
+    assert isinstance(decided["task"], int) and decided["annotations"] and decided.get("at"), decided
+    return ver
 
 
 @pytest.fixture

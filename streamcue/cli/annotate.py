@@ -9,13 +9,15 @@ import typer
 
 from streamcue import console
 
-__all__ = ["annotate_app", "URL_HELP", "annotate_setup", "annotate_push", "annotate_pull", "annotate_review",
-           "annotate_status"]
+__all__ = ["annotate_app", "URL_HELP", "KEY_HELP", "annotate_setup", "annotate_push", "annotate_pull",
+           "annotate_review", "annotate_status", "annotate_keygen"]
 
 
 annotate_app = typer.Typer(help="Send records to Label Studio for human verification and bring the work back.",
                            no_args_is_help=True)
 URL_HELP = "Label Studio URL (or $LABEL_STUDIO_URL). The token is read from $LABEL_STUDIO_API_KEY only."
+KEY_HELP = ("The maintainer's private signing key file (streamcue annotate keygen; default $STREAMCUE_SIGNING_KEY), "
+            "kept outside every build and release folder.")
 
 
 @annotate_app.command("push")
@@ -109,8 +111,14 @@ def annotate_pull(
     videos: Annotated[Optional[Path], typer.Option(help=(
         "videos.jsonl to check the pulled times against, as streamcue validate does (default: the build's, or "
         "the one beside OUT, if any)."))] = None,
+    key: Annotated[Optional[Path], typer.Option(help=KEY_HELP)] = None,
 ) -> None:
     """Bring the annotators' work back as records of the same schema, verification filled in.
+
+    Every verified or rejected record is signed with the maintainer's key (--key or
+    $STREAMCUE_SIGNING_KEY; streamcue annotate keygen makes one), its verification naming the
+    Label Studio task and annotations that decided it: release build and every reader count a
+    record as verified only while that signature holds.
 
     A record becomes verified (or rejected) only when REQUIRED distinct annotators agree (one
     person submitting twice is one check); a disagreement, named by item and field, leaves it
@@ -147,7 +155,7 @@ def annotate_pull(
     reviewers = tuple(reviewer or ())
     result = pull(project, None if build is not None else out, url=url, required=required, tolerance_s=tolerance,
                   majority=majority, reviewers=reviewers,
-                  videos=videos or (build / "videos.jsonl" if build is not None else None))
+                  videos=videos or (build / "videos.jsonl" if build is not None else None), key=key)
     if build is not None:
         entry = merge_into_build(build, out, result, project=project, rule={
             "required": result.required, "tolerance_s": tolerance, "majority": majority, "reviewers": list(reviewers)})
@@ -174,6 +182,28 @@ def annotate_pull(
                              "invalid": result.invalid, "states": dict(result.states)})
 
 
+@annotate_app.command("keygen")
+def annotate_keygen(
+    out: Annotated[Path, typer.Option(help="File for the new private key (PEM, readable by you only; never "
+                                           "overwritten). Its public part goes to OUT.pub.")],
+) -> None:
+    """Make the maintainer's signing key: annotate pull signs what it verified with it, release build
+    checks and signs with it, and a release names its public part (fingerprint) on the card.
+
+    Keep the private key outside every build and release folder, and point --key or
+    $STREAMCUE_SIGNING_KEY at it.
+
+    Example:
+
+        streamcue annotate keygen --out keys/streamcue-signing.pem
+    """
+    from streamcue.annotation.signing import generate
+
+    key = generate(out)
+    console.out.print(f"signing key {key.fingerprint}: private {out}, public {out}.pub ({key.public_text})",
+                      markup=False)
+
+
 @annotate_app.command("review")
 def annotate_review(
     project: Annotated[str, typer.Option(help="Project title.")],
@@ -184,10 +214,11 @@ def annotate_review(
         "Email of a reviewer (repeatable): tasks they already annotated are left alone."))] = None,
 ) -> None:
     """Give each disputed task the reviewer's starting point: a prediction (tab streamcue-review)
-    holding the annotators' regions, each region they disagree on marked in its text ("\u26a0
-    disputed: ..."; pull ignores that line), and the number of differences in the task's data
-    (Data Manager column review_disagreements). Run it again after more annotations: it replaces
-    its earlier prediction.
+    holding the annotators' regions, each region they disagree on marked in the region's meta
+    ("\u26a0 disputed: ...", never in its text: pull refuses an answer whose text carries the
+    mark, naming the task and region), and the number of differences in the task's data (Data
+    Manager column review_disagreements). Run it again after more annotations: it replaces its
+    earlier prediction.
 
     Example:
 

@@ -1,4 +1,4 @@
-"""``streamcue release build|push|diff``: versioned dataset releases for maintainers."""
+"""``streamcue release build|push|diff|verify``: versioned dataset releases for maintainers, checked by readers."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from streamcue.schemas.kinds import ordered
 #: The record kinds in the order a release's default config is chosen (streamcue/schemas/kinds.py).
 _DEFAULT_ORDER = ", ".join(k for k in ordered("default") if k != "video")
 
-__all__ = ["release_app", "release_build", "release_push", "release_diff"]
+__all__ = ["release_app", "release_build", "release_push", "release_diff", "release_verify"]
 
 
 release_app = typer.Typer(help="Build, publish and compare versioned Hugging Face dataset releases.",
@@ -55,6 +55,9 @@ def release_build(
         help="Your mapping of annotators and reviewers to the pseudonyms published (annotator-1, reviewer-1, "
              "...), read and extended by each build, never published; default pseudonyms.json beside --out, "
              "so every version built there keeps the same pseudonyms.")] = None,
+    key: Annotated[Optional[Path], typer.Option(help=(
+        "The maintainer's private signing key file (default $STREAMCUE_SIGNING_KEY): a verified record counts "
+        "only when annotate pull's signature holds under it; what is published is signed again with it."))] = None,
 ) -> None:
     """Assemble a Hub-ready release folder: Parquet per config and split, card, changelog, manifest.
 
@@ -63,8 +66,10 @@ def release_build(
     or that a source's licence does not allow, recorded videos without a passing anonymization
     report, a local path, an e-mail address or an account name in any published string, and a
     version that is not new. A record marked verified counts as verified only when nothing was
-    edited since (its verification.content_sha256 holds) and two people checked it. Annotators
-    and reviewers are published as pseudonyms (annotator-1, reviewer-1) from --pseudonyms.
+    edited since (its verification.content_sha256 holds), two people checked it, and annotate
+    pull's signature holds under the maintainer's key (--key); the card and manifest state how
+    many records are verified under which key. Annotators and reviewers are published as
+    pseudonyms (annotator-1, reviewer-1) from --pseudonyms.
 
     Examples:
 
@@ -79,7 +84,7 @@ def release_build(
                                             repo=repo, previous=previous, allow_unverified=allow_unverified,
                                             video_root=video_root, citation=text, only_verified=only_verified,
                                             annotation_figures=annotation_figures, pseudonyms=pseudonyms,
-                                            default_config=default_config))
+                                            default_config=default_config, key=key))
     rows = {config: {split: info["rows"] for split, info in splits.items()}
             for config, splits in manifest["configs"].items()}
     console.out.print(console.table(f"release {manifest['version']} ({out})", ["train", "validation", "test"], rows,
@@ -94,6 +99,9 @@ def release_build(
     if unverified:
         console.out.print("unverified records published in validation/test (stated on the card): "
                           + ", ".join(f"{n} {k}" for k, n in unverified.items()))
+    if manifest["signing"]:
+        console.out.print(f"{manifest['signing']['verified']} verified record(s) signed with key "
+                          f"{manifest['signing']['key']}")
     console.out.print(f"{len(manifest['files'])} files listed with SHA-256 in {out / 'manifest.json'}")
 
 
@@ -156,3 +164,35 @@ def release_diff(
     for line in changelog_lines(changes, sample=show, defaults=(default_config(old), default_config(new))):
         if line.startswith(("  ", "- default config")):
             console.out.print(line.strip().removeprefix("- ").replace("`", ""), markup=False, soft_wrap=True)
+
+
+@release_app.command("verify")
+def release_verify(
+    release: Annotated[str, typer.Argument(help="A release folder, or a Hub dataset ORG/NAME[@vX.Y.Z] (the Hub at "
+                                                "$HF_ENDPOINT).")],
+    revision: Annotated[Optional[str], typer.Option(help="The Hub revision (a tag such as v1.0.0) when RELEASE has "
+                                                         "no @REV.")] = None,
+    key: Annotated[Optional[str], typer.Option(help=(
+        "The key you trust: its fingerprint (16 hex digits), its public key (ed25519:...) or a .pub file, "
+        "from the maintainer's page or an earlier release. Without it, the release's own key is checked "
+        "but not pinned."))] = None,
+) -> None:
+    """Check a downloaded release as a researcher would: every file the manifest lists against its
+    SHA-256, each Parquet file's row count, and every verified record's signature against the key
+    the release names (and, with --key, that this is the key you trust). Exits non-zero with one
+    line naming the file, record and field that failed.
+
+    Examples:
+
+        streamcue release verify dist/v1.0.0
+
+        streamcue release verify ORG/NAME@v1.0.0 --key 0123456789abcdef
+    """
+    from streamcue.release.verify import verify_release
+
+    result = verify_release(release, revision=revision, trusted=key)
+    console.out.print(console.table(f"release {result.version} ({result.source})", ["train", "validation", "test"],
+                                    result.rows, "config"))
+    signed = (f"{result.verified} verified record(s), every signature holds under key {result.key}"
+              if result.key else "no verified record (nothing signed)")
+    console.out.print(f"{result.files} files match manifest.json; {signed}", markup=False)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 
-from conftest import CAPTAINCOOK4D, VALID
+from conftest import CAPTAINCOOK4D, VALID, pulled_verification
 from label_studio_server import executable, make_users, push_served, serve_videos
 
 pytest.importorskip("label_studio_sdk")
@@ -130,9 +131,10 @@ def test_interval_qa_moved_edited_rejected_and_disputed(server, annotators, tmp_
     assert q1["answers"][0] == records[0]["answers"][0]  # untouched interval: exact seconds kept
     assert q1["answers"][1] == {"start_s": 10.0, "end_s": 13.0, "optimal_s": 10.5,
                                 "text": "The red cup is by the sink."}
-    assert q1["verification"] == {"status": "verified", "annotators": ["ann1@streamcue.test", "ann2@streamcue.test"],
-                                  "checks": 2, "guideline": "interval_qa.v1", "decided_by": "agreement",
-                                  "content_sha256": content_sha256(q1)}   # the hash of what was verified
+    assert pulled_verification(q1) == {
+        "status": "verified", "annotators": ["ann1@streamcue.test", "ann2@streamcue.test"], "checks": 2,
+        "guideline": "interval_qa.v1", "decided_by": "agreement",
+        "content_sha256": content_sha256(q1)}   # the hash of what was verified, signed
     assert "interval a1 moved" in summary.changes["q1"] and "answer a1 edited" in summary.changes["q1"]
     assert pulled["q2"]["verification"]["status"] == "rejected" and pulled["q2"]["answers"] == records[1]["answers"]
     assert pulled["q2"]["verification"]["checks"] == 2
@@ -230,6 +232,7 @@ def test_cli_push_status_pull(server, tmp_path):
         return subprocess.run([sys.executable, "-m", "streamcue", "annotate", *args], capture_output=True, text=True,
                               env={"PATH": "/usr/bin:/bin", "LABEL_STUDIO_URL": server.url, "COLUMNS": "200",
                                    "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1",
+                                   "STREAMCUE_SIGNING_KEY": os.environ["STREAMCUE_SIGNING_KEY"],
                                    "LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT": str(server.document_root)})
 
     done = run("push", "--kind", "interval_qa", "--records", str(path), "--project", name,
@@ -336,7 +339,7 @@ def test_double_check_counts_distinct_annotators_not_annotations(server, annotat
     pull(name, tmp_path / "twice.jsonl")
     [record] = read_jsonl(tmp_path / "twice.jsonl")
     assert record["answers"][1]["text"] == "The red cup is by the sink."
-    assert record["verification"] == {"status": "verified", "checks": 2, "guideline": "interval_qa.v1",
+    assert pulled_verification(record) == {"status": "verified", "checks": 2, "guideline": "interval_qa.v1",
                                       "annotators": ["ann1@streamcue.test", "ann2@streamcue.test"],
                                       "decided_by": "agreement", "content_sha256": content_sha256(record)}
     rows_, people = status_report(name)
@@ -347,7 +350,8 @@ def test_double_check_counts_distinct_annotators_not_annotations(server, annotat
     done = subprocess.run([sys.executable, "-m", "streamcue", "annotate", "status", "--project", name],
                           capture_output=True, text=True,
                           env={"PATH": "/usr/bin:/bin", "LABEL_STUDIO_URL": server.url, "COLUMNS": "200",
-                               "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1"})
+                               "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1",
+                               "STREAMCUE_SIGNING_KEY": os.environ["STREAMCUE_SIGNING_KEY"]})
     assert done.returncode == 0, done.stderr
     table = done.stdout[done.stdout.index("throughput"):]
     cells = [[c.strip() for c in line.split("│")[1:-1]] for line in table.splitlines() if "@streamcue.test" in line]
@@ -397,7 +401,8 @@ def test_relabelled_events_are_valid_or_reported_for_their_record_only(server, a
     done = subprocess.run([sys.executable, "-m", "streamcue", "annotate", "pull", "--project", name, "--out",
                            str(tmp_path / "cli.jsonl")], capture_output=True, text=True,
                           env={"PATH": "/usr/bin:/bin", "LABEL_STUDIO_URL": server.url, "COLUMNS": "200",
-                               "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1"})
+                               "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1",
+                               "STREAMCUE_SIGNING_KEY": os.environ["STREAMCUE_SIGNING_KEY"]})
     assert done.returncode == 0, done.stderr
     assert f"warning: Label Studio project '{name}', record v2: the annotation makes the record invalid" in done.stderr
     assert (tmp_path / "cli.jsonl").read_text() == out.read_text()

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 
-from conftest import CAPTAINCOOK4D, VALID
+from conftest import CAPTAINCOOK4D, VALID, pulled_verification
 from label_studio_server import executable, make_users, push_served, serve_videos
 
 pytest.importorskip("label_studio_sdk")
@@ -80,6 +81,7 @@ def cli(server, *args):
     return subprocess.run([sys.executable, "-m", "streamcue", *args], capture_output=True, text=True,
                           env={"PATH": "/usr/bin:/bin", "LABEL_STUDIO_URL": server.url, "COLUMNS": "200",
                                "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1",
+                               "STREAMCUE_SIGNING_KEY": os.environ["STREAMCUE_SIGNING_KEY"],
                                "LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT": str(server.document_root)})
 
 
@@ -153,7 +155,7 @@ def test_a_reviewer_resolves_a_named_disagreement_and_a_majority_decides(server,
     summary = pull("review", tmp_path / "p3.jsonl", reviewers=("rev@streamcue.test",))
     [v0, v1] = read_jsonl(tmp_path / "p3.jsonl")
     assert v0["events"][1]["t_s"] == 7.5 and v0["events"][1]["time_source"] == "annotator"
-    assert v0["verification"] == {
+    assert pulled_verification(v0) == {
         "status": "verified", "annotators": ["ann1@streamcue.test", "ann2@streamcue.test"], "checks": 2,
         "guideline": "guidance.v1", "decided_by": "reviewer", "reviewer": "rev@streamcue.test",
         "notes": ["disagreement: event e1 (mistake at 10s): t_s 7s (ann1@streamcue.test) vs 15s (ann2@streamcue.test), "
@@ -183,7 +185,8 @@ def test_a_reviewer_resolves_a_named_disagreement_and_a_majority_decides(server,
 def test_review_marks_what_the_annotators_disagree_on_and_replaces_its_prediction(server, users, tmp_path):
     """``annotate review``: a prediction per disputed task (the first annotator's regions, the one the other
     deleted marked), a count in the task data, a task the reviewer decided and an agreed one left alone; run
-    again, one prediction per task; ``pull`` drops the marks."""
+    again, one prediction per task; the marks are the prediction's region meta, never text: ``pull`` refuses a
+    text that carries one and ignores the meta."""
     from streamcue.annotation.convert import DISPUTED
     from streamcue.annotation.review import MODEL_VERSION, review
 
@@ -208,15 +211,26 @@ def test_review_marks_what_the_annotators_disagree_on_and_replaces_its_predictio
     tasks = tasks_of("to review")
     assert tasks["v0"]["data"]["review_disagreements"] == 1 and "review_disagreements" not in tasks["v3"]["data"]
     [pred] = [p for p in conn.client.predictions.list(task=tasks["v0"]["id"]) if p.model_version == MODEL_VERSION]
-    marked = {r["id"]: r["value"]["text"] for r in pred.result if r["from_name"] == "event_text"}
-    assert marked["e1"] == [records[0]["events"][1]["text"]]   # both moved e1 to 7 s: no dispute there
-    assert marked["e2"] == [f"{DISPUTED}event e2 (finish at 10s): deleted by ann2@streamcue.test, kept by "
-                            "ann1@streamcue.test", records[0]["events"][2]["text"]]
+    texts = {r["id"]: r["value"]["text"] for r in pred.result if r["from_name"] == "event_text"}
+    marked = {r["id"]: r["meta"]["text"] for r in pred.result if r["from_name"] == "event_text" and "meta" in r}
+    assert texts["e1"] == [records[0]["events"][1]["text"]] and "e1" not in marked   # both moved e1: no dispute
+    assert marked == {"e2": [f"{DISPUTED}event e2 (finish at 10s): deleted by ann2@streamcue.test, kept by "
+                             "ann1@streamcue.test"]}   # a field of the prediction's region...
+    assert texts["e2"] == [records[0]["events"][2]["text"]]   # ...never in the text the reviewer keeps
     assert not [p for p in conn.client.predictions.list(task=tasks["v2"]["id"]) if p.model_version == MODEL_VERSION]
     [v1] = [p for p in conn.client.predictions.list(task=tasks["v1"]["id"]) if p.model_version == MODEL_VERSION]
-    assert [t for r in v1.result for t in r["value"].get("text", []) if t.startswith(DISPUTED)] == \
-        [f"{DISPUTED}{tasks['v1']['data']['review_note']}"]
+    assert [t for r in v1.result if r["from_name"] == "event_text" for t in (r.get("meta") or {}).get("text", [])] \
+        == [f"{DISPUTED}{tasks['v1']['data']['review_note']}"]
+    assert not [t for r in v1.result for t in r["value"].get("text", []) if DISPUTED.strip() in t]
     assert tasks["v1"]["data"]["review_note"].startswith("event e1 (mistake at 10s): t_s 10s")
+    # a reviewer who copies the mark into the text is refused, naming the task and region (issue 46)
+    kept = copy.deepcopy(pred.result)
+    row(kept, "e2", "event_text")["value"]["text"] = [f"{records[0]['events'][2]['text']}\n{DISPUTED}kept by hand"]
+    annotate(server, tasks["v0"]["id"], kept, users["rev"])
+    with pytest.raises(InputError, match=rf"task {tasks['v0']['id']}, annotation \d+, region e2: its text carries the "
+                                         "review mark"):
+        pull("to review", tmp_path / "refused.jsonl", reviewers=("rev@streamcue.test",))
+    assert not (tmp_path / "refused.jsonl").exists()
     # the reviewer duplicates the prediction and submits it as it is: the marks change nothing
     annotate(server, tasks["v0"]["id"], pred.result, users["rev"])
     pull("to review", tmp_path / "pulled.jsonl", reviewers=("rev@streamcue.test",))

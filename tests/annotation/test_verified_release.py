@@ -11,6 +11,7 @@ reviewer's clicks are made through Label Studio's API. The release half needs ``
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -23,6 +24,7 @@ httpx = pytest.importorskip("httpx")
 pytest.importorskip("label_studio_sdk")
 
 from streamcue.annotation.convert import moment_to_frame, prediction  # noqa: E402
+from streamcue.annotation.signing import KEY_ENV, load_key  # noqa: E402
 from streamcue.io import read_json, read_jsonl, write_jsonl  # noqa: E402
 
 pytestmark = [pytest.mark.label_studio, pytest.mark.slow,
@@ -35,7 +37,8 @@ FPS = 30.0
 def test_build_verify_adjudicate_merge_release_load_and_diff(server, tmp_path):
     env = {"PATH": f"{sys.executable.rsplit('/', 1)[0]}:/usr/bin:/bin", "HOME": str(tmp_path), "COLUMNS": "200",
            "LABEL_STUDIO_URL": server.url, "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1",
-           "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+           "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"),
+           KEY_ENV: os.environ[KEY_ENV]}   # the maintainer's signing key: pull signs, release build checks
 
     def streamcue(*args):
         done = subprocess.run([sys.executable, "-m", "streamcue", *map(str, args)], cwd=tmp_path, env=env,
@@ -117,6 +120,7 @@ def test_build_verify_adjudicate_merge_release_load_and_diff(server, tmp_path):
     assert pseudonyms == {"annotator": {"ann1@e2e.test": "annotator-1", "ann2@e2e.test": "annotator-2"},
                           "reviewer": {"rev@e2e.test": "reviewer-1"}}
     swap = {**pseudonyms["annotator"], **pseudonyms["reviewer"]}
+    key = load_key(os.environ[KEY_ENV])
     for row in rows:  # every field, with its type (a struct key the record lacks reads as null: Arrow structs)
         record = json.loads(json.dumps(merged[row["video_id"]]))
         ver = record["verification"]
@@ -125,6 +129,8 @@ def test_build_verify_adjudicate_merge_release_load_and_diff(server, tmp_path):
             ver["reviewer"] = swap[ver["reviewer"]]
         if "notes" in ver:
             ver["notes"] = [_swapped(n, swap) for n in ver["notes"]]
+        assert key.problem(row) is None   # signed again by the build, with the annotators' pseudonyms
+        ver["signature"] = row["verification"]["signature"]
         same(record, row, row["video_id"])
     published = [p for p in (tmp_path / "dist/v1.0.0").rglob("*") if p.is_file() and p.suffix != ".png"]
     assert not [p for p in published if "e2e.test" in p.read_bytes().decode("utf-8", "replace")]

@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CAPTAINCOOK4D, GOALSTEP_VAL, VALID
+from conftest import CAPTAINCOOK4D, GOALSTEP_VAL, VALID, signed
 from hub_server import olah_server
 
 datasets = pytest.importorskip("datasets")
 
-from streamcue.annotation.verify import sealed  # noqa: E402
 from streamcue.anonymize.report import sha256_file  # noqa: E402
 from streamcue.anonymize.synthetic import write_clip  # noqa: E402
 from streamcue.dataset_builders import BuildReport, captaincook4d, ego4d  # noqa: E402
@@ -31,7 +30,7 @@ from streamcue.io import read_jsonl, write_jsonl  # noqa: E402
 from streamcue.loaders import by_video, load  # noqa: E402
 
 REPO_ID = "streamcue/cc4d-guidance"
-#: A verification that holds (with sealed()): two annotators agreed.
+#: A verification that holds (with signed()): two annotators agreed.
 TWO_AGREE = {"status": "verified", "annotators": ["annotator-1", "annotator-2"], "checks": 2,
              "decided_by": "agreement"}
 
@@ -88,7 +87,7 @@ def test_typed_records_round_trip_exactly(release_v1, cc4d):
 def test_interval_qa_and_dense_captions_round_trip(tmp_path):
     out = tmp_path / "ego"
     write_outputs(ego4d.build(ego4d.Config(goalstep=GOALSTEP_VAL), BuildReport("ego4d")), out)
-    dense = sealed(dict(VALID["dense_caption"], video_id=read_jsonl(out / "videos.jsonl")[0]["video_id"],
+    dense = signed(dict(VALID["dense_caption"], video_id=read_jsonl(out / "videos.jsonl")[0]["video_id"],
                         verification=TWO_AGREE))
     write_jsonl(out / "dense_caption.jsonl", [dense])
     dist = tmp_path / "dist"
@@ -139,7 +138,7 @@ def test_verified_records_pass_and_rejected_ones_are_left_out(cc4d, tmp_path):
     def verify(name, records):
         if name == "guidance.jsonl":
             for i, r in enumerate(records):
-                records[i] = sealed(dict(r, verification=dict(TWO_AGREE, status="rejected" if i == 0 else "verified")))
+                records[i] = signed(dict(r, verification=dict(TWO_AGREE, status="rejected" if i == 0 else "verified")))
         return records
     records = copy_records(cc4d, tmp_path / "rec", verify)
     manifest = build_release(ReleaseConfig(records=records, version="1.0.0", out=tmp_path / "d"))
@@ -293,7 +292,7 @@ def test_an_absolute_path_in_any_published_string_is_refused(tmp_path):
     rec, root = recorded_set(tmp_path)
     caption = json.loads(json.dumps(VALID["dense_caption"]))  # a home directory deep inside a list of structs
     caption["captions"][-1]["text"] = "the file /home/alice/secret.mp4 is open"
-    write_jsonl(rec / "dense_caption.jsonl", [sealed(caption)])
+    write_jsonl(rec / "dense_caption.jsonl", [signed(caption)])
     with pytest.raises(InputError, match="names a local absolute path or home directory") as err:
         build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
     assert "alice" not in str(err.value) and str(tmp_path) not in str(err.value)  # the message names no path

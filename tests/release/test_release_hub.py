@@ -15,12 +15,11 @@ import pytest
 import yaml
 
 from release_checks import same
-from conftest import CAPTAINCOOK4D, GOALSTEP_VAL, REPO, SHARED_DATA, VALID
+from conftest import CAPTAINCOOK4D, GOALSTEP_VAL, REPO, SHARED_DATA, VALID, signed
 
 datasets = pytest.importorskip("datasets")
 hub = pytest.importorskip("huggingface_hub")
 
-from streamcue.annotation.verify import sealed  # noqa: E402
 from streamcue.dataset_builders import BuildReport, captaincook4d, ego4d, get_builder, run_builder  # noqa: E402
 from streamcue.dataset_builders.output import write_outputs  # noqa: E402
 from streamcue.errors import ConfigError, InputError  # noqa: E402
@@ -200,7 +199,7 @@ def verified_copy(src, dst, ids, edit=None):
                 edit(rows)
             for row in rows:
                 if row["video_id"] in ids:  # a verification that holds: of exactly this content, by two annotators
-                    row["verification"] = sealed(dict(row, verification={
+                    row["verification"] = signed(dict(row, verification={
                         "status": "verified", "annotators": ["ann1", "ann2"], "checks": 2}))["verification"]
         write_jsonl(dst / path.name, rows)
     return dst

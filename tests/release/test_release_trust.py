@@ -12,12 +12,12 @@ import sys
 
 import pytest
 
-from conftest import VALID
+from conftest import VALID, signed
 
 pytest.importorskip("datasets")
 pytest.importorskip("pyarrow")
 
-from streamcue.annotation.verify import content_sha256, sealed, verification_problem  # noqa: E402
+from streamcue.annotation.verify import content_sha256, verification_problem  # noqa: E402
 from streamcue.errors import ConfigError, InputError  # noqa: E402
 from streamcue.io import read_json, read_jsonl, write_json, write_jsonl  # noqa: E402
 from streamcue.loaders import load  # noqa: E402
@@ -37,7 +37,7 @@ def caption(task_id: str, verification: dict, text: str = "Cutting an onion.") -
     record = json.loads(json.dumps(VALID["dense_caption"]))
     record.update(task_id=task_id, verification=dict(verification))
     record["captions"][0]["text"] = text
-    return sealed(record) if verification["status"] != "unverified" else record
+    return signed(record) if verification["status"] != "unverified" else record
 
 
 def records_folder(path, records, figures=None):

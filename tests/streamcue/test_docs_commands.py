@@ -30,9 +30,11 @@ MARKER = re.compile(r"<!--\s*(.*?)\s*-->")
 # commands run here, in this order where one reads what another wrote; "[...]" parts of a doc line are optional
 # and dropped before running
 RUN = (
+    "streamcue annotate keygen --out keys/streamcue-signing.pem",
     "streamcue build captaincook4d --annotations ../shared/data/captaincook4d --out out/cc4d",
     "streamcue validate out/cc4d/guidance.jsonl --kind guidance",
     "streamcue release build --records out/cc4d --version 1.0.0 --out dist/v1.0.0 --repo ORG/NAME --allow-unverified",
+    "streamcue release verify dist/v1.0.0",
     "streamcue build ovo-bench --annotations ../shared/data/ovo_bench/ovo_bench_new.json --out out/ovo",
     "streamcue evaluate ovo-bench --gt out/ovo --pred ../shared/data/ovo_bench/results/GPT --pred-format ovo-results",
     "streamcue build streamingbench --questions ../shared/data/streamingbench --out out/sb",
@@ -107,6 +109,9 @@ CANNOT_RUN_HERE = (
     (r"streamcue release build --records out/cc4d-v2 ", "reads the build folder an `annotate pull` of people's "
      "verified work writes (" + LABEL_STUDIO + ")"),
     (r"streamcue release push --dist \S+ --repo ORG/NAME *$", "pushes to the Hugging Face Hub (HF_TOKEN)"),
+    (r"streamcue release verify ORG/NAME@", "reads the release from the Hugging Face Hub; "
+     "tests/release/test_release_signature.py::test_a_pushed_release_downloaded_from_the_hub_verifies_and_a_tampered_"
+     "one_does_not runs it against a local Hub server"),
     (r"streamcue anonymize .*--device cuda", "needs CUDA GPUs (none here) and the reader's recordings; "
      "tests/anonymize/test_anonymize_ray_gpu.py runs GPU tasks on a local Ray that declares one GPU"),
     (r"streamcue anonymize ", "needs the reader's recordings (and, for scrfd, its ONNX weights; for --address, a "

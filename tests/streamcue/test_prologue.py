@@ -287,6 +287,10 @@ COVERED_ELSEWHERE = {
     "release push": "tests/release/test_release.py: reads a built release folder (--dist), writes to the "
                     "Hub",
     "release diff": "test_release_diff_refuses_broken_folders (below); writes nothing",
+    "release verify": "tests/release/test_release_signature.py: reads a release (folder or Hub dataset), writes "
+                      "nothing; a changed byte, an edited record, a hand-written verification each refused",
+    "annotate keygen": "tests/release/test_release_signature.py::test_keygen_writes_a_private_key_for_its_owner_"
+                       "only_and_never_overwrites: reads no file, never overwrites one",
     "compare": "tests/loaders/test_run.py::test_run_ovo_and_streamingbench_write_a_run_folder_rerun_from_cache_and_"
                "compare (--output inside a run folder) and test_run_refuses_with_one_line (not a run folder)",
     "export": "tests/metrics/test_export.py::test_export_refuses_with_one_line: reads a run folder (--out inside it, "
