@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from conftest import VALID
+from conftest import VALID, cli
 
 pytest.importorskip("datasets")
 pytest.importorskip("pyarrow")
@@ -116,6 +116,25 @@ def test_the_pseudonyms_file_never_goes_into_the_release(tmp_path):
         build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d",
                                     pseudonyms=tmp_path / "d" / "names.json"))
     assert not (tmp_path / "d").exists()
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--pseudonyms", "d", "--out", "d"], "error: --out and --pseudonyms would both be written to d"),
+    (["--pseudonyms", "rec/agreement.json", "--out", "d"], "error: output rec/agreement.json lies inside the input"),
+    (["--pseudonyms", "fig.json", "--annotation-figures", "fig.json", "--out", "d"],
+     "error: output fig.json is the input fig.json"),
+])
+def test_colliding_options_are_refused_before_anything_is_written(tmp_path, monkeypatch, options, message):
+    """issue 46: ``--pseudonyms`` given the ``--out`` path left a file of annotators' e-mails there (the two paths
+    were one key of a mapping, so the check saw one output); the figures file could be overwritten by the mapping."""
+    rec = records_folder(tmp_path / "rec", [caption("t2", AGREED)], figures("ann1@lab.example.org", "ann2@x.org"))
+    (tmp_path / "fig.json").write_bytes((rec / "agreement.json").read_bytes())
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli("release", "build", "--records", "rec", "--version", "1.0.0", *options)
+    assert code == 2 and err.startswith(message) and len(err.strip().splitlines()) == 1, err
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+    assert (tmp_path / "fig.json").read_bytes() == (rec / "agreement.json").read_bytes()
 
 
 def test_an_account_name_left_in_a_record_is_refused(tmp_path):
