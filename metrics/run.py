@@ -445,6 +445,7 @@ def check_run(folder: Path, results: Mapping[str, Any], samples: Sequence[Mappin
     per_item = (results.get("report") or {}).get("per_item") or {}
     for s in samples:
         _check_sample(path, s, per_item, metric)
+    _check_videos(folder, samples)
     units = sample_units(samples)
     rows = metric.rows_of(list(dict.fromkeys(u[1] for u in units)), results["metric"].get("config") or {})
     for table, mine in zip(("task", "group"), rows):
@@ -463,6 +464,23 @@ def check_run(folder: Path, results: Mapping[str, Any], samples: Sequence[Mappin
         if extra:
             raise InputError("a row that samples.jsonl does not give", file=folder / "results.json",
                              record=sorted(extra)[0], field=f"tables.{table}")
+
+
+def _check_videos(folder: Path, samples: Sequence[Mapping[str, Any]]) -> None:
+    """Refuse a sample whose ``video_id`` is not its played record's (``played/<kind>.jsonl``, sealed by
+    results.json): the bootstrap pairs runs by video, so a renamed video left every figure of ``compare`` None."""
+    from streamcue.io import iter_jsonl
+
+    videos: dict[str, Any] = {}
+    for file in sorted((folder / "played").glob("*.jsonl")):
+        id_field = ID_FIELDS.get(file.stem)
+        if file.stem != "video" and id_field is not None:
+            videos.update((str(r.get(id_field)), r.get("video_id")) for _, r in iter_jsonl(file))
+    for s in samples:
+        if videos and videos.get(s["id"], s.get("video_id")) != s.get("video_id"):
+            raise InputError(f"video {s.get('video_id')!r} is not its record's ({videos[s['id']]!r} in played/): "
+                             "the run's files disagree", file=folder / "samples.jsonl", record=s["id"],
+                             field="video_id")
 
 
 def _check_sample(path: Path, sample: Mapping[str, Any], per_item: Mapping[str, Any], metric: Any) -> None:
