@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from streamcue.errors import ConfigError, InputError
-from streamcue.redact import redact
+from streamcue.redact import command_line
 
 __all__ = ["repository_root", "shared_data_dir", "default_captaincook4d", "default_goalstep", "cache_dir",
            "URI_PATTERN", "uri_problem", "resolve_uri", "check_outputs", "check_out_folder", "lock_output", "lock_file",
@@ -161,7 +161,7 @@ def lock_output(out: str | Path, option: str = "--out") -> None:
         _remove_empty(made)
         raise
     os.ftruncate(fd, 0)
-    os.write(fd, f"pid {os.getpid()}: {redact(' '.join(['streamcue', *sys.argv[1:]]))[:300]}\n".encode())
+    os.write(fd, f"pid {os.getpid()}: {command_line(['streamcue', *sys.argv[1:]])[:300]}\n".encode())
     if not _HELD:
         atexit.register(release_outputs)
     _HELD[key] = (lock, fd, made)

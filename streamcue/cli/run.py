@@ -52,13 +52,12 @@ def _run(
 
         streamcue compare runs/qwen-ovo runs/llava-ovo
     """
-    import shlex
     import sys
 
-    from streamcue.redact import redact
+    from streamcue.redact import command_line
     from streamcue.metrics.run_config import run
 
-    command = redact(shlex.join(["streamcue", *sys.argv[1:]])) if sys.argv[1:2] == ["run"] else None
+    command = command_line(["streamcue", *sys.argv[1:]]) if sys.argv[1:2] == ["run"] else None
     print_results(run(config, out, command=command), out)
 
 
