@@ -536,9 +536,14 @@ def test_every_reader_checks_the_files_against_the_manifest(cc4d, release_v1, tm
         with pytest.raises(InputError, match=message) as caught:
             read()
         assert path.name in str(caught.value)
+    (tmp_path / "pred.jsonl").write_text("")
     for args in (("release", "diff", release_v1, bad),
                  ("release", "build", "--records", cc4d,
-                  "--version", "2.0.0", "--out", tmp_path / "v2", "--previous", bad, "--allow-unverified")):
+                  "--version", "2.0.0", "--out", tmp_path / "v2", "--previous", bad, "--allow-unverified"),
+                 # issue 46: run gave a 90-line traceback on a corrupt file; run and evaluate --gt read the release
+                 ("evaluate", "livecook", "--gt", bad, "--pred", tmp_path / "pred.jsonl", "--no-bertscore"),
+                 ("run", "livecook", bad, "--out", tmp_path / "run", "--no-video", "--llm-model", "m",
+                  "--llm-base-url", "http://127.0.0.1:9/v1")):
         code, out, err = cli(*args)
         assert code != 0 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
         assert path.name in err and message in err
