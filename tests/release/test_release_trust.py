@@ -118,6 +118,31 @@ def test_the_pseudonyms_file_never_goes_into_the_release(tmp_path):
     assert not (tmp_path / "d").exists()
 
 
+def test_two_builds_sharing_a_pseudonyms_file_never_give_one_pseudonym_to_two_people(tmp_path):
+    """issue 46: two release builds sharing one --pseudonyms file both succeeded and published two different people
+    as annotator-1 (each read the file, each wrote it back). The file is written under a lock, and only over what
+    the build read: the build that saves second is refused, one line, before anything is published; built again,
+    its new person gets the next number."""
+    from streamcue.annotation.pseudonyms import Pseudonyms
+
+    path = tmp_path / "names.json"
+    first, second = Pseudonyms.read(path), Pseudonyms.read(path)   # two builds start together
+    first.add("annotator", ["alice@lab.example.org"])
+    second.add("annotator", ["bob@lab.example.org"])
+    assert first.of("annotator", "alice@lab.example.org") == second.of("annotator", "bob@lab.example.org") == \
+        "annotator-1"
+    second.save()
+    with pytest.raises(ConfigError, match="another release build added people to this pseudonyms file") as caught:
+        first.save()
+    assert str(path) in str(caught.value) and len(str(caught.value).splitlines()) == 1
+    assert read_json(path) == {"annotator": {"bob@lab.example.org": "annotator-1"}, "reviewer": {}}
+    rec = records_folder(tmp_path / "rec", [caption("t2", dict(AGREED, annotators=["alice@lab.example.org",
+                                                                                  "bob@lab.example.org"]))])
+    build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", pseudonyms=path))  # built again
+    assert read_json(path)["annotator"] == {"bob@lab.example.org": "annotator-1",
+                                            "alice@lab.example.org": "annotator-2"}
+
+
 @pytest.mark.parametrize("options, message", [
     (["--pseudonyms", "d", "--out", "d"], "error: --out and --pseudonyms would both be written to d"),
     (["--pseudonyms", "rec/agreement.json", "--out", "d"], "error: output rec/agreement.json lies inside the input"),
