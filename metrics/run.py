@@ -222,11 +222,13 @@ def _samples(benchmark: str, read_choice: Callable[[Any, int], Any] | None,
             prediction = predictions.get(rid)
             raw, parsed, answered, parseable = _parse(kind, record, prediction, read_choice)
             mine = calls.get(rid, [])
+            broken = sum(1 for c in mine if c.get("problem"))  # the engine could not read these answers
             out.append({
                 "id": rid, "kind": kind, "benchmark": benchmark, "video_id": record.get("video_id"),
                 "task": _task(record), "ask_time_s": record.get("query_time_s"),
                 "prompt_versions": list(prompts.get(kind, [])), "raw_answer": raw, "parsed_answer": parsed,
-                "answered": answered, "parseable": parseable, "score": report.get("per_item", {}).get(rid),
+                "answered": answered, "parseable": parseable and not broken, "unparseable_calls": broken,
+                "score": report.get("per_item", {}).get(rid),
                 "units": [list(u) for u in units.get(rid, [])],
                 "gold_windows": _gold_windows(kind, record),
                 "spoke": spoke(kind, prediction),
@@ -588,7 +590,9 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
         if rid is not None:
             by_id[str(rid)] = p
     samples = _samples(benchmark, metric.read_choice, selection.records, by_id, report, units, prompts or {}, calls)
-    unparseable = [s["id"] for s in samples if s["answered"] and not s["parseable"]]
+    # one count everywhere (issue 46): a record whose answer the engine or the metric could not read, answered or
+    # left silent by it (a format-broken model is not a silent one); the warning, the summary and samples agree
+    unparseable = [s["id"] for s in samples if not s["parseable"] and (s["answered"] or s["unparseable_calls"])]
     endpoint = replay_report.get("endpoint") or {}
     results = {
         "results_version": RESULTS_VERSION,
@@ -628,6 +632,12 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
     write_jsonl(out / "samples.jsonl", samples)
     results["samples_sha256"] = hashlib.sha256((out / "samples.jsonl").read_bytes()).hexdigest()  # the seal's too
     results = seal_results(results)
+    if unparseable:
+        from streamcue import console
+
+        console.err.print(f"warning: {len(unparseable)} records with unparseable answers from {run.get('model')} "
+                          "(each scored as recorded: its raw text, a no or silence; results.json unparseable, samples "
+                          f"parseable false): {', '.join(unparseable)[:300]}", markup=False)
     check_results(results)
     write_json(out / "results.json", results)
     from streamcue.io import atomic_write
