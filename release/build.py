@@ -160,7 +160,7 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
                                     **({card.VIDEO_FILES: meta["video_files"]} if meta["video_files"] else {})},
                         videos)
         _write_changelog(tmp, meta["version"], opts.previous, old_manifest,
-                         diff(old_records, keyed(data.records)) if old_records is not None else None,
+                         diff(old_records, keyed(data.records), data.not_held) if old_records is not None else None,
                          card.CONFIG_NAMES[default])
         manifest = {
             "format": "streamcue.release/1", "title": opts.title, "version": meta["version"],

@@ -75,7 +75,8 @@ def print_results(results: dict[str, Any], out: Path) -> None:
                                             ["estimate", "95% low", "95% high", "n", "videos"], rows, name))
     counts = results["counts"]
     console.out.print(f"played {results['n_played']} of {results['n_benchmark']} records; asked {counts['asked']}, "
-                      f"answered {counts['answered']}, unparseable {counts['unparseable']} (records; scored as recorded); "
+                      f"answered {counts['answered']}, unparseable {counts['unparseable']} "
+                      "(records; scored as recorded); "
                       f"{counts.get('endpoint_calls', 0)} endpoint calls, {counts.get('cache_hits', 0)} cache hits",
                       markup=False)
     if results["n_played"] < results["n_benchmark"]:

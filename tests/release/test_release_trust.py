@@ -287,6 +287,21 @@ def test_release_diff_names_a_record_edited_after_verification(tmp_path):
     assert "1 no longer verified" in changelog and "`test/t2` (edited after verification" in changelog
 
 
+def test_a_record_left_out_because_an_edit_unverified_it_is_removed_with_the_reason(tmp_path, monkeypatch):
+    """issue 46: under --only-verified, a record an edit un-verified is left out, and release diff and the
+    changelog said only ``removed:``; the docs promise the reason. Both now give it, from the new manifest."""
+    rec1 = records_folder(tmp_path / "rec1", [caption("t1", REVIEWED), caption("t2", AGREED)])
+    build_release(ReleaseConfig(records=rec1, version="1.0.0", out=tmp_path / "dist" / "v1", only_verified=True))
+    rec2 = records_folder(tmp_path / "rec2", [caption("t1", REVIEWED), edited(caption("t2", AGREED))])
+    build_release(ReleaseConfig(records=rec2, version="1.1.0", out=tmp_path / "dist" / "v2", only_verified=True,
+                                previous=tmp_path / "dist" / "v1"))
+    why = "removed: `test/t2` (left out, not verified: edited after verification"
+    assert why in (tmp_path / "dist" / "v2" / "CHANGELOG.md").read_text()
+    code, out, err = cli("release", "diff", tmp_path / "dist" / "v1", tmp_path / "dist" / "v2")
+    assert code == 0, err
+    assert why.replace("`", "") in " ".join(out.split())
+
+
 # --- the card tells what the records say ------------------------------------------------------------
 
 def test_the_card_states_agreement_guidelines_and_decisions_from_the_records(tmp_path):
