@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -204,6 +205,15 @@ def test_recorded_video_with_a_passing_report_is_released_with_its_video(tmp_pat
     assert_frame_decodes(ds)
     card = (dist / "README.md").read_text()
     assert "1 video(s) are published under `videos/`" in card and "No video is published" not in card
+    # issue 46: the card's examples run as written (the repo id replaced by the folder, which has no revision: the
+    # Hub's way, through a local Hub, is test_release_hub.py's recipe), on a machine without torchcodec
+    block = re.search(r"## Load it\n\n```python\n(.*?)```", card, re.S).group(1)
+    block = block.replace("ORG/NAME", str(dist)).replace(', revision="v1.0.0"', "")
+    done = subprocess.run([sys.executable, "-c", "import sys; sys.modules['torchcodec'] = None  # as if absent\n"
+                           + block + "\nprint(len(first), ds.num_rows, len(records))"], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "HF_DATASETS_CACHE": str(tmp_path / "hf")})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split()[-3:] == [str((root / "recorded/v1.mp4").stat().st_size), "1", "1"]
 
 
 def assert_frame_decodes(ds):
