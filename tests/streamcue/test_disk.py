@@ -177,3 +177,16 @@ def test_a_full_disk_names_the_file_and_leaves_no_lock_or_empty_folder(small_dis
     [line] = done.stderr.splitlines()
     assert line == f"error: {disk / named}: the disk is full (no space left on device)"
     assert sorted(p.name for p in disk.iterdir()) == ["fill"]
+
+
+def test_a_run_on_a_full_disk_names_its_folder_and_leaves_no_lock(small_disk, toybench, tmp_path):
+    """issue 46's second case: ``run`` on a full disk said "No space left on device" and left ``.run.lock``."""
+    from conftest import cli as in_process
+
+    source = toybench / "dataset_builders" / "toybench.json"
+    assert in_process("build", "toybench", "--questions", source, "--out", tmp_path / "built")[0] == 0
+    disk = small_disk(0)
+    code, _, err = in_process("run", "toybench", tmp_path / "built", "--out", disk / "run", "--no-video",
+                              "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m")
+    assert code == 2 and err.strip() == f"error: {disk / 'run'}: the disk is full (no space left on device)", err
+    assert sorted(p.name for p in disk.iterdir()) == ["fill"]
