@@ -11,17 +11,24 @@ shares it), ``{"annotator": {"ann1@example.org": "annotator-1"}, "reviewer": {"r
 "reviewer-1"}}``. Each build reads it and adds the people it has not seen yet, numbered after the
 highest number of their role in sorted order of their names, so a person keeps their pseudonym in
 every later version. A name that already reads like a pseudonym and is not in the file is kept.
+
+The file is written under a lock (an exclusive ``flock`` on its folder), and only when it still holds what this
+build read: two builds sharing one file that both add people would each give the next number to their own new
+person; the one that saves second is refused in one line, before it publishes anything, and builds again.
 """
 
 from __future__ import annotations
 
+import copy
+import fcntl
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from streamcue.errors import InputError
+from streamcue.errors import ConfigError, InputError
 from streamcue.io import read_json, write_json
 
 __all__ = ["PSEUDONYMS_FILE", "ROLES", "Pseudonyms"]
@@ -39,6 +46,8 @@ class Pseudonyms:
     path: Path
     names: dict[str, dict[str, str]] = field(default_factory=lambda: {role: {} for role in ROLES})
     added: int = 0
+    #: The mapping as read (None: no file yet): :meth:`save` writes only over a file that still holds it.
+    read_as: dict[str, dict[str, str]] | None = None
 
     @classmethod
     def read(cls, path: str | Path) -> Pseudonyms:
@@ -56,7 +65,8 @@ class Pseudonyms:
         for role, mapping in data.items():
             if len(set(mapping.values())) != len(mapping):
                 raise InputError(f"two {role}s share one pseudonym", file=path, field=f"$.{role}")
-        return cls(path, {role: dict(data.get(role, {})) for role in ROLES})
+        names = {role: dict(data.get(role, {})) for role in ROLES}
+        return cls(path, names, read_as=copy.deepcopy(names))
 
     def add(self, role: str, names: Iterable[str]) -> None:
         """Give each new name of ``role`` the next free pseudonym (in sorted order of the names)."""
@@ -121,9 +131,22 @@ class Pseudonyms:
                 self.add("reviewer", [n for n in entry.get("reviewers") or () if isinstance(n, str)])
 
     def save(self) -> None:
-        """Write the mapping back (atomically) when this build added anyone."""
-        if self.added:
+        """Write the mapping back (atomically) when this build added anyone, under an exclusive lock on its folder,
+        refused (ConfigError) when another build changed the file since :meth:`read`."""
+        if not self.added:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        folder = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            fcntl.flock(folder, fcntl.LOCK_EX)  # another build's save waits here, then sees this one's file
+            now = Pseudonyms.read(self.path).read_as if self.path.exists() else None
+            if now != self.read_as:
+                raise ConfigError(f"{self.path}: another release build added people to this pseudonyms file while "
+                                  "this one ran; nothing was published: build again, so that no pseudonym names "
+                                  "two people")
             write_json(self.path, self.names)
+        finally:
+            os.close(folder)
 
 
 def _replace(text: str, swap: dict[str, str]) -> str:

@@ -24,7 +24,7 @@ from streamcue.annotation.convert import DEFAULT_FPS, DISPUTED, Where, apply
 from streamcue.annotation.verify import Difference, differences, latest_per_annotator
 from streamcue.extras import require
 
-__all__ = ["MODEL_VERSION", "ReviewResult", "review", "starting_point"]
+__all__ = ["MODEL_VERSION", "ReviewResult", "review", "review_annotators", "starting_point"]
 
 #: The model version of the reviewer's starting point (the prediction's tab in the page).
 MODEL_VERSION = "streamcue-review"
@@ -121,3 +121,23 @@ def review(project: str, *, url: str | None = None, tolerance_s: float = 1.0,
         out.tasks[task["data"]["record_id"]] = len(found)
         out.notes[task["data"]["record_id"]] = note
     return out
+
+
+def review_annotators(project: str, *, url: str | None = None) -> tuple[str, ...]:
+    """The people of ``project`` who submitted an annotation started from the reviewer's starting point (its
+    ``parent_prediction``, which Label Studio sets on an annotation made from a prediction, is a
+    :data:`MODEL_VERSION` prediction): its reviewers, as ``annotate pull --reviewer`` names them, so that
+    ``stats agreement`` without ``--reviewer`` compares the annotators the card's figures compare."""
+    server = ls.connect(url)
+    proj, _ = ls.project_for(server, project)
+    names = ls.user_names(server)
+    found: set[str] = set()
+    for task in ls.export_tasks(server, proj.id):
+        started = {a.get("parent_prediction"): a.get("completed_by") for a in task.get("annotations") or []
+                   if a.get("parent_prediction") is not None}
+        if not started:
+            continue
+        reviews = {p.id for p in server.call("listing predictions", server.client.predictions.list, task=task["id"])
+                   if p.model_version == MODEL_VERSION}
+        found |= {names.get(who, str(who)) for parent, who in started.items() if parent in reviews}
+    return tuple(sorted(found))

@@ -206,6 +206,8 @@ def push(kind: str, records_path: Path, project: str, *, url: str | None = None,
             raise InputError(f"cannot be shown in the labeling config: {errors[0]}", file=records_path, line=line,
                              record=f"{ID_FIELDS[kind]}={record[ID_FIELDS[kind]]}")
         data = task_data(record, kind, url_of[record[id_field]], fps)
+        if video and isinstance(video.get("duration_s"), (int, float)):  # pull checks times against it
+            data["video_duration_s"] = float(video["duration_s"])
         if order:
             data["review_rank"] = rank
         if sample:
@@ -287,8 +289,18 @@ def _outcomes(project: str, url: str | None, rule: Rule, durations: dict[str, fl
         outcome = verify(record, kind, float(data.get("fps") or DEFAULT_FPS), task.get("annotations") or [],
                          names, where, required=required, tolerance_s=rule.tolerance_s, guideline=guideline,
                          reviewers=rule.reviewers, majority=rule.majority)
-        results.append((task, _checked(outcome, record, kind, task["id"], durations)))
+        results.append((task, _checked(outcome, record, kind, task["id"], _durations(durations, data, record))))
     return kind, results, names, required
+
+
+def _durations(durations: dict[str, float] | None, data: dict[str, Any], record: dict[str, Any]
+               ) -> dict[str, float] | None:
+    """The video lengths a pulled record's times are checked against: videos.jsonl's when given, else the length
+    push wrote into the task (``video_duration_s``), so a time past the video's end is caught without videos.jsonl."""
+    duration = data.get("video_duration_s")
+    if durations is not None or not isinstance(duration, (int, float)) or "video_id" not in record:
+        return durations
+    return {record["video_id"]: float(duration)}
 
 
 def _checked(outcome: Outcome, pushed: dict[str, Any], kind: str, task: int,

@@ -28,9 +28,11 @@ def write_replay(config: Any, out: str | Path) -> dict[str, Any]:
     return play_plan(prepare(config), out)
 
 
-def play_plan(plan: Any, out: Path) -> dict[str, Any]:
-    """Play a prepared plan (:func:`streamcue.loaders.replay_config.prepare`) and write its three files into ``out``."""
-    return write_outputs(plan, play_all(plan), out)
+def play_plan(plan: Any, out: Path, *, scored: bool = False) -> dict[str, Any]:
+    """Play a prepared plan (:func:`streamcue.loaders.replay_config.prepare`) and write its three files into ``out``.
+    ``scored``: a run scores the replay next and warns of unparseable answers itself, counted by record as its
+    results.json and samples count them (one count, not two)."""
+    return write_outputs(plan, play_all(plan), out, scored=scored)
 
 
 @dataclass
@@ -261,7 +263,7 @@ def _audio(mode: str, samples: list[dict[str, Any]], need_sound: int) -> dict[st
             "records_without_audio": sorted({str(s_["record_id"]) for s_ in silent})}
 
 
-def write_outputs(plan: Any, done: Played, out: Path) -> dict[str, Any]:
+def write_outputs(plan: Any, done: Played, out: Path, *, scored: bool = False) -> dict[str, Any]:
     """predictions.jsonl, samples.jsonl (the messages' text in prompts.jsonl) and replay_report.json; warnings on
     stderr; returns the report with ``samples``."""
     from streamcue.io import write_json, write_jsonl
@@ -273,11 +275,11 @@ def write_outputs(plan: Any, done: Played, out: Path) -> dict[str, Any]:
     store_prompts(out, done.samples)
     write_jsonl(out / "samples.jsonl", done.samples)
     write_json(out / "replay_report.json", report)
-    _say(plan, done, report, out)
+    _say(plan, done, report, out, scored)
     return {**report, "samples": done.samples}
 
 
-def _say(plan: Any, done: Played, report: dict[str, Any], out: Path) -> None:
+def _say(plan: Any, done: Played, report: dict[str, Any], out: Path, scored: bool = False) -> None:
     settings, endpoint = done.settings, report["endpoint"]
     if done.blind:
         console.err.print("warning: blind run (--no-video): the model saw no frames, only their times", markup=False)
@@ -294,7 +296,7 @@ def _say(plan: Any, done: Played, report: dict[str, Any], out: Path) -> None:
         console.err.print(f"warning: --audio {audio['mode']}: {audio['calls_without_audio']} of {audio['calls']} calls "
                           "were sent without sound (their video has no audio stream, or the call showed no frames); "
                           "counted in the report (audio.calls_without_audio)", markup=False)
-    if report["unparseable_records"]:
+    if report["unparseable_records"] and not scored:
         where = f"{settings.model} at {', '.join(settings.endpoints)}" if settings is not None else "the model"
         ids = ", ".join(dict.fromkeys(str(u["record_id"]) for u in report["unparseable_records"]))
         console.err.print(f"warning: {report['unparseable']} unparseable answers from {where}, recorded as wrong "

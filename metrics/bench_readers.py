@@ -50,6 +50,8 @@ PROBLEMS = {
     "probe_answered_twice": ("probes answered more than once", "the last answer kept", "responses[].probe"),
     "wrong_kind": ("predictions of the wrong kind for their id", "scored as unanswered", "response"),
     "object_answers": ("answers given as objects", "no rule reads them: scored as unanswered", "response"),
+    "non_text_answers": ("answers given as numbers or true/false, not text", "read as their text (3 as '3')",
+                         "response"),
     "no_predictions": ("prediction files with no answer", "nothing scored", ""),
     "duplicates": ("ids answered more than once", "", "id"),
     "ground_truth_mismatches": ("gold answers that differ from the records'", "", "ground_truth"),

@@ -310,10 +310,20 @@ def _prediction_entry(record: dict[str, Any], rid: str, pred: Mapping[str, Any],
 def _check_entry(entry: Entry, problems: Problems) -> None:
     """Answers no rule can read (objects): counted and named; they score as wrong."""
     said = [r for _, r in entry.probes] if entry.probes else [entry.response]
+    if any(_number(r) for r in said):
+        problems.add("non_text_answers", entry.item_id)
+        problems.warn_only.add("non_text_answers")
     if any(is_object_answer(r) for r in said):
         problems.add("object_answers", entry.item_id)
         entry.response = None if is_object_answer(entry.response) else entry.response
         entry.probes = [(e, None if is_object_answer(r) else r) for e, r in entry.probes]
+
+
+def _number(response: Any) -> bool:
+    """A number or true/false where a text answer belongs (in a list too): read as its text, and named."""
+    if isinstance(response, (list, tuple)):
+        return any(_number(r) for r in response)
+    return isinstance(response, (int, float))
 
 
 def _results_items(folder: Path) -> list[tuple[Any, str, Path]]:
@@ -361,7 +371,9 @@ def lmms_entry(sample: Any, file: Path, line: int) -> dict[str, Any]:
     ``back_real_acc`` (``{id, task, question, response, ground_truth}``) or ``forward_acc`` (the doc
     with each ``test_info[i].response``), and is used when present; otherwise the answer is
     ``filtered_resps[0]`` (else ``resps[0]``): a string for a question, a list of per-probe answers for
-    a forward item (a nested list's first element is taken, as ``process_results`` does).
+    a forward item (a nested list's first element is taken, as ``process_results`` does). A value that is not
+    a list (a dict, a number) is taken as the answer itself (a forward item's first probe's), so the scorer
+    counts and names it (``object_answers``, ``non_text_answers``) instead of scoring it unanswered unsaid.
     """
     where = {"file": file, "line": line}
     if not isinstance(sample, dict) or not isinstance(sample.get("doc"), dict):
@@ -375,14 +387,15 @@ def lmms_entry(sample: Any, file: Path, line: int) -> dict[str, Any]:
     said = sample.get("filtered_resps", sample.get("resps"))
     if isinstance(said, list) and said and isinstance(said[0], list) and doc["task"] not in GROUP_TASKS["forward"]:
         said = said[0]
-    answer = said[0] if isinstance(said, list) and said else None
+    # a bare value (a dict, a number) instead of lmms-eval's list is the answer, named by the scorer, not dropped
+    answer = (said[0] if said else None) if isinstance(said, list) else said
     if doc["task"] in GROUP_TASKS["forward"]:
         if isinstance(answer, list) and answer and isinstance(answer[0], list):
             answer = answer[0]
         test_info = doc.get("test_info")
         if not isinstance(test_info, list):
             raise InputError("expected doc.test_info, a list", field="doc.test_info", **where)
-        answers = answer if isinstance(answer, list) else []
+        answers = answer if isinstance(answer, list) else [] if answer is None else [answer]
         probes = [{**p, "response": answers[i] if i < len(answers) else None} if isinstance(p, dict) else p
                   for i, p in enumerate(test_info)]
         return {"id": doc["id"], "task": doc["task"], "test_info": probes}

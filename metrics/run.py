@@ -222,11 +222,13 @@ def _samples(benchmark: str, read_choice: Callable[[Any, int], Any] | None,
             prediction = predictions.get(rid)
             raw, parsed, answered, parseable = _parse(kind, record, prediction, read_choice)
             mine = calls.get(rid, [])
+            broken = sum(1 for c in mine if c.get("problem"))  # the engine could not read these answers
             out.append({
                 "id": rid, "kind": kind, "benchmark": benchmark, "video_id": record.get("video_id"),
                 "task": _task(record), "ask_time_s": record.get("query_time_s"),
                 "prompt_versions": list(prompts.get(kind, [])), "raw_answer": raw, "parsed_answer": parsed,
-                "answered": answered, "parseable": parseable, "score": report.get("per_item", {}).get(rid),
+                "answered": answered, "parseable": parseable and not broken, "unparseable_calls": broken,
+                "score": report.get("per_item", {}).get(rid),
                 "units": [list(u) for u in units.get(rid, [])],
                 "gold_windows": _gold_windows(kind, record),
                 "spoke": spoke(kind, prediction),
@@ -471,6 +473,7 @@ def check_run(folder: Path, results: Mapping[str, Any], samples: Sequence[Mappin
     per_item = (results.get("report") or {}).get("per_item") or {}
     for s in samples:
         _check_sample(path, s, per_item, metric)
+    _check_videos(folder, samples)
     units = sample_units(samples)
     rows = metric.rows_of(list(dict.fromkeys(u[1] for u in units)), results["metric"].get("config") or {})
     for table, mine in zip(("task", "group"), rows):
@@ -489,6 +492,23 @@ def check_run(folder: Path, results: Mapping[str, Any], samples: Sequence[Mappin
         if extra:
             raise InputError("a row that samples.jsonl does not give", file=folder / "results.json",
                              record=sorted(extra)[0], field=f"tables.{table}")
+
+
+def _check_videos(folder: Path, samples: Sequence[Mapping[str, Any]]) -> None:
+    """Refuse a sample whose ``video_id`` is not its played record's (``played/<kind>.jsonl``, sealed by
+    results.json): the bootstrap pairs runs by video, so a renamed video left every figure of ``compare`` None."""
+    from streamcue.io import iter_jsonl
+
+    videos: dict[str, Any] = {}
+    for file in sorted((folder / "played").glob("*.jsonl")):
+        id_field = ID_FIELDS.get(file.stem)
+        if file.stem != "video" and id_field is not None:
+            videos.update((str(r.get(id_field)), r.get("video_id")) for _, r in iter_jsonl(file))
+    for s in samples:
+        if videos and videos.get(s["id"], s.get("video_id")) != s.get("video_id"):
+            raise InputError(f"video {s.get('video_id')!r} is not its record's ({videos[s['id']]!r} in played/): "
+                             "the run's files disagree", file=folder / "samples.jsonl", record=s["id"],
+                             field="video_id")
 
 
 def _check_sample(path: Path, sample: Mapping[str, Any], per_item: Mapping[str, Any], metric: Any) -> None:
@@ -597,7 +617,9 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
         if rid is not None:
             by_id[str(rid)] = p
     samples = _samples(benchmark, metric.read_choice, selection.records, by_id, report, units, prompts or {}, calls)
-    unparseable = [s["id"] for s in samples if s["answered"] and not s["parseable"]]
+    # one count everywhere (issue 46): a record whose answer the engine or the metric could not read, answered or
+    # left silent by it (a format-broken model is not a silent one); the warning, the summary and samples agree
+    unparseable = [s["id"] for s in samples if not s["parseable"] and (s["answered"] or s["unparseable_calls"])]
     endpoint = replay_report.get("endpoint") or {}
     results = {
         "results_version": RESULTS_VERSION,
@@ -639,6 +661,12 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
     write_jsonl(out / "samples.jsonl", samples)
     results["samples_sha256"] = hashlib.sha256((out / "samples.jsonl").read_bytes()).hexdigest()  # the seal's too
     results = seal_results(results)
+    if unparseable:
+        from streamcue import console
+
+        console.err.print(f"warning: {len(unparseable)} records with unparseable answers from {run.get('model')} "
+                          "(each scored as recorded: its raw text, a no or silence; results.json unparseable, samples "
+                          f"parseable false): {', '.join(unparseable)[:300]}", markup=False)
     check_results(results)
     write_json(out / "results.json", results)
     from streamcue.io import atomic_write

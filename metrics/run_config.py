@@ -149,7 +149,7 @@ def run(config: RunConfig, out: str | Path, *, command: str | None = None) -> di
     fresh = not out.exists()
     write_played(out, selection)
     try:
-        replay_report = play_plan(plan, out)
+        replay_report = play_plan(plan, out, scored=True)
     except BaseException:  # a refused or failed replay leaves no run folder behind (the cache keeps the calls made)
         import shutil
 

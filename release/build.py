@@ -90,8 +90,10 @@ def build_release(opts: ReleaseConfig) -> dict[str, Any]:
     if opts.repo is not None:
         check_repo_id(opts.repo)
     out = Path(opts.out)
-    check_outputs({out: "--out", _pseudonyms(opts): "--pseudonyms"},
-                  [p for p in (opts.records, opts.previous, opts.video_root) if p is not None], inside_inputs=True)
+    # pairs, not a mapping: ``--pseudonyms d --out d`` made one key of the two, and the mapping was written as d
+    check_outputs([(out, "--out"), (_pseudonyms(opts), "--pseudonyms")],
+                  [p for p in (opts.records, opts.previous, opts.video_root, opts.annotation_figures) if p is not None],
+                  inside_inputs=True)
     if out.resolve() in _pseudonyms(opts).resolve().parents:
         raise ConfigError(f"--pseudonyms {_pseudonyms(opts)} is inside the release folder: the mapping is never "
                           "published; keep it beside the release folders")
@@ -165,7 +167,7 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
                                     **({card.VIDEO_FILES: meta["video_files"]} if meta["video_files"] else {})},
                         videos)
         _write_changelog(tmp, meta["version"], opts.previous, old_manifest,
-                         diff(old_records, keyed(data.records)) if old_records is not None else None,
+                         diff(old_records, keyed(data.records), data.not_held) if old_records is not None else None,
                          card.CONFIG_NAMES[default])
         manifest = {
             "format": "streamcue.release/1", "title": opts.title, "version": meta["version"],

@@ -428,13 +428,16 @@ def card_body(meta: dict[str, Any], rows: dict[str, dict[str, int]], stats: dict
                  + (", ".join(SOURCES[n].title if n in SOURCES else n for n in sources) or "-")
                  + (". Benchmarks: " + ", ".join(b.title for b in benchmarks) if benchmarks else "")
                  + ". Configs:\n\n" + "\n".join(f"- `{CONFIG_NAMES[k]}`: {TASKS.get(k, k)}" for k in rows) + "\n")
-    parts.append("## Load it\n\n```python\nfrom datasets import load_dataset\n\n"
+    videos = meta.get("video_files")
+    parts.append("## Load it\n\n```python\nfrom datasets import " + ("Video, " if videos else "") + "load_dataset\n\n"
                  f'ds = load_dataset("{repo}", split="test", revision="v{version}")   # the default config, '
                  f"`{first}`\n"
                  f'videos = load_dataset("{repo}", "videos", split="test", revision="v{version}")\n'
-                 + (f'files = load_dataset("{repo}", "{VIDEO_FILES}", split="test", revision="v{version}")  '
-                    "# the published videos: a datasets.Video column, decoded lazily\n"
-                    if meta.get("video_files") else "")
+                 # the published videos' bytes, as every machine reads them (Video() decoding needs torchcodec)
+                 + (f'files = load_dataset("{repo}", "{VIDEO_FILES}", split="{next(iter(videos))}", '
+                    f'revision="v{version}").cast_column("video", Video(decode=False))\n'
+                    'first = files[0]["video"]["bytes"]   # the first video file (Video(), decoding, needs '
+                    "torchcodec)\n" if videos else "")
                  + "# or typed records (dataclasses generated from the schemas):\n"
                  "from streamcue.loaders import load\n"
                  f'records = load("{first}", "{repo}", revision="v{version}", split="test")\n```\n')

@@ -34,6 +34,9 @@ class ConfigDiff:
     newly_verified: list[str] = field(default_factory=list)
     #: record key -> why a record verified in the older release is not verified here
     no_longer_verified: dict[str, str] = field(default_factory=dict)
+    #: removed record key -> why the newer release left it out, where its manifest says (a verification that no
+    #: longer holds, under --only-verified)
+    removed_why: dict[str, str] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -123,14 +126,17 @@ def _why_not(record: dict[str, Any]) -> str:
     return held[-1] if held else verification_problem(record) or ""
 
 
-def diff(old: Keyed, new: Keyed) -> dict[str, ConfigDiff]:
-    """Per config: ids only in ``new`` (added), only in ``old`` (removed), in both but unequal (modified, with
-    the fields that changed), those verified in ``new`` but not in ``old``, and those verified in ``old`` but
-    not in ``new`` (with the reason). Verified means what the release gate means
-    (:func:`~streamcue.annotation.verify.verification_problem` finds nothing)."""
+def diff(old: Keyed, new: Keyed, left_out: dict[str, dict[str, str]] | None = None) -> dict[str, ConfigDiff]:
+    """Per config: ids only in ``new`` (added), only in ``old`` (removed; with the reason where ``left_out``, the
+    newer release's ``verification_not_held``: kind or config -> record id -> why its verification does not hold,
+    names it), in both but unequal (modified, with the fields that changed), those verified in ``new`` but not in
+    ``old``, and those verified in ``old`` but not in ``new`` (with the reason). Verified means what the release
+    gate means (:func:`~streamcue.annotation.verify.verification_problem` finds nothing)."""
+    why = {CONFIG_NAMES.get(k, k): v for k, v in (left_out or {}).items() if isinstance(v, dict)}
     out = {}
     for config in sorted(set(old) | set(new)):
         a, b = old.get(config, {}), new.get(config, {})
+        held = why.get(config, {})
         modified = sorted(k for k in a.keys() & b.keys() if a[k] != b[k])
         out[config] = ConfigDiff(
             added=sorted(b.keys() - a.keys()), removed=sorted(a.keys() - b.keys()), modified=modified,
@@ -138,6 +144,8 @@ def diff(old: Keyed, new: Keyed) -> dict[str, ConfigDiff]:
             newly_verified=sorted(k for k, rec in b.items() if _verified(rec) and not _verified(a.get(k))),
             no_longer_verified={k: _why_not(b[k]) for k in sorted(a.keys() & b.keys())
                                 if _verified(a[k]) and not _verified(b[k])},
+            removed_why={k: f"left out, not verified: {held[k.split('/', 1)[1]]}" for k in sorted(a.keys() - b.keys())
+                         if k.split("/", 1)[1] in held},
         )
     return out
 
@@ -165,7 +173,9 @@ def changelog_lines(changes: dict[str, ConfigDiff], sample: int = 5,
         for label, ids in (("added", d.added), ("removed", d.removed), ("newly verified", d.newly_verified)):
             if ids:
                 more = f" (+{len(ids) - sample} more)" if len(ids) > sample else ""
-                lines.append(f"  - {label}: " + ", ".join(f"`{i}`" for i in ids[:sample]) + more)
+                lines.append(f"  - {label}: " + ", ".join(
+                    f"`{i}`" + (f" ({d.removed_why[i]})" if label == "removed" and i in d.removed_why else "")
+                    for i in ids[:sample]) + more)
         if d.no_longer_verified:
             gone = list(d.no_longer_verified.items())
             more = f" (+{len(gone) - sample} more)" if len(gone) > sample else ""

@@ -14,7 +14,9 @@ Mapping rules (JSON Schema -> Arrow):
 * an array -> a list of its item type.
 * what the schema leaves open is typed from the release's records (:func:`layout`, :func:`features`):
   a union such as ``integer | string`` (``activity_id``, ``step_ids``) becomes the one type its values
-  have (``int64`` when every value is an integer); an open object (``provenance``, ``verification``,
+  have (``int64`` when every value is an integer), and so does a ``number`` (``int64`` when every value is an
+  integer, JSON text when integers and fractions mix: each field reads back with the record's type); an open
+  object (``provenance``, ``verification``,
   ``evidence_check.prompts``) becomes a struct of its declared keys and every key found in the records,
   each typed the same way. Only a position whose values have no common Arrow type (integers in some
   records, strings in others) is stored as JSON text; the release's :class:`Layout` names those paths,
@@ -158,7 +160,7 @@ def codec(kind: str) -> Codec:
 def _refine(node: Codec, values: list[Any], path: str, json_paths: list[str], keep: list[str]) -> Codec:
     """The concrete codec (scalar, struct, list or json) of ``node`` for the non-null ``values`` found at ``path``."""
     if node.form == "scalar":
-        return node
+        return _number(node, values, path, json_paths)
     if node.form == "list" or (node.form == "json" and values and all(isinstance(v, list) for v in values)):
         item = node.item if node.form == "list" else _ANY
         flat = [v for seq in values for v in seq if v is not None]
@@ -193,6 +195,18 @@ def _refine(node: Codec, values: list[Any], path: str, json_paths: list[str], ke
     if len(types) == 1 and (dtype := _SCALARS.get(types.pop())):
         return Codec("scalar", dtype, node.nullable, node.required)
     return _json(node, path, json_paths, values)
+
+
+def _number(node: Codec, values: list[Any], path: str, json_paths: list[str]) -> Codec:
+    """A ``number`` column keeps the type its values have: ``int64`` when every value is an integer, JSON text when
+    integers and fractions mix (Arrow has no column that keeps both, and a verified record's content hash covers
+    ``12`` vs ``12.0``); any other scalar as it is."""
+    if node.dtype != "float64" or not values:
+        return node
+    types = {_type_of_value(v) for v in values}
+    if types == {"integer"}:
+        return Codec("scalar", "int64", node.nullable, node.required)
+    return _json(node, path, json_paths) if "integer" in types else node
 
 
 def _json(node: Codec, path: str, json_paths: list[str], values: list[Any] | None = None) -> Codec:

@@ -11,7 +11,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from streamcue.errors import ConfigError, InputError
-from streamcue.redact import redact
+from streamcue.io import disk_error
+from streamcue.redact import command_line
 
 __all__ = ["repository_root", "shared_data_dir", "default_captaincook4d", "default_goalstep", "cache_dir",
            "URI_PATTERN", "uri_problem", "resolve_uri", "check_outputs", "check_out_folder", "lock_output", "lock_file",
@@ -142,7 +143,8 @@ def lock_output(out: str | Path, option: str = "--out") -> None:
     A second process that wants the same output is refused with one line naming the output and the holder
     (its process id and command, which the holder writes into the lock file). Taken again by the same process,
     it is a no-op. The lock file is removed on release (a killed process leaves an unlocked one, which the next
-    writer takes over), with the folders made to hold it when they are still empty. Where no lock file can be
+    writer takes over), with the folders made to hold it and the output folder when they are still empty (a
+    command that failed on a full disk leaves no empty folder). Where no lock file can be
     made (a read-only parent), nothing is locked: the write itself will fail, naming the output.
     """
     out = Path(out)
@@ -150,7 +152,8 @@ def lock_output(out: str | Path, option: str = "--out") -> None:
     if key in _HELD:
         return
     lock = lock_file(key)
-    made = [folder for folder in (lock.parent, *lock.parent.parents) if not folder.exists()]
+    # the output folder too: a command that fails (a full disk) leaves no empty folder behind
+    made = [folder for folder in (key, lock.parent, *lock.parent.parents) if not folder.exists()]
     try:
         lock.parent.mkdir(parents=True, exist_ok=True)
         fd = _take(lock, out, option)
@@ -160,8 +163,12 @@ def lock_output(out: str | Path, option: str = "--out") -> None:
     except ConfigError:
         _remove_empty(made)
         raise
-    os.ftruncate(fd, 0)
-    os.write(fd, f"pid {os.getpid()}: {redact(' '.join(['streamcue', *sys.argv[1:]]))[:300]}\n".encode())
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()}: {command_line(['streamcue', *sys.argv[1:]])[:300]}\n".encode())
+    except OSError as exc:  # a full disk: no lock left behind, and the line names the output, not nothing
+        _drop(lock, fd, made)
+        raise disk_error(exc, out) from None
     if not _HELD:
         atexit.register(release_outputs)
     _HELD[key] = (lock, fd, made)
@@ -198,8 +205,13 @@ def release_outputs() -> None:
     them that are still empty."""
     while _HELD:
         _, (lock, fd, made) = _HELD.popitem()
-        with contextlib.suppress(OSError):
-            os.unlink(lock)
-        with contextlib.suppress(OSError):
-            os.close(fd)
-        _remove_empty(made)
+        _drop(lock, fd, made)
+
+
+def _drop(lock: Path, fd: int, made: list[Path]) -> None:
+    """Remove the lock file ``lock`` (open as ``fd``), then the folders made for it that are still empty."""
+    with contextlib.suppress(OSError):
+        os.unlink(lock)
+    with contextlib.suppress(OSError):
+        os.close(fd)
+    _remove_empty(made)

@@ -11,8 +11,8 @@ Every file streamcue writes through :mod:`streamcue.io` (``atomic_write``, ``wri
   also in its JSON-escaped, HTML-escaped, URL-encoded and Base64 spellings, in any letter case: a server that
   echoes the key back in its answer, as it is or encoded, does not get it into predictions, samples or the page;
 * the credentials of a URL: ``scheme://user:password@host`` becomes ``scheme://***@host``;
-* a secret query parameter (:data:`QUERY_SECRETS`, after ``?``, ``&`` or an HTML ``&amp;``):
-  ``?api_key=SECRET`` becomes ``?api_key=***``;
+* a secret query parameter (:data:`QUERY_SECRETS`, after ``?``, ``&``, ``;``, ``#`` or an HTML ``&amp;``):
+  ``?api_key=SECRET`` becomes ``?api_key=***``, a fragment's ``#access_token=SECRET`` ``#access_token=***``;
 * a value shaped like a key streamcue is given (``sk-`` and 16 or more letters, digits, ``-`` or ``_``; ``hf_`` and
   30 or more letters or digits), wherever it appears;
 * the value of an ``Authorization``, ``X-Api-Key`` or ``Api-Key`` header (``Basic`` credentials included) and a
@@ -36,7 +36,7 @@ import threading
 import urllib.parse
 
 __all__ = ["SECRET_VARIABLES", "QUERY_SECRETS", "MIN_SECRET_CHARS", "MASK", "redact", "register", "shareable",
-           "known_secrets", "key_shaped", "url_without_credentials"]
+           "known_secrets", "key_shaped", "url_without_credentials", "command_line"]
 
 MASK = "***"
 
@@ -53,7 +53,9 @@ QUERY_SECRETS = ("api_key", "api-key", "apikey", "x-api-key", "key", "token", "a
 MIN_SECRET_CHARS = 6
 
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@\"'<>]+@")
-_QUERY = re.compile(r"(?i)((?:[?&;]|&amp;)(?:" + "|".join(map(re.escape, QUERY_SECRETS)) + r")=)[^&\s\"'<>#]+")
+_QUERY = re.compile(r"(?i)((?:[?&;#]|&amp;)(?:" + "|".join(map(re.escape, QUERY_SECRETS)) + r")=)[^&\s\"'<>#]+")
+#: A URL's fragment (never sent to the server, so never needed in a record of the command).
+_FRAGMENT = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s#\"'<>]*#)[^\s\"'<>]+")
 _AUTHORIZATION = re.compile(r"(?i)(authorization\\?[\"']?\s*[:=]\s*\\?[\"']?)(?:(?:bearer|basic|token)\s+)?"
                             r"[^\s\"'\\,}<]+")
 #: An ``X-Api-Key`` or ``Api-Key`` header, or such a JSON key (``name: value``; ``?api-key=`` is a query secret).
@@ -133,3 +135,12 @@ def key_shaped(text: str) -> bool:
 def url_without_credentials(url: str) -> str:
     """``url`` with its ``user:password@`` removed (not masked): a link meant for other people."""
     return _URL_USERINFO.sub(r"\1", url)
+
+
+def command_line(args: list[str]) -> str:
+    """A command line as results.json, the page and a lock file record it: redacted, and each URL's fragment
+    masked (``http://h/v1#SECRET`` -> ``http://h/v1#***``) as a secret query value is: a server never sees a
+    fragment, so a base URL's is the one part only its writer had a use for."""
+    import shlex
+
+    return redact(_FRAGMENT.sub(r"\1" + MASK, shlex.join(args)))

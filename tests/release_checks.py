@@ -5,7 +5,7 @@ from __future__ import annotations
 
 def same(record, loaded, path="$"):
     """Every field of ``record`` is in ``loaded`` with the same type and value (a struct column may add keys the
-    record does not have, as null; an integer in a ``number`` field reads back as the equal float)."""
+    record does not have, as null; an integer reads back as an integer, in a ``number`` field too: issue 46)."""
     if isinstance(record, dict):
         assert isinstance(loaded, dict), f"{path}: {type(loaded).__name__} instead of an object"
         for key, value in record.items():
@@ -17,7 +17,5 @@ def same(record, loaded, path="$"):
         assert isinstance(loaded, list) and len(loaded) == len(record), f"{path}: {loaded!r} != {record!r}"
         for i, (a, b) in enumerate(zip(record, loaded)):
             same(a, b, f"{path}[{i}]")
-    elif isinstance(record, int) and not isinstance(record, bool) and isinstance(loaded, float):
-        assert loaded == record, f"{path}: {loaded!r} != {record!r}"
     else:
         assert type(loaded) is type(record) and loaded == record, f"{path}: {loaded!r} != {record!r}"

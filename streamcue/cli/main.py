@@ -174,6 +174,15 @@ def _usage_piece(piece: str, ctx: Any) -> list[str]:
     return [piece]
 
 
+def _usage_line(exc: Exception) -> str:
+    """One line for a usage error (a bad choice, an unknown or missing option): click's message, without the
+    usage block it prints above it, and where to read the command's help."""
+    format_message = getattr(exc, "format_message", None)
+    message = " ".join((format_message() if format_message else str(exc)).replace("Value error, ", "").split())
+    ctx = getattr(exc, "ctx", None)
+    return f"{message} (see '{ctx.command_path} --help')" if ctx is not None else message
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``streamcue`` console script.
 
@@ -200,9 +209,8 @@ def main(argv: list[str] | None = None) -> None:
         code = command(args=argv, prog_name="streamcue", standalone_mode=False)
     except StreamcueError as exc:
         fail(str(exc), exc.exit_code)
-    except TyperException as exc:  # usage errors: typer's vendored click reports them
-        exc.show()
-        sys.exit(getattr(exc, "exit_code", 2))
+    except TyperException as exc:  # usage errors (an unknown option, a bad choice): one line, like every error
+        fail(_usage_line(exc), getattr(exc, "exit_code", 2))
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):

@@ -156,7 +156,7 @@ def release_diff(
 
     old_manifest, old_records = read_release(old)
     new_manifest, new_records = read_release(new)
-    changes = diff(old_records, new_records)
+    changes = diff(old_records, new_records, new_manifest.get("verification_not_held"))
     console.out.print(console.table(f"{old_manifest['version']} -> {new_manifest['version']}",
                                     ["added", "removed", "modified"],
                                     {k: {"added": len(d.added), "removed": len(d.removed), "modified": len(d.modified)}

@@ -52,13 +52,12 @@ def _run(
 
         streamcue compare runs/qwen-ovo runs/llava-ovo
     """
-    import shlex
     import sys
 
-    from streamcue.redact import redact
+    from streamcue.redact import command_line
     from streamcue.metrics.run_config import run
 
-    command = redact(shlex.join(["streamcue", *sys.argv[1:]])) if sys.argv[1:2] == ["run"] else None
+    command = command_line(["streamcue", *sys.argv[1:]]) if sys.argv[1:2] == ["run"] else None
     print_results(run(config, out, command=command), out)
 
 
@@ -76,7 +75,8 @@ def print_results(results: dict[str, Any], out: Path) -> None:
                                             ["estimate", "95% low", "95% high", "n", "videos"], rows, name))
     counts = results["counts"]
     console.out.print(f"played {results['n_played']} of {results['n_benchmark']} records; asked {counts['asked']}, "
-                      f"answered {counts['answered']}, unparseable {counts['unparseable']} (scored wrong); "
+                      f"answered {counts['answered']}, unparseable {counts['unparseable']} "
+                      "(records; scored as recorded); "
                       f"{counts.get('endpoint_calls', 0)} endpoint calls, {counts.get('cache_hits', 0)} cache hits",
                       markup=False)
     done = results.get("throughput") or {}

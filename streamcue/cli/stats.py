@@ -25,7 +25,8 @@ def agreement(
     tolerance: Annotated[float, typer.Option(help="With --project: seconds two boundaries may differ and "
                                                   "agree.")] = 1.0,
     reviewer: Annotated[Optional[list[str]], typer.Option("--reviewer", help=(
-        "With --project: a reviewer's email (repeatable), left out of the annotators compared."))] = None,
+        "With --project: a reviewer's email (repeatable), left out of the annotators compared; default: whoever "
+        "submitted an annotation started from annotate review's starting point (as the card's figures)."))] = None,
     url: Annotated[Optional[str], typer.Option(help="With --project: Label Studio URL (or $LABEL_STUDIO_URL).")
                    ] = None,
     generated: Annotated[Optional[Path], typer.Option(help="dense_caption.jsonl as the builder wrote it.")] = None,
@@ -88,6 +89,13 @@ def _project_agreement(project: str, tolerance: float, reviewers: tuple[str, ...
     check_tolerance(tolerance)
     if output is not None:
         check_io({output: "--output"}, [])
+    if not reviewers:  # the reviewers annotate pull was told of: otherwise one counts as a third annotator
+        from streamcue.annotation.review import review_annotators
+
+        reviewers = review_annotators(project, url=url)
+        if reviewers:
+            console.out.print(f"reviewers (started from annotate review's starting point; --reviewer to name "
+                              f"others): {', '.join(reviewers)}", markup=False)
     figures = pull(project, None, url=url, tolerance_s=tolerance, reviewers=reviewers, required=1).agreement
     names = figures["figures"]
 

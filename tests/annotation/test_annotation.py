@@ -277,6 +277,11 @@ def test_pull_validates_times_against_the_video_as_validate_does(server, annotat
     assert "content_sha256" not in pulled["v1"]["verification"]
     assert pulled["v1b"]["verification"]["content_sha256"] == content_sha256(pulled["v1b"])
     assert check_file(out, "guidance").ok   # what validate says of the file pull wrote
+    # issue 46: with no videos.jsonl anywhere near (pulled elsewhere), the length push wrote into the task holds
+    (tmp_path / "elsewhere").mkdir()
+    again = pull(name, tmp_path / "elsewhere" / "pulled.jsonl")
+    assert again.states == {"invalid": 1, "verified": 1}
+    assert "past the end of the video (30.0 s)" in again.invalid["v1"]
 
 
 def test_videos_are_served_through_local_files(server, tmp_path):

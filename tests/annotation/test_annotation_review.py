@@ -223,7 +223,27 @@ def test_review_marks_what_the_annotators_disagree_on_and_replaces_its_predictio
         == [f"{DISPUTED}{tasks['v1']['data']['review_note']}"]
     assert not [t for r in v1.result for t in r["value"].get("text", []) if DISPUTED.strip() in t]
     assert tasks["v1"]["data"]["review_note"].startswith("event e1 (mistake at 10s): t_s 10s")
-    # a reviewer who copies the mark into the text is refused, naming the task and region (issue 46)
+    # the reviewer duplicates the prediction and submits it as it is: the marks change nothing. The page sets the
+    # annotation's parent_prediction to the prediction it started from, the review's
+    r = httpx.post(f"{server.url}/api/tasks/{tasks['v0']['id']}/annotations/",
+                   headers={"Authorization": f"Token {server.token}"},
+                   json={"result": pred.result, "completed_by": users["rev"], "parent_prediction": pred.id})
+    r.raise_for_status()
+    summary = pull("to review", tmp_path / "pulled.jsonl", reviewers=("rev@streamcue.test",))
+    # issue 46: stats agreement without --reviewer counted the reviewer as a third annotator (0.714, the card 0.80);
+    # it now takes whoever started from the review's starting point as a reviewer, and gives the card's figures
+    done = cli(server, "stats", "agreement", "--project", "to review", "--output", str(tmp_path / "figures.json"))
+    assert done.returncode == 0, done.stderr
+    assert "reviewers (started from annotate review's starting point" in done.stdout and "rev@streamcue.test" in \
+        done.stdout
+    figures, card = read_json(tmp_path / "figures.json"), json.loads(json.dumps(summary.agreement))
+    assert figures["reviewers"] == ["rev@streamcue.test"] and "rev@streamcue.test" not in figures["annotators"]
+    assert {k: v for k, v in figures.items() if k != "required"} == {k: v for k, v in card.items() if k != "required"}
+    v0 = read_jsonl(tmp_path / "pulled.jsonl")[0]
+    assert v0["events"][:2] == [records[0]["events"][0], {**records[0]["events"][1], "t_s": 7.0,
+                                                          "time_source": "annotator"}]
+    assert DISPUTED not in json.dumps(v0, ensure_ascii=False) and v0["verification"]["decided_by"] == "reviewer"
+    # a reviewer who then copies the mark into the text is refused, naming the task and region (issue 46)
     kept = copy.deepcopy(pred.result)
     row(kept, "e2", "event_text")["value"]["text"] = [f"{records[0]['events'][2]['text']}\n{DISPUTED}kept by hand"]
     annotate(server, tasks["v0"]["id"], kept, users["rev"])
@@ -231,13 +251,6 @@ def test_review_marks_what_the_annotators_disagree_on_and_replaces_its_predictio
                                          "review mark"):
         pull("to review", tmp_path / "refused.jsonl", reviewers=("rev@streamcue.test",))
     assert not (tmp_path / "refused.jsonl").exists()
-    # the reviewer duplicates the prediction and submits it as it is: the marks change nothing
-    annotate(server, tasks["v0"]["id"], pred.result, users["rev"])
-    pull("to review", tmp_path / "pulled.jsonl", reviewers=("rev@streamcue.test",))
-    v0 = read_jsonl(tmp_path / "pulled.jsonl")[0]
-    assert v0["events"][:2] == [records[0]["events"][0], {**records[0]["events"][1], "t_s": 7.0,
-                                                          "time_source": "annotator"}]
-    assert DISPUTED not in json.dumps(v0, ensure_ascii=False) and v0["verification"]["decided_by"] == "reviewer"
 
 
 def test_agreement_for_interval_qa_and_guidance_per_pair(server, users, tmp_path):

@@ -269,6 +269,10 @@ def test_a_folder_in_parallel_workers(tmp_path):
     assert all(r["status"] == "passed" for r in results.values())
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "a.anonymization.json", "a.mp4", "b.anonymization.json", "b.mp4"]
+    # issue 46: one file anonymized by a worker process and in this process gives the same bytes (on CPU)
+    [(_, alone)] = anonymize_many([folder / "a.mp4"], tmp_path / "alone", AnonymizeConfig(), workers=1)
+    assert alone["output"]["sha256"] == results[folder / "a.mp4"]["output"]["sha256"]
+    assert sha256_file(tmp_path / "alone" / "a.mp4") == sha256_file(tmp_path / "out" / "a.mp4")
 
 
 def test_centerface_finds_what_defaces_own_session_finds(capsys):

@@ -133,3 +133,24 @@ def test_the_same_ids_in_another_order_are_the_same_run(built, tmp_path):
         code, _, err = cli("run", "toybench", built, "--out", run, *llm, "--ids", "toy-0-0")
         assert code == 2 and "first difference --ids ['toy-0-0', 'toy-1-0'] there, ['toy-0-0'] now" in " ".join(
             err.split()), err
+
+
+def test_one_unparseable_count_in_the_warning_summary_results_and_samples(built, tmp_path):
+    """issue 46: a run warned "3 unparseable answers", then printed ``unparseable 0``; results.json had
+    ``counts.unparseable: 0`` but ``replay.unparseable: 3`` and samples ``parseable: true``. The stub answers in
+    plain text where JSON was asked: every answer is unparseable, and every place says so, by record."""
+    from toybench import answer_right
+
+    with StubLLMServer(answer_right) as server:
+        code, out, err = cli("run", "toybench", built, "--out", tmp_path / "run", "--no-video",
+                             "--llm-base-url", server.base_url, "--llm-model", "stub")
+    assert code == 0, err
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    samples = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
+    ids = [s["id"] for s in samples]
+    assert results["counts"]["unparseable"] == len(results["unparseable"]) == results["replay"]["unparseable"] == 3
+    assert results["unparseable"] == ids and not any(s["parseable"] for s in samples)
+    assert all(s["unparseable_calls"] == 1 for s in samples)
+    [warning] = [line for line in err.splitlines() if "unparseable" in line]
+    assert warning.startswith("warning: 3 records with unparseable answers from stub") and ", ".join(ids) in warning
+    assert "unparseable 3 (records" in " ".join(out.split())

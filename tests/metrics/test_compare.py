@@ -86,6 +86,8 @@ TAMPERS = [
     ("repeated", lambda s: [*s, s[0]], "appear more than once"),
     ("out-of-range", lambda s: _set_units(s, [[s[1]["units"][0][0], 5, 1]]), "0 <= num <= den"),
     ("score", lambda s: [s[0], {**s[1], "score": {"correct": 0.0}}, *s[2:]], "not the run's own"),
+    # issue 46: every sample's video renamed (the rows' video counts unchanged): compare printed every figure None
+    ("video", lambda s: [{**x, "video_id": f"renamed-{x['video_id']}"} for x in s], "is not its record's"),
 ]
 
 
@@ -100,7 +102,8 @@ def test_a_run_whose_samples_disagree_with_its_results_is_refused(runs, name, ed
 
 #: each tamper above, and what the one line names: (file, record, field); the record is a sample's id or a row name
 NAMED = {"edited": ("samples.jsonl", 1, "units"), "repeated": ("samples.jsonl", 0, "id"),
-         "out-of-range": ("samples.jsonl", 1, "units"), "score": ("samples.jsonl", 1, "score")}
+         "out-of-range": ("samples.jsonl", 1, "units"), "score": ("samples.jsonl", 1, "score"),
+         "video": ("samples.jsonl", 0, "video_id")}
 
 
 @pytest.mark.parametrize("name, edit, says", TAMPERS)

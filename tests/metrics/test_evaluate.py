@@ -234,3 +234,24 @@ def test_evaluate_reads_a_build_folder_as_the_readme_says(tmp_path):
         assert code == 0, err
         reports[name] = json.loads((tmp_path / f"{name}.json").read_text())
     assert reports["folder"]["per_item"] == reports["file"]["per_item"] and reports["folder"]["per_item"]
+
+
+def test_lmms_eval_answers_that_are_not_text_are_counted_and_named(tmp_path):
+    """issue 46: lmms-eval responses given as a dict or a number (in lmms-eval's list or bare) were scored
+    unanswered without a word. Now objects are ``object_answers`` and numbers or true/false ``non_text_answers``
+    (read as their text), each counted and named in the report and its warnings; an answer in text is neither."""
+    def line(n, said, task="EPM"):
+        doc = {"id": n, "task": task, "question": "q", "options": ["a", "b", "c", "d"], "gt": 1}
+        if task == "SSR":
+            doc = {"id": n, "task": task, "test_info": [{"step": 1, "type": 1}, {"step": 2, "type": 0}]}
+        return {"doc_id": n, "doc": doc, "filtered_resps": said}
+
+    logs = write(tmp_path / "samples_ovo.jsonl", [
+        line(0, ["B"]), line(1, [{"text": "B"}]), line(2, {"text": "B"}), line(3, [1]), line(4, 2), line(5, [True]),
+        line(6, [[{"x": 1}, "No"]], "SSR"), line(7, [[3, "No"]], "SSR"), line(8, ["Yes", "No"], "SSR")])
+    report = evaluate("ovo-bench", None, logs, pred_format="lmms-eval", rules="official")
+    assert report["problems"]["object_answers"]["ids"] == ["ovo-1", "ovo-2", "ovo-6"]
+    assert report["problems"]["non_text_answers"]["ids"] == ["ovo-3", "ovo-4", "ovo-5", "ovo-7"]
+    assert "4 answers given as numbers or true/false, not text (read as their text (3 as '3')): ovo-3, ovo-4, " \
+           "ovo-5, ovo-7" in report["warnings"]
+    assert report["per_item"]["ovo-0"]["correct"] == 1

@@ -277,3 +277,31 @@ def test_a_key_only_in_the_url_or_a_header_is_redacted_by_its_name_or_shape(leak
     from streamcue.redact import redact
 
     assert redact(leaky) == kept
+
+
+def test_a_url_fragment_is_masked_in_results_and_the_page(toybench, tmp_path, monkeypatch):
+    """issue 46: ``--llm-base-url .../v1#SECRET`` put the fragment into results.json's ``command`` and the page.
+    The recorded command line masks every URL's fragment, as a secret query value is (a server never sees a
+    fragment); a fragment's ``#access_token=`` is masked wherever it is written, like a query's."""
+    from conftest import cli as in_process
+    from toybench import answer_right
+
+    from streamcue.redact import command_line, redact
+    from streamcue.testing.stub_llm import StubLLMServer
+
+    assert command_line(["streamcue", "run", "--llm-base-url", "http://h:1/v1#s3cret-frag"]) == \
+        "streamcue run --llm-base-url 'http://h:1/v1#***'"
+    assert redact("http://h/cb#access_token=abcdef123&state=1") == "http://h/cb#access_token=***&state=1"
+    assert redact("see https://en.wikipedia.org/wiki/Onion#Uses") == "see https://en.wikipedia.org/wiki/Onion#Uses"
+    source = toybench / "dataset_builders" / "toybench.json"
+    assert in_process("build", "toybench", "--questions", source, "--out", tmp_path / "built")[0] == 0
+    with StubLLMServer(answer_right) as server:
+        args = ["run", "toybench", tmp_path / "built", "--out", tmp_path / "r", "--no-video",
+                "--llm-base-url", f"{server.base_url}#s3cret-frag", "--llm-model", "m"]
+        monkeypatch.setattr(sys, "argv", ["streamcue", *map(str, args)])  # what results.json records
+        code, _, err = in_process(*args)
+    assert code == 0, err
+    results = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert "#***" in results["command"]
+    written = {p.name: p.read_text(errors="replace") for p in (tmp_path / "r").rglob("*") if p.is_file()}
+    assert not [name for name, text in written.items() if "s3cret-frag" in text]

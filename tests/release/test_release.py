@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -203,6 +204,15 @@ def test_recorded_video_with_a_passing_report_is_released_with_its_video(tmp_pat
     assert_frame_decodes(ds)
     card = (dist / "README.md").read_text()
     assert "1 video(s) are published under `videos/`" in card and "No video is published" not in card
+    # issue 46: the card's examples run as written (the repo id replaced by the folder, which has no revision: the
+    # Hub's way, through a local Hub, is test_release_hub.py's recipe), on a machine without torchcodec
+    block = re.search(r"## Load it\n\n```python\n(.*?)```", card, re.S).group(1)
+    block = block.replace("ORG/NAME", str(dist)).replace(', revision="v1.0.0"', "")
+    done = subprocess.run([sys.executable, "-c", "import sys; sys.modules['torchcodec'] = None  # as if absent\n"
+                           + block + "\nprint(len(first), ds.num_rows, len(records))"], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "HF_DATASETS_CACHE": str(tmp_path / "hf")})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split()[-3:] == [str((root / "recorded/v1.mp4").stat().st_size), "1", "1"]
 
 
 def assert_frame_decodes(ds):
@@ -535,9 +545,14 @@ def test_every_reader_checks_the_files_against_the_manifest(cc4d, release_v1, tm
         with pytest.raises(InputError, match=message) as caught:
             read()
         assert path.name in str(caught.value)
+    (tmp_path / "pred.jsonl").write_text("")
     for args in (("release", "diff", release_v1, bad),
                  ("release", "build", "--records", cc4d,
-                  "--version", "2.0.0", "--out", tmp_path / "v2", "--previous", bad, "--allow-unverified")):
+                  "--version", "2.0.0", "--out", tmp_path / "v2", "--previous", bad, "--allow-unverified"),
+                 # issue 46: run gave a 90-line traceback on a corrupt file; run and evaluate --gt read the release
+                 ("evaluate", "livecook", "--gt", bad, "--pred", tmp_path / "pred.jsonl", "--no-bertscore"),
+                 ("run", "livecook", bad, "--out", tmp_path / "run", "--no-video", "--llm-model", "m",
+                  "--llm-base-url", "http://127.0.0.1:9/v1")):
         code, out, err = cli(*args)
         assert code != 0 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
         assert path.name in err and message in err

@@ -131,6 +131,36 @@ def test_mixed_types_fall_back_to_json_text_named_in_the_manifest(built, tmp_pat
         read_jsonl(records / "guidance.jsonl")[0]["video_id"]] == "a1"
 
 
+def test_integer_times_load_back_as_integers(built, tmp_path):
+    """issue 46: recorded guidance's integer times loaded back as floats, though every field keeps the record's
+    type. A ``number`` whose values are all integers is an int64 column; integers mixed with fractions are JSON
+    text (named in the manifest, as any mixed position): the loaded record is the record, type for type."""
+    from streamcue.loaders import load
+
+    records = tmp_path / "rec"
+    records.mkdir()
+    for path in built["cc4d"].glob("*.jsonl"):
+        rows = read_jsonl(path)
+        if path.name == "guidance.jsonl":
+            rows = rows[:3]
+            for row in rows:  # every action start an integer; one event time an integer among fractions
+                for step in row["plan"]:
+                    for action in step["actions"]:
+                        action["start_s"] = int(action["start_s"])
+            rows[0]["events"][0]["t_s"] = int(rows[0]["events"][0]["t_s"])
+        write_jsonl(records / path.name, rows)
+    dist = release(records, tmp_path / "d")
+    assert json.loads((dist / "manifest.json").read_text())["layout"]["guidance"]["json"] == ["events[].t_s"]
+    original = {r["video_id"]: r for r in read_jsonl(records / "guidance.jsonl")}
+    loaded = {r.video_id: r.to_dict() for split in load("guidance", dist).values() for r in split}
+    assert loaded.keys() == original.keys()
+    for video_id, record in original.items():
+        same(record, loaded[video_id], f"guidance/{video_id}")
+    first = loaded[read_jsonl(records / "guidance.jsonl")[0]["video_id"]]
+    assert type(first["events"][0]["t_s"]) is int and type(first["events"][1]["t_s"]) is float
+    assert type(first["plan"][0]["actions"][0]["start_s"]) is int
+
+
 def test_load_dataset_without_a_config_name_gives_the_default_config(releases):
     ds = datasets.load_dataset(str(releases["cc4d"]), split="test")
     assert ds.num_rows == 109 and "events" in ds.column_names

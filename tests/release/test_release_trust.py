@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from conftest import VALID, signed
+from conftest import VALID, cli, signed
 
 pytest.importorskip("datasets")
 pytest.importorskip("pyarrow")
@@ -116,6 +116,50 @@ def test_the_pseudonyms_file_never_goes_into_the_release(tmp_path):
         build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d",
                                     pseudonyms=tmp_path / "d" / "names.json"))
     assert not (tmp_path / "d").exists()
+
+
+def test_two_builds_sharing_a_pseudonyms_file_never_give_one_pseudonym_to_two_people(tmp_path):
+    """issue 46: two release builds sharing one --pseudonyms file both succeeded and published two different people
+    as annotator-1 (each read the file, each wrote it back). The file is written under a lock, and only over what
+    the build read: the build that saves second is refused, one line, before anything is published; built again,
+    its new person gets the next number."""
+    from streamcue.annotation.pseudonyms import Pseudonyms
+
+    path = tmp_path / "names.json"
+    first, second = Pseudonyms.read(path), Pseudonyms.read(path)   # two builds start together
+    first.add("annotator", ["alice@lab.example.org"])
+    second.add("annotator", ["bob@lab.example.org"])
+    assert first.of("annotator", "alice@lab.example.org") == second.of("annotator", "bob@lab.example.org") == \
+        "annotator-1"
+    second.save()
+    with pytest.raises(ConfigError, match="another release build added people to this pseudonyms file") as caught:
+        first.save()
+    assert str(path) in str(caught.value) and len(str(caught.value).splitlines()) == 1
+    assert read_json(path) == {"annotator": {"bob@lab.example.org": "annotator-1"}, "reviewer": {}}
+    rec = records_folder(tmp_path / "rec", [caption("t2", dict(AGREED, annotators=["alice@lab.example.org",
+                                                                                  "bob@lab.example.org"]))])
+    build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", pseudonyms=path))  # built again
+    assert read_json(path)["annotator"] == {"bob@lab.example.org": "annotator-1",
+                                            "alice@lab.example.org": "annotator-2"}
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--pseudonyms", "d", "--out", "d"], "error: --out and --pseudonyms would both be written to d"),
+    (["--pseudonyms", "rec/agreement.json", "--out", "d"], "error: output rec/agreement.json lies inside the input"),
+    (["--pseudonyms", "fig.json", "--annotation-figures", "fig.json", "--out", "d"],
+     "error: output fig.json is the input fig.json"),
+])
+def test_colliding_options_are_refused_before_anything_is_written(tmp_path, monkeypatch, options, message):
+    """issue 46: ``--pseudonyms`` given the ``--out`` path left a file of annotators' e-mails there (the two paths
+    were one key of a mapping, so the check saw one output); the figures file could be overwritten by the mapping."""
+    rec = records_folder(tmp_path / "rec", [caption("t2", AGREED)], figures("ann1@lab.example.org", "ann2@x.org"))
+    (tmp_path / "fig.json").write_bytes((rec / "agreement.json").read_bytes())
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli("release", "build", "--records", "rec", "--version", "1.0.0", *options)
+    assert code == 2 and err.startswith(message) and len(err.strip().splitlines()) == 1, err
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+    assert (tmp_path / "fig.json").read_bytes() == (rec / "agreement.json").read_bytes()
 
 
 def test_an_account_name_left_in_a_record_is_refused(tmp_path):
@@ -241,6 +285,21 @@ def test_release_diff_names_a_record_edited_after_verification(tmp_path):
         {"dense_caption": changes}))
     changelog = (tmp_path / "dist" / "v2" / "CHANGELOG.md").read_text()
     assert "1 no longer verified" in changelog and "`test/t2` (edited after verification" in changelog
+
+
+def test_a_record_left_out_because_an_edit_unverified_it_is_removed_with_the_reason(tmp_path, monkeypatch):
+    """issue 46: under --only-verified, a record an edit un-verified is left out, and release diff and the
+    changelog said only ``removed:``; the docs promise the reason. Both now give it, from the new manifest."""
+    rec1 = records_folder(tmp_path / "rec1", [caption("t1", REVIEWED), caption("t2", AGREED)])
+    build_release(ReleaseConfig(records=rec1, version="1.0.0", out=tmp_path / "dist" / "v1", only_verified=True))
+    rec2 = records_folder(tmp_path / "rec2", [caption("t1", REVIEWED), edited(caption("t2", AGREED))])
+    build_release(ReleaseConfig(records=rec2, version="1.1.0", out=tmp_path / "dist" / "v2", only_verified=True,
+                                previous=tmp_path / "dist" / "v1"))
+    why = "removed: `test/t2` (left out, not verified: edited after verification"
+    assert why in (tmp_path / "dist" / "v2" / "CHANGELOG.md").read_text()
+    code, out, err = cli("release", "diff", tmp_path / "dist" / "v1", tmp_path / "dist" / "v2")
+    assert code == 0, err
+    assert why.replace("`", "") in " ".join(out.split())
 
 
 # --- the card tells what the records say ------------------------------------------------------------

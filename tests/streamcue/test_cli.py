@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import CAPTAINCOOK4D, VALID
+from conftest import CAPTAINCOOK4D, VALID, cli
 
 COMMANDS = [["build", "captaincook4d"], ["build", "ego4d"], ["validate"], ["evaluate"], ["schema"], ["ls"], ["demo"],
             ["release", "build"], ["release", "push"], ["release", "diff"], ["anonymize"], ["build", "recorded"],
@@ -71,6 +71,20 @@ def test_usage_errors_show_usage_not_a_traceback(tmp_path):
     assert result.returncode == 2
     assert "Missing option '--annotations'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("args, start", [
+    (["evaluate", "estp-f1", "--timing-rule", "bogus"], "error: Invalid value for '--timing-rule': 'bogus' is not one"),
+    (["run", "--bogus"], "error: No such option: --bogus"),
+    (["nosuch"], "error: No such command 'nosuch'"),
+])
+def test_a_bad_choice_or_option_is_refused_in_one_line(args, start):
+    """issue 46: a bad enum value (``--timing-rule bogus``) printed a 4-line usage block; now one line, exit 2,
+    naming the option, the values it takes and where the help is."""
+    code, out, err = cli(*args)
+    assert code == 2
+    assert err.strip().splitlines() == [err.strip()] and err.startswith(start), err
+    assert "--help" in err and "Traceback" not in err
 
 
 def test_build_then_validate_real_captaincook4d(tmp_path):

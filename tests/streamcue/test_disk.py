@@ -140,3 +140,53 @@ def test_a_file_size_limit_through_the_cli_is_named_as_such(tmp_path):
     assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
     [line] = run.stderr.splitlines()
     assert line.startswith(f"error: {out}/") and "file-size limit" in line and ".tmp" not in line, line
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A real 64 KiB file system (tmpfs; skipped where this process may not mount one), ``free`` bytes left."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("needs to mount a small tmpfs (root)")
+
+    def fill(free):
+        (disk / "fill").write_bytes(b"\0" * (64 * 1024 - free))
+        return disk
+
+    try:
+        yield fill
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
+
+
+@pytest.mark.parametrize(("free", "annotations", "named"), [
+    (0, OVO, "out"),                                                    # not even the lock's line fits
+    (24 * 1024, SHARED_DATA / "ovo_bench" / "ovo_bench_new.json", "out/videos.jsonl"),  # the lock fits, the data not
+])
+def test_a_full_disk_names_the_file_and_leaves_no_lock_or_empty_folder(small_disk, free, annotations, named):
+    """issue 46: on a full disk a command said "No space left on device" naming no file and left its
+    ``.out.lock``, and build left an empty folder. Now one line naming the output (or the file being written), and
+    the disk as it was."""
+    if not annotations.is_file():
+        pytest.skip("needs ../shared/data")
+    disk = small_disk(free)
+    done = cli("build", "ovo-bench", "--annotations", annotations, "--out", disk / "out")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line == f"error: {disk / named}: the disk is full (no space left on device)"
+    assert sorted(p.name for p in disk.iterdir()) == ["fill"]
+
+
+def test_a_run_on_a_full_disk_names_its_folder_and_leaves_no_lock(small_disk, toybench, tmp_path):
+    """issue 46's second case: ``run`` on a full disk said "No space left on device" and left ``.run.lock``."""
+    from conftest import cli as in_process
+
+    source = toybench / "dataset_builders" / "toybench.json"
+    assert in_process("build", "toybench", "--questions", source, "--out", tmp_path / "built")[0] == 0
+    disk = small_disk(0)
+    code, _, err = in_process("run", "toybench", tmp_path / "built", "--out", disk / "run", "--no-video",
+                              "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m")
+    assert code == 2 and err.strip() == f"error: {disk / 'run'}: the disk is full (no space left on device)", err
+    assert sorted(p.name for p in disk.iterdir()) == ["fill"]
