@@ -8,6 +8,7 @@ import copy
 import functools
 import io
 import os
+import types
 from pathlib import Path
 
 import pytest
@@ -236,3 +237,14 @@ def cli(*args) -> tuple[int, str, str]:
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     return code, out.getvalue(), err.getvalue()
+
+
+def cli_run(*args, env: dict | None = None) -> types.SimpleNamespace:
+    """:func:`cli` shaped like ``subprocess.run``'s result (``returncode``, ``stdout``, ``stderr``), with ``env``'s
+    variables set around the call and restored after it: only for variables the command reads when it runs, not
+    at import (``HF_ENDPOINT``/``HF_HUB_OFFLINE`` for huggingface_hub, ``HOME``: keep a subprocess for those)."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in (env or {}).items():
+            patch.setenv(name, str(value))
+        code, out, err = cli(*args)
+    return types.SimpleNamespace(returncode=code, stdout=out, stderr=err)

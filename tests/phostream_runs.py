@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -42,8 +41,8 @@ def short(tmp_path_factory):
                             clock_seconds(q.get("timestamp_proactive") or "0:0")) < 45]
             kept.append({**video, "verified_responses": early})
     write_json(tmp / "ann.json", kept)
-    subprocess.run([sys.executable, "-m", "streamcue", "build", "phostream", "--annotations", str(tmp / "ann.json"),
-                    "--out", str(tmp / "built")], check=True, capture_output=True, timeout=300)
+    code, _, err = cli("build", "phostream", "--annotations", tmp / "ann.json", "--out", tmp / "built")
+    assert code == 0, err
     videos = read_jsonl(tmp / "built" / "videos.jsonl")
     for video in videos:
         path = tmp / "videos" / video["uri"]

@@ -23,7 +23,7 @@ from streamcue.llm import LLMSettings
 from streamcue.schemas import validate_file
 from streamcue.testing.stub_llm import StubLLMServer
 
-from conftest import GOALSTEP_VAL
+from conftest import GOALSTEP_VAL, cli_run
 from estp_responder import estp_responder
 
 DATA = Path(__file__).parents[1] / "data" / "ego4d"
@@ -177,6 +177,10 @@ def test_killed_build_resumes_with_same_records_and_no_repeated_calls(tmp_path):
                  "--llm-base-url", server.base_url, "--llm-model", "stub-model", "--llm-concurrency", "1"],
                 {**os.environ, "STREAMCUE_CACHE_DIR": str(cache), "STREAMCUE_NO_PROGRESS": "1"})
 
+    def in_process(cmd, env):
+        """``command``'s build run in this process (its two variables are read when the command runs)."""
+        return cli_run(*cmd[3:], env={name: env[name] for name in ("STREAMCUE_CACHE_DIR", "STREAMCUE_NO_PROGRESS")})
+
     with StubLLMServer(blocking) as server:
         cmd, env = command(server, tmp_path / "a", tmp_path / "cache-a")
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -192,14 +196,14 @@ def test_killed_build_resumes_with_same_records_and_no_repeated_calls(tmp_path):
         assert done.returncode == 0, done.stderr
         answered = [json.dumps(b["messages"]) for b in server.requests if b.get("_answered")]
         assert len(answered) == len(set(answered))  # no call answered twice
-        cmd, env = command(server, tmp_path / "b", tmp_path / "cache-b")
-        assert subprocess.run(cmd, env=env, capture_output=True).returncode == 0
+        cmd, env = command(server, tmp_path / "b", tmp_path / "cache-b")  # the builds not killed: in this process
+        assert in_process(cmd, env).returncode == 0
         fresh = [json.dumps(b["messages"]) for b in server.requests if b.get("_answered")][len(answered):]
         assert sorted(fresh) == sorted(answered)
         # A re-run with a warm cache makes no call at all.
         before = server.completions
         cmd, env = command(server, tmp_path / "c", tmp_path / "cache-b")
-        assert subprocess.run(cmd, env=env, capture_output=True).returncode == 0
+        assert in_process(cmd, env).returncode == 0
         assert server.completions == before
     for name in ("interval_qa.jsonl", "videos.jsonl"):
         a, b, c = ((tmp_path / run / name).read_text() for run in ("a", "b", "c"))

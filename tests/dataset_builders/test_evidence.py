@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
-import sys
 from urllib.parse import urlsplit
 
 import pytest
@@ -23,7 +21,7 @@ from streamcue.loaders.frames import SpanFrames  # noqa: E402
 from streamcue.schemas import validate, validate_file  # noqa: E402
 from streamcue.testing.stub_llm import StubLLMServer  # noqa: E402
 
-from conftest import GOALSTEP_VAL  # noqa: E402
+from conftest import GOALSTEP_VAL, cli_run  # noqa: E402
 from evidence_responder import scripted_model, shifted_records, write_test_videos  # noqa: E402
 
 pytestmark = [pytest.mark.llm_server, pytest.mark.video]
@@ -155,9 +153,8 @@ def test_config_is_checked():
         EvidenceConfig(max_rounds=0)
 
 
-def _cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "streamcue", "verify-evidence", *map(str, args)],
-                          capture_output=True, text=True, env=env, timeout=300)
+def _cli(*args):
+    return cli_run("verify-evidence", *args)
 
 
 @pytest.mark.slow
@@ -197,10 +194,8 @@ def test_agreement_of_annotators_with_the_verdicts(built, tmp_path):
     verified[2]["verification"] = {"status": "rejected", "annotators": ["1", "2"], "checks": 2}   # rejected: agrees
     write_jsonl(tmp_path / "checked.jsonl", checked)
     write_jsonl(tmp_path / "verified.jsonl", verified)
-    done = subprocess.run([sys.executable, "-m", "streamcue", "stats", "evidence", "--checked",
-                           tmp_path / "checked.jsonl",
-                           "--verified", tmp_path / "verified.jsonl", "--output", tmp_path / "a.json"],
-                          capture_output=True, text=True)
+    done = cli_run("stats", "evidence", "--checked", tmp_path / "checked.jsonl", "--verified",
+                   tmp_path / "verified.jsonl", "--output", tmp_path / "a.json")
     assert done.returncode == 0, done.stderr
     figures = json.loads((tmp_path / "a.json").read_text())
     assert figures["by_verdict"]["supported"] == {"confirmed": 1, "corrected": 1, "rejected": 0, "pending": 0}

@@ -3,7 +3,6 @@
 import json
 import os
 import re
-import subprocess
 import sys
 
 import pytest
@@ -17,7 +16,7 @@ from streamcue.llm import LLMSettings
 from streamcue.schemas import validate_file
 from streamcue.testing.stub_llm import StubLLMServer
 
-from conftest import GOALSTEP_VAL
+from conftest import GOALSTEP_VAL, cli_run
 from kill_resume import HangAtCall, kill_at_hanging_call, resume_without_repeats
 from livecook_responder import livecook_responder
 
@@ -131,6 +130,12 @@ def command(server, out, cache, *extra):
     )
 
 
+def in_process(cmd, env):
+    """``command``'s build run in this process, not killed (its two variables are read when the command runs)."""
+    assert cmd[:3] == [sys.executable, "-m", "streamcue"]
+    return cli_run(*cmd[3:], env={name: env[name] for name in ("STREAMCUE_CACHE_DIR", "STREAMCUE_NO_PROGRESS")})
+
+
 @pytest.mark.slow
 def test_killed_build_resumes_with_same_output_and_a_rebuild_makes_no_call(tmp_path):
     hang = HangAtCall(livecook_responder)  # the third call hangs until the build is killed
@@ -140,10 +145,10 @@ def test_killed_build_resumes_with_same_output_and_a_rebuild_makes_no_call(tmp_p
         assert not (tmp_path / "a").exists() or not any((tmp_path / "a").iterdir())  # nothing half-written
         resume_without_repeats(cmd, env, server)
         cmd, env = command(server, tmp_path / "b", tmp_path / "cache-b")
-        assert subprocess.run(cmd, env=env, capture_output=True).returncode == 0
+        assert in_process(cmd, env).returncode == 0
         before = server.completions
         cmd, env = command(server, tmp_path / "c", tmp_path / "cache-b")
-        assert subprocess.run(cmd, env=env, capture_output=True).returncode == 0
+        assert in_process(cmd, env).returncode == 0
         assert server.completions == before  # a rebuild with a warm cache makes no call
     for name in ("guidance.jsonl", "counterfactual_mistakes.jsonl", "videos.jsonl"):
         assert (
@@ -163,14 +168,12 @@ def test_hostile_options_are_one_line_errors(tmp_path):
             (("--video", "nope"), "video ids not in"),
         ):
             cmd, env = command(server, tmp_path / "x", tmp_path / "cache", *extra)
-            done = subprocess.run(
-                cmd[:-4] + list(extra) if extra[0] == "--jitter-s" else cmd, env=env, capture_output=True, text=True
-            )
+            done = in_process(cmd[:-4] + list(extra) if extra[0] == "--jitter-s" else cmd, env)
             assert done.returncode == 2 and words in done.stderr and done.stderr.count("\n") == 1, done.stderr
         test_file = GOALSTEP_VAL.with_name("goalstep_test.json")
         cmd, env = command(server, tmp_path / "x", tmp_path / "cache")
         cmd[cmd.index("--goalstep") + 1] = str(test_file)
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        done = in_process(cmd, env)
         assert done.returncode == 2 and "only step_segments" in done.stderr
         assert server.completions == 0
     assert not (tmp_path / "x").exists()
@@ -197,7 +200,6 @@ def test_captaincook4d_training_export_jitters_only_the_train_split(tmp_path):
         before = [e for e in plain[record["video_id"]]["events"] if e["type"] == "instruction"]
         after = {e["plan_index"]: e["t_s"] for e in record["events"] if e["type"] == "instruction"}
         assert all(abs(after[e["plan_index"]] - e["t_s"]) <= 30.0 + 1e-9 for e in before)
-    done = subprocess.run([sys.executable, "-m", "streamcue", "build", "captaincook4d", "--annotations",
-                           str(CAPTAINCOOK4D), "--out", str(tmp_path / "x"), "--jitter-s", "-1"],
-                          capture_output=True, text=True)
+    done = cli_run("build", "captaincook4d", "--annotations", CAPTAINCOOK4D, "--out", tmp_path / "x",
+                   "--jitter-s", "-1")
     assert done.returncode == 2 and "jitter must be" in done.stderr and not (tmp_path / "x").exists()

@@ -1,9 +1,8 @@
 """LiveCook data engine: the refusals that come before any model call (prompts: tests/streamcue/test_contracts.py)."""
 
-import subprocess
-import sys
-
 import pytest
+
+from conftest import cli_run
 
 
 @pytest.mark.parametrize("args, words", [
@@ -13,8 +12,7 @@ import pytest
 ])
 def test_summaries_refusals_are_one_line(tmp_path, args, words):
     out = tmp_path / "o"
-    done = subprocess.run([sys.executable, "-m", "streamcue", "build", "livecook-summaries", "--out", str(out),
-                           "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m", *args],
-                          capture_output=True, text=True)
+    done = cli_run("build", "livecook-summaries", "--out", out, "--llm-base-url", "http://127.0.0.1:9/v1",
+                   "--llm-model", "m", *args)
     assert done.returncode == 2 and words in done.stderr and done.stderr.count("\n") == 1, done.stderr
     assert not out.exists()

@@ -1,9 +1,6 @@
 """LiveCook mistake summaries on the real CaptainCook4D annotations, through the stub LLM server over HTTP."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -14,7 +11,7 @@ from streamcue.llm import LLMSettings
 from streamcue.schemas import validate_file
 from streamcue.testing.stub_llm import StubLLMServer
 
-from conftest import CAPTAINCOOK4D
+from conftest import CAPTAINCOOK4D, cli_run
 from livecook_responder import livecook_responder
 
 pytestmark = [pytest.mark.llm_server, pytest.mark.embedding, pytest.mark.slow]
@@ -145,25 +142,8 @@ def test_train_split_and_bad_options_are_refused(tmp_path):
         ls.Config(annotations=CAPTAINCOOK4D, llm=settings, splits=("train",))
     with pytest.raises(ConfigError, match="k must be at least 1"):
         ls.Config(annotations=CAPTAINCOOK4D, llm=settings, k=0)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "streamcue",
-            "build",
-            "livecook-summaries",
-            "--out",
-            str(tmp_path),
-            "--split",
-            "train",
-            "--llm-base-url",
-            "http://127.0.0.1:9/v1",
-            "--llm-model",
-            "m",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    done = cli_run("build", "livecook-summaries", "--out", tmp_path, "--split", "train",
+                   "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m")
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "retrieval index" in done.stderr
     assert not any(tmp_path.iterdir())
 
@@ -177,28 +157,23 @@ def test_summaries_feed_the_turn_loop_mistake_question(tmp_path):
     rid = next(q.video_id for q in ls.queries(guidance, splits, ("test",)) if q.mistaken_actions)
     write_outputs(captaincook4d.build(captaincook4d.Config(annotations=CAPTAINCOOK4D, recordings=(rid,))),
                   tmp_path / "cc")
-    env = {**os.environ, "STREAMCUE_CACHE_DIR": str(tmp_path / "cache")}
+    env = {"STREAMCUE_CACHE_DIR": tmp_path / "cache"}  # read when a command opens its cache
     with StubLLMServer(livecook_responder) as server:
         llm = ["--llm-base-url", server.base_url, "--llm-model", "stub-model"]
-        built = subprocess.run([sys.executable, "-m", "streamcue", "build", "livecook-summaries", "--recording", rid,
-                                "--out", str(tmp_path / "sum"), *llm], capture_output=True, text=True, env=env)
+        built = cli_run("build", "livecook-summaries", "--recording", rid, "--out", tmp_path / "sum", *llm, env=env)
         assert built.returncode == 0, built.stderr
         assert "same step" in built.stdout and "ceiling" in built.stdout
         summaries = {r["plan_index"]: r["summary"]
                      for r in map(json.loads, (tmp_path / "sum" / "mistake_summaries.jsonl").read_text().splitlines())}
         before = len(server.requests)
-        played = subprocess.run([sys.executable, "-m", "streamcue", "replay", str(tmp_path / "cc" / "guidance.jsonl"),
-                                 "--out", str(tmp_path / "run"), "--strategy", "turn-loop", "--every-s", "60",
-                                 "--mistake-hints", str(tmp_path / "sum" / "mistake_summaries.jsonl"), "--no-video",
-                                 *llm],
-                                capture_output=True, text=True, env=env)
+        played = cli_run("replay", tmp_path / "cc" / "guidance.jsonl", "--out", tmp_path / "run", "--strategy",
+                         "turn-loop", "--every-s", "60", "--mistake-hints",
+                         tmp_path / "sum" / "mistake_summaries.jsonl", "--no-video", *llm, env=env)
         assert played.returncode == 0, played.stderr
         prompts = ["\n".join(message_text(m) for m in body["messages"]) for body in server.requests[before:]]
     asked = [p for p in prompts if "Typical mistakes for this instruction:" in p]
     assert asked and all(any(summary in p for summary in summaries.values()) for p in asked)
     assert f"Typical mistakes for this instruction: {summaries[0]}" in asked[0]
-    refused = subprocess.run([sys.executable, "-m", "streamcue", "replay", str(tmp_path / "cc" / "guidance.jsonl"),
-                              "--out", str(tmp_path / "run2"), "--strategy", "periodic",
-                              "--mistake-hints", str(tmp_path / "sum" / "mistake_summaries.jsonl")],
-                             capture_output=True, text=True, env=env)
+    refused = cli_run("replay", tmp_path / "cc" / "guidance.jsonl", "--out", tmp_path / "run2", "--strategy",
+                      "periodic", "--mistake-hints", tmp_path / "sum" / "mistake_summaries.jsonl", env=env)
     assert refused.returncode == 2 and "turn-loop" in refused.stderr

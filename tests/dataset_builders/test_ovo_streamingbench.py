@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import SHARED_DATA
+from conftest import SHARED_DATA, cli_run
 from streamcue.dataset_builders import ovo_bench, streamingbench
 from streamcue.dataset_builders.bench_sources import QuirkReport, parse_time
 from streamcue.dataset_builders.output import write_outputs
@@ -35,6 +35,10 @@ MODELS = ["GPT", "InternVL2", "LLaVA_OneVision"]
 
 
 def cli(*args, cwd=None):
+    """The command in this process (COLUMNS is read when it prints); with ``cwd``, a docs page's command as a user
+    types it there: its own process."""
+    if cwd is None:
+        return cli_run(*args, env={"COLUMNS": 200})
     return subprocess.run([sys.executable, "-m", "streamcue", *map(str, args)], capture_output=True, text=True,
                           cwd=cwd, env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "STREAMCUE_NO_PROGRESS": "1"})
 

@@ -18,7 +18,7 @@ from streamcue.metrics.bench_readers import seal_results
 from streamcue.metrics.configs import load_config
 from streamcue.metrics.phostream import CATEGORY_ROWS, clock, run
 from phostream_runs import SHORT_S, clock_seconds, leaking_runs, needs_data, now_of, run_short
-from conftest import SHARED_DATA
+from conftest import SHARED_DATA, cli
 
 DATA = SHARED_DATA / "phostream"
 OFFICIAL = DATA / "official"
@@ -28,9 +28,8 @@ OFFICIAL = DATA / "official"
 def built(tmp_path_factory):
     """The page's build command, run."""
     out = tmp_path_factory.mktemp("phostream") / "built"
-    subprocess.run([sys.executable, "-m", "streamcue", "build", "phostream", "--annotations",
-                    str(DATA / "phostream_annotations.json"), "--out", str(out)], check=True, capture_output=True,
-                   timeout=300)
+    code, _, err = cli("build", "phostream", "--annotations", DATA / "phostream_annotations.json", "--out", out)
+    assert code == 0, err
     return json.loads((out / "build_report.json").read_text()), out
 
 
@@ -127,8 +126,8 @@ def _official(response_file: Path, out: Path, judge_url: str | None = None) -> t
 def test_the_metric_agrees_with_the_official_scorer_on_crafted_answers(built, tmp_path):
     run_dir = _run_folder(tmp_path, built[1], videos=12)
     exported = tmp_path / "exported"
-    subprocess.run([sys.executable, "-m", "streamcue", "export", str(run_dir), "--out", str(exported)], check=True,
-                   capture_output=True, timeout=300)
+    code, _, err = cli("export", run_dir, "--out", exported)
+    assert code == 0, err
     written = json.loads((exported / "export.json").read_text())
     assert written["files"] == ["crafted.jsonl"] and "--disable-llm-judge" in written["official_command"]
     summary, details = _official(exported / "crafted.jsonl", tmp_path / "official")
@@ -184,7 +183,6 @@ def test_streamcue_run_plays_phostream_and_records_its_schedule(short, tmp_path)
     schedule in replay_report.json, results.json and on the page; ``compare`` refuses a run of the other schedule."""
     from streamcue.prompts import load_prompt
     from streamcue.testing.stub_llm import StubLLMServer
-    from conftest import cli
 
     with StubLLMServer(lambda body: "A test pattern." if int(now_of(body)) % 5 == 0 else "Silent") as server:
         results = run_short(short, tmp_path / "every", server.base_url)
@@ -219,7 +217,6 @@ def test_streamcue_run_plays_phostream_and_records_its_schedule(short, tmp_path)
 def test_only_the_official_schedule_lets_a_leaking_model_answer_on_time(short, tmp_path):
     """The leaking model (:func:`leaking_runs`): under ``official-sparse`` every forward question is answered on
     time; under the default ``every-chunk`` (no pause: the schedule reads no gold time) none is."""
-    from conftest import cli
 
     on_time = {}
     for schedule, results in leaking_runs(short, tmp_path).items():
@@ -258,8 +255,8 @@ def test_the_official_sparse_schedule_is_the_official_runners(tmp_path):
          "timestamp_proactive": "00:26"}]}]
     write_json(tmp_path / "ann.json", annotations)
     built = tmp_path / "built"
-    subprocess.run([sys.executable, "-m", "streamcue", "build", "phostream", "--annotations",
-                    str(tmp_path / "ann.json"), "--out", str(built)], check=True, capture_output=True, timeout=300)
+    code, _, err = cli("build", "phostream", "--annotations", tmp_path / "ann.json", "--out", built)
+    assert code == 0, err
     items = read_jsonl(built / "active_item.jsonl")
     replies = iter(["Silent", "Got it.", "Red.", "It is boiling now.", "ok", "The toast is up."] * 10)
     with StubLLMServer(lambda body: next(replies)) as server:
@@ -309,7 +306,6 @@ def test_the_official_scorer_agrees_with_a_streamcue_run(short, tmp_path):
     its judge at a stub judge server when the run was scored with ``--judge llm`` at the same stub; every figure of
     its summary and every row equal the run's results.json."""
     from streamcue.testing.stub_llm import StubLLMServer
-    from conftest import cli
 
     with StubLLMServer(lambda body: "A test pattern." if int(now_of(body)) % 3 == 0 else "Silent") as server, \
             StubLLMServer(_judge_reply) as judge:
@@ -349,15 +345,14 @@ def test_the_official_judge_agrees_with_streamcues(built, tmp_path):
     import yaml
 
     from streamcue.testing.stub_llm import StubLLMServer, message_text
-    from conftest import cli
 
     run_dir = _run_folder(tmp_path, built[1], videos=6)
     preds = read_jsonl(run_dir / "predictions.jsonl")
     first = next(p for p in preds if p["responses"] and p["responses"][-1]["text"] == "now")
     first["responses"][-1]["text"] = "UNREADABLE"  # one unreadable reply: the official judge asks 5 times
     write_jsonl(run_dir / "predictions.jsonl", preds)
-    subprocess.run([sys.executable, "-m", "streamcue", "export", str(run_dir), "--out", str(tmp_path / "exported")],
-                   check=True, capture_output=True, timeout=300)
+    code, _, err = cli("export", run_dir, "--out", tmp_path / "exported")
+    assert code == 0, err
     evaluate = ("evaluate", "phostream", "--gt", run_dir / "played" / "active_item.jsonl", "--pred",
                 run_dir / "predictions.jsonl", "--judge", "llm", "--llm-model", "stub-judge")
     with StubLLMServer(_judge_reply) as server:
@@ -420,7 +415,6 @@ def test_the_judge_reads_replies_as_the_official_parser():
 
 
 def test_a_judge_other_than_the_official_is_refused(tmp_path):
-    from conftest import cli
 
     write_jsonl(tmp_path / "gt.jsonl", [])
     write_jsonl(tmp_path / "pred.jsonl", [{"item_id": "x", "responses": []}])

@@ -25,6 +25,8 @@ from streamcue.io import read_jsonl, write_jsonl  # noqa: E402
 from streamcue.llm import LLMSettings  # noqa: E402
 from streamcue.testing.stub_llm import StubLLMServer  # noqa: E402
 
+from conftest import cli_run  # noqa: E402
+
 pytestmark = [pytest.mark.llm_server, pytest.mark.video]
 
 TASKS = """\
@@ -202,10 +204,8 @@ def test_stats_agreement_after_verification(built, tmp_path):
     records = read_jsonl(out / "dense_caption.jsonl")
     records[0]["captions"][1] = dict(records[0]["captions"][1], text="A person slices bread.", corrected=True)
     write_jsonl(tmp_path / "verified.jsonl", records)
-    result = subprocess.run([sys.executable, "-m", "streamcue", "stats", "agreement", "--generated",
-                             str(out / "dense_caption.jsonl"), "--verified", str(tmp_path / "verified.jsonl"),
-                             "--output", str(tmp_path / "agreement.json")], capture_output=True, text=True,
-                            env={**os.environ, "STREAMCUE_NO_PROGRESS": "1"})
+    result = cli_run("stats", "agreement", "--generated", out / "dense_caption.jsonl", "--verified",
+                     tmp_path / "verified.jsonl", "--output", tmp_path / "agreement.json")
     assert result.returncode == 0, result.stderr
     numbers = json.loads((tmp_path / "agreement.json").read_text())
     assert numbers["overall"]["captions"] == 8

@@ -329,8 +329,7 @@ def test_a_run_sends_the_official_text_alone_and_its_tables_give_accuracy_and_th
     StreamChat's text alone (one user message: no system prompt, no response format), later ones with the
     model's own earlier answers; the run's group rows (the metric's own units and rows) give the report's accuracy
     and 0-5 score."""
-    import subprocess
-    import sys
+    from conftest import cli_run
 
     asked = []
 
@@ -342,11 +341,9 @@ def test_a_run_sends_the_official_text_alone_and_its_tables_give_accuracy_and_th
         return f"Answer number {len(asked)}."
 
     with StubLLMServer(model, model="vl") as stub:
-        done = subprocess.run([sys.executable, "-m", "streamcue", "run", "streambench", str(built[0]), "--out",
-                               str(tmp_path / "run"), "--limit", "6", "--no-video", "--llm-base-url", stub.base_url,
-                               "--llm-model", "vl"], capture_output=True, text=True,
-                              env={"PATH": "/usr/bin:/bin", "STREAMCUE_NO_PROGRESS": "1",
-                                   "STREAMCUE_CACHE_DIR": str(tmp_path / "cache")})
+        done = cli_run("run", "streambench", built[0], "--out", tmp_path / "run", "--limit", "6", "--no-video",
+                       "--llm-base-url", stub.base_url, "--llm-model", "vl",
+                       env={"STREAMCUE_CACHE_DIR": tmp_path / "cache"})  # read when the run opens its cache
     assert done.returncode == 0, done.stderr
     assert len(asked) == 6
     texts = [body["messages"][0]["content"][-1]["text"] for body in asked]

@@ -1,16 +1,13 @@
-"""A hostile model endpoint through the real CLI (subprocess): ``run``, ``replay`` and ``verify-evidence`` against a
-real HTTP server on 127.0.0.1 that answers HTTP 200 with an HTML page, token counts as strings, a number as the
-answer or an answer over the size cap. Each is one ``error:`` line naming the endpoint and what was wrong, exit 4,
-never a traceback, and no output folder under its final name."""
+"""A hostile model endpoint through the real CLI (in this process): ``run``, ``replay`` and ``verify-evidence``
+against a real HTTP server on 127.0.0.1 that answers HTTP 200 with an HTML page, token counts as strings, a number
+as the answer or an answer over the size cap. Each is one ``error:`` line naming the endpoint and what was wrong,
+exit 4, never a traceback, and no output folder under its final name."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
-from conftest import CAPTAINCOOK4D, GOALSTEP_VAL, SHARED_DATA
+from conftest import CAPTAINCOOK4D, GOALSTEP_VAL, SHARED_DATA, cli_run
 from streamcue.testing.stub_llm import StubLLMServer
 
 pytestmark = [pytest.mark.llm_server,
@@ -29,9 +26,8 @@ FAULTS = {
 
 
 def cli(*args, cache):
-    env = {"PATH": "/usr/bin:/bin", "COLUMNS": "200", "STREAMCUE_NO_PROGRESS": "1", "STREAMCUE_CACHE_DIR": str(cache)}
-    return subprocess.run([sys.executable, "-m", "streamcue", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=300)
+    """The command in this process (both variables are read when it runs)."""
+    return cli_run(*args, env={"COLUMNS": 200, "STREAMCUE_CACHE_DIR": cache})
 
 
 def one_line_error(done, *words):

@@ -9,11 +9,9 @@ output folder. The endpoint named is an address where nothing listens: a refusal
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
-from conftest import VALID
+from conftest import VALID, cli_run
 
 from streamcue.errors import ConfigError
 from streamcue.loaders.replay_config import ReplayConfig
@@ -50,8 +48,7 @@ RUN_CASES = [
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "streamcue", *map(str, args)], capture_output=True, text=True,
-                          timeout=120)
+    return cli_run(*args)
 
 
 @pytest.fixture

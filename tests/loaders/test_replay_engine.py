@@ -3,13 +3,10 @@ the real stub server on 127.0.0.1, tiny records), every other combination is ref
 applies; the command validates before any call, refuses outputs inside inputs, and decodes each video once."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
-from conftest import VALID
+from conftest import VALID, cli_run
 from strategy_models import WordEmbedder
 from streamcue.errors import ConfigError
 from streamcue.frame_memory import frames_until
@@ -138,11 +135,8 @@ def test_one_window_rule():
 # --- the command ------------------------------------------------------------------------------
 
 def cli(*args, cache=None):
-    env = dict(os.environ, STREAMCUE_NO_PROGRESS="1")
-    if cache:
-        env["STREAMCUE_CACHE_DIR"] = str(cache)
-    return subprocess.run([sys.executable, "-m", "streamcue", *map(str, args)], capture_output=True, text=True,
-                          env=env)
+    """The command in this process (STREAMCUE_CACHE_DIR is read when a command opens its cache)."""
+    return cli_run(*args, env={"STREAMCUE_CACHE_DIR": cache} if cache else None)
 
 
 def write(path, rows):

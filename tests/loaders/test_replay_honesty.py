@@ -7,11 +7,10 @@ call is a sample saying exactly what was sent."""
 import json
 import sqlite3
 import subprocess
-import sys
 
 import pytest
 
-from conftest import VALID
+from conftest import VALID, cli_run
 from streamcue.cache import Cache
 from streamcue.errors import ConfigError, ServiceError
 from streamcue.llm import LLMClient, LLMSettings, Request
@@ -141,18 +140,18 @@ def test_unparseable_answers_are_recorded_wrong_answers_and_every_call_is_a_samp
         asked = " ".join(message_text(m) for m in body["messages"])  # the re-asks too
         return "I think it is B" if "Question 1?" in asked else default_responder(body)
 
-    env = {"PATH": "/usr/bin:/bin", "STREAMCUE_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "200"}
+    env = {"STREAMCUE_CACHE_DIR": tmp_path / "cache", "COLUMNS": "200"}  # both read when the command runs
     with StubLLMServer(answers) as server:
-        args = [sys.executable, "-m", "streamcue", "replay", records, "--out", tmp_path / "run", "--video-root",
+        args = ["replay", records, "--out", tmp_path / "run", "--video-root",
                 tmp_path / "videos", "--k", "4", "--llm-base-url", server.base_url, "--llm-model", "stub-vl",
                 "--prompt-set", "streamcue"]  # JSON answers: re-asked when invalid
         server.inject("status", 500)
-        done = subprocess.run(args, capture_output=True, text=True, env=env)
+        done = cli_run(*args, env=env)
         assert done.returncode == 0, done.stderr  # was exit 4 with no predictions
         assert f"1 unparseable answers from stub-vl at {server.base_url}" in done.stderr and "v1-q1" in done.stderr
         first_calls = server.completions
-        again = subprocess.run([*args[:args.index("--out") + 1], tmp_path / "again", *args[args.index("--out") + 2:]],
-                               capture_output=True, text=True, env=env)  # a finished replay's folder is never replaced
+        again = cli_run(*args[:args.index("--out") + 1], tmp_path / "again", *args[args.index("--out") + 2:],
+                        env=env)  # a finished replay's folder is never replaced
         assert again.returncode == 0, again.stderr
         assert server.completions - first_calls == 3  # only the unparseable answer is asked again (3 attempts)
     predictions = [json.loads(line) for line in (tmp_path / "again" / "predictions.jsonl").read_text().splitlines()]
@@ -250,17 +249,18 @@ def test_a_stream_record_past_the_end_of_a_shorter_file_is_named(tmp_path, video
     records.write_text(json.dumps(dict(VALID["interval_qa"], video_id="v2")) + "\n")
     (tmp_path / "iqa" / "videos.jsonl").write_text(
         json.dumps(dict(VALID["video"], video_id="v2", uri="v2.mp4", duration_s=40.0)) + "\n")
-    env = {"PATH": "/usr/bin:/bin", "STREAMCUE_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "400"}
+    env = {"STREAMCUE_CACHE_DIR": tmp_path / "cache", "COLUMNS": "400"}  # both read when the command runs
     with StubLLMServer() as server:
-        args = [sys.executable, "-m", "streamcue", "replay", records, "--out", tmp_path / "run", "--video-root",
+        args = ["replay", records, "--out", tmp_path / "run", "--video-root",
                 tmp_path / "videos", "--llm-base-url", server.base_url, "--llm-model", "stub"]
-        done = subprocess.run(args, capture_output=True, text=True, env=env)
+        done = cli_run(*args, env=env)
         args[args.index(tmp_path / "run")] = tmp_path / "again"
-        again = subprocess.run(args, capture_output=True, text=True, env=env)  # answered from the cache alone
+        again = cli_run(*args, env=env)  # answered from the cache alone
     assert done.returncode == 0, done.stderr
-    assert "mean latency" in done.stdout and again.returncode == 0, again.stderr
-    assert "0 endpoint calls" in again.stdout and "no model latency (every answer from the cache)" in again.stdout
-    assert "mean latency" not in again.stdout
+    said, said_again = " ".join(done.stdout.split()), " ".join(again.stdout.split())  # however wide the console
+    assert "mean latency" in said and again.returncode == 0, again.stderr
+    assert "0 endpoint calls" in said_again and "no model latency (every answer from the cache)" in said_again
+    assert "mean latency" not in said_again
     err = " ".join(done.stderr.split())
     assert "record q1: its times reach 30 s, past the end of video v2 (its file 3 s, videos.jsonl says 40 s)" in err
     report = json.loads((tmp_path / "run" / "replay_report.json").read_text())

@@ -18,18 +18,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import SHARED_DATA
+from conftest import SHARED_DATA, cli_run
 from streamcue.metrics.bootstrap import BootstrapSettings, cluster_bootstrap, paired_bootstrap, ratio
 
 FIXTURES = SHARED_DATA / "fixtures"
 CHROMIUM = Path(os.environ.get("STREAMCUE_CHROMIUM", "/usr/bin/chromium"))
 
 
-def cli(*args, cache=None):
-    env = {"PATH": "/usr/bin:/bin", "COLUMNS": "200", "STREAMCUE_NO_PROGRESS": "1",
+def cli(*args, cache=None, process=False):
+    """The command in this process (both variables are read when it runs); with ``process``, in its own: a run in
+    another process is another run to the cache (its answers from this one are earlier runs')."""
+    env = {"COLUMNS": "200", "STREAMCUE_NO_PROGRESS": "1",
            "STREAMCUE_CACHE_DIR": str(cache) if cache else os.environ["STREAMCUE_CACHE_DIR"]}
+    if not process:
+        return cli_run(*args, env=env)
     return subprocess.run([sys.executable, "-m", "streamcue", *map(str, args)], capture_output=True, text=True,
-                          env=env)
+                          env={"PATH": "/usr/bin:/bin", **env})
 
 
 class PlainTextModel:
@@ -205,7 +209,7 @@ def test_run_ovo_and_streamingbench_write_a_run_folder_rerun_from_cache_and_comp
     # a re-run makes no call
     calls = server.completions
     again = cli("run", "ovo-bench", builds / "ovo", "--out", tmp_path / "ovo_b", *llm, "--temperature", "0.2",
-                "--max-tokens", "64", cache=cache)
+                "--max-tokens", "64", cache=cache, process=True)
     assert again.returncode == 0, again.stderr
     assert server.completions == calls
     counts = json.loads((tmp_path / "ovo_b" / "results.json").read_text())["counts"]

@@ -4,14 +4,11 @@ declared once reaching both ``replay`` and ``run``, checked once, and any record
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 
-from conftest import CAPTAINCOOK4D, REPO
+from conftest import CAPTAINCOOK4D, REPO, cli_run
 from streamcue.dataset_builders import captaincook4d
 from streamcue.dataset_builders.output import write_outputs
 from streamcue.errors import ConfigError
@@ -20,10 +17,9 @@ from streamcue.loaders.replay_config import ReplayConfig
 from streamcue.metrics.run_config import RunConfig
 
 
-def cli(*args, cwd=None):
-    env = {**os.environ, "COLUMNS": "200", "STREAMCUE_NO_PROGRESS": "1"}
-    return subprocess.run([sys.executable, "-m", "streamcue", *map(str, args)], capture_output=True, text=True,
-                          env=env, cwd=cwd)
+def cli(*args):
+    """The command in this process, in the test's folder (COLUMNS is read when the command prints)."""
+    return cli_run(*args, env={"COLUMNS": 200})
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from importlib import resources
 import jsonschema
 import pytest
 
-from conftest import SHARED_DATA, VALID
+from conftest import SHARED_DATA, VALID, cli
 from streamcue.io import read_jsonl
 from streamcue.loaders.strategies.base import PROMPT_STORE, prompt_hash
 from streamcue.metrics.run_config import RunConfig, run
@@ -97,12 +97,9 @@ def test_a_polling_run_logs_the_text_images_and_format_the_server_received(estp,
 
 def test_an_official_prompt_sends_no_response_format_and_a_plain_server_gives_no_ttft(tmp_path, monkeypatch):
     monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(tmp_path / "cache"))
-    import sys
-
-    done = subprocess.run([sys.executable, "-m", "streamcue", "build", "ovo-bench", "--annotations",
-                           SHARED_DATA / "fixtures" / "ovo_bench" / "ovo_bench_new.one_per_task.json",
-                           "--out", tmp_path / "ovo"], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    code, _, err = cli("build", "ovo-bench", "--annotations", SHARED_DATA / "fixtures" / "ovo_bench" /
+                       "ovo_bench_new.one_per_task.json", "--out", tmp_path / "ovo")
+    assert code == 0, err
     with StubLLMServer(lambda body: "Answer: B") as server:
         config = RunConfig(benchmark="ovo-bench", records=tmp_path / "ovo", no_video=True, limit=3,
                            llm_base_url=server.base_url, llm_model="stub-vl")

@@ -3,13 +3,11 @@
 import json
 import math
 import re
-import subprocess
-import sys
 
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
-from conftest import CAPTAINCOOK4D, GOALSTEP_VAL, VALID
+from conftest import CAPTAINCOOK4D, GOALSTEP_VAL, VALID, cli as run_cli, cli_run
 from strategy_models import GuidanceOracle, OracleTiming, WordEmbedder, now_of, system, user as user_text
 from streamcue.dataset_builders import captaincook4d, ego4d
 from streamcue.errors import ConfigError
@@ -76,9 +74,8 @@ def estp_f1(tmp_path, records, predictions, name):
     gt, pred, out = tmp_path / f"{name}-gt.jsonl", tmp_path / f"{name}-pred.jsonl", tmp_path / f"{name}.json"
     gt.write_text("".join(json.dumps(r) + "\n" for r in records))
     pred.write_text("".join(json.dumps(p) + "\n" for p in predictions))
-    done = subprocess.run([sys.executable, "-m", "streamcue", "evaluate", "estp-f1", "--gt", str(gt), "--pred",
-                           str(pred), "--judge", "exact", "--output", str(out)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    code, _, err = run_cli("evaluate", "estp-f1", "--gt", gt, "--pred", pred, "--judge", "exact", "--output", out)
+    assert code == 0, err
     return json.loads(out.read_text())["overall"]["f1"]
 
 
@@ -332,13 +329,8 @@ def test_oasis_is_a_memory_policy_beside_sw_u_and_feeds_text_context(estp):
 # --- the streamcue replay command ----------------------------------------------------------------
 
 def cli(*args, cache=None):
-    import os
-
-    env = dict(os.environ, STREAMCUE_NO_PROGRESS="1")
-    if cache:
-        env["STREAMCUE_CACHE_DIR"] = str(cache)
-    return subprocess.run([sys.executable, "-m", "streamcue", *map(str, args)], capture_output=True, text=True,
-                          env=env)
+    """The command in this process (STREAMCUE_CACHE_DIR is read when a command opens its cache)."""
+    return cli_run(*args, env={"STREAMCUE_CACHE_DIR": cache} if cache else None)
 
 
 @pytest.mark.slow

@@ -2,8 +2,6 @@
 
 import hashlib
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +9,8 @@ import pytest
 from streamcue.errors import ConfigError, InputError
 from streamcue.metrics import evaluate
 from streamcue.metrics.judges import ExactJudge, JudgeRunner, make_judge
+
+from conftest import cli_run
 
 
 def write(path, records):
@@ -193,9 +193,8 @@ def test_bad_ground_truth_names_file_line_and_field(tmp_path):
 def test_cli_prints_tables_and_writes_the_report(estp_files, tmp_path):
     gt, pred = estp_files
     out = tmp_path / "report.json"
-    result = subprocess.run([sys.executable, "-m", "streamcue", "evaluate", "estp-f1", "--gt", gt, "--pred", pred,
-                             "--judge", "exact", "--output", out], capture_output=True, text=True,
-                            env={"STREAMCUE_CACHE_DIR": str(tmp_path / "c"), "PATH": "/usr/bin:/bin", "COLUMNS": "160"})
+    result = cli_run("evaluate", "estp-f1", "--gt", gt, "--pred", pred, "--judge", "exact", "--output", out,
+                     env={"STREAMCUE_CACHE_DIR": tmp_path / "c", "COLUMNS": 160})  # both read when it runs
     assert result.returncode == 0, result.stderr
     assert "by task_type" in result.stdout and "judge exact" in result.stdout
     report = json.loads(out.read_text())

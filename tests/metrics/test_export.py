@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED_DATA
+from conftest import SHARED_DATA, cli_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.llm_server]
 
@@ -30,9 +30,13 @@ MODEL = "Qwen/Qwen2.5-VL-7B-Instruct"
 
 
 def cli(*args, cache, cwd=None):
-    env = {"PATH": "/usr/bin:/bin", "COLUMNS": "200", "STREAMCUE_NO_PROGRESS": "1", "STREAMCUE_CACHE_DIR": str(cache)}
+    """The command in this process (COLUMNS and STREAMCUE_CACHE_DIR are read when it runs); with ``cwd``, a docs
+    page's command as a user types it there: its own process."""
+    env = {"COLUMNS": "200", "STREAMCUE_NO_PROGRESS": "1", "STREAMCUE_CACHE_DIR": str(cache)}
+    if cwd is None:
+        return cli_run(*args, env=env)
     return subprocess.run([sys.executable, "-m", "streamcue", *map(str, args)], capture_output=True, text=True,
-                          env=env, cwd=cwd)
+                          env={"PATH": "/usr/bin:/bin", **env}, cwd=cwd)
 
 
 def plain_model(body):

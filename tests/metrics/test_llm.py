@@ -12,6 +12,8 @@ from streamcue.errors import ConfigError, ServiceError
 from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.testing.stub_llm import StubLLMServer, default_responder
 
+from conftest import cli_run
+
 pytestmark = pytest.mark.llm_server
 
 SCHEMA = {"type": "object", "required": ["answer"], "properties": {"answer": {"type": "string"}}}
@@ -158,11 +160,11 @@ def test_llm_judge_through_the_cli_judges_distinct_pairs_once(tmp_path, server):
                                                      for i in range(10)]}])
     pred = write(tmp_path / "pred.jsonl", [{"task_id": "t1", "responses": [{"t_s": 0, "text": "cutting an onion"},
                                                                          {"t_s": 7, "text": "stirring the pot"}]}])
-    env = {"PATH": "/usr/bin:/bin", "COLUMNS": "160", "STREAMCUE_CACHE_DIR": str(tmp_path / "cache"),
-           "STREAMCUE_LLM_API_KEY": "sk-test-secret"}
-    cmd = [sys.executable, "-m", "streamcue", "evaluate", "vsas", "--gt", gt, "--pred", pred, "--judge", "llm",
-           "--llm-model", "stub-model", "--llm-base-url", server.base_url, "--output", tmp_path / "r.json"]
-    result = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    # both read when the command runs: the cache when it opens, the key when the settings are resolved
+    env = {"STREAMCUE_CACHE_DIR": tmp_path / "cache", "STREAMCUE_LLM_API_KEY": "sk-test-secret"}
+    cmd = ["evaluate", "vsas", "--gt", gt, "--pred", pred, "--judge", "llm", "--llm-model", "stub-model",
+           "--llm-base-url", server.base_url, "--output", tmp_path / "r.json"]
+    result = cli_run(*cmd, env=env)
     assert result.returncode == 0, result.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     # pairs: (cutting, cutting) x5, (stirring, cutting) x2, (stirring, stirring) x3 -> 3 distinct
@@ -171,7 +173,7 @@ def test_llm_judge_through_the_cli_judges_distinct_pairs_once(tmp_path, server):
     assert report["per_item"]["t1"]["accuracy"] == pytest.approx(8 / 10)
     assert report["judge"]["model"] == "stub-model"
     # A second run is answered by the cache: no new request reaches the server.
-    result = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    result = cli_run(*cmd, env=env)
     assert result.returncode == 0 and server.completions == 3
     assert json.loads((tmp_path / "r.json").read_text())["judge"]["cache_hits"] == 3
     for path in (tmp_path / "cache").rglob("*"):
@@ -197,10 +199,8 @@ def test_cli_unreachable_llm_is_a_one_line_error(tmp_path):
     gt = write(tmp_path / "gt.jsonl", [{"qa_id": "q1", "task_type": "OR", "answers": [{"start_s": 1, "end_s": 2,
                                                                                        "text": "x"}]}])
     pred = write(tmp_path / "pred.jsonl", [{"qa_id": "q1", "responses": [{"t_s": 1, "text": "x"}]}])
-    result = subprocess.run([sys.executable, "-m", "streamcue", "evaluate", "estp-f1", "--gt", gt, "--pred", pred,
-                             "--judge", "llm", "--llm-model", "m", "--llm-base-url", "http://127.0.0.1:9/v1"],
-                            capture_output=True, text=True, env={"PATH": "/usr/bin:/bin",
-                                                                 "STREAMCUE_CACHE_DIR": str(tmp_path)})
+    result = cli_run("evaluate", "estp-f1", "--gt", gt, "--pred", pred, "--judge", "llm", "--llm-model", "m",
+                     "--llm-base-url", "http://127.0.0.1:9/v1", env={"STREAMCUE_CACHE_DIR": tmp_path})
     assert result.returncode == 4
     assert result.stderr.startswith("error: cannot reach the LLM server http://127.0.0.1:9/v1")
     assert len(result.stderr.strip().splitlines()) == 1

@@ -183,15 +183,14 @@ def test_property_v2_never_finds_fewer_mistake_pairs_and_perfect_scores_one(trut
     ({}, ["--param", "success_matching=bogus"], "error: livecook success_matching must be one of ('any', 'plan_step')"),
     ({}, ["--config-version", "3"], "error: no configuration livecook.v3; known: livecook.v1..v2"),
 ])
-def test_cli_refuses_bad_plan_steps_and_configs_in_one_line(tmp_path, pred_event, args, message):
-    import subprocess
-    import sys
+def test_cli_refuses_bad_plan_steps_and_configs_in_one_line(tmp_path, monkeypatch, pred_event, args, message):
+    from conftest import cli_run
 
     (tmp_path / "gt.jsonl").write_text(json.dumps({"video_id": "v", "events": [
         {"t_s": 10.0, "type": "success", "text": "ok", "plan_index": 0}]}) + "\n")
     (tmp_path / "pred.jsonl").write_text(json.dumps({"video_id": "v", "events": [
         {"t_s": 10.0, "type": "success", "text": "ok", **pred_event}]}) + "\n")
-    result = subprocess.run([sys.executable, "-m", "streamcue", "evaluate", "livecook", "--gt", "gt.jsonl", "--pred",
-                             "pred.jsonl", "--no-bertscore", *args], cwd=tmp_path, capture_output=True, text=True)
+    monkeypatch.chdir(tmp_path)  # the files by the names the message gives
+    result = cli_run("evaluate", "livecook", "--gt", "gt.jsonl", "--pred", "pred.jsonl", "--no-bertscore", *args)
     assert result.returncode == 2
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1

@@ -6,8 +6,6 @@ import hashlib
 import json
 import random
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,8 @@ from streamcue.metrics import evaluate
 from streamcue.metrics.mira import AXES, same_answer
 from streamcue.metrics.text import token_f1
 from streamcue.testing.stub_llm import StubLLMServer, message_text
+
+from conftest import cli_run
 
 pytestmark = pytest.mark.llm_server
 
@@ -161,13 +161,12 @@ def test_config_snapshot():
 def test_cli_scores_and_refuses_other_judges(tmp_path, server):
     write_jsonl(tmp_path / "gt.jsonl", GT)
     write_jsonl(tmp_path / "pred.jsonl", _preds(answer=lambda g: "A"))
-    base = [sys.executable, "-m", "streamcue", "evaluate", "reasoning", "--gt", tmp_path / "gt.jsonl",
-            "--pred", tmp_path / "pred.jsonl"]
-    done = subprocess.run([*map(str, base), "--llm-base-url", server.base_url, "--llm-model", "scripted-judge",
-                           "--output", str(tmp_path / "r.json")], capture_output=True, text=True)
+    base = ["evaluate", "reasoning", "--gt", tmp_path / "gt.jsonl", "--pred", tmp_path / "pred.jsonl"]
+    done = cli_run(*base, "--llm-base-url", server.base_url, "--llm-model", "scripted-judge",
+                   "--output", tmp_path / "r.json")
     assert done.returncode == 0, done.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["overall"]["answer_accuracy"] == 0.0 and report["overall"]["mira_total"] == 1.0
-    wrong = subprocess.run([*map(str, base), "--judge", "token-f1"], capture_output=True, text=True)
+    wrong = cli_run(*base, "--judge", "token-f1")
     assert wrong.returncode == 2 and "scored by the mira judge" in wrong.stderr
     assert len(wrong.stderr.strip().splitlines()) == 1

@@ -19,7 +19,7 @@ from streamcue.metrics.timing import (RULES, Emission, Trigger, anticipation_lat
                                       first_unused, match, maximum_matching, near, nearest_one_to_one,
                                       text_bipartite,
                                       window_last)
-from conftest import SHARED_DATA
+from conftest import SHARED_DATA, cli, cli_run
 
 OMNIPRO = SHARED_DATA / "omnipro" / "official"
 needs_omnipro = pytest.mark.skipif(not (OMNIPRO / "scripts" / "compute_online_metrics.py").is_file(),
@@ -292,8 +292,8 @@ def phostream_run(tmp_path_factory):
     if not PHOSTREAM.is_file():
         pytest.skip("../shared/data/phostream is not here")
     out = tmp_path_factory.mktemp("rescore")
-    subprocess.run([sys.executable, "-m", "streamcue", "build", "phostream", "--annotations", str(PHOSTREAM),
-                    "--out", str(out / "built")], check=True, capture_output=True, timeout=300)
+    code, _, err = cli("build", "phostream", "--annotations", PHOSTREAM, "--out", out / "built")
+    assert code == 0, err
     records = read_jsonl(out / "built" / "active_item.jsonl")[:6]
     write_jsonl(out / "gt.jsonl", records)
     said = [{"item_id": r["item_id"], "responses": [
@@ -307,10 +307,8 @@ def phostream_run(tmp_path_factory):
 @pytest.mark.parametrize("rule", list(RULES))
 def test_a_run_rescored_under_each_rule_names_it_in_its_label(phostream_run, rule):
     report_file = phostream_run / f"{rule}.json"
-    done = subprocess.run([sys.executable, "-m", "streamcue", "evaluate", "phostream", "--gt",
-                           str(phostream_run / "gt.jsonl"), "--pred", str(phostream_run / "pred.jsonl"),
-                           "--timing-rule", rule, "--output", str(report_file)], capture_output=True, text=True,
-                          timeout=120)
+    done = cli_run("evaluate", "phostream", "--gt", phostream_run / "gt.jsonl", "--pred", phostream_run / "pred.jsonl",
+                   "--timing-rule", rule, "--output", report_file)
     assert done.returncode == 0, done.stderr
     report = json.loads(report_file.read_text())
     label = RULES[rule].label  # text-bipartite.v2: its ties broke another way from version 2 on
@@ -326,16 +324,14 @@ def test_a_run_rescored_under_each_rule_names_it_in_its_label(phostream_run, rul
 def test_a_metric_without_timing_is_refused_in_one_line(tmp_path):
     write_jsonl(tmp_path / "gt.jsonl", [{"task_id": "t", "task_type": "x", "captions": [{"t_s": 1, "text": "a"}]}])
     write_jsonl(tmp_path / "pred.jsonl", [{"task_id": "t", "captions": [{"t_s": 1, "text": "a"}]}])
-    done = subprocess.run([sys.executable, "-m", "streamcue", "evaluate", "vsas", "--gt", str(tmp_path / "gt.jsonl"),
-                           "--pred", str(tmp_path / "pred.jsonl"), "--timing-rule", "window"],
-                          capture_output=True, text=True, timeout=120)
+    done = cli_run("evaluate", "vsas", "--gt", tmp_path / "gt.jsonl", "--pred", tmp_path / "pred.jsonl",
+                   "--timing-rule", "window")
     assert done.returncode != 0 and "declares no timing rule" in done.stderr and "Traceback" not in done.stderr
     assert "estp-f1" in done.stderr and "phostream" in done.stderr
 
 
 def test_an_unknown_rule_is_refused_by_the_option(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "streamcue", "evaluate", "phostream", "--gt", "g", "--pred", "p",
-                           "--timing-rule", "nearest"], capture_output=True, text=True, timeout=120)
+    done = cli_run("evaluate", "phostream", "--gt", "g", "--pred", "p", "--timing-rule", "nearest")
     assert done.returncode != 0 and "nearest-one-to-one" in done.stderr
 
 

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from release_checks import same
-from conftest import CAPTAINCOOK4D, GOALSTEP_VAL, REPO, SHARED_DATA, VALID, signed
+from conftest import CAPTAINCOOK4D, GOALSTEP_VAL, REPO, SHARED_DATA, VALID, cli_run, signed
 
 datasets = pytest.importorskip("datasets")
 hub = pytest.importorskip("huggingface_hub")
@@ -306,7 +306,8 @@ def test_only_verified_with_nothing_verified_is_refused(built, tmp_path):
 # --- issue 25: paths anywhere in a string, report paths, licences, endpoints ------------------------
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "streamcue", *map(str, args)], capture_output=True, text=True)
+    """The command in this process: its refusals come before any Hub is asked (no Hub client's environment)."""
+    return cli_run(*args)
 
 
 def test_a_path_after_a_brace_in_the_citation_is_refused(built, tmp_path):

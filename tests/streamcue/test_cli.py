@@ -1,4 +1,5 @@
-"""The command line as a user runs it: a real subprocess, exit codes, one-line errors."""
+"""The command line as a user runs it: a real subprocess, exit codes, one-line errors; help texts and listings in
+this process (:func:`run_here`: a process adds nothing to them)."""
 
 import json
 import subprocess
@@ -6,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import CAPTAINCOOK4D, VALID, cli
+from conftest import CAPTAINCOOK4D, VALID, cli, cli_run
 
 COMMANDS = [["build", "captaincook4d"], ["build", "ego4d"], ["validate"], ["evaluate"], ["schema"], ["ls"], ["demo"],
             ["release", "build"], ["release", "push"], ["release", "diff"], ["anonymize"], ["build", "recorded"],
@@ -18,9 +19,14 @@ def run(*args, cwd=None):
                           cwd=cwd, env={"STREAMCUE_NO_PROGRESS": "1", "PATH": "/usr/bin:/bin", "COLUMNS": "200"})
 
 
+def run_here(*args):
+    """:func:`run` in this process (COLUMNS is read when the help is written)."""
+    return cli_run(*args, env={"COLUMNS": 200})
+
+
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
 def test_every_command_has_help_with_an_example(command):
-    result = run(*command, "--help")
+    result = run_here(*command, "--help")
     assert result.returncode == 0, result.stderr
     assert "Example" in result.stdout
 
@@ -30,11 +36,11 @@ def test_help_names_arguments_in_capitals_and_each_default_once():
     for command, usage in ((["replay"], "streamcue replay [OPTIONS] RECORDS"),
                            (["run"], "streamcue run [OPTIONS] BENCHMARK RECORDS"),
                            (["compare"], "streamcue compare [OPTIONS] RUN_A RUN_B")):
-        result = run(*command, "--help")
+        result = run_here(*command, "--help")
         assert result.returncode == 0 and usage in " ".join(result.stdout.split()), result.stdout[:400]
-    missing = run("replay")
+    missing = run_here("replay")
     assert missing.returncode == 2 and "RECORDS" in missing.stderr and "{" not in missing.stderr, missing.stderr
-    result = run("anonymize", "--help")
+    result = run_here("anonymize", "--help")
     assert result.returncode == 0 and result.stdout.count("[default: cpu]") == 1
 
 
@@ -111,7 +117,7 @@ def test_demo_runs_offline_end_to_end(tmp_path):
 
 
 def test_ls_names_each_metrics_default_config_version():
-    result = run("ls")
+    result = run_here("ls")
     assert result.returncode == 0, result.stderr
     assert "livecook (default config livecook.v2)" in result.stdout and "vsas (default config vsas.v2)" in result.stdout
 

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import SHARED_DATA
+from conftest import SHARED_DATA, cli_run
 
 OVO = SHARED_DATA / "fixtures" / "ovo_bench" / "ovo_bench_new.one_per_task.json"
 HOLD = ("import sys, time; from streamcue.paths import lock_output; lock_output(sys.argv[1]); "
@@ -19,8 +19,8 @@ HOLD = ("import sys, time; from streamcue.paths import lock_output; lock_output(
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "streamcue", *map(str, args)], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "STREAMCUE_NO_PROGRESS": "1", "COLUMNS": "200"})
+    """The command in this process: a second process to the holder's, which is what the lock is about."""
+    return cli_run(*args, env={"COLUMNS": 200})
 
 
 @pytest.fixture

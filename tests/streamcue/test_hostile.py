@@ -1,9 +1,11 @@
-"""Hostile inputs, one test per class of fault (issue #11), each through the real CLI in a subprocess.
+"""Hostile inputs, one test per class of fault (issue #11), each through the real CLI.
 
-Every test runs ``python -m streamcue`` on real files (real videos encoded by ffmpeg, subsets of
+Every test runs ``streamcue`` on real files (real videos encoded by ffmpeg, subsets of
 the real CaptainCook4D and GoalStep annotations) and checks what a careless or hostile user
 would get: the exit code, one line on stderr naming the problem, never a traceback, and no
-output left behind when the command failed.
+output left behind when the command failed. The command runs in this process (:func:`run`) unless the process
+is the point (:func:`run_process`): anonymization's workers and ffmpeg children, signals, the Hub client's
+environment, a time that must not include a model load.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GOALSTEP_VAL, VALID
+from conftest import GOALSTEP_VAL, VALID, cli_run
 from hostile_sources import CC4D_FILES, cc4d_subset, goalstep_subset
 
 
@@ -29,15 +31,21 @@ CAPTIONS = Path(__file__).parents[1] / "data" / "ego4d" / "captions.jsonl"
 CAPTIONED_VIDEO = "c2d06df7-5d3a-4116-9edb-f1c81a4f669b"  # has captions in the fixture and usable clips
 
 
-def run(*args, cwd=None, env=None, timeout=300) -> subprocess.CompletedProcess:
+def run_process(*args, env=None, timeout=300) -> subprocess.CompletedProcess:
     """``streamcue ARGS`` as a user runs it, stdout and stderr piped (so nothing may wrap)."""
     environ = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     environ.update({"STREAMCUE_NO_PROGRESS": "1", **(env or {})})
     return subprocess.run([sys.executable, "-m", "streamcue", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, env=environ, timeout=timeout)
+                          env=environ, timeout=timeout)
 
 
-def one_line_error(result: subprocess.CompletedProcess, code: int, *needles: str) -> str:
+def run(*args, env=None):
+    """:func:`run_process` in this process, 80 columns wide as a pipe is (``env``: variables read when the command
+    runs); what it says, its exit code and a traceback (which fails the test) are the same."""
+    return cli_run(*args, env={"COLUMNS": 80, **(env or {})})
+
+
+def one_line_error(result, code: int, *needles: str) -> str:
     """The command failed with ``code`` and said so on exactly one line starting with ``error:``."""
     assert result.returncode == code, (result.returncode, result.stderr)
     assert "Traceback" not in result.stderr
@@ -95,11 +103,13 @@ def test_1_anonymize_never_writes_over_its_inputs(tmp_path):
     before = digest(clip)
     (tmp_path / "link").symlink_to(rec)
     for source, out in [(rec, rec), (clip, rec), (rec, f"{rec}/../rec"), (rec, tmp_path / "link")]:
-        one_line_error(run("anonymize", source, "--out", out, *NO_DETECTORS), 2, "refusing to overwrite an input")
+        one_line_error(run_process("anonymize", source, "--out", out, *NO_DETECTORS), 2,
+                       "refusing to overwrite an input")
     assert digest(clip) == before and files_under(rec) == ["clip.mp4"]
 
     make_video(rec / "clip.mov")  # clip.mp4 and clip.mov would both become out/clip.mp4
-    one_line_error(run("anonymize", rec, "--out", tmp_path / "out", *NO_DETECTORS), 2, "would both be written to")
+    one_line_error(run_process("anonymize", rec, "--out", tmp_path / "out", *NO_DETECTORS), 2,
+                   "would both be written to")
     assert not (tmp_path / "out").exists()
 
 
@@ -205,7 +215,7 @@ def test_4_a_failed_anonymization_exits_2_and_leaves_no_output(tmp_path):
     cut = tmp_path / "in" / "cut.mp4"  # a truncated fast-start mp4: the header promises 4 s, the data holds less
     cut.parent.mkdir()
     cut.write_bytes(whole.read_bytes()[: whole.stat().st_size * 6 // 10])
-    one_line_error(run("anonymize", cut, "--out", tmp_path / "out", *NO_DETECTORS), 2, "anonymization failed",
+    one_line_error(run_process("anonymize", cut, "--out", tmp_path / "out", *NO_DETECTORS), 2, "anonymization failed",
                    "duration changed")
     assert files_under(tmp_path / "out") == []
 
@@ -344,9 +354,9 @@ def test_7_hub_faults_are_one_line_errors(tmp_path):
     dist = tmp_path / "dist"
     dist.mkdir()
     (dist / MANIFEST).write_text(json.dumps({"version": "1.0.0", "title": "t", "files": {}}))
-    one_line_error(run("release", "push", "--dist", dist, "--repo", "org/na..me"), 2, "is not ORG/NAME")
-    result = run("release", "push", "--dist", dist, "--repo", "org/name", "--endpoint", "http://127.0.0.1:9",
-                 env={"HF_TOKEN": "hf_dummy_token_for_test"})
+    one_line_error(run_process("release", "push", "--dist", dist, "--repo", "org/na..me"), 2, "is not ORG/NAME")
+    result = run_process("release", "push", "--dist", dist, "--repo", "org/name", "--endpoint", "http://127.0.0.1:9",
+                         env={"HF_TOKEN": "hf_dummy_token_for_test"})
     one_line_error(result, 4, "could not reach the Hub")
     assert "hf_dummy_token_for_test" not in result.stderr + result.stdout
 
@@ -446,9 +456,9 @@ def test_10_release_repo_name_secrets_and_fast_llm_failure(tmp_path):
     assert not (tmp_path / "d").exists()
 
     started = time.monotonic()
-    result = run("build", "ego4d", "--goalstep", GOALSTEP_VAL, "--captions", CAPTIONS, "--video", CAPTIONED_VIDEO,
-                 "--out", tmp_path / "e", "--llm-base-url", "http://user:PASSWORD@127.0.0.1:9/v1?api_key=SECRET",
-                 "--llm-model", "m")
+    result = run_process("build", "ego4d", "--goalstep", GOALSTEP_VAL, "--captions", CAPTIONS, "--video",
+                         CAPTIONED_VIDEO, "--out", tmp_path / "e", "--llm-base-url",
+                         "http://user:PASSWORD@127.0.0.1:9/v1?api_key=SECRET", "--llm-model", "m")
     elapsed = time.monotonic() - started
     line = one_line_error(result, 4, "127.0.0.1:9")
     assert "PASSWORD" not in result.stderr + result.stdout and "SECRET" not in result.stderr + result.stdout

@@ -1,21 +1,18 @@
-"""Hostile-user cases of the commands added this session, through the real CLI (subprocess)."""
+"""Hostile-user cases of the commands added this session, through the real CLI (in this process)."""
 
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 
 import pytest
 
-from conftest import CAPTAINCOOK4D
+from conftest import CAPTAINCOOK4D, cli_run
 
 pytestmark = pytest.mark.skipif(not CAPTAINCOOK4D.is_dir(), reason="needs ../shared/data/captaincook4d")
 
 
-def streamcue(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "streamcue", *map(str, args)], capture_output=True, text=True,
-                          timeout=120, cwd=cwd)
+def streamcue(*args):
+    return cli_run(*args)
 
 
 def one_line_error(run, code, *words):

@@ -1,22 +1,19 @@
 """Options and prediction files the last probe still accepted (issue 25): each is now one line and exit 2.
 
-Run through the real CLI entry point in a subprocess, as a user runs it; no server is reached (the annotate
-case names an address where nothing listens, and must be refused before any request).
+Run through the real CLI entry point, in this process (the exit code and stderr a process would give); no server is
+reached (the annotate case names an address where nothing listens, and must be refused before any request).
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
-from conftest import VALID
+from conftest import VALID, cli_run
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "streamcue", *map(str, args)], capture_output=True, text=True,
-                          timeout=120)
+    return cli_run(*args)
 
 
 def one_line(done, words):
