@@ -441,6 +441,7 @@ class HaarPlateDetector:
         self.version = f"opencv {cv2.__version__} {Path(path).name}"
         self.settings = {"min_width": min_width, "scale_factor": scale_factor, "min_neighbors": min_neighbors,
                          "max_side": max_side, "search": search}
+        self.settings.update(PLATE_LOOKS, polarities=["dark on light", "light on dark"])
         if search == "texture":
             self.settings.update(TEXTURE)
 
@@ -453,17 +454,52 @@ class HaarPlateDetector:
                               interpolation=cv2.INTER_AREA)
         side = max(12, round(self.min_width * scale))
         regions = plate_regions(cv2, gray) if self.search == "texture" else None
-        if regions is None:
-            boxes = self._cascade_boxes(gray, self.scale_factor, side)
-        else:
-            boxes = np.concatenate([self._cascade_boxes(gray[y1:y2, x1:x2], TEXTURE["region_step"], side)
-                                    + np.float32([x1, y1, x1, y1]) for x1, y1, x2, y2 in regions] + [EMPTY[:, :4]])
+        # the cascade knows dark characters on a light plate; a light-on-dark plate is that on the negative
+        boxes = np.concatenate([self._search(image, regions, side) for image in (gray, 255 - gray)])
         if len(boxes) == 0:
             return EMPTY
         # in a fixed order: OpenCV's threads hand the cascade's boxes back in any order, and the order in which
         # boxes are linked to the next look's decides ties, so the same video could give different bytes
         boxes = boxes[np.lexsort(boxes.T[::-1])]
         return np.hstack([boxes / scale, np.ones((len(boxes), 1), np.float32)])
+
+    def _search(self, gray: np.ndarray, regions: list[tuple[int, int, int, int]] | None, side: int) -> np.ndarray:
+        """The cascade's boxes on ``gray``, in ``regions`` (None: the whole frame), in ``gray``'s pixels.
+
+        A region narrower than ``PLATE_LOOKS["enlarge_below"]`` px is searched at twice its size (plates narrower
+        than the cascade's smallest), and every region, or the frame, also turned by each of
+        ``PLATE_LOOKS["angles"]`` degrees (the cascade finds plates within a few degrees of level)."""
+        if regions is None:
+            h, w = gray.shape
+            return np.concatenate([self._turned_boxes(gray, angle, self.scale_factor, side)
+                                   for angle in (0, *PLATE_LOOKS["angles"])])
+        found = [EMPTY[:, :4]]
+        for x1, y1, x2, y2 in regions:
+            crop, zoom = gray[y1:y2, x1:x2], 1.0
+            if x2 - x1 < PLATE_LOOKS["enlarge_below"]:
+                zoom = 2.0
+                crop = self._cv2.resize(crop, ((x2 - x1) * 2, (y2 - y1) * 2), interpolation=self._cv2.INTER_LINEAR)
+            for angle in (0, *PLATE_LOOKS["angles"]):
+                found.append(self._turned_boxes(crop, angle, TEXTURE["region_step"], side) / zoom
+                             + np.float32([x1, y1, x1, y1]))
+        return np.concatenate(found)
+
+    def _turned_boxes(self, gray: np.ndarray, angle: float, step: float, side: int) -> np.ndarray:
+        """The cascade's boxes on ``gray`` turned by ``angle`` degrees, as boxes that hold them on ``gray``."""
+        if angle == 0:
+            return self._cascade_boxes(gray, step, side)
+        cv2 = self._cv2
+        h, w = gray.shape
+        turn = cv2.getRotationMatrix2D((w / 2, h / 2), angle, 1.0)
+        boxes = self._cascade_boxes(cv2.warpAffine(gray, turn, (w, h), flags=cv2.INTER_LINEAR,
+                                                   borderMode=cv2.BORDER_REPLICATE), step, side)
+        if len(boxes) == 0:
+            return boxes
+        back = cv2.invertAffineTransform(turn)
+        corners = boxes[:, [[0, 1], [2, 1], [2, 3], [0, 3]]]  # (N, 4, 2)
+        mapped = corners @ back[:, :2].T + back[:, 2]
+        held = np.hstack([mapped.min(axis=1), mapped.max(axis=1)])
+        return np.clip(held, 0, [w, h, w, h]).astype(np.float32)
 
     def _cascade_boxes(self, gray: np.ndarray, step: float, side: int) -> np.ndarray:
         """The cascade's boxes on ``gray`` (N, 4): x1, y1, x2, y2 in its pixels."""
@@ -495,30 +531,47 @@ TEXTURE = {"edge_min": 120, "edge_share": 0.25, "window_px": [24, 8], "grow_px":
            "region_step": 1.05}
 
 
+#: What the cascade is shown besides each region as found (named in the report's detector settings): regions
+#: narrower than ``enlarge_below`` px at twice their size, and every region turned by each of ``angles`` degrees.
+PLATE_LOOKS = {"enlarge_below": 240, "angles": [12, -12]}
+
+
 def plate_regions(cv2: Any, gray: np.ndarray) -> list[tuple[int, int, int, int]] | None:
     """Where on ``gray`` a plate can be, as (x1, y1, x2, y2) boxes; None: search the whole frame.
 
-    On the frame at half size, a pixel is an edge where the horizontal gradient (Sobel, 3x3) reaches ``edge_min``
-    grey levels; an area counts where edges fill at least ``edge_share`` of the ``window_px`` window around it (the
-    strokes of a plate's characters: the cascade's smallest plate, 40 px wide, is 20x5 px at half size). Each
-    connected area is grown sideways by half its width (at least ``grow_px[0]``) and up and down by its height (at
-    least ``grow_px[1]``), so that a plate whose characters it holds lies inside, frame included. When the grown
-    areas add up to more than ``whole_above`` of the frame, the whole frame is searched instead (a crop's scale grid
-    differs from the frame's: regions are searched at the finer ``region_step``, which costs more than the frame at
-    the preset's step once they cover most of it)."""
+    The frame is looked at twice: scaled to half of 720p's size (its short side 360 px, or half size when it is
+    smaller), where the windows below were chosen, and at half that again, where a plate of a quarter of the frame
+    width has the size a small one has at the first scale. At each scale, a pixel is an edge where the horizontal
+    gradient (Sobel, 3x3) reaches ``edge_min`` grey levels (either polarity); an area counts where edges fill at
+    least ``edge_share`` of the ``window_px`` window around it (the strokes of a plate's characters: the cascade's
+    smallest plate, 40 px wide, is 20x5 px at half size). Each connected area is grown sideways by half its width
+    (at least ``grow_px[0]``) and up and down by its height (at least ``grow_px[1]``), so that a plate whose
+    characters it holds lies inside, frame included. When the grown areas cover more than ``whole_above`` of the
+    frame, the whole frame is searched instead (a crop's scale grid differs from the frame's: regions are searched
+    at the finer ``region_step``, which costs more than the frame at the preset's step once they cover most of
+    it)."""
     h, w = gray.shape
-    half = cv2.resize(gray, (max(1, w // 2), max(1, h // 2)), interpolation=cv2.INTER_AREA)
-    edges = (cv2.convertScaleAbs(cv2.Sobel(half, cv2.CV_16S, 1, 0, ksize=3)) >= TEXTURE["edge_min"])
+    base = 2 * max(1.0, min(h, w) / 720)
+    regions = _textured(cv2, gray, base) + _textured(cv2, gray, 2 * base)
+    covered = np.zeros((h, w), bool)
+    for x1, y1, x2, y2 in regions:
+        covered[y1:y2, x1:x2] = True
+    return None if covered.mean() > TEXTURE["whole_above"] else regions
+
+
+def _textured(cv2: Any, gray: np.ndarray, shrink: float) -> list[tuple[int, int, int, int]]:
+    """:func:`plate_regions`' areas found on ``gray`` scaled down by ``shrink``, in ``gray``'s pixels."""
+    h, w = gray.shape
+    small = cv2.resize(gray, (max(1, round(w / shrink)), max(1, round(h / shrink))), interpolation=cv2.INTER_AREA)
+    edges = (cv2.convertScaleAbs(cv2.Sobel(small, cv2.CV_16S, 1, 0, ksize=3)) >= TEXTURE["edge_min"])
     dense = cv2.boxFilter(edges.astype(np.float32), -1, tuple(TEXTURE["window_px"])) >= TEXTURE["edge_share"]
     count, _, stats, _ = cv2.connectedComponentsWithStats(dense.astype(np.uint8), connectivity=8)
-    sx, sy = w / half.shape[1], h / half.shape[0]
+    sx, sy = w / small.shape[1], h / small.shape[0]
     regions = []
     for x, y, width, height, _ in stats[1:count]:
         gx, gy = max(TEXTURE["grow_px"][0], width // 2), max(TEXTURE["grow_px"][1], height)
         regions.append((max(0, int((x - gx) * sx)), max(0, int((y - gy) * sy)),
                         min(w, int(np.ceil((x + width + gx) * sx))), min(h, int(np.ceil((y + height + gy) * sy)))))
-    if sum((x2 - x1) * (y2 - y1) for x1, y1, x2, y2 in regions) > TEXTURE["whole_above"] * w * h:
-        return None
     return regions
 
 

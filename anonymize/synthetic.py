@@ -22,13 +22,15 @@ import numpy as np
 
 from streamcue.extras import require
 
-__all__ = ["FACE_SIZES", "CROWD_FACE_SIZES", "PLATE_WIDTHS", "SCENES", "TUNING_SCENES", "HELD_OUT_SCENES",
-           "ORIENTATIONS", "Truth", "clip_frames", "write_clip", "recall", "detail_recall"]
+__all__ = ["FACE_SIZES", "CROWD_FACE_SIZES", "PLATE_WIDTHS", "PLATE_SHARES", "SCENES", "TUNING_SCENES",
+           "HELD_OUT_SCENES", "ORIENTATIONS", "Truth", "clip_frames", "write_clip", "recall", "detail_recall"]
 
 
 #: Face heights at 720p (scaled with the frame height for other sizes).
 FACE_SIZES = (28, 40, 56, 80, 112, 160)
 PLATE_WIDTHS = (90, 130, 180)
+#: Plate widths of the ``plates`` scene, as shares of the frame width (the measured range: 2 % to 25 %).
+PLATE_SHARES = (0.02, 0.04, 0.08, 0.14, 0.2, 0.25)
 _ASTRONAUT_FACE = (165, 40, 285, 190)  # x1, y1, x2, y2 of the head in skimage's astronaut image
 
 
@@ -59,6 +61,54 @@ def _plate(width: int, text: str) -> np.ndarray:
     cv2.putText(plate, text, (round(width * 0.06), round(height * 0.78)), cv2.FONT_HERSHEY_SIMPLEX, scale,
                 (15, 15, 15), max(1, round(scale * 2)), cv2.LINE_AA)
     return plate
+
+
+def _dark_plate(width: int, text: str) -> np.ndarray:
+    """A dark plate with light characters (the negative of :func:`_plate`'s)."""
+    return 255 - _plate(width, text)
+
+
+def _angled(cv2: Any, patch: np.ndarray, degrees: float, fill: int) -> np.ndarray:
+    """``patch`` turned by ``degrees`` in a box that holds it, its corners filled with grey ``fill``."""
+    h, w = patch.shape[:2]
+    turn = cv2.getRotationMatrix2D((w / 2, h / 2), degrees, 1.0)
+    cos, sin = abs(turn[0, 0]), abs(turn[0, 1])
+    bw, bh = int(np.ceil(w * cos + h * sin)), int(np.ceil(w * sin + h * cos))
+    turn[:, 2] += ((bw - w) / 2, (bh - h) / 2)
+    return cv2.warpAffine(patch, turn, (bw, bh), flags=cv2.INTER_LINEAR, borderValue=(fill, fill, fill))
+
+
+def _plates_frames(width: int, height: int, fps: float, seconds: float,
+                   seed: int) -> Iterator[tuple[np.ndarray, Truth]]:
+    """A dark scene with only plates: each share of :data:`PLATE_SHARES` of the frame width twice, once light
+    with dark characters and once dark with light ones, one of the two frontal and the other turned 12 degrees;
+    each on its own row, moving sideways."""
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    background = (_background(width, height, seed, "coffee") * 0.35).astype(np.uint8)
+    rng = np.random.default_rng(seed + 53)
+    patches = []
+    for i, share in enumerate(PLATE_SHARES):
+        text = "%s%03d%s" % ("ABEKMH"[i], 100 + 37 * i, "XT")
+        for dark, angle in ((False, 12 * (i % 2)), (True, 12 * (1 - i % 2))):
+            patch = (_dark_plate if dark else _plate)(max(24, round(share * width)), text)
+            patches.append(_angled(cv2, patch, angle, 25) if angle else patch)
+    gap = max(0, height - sum(p.shape[0] for p in patches)) / (len(patches) + 1)
+    movers, y = [], gap
+    for patch in patches:
+        start = np.array([rng.uniform(0, 0.7) * width, y])
+        movers.append(("plate", patch, start, np.array([rng.choice([-1, 1]) * rng.uniform(60, 160) * width / 1280, 0])))
+        y += patch.shape[0] + gap
+    yield from _moving(width, height, fps, seconds, background, movers)
+
+
+def _lone_plate_frames(width: int, height: int, fps: float, seconds: float,
+                       seed: int) -> Iterator[tuple[np.ndarray, Truth]]:
+    """One light plate with dark characters, about a fifth of the frame width (390x85 px at 1920x1080), moving
+    over a dark scene: the case a 1080p report once called ``passed`` with the plate readable."""
+    background = (_background(width, height, seed, "coffee") * 0.35).astype(np.uint8)
+    plate = _plate(round(width * 390 / 1920), "A123BC77")
+    yield from _moving(width, height, fps, seconds, background,
+                       [("plate", plate, np.array([0.1 * width, 0.55 * height]), np.array([0.1 * width, 0.0]))])
 
 
 def _background(width: int, height: int, seed: int, image: str = "coffee") -> np.ndarray:
@@ -351,7 +401,7 @@ def _holdout_frames(width: int, height: int, fps: float, seconds: float,
 
 #: Clip generators by name; ``street`` is :func:`clip_frames`'s own.
 SCENES: dict[str, Any] = {"crowd": _crowd_frames, "turned": _turned_frames, "pan": _pan_frames,
-                          "holdout": _holdout_frames}
+                          "holdout": _holdout_frames, "plates": _plates_frames, "lone-plate": _lone_plate_frames}
 #: Scenes the presets' settings were chosen on; ``HELD_OUT_SCENES`` never were.
 TUNING_SCENES = ("street", "crowd", "turned", "pan")
 HELD_OUT_SCENES = ("holdout",)
