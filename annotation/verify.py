@@ -37,6 +37,7 @@ import copy
 import hashlib
 import json
 import re
+import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,7 +45,7 @@ from typing import Any
 from streamcue.annotation.convert import Applied, Where, apply
 
 
-__all__ = ["Difference", "Outcome", "SEAL", "content_sha256", "describe", "differences", "disagreement",
+__all__ = ["Difference", "Outcome", "SEAL", "content_sha256", "describe", "differences", "disagreement", "identity",
            "latest_per_annotator", "sealed", "verification_problem", "verify"]
 
 #: The field of ``verification`` that holds the SHA-256 of what was verified (:func:`content_sha256`).
@@ -76,6 +77,28 @@ def sealed(record: dict[str, Any]) -> dict[str, Any]:
     return {**record, "verification": {**record["verification"], SEAL: content_sha256(record)}}
 
 
+#: Latin look-alikes in Cyrillic and Greek, read as the Latin letter when people are compared.
+_LOOKALIKE = str.maketrans("аеорсхуіјѕԁһӏοαντρκιεχ", "aeopcxyijsdhloavtpkiex")
+
+
+_SCRIPT = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK"}  # written together in one name
+
+
+def identity(name: Any) -> str | None:
+    """A person's name as the double-check rule compares it: NFKC, trimmed, case-folded, look-alike letters read
+    as Latin (``ann``, ``Ann ``, ``ANN`` and ``аnn`` with a Cyrillic a are one person); None for a name that cannot
+    be told apart: not text, empty, or holding a zero-width or other format character or letters of two scripts."""
+    if not isinstance(name, str):
+        return None
+    text = unicodedata.normalize("NFKC", name).strip().casefold()
+    if not text or any(unicodedata.category(c) == "Cf" for c in text):
+        return None
+    scripts = {_SCRIPT.get(w, w) for w in (unicodedata.name(c, "?").split()[0] for c in text if c.isalpha())}
+    if len(scripts) > 1:
+        return None
+    return text.translate(_LOOKALIKE)
+
+
 def verification_problem(record: dict[str, Any]) -> str | None:
     """Why a record does not count as verified (None: it does).
 
@@ -90,9 +113,13 @@ def verification_problem(record: dict[str, Any]) -> str | None:
         return f"no {SEAL}: what was verified is not recorded (verify it with annotate pull)"
     if ver[SEAL] != content_sha256(record):
         return f"edited after verification (its content no longer matches verification.{SEAL})"
-    annotators = set(ver.get("annotators") or ())
+    people = [*(ver.get("annotators") or ()), *([ver["reviewer"]] if ver.get("reviewer") is not None else [])]
+    if any(identity(p) is None for p in people):
+        return ("an annotator or reviewer name is empty, not text, or holds a zero-width or mixed-script character: "
+                "the double-check rule cannot tell people apart")
+    annotators = {identity(a) for a in ver.get("annotators") or ()}
     if ver.get("decided_by") == "reviewer":
-        if len(annotators | {ver.get("reviewer")} - {None}) < 2:
+        if len(annotators | {identity(ver.get("reviewer")) if ver.get("reviewer") is not None else None} - {None}) < 2:
             return "decided by a reviewer alone: the double-check rule needs two people"
     elif len(annotators) < 2 or (ver.get("checks") or 0) < 2:
         return (f"checked by {len(annotators)} annotator(s), {ver.get('checks') or 0} agreeing check(s): the "

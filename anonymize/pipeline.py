@@ -41,7 +41,7 @@ import threading
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -517,15 +517,7 @@ class Anonymizer:
                                item.faces is not None)
 
         for item in items:
-            if item.faces is not None:
-                strong = item.strong if item.strong is not None else np.ones(len(item.faces), bool)
-                item.chains = Chain.new(strong)
-                kinds["faces"].add(item.index, item.faces, item.camera, item.chains)
-                if item.full:
-                    kinds["full"].add(item.index, item.faces, item.camera, item.chains)
-            if item.plates is not None:
-                kinds["plates"].add(item.index, item.plates, item.camera)
-            if item.faces is not None or item.plates is not None:
+            if _linked(item, kinds):
                 entered.append(item)
                 looks.append(item)
             pending.append(item)
@@ -533,6 +525,20 @@ class Anonymizer:
                 yield emit(pending.popleft())
         while pending:
             yield emit(pending.popleft())
+
+
+def _linked(item: _Detected, kinds: Mapping[str, Links]) -> bool:
+    """Add a look's finds to the links of each kind it looked for (its faces chained, strong or not); True when it
+    looked for anything."""
+    if item.faces is not None:
+        strong = item.strong if item.strong is not None else np.ones(len(item.faces), bool)
+        item.chains = Chain.new(strong)
+        kinds["faces"].add(item.index, item.faces, item.camera, item.chains)
+        if item.full:
+            kinds["full"].add(item.index, item.faces, item.camera, item.chains)
+    if item.plates is not None:
+        kinds["plates"].add(item.index, item.plates, item.camera)
+    return item.faces is not None or item.plates is not None
 
 
 #: How far a followed face may have moved since it was found, in frame heights per second (about
@@ -654,6 +660,21 @@ def output_paths(video: str | Path, out_dir: str | Path) -> tuple[Path, Path]:
     return Path(out_dir) / f"{stem}.mp4", Path(out_dir) / f"{stem}.anonymization.json"
 
 
+def _output_problems(info: Any, check: Any, frames: int) -> list[str]:
+    """How the encoded output (``check``, probed) differs from the input (``info``): size, frame rate, duration, or
+    no frames at all."""
+    problems = []
+    if (check.width, check.height) != (info.width, info.height):
+        problems.append(f"size changed to {check.width}x{check.height}")
+    if abs(check.fps - info.fps) > 0.01:
+        problems.append(f"frame rate changed to {check.fps}")
+    if info.duration_s and abs(check.duration_s - info.duration_s) > max(0.1, 2 / info.fps):
+        problems.append(f"duration changed from {info.duration_s:.2f} s to {check.duration_s:.2f} s")
+    if frames == 0:
+        problems.append("no frames decoded")
+    return problems
+
+
 def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeConfig | None = None, *,
                     anonymizer: Anonymizer | None = None) -> dict[str, Any]:
     """Blur one video into ``out_dir``; returns the report (also written beside the output).
@@ -718,16 +739,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
         raise
     wall = time.perf_counter() - started
     frames = len(face_counts)
-    check = probe(tmp)
-    problems = []
-    if (check.width, check.height) != (info.width, info.height):
-        problems.append(f"size changed to {check.width}x{check.height}")
-    if abs(check.fps - info.fps) > 0.01:
-        problems.append(f"frame rate changed to {check.fps}")
-    if info.duration_s and abs(check.duration_s - info.duration_s) > max(0.1, 2 / info.fps):
-        problems.append(f"duration changed from {info.duration_s:.2f} s to {check.duration_s:.2f} s")
-    if frames == 0:
-        problems.append("no frames decoded")
+    problems = _output_problems(info, probe(tmp), frames)
     if problems:  # a failed result is never left under the final name
         tmp.unlink(missing_ok=True)
         raise InputError(f"anonymization failed, nothing written: {'; '.join(problems)}", file=video)

@@ -39,6 +39,7 @@ from typing import Any
 
 from streamcue import console
 from streamcue.errors import ConfigError, InputError
+from streamcue.loaders.clock import Clock, checked_clock, clock_report, streaming
 from streamcue.loaders.protocols import Context, Protocol, protocol_for
 from streamcue.loaders.protocols.base import on_grid
 from streamcue.loaders.replay import DEFAULT_K, DEFAULT_MEMORY, Episode, as_memory, positive, replay
@@ -81,7 +82,8 @@ def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol
          history: str | None = None, span: str = "video", tail_s: float = 5.0,
          durations: Mapping[str, float | None] | None = None, frames: Any = None, timing: str = "synchronous",
          clock: str = "simulated", camera_buffer: int = 600, concurrency: int = 1,
-         transport: Transport | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+         transport: Transport | None = None, run_clock: str | Clock = "free") -> tuple[list[dict[str, Any]],
+                                                                                   dict[str, Any]]:
     """Predictions for every record (dicts or typed records) and a summary of the runs.
 
     ``strategy`` is a replay model (:func:`streamcue.loaders.strategies.make_strategy`); ``memory`` a
@@ -91,9 +93,12 @@ def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol
     their times). ``timing`` (synchronous or asynchronous), ``clock`` and ``camera_buffer`` go to
     :func:`~streamcue.loaders.replay.replay` for stream protocols. ``concurrency`` records play at once;
     ``transport`` says how frames are sent (:class:`~streamcue.loaders.strategies.base.Transport`).
-    The summary's ``samples`` lists every call (see the module docstring).
+    ``run_clock`` (``free``, ``live`` or ``fixed:S``, :mod:`streamcue.loaders.clock`) gives each record its own
+    stream clock; the summary's ``clock`` says what it did. The summary's ``samples`` lists every call (see the
+    module docstring).
     """
     transport = _checked(fps, k, concurrency, window_s, span, transport, frames)
+    run_clock = checked_clock(run_clock, timing)
     rows = [_as_dict(r) for r in records]
     protocol = protocol or protocol_for(kind, rows[0] if rows else None)
     history = history or protocol.history
@@ -140,12 +145,13 @@ def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol
                 trace = CallTrace(record_id=protocol.record_id(record), kind=kind, transport=transport,
                                   pixels_expected=frames is not None)
                 if transport.mode == "video_url":
-                    trace.clip = (lambda s, e, n, vid=record["video_id"]:
-                                  frames.clip(vid, s, e, n, transport.video_url_form))
+                    trace.clip = (lambda times, vid=record["video_id"]:
+                                  frames.clip(vid, times, transport.video_url_form))
                 if transport.audio != "none" and hasattr(frames, "sound"):
                     trace.sound = lambda s, e, vid=record["video_id"]: frames.sound(vid, s, e)
-                with tracing(trace):
+                with tracing(trace), streaming(run_clock) as stream:
                     prediction, report = _play_record(record, setup, model, frame_image)
+                report["skipped_moments"] = stream.skipped if stream is not None else 0
                 report["frames_without_pixels"] = trace.without_pixels
                 report["without_pixels_records"] = [{"record_id": trace.record_id, "video_id": record["video_id"],
                                                      "frames": trace.without_pixels}] if trace.without_pixels else []
@@ -156,6 +162,7 @@ def play(records: Iterable[Any], kind: str, *, strategy: Any, protocol: Protocol
 
     _run_all(units, run_unit, strategy, concurrency, f"replaying {kind}", stop)
     out = _summary(reports, traces, strategy)
+    out["clock"] = clock_report(run_clock, out["samples"], sum(r["skipped_moments"] for r in reports if r))
     return [p for p in predictions if p is not None], out
 
 

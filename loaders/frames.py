@@ -10,12 +10,14 @@ JPEG bytes, the form the OpenAI-compatible adapter sends.
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
+import json
 import tempfile
 import threading
 import wave
 from collections import Counter, OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -156,9 +158,10 @@ class FrameSource:
                 for old in idle[:max(0, len(self._videos) - max(self.keep, 1))]:
                     del self._videos[old]
 
-    def clip(self, video_id: str, start_s: float, end_s: float, frames: int, form: str = "data") -> tuple[str, int]:
-        """``(url, bytes)`` of the clip from the frame at ``start_s`` to the one at ``end_s`` (inclusive, at
-        ``fps``), same size as the frames: a ``data:video/mp4;base64`` URL or a ``file://`` path."""
+    def clip(self, video_id: str, times: Sequence[float], form: str = "data") -> tuple[str, int]:
+        """``(url, bytes)`` of the clip of exactly the frames at ``times`` (on the ``fps`` grid, each at its own time
+        from the first: a server that samples the clip gets the frames the memory chose, no others), same size as
+        the frames: a ``data:video/mp4;base64`` URL or a ``file://`` path."""
         from streamcue.video import cut_clip, frame_size, probe
 
         if video_id not in self.paths:
@@ -169,11 +172,13 @@ class FrameSource:
             if self._clips is None:
                 self._clips = tempfile.TemporaryDirectory(prefix="streamcue-clips-")
             folder = Path(self._clips.name)
-        out = folder / f"{abs(hash((video_id, start_s, end_s))):x}.mp4"
+        start_s, end_s = times[0], times[-1]
+        out = folder / f"{hashlib.sha256(json.dumps([video_id, list(times)]).encode()).hexdigest()[:24]}.mp4"
         if not out.is_file():
             tmp = out.with_suffix(f".{threading.get_ident()}.mp4")
             cut_clip(path, start_s, end_s + 1.0 / self.fps, tmp, fps=self.fps,
-                     size=frame_size(info.width, info.height, self.side, self.pixels), audio=self.audio == "video")
+                     size=frame_size(info.width, info.height, self.side, self.pixels), audio=self.audio == "video",
+                     keep=[round((t - start_s) * self.fps) for t in times])
             tmp.replace(out)
         data = out.read_bytes()
         if form == "file":

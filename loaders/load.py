@@ -29,13 +29,11 @@ from streamcue.paths import resolve_uri
 __all__ = ["load", "read_config", "by_video", "video_path"]
 
 
-_KIND_OF = {**{k: k for k in RELEASE_KINDS}, **KIND_OF_CONFIG}
-
-
 def _kind(name: str) -> str:
-    if name not in _KIND_OF:
-        raise unknown_name("record kind", name, tuple(_KIND_OF))
-    return _KIND_OF[name]
+    kind_of = {**{k: k for k in RELEASE_KINDS}, **KIND_OF_CONFIG}
+    if name not in kind_of:
+        raise unknown_name("record kind", name, tuple(kind_of))
+    return kind_of[name]
 
 
 def _load_dataset(source: str, config: str, revision: str | None, split: str | None) -> Any:
@@ -77,6 +75,10 @@ def read_config(kind: str, source: str | Path, revision: str | None = None,
     """``{split: records}`` of one record kind of a release (folder or Hub id), records as plain dicts in the
     canonical form (:mod:`streamcue.schemas.features`); only ``split`` when given."""
     config = CONFIG_NAMES[kind]
+    if Path(source).is_dir() and (Path(source) / "manifest.json").is_file():
+        from streamcue.release.manifest import check_record_files
+
+        check_record_files(source)  # what is read is what the manifest lists: SHA-256 and row counts
     loaded = _load_dataset(str(source), config, revision, split)
     shape = _layout(str(source), config, revision)
     parts = {split: loaded} if split is not None else dict(loaded.items())

@@ -50,6 +50,7 @@ from typing import Any, Protocol
 
 from streamcue.errors import ConfigError
 from streamcue.frame_memory import POLICIES, Frame, grid_span, in_window, select_frames
+from streamcue.loaders.clock import asked_at, stream_step
 
 __all__ = ["Frame", "Model", "Memory", "Episode", "select_frames", "ReplayResult", "replay", "POLICIES", "positive",
            "DEFAULT_K", "DEFAULT_MEMORY", "PolicyMemory", "as_memory", "with_pixels"]
@@ -230,14 +231,15 @@ def replay(model: Model, duration_s: float, fps: float, prompts: Sequence[tuple[
             keep(model.finish(visible(now), prompt_at(now), list(history), now), now)
 
     if asks is not None:
-        questions = _Questions(asks, start_s, fps, lambda turn: result.responses.extend(model.answer_turn(turn, view)))
+        questions = _Questions(asks, start_s, fps, asked_at(lambda turn: result.responses.extend(
+            model.answer_turn(turn, view))))
         _synchronous(frames, taken, questions)
         questions.rest()
         return result
     if timing == "synchronous":
         due = _due(moments)
-        _synchronous(frames, taken, lambda i, frame: due(frame.t_s) and record(ask(frame.t_s)[0], frame.t_s,
-                                                                                  frame.t_s))
+        _synchronous(frames, taken, stream_step(due, ask, record) or (
+            lambda i, frame: due(frame.t_s) and record(ask(frame.t_s)[0], frame.t_s, frame.t_s)))
         finish(frames[-1].t_s if frames else start_s)
         return result
     free_at, left = _asynchronous(frames, start_s, end_s, camera_buffer, clock, model, result, taken, ask, record)

@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from streamcue.errors import ConfigError, InputError
+from streamcue.loaders.clock import CLOCK_HELP, checked_clock
 from streamcue.loaders.replay import DEFAULT_K, DEFAULT_MEMORY
 from streamcue.loaders.sources import RecordSet, open_records
 
-__all__ = ["ReplayConfig", "Plan", "prepare", "check_out", "choose", "declared", "recorded",
+__all__ = ["parse_ids", "ReplayConfig", "Plan", "prepare", "check_out", "choose", "declared", "recorded",
            "strategy_flags", "with_options", "protocol_options", "protocol_settings", "PROMPT_SET_HELP",
            "CONTEXT_HELP", "SCHEDULE_HELP"]
 
@@ -47,6 +48,25 @@ SCHEDULE_HELP = ("phostream: every-chunk (default: the model is asked at every 1
                  "question's gold answer time; for parity only).")
 CONTEXT_HELP = ("streamingbench: all (default: every frame up to the question, as the released code) or last-60s "
                 "(the public leaderboard; the window when --window-s is not given).")
+
+
+def parse_ids(value: str | None) -> tuple[str, ...] | None:
+    """``--ids``: comma-separated ids, or ``@FILE`` with one id a line."""
+    from streamcue.errors import ConfigError, InputError
+
+    if value is None:
+        return None
+    if value.startswith("@"):
+        path = Path(value[1:])
+        if not path.is_file():
+            raise InputError("--ids @FILE: no such file", file=path)
+        items = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    else:
+        items = [part.strip() for part in value.split(",")]
+    items = [i for i in items if i]
+    if not items:
+        raise ConfigError("--ids names no record id")
+    return tuple(dict.fromkeys(items))
 
 
 def strategy_flags() -> dict[str, list[tuple[str, Any]]]:
@@ -98,6 +118,7 @@ class ReplayConfig:
                                  "answer) or video.")
     timing: str = declared("synchronous", "synchronous (the model answers before the next frame) or asynchronous "
                                           "(VSAS-Bench: a slow model sees fewer frames and answers late).")
+    clock: str = declared("free", CLOCK_HELP)
     prompt_set: str | None = declared(None, PROMPT_SET_HELP, protocol=True)
     context: str | None = declared(None, CONTEXT_HELP, protocol=True)
     schedule: str | None = declared(None, SCHEDULE_HELP, protocol=True)
@@ -136,6 +157,8 @@ class ReplayConfig:
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):
                 object.__setattr__(self, name, Path(value))
+        if isinstance(self.ids, str):  # as the command line gives it: comma-separated, or @FILE
+            object.__setattr__(self, "ids", parse_ids(self.ids))
         if self.ids is not None:
             object.__setattr__(self, "ids", tuple(dict.fromkeys(str(i) for i in self.ids)))
         if self.records is None:
@@ -168,6 +191,7 @@ def _check_names(c: ReplayConfig) -> None:
         raise ConfigError(f"--span must be clip or video, got {c.span!r}")
     if c.timing not in ("synchronous", "asynchronous"):
         raise ConfigError(f"--timing must be synchronous or asynchronous, got {c.timing!r}")
+    object.__setattr__(c, "clock", str(checked_clock(c.clock, c.timing)))  # fixed:2.0 is recorded as fixed:2
     if c.ids is not None and not c.ids:
         raise ConfigError("--ids names no record id")
 
@@ -364,16 +388,17 @@ def _play_of(kind: str, rows: list[dict[str, Any]], config: ReplayConfig) -> tup
                          "source; replay one benchmark at a time", file=str(config.records))
     name = config.strategy or protocol.default_strategy[kind]
     if not STRATEGIES[name].applies_to(kind, protocol.name):
-        raise ConfigError(f"strategy {name} plays {_plays(STRATEGIES[name].applies)}, not {kind} records of "
+        raise ConfigError(f"strategy {name} plays {_plays(STRATEGIES[name])}, not {kind} records of "
                           f"{protocol.name}; for those use {' or '.join(applicable(kind, protocol.name))}")
     options = _strategy_options(name, kind, config.strategy_options, dict(protocol.defaults.get(name, {})))
     return kind, rows, protocol, name, options
 
 
-def _plays(applies: Mapping[str, tuple[str, ...] | None]) -> str:
+def _plays(strategy: Any) -> str:
     """What a strategy plays, in words: each kind's records, of the benchmarks it is limited to."""
+    limits = {kind: strategy.protocols_of(kind) for kind in strategy.plays()}
     parts = [f"{kind} records" + ("" if only is None else f" of {' or '.join(only)} only")
-             for kind, only in applies.items()]
+             for kind, only in limits.items()]
     return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
@@ -531,6 +556,7 @@ def _check_settings(out: Path, config: ReplayConfig, finished: str) -> bool:
         raise ConfigError(f"--out {out} holds a run whose settings are not recorded ({there.name} has no config): a "
                           "run folder is never replaced; give a new --out")
     was, now = _flat(settings), _flat(recorded(config))
+    was.setdefault("clock", "free")  # a folder written before --clock existed played the free clock
     for name in dict.fromkeys([*now, *was]):
         if was.get(name) != now.get(name):
             mine = settings.get("command") == config.COMMAND  # else the folder of another command: no state said

@@ -127,7 +127,7 @@ def play_all(plan: Any) -> Played:
             predictions, summary = play(rows, kind, strategy=model, protocol=protocol, memory=policy, k=c.k,
                                         fps=c.fps, window_s=window, history=c.history, span=c.span,
                                         durations=durations, frames=frames, timing=c.timing,
-                                        concurrency=c.concurrency, transport=sending)
+                                        concurrency=c.concurrency, transport=sending, run_clock=c.clock)
             _keep(done, plan, kind, rows, protocol, name, options, model, window, predictions, summary)
     finally:
         if frames is not None:
@@ -161,6 +161,7 @@ def _keep(done: Played, plan: Any, kind: str, rows: list[dict[str, Any]], protoc
 
 
 def _report(plan: Any, done: Played) -> dict[str, Any]:
+    from streamcue.loaders.clock import clock_report
     from streamcue.loaders.replay_config import recorded
 
     c, settings = plan.config, done.settings
@@ -173,6 +174,8 @@ def _report(plan: Any, done: Played) -> dict[str, Any]:
     return {"config": recorded(c), "records": Path(str(c.records)).name, "memory": c.memory, "k": c.k, "fps": c.fps,
             "window_s": c.window_s,
             "history": c.history or {p[0]: p[2].history for p in plan.plays}, "span": c.span, "timing": c.timing,
+            "clock": clock_report(c.clock, done.samples, sum(k_["replay"].get("clock", {}).get("skipped_moments", 0)
+                                                              for k_ in done.kinds.values())),
             "limit": c.limit, "concurrency": c.concurrency, "blind": done.blind,
             "frames": {"transport": c.transport, "label": c.frame_label, "fps": c.fps, "k": c.k,
                        "side": c.frame_side or None, "pixels": c.frame_pixels, "jpeg_quality": c.jpeg_quality,

@@ -29,15 +29,15 @@ from streamcue.extras import require
 from streamcue.paths import cache_dir
 from streamcue.progress import shown
 from streamcue.loaders.load import read_config
+from streamcue.schemas.kinds import names, ordered
 from streamcue.schemas.discovery import (CONFIG_NAMES, FILE_NAMES, KIND_OF_CONFIG, MANIFEST, VIDEOS_FILE,
                                          folder_files, kind_of_file)
 
 __all__ = ["RecordSet", "RECORD_KINDS", "open_records", "is_hub_id"]
 
-#: The record kinds a source may hold (every kind with a build file name but videos), in discovery order.
-RECORD_KINDS: tuple[str, ...] = tuple(k for k in ("guidance", "interval_qa", "dense_caption", "mc_question",
-                                                  "open_question", "active_item", "mistake_summary",
-                                                  "counterfactual_mistake") if k in FILE_NAMES)
+#: The record kinds a source may hold (the kinds ranked in the ``discover`` order of
+#: :data:`streamcue.schemas.kinds.TABLE`), in that order.
+RECORD_KINDS: Sequence[str] = names("RECORD_KINDS", lambda: ordered("discover"))
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*(@[\w.\-/]+)?$")
 
 
@@ -74,7 +74,7 @@ def open_records(source: str | Path, *, kind: str | Sequence[str] | None = None,
     ``kind``: one record kind, or the kinds to read (a benchmark's); default every record kind found.
     ``split``: only the records of that split (the videos' ``split``); ``revision``: a Hub tag or commit
     (also spelled ``ORG/NAME@REV``)."""
-    kinds = (kind,) if isinstance(kind, str) else tuple(kind) if kind is not None else RECORD_KINDS
+    kinds = (kind,) if isinstance(kind, str) else tuple(kind) if kind is not None else tuple(RECORD_KINDS)
     unknown = [k for k in kinds if k not in FILE_NAMES or k == "video"]
     if unknown:
         raise ConfigError(f"not a record kind: {unknown[0]} (one of {', '.join(RECORD_KINDS)})")

@@ -224,6 +224,7 @@ def check_scored_files(run: Path, results: Mapping[str, Any]) -> None:
         raise InputError("not the predictions this run scored (its SHA-256 differs from results.json's "
                          "predictions_sha256): edited after the run? Run again, or score the file with evaluate",
                          file=path, field="predictions_sha256")
+    _check_samples_file(run, results)
     played = results.get("played_sha256")
     if played is None:
         return
@@ -234,6 +235,18 @@ def check_scored_files(run: Path, results: Mapping[str, Any]) -> None:
             raise InputError("not the ground truth this run was scored on (missing, added, or its SHA-256 differs "
                              "from results.json's played_sha256): edited after the run? Run again",
                              file=run / "played" / name, field="played_sha256")
+
+
+def _check_samples_file(run: Path, results: Mapping[str, Any]) -> None:
+    """Refuse, one line naming it, a run folder whose ``samples.jsonl`` (what was asked, sent and answered, record by
+    record: the page's timelines) is not the file the run wrote: its SHA-256 differs from results.json's
+    ``samples_sha256``. A run written before that field existed has none, and its samples are checked against its
+    results only (:func:`streamcue.metrics.run.check_run`)."""
+    want = results.get("samples_sha256")
+    path = run / "samples.jsonl"
+    if want is not None and (not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != want):
+        raise InputError("not the samples this run wrote (its SHA-256 differs from results.json's samples_sha256): "
+                         "edited after the run? Run again", file=path, field="samples_sha256")
 
 
 def check_results(results: Mapping[str, Any], file: Path | str | None = None) -> None:

@@ -1,4 +1,6 @@
-"""Is a free-text answer right? The official rules of OVO-Bench and StreamingBench, and a strict rule.
+"""Is a free-text answer right? What the official rules of OVO-Bench and StreamingBench read, and a strict rule's
+readings. Each benchmark's rule itself is in its own metric module (``ovo_*_correct`` in
+:mod:`streamcue.metrics.ovo_bench`, ``streamingbench_choice_correct`` in :mod:`streamcue.metrics.streamingbench`).
 
 Official rules, as their scoring code does it (OVO-Bench ``utils/OVOBenchScore.py``,
 StreamingBench ``src/data/count.py``):
@@ -28,9 +30,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["is_object_answer", "as_text", "choice_letter", "stated_number", "stated_yes_no", "ovo_choice_correct",
-           "ovo_count_correct",
-           "ovo_yes_no_correct", "streamingbench_choice_correct", "RULES"]
+__all__ = ["is_object_answer", "as_text", "choice_letter", "stated_number", "stated_yes_no", "first_element", "RULES"]
 
 RULES = ("official", "strict", "lmms-eval")
 _LEADING = re.compile(r"^\W*\(?([A-Z])\)?(?=$|[\s.,:;)\]])")
@@ -101,35 +101,6 @@ def stated_yes_no(response: Any) -> str | None:
     if not match:
         return None
     return "Yes" if match.group(1).lower().startswith("y") else "No"
-
-
-def ovo_choice_correct(response: Any, letter: str, n_options: int, rules: str = "official") -> bool:
-    if rules == "strict":
-        return choice_letter(response, n_options) == letter
-    text = as_text(response)
-    return bool(text) and letter in text
-
-
-def ovo_count_correct(response: Any, count: str, rules: str = "official") -> bool:
-    if rules == "strict":
-        return stated_number(response) == int(count)
-    text = as_text(response)
-    return text is not None and "".join(re.findall(r"\d+", text)) == count
-
-
-def ovo_yes_no_correct(response: Any, expected: str, rules: str = "official") -> bool:
-    if rules == "strict":
-        return stated_yes_no(response) == expected
-    text = as_text(response)
-    if text is None:
-        return False
-    return text == expected[0] or expected in text
-
-
-def streamingbench_choice_correct(answer: Any, letter: str, n_options: int, rules: str = "official") -> bool:
-    if rules == "strict":
-        return choice_letter(answer, n_options) == letter
-    return first_element(answer) == letter
 
 
 def first_element(answer: Any) -> Any:

@@ -10,7 +10,10 @@ reader of a run's results (the page's and ``export``'s too): checked against its
 wrote it), its schema and the predictions and played files it scored, so an edited setting is refused, not
 believed. The two runs must agree on every setting but the model, and must be of one benchmark version and
 metric config; otherwise :func:`compare_runs` refuses with one line naming each difference
-(``frames.window_s: none vs 60``), unless ``allow_different`` (then the result lists them, ``differences``). Two
+(``frames.window_s: none vs 60``), unless ``allow_different`` (then the result lists them, ``differences``). The
+model is its name, ``--model-revision`` and the server's entry (:data:`MODEL_SETTINGS`): where they differ, the
+result names how (``models``), so two checkpoints under one name are not "m vs m". Throughputs (``wall_s``, the
+real-time factor) of runs at different concurrency are said not comparable (``efficiency_note``). Two
 runs of different benchmarks, or sharing no record, are refused always.
 
 **Checked against itself.** Each run's ``samples.jsonl`` is checked before use
@@ -53,7 +56,8 @@ from streamcue.metrics.bootstrap import BootstrapSettings, paired_tables
 from streamcue.metrics.registry import get_metric
 from streamcue.metrics.run import read_run, sample_units
 
-__all__ = ["compare_runs", "differences", "leak_order", "side_by_side", "scored", "score_only"]
+__all__ = ["compare_runs", "differences", "leak_order", "side_by_side", "scored", "score_only", "model_differences",
+           "MODEL_SETTINGS", "throughput_note", "THROUGHPUTS"]
 
 #: The parts of results.json that decide a run's answers, compared setting by setting.
 SECTIONS = ("protocol", "frames", "generation", "prompts")
@@ -78,12 +82,13 @@ def side_by_side(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, tuple[
     """``{setting: (A's value, B's value)}``: the model, the benchmark version, the metric config and every leaf of
     ``protocol``, ``frames``, ``generation`` and ``prompts`` (a kind's settings only where both runs played it)."""
     def of(results: Mapping[str, Any]) -> dict[str, Any]:
-        out = {"model": (results.get("model") or {}).get("name"),
+        out = {**_model_settings(results),
                "benchmark version": results["benchmark"].get("version"),
                "metric config": results["metric"].get("config_version"), "metric judge": _judge(results),
                **_flat({k: v for k, v in (results["metric"].get("config") or {}).items()}, "metric config")}
         for section in SECTIONS:
             out.update(_flat(results.get(section), section))
+        out.setdefault("protocol.clock", "free")  # a run recorded before --clock existed played the free clock
         return out
 
     only_one = _played(a) ^ _played(b)
@@ -91,6 +96,25 @@ def side_by_side(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, tuple[
     keys = [k for k in dict.fromkeys([*flat_a, *flat_b]) if k not in NOT_SETTINGS
             and not any(f".{kind}." in f"{k}." for kind in only_one)]
     return {k: (flat_a.get(k), flat_b.get(k)) for k in keys}
+
+
+#: The settings that say which model answered: they may differ between two runs compared (the models compared).
+MODEL_SETTINGS = ("model", "model revision", "model entry")
+
+
+def _model_settings(results: Mapping[str, Any]) -> dict[str, Any]:
+    """The model's name, its ``--model-revision`` and the SHA-256 of the server's entry for it (results.json
+    ``model``): two checkpoints served under one name are told apart by these."""
+    model = results.get("model") or {}
+    return {"model": model.get("name"), "model revision": model.get("revision"),
+            "model entry": model.get("entry_sha256")}
+
+
+def model_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """How the two runs' models differ (:data:`MODEL_SETTINGS`), with both values: what ``compare`` names as the
+    models compared."""
+    return [f"{key}: {_shown(va)} vs {_shown(vb)}" for key, (va, vb) in side_by_side(a, b).items()
+            if key in MODEL_SETTINGS and va != vb]
 
 
 def _judge(results: Mapping[str, Any]) -> str | None:
@@ -126,7 +150,7 @@ def differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
     """Every setting but the model on which the two runs differ, with both values: what makes their figures
     incomparable."""
     return [f"{key}: {_shown(va)} vs {_shown(vb)}" for key, (va, vb) in side_by_side(a, b).items()
-            if key != "model" and va != vb]
+            if key not in MODEL_SETTINGS and va != vb]
 
 
 def _reads_gold(results: Mapping[str, Any], leaky: Mapping[str, tuple[str, ...]]) -> list[str]:
@@ -147,11 +171,9 @@ def leak_order(a: Mapping[str, Any], b: Mapping[str, Any], run_a: Path, run_b: P
     if not leaky:
         raise ConfigError(f"--leak: benchmark {benchmark} declares no option that reads the gold (leaky_options of "
                           "its protocol): there is no leak to measure")
-    pair = side_by_side(a, b)
     other = [line for line in differences(a, b) if line.split(": ", 1)[0].rpartition(".")[2] not in leaky
              or not line.startswith("protocol.")]
-    if pair["model"][0] != pair["model"][1]:
-        other.insert(0, f"model: {_shown(pair['model'][0])} vs {_shown(pair['model'][1])}")
+    other[:0] = model_differences(a, b)
     if other:
         raise ConfigError(f"--leak: runs {run_a} and {run_b} differ in {'; '.join(other)}: a leak is measured on two "
                           f"runs of one model that differ only in {', '.join(f'protocol.{o}' for o in leaky)}; "
@@ -172,6 +194,20 @@ def leak_order(a: Mapping[str, Any], b: Mapping[str, Any], run_a: Path, run_b: P
     return bool(gold_a), entry
 
 
+#: The efficiency figures that are throughputs: they depend on how many calls were in flight.
+THROUGHPUTS = ("wall_s", "real_time_factor")
+
+
+def throughput_note(a: Mapping[str, Any], b: Mapping[str, Any]) -> str | None:
+    """Why the two runs' throughputs (:data:`THROUGHPUTS`) are not comparable, None when they are: runs at
+    different concurrency (results.json ``generation.concurrency``) take different wall time for the same calls."""
+    ca, cb = ((r.get("generation") or {}).get("concurrency") for r in (a, b))
+    if ca == cb:
+        return None
+    return (f"{' and '.join(THROUGHPUTS)} are throughputs at concurrency {_shown(ca)} vs {_shown(cb)}: not "
+            "comparable (compare latency per call instead)")
+
+
 def _scored_differently(samples_a: list[dict[str, Any]], samples_b: list[dict[str, Any]], shared: set[str]) -> int:
     """How many of the shared records the two runs scored differently (their samples' ``score``, the metric's
     per-record entry: a category, a verdict, a share), whatever the rows' figures show."""
@@ -180,11 +216,13 @@ def _scored_differently(samples_a: list[dict[str, Any]], samples_b: list[dict[st
 
 
 def compare_runs(run_a: Path, run_b: Path, *, allow_different: bool = False, leak: bool = False,
-                 settings: BootstrapSettings = BootstrapSettings()) -> dict[str, Any]:
+                 settings: BootstrapSettings = BootstrapSettings(), clock: bool = False) -> dict[str, Any]:
     """``{"a", "b", "settings", "differences", "shared_records", "shared_videos", "tables": {"task", "group"},
     "bootstrap", "efficiency"}``; each table row ``{estimate (B - A), low, high, se, a, b, n, videos, few_videos}``,
     ``settings`` ``{setting: [A, B]}``, ``efficiency`` ``{figure: [A, B]}``. With ``leak``, A is the gold-blind run
-    and B the gold-reading one whatever their order (:func:`leak_order`), and ``leak`` says so."""
+    and B the gold-reading one whatever their order (:func:`leak_order`), and ``leak`` says so. With ``clock``, A is
+    the free run and B the live or fixed one (:func:`streamcue.metrics.latency_cost.clock_order`): each row is the
+    latency cost, and ``clock`` says so."""
     (a, samples_a), (b, samples_b) = read_run(run_a), read_run(run_b)
     if a["benchmark"]["name"] != b["benchmark"]["name"]:  # no record in common: nothing to pair, whatever is allowed
         raise ConfigError(f"runs {run_a} and {run_b} are of different benchmarks ({a['benchmark']['name']} vs "
@@ -194,6 +232,16 @@ def compare_runs(run_a: Path, run_b: Path, *, allow_different: bool = False, lea
         if swap:
             (run_a, a, samples_a), (run_b, b, samples_b) = (run_b, b, samples_b), (run_a, a, samples_a)
         allow_different = True  # leak_order allowed exactly the gold-reading settings
+    if clock:
+        from streamcue.metrics.latency_cost import clock_order
+
+        models = side_by_side(a, b)["model"]
+        differ = ([f"model: {_shown(models[0])} vs {_shown(models[1])}"] if models[0] != models[1] else []) + \
+            differences(a, b)
+        swap, clock_entry = clock_order(a, b, run_a, run_b, differ, scored(a))
+        if swap:
+            (run_a, a, samples_a), (run_b, b, samples_b) = (run_b, b, samples_b), (run_a, a, samples_a)
+        allow_different = True  # clock_order allowed exactly the clock
     diff = differences(a, b)
     if diff and not allow_different:
         raise ConfigError(f"runs {run_a} and {run_b} differ in {'; '.join(diff)}: their figures are not comparable "
@@ -210,8 +258,12 @@ def compare_runs(run_a: Path, run_b: Path, *, allow_different: bool = False, lea
     return {"a": {"folder": str(run_a), "model": a["model"], "benchmark": a["benchmark"]},
             "b": {"folder": str(run_b), "model": b["model"], "benchmark": b["benchmark"]},
             "settings": {k: list(v) for k, v in side_by_side(a, b).items()},
-            "differences": diff, "shared_records": len(shared), "shared_videos": len(videos),
+            "differences": diff, "models": model_differences(a, b), "shared_records": len(shared),
+            "shared_videos": len(videos),
             "bootstrap": settings.to_dict(exact), "tables": tables,
             "efficiency": {k: [eff_a.get(k), eff_b.get(k)] for k in dict.fromkeys([*eff_a, *eff_b])},
+            "efficiency_note": throughput_note(a, b),
             **({"leak": {**leak_entry, "records_scored_differently": _scored_differently(samples_a, samples_b, shared)}}
-               if leak else {})}
+               if leak else {}),
+            **({"clock": {**clock_entry, "records_scored_differently": _scored_differently(samples_a, samples_b,
+                                                                                          shared)}} if clock else {})}

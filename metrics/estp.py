@@ -41,21 +41,39 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.metrics.bootstrap import pooled_rows, record_units
-from streamcue.metrics.configs import EstpConfig
 from streamcue.metrics.judges import JudgeRunner
 from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import grouped, judge_runner, make_report, mean, read_pairs
 from streamcue.metrics.timing import (Emission, Matching, TimingItem, TimingSpec, Trigger, anticipation_latency,
                                      emissions_of)
+from streamcue.metrics.verdict import LLMTask, Verdict
 from streamcue.schemas.taxonomy import OPTIMAL_AT_START, PROACTIVE_TYPE
 
 __all__ = ["Answer", "Response", "QuestionScore", "optimal_time", "time_score", "match_sets", "score_question",
-           "higher_is_better", "evaluate_estp", "run", "example_predictions"]
+           "higher_is_better", "evaluate_estp", "run", "example_predictions", "EstpConfig"]
+
+
+@dataclass(frozen=True)
+class EstpConfig:
+    """ESTP-F1 parameters: a response at t matches [s, e] when s - anticipation_s <= t <= e + latency_s."""
+
+    version: int = 1
+    anticipation_s: float = 1.0
+    latency_s: float = 2.0
+
+
+#: The ``llm`` judge's ESTP task: prompt ``estp_answer.v1`` returns ``{"score": 1-5}``; ``answer_score = score``,
+#: ``rubric = round(3 * (score - 1) / 4)``, ``binary = score >= 3``.
+LLM_TASK = LLMTask("estp", "estp_answer.v1",
+                   {"type": "object", "required": ["score"], "additionalProperties": False,
+                    "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 5}}},
+                   lambda a: Verdict(a["score"] >= 3, int(round(3 * (a["score"] - 1) / 4)), float(a["score"])))
 
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
 METRIC = Metric("estp-f1", "interval_qa", "estp_f1", higher_is_better=True, uses_judge=True,
                 summary="ESTP-Bench answer + timing F1 (appendix B.3)", entry="streamcue.metrics.estp:run",
-                units=record_units("f1"), rows=pooled_rows())
+                config_class="streamcue.metrics.estp:EstpConfig", config_latest=1,
+                units=record_units("f1"), rows=pooled_rows(), llm_task=LLM_TASK)
 
 higher_is_better = True
 

@@ -35,9 +35,6 @@ from streamcue.metrics.verdict import Triple, Verdict
 
 __all__ = ["Verdict", "Judge", "JudgeRunner", "JUDGES", "make_judge", "similarity_verdict"]
 
-#: What a triple is judged for; an LLM judge uses a different prompt per task.
-TASKS = ("estp", "vsas", "feedback")
-
 
 class Judge(Protocol):
     name: str

@@ -49,10 +49,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from streamcue.errors import InputError
+from streamcue.errors import ConfigError, InputError
 from streamcue.io import iter_jsonl
 from streamcue.metrics.bootstrap import Rows, Totals, pooled
-from streamcue.metrics.configs import LiveCookConfig
 from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import make_report, mean, read_pairs
 from streamcue.metrics.timing import (Emission, TimingItem, TimingSpec, Trigger, greedy_pairs, near,
@@ -60,7 +59,7 @@ from streamcue.metrics.timing import (Emission, TimingItem, TimingSpec, Trigger,
 
 __all__ = ["Event", "ic_hits", "match_mistakes", "plan_steps", "window_matching", "ic_matches",
            "match_mistakes_maximum", "prf", "rouge_l", "higher_is_better", "evaluate_livecook", "run",
-           "example_predictions"]
+           "example_predictions", "LiveCookConfig"]
 
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
 def units(item: Mapping[str, Any], record: Mapping[str, Any]) -> list[tuple[str, float, float]]:
@@ -82,8 +81,33 @@ def rows(keys: Sequence[str], config: Mapping[str, Any]) -> tuple[Rows, Rows]:
     return task, {"mistake F1": (("mistake precision",), f1)}  # n and videos counted once (it reads recall too)
 
 
+@dataclass(frozen=True)
+class LiveCookConfig:
+    """LiveCook parameters: a prediction at t matches a ground-truth event at g when |t - g| <= window_s.
+
+    ``success_matching``: ``any`` (v1: any predicted success in the window detects a completion)
+    or ``plan_step`` (v2: a success counts only for its own plan step, one completion each).
+    ``mistake_matching``: ``closest_first`` (v1, greedy) or ``maximum`` (v2, a maximum
+    one-to-one matching, ties by smallest total offset). See :mod:`streamcue.metrics.livecook`.
+    """
+
+    version: int = 1
+    window_s: float = 15.0
+    rouge_use_stemmer: bool = True
+    bertscore_num_layers: int = 4
+    success_matching: str = "any"
+    mistake_matching: str = "closest_first"
+
+    def __post_init__(self) -> None:
+        for name, allowed in (("success_matching", ("any", "plan_step")),
+                              ("mistake_matching", ("closest_first", "maximum"))):
+            if getattr(self, name) not in allowed:
+                raise ConfigError(f"livecook {name} must be one of {allowed}, got {getattr(self, name)!r}")
+
+
 METRIC = Metric("livecook", "guidance", "livecook", higher_is_better=True, uses_judge=False,
                 summary="LiveCook IC-Acc, mistake P/R/F1, ROUGE-L, BERTScore", entry="streamcue.metrics.livecook:run",
+                config_class="streamcue.metrics.livecook:LiveCookConfig", config_latest=2,  # v2 since 2026-11-23
                 units=units, rows=rows, option_help={
                     "--bertscore": "compute BERTScore (needs the embed extra)",
                     "--bertscore-model": "local BERTScore model folder (default: packaged MiniLM, layer 4)"})

@@ -1,9 +1,8 @@
 """The ``llm`` judge: an OpenAI-compatible chat model grades answers with versioned prompts.
 
-* ``vsas`` task: prompt ``vsas_judge.v1`` returns ``{"score": 0-3, "match": bool}``;
-  the verdict is ``binary = match``, ``rubric = score``, ``answer_score = 1 + 4 * score / 3``.
-* ``estp`` task: prompt ``estp_answer.v1`` returns ``{"score": 1-5}``;
-  ``answer_score = score``, ``rubric = round(3 * (score - 1) / 4)``, ``binary = score >= 3``.
+Each metric that it grades declares its task in its own module (``Metric(..., llm_task=LLMTask(...))``: the prompt,
+the answer's JSON shape and the verdict read from it, formula there); a task no metric declares is graded as the
+task declared ``fallback``.
 """
 
 from __future__ import annotations
@@ -13,18 +12,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from streamcue.llm import LLMClient, LLMSettings, Request
-from streamcue.metrics.verdict import Triple, Verdict
+from streamcue.metrics.verdict import LLMTask, Triple, Verdict
 from streamcue.prompts import load_prompt
 
-__all__ = ["LLMJudge"]
+__all__ = ["LLMJudge", "llm_tasks"]
 
-SCHEMAS = {
-    "vsas": {"type": "object", "required": ["score", "match"], "additionalProperties": False,
-             "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 3}, "match": {"type": "boolean"}}},
-    "estp": {"type": "object", "required": ["score"], "additionalProperties": False,
-             "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 5}}},
-}
-PROMPTS = {"vsas": "vsas_judge.v1", "estp": "estp_answer.v1"}
+
+def llm_tasks() -> dict[str, LLMTask]:
+    """The tasks the registered metrics declare, by name."""
+    from streamcue.metrics.registry import METRICS
+
+    return {m.llm_task.name: m.llm_task for m in METRICS.values() if m.llm_task is not None}
+
+
+def _task(name: str) -> LLMTask:
+    tasks = llm_tasks()
+    return tasks.get(name) or next(t for t in tasks.values() if t.fallback)
 
 
 @dataclass
@@ -39,15 +42,13 @@ class LLMJudge:
 
     def identity(self) -> dict[str, Any]:
         return {"judge": self.name, **self.client.identity(),  # endpoint, model, sampling
-                "prompts": {task: load_prompt("streamcue.metrics", p).version for task, p in PROMPTS.items()}}
+                "prompts": {name: load_prompt("streamcue.metrics", t.prompt).version
+                            for name, t in llm_tasks().items()}}
 
     def judge(self, triples: Sequence[Triple], task: str) -> list[Verdict]:
-        task = task if task in PROMPTS else "vsas"
-        prompt = load_prompt("streamcue.metrics", PROMPTS[task])
+        graded = _task(task)
+        prompt = load_prompt("streamcue.metrics", graded.prompt)
         requests = [Request(({"role": "user",
                               "content": prompt.render(question=q or "(none)", reference=ref, response=res)},),
-                            SCHEMAS[task], prompt.version, f"{task}_verdict") for q, ref, res in triples]
-        answers = self.client.complete_many(requests)
-        if task == "vsas":
-            return [Verdict(bool(a["match"]), int(a["score"]), 1 + 4 * a["score"] / 3) for a in answers]
-        return [Verdict(a["score"] >= 3, int(round(3 * (a["score"] - 1) / 4)), float(a["score"])) for a in answers]
+                            graded.schema, prompt.version, f"{graded.name}_verdict") for q, ref, res in triples]
+        return [graded.verdict(a) for a in self.client.complete_many(requests)]

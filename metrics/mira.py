@@ -36,7 +36,7 @@ from typing import Any
 
 from streamcue.errors import ConfigError
 from streamcue.llm import LLMClient, LLMSettings, Request
-from streamcue.metrics.configs import ReasoningConfig
+from streamcue.metrics.configs import check_int_at_least
 from streamcue.metrics.judges import JudgeRunner
 from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import make_report, read_pairs
@@ -44,11 +44,25 @@ from streamcue.metrics.text import normalize_answer
 from streamcue.metrics.verdict import Triple
 from streamcue.prompts import load_prompt
 
-__all__ = ["AXES", "MiraVerdict", "MiraJudge", "same_answer", "score_reasoning", "read_reasoning", "run_reasoning"]
+__all__ = ["AXES", "MiraVerdict", "MiraJudge", "same_answer", "score_reasoning", "read_reasoning", "run_reasoning",
+           "ReasoningConfig"]
+
+
+@dataclass(frozen=True)
+class ReasoningConfig:
+    """MiRA reasoning-trace parameters: the judge rates each axis from 1 to ``scale_max``."""
+
+    version: int = 1
+    scale_max: int = 3
+
+    def __post_init__(self) -> None:
+        check_int_at_least(self.scale_max, 2, "reasoning scale_max")
+
 
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
 METRIC = Metric("reasoning", "reasoning_trace", "reasoning", higher_is_better=True, uses_judge=True,
                 summary="MiRA rubric of reasoning traces (AVP B.1)", entry="streamcue.metrics.mira:run_reasoning",
+                config_class="streamcue.metrics.mira:ReasoningConfig", config_latest=1,
                 default_judge="mira")
 
 AXES = ("perceptual_correctness", "temporal_localization", "logical_reasoning", "completeness")

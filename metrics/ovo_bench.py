@@ -32,6 +32,7 @@ objects, gold letters that differ from the records') are counted and named in th
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,12 +44,13 @@ from streamcue.io import iter_jsonl, read_json, write_json
 from streamcue.metrics.bench_readers import (Problems, check_pred_format, export_name, letter, read_ground_truth,
                                              read_predictions, RunPlayed)
 from streamcue.metrics.bootstrap import Rows, Statistic, Totals, mean_of_present, pooled
-from streamcue.metrics.choice_rules import is_object_answer, ovo_choice_correct, ovo_count_correct, ovo_yes_no_correct
+from streamcue.metrics.choice_rules import as_text, choice_letter, is_object_answer, stated_number, stated_yes_no
 from streamcue.metrics.registry import Metric
 from streamcue.metrics.scoring import make_report
 
 __all__ = ["Entry", "score_entry", "aggregate", "units", "rows", "GROUP_TASKS", "percent", "official_figures",
-           "evaluate", "run", "example_predictions", "lmms_entry", "PRED_FORMATS", "export"]
+           "evaluate", "run", "example_predictions", "lmms_entry", "PRED_FORMATS", "export", "OvoBenchConfig",
+           "ovo_choice_correct", "ovo_count_correct", "ovo_yes_no_correct"]
 
 GROUP_TASKS = {
     "backward": ("EPM", "ASI", "HLD"),
@@ -90,10 +92,55 @@ def _total(rule: str, groups: Sequence[Statistic], keys: Sequence[str]) -> Stati
     return statistic
 
 
+@dataclass(frozen=True)
+class OvoBenchConfig:
+    """OVO-Bench scoring rules: ``official`` (the leaderboard's, quirks included), ``strict`` or ``lmms-eval``
+    (official, but forward probes without a response are skipped); ``total``: ``groups`` or ``tasks``.
+
+    See :mod:`streamcue.metrics.ovo_bench` and :mod:`streamcue.metrics.choice_rules`.
+    """
+
+    version: int = 1
+    rules: str = "official"
+    total: str = "groups"
+
+    def __post_init__(self) -> None:
+        if self.rules not in ("official", "strict", "lmms-eval"):
+            raise ConfigError(f"ovo-bench rules must be official, strict or lmms-eval, got {self.rules!r}")
+        if self.total not in ("groups", "tasks"):
+            raise ConfigError(f"ovo-bench total must be groups (mean of the three group averages, commit c34093f) "
+                              f"or tasks (mean of the task accuracies, commit 19677d2), got {self.total!r}")
+
+
+def ovo_choice_correct(response: Any, letter: str, n_options: int, rules: str = "official") -> bool:
+    if rules == "strict":
+        return choice_letter(response, n_options) == letter
+    text = as_text(response)
+    return bool(text) and letter in text
+
+
+def ovo_count_correct(response: Any, count: str, rules: str = "official") -> bool:
+    if rules == "strict":
+        return stated_number(response) == int(count)
+    text = as_text(response)
+    return text is not None and "".join(re.findall(r"\d+", text)) == count
+
+
+def ovo_yes_no_correct(response: Any, expected: str, rules: str = "official") -> bool:
+    if rules == "strict":
+        return stated_yes_no(response) == expected
+    text = as_text(response)
+    if text is None:
+        return False
+    return text == expected[0] or expected in text
+
+
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
 METRIC = Metric("ovo-bench", "mc_question", "ovo_bench", higher_is_better=True, uses_judge=False,
                 summary="OVO-Bench accuracy per task and group, official or strict rules (Sec. 4.1)",
-                entry="streamcue.metrics.ovo_bench:run", other_pred_formats=("ovo-results", "lmms-eval"),
+                entry="streamcue.metrics.ovo_bench:run",
+                config_class="streamcue.metrics.ovo_bench:OvoBenchConfig", config_latest=2,
+                other_pred_formats=("ovo-results", "lmms-eval"),
                 gold_pred_formats=("ovo-results", "lmms-eval"), units=units, rows=rows, option_help={
                     "--gt": "to re-score an OVO-Bench results folder or lmms-eval logs by the gold answers they "
                             "carry",
@@ -415,6 +462,11 @@ def example_predictions(gt: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 # ------------------------------------------------------------------------------------------ export
 
+#: The model name an export uses by default: ``score.py`` scores only the model names it lists (any other stops it
+#: with "Unsupported model"), all of them by the one offline rule; GPT is one of them.
+SCORER_MODEL = "GPT"
+
+
 def export(played: RunPlayed, out: Path, model: str | None = None) -> dict[str, Any]:
     """Write the run ``played`` (a run folder read by :func:`~streamcue.metrics.bench_readers.read_run`) as an OVO-Bench
     results folder: ``out/<MODEL>/<MODEL>_<TASK>_offline.json``.
@@ -423,9 +475,11 @@ def export(played: RunPlayed, out: Path, model: str | None = None) -> dict[str, 
     them: ``id``, ``video``, ``task``, the question, and ``response`` (the model's raw answer) with
     ``ground_truth`` (the gold letter), or for a forward item ``test_info`` (per probe ``realtime``, ``count``
     (REC) or ``type`` (1: yes), ``response``). Records without a prediction are left out, as the official scorer
-    leaves them. Returns what was written (``score.py``'s command line among it).
+    leaves them. ``model`` names the folder and files (default :data:`SCORER_MODEL`, so that the printed
+    ``score.py`` command runs as printed; the run's model is ``run_model``). Returns what was written (``score.py``'s
+    command line among it).
     """
-    name = export_name(model or played.results.get("model", {}).get("name"))
+    name = export_name(model) if model else SCORER_MODEL
     group_of = {task: group for group, names in GROUP_TASKS.items() for task in names}
     by_task: dict[str, dict[str, list[dict[str, Any]]]] = {}
     left_out = []
@@ -444,7 +498,8 @@ def export(played: RunPlayed, out: Path, model: str | None = None) -> dict[str, 
     for task, data in by_task.items():
         write_json(folder / f"{name}_{task}_offline.json", data)
         written.append(f"{name}/{name}_{task}_offline.json")
-    return {"format": "ovo-results", "model": name, "files": sorted(written),
+    return {"format": "ovo-results", "model": name, "run_model": played.results.get("model", {}).get("name"),
+            "files": sorted(written),
             "entries": sum(len(v) for d in by_task.values() for v in d.values()), "left_out": sorted(left_out),
             "official_command": f"python score.py --mode offline --model {name} --result_dir {out}"}
 

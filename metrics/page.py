@@ -84,7 +84,17 @@ def _lane(sample: Mapping[str, Any], y: int, x: Any) -> dict[str, Any]:
     spoke = [{"x": f"{x(said[0]):.1f}", "t": f"{said[0]:g}", "text": str(said[1] if len(said) > 1 else "")[:200]}
              for said in sample.get("spoke", []) if said and isinstance(said[0], (int, float))]
     return {"y": y, "id": str(sample.get("id")), "task": str(sample.get("task")), "gold": gold, "spoke": spoke,
-            "ask": {"x": f"{x(ask):.1f}", "t": f"{ask:g}"} if isinstance(ask, (int, float)) else None}
+            "ask": {"x": f"{x(ask):.1f}", "t": f"{ask:g}"} if isinstance(ask, (int, float)) else None,
+            "calls": clocked_calls(sample, x)}
+
+
+def clocked_calls(sample: Mapping[str, Any], x: Any) -> list[dict[str, Any]]:
+    """The calls of a record played under a live or fixed clock (docs/clock.md): each from when it was asked
+    (``issued_s``) to when its answer arrived (``arrived_s``); none under the free clock."""
+    calls = [c for c in sample.get("calls") or [] if isinstance(c, Mapping)
+             and isinstance(c.get("issued_s"), (int, float)) and isinstance(c.get("arrived_s"), (int, float))]
+    return [{"x": f"{x(c['issued_s']):.1f}", "x2": f"{max(x(c['arrived_s']), x(c['issued_s']) + 1.0):.1f}",
+             "issued": f"{c['issued_s']:g}", "arrived": f"{c['arrived_s']:g}"} for c in calls]
 
 
 def _step(end: float) -> float:
@@ -117,14 +127,15 @@ def _efficiency(eff: Mapping[str, Any]) -> list[tuple[str, str]]:
                             f"({_fmt(eff.get('tokens_in_per_call'), 1)} / {_fmt(eff.get('tokens_out_per_call'), 1)} "
                             "per call)"),
         ("frames / bytes sent", f"{_fmt(eff.get('frames_sent'), 0)} / {_fmt(eff.get('bytes_sent'), 0)}"),
-        ("real-time factor", f"{_fmt(rtf, 2)} (wall {_fmt(eff.get('wall_s'), 1)} s over {_fmt(eff.get('media_s'), 1)} "
-                             f"s of video{'; below 1: kept up with the video' if rtf is not None else ''})")]
+        ("real-time factor", f"{_fmt(rtf, 2)} ({eff.get('real_time_basis') or 'wall time over the video time'}"
+                             f"{'; below 1: kept up with the video' if rtf is not None else ''})")]
 
 
 def _protocol(protocol: Mapping[str, Any]) -> str | None:
     """The protocol's name and its settings (``span``, ``timing`` and the protocol's own options, e.g. a schedule)."""
     settings = [f"{k}={v}" for k, v in protocol.items()
-                if k not in ("name", "history", "kinds", "prompt_versions") and isinstance(v, (str, int, float))]
+                if k not in ("name", "history", "kinds", "prompt_versions") and isinstance(v, (str, int, float))
+                and (k, v) != ("clock", "free")]  # the default clock goes unsaid, a live or fixed one is named
     return f"{protocol.get('name')} ({', '.join(settings)})" if settings else protocol.get("name")
 
 
@@ -142,8 +153,19 @@ def _made(results: Mapping[str, Any]) -> list[tuple[str, str]]:
             ("generation", ", ".join(f"{k}={v}" for k, v in generation.items() if v is not None) or None),
             ("prompts", "; ".join(f"{k}: {', '.join(v)}" for k, v in results.get("prompts", {}).items()) or None),
             ("metric config", results["metric"]["config_version"]),
-            ("streamcue", results["streamcue_version"]), ("command", results.get("command"))]
+            ("streamcue", results["streamcue_version"]), ("command", results.get("command")),
+            *_clock_row(results)]
     return [(k, _fmt(v)) for k, v in rows]
+
+
+def _clock_row(results: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Under a live or fixed clock (docs/clock.md): the answers' latency and the moments skipped."""
+    clock = (results.get("replay") or {}).get("clock") or {}
+    if not clock.get("answers"):
+        return []
+    within = ", ".join(f"{share:.0%} within {w} s" for w, share in (clock.get("within_s") or {}).items())
+    return [("clock", f"{clock['setting']}: {clock['answers']} answers, mean latency {clock['latency_mean_s']:.3g} s, "
+                      f"{within}; {clock['skipped_moments']} moments skipped")]
 
 
 def _timelines(results: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], int]:
@@ -182,4 +204,11 @@ def render_page(results: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]
         min_videos=boot.get("min_videos", 5), level=f"{boot['level']:.0%}", seed=boot["seed"],
         how="exact enumeration" if boot["exact"] else f"{boot['resamples']} resamples",
         efficiency=_efficiency(results.get("efficiency") or {}), made=_made(results),
-        unparseable=results.get("unparseable") or [], timelines=timelines, more_videos=more) + "\n"
+        unparseable=results.get("unparseable") or [], timelines=timelines, more_videos=more,
+        clocked=_clocked(results)) + "\n"
+
+
+def _clocked(results: Mapping[str, Any]) -> str | None:
+    """The run's clock when it is not the free one (docs/clock.md), else None."""
+    clock = (results.get("protocol") or {}).get("clock") or "free"
+    return None if clock == "free" else str(clock)

@@ -48,7 +48,7 @@ from streamcue.errors import ConfigError
 from streamcue.io import write_jsonl
 from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.metrics.bench_readers import RunPlayed, export_name
-from streamcue.metrics.bootstrap import pooled_rows
+from streamcue.metrics.bootstrap import pooled, pooled_rows
 from streamcue.metrics.judges import JudgeRunner
 from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import make_report, read_pairs
@@ -57,7 +57,8 @@ from streamcue.metrics.verdict import Triple
 from streamcue.prompts import load_prompt
 
 __all__ = ["PhoStreamConfig", "PhoStreamJudge", "PhoStreamVerdict", "CATEGORIES", "JUDGED", "clock", "score_videos",
-           "official_summary", "parse_judge_reply", "judge_prompt", "run", "export", "example_predictions", "units"]
+           "official_summary", "parse_judge_reply", "judge_prompt", "run", "export", "example_predictions", "units",
+           "rows", "CATEGORY_ROWS"]
 
 #: The official categories, in the order of the rule above.
 CATEGORIES = ("EarlyResponse", "NoResponse", "LateResponse", "Error (no LLM)")
@@ -74,16 +75,44 @@ def _timing_items(gt: Path, pred: Path, config: PhoStreamConfig) -> dict[str, Ti
                             rid in preds) for rid, r in records.items()}
 
 
+def _own_categories(gt: Path, pred: Path, config: PhoStreamConfig) -> dict[str, str]:
+    """The metric's own category of each question (a video's responses pooled, whole seconds), in the shared rule's
+    names: what ``--timing-rule first-unused`` is held against."""
+    shared = {official: name for name, official in _OFFICIAL.items()}
+    records, preds = read_pairs(gt, pred, "active_item")
+    return {rid: shared[item["category"]] for rid, item in score_videos(records, preds, config).items()}
+
+
 #: Its own timing rule and the items any rule reads (``streamcue evaluate phostream --timing-rule NAME``).
 TIMING = TimingSpec("first-unused", lambda c: {"window_s": c.time_window_s, "placeholders": c.placeholders},
                     lambda gt, pred, config: _timing_items(gt, pred, config), group="time_type",
+                    categories=lambda gt, pred, config: _own_categories(gt, pred, config),
                     notes=("--timing-rule scores each question alone with its own responses at their recorded times "
                            "(the metric pools a video's responses and reads whole seconds), placeholders dropped",))
 
 
+#: The run's rows of the official categories (a unit each per question: 1 in its own, 0 in the others); an on-time
+#: answer is any other category (``Error (no LLM)`` unjudged, ``PartlyCorrect`` judged).
+CATEGORY_ROWS = {"EarlyResponse": "early share", "NoResponse": "no-response share", "LateResponse": "late share",
+                 "on-time": "on-time share"}
+
+
 def units(item: Mapping[str, Any], record: Mapping[str, Any]) -> list[tuple[str, float, float]]:
-    """A question's unit: ``(time type, score, 100)``."""
-    return [(item["time_type"], float(item["score"]), 100.0)]
+    """A question's units: ``(time type, score, 100)``, and ``(category row, 1 or 0, 1)`` for each of
+    :data:`CATEGORY_ROWS` (1 in the question's own category)."""
+    own = item.get("category") if item.get("category") in CATEGORY_ROWS else "on-time"
+    return [(item["time_type"], float(item["score"]), 100.0),
+            *((row, float(category == own), 1.0) for category, row in CATEGORY_ROWS.items())]
+
+
+def rows(keys: Sequence[str], config: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Task rows: each time type's score / 100; group rows: ``score / 100`` over every question, and the share of
+    questions in each official category (:data:`CATEGORY_ROWS`: early, no response, late, on time; the count is
+    the share times ``n``), so the categories stand in the run's tables, page and ``compare``."""
+    times = [k for k in keys if k not in CATEGORY_ROWS.values()]
+    task, group = pooled_rows("score / 100")(times, config)
+    shares = {row: ((row,), pooled((row,))) for row in CATEGORY_ROWS.values() if row in keys}
+    return task, {**group, **shares}
 
 
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
@@ -93,7 +122,7 @@ METRIC = Metric("phostream", "active_item", "phostream", higher_is_better=True, 
                         "official 0-5 x 20 judge)",
                 entry="streamcue.metrics.phostream:run",
                 config_class="streamcue.metrics.phostream:PhoStreamConfig", config_latest=1,
-                units=units, rows=pooled_rows("score / 100"), judges=("llm",))
+                units=units, rows=rows, judges=("llm",))
 
 
 @dataclass(frozen=True)

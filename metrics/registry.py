@@ -39,6 +39,7 @@ from typing import Any
 
 from streamcue.errors import ConfigError
 from streamcue.metrics.bootstrap import Rows, RowsOf, UnitsOf
+from streamcue.metrics.verdict import LLMTask
 from streamcue.registry import Derived, metric_modules
 
 __all__ = ["METRICS", "EvalContext", "Metric", "get_metric"]
@@ -76,8 +77,8 @@ class Metric:
     default_judge: str = "token-f1"
     #: Prediction formats it reads besides streamcue's ``<kind>_prediction`` records.
     other_pred_formats: tuple[str, ...] = ()
-    #: ``"module:Class"`` of its frozen config dataclass when it lives in the metric's own module (the first
-    #: metrics' classes are in :mod:`~streamcue.metrics.configs`), and the version used by default.
+    #: ``"module:Class"`` of its frozen config dataclass, in the metric's own module (its one home; several metrics
+    #: may read one config), and the version used by default.
     config_class: str = ""
     config_latest: int = 0
     #: (per-item score, ground-truth record) -> the record's units ``[(key, num, den)]``; the keys are its task rows.
@@ -97,6 +98,8 @@ class Metric:
     #: The judges it scores with besides :attr:`default_judge` (empty: any known judge); another ``--judge`` is
     #: refused when the run is configured, before any model call.
     judges: tuple[str, ...] = ()
+    #: How the generic ``llm`` judge grades this metric's triples (prompt, answer shape, verdict), or None.
+    llm_task: LLMTask | None = None
 
     def units_of(self, report: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]]
                  ) -> dict[str, list[tuple[str, float, float]]]:

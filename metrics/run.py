@@ -33,17 +33,18 @@ from typing import Any
 from streamcue.errors import ConfigError, InputError
 from streamcue.metrics.bootstrap import BootstrapSettings, Unit, cluster_bootstrap, tables
 from streamcue.schemas.discovery import ID_FIELDS
+from streamcue.schemas.kinds import TABLE, names, ordered
 
 __all__ = ["STREAMING_KINDS", "RESULTS_VERSION", "Selection", "finish_run", "video_units", "write_played",
            "read_samples", "read_run", "check_run", "sample_units", "write_page", "prompt_versions", "now",
-           "efficiency", "EFFICIENCY"]
+           "efficiency", "EFFICIENCY", "content_sha256", "spoke"]
 
 RESULTS_VERSION = "1.0"
 #: Kinds whose page shows a timeline per video: gold answer windows against when the model spoke.
 STREAMING_KINDS = ("interval_qa", "guidance", "dense_caption", "active_item")
-#: The id fields of the played kinds, in the order a prediction's id is looked up.
-_RECORD_IDS = tuple(dict.fromkeys(ID_FIELDS[k] for k in ("mc_question", "active_item", "interval_qa", "dense_caption",
-                                                          "guidance", "open_question")))
+#: The id fields of the played kinds, in the order a prediction's id is looked up (the ``ids`` order of
+#: :data:`streamcue.schemas.kinds.TABLE`).
+_RECORD_IDS = names("record ids", lambda: tuple(dict.fromkeys(TABLE[k].id_field for k in ordered("ids"))))
 
 
 def now() -> str:
@@ -69,6 +70,22 @@ class Selection:
         return sum(len(rows) for rows in self.records.values())
 
 
+def content_sha256(by_kind: Mapping[str, Sequence[Mapping[str, Any]]],
+                   videos: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """results.json ``benchmark.files_sha256``: ``{file name: SHA-256}`` of the records of each kind and of the
+    videos, by content, whatever the source (a build folder, a record file, a release, a Hub dataset): the SHA-256 of
+    the records' canonical JSON lines (sorted keys, no spaces), the lines sorted, so a release and the build it came
+    from are one benchmark version and an edited record is another."""
+    from streamcue.schemas.discovery import FILE_NAMES, VIDEOS_FILE
+
+    def digest(rows: Sequence[Mapping[str, Any]]) -> str:
+        lines = sorted(json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":")) for row in rows)
+        return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+
+    out = {FILE_NAMES[kind]: digest(rows) for kind, rows in by_kind.items()}
+    return {**out, VIDEOS_FILE: digest(videos)} if videos else out
+
+
 # ------------------------------------------------------------------------------------------ units and statistics
 
 def _task(record: Mapping[str, Any]) -> str:
@@ -84,8 +101,8 @@ def video_units(units: Mapping[str, Sequence[tuple[str, float, float]]],
 
 # ------------------------------------------------------------------------------------------ samples
 
-#: Kinds whose prediction is one answer (``response``) to one question.
-ASKED_ONCE = ("mc_question", "open_question")
+#: Kinds whose prediction is one answer (``response``) to one question (a row's ``answer``).
+ASKED_ONCE = names("ASKED_ONCE", lambda: tuple(k for k, row in TABLE.items() if row.answer))
 
 
 def _keep_unparseable(predictions: Sequence[dict[str, Any]], calls: Mapping[str, Sequence[Mapping[str, Any]]]) -> int:
@@ -112,11 +129,12 @@ def _parse(kind: str, record: Mapping[str, Any], prediction: Mapping[str, Any] |
 
     if prediction is None:
         return None, None, False, False
-    if kind == "open_question":
+    answer = TABLE[kind].answer if kind in TABLE else None
+    if answer == "text":
         raw = prediction.get("response")
         answered = isinstance(raw, str) and bool(raw.strip())
         return raw, raw if answered else None, answered, answered
-    if kind == "mc_question":
+    if answer == "choice":
         raw = prediction.get("response")
         answered = raw not in (None, "", [])
         n = len(record.get("options", []))
@@ -173,6 +191,25 @@ def _latency(calls: Sequence[Mapping[str, Any]]) -> float | None:
     return sum(values) if values else None
 
 
+def spoke(kind: str, prediction: Mapping[str, Any] | None) -> list[list[Any]]:
+    """``[[t_s, text]]``: when the model spoke (the page's timeline). A polled dialogue (StreamingBench proactive:
+    its first turn is the poll, asked again and again) has the model's replies to the poll left out: a "No" to "is
+    it the right time?" is no speech, the answer after a yes is."""
+    if not prediction:
+        return []
+    if kind in ASKED_ONCE:
+        return [[prediction.get("t_s"), prediction.get("response")]]
+    turns = prediction.get("responses", prediction.get("events", []))
+    poll = next((t.get("text") for t in turns[:1] if t.get("role") == "user"), None)
+    out, asked = [], None
+    for turn in turns:
+        if turn.get("role", "assistant") != "assistant":
+            asked = turn.get("text")
+        elif poll is None or asked != poll:
+            out.append([turn.get("t_s"), turn.get("text")])
+    return out
+
+
 def _samples(benchmark: str, read_choice: Callable[[Any, int], Any] | None,
              records: Mapping[str, Sequence[Mapping[str, Any]]],
              predictions: Mapping[str, Mapping[str, Any]], report: Mapping[str, Any],
@@ -192,10 +229,7 @@ def _samples(benchmark: str, read_choice: Callable[[Any, int], Any] | None,
                 "answered": answered, "parseable": parseable, "score": report.get("per_item", {}).get(rid),
                 "units": [list(u) for u in units.get(rid, [])],
                 "gold_windows": _gold_windows(kind, record),
-                "spoke": [[r.get("t_s"), r.get("text")] for r in (prediction or {}).get(
-                    "responses", (prediction or {}).get("events", [])) if r.get("role", "assistant") == "assistant"]
-                if kind not in ASKED_ONCE else ([[prediction.get("t_s"), prediction.get("response")]]
-                                                if prediction else []),
+                "spoke": spoke(kind, prediction),
                 "frames": _frames_sent(mine), "latency_s": _latency(mine), "calls": mine,
             })
     return out
@@ -207,7 +241,7 @@ def _samples(benchmark: str, read_choice: Callable[[Any, int], Any] | None,
 EFFICIENCY = ("calls", "endpoint_calls", "latency_mean_s", "latency_p50_s", "latency_p90_s", "latency_max_s",
               "ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_max_s", "tokens_in", "tokens_out",
               "tokens_in_per_call", "tokens_out_per_call", "frames_sent", "bytes_sent", "media_s", "wall_s",
-              "real_time_factor")
+              "real_time_factor", "real_time_basis", "concurrency")
 
 
 def _number(value: Any) -> float | None:
@@ -249,8 +283,11 @@ def efficiency(samples: Sequence[Mapping[str, Any]], replay_report: Mapping[str,
     calls' ``prompt_tokens`` and ``completion_tokens`` (else the replay report's endpoint totals), per call over
     ``endpoint_calls``; ``frames_sent`` and ``bytes_sent`` are what went to the server. ``media_s`` is the video
     time played: each video's ``duration_s``, else the last time a call was made on it. ``wall_s`` is the replay's
-    wall-clock time (the report's ``wall_s``, else started_at to finished_at, scoring included), and the real-time
-    factor ``wall_s / media_s``: below 1, the run kept up with the video.
+    wall-clock time (the report's ``wall_s``, else started_at to finished_at, scoring included). The real-time
+    factor counts only what the endpoint answered: ``wall_s / answered_s``, ``answered_s`` the video time of the
+    videos none of whose calls came from the cache (a cached answer takes no model time); None when there is none
+    (every video had a cached answer). It is a throughput at ``concurrency`` calls in flight; below 1, the run kept
+    up with the video. ``real_time_basis`` says what it counted (:func:`_real_time`).
     """
     calls = [c for s in samples for c in s.get("calls") or [] if isinstance(c, Mapping)]
     made = [c for c in calls if c.get("cached") is not True]
@@ -269,6 +306,10 @@ def efficiency(samples: Sequence[Mapping[str, Any]], replay_report: Mapping[str,
     media = sum(duration.get(v) or t for v, t in last.items()) or None
     wall = _number(replay_report.get("wall_s"))
     wall = wall if wall is not None else _seconds(started_at, finished_at)
+    cached = {str(s.get("video_id")) for s in samples for c in s.get("calls") or []
+              if isinstance(c, Mapping) and c.get("cached") is True}
+    answered = {v: duration.get(v) or t for v, t in last.items() if v not in cached}
+    concurrency = int(_number(replay_report.get("concurrency")) or 1)
     out: dict[str, Any] = {
         "calls": len(calls), "endpoint_calls": int(n_made),
         **_spread([v for v in (_number(c.get("latency_s")) for c in made) if v is not None], "latency"),
@@ -277,9 +318,22 @@ def efficiency(samples: Sequence[Mapping[str, Any]], replay_report: Mapping[str,
         "tokens_in_per_call": tokens["in"] / n_made if tokens["in"] is not None and n_made else None,
         "tokens_out_per_call": tokens["out"] / n_made if tokens["out"] is not None and n_made else None,
         "frames_sent": _total(made, "frames_sent"), "bytes_sent": _total(made, "bytes_sent"),
-        "media_s": media, "wall_s": wall,
-        "real_time_factor": wall / media if wall is not None and media else None}
+        "media_s": media, "wall_s": wall, **_real_time(wall, answered, len(last), concurrency)}
     return {key: out[key] for key in EFFICIENCY}
+
+
+def _real_time(wall: float | None, answered: Mapping[str, float], n_videos: int, concurrency: int) -> dict[str, Any]:
+    """``real_time_factor`` (``wall / sum(answered)``, None without an answered video or a wall time),
+    ``real_time_basis`` (what it counted, in words) and ``concurrency``."""
+    seconds = sum(answered.values())
+    factor = wall / seconds if wall is not None and seconds else None
+    if factor is None:
+        basis = (f"not measured: every one of the {n_videos} videos had answers from the cache, which take no model "
+                 "time" if n_videos and not answered else "not measured: no wall time or no video time")
+    else:
+        basis = (f"wall time over the {seconds:g} s of the {len(answered)} of {n_videos} videos answered wholly by the "
+                 f"endpoint (none from the cache), at concurrency {concurrency}: a throughput")
+    return {"real_time_factor": factor, "real_time_basis": basis, "concurrency": concurrency}
 
 
 # ------------------------------------------------------------------------------------------ versions
@@ -464,6 +518,18 @@ def write_played(out: Path, selection: Selection) -> Path:
     return played
 
 
+def _model(run: Mapping[str, Any], replay_report: Mapping[str, Any]) -> dict[str, Any]:
+    """results.json ``model``: the name and endpoint, the ``--model-revision`` given, and ``entry_sha256``, the
+    SHA-256 of the server's entry for the model (its canonical JSON; the entry itself is ``replay.llm.model_card``):
+    two checkpoints served under one name differ there. None where no model was called."""
+    llm = replay_report.get("llm") if isinstance(replay_report.get("llm"), Mapping) else {}
+    card = llm.get("model_card")
+    entry = hashlib.sha256(json.dumps(card, sort_keys=True, separators=(",", ":")).encode()).hexdigest() \
+        if card is not None else None
+    return {"name": run.get("model"), "endpoint": run.get("endpoint"), "revision": llm.get("model_revision"),
+            "entry_sha256": entry}
+
+
 def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: Sequence[Mapping[str, Any]],
                replay_report: Mapping[str, Any], run: Mapping[str, Any],
                bootstrap: BootstrapSettings = BootstrapSettings(),
@@ -513,7 +579,7 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
                       "version": hashlib.sha256(json.dumps(selection.sha256, sort_keys=True).encode()).hexdigest()[:16],
                       "split": run.get("split")},
         "protocol": dict(protocol or {"name": benchmark}),
-        "model": {"name": run.get("model"), "endpoint": run.get("endpoint")},
+        "model": _model(run, replay_report),
         "generation": dict(run.get("generation") or {}),
         "frames": {**dict(run.get("frames") or {}),
                    "without_pixels": (replay_report.get("frames") or {}).get("without_pixels", 0)},
@@ -541,9 +607,10 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
     }
     results["efficiency"] = efficiency(samples, replay_report, selection.videos, results["started_at"],
                                        results["finished_at"])
+    write_jsonl(out / "samples.jsonl", samples)
+    results["samples_sha256"] = hashlib.sha256((out / "samples.jsonl").read_bytes()).hexdigest()  # the seal's too
     results = seal_results(results)
     check_results(results)
-    write_jsonl(out / "samples.jsonl", samples)
     write_json(out / "results.json", results)
     from streamcue.io import atomic_write
 

@@ -11,8 +11,6 @@ plays, scores and writes the run folder (docs/runs.md). ``streamcue run`` only m
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,10 +19,39 @@ from typing import Any, ClassVar
 from streamcue.errors import ConfigError
 from streamcue.loaders.replay_config import ReplayConfig, declared
 
-__all__ = ["RunConfig", "run"]
+__all__ = ["RunConfig", "run", "parse_params"]
 
-#: Judges that call an LLM endpoint (the run's own, unless --judge-llm-base-url / --judge-llm-model say otherwise).
-LLM_JUDGES = ("llm", "mira", "streambench")
+
+def llm_judges() -> tuple[str, ...]:
+    """Judges that call an LLM endpoint (the run's own, unless --judge-llm-base-url / --judge-llm-model say
+    otherwise): the generic ``llm`` judge and each metric's own judge (a default judge that is not one of
+    :data:`~streamcue.metrics.judges.JUDGES`: ``Metric.default_judge``, declared by the metric's module)."""
+    from streamcue.metrics.judges import JUDGES
+    from streamcue.metrics.registry import METRICS
+
+    return ("llm", *sorted({m.default_judge for m in METRICS.values() if m.default_judge not in JUDGES}))
+
+
+def parse_params(items: list[str] | None) -> dict[str, Any]:
+    """``NAME=VALUE`` items (``--param``) as a dict; a value is read as JSON when it is JSON, else kept as text."""
+    import json
+
+    from streamcue.errors import ConfigError
+    from streamcue.finite import NonFiniteNumber
+    from streamcue.io import loads
+
+    out: dict[str, Any] = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--param expects NAME=VALUE, got {item!r}")
+        try:
+            out[name] = loads(value)
+        except NonFiniteNumber:
+            raise ConfigError(f"--param {name}: {value} is not a finite number") from None
+        except json.JSONDecodeError:
+            out[name] = value
+    return out
 
 
 @dataclass(frozen=True)
@@ -49,7 +76,7 @@ class RunConfig(ReplayConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        object.__setattr__(self, "params", dict(self.params or {}))
+        object.__setattr__(self, "params", _params(self.params))
         from streamcue.loaders.protocols import PROTOCOLS
         from streamcue.registry import get_benchmark
 
@@ -90,7 +117,7 @@ class RunConfig(ReplayConfig):
                                    "bertscore": self.bertscore, **self.params}
         if self.judge is not None:
             options["judge"] = self.judge
-        if metric.uses_judge and judge in LLM_JUDGES:
+        if metric.uses_judge and judge in llm_judges():
             endpoint = {"base_url": self.judge_llm_base_url or self.llm_base_url,
                         "model": self.judge_llm_model or self.llm_model, "structured": self.llm_structured}
             options["judge_options"] = {k: v for k, v in endpoint.items() if v}
@@ -155,6 +182,19 @@ def _finished(out: Path, selection: Any) -> dict[str, Any]:
     return results
 
 
+def _params(value: Any) -> dict[str, Any]:
+    """``params`` as a dict: a mapping as it is, ``NAME=VALUE`` texts (one, or a list) as ``--param`` reads them."""
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, (list, tuple)):
+        return parse_params([str(item) for item in value])
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise ConfigError(f"params must be a mapping or NAME=VALUE texts, got {type(value).__name__}")
+
+
 def _check_bootstrap(config: RunConfig) -> None:
     """``--resamples`` and ``--seed`` within the bootstrap's bounds, refused when the run is configured (not after
     every model call, when the intervals are drawn)."""
@@ -174,41 +214,31 @@ def _check_judge(config: RunConfig) -> None:
     from streamcue.metrics.judges import JUDGES
     from streamcue.registry import get_benchmark
 
-    known = (*JUDGES, *LLM_JUDGES)
+    known = (*JUDGES, *llm_judges())
     if config.judge is not None and config.judge not in known:
         raise ConfigError(f"unknown judge {config.judge!r}; known: {', '.join(dict.fromkeys(known))}")
     metric = get_metric(get_benchmark(config.benchmark).metric)
     judge = config.judge or metric.default_judge
+    if config.judge is not None and not metric.uses_judge:
+        raise ConfigError(f"{config.benchmark}'s metric scores without a judge (its official rules read the "
+                          f"answers): --judge {config.judge} would be ignored")
     if metric.judges and judge not in (metric.default_judge, *metric.judges):
         raise ConfigError(f"{config.benchmark}'s metric scores with --judge {' or '.join(metric.judges)} or no "
                           f"--judge, not {judge!r}")
     for flag, value in (("--judge-llm-base-url", config.judge_llm_base_url),
                         ("--judge-llm-model", config.judge_llm_model)):
-        if value is not None and not (metric.uses_judge and judge in LLM_JUDGES):
+        if value is not None and not (metric.uses_judge and judge in llm_judges()):
             where = (f"{config.benchmark}'s metric has no judge" if not metric.uses_judge
-                     else f"judge {judge} calls no LLM (use --judge {' or '.join(j for j in LLM_JUDGES)})")
+                     else f"judge {judge} calls no LLM (use --judge {' or '.join(llm_judges())})")
             raise ConfigError(f"{flag} is for an LLM judge; {where}, so it would be ignored")
 
 
 def _selection(plan: Any) -> Any:
-    from streamcue.metrics.run import Selection
+    from streamcue.metrics.run import Selection, content_sha256
 
     source = plan.source
-    if source.files:
-        sha = {path.name: _sha256(path.read_bytes()) for path in source.files.values()}
-        videos = Path(next(iter(source.files.values()))).parent / "videos.jsonl"
-        if plan.config.videos is not None:
-            videos = plan.config.videos
-        if videos.is_file():
-            sha[videos.name] = _sha256(videos.read_bytes())
-    else:  # a release or Hub dataset: the records themselves, canonical JSON
-        sha = {f"{kind}.jsonl": _sha256(json.dumps(rows, sort_keys=True).encode()) for kind, rows in
-               source.by_kind.items()}
+    sha = content_sha256(source.by_kind, list(source.videos.values()))
     return Selection(plan.chosen, plan.videos, dict(source.files), None, plan.n_benchmark, sha)
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _run_info(config: RunConfig, plan: Any, report: Mapping[str, Any], started: str,
@@ -225,10 +255,28 @@ def _run_info(config: RunConfig, plan: Any, report: Mapping[str, Any], started: 
         "frames": {"memory": config.memory, "k": config.k, "fps": config.fps, "window_s": window,
                    "pixels": plan.video_root is not None, "blind": bool(report.get("blind")),
                    "transport": config.transport, "audio": config.audio,
+                   **_frame_settings(config, pixels=plan.video_root is not None),
                    "sound": (report.get("audio") or {}).get("sound"),
                    "frames_total": sum(v.get("replay", {}).get("frames_total", 0) for v in kinds.values()),
                    "frames_seen": sum(v.get("replay", {}).get("frames_seen", 0) for v in kinds.values())},
     }
+
+
+#: What a ``video_url`` clip holds (results.json ``frames.clip``): exactly the frames the memory chose, each at its
+#: own time (:meth:`streamcue.loaders.frames.FrameSource.clip`); a clip of other contents is another setting.
+CLIP_CONTENTS = "chosen-frames"
+
+
+def _frame_settings(config: RunConfig, *, pixels: bool) -> dict[str, Any]:
+    """The frame settings that change what a request holds (results.json ``frames``, compared by ``compare``): the
+    text label before each frame, and, where pixels are sent, their size and JPEG quality (a JPEG setting only with
+    the ``frames`` transport) and how a clip is sent; None where a setting changes nothing sent."""
+    images = pixels and config.transport == "frames"
+    return {"frame_label": config.frame_label, "frame_side": (config.frame_side or None) if pixels else None,
+            "frame_pixels": config.frame_pixels if pixels else None,
+            "jpeg_quality": config.jpeg_quality if images else None,
+            "video_url": config.video_url if pixels and config.transport == "video_url" else None,
+            "clip": CLIP_CONTENTS if pixels and config.transport == "video_url" else None}
 
 
 def _prompts(protocol: Any, report: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -246,6 +294,7 @@ def _protocol_info(config: RunConfig, protocol: Any, report: Mapping[str, Any]) 
     from streamcue.loaders.replay_config import protocol_options
 
     return {"name": config.benchmark, "history": report.get("history"), "span": report.get("span"),
-            "timing": report.get("timing"), **protocol_options(protocol),
+            "timing": report.get("timing"), "clock": (report.get("clock") or {}).get("setting", "free"),
+            **protocol_options(protocol),
             "kinds": {kind: {"strategy": info.get("strategy"), "options": info.get("options", {})}
                       for kind, info in report.get("kinds", {}).items()}}

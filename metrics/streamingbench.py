@@ -31,6 +31,7 @@ the key its answers are stored under, as count.py reads them).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,13 +42,14 @@ from streamcue.io import read_json, write_json
 from streamcue.metrics.bench_readers import (Problems, check_pred_format, export_name, letter, read_ground_truth,
                                              read_predictions, RunPlayed)
 from streamcue.metrics.bootstrap import Rows, pooled
-from streamcue.metrics.choice_rules import as_text, first_element, is_object_answer, streamingbench_choice_correct
+from streamcue.metrics.choice_rules import as_text, choice_letter, first_element, is_object_answer
 from streamcue.metrics.registry import Metric
 from streamcue.metrics.scoring import make_report
 from streamcue.metrics.timing import Emission, TimingItem, TimingSpec, Trigger, emissions_of, window_last
 
 __all__ = ["evaluate", "run", "Tally", "PROACTIVE", "example_predictions", "export", "paper_figures",
-           "count_py_figures", "count_py_task", "units", "rows"]
+           "count_py_figures", "count_py_task", "units", "rows", "StreamingBenchConfig",
+           "streamingbench_choice_correct"]
 
 def units(item: Mapping[str, Any], record: Mapping[str, Any]) -> list[tuple[str, float, float]]:
     """A question's unit ``(task, correct, 1)``; a proactive item's answer unit and its ``<task> (time)`` unit."""
@@ -73,10 +75,34 @@ def rows(keys: Sequence[str], config: Mapping[str, Any]) -> tuple[Rows, Rows]:
     return task, {name: (mine, pooled(mine)) for name, mine in groups.items() if mine}
 
 
+@dataclass(frozen=True)
+class StreamingBenchConfig:
+    """StreamingBench scoring rules and the proactive time window (count.py: 2 s either side)."""
+
+    version: int = 1
+    rules: str = "official"
+    time_window_s: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.rules not in ("official", "strict"):
+            raise ConfigError(f"streamingbench rules must be official or strict, got {self.rules!r}")
+        if isinstance(self.time_window_s, bool) or not isinstance(self.time_window_s, (int, float)) \
+                or not 0 <= self.time_window_s < float("inf"):
+            raise ConfigError(f"streamingbench time_window_s must be a number >= 0, got {self.time_window_s!r}")
+
+
+def streamingbench_choice_correct(answer: Any, letter: str, n_options: int, rules: str = "official") -> bool:
+    if rules == "strict":
+        return choice_letter(answer, n_options) == letter
+    return first_element(answer) == letter
+
+
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
 METRIC = Metric("streamingbench", "mc_question", "streamingbench", higher_is_better=True, uses_judge=False,
                 summary="StreamingBench accuracy per task type; proactive time and answer accuracy",
-                entry="streamcue.metrics.streamingbench:run", other_pred_formats=("streamingbench",),
+                entry="streamcue.metrics.streamingbench:run",
+                config_class="streamcue.metrics.streamingbench:StreamingBenchConfig", config_latest=1,
+                other_pred_formats=("streamingbench",),
                 keyed_pred_formats=("streamingbench",), units=units, rows=rows,
                 read_choice=lambda raw, n: first_element(raw),
                 option_help={"--pred-format": "streamcue or streamingbench (an answered questions file)"})
@@ -171,44 +197,11 @@ def evaluate(gt_path: str | Path, pred_path: str | Path, config: Any, pred_forma
     extra: dict[str, Any] = {"rules": rules, "pred_format": pred_format}
     unscored: list[str] = []  # multiple choice without a first element: left out under the official rule
     empty_dialogues: list[str] = []  # proactive answers with no turn: wrong (count.py crashes on them)
-    answers: dict[str, Any] = {}
     gold_letter: dict[str, str] = {}
     if pred_format == "streamingbench":
-        if not model:
-            raise ConfigError("--pred-format streamingbench needs --model NAME (the key each answer is stored under)")
-        subset, rows = _match_subset(read_json(pred_path), pred_path, gt)
-        scope = {rid for rid, r in gt.items() if r.get("subset") == subset}
-        extra.update(subsets=[subset], model=model)
-        mismatches = []
-        for qid, _, _, _, question in rows:
-            if "answer" in question:
-                gold_letter[qid] = question["answer"]
-                if question["answer"] != letter(gt[qid]["answer"]):
-                    mismatches.append(qid)
-            if model in question:
-                answers[qid] = question[model]
-        extra["ground_truth_mismatches"] = mismatches
-        problems.named("ground_truth_mismatches", mismatches, "the file's letter kept, as count.py reads it",
-                       error=False)
-        if not answers:
-            problems.named("no_predictions", [str(pred_path)], f"no question holds an answer under {model!r}")
-        duplicates: list[str] = []
+        answers, scope, duplicates = _answered_file(pred_path, gt, model, problems, extra, gold_letter)
     else:
-        preds, duplicates = read_predictions(pred_path, gt)
-        if not preds:
-            problems.named("no_predictions", [str(pred_path)], "nothing scored; rules=strict refuses it")
-        subsets = sorted({gt[rid].get("subset") or "" for rid in preds})
-        scope = {rid for rid, r in gt.items() if (r.get("subset") or "") in subsets}
-        extra["subsets"] = subsets
-        for rid, pred in preds.items():
-            if ("responses" in pred) != ("target" in gt[rid]):
-                problems.add("wrong_kind", rid)
-                continue
-            if "responses" in pred:
-                said = [r for r in pred["responses"] if r.get("role", "assistant") == "assistant"]
-                answers[rid] = {"dialog_history": [{"time": r["t_s"], "content": r.get("text")} for r in said]}
-            else:
-                answers[rid] = pred["response"]
+        answers, scope, duplicates = _streamcue_answers(pred_path, gt, problems, extra)
     for rid in list(answers):
         if "target" not in gt[rid] and is_object_answer(answers[rid]):
             problems.add("object_answers", rid)
@@ -222,16 +215,8 @@ def evaluate(gt_path: str | Path, pred_path: str | Path, config: Any, pred_forma
             continue
         answer = answers.get(rid)
         if record["task"] == PROACTIVE or "target" in record:
-            history = answer.get("dialog_history") if isinstance(answer, dict) else None
-            if rid in answers and not isinstance(history, list):
-                raise InputError("a proactive answer needs a dialog_history list", file=pred_path, record=rid)
-            last = history[-1] if history else None
-            last_t = _time(last.get("time"), pred_path, rid) if isinstance(last, dict) else None
-            time_ok, answer_ok = _proactive_ok(last_t, last.get("content") if isinstance(last, dict) else None,
-                                               record, window)
-            if last is None:
+            if _score_proactive(tally, rid, record, answer, rid in answers, pred_path, window):
                 empty_dialogues.append(rid)
-            tally.proactive(rid, record["task"], time_ok, answer_ok)
             continue
         correct = gold_letter.get(rid, letter(record["answer"]))
         if rules == "official" and not first_element(answer):
@@ -246,6 +231,68 @@ def evaluate(gt_path: str | Path, pred_path: str | Path, config: Any, pred_forma
                missing_scored_as="left out, as count.py does" if rules == "official" else "wrong",
                **problems.report())
     return out
+
+
+def _answered_file(pred_path: Path, gt: Mapping[str, Any], model: str | None, problems: Problems,
+                   extra: dict[str, Any], gold_letter: dict[str, str]) -> tuple[dict[str, Any], set[str], list[str]]:
+    """``(answers, ids in scope, duplicates)`` of an answered questions file (the answers under ``model``); the
+    file's own gold letters go into ``gold_letter``."""
+    if not model:
+        raise ConfigError("--pred-format streamingbench needs --model NAME (the key each answer is stored under)")
+    subset, rows = _match_subset(read_json(pred_path), pred_path, gt)
+    scope = {rid for rid, r in gt.items() if r.get("subset") == subset}
+    extra.update(subsets=[subset], model=model)
+    answers: dict[str, Any] = {}
+    mismatches = []
+    for qid, _, _, _, question in rows:
+        if "answer" in question:
+            gold_letter[qid] = question["answer"]
+            if question["answer"] != letter(gt[qid]["answer"]):
+                mismatches.append(qid)
+        if model in question:
+            answers[qid] = question[model]
+    extra["ground_truth_mismatches"] = mismatches
+    problems.named("ground_truth_mismatches", mismatches, "the file's letter kept, as count.py reads it", error=False)
+    if not answers:
+        problems.named("no_predictions", [str(pred_path)], f"no question holds an answer under {model!r}")
+    return answers, scope, []
+
+
+def _streamcue_answers(pred_path: Path, gt: Mapping[str, Any], problems: Problems,
+                       extra: dict[str, Any]) -> tuple[dict[str, Any], set[str], list[str]]:
+    """``(answers, ids in scope, duplicates)`` of streamcue predictions: a proactive item's responses as count.py's
+    ``dialog_history``."""
+    preds, duplicates = read_predictions(pred_path, gt)
+    if not preds:
+        problems.named("no_predictions", [str(pred_path)], "nothing scored; rules=strict refuses it")
+    subsets = sorted({gt[rid].get("subset") or "" for rid in preds})
+    scope = {rid for rid, r in gt.items() if (r.get("subset") or "") in subsets}
+    extra["subsets"] = subsets
+    answers: dict[str, Any] = {}
+    for rid, pred in preds.items():
+        if ("responses" in pred) != ("target" in gt[rid]):
+            problems.add("wrong_kind", rid)
+            continue
+        if "responses" in pred:
+            said = [r for r in pred["responses"] if r.get("role", "assistant") == "assistant"]
+            answers[rid] = {"dialog_history": [{"time": r["t_s"], "content": r.get("text")} for r in said]}
+        else:
+            answers[rid] = pred["response"]
+    return answers, scope, duplicates
+
+
+def _score_proactive(tally: Tally, rid: str, record: Mapping[str, Any], answer: Any, answered: bool,
+                     pred_path: Path, window: float) -> bool:
+    """Tally a proactive item by its dialogue's last turn; True when the dialogue is empty."""
+    history = answer.get("dialog_history") if isinstance(answer, dict) else None
+    if answered and not isinstance(history, list):
+        raise InputError("a proactive answer needs a dialog_history list", file=pred_path, record=rid)
+    last = history[-1] if history else None
+    last_t = _time(last.get("time"), pred_path, rid) if isinstance(last, dict) else None
+    time_ok, answer_ok = _proactive_ok(last_t, last.get("content") if isinstance(last, dict) else None,
+                                       record, window)
+    tally.proactive(rid, record["task"], time_ok, answer_ok)
+    return last is None
 
 
 def _paper_group(record: Mapping[str, Any]) -> str:

@@ -50,7 +50,8 @@ from typing import Any
 from streamcue.errors import ConfigError
 from streamcue.metrics.text import normalize_answer, token_f1
 
-__all__ = ["Trigger", "Emission", "Matching", "Rule", "RULES", "TimingSpec", "TimingItem", "within", "near",
+__all__ = ["against_metric", "Trigger", "Emission", "Matching", "Rule", "RULES", "TimingSpec", "TimingItem", "within",
+           "near",
            "window_last", "anticipation_latency", "first_unused", "nearest_one_to_one", "greedy_pairs",
            "maximum_matching", "window_matching", "window_maximum", "text_bipartite", "emissions_of", "match",
            "content_correct", "figures", "rescore"]
@@ -340,6 +341,9 @@ class TimingSpec:
     items: Callable[[Path, Path, Any], dict[str, TimingItem]]
     group: str = "group"
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: The metric's own category of each item (``early``, ``no-response``, ``late``, ``on-time``) from the same files
+    #: and config, where the metric categorises: re-scored under its own rule, the report says where they differ.
+    categories: Callable[[Path, Path, Any], dict[str, str]] | None = None
 
 
 def _score_item(rule: str, item: TimingItem, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -409,4 +413,26 @@ def rescore(metric: str, gt: str | Path, pred: str | Path, rule: str, config_ver
     report["timing"] = {"rule": rule, "params": {**found.params, **params}, "summary": found.summary,
                         "own_rule": spec.rule, "content": "gold text a run of whole words of the emission"}
     report["notes"] = list(spec.notes)
+    if rule == spec.rule and spec.categories is not None:
+        report["timing"]["against_metric"] = against_metric(per_item, spec.categories(Path(gt), Path(pred), config))
+        report["notes"].insert(0, report["timing"]["against_metric"]["said"])
     return report
+
+
+def against_metric(per_item: Mapping[str, Mapping[str, Any]], own: Mapping[str, str]) -> dict[str, Any]:
+    """The categories re-scored under the metric's own rule against the metric's own (``own``, by item id):
+    ``{"rule": counts, "metric": counts, "differ": ids, "said": one line}``; the line names both on-time counts and
+    the questions categorised differently, or says they agree."""
+    names = ("early", "no-response", "late", "on-time")
+    mine = {rid: (item.get("categories") or [None])[0] for rid, item in per_item.items()}
+    counts = {side: {n: list(found.values()).count(n) for n in names} for side, found in (("rule", mine),
+                                                                                        ("metric", own))}
+    differ = sorted(rid for rid in mine if rid in own and mine[rid] != own[rid])
+    if not differ:
+        said = "every question has the metric's own category under its own rule"
+    else:
+        shown = ", ".join(f"{rid} ({own[rid]} in the metric, {mine[rid]} here)" for rid in differ[:5])
+        more = " ..." if len(differ) > 5 else ""
+        said = (f"on time: {counts['rule']['on-time']} here, {counts['metric']['on-time']} in the metric's own "
+                f"scoring: {len(differ)} question(s) categorised differently, {shown}{more}; why: see the next note")
+    return {**counts, "differ": differ, "said": said}

@@ -5,10 +5,11 @@ The three views of one judgement are described in :mod:`streamcue.metrics.judges
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["Triple", "Verdict"]
+__all__ = ["Triple", "Verdict", "LLMTask"]
 
 
 @dataclass(frozen=True)
@@ -22,3 +23,18 @@ class Verdict:
 
 
 Triple = tuple[str, str, str]  # (question, reference, response)
+
+
+@dataclass(frozen=True)
+class LLMTask:
+    """How the ``llm`` judge grades one task's triples: its versioned prompt (under ``metrics/prompts/``), the JSON
+    shape of the model's answer, and the verdict read from that answer. A metric declares its own task in its module
+    (``Metric(..., llm_task=...)``); the judge asks the metrics for them, so it names none."""
+
+    #: The task name a metric passes to ``JudgeRunner.verdicts``.
+    name: str
+    prompt: str
+    schema: Mapping[str, Any]
+    verdict: Callable[[Mapping[str, Any]], Verdict]
+    #: Grade a task that no metric declares as this one (one task at most sets it).
+    fallback: bool = False

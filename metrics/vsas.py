@@ -28,25 +28,75 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from streamcue.metrics.bootstrap import pooled_rows, record_units
-from streamcue.metrics.configs import VsasConfig
+from streamcue.errors import ConfigError
+from streamcue.metrics.bootstrap import pooled, pooled_rows, record_units
 from streamcue.metrics.estp import Response
 from streamcue.metrics.judges import JudgeRunner
 from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import grouped, judge_runner, make_report, mean, read_pairs
+from streamcue.metrics.verdict import LLMTask, Verdict
 
 __all__ = ["extrapolate", "longest_common_substring", "longest_common_subsequence", "distance", "consistency",
-           "group_mean", "higher_is_better", "evaluate_vsas", "run"]
+           "group_mean", "higher_is_better", "evaluate_vsas", "run", "units", "rows", "CONSISTENCY", "VsasConfig"]
+
+
+@dataclass(frozen=True)
+class VsasConfig:
+    """VSAS consistency parameters (the paper leaves these open).
+
+    ``common``: ``substring`` (longest common substring) or ``subsequence``.
+    ``clip``: clip each term to [0, 1] (``term``, v1) or only the final mean (``total``, v2: the
+    paper's reading, "per-task consistency scores are clipped between 0 and 1", VSAS-Bench Sec. 3.3).
+    ``denominator``: ``n`` divides the N_t - 1 terms by N_t as written; ``pairs`` by N_t - 1.
+    """
+
+    version: int = 1
+    common: str = "substring"
+    clip: str = "term"
+    denominator: str = "n"
+
+    def __post_init__(self) -> None:
+        for name, allowed in (("common", ("substring", "subsequence")), ("clip", ("term", "total")),
+                              ("denominator", ("n", "pairs"))):
+            if getattr(self, name) not in allowed:
+                raise ConfigError(f"vsas {name} must be one of {allowed}, got {getattr(self, name)!r}")
+
+
+#: The ``llm`` judge's VSAS task (also every task no metric declares): prompt ``vsas_judge.v1`` returns
+#: ``{"score": 0-3, "match": bool}``; ``binary = match``, ``rubric = score``, ``answer_score = 1 + 4 * score / 3``.
+LLM_TASK = LLMTask("vsas", "vsas_judge.v1",
+                   {"type": "object", "required": ["score", "match"], "additionalProperties": False,
+                    "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 3},
+                                   "match": {"type": "boolean"}}},
+                   lambda a: Verdict(bool(a["match"]), int(a["score"]), 1 + 4 * a["score"] / 3), fallback=True)
+
+#: The unit key of a task's consistency (its accuracy's key is its task type).
+CONSISTENCY = "consistency"
+_accuracy_units = record_units("accuracy")
+
+
+def units(item: Mapping[str, object], record: Mapping[str, object]) -> list[tuple[str, float, float]]:
+    """A task's units: ``(task type, accuracy, 1)`` and ``("consistency", consistency, 1)``."""
+    return [*_accuracy_units(item, record), (CONSISTENCY, float(item.get("consistency") or 0.0), 1.0)]
+
+
+def rows(keys: Sequence[str], config: Mapping[str, object]) -> tuple[dict, dict]:
+    """Task rows: each task type's accuracy; group rows: ``mean`` accuracy over every task and ``consistency``, the
+    mean of the tasks' consistency (the metric's overall figures, :func:`evaluate_vsas`)."""
+    task, group = pooled_rows()([k for k in keys if k != CONSISTENCY], config)
+    return task, {**group, **({CONSISTENCY: ((CONSISTENCY,), pooled((CONSISTENCY,)))} if CONSISTENCY in keys else {})}
 
 #: The metric as ``streamcue evaluate`` runs it (metrics/registry.py reads it here).
 METRIC = Metric("vsas", "dense_caption", "vsas", higher_is_better=True, uses_judge=True,
                 summary="VSAS-Bench accuracy and consistency (Sec. 3.3)", entry="streamcue.metrics.vsas:run",
-                units=record_units("accuracy"), rows=pooled_rows())
+                config_class="streamcue.metrics.vsas:VsasConfig", config_latest=2,  # v2 since 2026-11-23
+                units=units, rows=rows, llm_task=LLM_TASK)
 
 higher_is_better = True
 

@@ -7,16 +7,24 @@ BERTScore: 2,000 pairs of 12-word sentences with the packaged all-MiniLM-L6-v2 (
 The judge is ``exact`` and answered from memory on the timed run, so the figures are the
 metric itself; the first (cold) run shows the cost with judging included.
 
-    python perf/bench_metrics.py
+    python perf/bench_metrics.py [--json FILE]
+
+``--json`` also writes each figure (seconds) and its ratio to a reference: the best of three runs, in the same
+process, of a fixed pure-Python workload (sorting and counting seeded random words), so that a ratio moves with the
+code more than with the machine's load (lower is better).
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import platform
 import random
 import tempfile
 import time
 import os
+from collections import Counter
+from pathlib import Path
 
 from streamcue.metrics.configs import load_config
 from streamcue.metrics.judges import ExactJudge, JudgeRunner
@@ -71,16 +79,33 @@ def timed(fn, *args):
     return time.perf_counter() - start, result
 
 
+def reference_s() -> float:
+    """Seconds of a fixed pure-Python workload (best of 3): what the metric figures are divided by in ``--json``."""
+    def work() -> None:
+        rng = random.Random(1)
+        words = [sentence(rng, 3) for _ in range(60_000)]
+        Counter(sorted(words))
+
+    return min(timed(work)[0] for _ in range(3))
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=Path, help="also write the figures and their ratios to this JSON file")
+    args = parser.parse_args()
     os.environ.setdefault("STREAMCUE_CACHE_DIR", tempfile.mkdtemp())
     rng = random.Random(0)
+    load = os.getloadavg()[0]
+    reference = reference_s()
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}")
+          f"{platform.python_version()}; reference workload {reference:.3f} s")
+    figures = {}
     gt, preds = estp_data(rng)
     runner = JudgeRunner(ExactJudge(), use_cache=False)
     cold, report = timed(evaluate_estp, gt, preds, runner, load_config("estp_f1"))
     warm, _ = timed(evaluate_estp, gt, preds, runner, load_config("estp_f1"))
     n_resp = sum(len(p["responses"]) for p in preds.values())
+    figures["estp_f1_s"] = warm
     print(f"ESTP-F1  {len(gt)} questions, {n_resp} responses, {report['judge']['distinct']} distinct judged pairs: "
           f"{cold:.3f} s with judging, {warm:.3f} s judge cached")
     gt, preds = vsas_data(rng)
@@ -93,18 +118,25 @@ def main() -> None:
         cold, report = timed(evaluate_vsas, gt, preds, runner, config)
         longest_common_substring.cache_clear()
         warm, _ = timed(evaluate_vsas, gt, preds, runner, config)
+        figures[f"vsas_{common}_s"] = warm
         print(f"VSAS ({common:11s}) {len(gt)} tasks x 300 s, {report['judge']['requested']} judged timesteps, "
               f"{report['judge']['distinct']} distinct pairs: {cold:.3f} s with judging, {warm:.3f} s judge cached")
-    bertscore(rng)
+    seconds = bertscore(rng)
+    if seconds is not None:
+        figures["bertscore_s"] = seconds
+    if args.json:
+        args.json.write_text(json.dumps({
+            "load_before": load, "load_after": os.getloadavg()[0], "reference_s": reference, "seconds": figures,
+            "vs_reference": {k.removesuffix("_s"): v / reference for k, v in figures.items()}}, indent=1) + "\n")
 
 
-def bertscore(rng: random.Random, pairs: int = 2000) -> None:
+def bertscore(rng: random.Random, pairs: int = 2000) -> float | None:
     """BERTScore F1 of ``pairs`` feedback-like sentence pairs with the packaged MiniLM at layer 4 (the default)."""
     import importlib.util
 
     if importlib.util.find_spec("bert_score") is None:
         print("BERTScore skipped: install the [embed] extra")
-        return
+        return None
     from streamcue.metrics.bertscore import bertscore_f1
 
     refs = [sentence(rng, 12) for _ in range(pairs)]
@@ -113,6 +145,7 @@ def bertscore(rng: random.Random, pairs: int = 2000) -> None:
     second, _ = timed(bertscore_f1, refs, cands)
     print(f"BERTScore F1, packaged all-MiniLM-L6-v2 layer 4, {pairs} pairs of 12 words: {first:.2f} s first call "
           f"(model load included), {second:.2f} s second call")
+    return second
 
 
 if __name__ == "__main__":

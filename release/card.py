@@ -25,6 +25,7 @@ from streamcue.schemas._validate import load_schema
 from streamcue.schemas.discovery import CONFIG_NAMES
 from streamcue.schemas.discovery import KIND_OF_CONFIG as KIND_OF
 from streamcue.schemas.features import typed
+from streamcue.schemas.kinds import TABLE, names, ordered, view
 from streamcue.schemas.taxonomy import SPLITS
 
 __all__ = ["CONFIG_NAMES", "KIND_OF", "VIDEO_FILES", "DEFAULT_ORDER", "choose_default", "default_kind", "data_path",
@@ -33,22 +34,12 @@ __all__ = ["CONFIG_NAMES", "KIND_OF", "VIDEO_FILES", "DEFAULT_ORDER", "choose_de
 #: The config of the published video files themselves (the Hub's video-dataset form: a ``datasets.Video`` column,
 #: decoded lazily), one row per file of ``videos/`` with its ``video_id`` and ``uri``.
 VIDEO_FILES = "video_files"
-#: Which config ``load_dataset(repo)`` gives without a config name: the first present in this order.
-DEFAULT_ORDER = ("guidance", "interval_qa", "dense_caption", "mc_question", "open_question", "active_item", "video")
+#: Which config ``load_dataset(repo)`` gives without a config name: the first present in this order (the kinds
+#: ranked in the ``default`` order of :data:`streamcue.schemas.kinds.TABLE`).
+DEFAULT_ORDER = names("DEFAULT_ORDER", lambda: ordered("default"))
 
-#: What a record of each kind asks of a streaming-video assistant (the card's summary).
-TASKS = {
-    "video": "one row per video: id, source, split, duration and the path of the file relative to the video "
-             "root (`videos/` of this release for the videos it publishes, else a folder you supply)",
-    "interval_qa": "a question asked at a moment of the video, answered once or more during given intervals "
-                   "(proactive answering: say it when it becomes true)",
-    "dense_caption": "timed captions of what happens, to be emitted while the video plays",
-    "guidance": "a task plan and the guidance events an assistant should give live: instructions, successes, "
-                "mistakes and the finish",
-    "mc_question": "a multiple-choice question asked at a moment of the video",
-    "active_item": "a question whose answer the assistant must give at the right moment (active responding)",
-    "open_question": "an open-ended question in a multi-turn stream, judged against a reference answer",
-}
+#: What a record of each kind asks of a streaming-video assistant (the card's summary: each row's ``card``).
+TASKS = view("TASKS", lambda: {k: TABLE[k].card for k in ordered("release") if TABLE[k].card})
 
 
 def _size_category(n: int) -> str:

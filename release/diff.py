@@ -11,7 +11,7 @@ from typing import Any
 from streamcue.annotation.verify import SEAL, verification_problem
 from streamcue.extras import require
 from streamcue.release.card import CONFIG_NAMES, KIND_OF
-from streamcue.release.manifest import read_manifest
+from streamcue.release.manifest import check_record_files
 from streamcue.schemas import ID_FIELDS
 from streamcue.schemas.features import Layout, decode
 
@@ -50,7 +50,7 @@ def read_release(dist: str | Path) -> tuple[dict[str, Any], Keyed]:
     """The manifest and the records of a release folder (read with pyarrow, decoded to records)."""
     pq = require("pyarrow.parquet", "release", "pyarrow")
     dist = Path(dist)
-    manifest = read_manifest(dist)
+    manifest = check_record_files(dist)
     records: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for config, splits in manifest["configs"].items():
         kind = KIND_OF.get(config, config)  # releases before 0.x keyed configs by kind

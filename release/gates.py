@@ -5,13 +5,16 @@ Each gate refuses with one message naming the file, record and field, and says h
 
 from __future__ import annotations
 
+import html
 import json
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import yaml
 
@@ -20,6 +23,7 @@ from streamcue.dataset_builders.output import FILE_NAMES
 from streamcue.errors import ConfigError, InputError, RecordValidationError
 from streamcue.io import iter_jsonl, read_json
 from streamcue.paths import resolve_uri
+from streamcue.redact import key_shaped
 from streamcue.registry import BENCHMARKS, SOURCES, Source
 from streamcue.schemas.features import RELEASE_KINDS
 from streamcue.schemas import ID_FIELDS, check_file
@@ -447,21 +451,47 @@ _BEFORE = r"""(?:^|[^A-Za-z0-9_.~/\\]|(?:^|[^A-Za-z0-9_.~/\\])-[A-Za-z]|\\[A-Za-
 #: and ``-i/home/...`` are caught while ``1/2 cup``, ``and/or``, ``./data/x``, ``~5/10``, ``10:30`` and
 #: ``https://a.org/b/c`` pass. RE2-compatible (Arrow scans
 #: Parquet string columns with it; RE2's ``\s`` is ASCII, so no class here relies on it for Unicode spaces).
-ABSOLUTE_PATH = (_BEFORE + r"""(?P<path>/[A-Za-z0-9._-]+/[^\s/]|/(?:home|root|Users)\b|~/|~[A-Za-z_][A-Za-z0-9._-]*/|"""
-                 r"""\$\{?HOME\b|%(?:USERPROFILE|HOMEPATH|HOMEDRIVE|HOME|APPDATA|LOCALAPPDATA)%|[A-Za-z]:[\\/]|"""
+ABSOLUTE_PATH = (_BEFORE + r"""(?P<path>/[A-Za-z0-9._-]+/[^\s/]|/(?:home|root|Users)\b|~/|~[A-Za-z_][A-Za-z0-9._-]*|"""
+                 r"""\$\{?(?:HOME|USERPROFILE|HOMEPATH|APPDATA|LOCALAPPDATA)\b|%(?:USERPROFILE|HOMEPATH|HOMEDRIVE|HOME|APPDATA|LOCALAPPDATA)%|[A-Za-z]:[\\/]|"""
                  r"""\\\\[A-Za-z0-9._$?-]+\\)|(?P<url>\b[Ff][Ii][Ll][Ee]:/)""")
 _ABSOLUTE = re.compile(ABSOLUTE_PATH, re.ASCII)
-#: An e-mail address (``name@host.tld``, internationalized too: ``bob@bücher.example``) or a Label Studio account
+#: An e-mail address (``name@host.tld``, internationalized too: ``bob@bücher.example``; a quoted local part
+#: ``"bob smith"@x.org``, an IP literal ``bob@[10.0.0.1]``, a host without a dot of three or more characters
+#: ``bob@localhost``; not ``a@b``) or a Label Studio account
 #: id as ``annotate pull`` names an unknown user (``user:17``): personal data a release never publishes.
 #: RE2-compatible (``[^\x00-\x7F]``: any non-ASCII letter of a name).
-PERSONAL = (r"""(?:[A-Za-z0-9._%+-]|[^\x00-\x7F])+@(?:[A-Za-z0-9-]|[^\x00-\x7F])+"""
-            r"""(?:\.(?:[A-Za-z0-9-]|[^\x00-\x7F])+)*\.(?:[A-Za-z]{2,}|xn--[A-Za-z0-9-]+)|\buser:[0-9]+\b""")
+PERSONAL = (r"""(?:"[^"@\s,;:](?:[^"@\n,;:]{0,62}[^"@\s,;:])?"|(?:[A-Za-z0-9._%+-]|[^\x00-\x7F])+)@"""
+            r"""(?:\[[0-9A-Fa-fv.:]+\]|"""
+            r"""(?:[A-Za-z0-9-]|[^\x00-\x7F])+(?:\.(?:[A-Za-z0-9-]|[^\x00-\x7F])+)*\.(?:[A-Za-z]{2,}|xn--[A-Za-z0-9-]+)|"""
+            r"""(?:[A-Za-z]|[^\x00-\x7F])(?:[A-Za-z0-9-]|[^\x00-\x7F]){2,})|\buser:[0-9]+\b""")
 _PERSONAL = re.compile(PERSONAL, re.ASCII)
 
 
+_AT = re.compile(r"\s*[\[({<]\s*at\s*[\])}>]\s*", re.IGNORECASE)
+_DOT = re.compile(r"\s*[\[({<]\s*dot\s*[\])}>]\s*", re.IGNORECASE)
+_JSON_ESCAPE = re.compile(r"\\(u[0-9A-Fa-f]{4}|[/\\\"])")
+#: What a string must hold for the normalized reading to differ (RE2): the Parquet scan reads these in Python.
+NORMALIZABLE = r"""[%&\\~$@]|[^\x00-\x7F]|(?i:at|dot)\s*[\])}>]|(?i:hf_|sk-|bearer)"""
+
+
+def normalized(text: str) -> str:
+    """``text`` as a reader may see it: Unicode NFKC (``＠`` is ``@``, ``／`` is ``/``), HTML entities, percent
+    escapes and JSON escapes decoded (repeatedly, so a double encoding hides nothing), and the spelled-out
+    ``[at]``, ``(at)``, ``[dot]``, ``(dot)`` read as ``@`` and ``.``."""
+    out = unicodedata.normalize("NFKC", text)
+    for _ in range(4):
+        before = out
+        out = _JSON_ESCAPE.sub(lambda m: chr(int(m[1][1:], 16)) if m[1][0] == "u" else m[1], out)
+        out = unicodedata.normalize("NFKC", unquote(html.unescape(out)))
+        if out == before:
+            break
+    return _DOT.sub(".", _AT.sub("@", out))
+
+
 def absolute_path_in(text: str) -> str | None:
-    """The start of the first local absolute path or home directory in ``text`` (for a message), or None."""
-    match = _ABSOLUTE.search(text)
+    """The start of the first local absolute path or home directory in ``text`` or in its :func:`normalized`
+    reading (for a message), or None."""
+    match = _ABSOLUTE.search(text) or _ABSOLUTE.search(normalized(text))
     if match is None:
         return None
     head = match.group("path") or match.group("url")
@@ -473,7 +503,7 @@ def personal_data_in(text: str, people: Iterable[str] = ()) -> str | None:
     """What personal data ``text`` holds, in words (never the data itself), or None: an e-mail address, a
     Label Studio account id, or one of ``people`` (account names, matched as whole words without case; a name
     of one or two characters would match ordinary words, so only longer ones are looked for)."""
-    match = _PERSONAL.search(text)
+    match = _PERSONAL.search(text) or _PERSONAL.search(normalized(text))
     if match:
         return "a Label Studio account id" if match.group().startswith("user:") else "an e-mail address"
     lowered = text.lower()
@@ -509,6 +539,10 @@ def scan_published(folder: str | Path, people: Iterable[str] = ()) -> None:
             if found:
                 raise InputError(f"a published file names a local absolute path or home directory ({found}); "
                                  "records, reports and cards must hold relative paths only",
+                                 file=rel, field=where)
+            if key_shaped(text) or key_shaped(normalized(text)):
+                raise InputError("a published file holds a key-shaped token (sk-..., hf_..., a bearer token); "
+                                 "remove it from the records (it is a secret, wherever it came from)",
                                  file=rel, field=where)
             personal = personal_data_in(text, people)
             if personal:
@@ -557,63 +591,99 @@ def _parsed(value: Any, where: str = "$") -> Iterator[tuple[str, str]]:
 
 
 def _parquet_strings(path: Path, people: list[str]) -> Iterator[tuple[str, str]]:
-    import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.parquet as pq
-
-    def leaves(array: Any, name: str) -> Iterator[tuple[str, Any]]:
-        kind = array.type
-        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-            yield name, array
-        elif pa.types.is_struct(kind):
-            for i in range(kind.num_fields):
-                yield from leaves(array.field(i), f"{name}.{kind.field(i).name}")
-        elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
-            yield from leaves(array.flatten(), f"{name}[]")
-
-    def names(kind: Any, name: str) -> Iterator[tuple[str, str]]:
-        if pa.types.is_struct(kind):
-            for i in range(kind.num_fields):
-                yield f"{name} (a field name)", kind.field(i).name
-                yield from names(kind.field(i).type, f"{name}.{kind.field(i).name}")
-        elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
-            yield from names(kind.value_type, f"{name}[]")
-
-    def has(kind: Any, test: Any) -> bool:
-        if test(kind):
-            return True
-        if pa.types.is_struct(kind):
-            return any(has(kind.field(i).type, test) for i in range(kind.num_fields))
-        return (pa.types.is_list(kind) or pa.types.is_large_list(kind)) and has(kind.value_type, test)
-
-    def text(kind: Any) -> bool:
-        return pa.types.is_string(kind) or pa.types.is_large_string(kind)
-
-    def binary(kind: Any) -> bool:
-        return pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
 
     schema = pq.read_schema(path)
     for column in schema:
         yield f"{column.name} (a column name)", column.name
-        yield from names(column.type, column.name)
-    columns = []  # every column with strings; of a struct holding bytes (a video), only its strings
-    for f in schema:
-        if has(f.type, binary) and pa.types.is_struct(f.type):
-            columns += [f"{f.name}.{sub.name}" for sub in f.type if text(sub.type)]
-        elif has(f.type, text):
-            columns.append(f.name)
+        yield from _arrow_names(column.type, column.name)
     with pq.ParquetFile(path) as parquet:  # reads the named leaves only (read_table would read a struct's bytes)
-        table = parquet.read(columns=columns)
+        table = parquet.read(columns=_string_columns(schema))
     for column in table.column_names:
         for chunk in table.column(column).chunks:
-            for name, strings in leaves(chunk, column):
-                hits = pc.or_(pc.match_substring_regex(strings, ABSOLUTE_PATH),
-                              pc.match_substring_regex(strings, PERSONAL))
-                for person in (p for p in people if len(p) >= 3):
-                    hits = pc.or_(hits, pc.match_substring(strings, person, ignore_case=True))
-                hits = hits.fill_null(False)
-                if pc.any(hits).as_py():
-                    yield from ((name, text) for text in strings.filter(hits).to_pylist())
+            for name, strings in _arrow_leaves(chunk, column):
+                yield from ((name, text) for text in _flagged(strings, people))
+
+
+def _string_columns(schema: Any) -> list[str]:
+    """Every column with strings; of a struct holding bytes (a video), only its strings."""
+    import pyarrow as pa
+
+    columns = []
+    for f in schema:
+        if _arrow_has(f.type, _is_binary) and pa.types.is_struct(f.type):
+            columns += [f"{f.name}.{sub.name}" for sub in f.type if _is_text(sub.type)]
+        elif _arrow_has(f.type, _is_text):
+            columns.append(f.name)
+    return columns
+
+
+def _flagged(strings: Any, people: list[str]) -> list[str]:
+    """The strings of an Arrow string array that hold an absolute path, a personal pattern or a person's name, or
+    that normalizing could change (those the Python check reads again)."""
+    import pyarrow.compute as pc
+
+    hits = pc.or_(pc.or_(pc.match_substring_regex(strings, ABSOLUTE_PATH), pc.match_substring_regex(strings, PERSONAL)),
+                  pc.match_substring_regex(strings, NORMALIZABLE))  # checked in Python, normalized
+    for person in (p for p in people if len(p) >= 3):
+        hits = pc.or_(hits, pc.match_substring(strings, person, ignore_case=True))
+    hits = hits.fill_null(False)
+    return strings.filter(hits).to_pylist() if pc.any(hits).as_py() else []
+
+
+def _is_list(kind: Any) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_list(kind) or pa.types.is_large_list(kind)
+
+
+def _is_text(kind: Any) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind)
+
+
+def _is_binary(kind: Any) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
+
+
+def _arrow_leaves(array: Any, name: str) -> Iterator[tuple[str, Any]]:
+    """The string arrays under an Arrow array (struct fields and list items flattened), with their paths."""
+    import pyarrow as pa
+
+    kind = array.type
+    if _is_text(kind):
+        yield name, array
+    elif pa.types.is_struct(kind):
+        for i in range(kind.num_fields):
+            yield from _arrow_leaves(array.field(i), f"{name}.{kind.field(i).name}")
+    elif _is_list(kind):
+        yield from _arrow_leaves(array.flatten(), f"{name}[]")
+
+
+def _arrow_names(kind: Any, name: str) -> Iterator[tuple[str, str]]:
+    """The field names of an Arrow type, nested ones included, with their paths."""
+    import pyarrow as pa
+
+    if pa.types.is_struct(kind):
+        for i in range(kind.num_fields):
+            yield f"{name} (a field name)", kind.field(i).name
+            yield from _arrow_names(kind.field(i).type, f"{name}.{kind.field(i).name}")
+    elif _is_list(kind):
+        yield from _arrow_names(kind.value_type, f"{name}[]")
+
+
+def _arrow_has(kind: Any, test: Any) -> bool:
+    """Does the Arrow type, or a type nested in it, pass ``test``?"""
+    import pyarrow as pa
+
+    if test(kind):
+        return True
+    if pa.types.is_struct(kind):
+        return any(_arrow_has(kind.field(i).type, test) for i in range(kind.num_fields))
+    return _is_list(kind) and _arrow_has(kind.value_type, test)
 
 
 def _png_text(data: bytes) -> Iterator[tuple[str, str]]:

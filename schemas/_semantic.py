@@ -6,21 +6,22 @@ against ``streamcue/registry.py`` (a source of ``SOURCES`` or ``other``; a bench
 kinds include the record's), so adding a benchmark changes no schema file.
 
 Each checker takes one schema-valid record and an optional ``{video_id: duration_s}`` index
-and returns ``(json_path, message)`` pairs.
+and returns ``(json_path, message)`` pairs; a kind's row (``streamcue/schemas/kinds.py``) names its checker.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from typing import Any
 
 from streamcue.registry import BENCHMARKS, SOURCES
 from streamcue.schemas.taxonomy import PROACTIVE_TYPE
 
 __all__ = ["Problem", "Durations", "DURATION_TOLERANCE_S", "check_video", "check_interval_qa", "check_dense_caption",
-           "check_guidance", "CHECKS", "check_interval_qa_minimal", "check_dense_caption_minimal",
-           "registered_source", "registered_benchmark"]
+           "check_guidance", "check_interval_qa_minimal", "check_dense_caption_minimal", "check_mc_question",
+           "check_active_item", "check_open_question", "check_counterfactual_mistake", "registered_source",
+           "registered_benchmark"]
 
 
 Problem = tuple[str, str]
@@ -197,15 +198,6 @@ def check_counterfactual_mistake(record: Mapping[str, Any], durations: Durations
     yield from _inside("$.mistake.t_s", record["mistake"]["t_s"], duration)
 
 
-CHECKS: dict[str, Callable[[Mapping[str, Any], Durations], Iterator[Problem]]] = {
-    "video": check_video,
-    "interval_qa": check_interval_qa,
-    "dense_caption": check_dense_caption,
-    "guidance": check_guidance,
-    "counterfactual_mistake": check_counterfactual_mistake,
-}
-
-
 def check_interval_qa_minimal(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
     for i, ans in enumerate(record["answers"]):
         yield from _span(f"$.answers[{i}]", ans["start_s"], ans["end_s"])
@@ -218,8 +210,12 @@ def check_dense_caption_minimal(record: Mapping[str, Any], durations: Durations)
             break
 
 
-CHECKS["interval_qa_minimal"] = check_interval_qa_minimal
-CHECKS["dense_caption_minimal"] = check_dense_caption_minimal
+def _required_by_benchmark(record: Mapping[str, Any], kind: str) -> Iterator[Problem]:
+    """The fields its benchmark's registry entry requires of a ``kind`` record (``Benchmark.requires``), filled in."""
+    bench = BENCHMARKS.get(record.get("benchmark"))
+    for name, problem in bench.requires.get(kind, ()) if bench else ():
+        if record.get(name) in (None, []):
+            yield f"$.{name}", problem
 
 
 def check_mc_question(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
@@ -236,10 +232,7 @@ def check_active_item(record: Mapping[str, Any], durations: Durations) -> Iterat
     duration = yield from _benchmark_duration(record, "active_item", durations)
     yield from _inside("$.query_time_s", record["query_time_s"], duration)
     probes, target = record["probes"], record.get("target")
-    if record["benchmark"] == "ovo-bench" and not probes:
-        yield "$.probes", "an OVO-Bench forward item needs at least one probe"
-    if record["benchmark"] == "streamingbench" and target is None:
-        yield "$.target", "a StreamingBench proactive item needs its target (ground-truth time and output)"
+    yield from _required_by_benchmark(record, "active_item")
     for i, probe in enumerate(probes):
         yield from _inside(f"$.probes[{i}].t_s", probe["t_s"], duration)
         expected = probe["expected"]
@@ -253,10 +246,6 @@ def check_active_item(record: Mapping[str, Any], durations: Durations) -> Iterat
         yield from _inside("$.target.t_s", target["t_s"], duration)
 
 
-CHECKS["mc_question"] = check_mc_question
-CHECKS["active_item"] = check_active_item
-
-
 def check_open_question(record: Mapping[str, Any], durations: Durations) -> Iterator[Problem]:
     duration = yield from _benchmark_duration(record, "open_question", durations)
     q, clip = record["query_time_s"], record.get("clip")
@@ -265,5 +254,3 @@ def check_open_question(record: Mapping[str, Any], durations: Durations) -> Iter
         if clip["start_s"] > q:
             yield "$.clip.start_s", f"the clip starts at {clip['start_s']} s, after the question is asked ({q} s)"
 
-
-CHECKS["open_question"] = check_open_question

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -19,14 +19,15 @@ from streamcue.fields import unknown_name
 from streamcue.finite import non_finite_path
 from streamcue.io import iter_jsonl
 from streamcue.paths import URI_PATTERN, uri_problem
-from streamcue.schemas._semantic import CHECKS
 from streamcue.schemas.discovery import ID_FIELDS
+from streamcue.schemas.kinds import TABLE, names, schema_file, semantic_check, version
 
 __all__ = ["ID_FIELDS", "KINDS", "SCHEMA_VERSION", "schema_registry", "load_schema", "check", "validate",
            "FileReport", "check_records", "check_file", "load_durations", "validate_file"]
 
 
-KINDS: tuple[str, ...] = tuple(ID_FIELDS)
+#: Every record kind (a row of :data:`streamcue.schemas.kinds.TABLE` each).
+KINDS: Sequence[str] = names("KINDS", lambda: tuple(TABLE))
 SCHEMA_VERSION = "1.0"
 
 
@@ -36,13 +37,21 @@ def _check_kind(kind: str) -> None:
 
 
 def _schema_text(name: str) -> str:
+    path = schema_file(name) if name in TABLE else None
+    if path is not None:
+        return path.read_text(encoding="utf-8")
     return resources.files("streamcue.schemas").joinpath(f"{name}.schema.json").read_text(encoding="utf-8")
 
 
-@cache
 def schema_registry() -> Registry:
     """Every schema file by its ``$id``, so that ``$ref`` between files resolve."""
-    resources_ = [Resource.from_contents(json.loads(_schema_text(name))) for name in ("common", *KINDS)]
+    return _registry(version())
+
+
+@cache
+def _registry(table_version: int) -> Registry:
+    """(Keyed by the kinds table's version: a kind added at run time renews this and the caches below.)"""
+    resources_ = [Resource.from_contents(json.loads(_schema_text(name))) for name in ("common", *TABLE)]
     return Registry().with_resources((res.id(), res) for res in resources_)
 
 
@@ -52,21 +61,29 @@ def load_schema(kind: str) -> dict[str, Any]:
     return json.loads(_schema_text(kind))
 
 
-@cache
 def _validator(kind: str) -> jsonschema.protocols.Validator:
+    return _validator_in(kind, version())
+
+
+@cache
+def _validator_in(kind: str, table_version: int) -> jsonschema.protocols.Validator:
     schema = load_schema(kind)
     cls = jsonschema.validators.validator_for(schema)
-    return cls(schema, registry=schema_registry())
+    return cls(schema, registry=_registry(table_version))
+
+
+def _fast_validator(kind: str) -> Any:
+    return _fast_validator_in(kind, version())
 
 
 @cache
-def _fast_validator(kind: str) -> Any:
+def _fast_validator_in(kind: str, table_version: int) -> Any:
     """A compiled validator (jsonschema-rs, ~200x faster) that answers only "valid or not".
 
     Records it passes are valid; for the others the reference ``jsonschema`` validator finds
     and words every violation, so messages do not depend on the fast path.
     """
-    resources = [(s["$id"], s) for s in (json.loads(_schema_text(n)) for n in ("common", *KINDS))]
+    resources = [(s["$id"], s) for s in (json.loads(_schema_text(n)) for n in ("common", *TABLE))]
     return jsonschema_rs.validator_for(load_schema(kind), registry=jsonschema_rs.Registry(resources))
 
 
@@ -99,8 +116,9 @@ def check(record: Any, kind: str, *, durations: Mapping[str, float] | None = Non
     errors = [] if _fast_validator(kind).is_valid(record) else \
         sorted(_validator(kind).iter_errors(record), key=lambda e: list(map(str, e.absolute_path)))
     violations = [Violation(_short(e), _json_path(e), file, line, rid) for e in errors]
-    if not violations and kind in CHECKS:
-        violations = [Violation(msg, path, file, line, rid) for path, msg in CHECKS[kind](record, durations)]
+    semantic = semantic_check(kind) if not violations else None
+    if semantic is not None:
+        violations = [Violation(msg, path, file, line, rid) for path, msg in semantic(record, durations)]
     return violations
 
 

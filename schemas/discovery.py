@@ -1,5 +1,6 @@
-"""Where records are and what they are: each kind's id field, file name and release config, and how a
-record file's kind is told. The one place that decides it (loaders, metrics, the CLI and the release read it).
+"""Where records are and what they are: each kind's id field, file name and release config (views of the rows of
+``streamcue/schemas/kinds.py``, where each kind is declared once), and how a record file's kind is told; loaders,
+metrics, the CLI and the release read them here.
 
 >>> from streamcue.schemas.discovery import FILE_NAMES, kind_of_record
 >>> FILE_NAMES["mistake_summary"], kind_of_record({"qa_id": "q1"}, ("mc_question", "interval_qa"))
@@ -12,71 +13,32 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from streamcue.schemas.kinds import TABLE, ordered, view
+
 __all__ = ["ID_FIELDS", "FILE_NAMES", "CONFIG_NAMES", "KIND_OF_CONFIG", "VIDEOS_FILE", "MANIFEST",
            "kind_of_record", "kind_of_file", "folder_files"]
 
 
-#: Record kinds and the field that identifies a record of that kind.
-ID_FIELDS: dict[str, str] = {
-    "video": "video_id",
-    "interval_qa": "qa_id",
-    "dense_caption": "task_id",
-    "guidance": "video_id",
-    "interval_qa_prediction": "qa_id",
-    "dense_caption_prediction": "task_id",
-    "guidance_prediction": "video_id",
-    "interval_qa_minimal": "qa_id",
-    "dense_caption_minimal": "task_id",
-    "guidance_minimal": "video_id",
-    "recorded_task": "task_id",
-    "reasoning_trace": "id",
-    "reasoning_trace_prediction": "id",
-    "mistake_summary": "summary_id",
-    "counterfactual_mistake": "cf_id",
-    "mc_question": "question_id",
-    "active_item": "item_id",
-    "mc_question_prediction": "question_id",
-    "active_item_prediction": "item_id",
-    "open_question": "question_id",
-    "open_question_prediction": "question_id",
-}
+#: Record kinds and the field that identifies a record of that kind (:data:`streamcue.schemas.kinds.TABLE`).
+ID_FIELDS: Mapping[str, str] = view("ID_FIELDS", lambda: {k: row.id_field for k, row in TABLE.items()})
 
 #: A build folder's file of each record kind (what ``streamcue build`` writes).
-FILE_NAMES: dict[str, str] = {
-    "video": "videos.jsonl",
-    "guidance": "guidance.jsonl",
-    "interval_qa": "interval_qa.jsonl",
-    "dense_caption": "dense_caption.jsonl",
-    "mistake_summary": "mistake_summaries.jsonl",
-    "counterfactual_mistake": "counterfactual_mistakes.jsonl",
-    "mc_question": "mc_question.jsonl",
-    "active_item": "active_item.jsonl",
-    "open_question": "open_question.jsonl",
-}
+FILE_NAMES: Mapping[str, str] = view("FILE_NAMES", lambda: {k: TABLE[k].file for k in ordered("files")})
 VIDEOS_FILE = FILE_NAMES["video"]
 
 #: A release's dataset config of each record kind: the one name of a config in the card, the manifest, the
 #: diff, the changelog and the loaders.
-CONFIG_NAMES: dict[str, str] = {"video": "videos", "interval_qa": "interval_qa", "dense_caption": "dense_caption",
-                                "guidance": "guidance", "mc_question": "mc_question", "active_item": "active_item",
-                                "open_question": "open_question"}
+CONFIG_NAMES: Mapping[str, str] = view("CONFIG_NAMES", lambda: {k: TABLE[k].config for k in ordered("release")})
 #: config name -> record kind
-KIND_OF_CONFIG: dict[str, str] = {v: k for k, v in CONFIG_NAMES.items()}
+KIND_OF_CONFIG: Mapping[str, str] = view("KIND_OF_CONFIG", lambda: {v: k for k, v in CONFIG_NAMES.items()})
 #: The file that makes a folder a release (``streamcue release build``).
 MANIFEST = "manifest.json"
 
-#: What tells a record of each kind where its id field alone does not: a guidance record's id is its video's
-#: ``video_id`` (a video record has a ``uri``); multiple-choice and open questions both have a ``question_id``,
-#: only the former has ``options``.
-_TELLS = {"video": lambda r: "uri" in r and "plan" not in r, "guidance": lambda r: "plan" in r,
-          "mc_question": lambda r: "options" in r,
-          "open_question": lambda r: "question_id" in r and "options" not in r}
-
 
 def kind_of_record(record: Mapping[str, Any], kinds: Sequence[str]) -> str | None:
-    """The first of ``kinds`` that ``record`` is (told by its id field, or what ``_TELLS`` says), else None."""
+    """The first of ``kinds`` that ``record`` is (told by its id field, or what its row's ``tells`` says), else None."""
     for kind in kinds:
-        tells = _TELLS.get(kind)
+        tells = TABLE[kind].tells if kind in TABLE else None
         if tells(record) if tells is not None else ID_FIELDS[kind] in record:
             return kind
     return None

@@ -30,20 +30,22 @@ so it round-trips exactly.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 from streamcue.extras import require
 from streamcue.schemas._validate import load_schema, schema_registry
+from streamcue.schemas.kinds import names, ordered
 
 __all__ = ["RELEASE_KINDS", "Codec", "Layout", "codec", "typed", "layout", "features", "json_columns", "encode",
            "decode"]
 
 
-#: Record kinds that a release publishes, one dataset config each.
-RELEASE_KINDS: tuple[str, ...] = ("video", "interval_qa", "dense_caption", "guidance", "mc_question", "active_item",
-                                  "open_question")
+#: Record kinds that a release publishes, one dataset config each (the kinds ranked in the ``release`` order of
+#: :data:`streamcue.schemas.kinds.TABLE`).
+RELEASE_KINDS: Sequence[str] = names("RELEASE_KINDS", lambda: ordered("release"))
 
 _SCALARS = {"string": "string", "integer": "int64", "number": "float64", "boolean": "bool"}
 

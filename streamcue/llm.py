@@ -212,6 +212,10 @@ class Reply:
     #: The server's token counts over the call's attempts (None: not reported, or from the cache).
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    #: The server's own latency for this answer (request to last token): ``latency_s`` when the server answered,
+    #: the one the cache kept with the answer on a hit (None: an entry written before latencies were kept). What a
+    #: ``live`` clock (:mod:`streamcue.loaders.clock`) reads, so a cache hit replays the latency it cost.
+    served_s: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -296,6 +300,13 @@ _LIST_SCHEMA = {"type": "object", "required": ["data"], "properties": {"data": {
 _VOLATILE = ("permission", "object")
 #: A ``created`` this close to the time of the request is the request's time (vLLM), not the model's.
 _STAMP_S = 300
+
+
+def _served(hit: dict[str, Any]) -> float | None:
+    """The server latency a cache entry kept (None when it kept none, or not a finite number >= 0)."""
+    value = hit.get("latency_s")
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    return float(value) if ok else None
 
 
 @functools.cache
@@ -488,7 +499,8 @@ class LLMClient:
                     self.usage.cache_hits += 1
                     self.usage.earlier_run_hits += earlier
                 return Reply(text=hit.get("text", json.dumps(hit["answer"], ensure_ascii=False)), parsed=hit["answer"],
-                             cached=True, latency_s=time.perf_counter() - started, attempts=0, earlier_run=earlier)
+                             cached=True, latency_s=time.perf_counter() - started, attempts=0, earlier_run=earlier,
+                             served_s=_served(hit))
         plain = (self.settings.structured == "none" or request.raw) and request.plain is not None
         problem = ""
         asked = request
@@ -501,8 +513,9 @@ class LLMClient:
             text = sent.text
             answer, problem = self._read(request, text, plain)
             if problem is None:
-                self._keep(key, answer, text)
-                return Reply(text=text, parsed=answer, attempts=attempt + 1, **call.fields())
+                fields = call.fields()
+                self._keep(key, answer, text, fields["latency_s"])
+                return Reply(text=text, parsed=answer, attempts=attempt + 1, served_s=fields["latency_s"], **fields)
             with self._lock:
                 self.usage.invalid_answers += 1
             asked = retry_request(request, text, problem)
@@ -511,13 +524,15 @@ class LLMClient:
         where = (f"{self.settings.model} at {self.settings.endpoint}: {problem}"
                  + (f" after {attempts} attempts" if attempts > 1 else "")
                  + f" ({request.name}, prompt {request.prompt_version})")
-        return Reply(text=text, problem=where, attempts=attempts, **call.fields())
+        fields = call.fields()
+        return Reply(text=text, problem=where, attempts=attempts, served_s=fields["latency_s"], **fields)
 
-    def _keep(self, key: str, answer: Any, text: str) -> None:
-        """Cache a validated answer (one that is not finite never is: validation should have said so)."""
+    def _keep(self, key: str, answer: Any, text: str, latency_s: float | None = None) -> None:
+        """Cache a validated answer with the server's latency for it (one that is not finite never is: validation
+        should have said so)."""
         if self.cache is not None:
             try:
-                self.cache.put(key, {"answer": answer, "text": text, "session": self.session})
+                self.cache.put(key, {"answer": answer, "text": text, "session": self.session, "latency_s": latency_s})
             except ValueError:
                 pass
 

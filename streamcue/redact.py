@@ -36,7 +36,7 @@ import threading
 import urllib.parse
 
 __all__ = ["SECRET_VARIABLES", "QUERY_SECRETS", "MIN_SECRET_CHARS", "MASK", "redact", "register", "shareable",
-           "known_secrets", "url_without_credentials"]
+           "known_secrets", "key_shaped", "url_without_credentials"]
 
 MASK = "***"
 
@@ -123,6 +123,11 @@ def _redact(text: str) -> str:
     text = _KEY_HEADER.sub(r"\1" + MASK, text)
     text = _KEY_SHAPE.sub(MASK, text)
     return _BEARER.sub(r"\1" + MASK, text)
+
+
+def key_shaped(text: str) -> bool:
+    """Whether ``text`` holds a token shaped like a key (``sk-...``, ``sk-proj-...``, ``hf_...``, a bearer token)."""
+    return bool(_KEY_SHAPE.search(text) or _BEARER.search(text))
 
 
 def url_without_credentials(url: str) -> str:

@@ -29,7 +29,7 @@ False
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from streamcue.fields import unknown_name
@@ -93,6 +93,9 @@ class Benchmark:
     docs: str
     citation: str
     homepage: str
+    #: ``{record kind: ((field, the problem when it is missing or empty), ...)}``: what its records of a kind must
+    #: fill in beyond their schema (checked by ``schemas/_semantic.py``, which names no benchmark).
+    requires: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
     @property
     def module(self) -> str:
@@ -224,11 +227,14 @@ BENCHMARKS: dict[str, Benchmark] = {
         "https://apratimbh.github.io/livecook"),
     "ovo-bench": Benchmark(
         "ovo-bench", "OVO-Bench", ("mc_question", "active_item"), ("ovo-bench",), "ovo_bench", "ovo-bench",
-        "docs/benchmarks/ovo_bench.md", _OVO_BENCH, "https://github.com/JoeLeelyf/OVO-Bench"),
+        "docs/benchmarks/ovo_bench.md", _OVO_BENCH, "https://github.com/JoeLeelyf/OVO-Bench",
+        requires={"active_item": (("probes", "an OVO-Bench forward item needs at least one probe"),)}),
     "streamingbench": Benchmark(
         "streamingbench", "StreamingBench", ("mc_question", "active_item"), ("streamingbench",), "streamingbench",
         "streamingbench", "docs/benchmarks/streamingbench.md", _STREAMINGBENCH,
-        "https://github.com/THUNLP-MT/StreamingBench"),
+        "https://github.com/THUNLP-MT/StreamingBench",
+        requires={"active_item": (("target", "a StreamingBench proactive item needs its target (ground-truth time and "
+                                             "output)"),)}),
     "streambench": Benchmark(
         "streambench", "StreamBench", ("open_question",), ("streambench",), "streambench", "streambench",
         "docs/benchmarks/streambench.md", _STREAMBENCH, "https://github.com/hmxiong/StreamChat"),

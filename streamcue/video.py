@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import tempfile
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -259,22 +259,28 @@ def jpeg_frames(path: str | Path, *, fps: float = 1.0, side: int | None = 448, q
 
 
 def cut_clip(path: str | Path, start_s: float, end_s: float, out: str | Path, *, fps: float | None = None,
-             size: tuple[int, int] | None = None, audio: bool = False) -> Path:
+             size: tuple[int, int] | None = None, audio: bool = False, keep: Sequence[int] | None = None) -> Path:
     """The video from ``start_s`` to ``end_s`` as an H.264 MP4 (re-encoded, so the cut is exact), resampled to
     ``fps`` and scaled to ``size`` when given; for servers that decode video themselves. Without audio unless
-    ``audio`` (then the source's sound, AAC, when it has any)."""
+    ``audio`` (then the source's sound, AAC, when it has any). ``keep`` (with ``fps``): only the frames of these
+    indices of the resampled cut (0: the frame at ``start_s``), each at its own time (no frame repeated to fill
+    the gaps), so the clip holds exactly the frames chosen."""
     ffmpeg = require("ffmpeg", "video", "ffmpeg-python")
     source = ffmpeg.input(str(path), ss=max(0.0, start_s), t=max(0.001, end_s - start_s))
     stream = source.video
     if fps is not None:
         stream = stream.filter("fps", fps=fps)
+    chosen = {}
+    if keep is not None:
+        stream = stream.filter("select", "+".join(f"eq(n,{int(i)})" for i in sorted(set(keep))) or "0")
+        chosen = {"fps_mode": "passthrough"}
     if size is not None:
         stream = stream.filter("scale", size[0], size[1])
     out = Path(out)
     sound = [source.audio] if audio and probe(path).has_audio else []
     options = {"acodec": "aac"} if sound else {"an": None}
     proc, log = _run(ffmpeg.output(stream, *sound, str(out), vcodec="libx264", preset="ultrafast", pix_fmt="yuv420p",
-                                   movflags="+faststart", format="mp4", **options).overwrite_output())
+                                   movflags="+faststart", format="mp4", **options, **chosen).overwrite_output())
     return _finished(proc, log, out, f"cut {start_s:g}-{end_s:g} s", path)
 
 

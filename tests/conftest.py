@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import copy
+import functools
 import io
 import os
 from pathlib import Path
@@ -14,10 +16,9 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("STREAMCUE_SHARED_DATA", REPO.parent / "shared" / "data"))
 CAPTAINCOOK4D = SHARED_DATA / "captaincook4d"
 GOALSTEP_VAL = SHARED_DATA / "ego4d_goalstep" / "data" / "goalstep_valid.json"
-TEST_DATA = Path(__file__).resolve().parent / "data"
 
 # Fixtures that tests of several stages share, from the helper modules beside this file.
-pytest_plugins = ["toybench", "phostream_runs"]
+pytest_plugins = ["toybench", "toykind", "phostream_runs", "label_studio_server"]
 
 
 def pytest_configure(config):
@@ -28,6 +29,39 @@ def pytest_configure(config):
 
     os.environ["STREAMCUE_CACHE_DIR"] = tempfile.mkdtemp(prefix="streamcue-test-cache-")
     os.environ["STREAMCUE_NO_PROGRESS"] = "1"
+
+
+#: markers whose tests share one server per process: under pytest-xdist their modules run on one worker, which
+#: starts it once
+SHARED_SERVERS = ("label_studio", "ray")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``./dev.sh test`` runs on every core (``-n auto``): a module's tests stay on one worker, so that its module
+    fixtures are made once, and every module that marks a test with one of :data:`SHARED_SERVERS` runs on the same
+    worker as the others of that server (xdist's own ``--dist loadgroup`` does not group under pytest 9.2). Units go
+    out in collection order, not largest first by test count: Label Studio's unit (30 slow tests) was sent after
+    units of hundreds of quick ones and ran alone at the end."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class BySharedServer(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return _shared_server(module) or module
+
+    config.option.loadscopereorder = False  # in the order of the folders: the long shared-server units start first
+    return BySharedServer(config, log)
+
+
+@functools.cache
+def _shared_server(module: str) -> str | None:
+    """The first of :data:`SHARED_SERVERS` that a test module marks anything with (``pytest.mark.NAME``)."""
+    path = REPO / module
+    if path.suffix != ".py" or not path.is_file():
+        return None
+    marks = {node.attr for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and node.value.attr == "mark"}
+    return next((name for name in SHARED_SERVERS if name in marks), None)
 
 
 def _check_editable_install():

@@ -95,9 +95,10 @@ def _serve(workdir: Path, template: Path | None = None):
         log.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server(tmp_path_factory):
-    """One Label Studio server per test module (import this fixture into the module)."""
+    """One Label Studio server for the session (tests/conftest.py registers this module's fixtures): each test makes
+    its own projects, and people through :func:`make_users`, which finds those another module made."""
     with label_studio(tmp_path_factory.mktemp("label-studio")) as running:
         yield running
 
@@ -105,7 +106,7 @@ def server(tmp_path_factory):
 @pytest.fixture
 def connected(server, monkeypatch):
     """``$LABEL_STUDIO_URL``, ``$LABEL_STUDIO_API_KEY`` and the local-files document root set for the
-    module's server (as in the shell of docs/annotation.md)."""
+    session's server (as in the shell of docs/annotation.md)."""
     monkeypatch.setenv("LABEL_STUDIO_URL", server.url)
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", server.token)
     monkeypatch.setenv("LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT", str(server.document_root))
@@ -136,14 +137,20 @@ def push_served(kind: str, records: Path, project: str, **options):
     return push(kind, records, project, **options)
 
 
-def make_users(server, names: tuple[str, ...], domain: str = "e2e.test") -> dict[str, int]:
-    """People of the Label Studio ``server`` (``NAME@domain``, username ``e2e-NAME``), their ids by name."""
+def make_users(server, names: tuple[str, ...], domain: str = "e2e.test", username: str = "e2e-{}") -> dict[str, int]:
+    """People of the Label Studio ``server`` (``NAME@domain``, username ``username.format(NAME)``), their ids by
+    name. The server is the session's: people another module made already are found, not made again."""
     import httpx
 
+    headers = {"Authorization": f"Token {server.token}"}
+    known = {u["email"]: u["id"] for u in httpx.get(f"{server.url}/api/users/", headers=headers).json()}
     users = {}
     for name in names:
-        r = httpx.post(f"{server.url}/api/users/", headers={"Authorization": f"Token {server.token}"},
-                       json={"email": f"{name}@{domain}", "username": f"e2e-{name}"})
-        r.raise_for_status()
-        users[name] = r.json()["id"]
+        email = f"{name}@{domain}"
+        if email not in known:
+            r = httpx.post(f"{server.url}/api/users/", headers=headers,
+                           json={"email": email, "username": username.format(name)})
+            r.raise_for_status()
+            known[email] = r.json()["id"]
+        users[name] = known[email]
     return users

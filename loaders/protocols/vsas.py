@@ -3,8 +3,9 @@
 The task prompt is given at 0 s and the whole video plays; the model's responses are the
 prediction (``dense_caption_prediction``); the metric carries the latest response forward to
 the seconds without one. The synchronous and asynchronous timings of the paper are the
-engine's ``timing`` option. Default strategy: polling (as before); self-check is the paper's
-re-caption-on-change baseline.
+engine's ``timing`` option. Default strategy: single-call, one call every frame step (each second at the
+default 1 fps) asking for the answer of that second, as VSAS-Bench asks; self-check is the paper's
+re-caption-on-change baseline, polling (ESTP-Bench's "right time?" at 0.175 Hz) also applies.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ class VSAS(Protocol):
     kinds = ("dense_caption",)
     prompts = ()
     mode = {"dense_caption": "stream"}
-    default_strategy = {"dense_caption": "polling"}
+    default_strategy = {"dense_caption": "single-call"}
     history = "own"
 
     def turns(self, record: Mapping[str, Any], context: Context) -> list[Turn]:

@@ -66,8 +66,8 @@ def make_strategy(name: str, settings: Any, kind: str, *, protocol: str | None =
         raise ConfigError(f"unknown strategy {name!r}; known: {', '.join(STRATEGIES)}")
     cls = STRATEGIES[name]
     if not cls.applies_to(kind, protocol):
-        where = f"{kind} records of {protocol}" if protocol and kind in cls.applies else f"{kind} records"
-        raise ConfigError(f"strategy {name} plays {' or '.join(cls.applies)} records, not {where}; "
+        where = f"{kind} records of {protocol}" if protocol and kind in cls.plays() else f"{kind} records"
+        raise ConfigError(f"strategy {name} plays {' or '.join(cls.plays())} records, not {where}; "
                           f"for {kind} use {' or '.join(applicable(kind, protocol)) or 'none'}")
     declared = {o.name for o in cls.options} | ({"use_cache", "latency_s", "client"} if cls.needs_endpoint else set())
     kept = {k: v for k, v in options.items() if k in declared}

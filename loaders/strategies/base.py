@@ -9,7 +9,8 @@ malformed lines...) and :meth:`VisionStrategy.report` adds the endpoint's usage 
 hits, tokens) and wall-clock latency per request.
 
 A strategy declares what the CLI and the registry need to know about it: ``applies``
-(``{record kind: protocols}``, None for every protocol that plays the kind), ``options``
+(``{record kind: None}`` for every protocol that plays the kind, ``BY_DEFAULT`` for the protocols that name it
+their default strategy of that kind), ``options``
 (:class:`Option`: name, type, default, help; the CLI builds its flags from them) and
 ``needs_endpoint``. The replay (:mod:`streamcue.loaders.replay`) calls ``begin(episode)``, then, for stream-mode
 protocols, ``respond`` at every frame (or scheduled moment); for ask-mode protocols (OVO-Bench, StreamingBench)
@@ -48,12 +49,13 @@ from typing import Any
 from streamcue.errors import ConfigError
 from streamcue.extras import require
 from streamcue.llm import LLMClient, LLMSettings, Reply, Request, image_content
+from streamcue.loaders.clock import place
 from streamcue.loaders.replay import Episode, Frame
 from streamcue.prompts import Prompt, load_prompt
 
 __all__ = ["Asker", "VisionStrategy", "Option", "frame_parts", "dialogue_text", "user_content", "YES_NO", "TEXT",
            "ANSWER_FORMS", "Transport", "turn_content", "CallTrace", "tracing", "current_trace", "FRAME_LABELS",
-           "TRANSPORTS", "clip_extra", "AUDIO_MODES", "bounded", "LONGEST_STEP_S", "STEP_WHY"]
+           "TRANSPORTS", "clip_extra", "AUDIO_MODES", "bounded", "LONGEST_STEP_S", "STEP_WHY", "BY_DEFAULT"]
 
 YES_NO = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
           "required": ["answer"], "additionalProperties": False}
@@ -126,8 +128,8 @@ AUDIO_MODES = ("none", "parts", "video")
 @dataclass(frozen=True)
 class Transport:
     """How frames reach the model. ``frames``: each frame a JPEG part after a text label (``label``:
-    ``seconds`` "Frame at 12.0 s", ``clock`` "Frame at 00:00:12", ``none`` no text); ``video_url``: the
-    clip from the first to the last frame shown, cut from the video, as one ``video_url`` part (a data
+    ``seconds`` "Frame at 12.0 s", ``clock`` "Frame at 00:00:12", ``none`` no text); ``video_url``: a
+    clip of exactly the frames shown (each at its own time), cut from the video, as one ``video_url`` part (a data
     URL, or a ``file://`` path with ``video_url_form="file"``) with its frame count in vLLM's
     ``media_io_kwargs`` (for servers that decode video themselves).
 
@@ -177,7 +179,8 @@ REMEMBERED_CONTENTS = 4
 class CallTrace:
     """What the calls of one record sent and got back (the engine opens one per record, per thread).
 
-    ``clip(start_s, end_s, frames)`` -> ``(url, bytes)`` cuts the clip for the ``video_url`` transport. The parts
+    ``clip(times)`` -> ``(url, bytes)`` cuts the clip of exactly the frames at ``times`` for the ``video_url``
+    transport. The parts
     :func:`frame_parts` makes are remembered by identity (those of the last :data:`REMEMBERED_CONTENTS` contents),
     so that a call's sample lists the frames and the clip its own messages carry (:meth:`media`).
     ``sound(start_s, end_s)`` -> ``(base64 WAV or None, what was sent)``, or None for a video without an audio
@@ -187,7 +190,7 @@ class CallTrace:
     record_id: str | None = None
     kind: str | None = None
     transport: Transport = field(default_factory=Transport)
-    clip: Callable[[float, float, int], tuple[str, int]] | None = None
+    clip: Callable[[Sequence[float]], tuple[str, int]] | None = None
     sound: Callable[[float, float], tuple[str | None, dict[str, Any]] | None] | None = None
     audio: dict[str, Any] | None = None
     now: float | None = None
@@ -303,12 +306,13 @@ def _frame_parts(frames: Sequence[Frame], label: Any, trace: CallTrace | None) -
 
 def _clip_parts(trace: CallTrace, frames: Sequence[Frame],
                 made: dict[int, tuple[dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
-    """The ``video_url`` transport's parts: a text naming the span, then the clip from the first frame to the last."""
+    """The ``video_url`` transport's parts: a text naming the span, then the clip of exactly the frames chosen (their
+    times ``t_s`` in the call's sample)."""
     start, end = frames[0].t_s, frames[-1].t_s
-    url, size = trace.clip(start, end, len(frames))  # type: ignore[misc]
+    url, size = trace.clip([frame.t_s for frame in frames])  # type: ignore[misc]
     clip = {"type": "video_url", "video_url": {"url": url}}
-    made[id(clip)] = clip, {"start_s": start, "end_s": end, "frames": len(frames), "bytes": size,
-                            "form": trace.transport.video_url_form}
+    made[id(clip)] = clip, {"start_s": start, "end_s": end, "frames": len(frames), "t_s": [f.t_s for f in frames],
+                            "bytes": size, "form": trace.transport.video_url_form}
     return [{"type": "text", "text": f"Video from {start:.1f} s to {end:.1f} s ({len(frames)} frames)"}, clip]
 
 
@@ -472,8 +476,10 @@ class Asker:
                 self.stats["unparseable"] += 1
             if reply.retries:
                 self.stats["retries"] += reply.retries
+        sample = self._sample(trace, request, reply, what, read) if trace is not None else None
         if trace is not None:
-            trace.samples.append(self._sample(trace, request, reply, what, read))
+            trace.samples.append(sample)
+        place(reply, sample)  # on the stream's live or fixed clock (docs/clock.md); nothing under free
         return reply
 
     def _sample(self, trace: CallTrace, request: Request, reply: Reply, what: str,
@@ -556,26 +562,50 @@ class Asker:
                 "latency_max_s": max(wall, default=0.0), **stats}
 
 
+#: ``VisionStrategy.applies`` value: it plays a kind's records only for the protocols that name it their default.
+BY_DEFAULT = "protocol default"
+
+
 class VisionStrategy(Asker):
     """Base class of the strategies: an :class:`Asker` that plays one kind of record."""
 
-    #: ``{record kind: protocol names or None (every protocol of that kind)}``.
-    applies: Mapping[str, tuple[str, ...] | None] = {}
+    #: ``{record kind: None (every protocol of that kind) or BY_DEFAULT (only the protocols whose default strategy
+    #: for that kind it is: a protocol, not the strategy, names the benchmark)}``.
+    applies: Mapping[str, str | None] = {}
     options: tuple[Option, ...] = ()
     needs_endpoint = True
     help = ""
     takes_context = True
 
     @classmethod
+    def plays(cls) -> dict[str, str | None]:
+        """``applies`` and the record kinds whose row (:data:`streamcue.schemas.kinds.TABLE`) names this strategy
+        among its ``strategies`` (played for every protocol), in the table's order."""
+        from streamcue.schemas.kinds import TABLE
+
+        named = {**cls.applies, **{k: None for k, row in TABLE.items() if cls.name in row.strategies}}
+        order = {k: n for n, k in enumerate(TABLE)}
+        return {k: named[k] for k in sorted(named, key=lambda k: order.get(k, len(order)))}
+
+    @classmethod
     def applies_to(cls, kind: str, protocol: str | None = None) -> bool:
-        if kind not in cls.applies:
+        if kind not in cls.plays():
             return False
-        protocols = cls.applies[kind]
-        return protocols is None or protocol is None or protocol in protocols
+        only = cls.protocols_of(kind)
+        return only is None or protocol is None or protocol in only
+
+    @classmethod
+    def protocols_of(cls, kind: str) -> tuple[str, ...] | None:
+        """The protocols it plays ``kind`` records of, or None for every one (:meth:`plays`)."""
+        if cls.plays().get(kind) != BY_DEFAULT:
+            return None
+        from streamcue.loaders.protocols import PROTOCOLS
+
+        return tuple(name for name, protocol in PROTOCOLS.items() if protocol.default_strategy.get(kind) == cls.name)
 
     @property
     def kinds(self) -> tuple[str, ...]:
-        return tuple(self.applies)
+        return tuple(self.plays())
 
     def __init__(self, settings: LLMSettings | None = None, *, kind: str, latency_s: float = 1.0,
                  use_cache: bool = True, client: LLMClient | None = None) -> None:

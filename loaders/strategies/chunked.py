@@ -22,7 +22,8 @@ from typing import Any
 from streamcue.errors import ConfigError
 from streamcue.llm import Request
 from streamcue.loaders.replay import Frame
-from streamcue.loaders.strategies.base import TEXT, Option, VisionStrategy, clip_extra, dialogue_text, turn_content
+from streamcue.loaders.strategies.base import (BY_DEFAULT, TEXT, Option, VisionStrategy, clip_extra, dialogue_text,
+                                               turn_content)
 
 __all__ = ["Chunked"]
 
@@ -40,7 +41,7 @@ class Chunked(VisionStrategy):
     name = "chunked"
     help = ("at every chunk end the protocol asks in: the system prompt, the rolling context's frames and the "
             "dialogue in one plain call; the placeholder answer is silence")
-    applies = {"active_item": ("phostream",)}
+    applies = {"active_item": BY_DEFAULT}
     options = (Option("prompt", str, None, "the system prompt's file under loaders/prompts (default: the protocol's)",
                       flag="chunk-prompt"),
                Option("placeholder", str, None, "the answer that means silence (default: the protocol's)"))

@@ -34,6 +34,10 @@ class PeriodicBaseline:
         self.text = text
 
     @classmethod
+    def plays(cls) -> dict[str, str | None]:
+        return dict(cls.applies)
+
+    @classmethod
     def applies_to(cls, kind: str, protocol: str | None = None) -> bool:
         return kind in cls.applies
 

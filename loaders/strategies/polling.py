@@ -17,9 +17,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from streamcue.loaders.clock import arrival, issue, next_poll
 from streamcue.loaders.replay import Episode, Frame, positive
 from streamcue.loaders.protocols.base import Turn
-from streamcue.loaders.strategies.base import TEXT, Option, VisionStrategy
+from streamcue.loaders.strategies.base import BY_DEFAULT, TEXT, Option, VisionStrategy
 
 __all__ = ["Polling"]
 
@@ -29,7 +30,7 @@ class Polling(VisionStrategy):
 
     name = "polling"
     help = "ESTP-Bench polling: 'right time to answer?' at --poll-hz, then the answer"
-    applies = {"interval_qa": None, "dense_caption": None, "active_item": ("streamingbench",)}
+    applies = {"interval_qa": None, "dense_caption": None, "active_item": BY_DEFAULT}
     options = (Option("hz", float, 0.175, "polls per second (ESTP-Bench: 0.175; StreamingBench: 1)",
                       flag="poll-hz", minimum=0.01,
                       why="the polling frequency must give a poll at least every 100 s: a question asked less than "
@@ -72,6 +73,7 @@ class Polling(VisionStrategy):
         now = turn.t_s
         plain = turn.plain is not None
         while now <= turn.until_s + 1e-9:
+            issue(now)
             if plain:
                 rule = turn.poll_yes or (lambda raw: bool(raw) and raw.strip().lower().startswith("yes"))
                 raw = self.answer_plain("yes_no", self.asked(view, now, turn.poll, turn.dialogue, alone=True),
@@ -80,17 +82,17 @@ class Polling(VisionStrategy):
             else:
                 yes = self.answer("yes_no", self.asked(view, now, turn.poll, turn.dialogue))
                 says_yes = yes == "Yes"
-            said += [{"t_s": now, "role": "user", "text": turn.poll}, {"t_s": now, "role": "assistant", "text": yes}]
+            heard = arrival(now)  # now under the free clock; the poll's arrival under live or fixed (docs/clock.md)
+            said += [{"t_s": now, "role": "user", "text": turn.poll}, {"t_s": heard, "role": "assistant", "text": yes}]
             if says_yes:
                 self.count("said_yes")
                 if plain:
-                    text = self.answer_plain(turn.form, self.asked(view, now, turn.text, turn.dialogue, alone=True),
+                    text = self.answer_plain(turn.form, self.asked(view, heard, turn.text, turn.dialogue, alone=True),
                                              turn.prompt, turn.plain)
                 else:
-                    text = self.answer(turn.form, self.asked(view, now, turn.text, turn.dialogue))
-                said += [{"t_s": now, "role": "user", "text": turn.text},
-                         {"t_s": now, "role": "assistant", "text": text}]
+                    text = self.answer(turn.form, self.asked(view, heard, turn.text, turn.dialogue))
+                said += [{"t_s": heard, "role": "user", "text": turn.text},
+                         {"t_s": arrival(heard), "role": "assistant", "text": text}]
                 break
-            n += 1
-            now = turn.t_s + n / self.hz
+            n, now = next_poll(turn.t_s, n, self.hz, heard)
         return said

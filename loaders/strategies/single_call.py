@@ -19,7 +19,7 @@ from typing import Any
 from streamcue.loaders.protocols.base import Turn
 from streamcue.loaders.protocols.livecook import GUIDANCE_TYPES
 from streamcue.loaders.replay import Frame
-from streamcue.loaders.strategies.base import VisionStrategy
+from streamcue.loaders.strategies.base import BY_DEFAULT, VisionStrategy
 
 __all__ = ["PROMPT", "SingleCall"]
 
@@ -39,8 +39,8 @@ class SingleCall(VisionStrategy):
 
     name = "single-call"
     help = "one speak-or-stay-silent call at every replay step; one call per question where questions are asked"
-    applies = {"interval_qa": None, "dense_caption": None, "guidance": None, "mc_question": None,
-               "active_item": ("ovo-bench",), "open_question": None}
+    #: (the kinds asked once, mc_question and open_question, name it in their rows: streamcue/schemas/kinds.py)
+    applies = {"interval_qa": None, "dense_caption": None, "guidance": None, "active_item": BY_DEFAULT}
 
     def __init__(self, settings: Any = None, *, kind: str = "interval_qa", **options: Any) -> None:
         super().__init__(settings, kind=kind, **options)

@@ -125,20 +125,9 @@ def anonymize(
     import time
 
     from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_many, find_videos, output_paths
-    from streamcue.errors import ConfigError
     from streamcue.prologue import check_io
 
-    if engine not in ("local", "ray"):
-        raise ConfigError(f"unknown engine {engine!r}; known: local, ray")
-    if workers < 1:
-        raise ConfigError(f"--workers must be 1 or more, got {workers}")
-    if address and engine != "ray":
-        raise ConfigError("--address needs --engine ray")
-    if gpus_per_video is not None and engine != "ray":
-        raise ConfigError("--gpus-per-video needs --engine ray")
-    if plate_search is not None and plate_detector != "haar":
-        raise ConfigError(f"--plate-search needs --plate-detector haar (the cascade), got --plate-detector "
-                          f"{plate_detector}")
+    _check_flags(engine, workers, address, gpus_per_video, plate_search, plate_detector)
     if not input.exists():
         raise InputError("video file not found", file=input)
     videos = find_videos(input)
@@ -197,6 +186,25 @@ def anonymize(
     report = output_paths(videos[0], out)[1].name
     console.out.print(f"report: {report}, beside the video" if len(videos) == 1
                       else f"reports: {report} and the like, beside each video")
+
+
+def _check_flags(engine: str, workers: int, address: Optional[str], gpus_per_video: Optional[float],
+                 plate_search: Optional[str], plate_detector: str) -> None:
+    """Flags that need one another, refused before anything is read: --address and --gpus-per-video need --engine
+    ray, --plate-search needs the haar cascade."""
+    from streamcue.errors import ConfigError
+
+    if engine not in ("local", "ray"):
+        raise ConfigError(f"unknown engine {engine!r}; known: local, ray")
+    if workers < 1:
+        raise ConfigError(f"--workers must be 1 or more, got {workers}")
+    if address and engine != "ray":
+        raise ConfigError("--address needs --engine ray")
+    if gpus_per_video is not None and engine != "ray":
+        raise ConfigError("--gpus-per-video needs --engine ray")
+    if plate_search is not None and plate_detector != "haar":
+        raise ConfigError(f"--plate-search needs --plate-detector haar (the cascade), got --plate-detector "
+                          f"{plate_detector}")
 
 
 def _refused_by_release(video: str, status: str, why: str) -> None:

@@ -23,6 +23,10 @@ def compare_command(
         "--leak", help="Measure a leak: the runs are one model under a setting that reads the gold (an answer or its "
                        "time, as a schedule that asks at the gold answer time) and under the default, nothing else "
                        "differing; rows give leak = gold-reading - gold-blind, in either order of the runs.")] = False,
+    clock: Annotated[bool, typer.Option(
+        "--clock", help="Measure a latency cost: the runs are one model under the free clock and under --clock live "
+                        "or fixed:S, nothing else differing; rows give latency cost = live - free, in either order "
+                        "of the runs (docs/clock.md).")] = False,
     output: Annotated[Optional[Path], typer.Option(help="Also write the comparison as JSON here.")] = None,
     resamples: Annotated[int, typer.Option(min=1, max=MAX_RESAMPLES, help=(
         f"Bootstrap resamples (over the videos both runs played), 1 to {MAX_RESAMPLES:,}."))] = 2000,
@@ -52,6 +56,8 @@ def compare_command(
         streamcue compare runs/json-prompts runs/official-prompts --allow-different
 
         streamcue compare runs/sparse runs/every-chunk --leak --output leak.json
+
+        streamcue compare runs/free runs/live --clock
     """
     from streamcue.errors import ConfigError
     from streamcue.io import write_json
@@ -62,21 +68,28 @@ def compare_command(
     if leak and allow_different:
         raise ConfigError("--leak and --allow-different exclude each other: a leak is measured on runs that differ "
                           "only in a gold-reading setting")
+    if clock and (leak or allow_different):
+        raise ConfigError("--clock excludes --leak and --allow-different: a latency cost is measured on runs that "
+                          "differ only in their clock")
     if output is not None:
         if output.is_dir():
             raise ConfigError(f"--output {output} is a folder; give the file's name")
         check_io({output: "--output"}, [run_a, run_b])
     result = compare_runs(run_a, run_b, allow_different=allow_different, leak=leak,
-                          settings=BootstrapSettings(resamples=resamples, seed=seed))
+                          settings=BootstrapSettings(resamples=resamples, seed=seed), clock=clock)
     a, b = result["a"]["model"].get("name") or "A", result["b"]["model"].get("name") or "B"
     folder_a, folder_b = result["a"]["folder"], result["b"]["folder"]
     _side_by_side("settings", result["settings"], result["differences"])
+    if result["models"]:
+        console.out.print(f"models compared: A and B differ in {'; '.join(result['models'])}", markup=False)
     if leak:
         _say_leak(result)
+    elif clock:
+        _say_clock(result)
     elif result["differences"]:
         console.out.print(f"note: compared although the runs differ in {'; '.join(result['differences'])} "
                           "(--allow-different)", markup=False)
-    diff = "leak (B - A)" if leak else "B - A"
+    diff = "leak (B - A)" if leak else "latency cost (B - A)" if clock else "B - A"
     for name in ("group", "task"):
         rows = {row: {"A": v["a"], "B": v["b"], diff: v["estimate"], "95% low": v["low"], "95% high": v["high"],
                       "n": v["n"], "videos": f"{v['videos']}{' (few)' if v.get('few_videos') else ''}"}
@@ -87,7 +100,7 @@ def compare_command(
     if any(v.get("few_videos") for table in result["tables"].values() for v in table.values()):
         console.out.print(f"note: rows marked (few) rest on fewer than {result['bootstrap']['min_videos']} videos: "
                           "their intervals are too narrow to trust", markup=False)
-    _side_by_side("efficiency", result["efficiency"], None)
+    _efficiency(result)
     console.out.print(f"paired over {result['shared_records']} records on {result['shared_videos']} videos both runs "
                       "played", markup=False)
     if output is not None:
@@ -109,6 +122,33 @@ def _say_leak(result: dict[str, Any]) -> None:
         console.out.print("note: every leak row is 0 in score-only figures, which do not score what the gold-reading "
                           "setting changes: this is not a finding of no leak; score both runs with the metric's judge "
                           "to measure it", markup=False)
+
+
+def _efficiency(result: dict[str, Any]) -> None:
+    """Both runs' efficiency side by side; throughputs at different concurrency shown as not comparable."""
+    from streamcue.metrics.compare import THROUGHPUTS
+
+    note = result.get("efficiency_note")
+    values = {name: (["not comparable", "not comparable"] if note and name in THROUGHPUTS else pair)
+              for name, pair in result["efficiency"].items()}
+    _side_by_side("efficiency", values, None)
+    if note:
+        console.out.print(f"note: {note}", markup=False)
+
+
+def _say_clock(result: dict[str, Any]) -> None:
+    """Which run is free and which live (or fixed), what figures are compared and the clocked run's latencies."""
+    entry = result["clock"]
+    console.out.print(f"latency cost measurement: A is {entry['free']}, B is {entry['clocked']}; latency cost = "
+                      "live - free = B - A", markup=False)
+    console.out.print(f"figures compared: {entry['scored']}", markup=False)
+    latency = entry["latency"].get("clocked") or {}
+    if latency.get("answers"):
+        within = ", ".join(f"{share:.0%} within {w} s" for w, share in latency["within_s"].items())
+        console.out.print(f"B's answers: {latency['answers']}, mean latency {latency['latency_mean_s']:.3g} s, "
+                          f"{within}; {latency['skipped_moments']} moments skipped", markup=False)
+    console.out.print(f"{entry['records_scored_differently']} of {result['shared_records']} paired records were "
+                      "scored differently", markup=False)
 
 
 def _side_by_side(title: str, values: dict[str, Any], differences: list[str] | None) -> None:

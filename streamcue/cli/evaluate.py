@@ -195,21 +195,33 @@ def _score(metric: str, gt: str | None, pred: Path, **options: Any) -> dict[str,
 
 
 def _ground_truth(gt: str, metric: str, staged: Path) -> Path:
-    """``gt`` as a path the metric reads: a local file or build folder as it is; a release folder or a Hub dataset
-    opened (:func:`streamcue.loaders.open_records`) and its metric's records written under ``staged``."""
+    """``gt`` as a path the metric reads: a local record file as it is; a build folder as it is when the metric
+    reads several kinds (OVO-Bench, StreamingBench), else its one record file of the metric's kind (estp-f1 reads
+    ``interval_qa.jsonl`` of ``--gt out/estp``); a release folder or a Hub dataset opened
+    (:func:`streamcue.loaders.open_records`) and its metric's records written under ``staged``."""
     from streamcue.io import write_jsonl
     from streamcue.loaders.sources import is_hub_id
     from streamcue.metrics import get_metric
     from streamcue.schemas.discovery import FILE_NAMES, MANIFEST
 
     path = Path(gt)
+    kinds = [b.kinds for b in BENCHMARKS.values() if b.metric == metric]
     if not is_hub_id(gt) and not (path / MANIFEST).is_file():
-        return path
+        return _one_record_file(path, metric, kinds[0] if kinds else ())
     from streamcue.loaders import open_records
 
-    kinds = [b.kinds for b in BENCHMARKS.values() if b.metric == metric]
     source = open_records(gt, kind=kinds[0] if kinds else get_metric(metric).record_kind)
     for kind, rows in source.by_kind.items():
         write_jsonl(staged / FILE_NAMES[kind], rows)
     write_jsonl(staged / FILE_NAMES["video"], list(source.videos.values()))
     return staged if len(source.by_kind) > 1 else staged / FILE_NAMES[source.kind]
+
+
+def _one_record_file(path: Path, metric: str, kinds: tuple[str, ...]) -> Path:
+    """A build folder's one record file of ``metric``'s kind, for a metric of one kind; else ``path`` itself."""
+    from streamcue.metrics import get_metric
+    from streamcue.schemas.discovery import FILE_NAMES
+
+    kind = get_metric(metric).record_kind
+    one = path / FILE_NAMES[kind] if kind in FILE_NAMES else None
+    return one if path.is_dir() and len(kinds) <= 1 and one is not None and one.is_file() else path

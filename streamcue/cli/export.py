@@ -17,9 +17,9 @@ def export_command(
     out: Annotated[Path, typer.Option("--out", help="The folder to write (new or empty; never inside RUN).")],
     model: Annotated[Optional[str], typer.Option(
         help="The model name the exported files use (where it goes is the format's own: a folder and file names, or "
-             "the key each answer is stored under; see the benchmark's page). Default: the run's model name, "
-             "characters other than letters, "
-             "digits, '.', '_' and '-' written as '_'.")] = None,
+             "the key each answer is stored under; see the benchmark's page). Default: a name the official scorer "
+             "accepts where it accepts only some (see the benchmark's page), else the run's model name, characters "
+             "other than letters, digits, '.', '_' and '-' written as '_'.")] = None,
 ) -> None:
     """Write a run in its benchmark's official output format, for the benchmark's own scorer.
 
@@ -51,7 +51,7 @@ def export_command(
     out.parent.mkdir(parents=True, exist_ok=True)
     with staged_folder(out) as tmp:
         written = export(played, tmp, model)
-        written["official_command"] = written["official_command"].replace(str(tmp), str(out))
+        written["official_command"] = written["official_command"].replace(str(tmp), str(out.resolve()))
         write_json(tmp / "export.json", {"run": str(run), "benchmark": benchmark, **written})
     files = [f["file"] if isinstance(f, dict) else f for f in written["files"]]
     console.out.print(f"{benchmark} run written as {written['format']} files to {out}: {', '.join(files)}",

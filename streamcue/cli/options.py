@@ -17,44 +17,18 @@ __all__ = ["parse_params", "parse_ids", "config_parameters", "config_from", "con
 # ------------------------------------------------------------------------------------------ configuration commands
 
 def parse_params(items: list[str] | None) -> dict[str, Any]:
-    """``NAME=VALUE`` items (``--param``) as a dict; a value is read as JSON when it is JSON, else kept as text."""
-    import json
+    """``--param NAME=VALUE`` items as a dict (:func:`streamcue.metrics.run_config.parse_params`, which
+    ``RunConfig`` applies too)."""
+    from streamcue.metrics.run_config import parse_params as parse
 
-    from streamcue.errors import ConfigError
-    from streamcue.finite import NonFiniteNumber
-    from streamcue.io import loads
-
-    out: dict[str, Any] = {}
-    for item in items or []:
-        name, sep, value = item.partition("=")
-        if not sep:
-            raise ConfigError(f"--param expects NAME=VALUE, got {item!r}")
-        try:
-            out[name] = loads(value)
-        except NonFiniteNumber:
-            raise ConfigError(f"--param {name}: {value} is not a finite number") from None
-        except json.JSONDecodeError:
-            out[name] = value
-    return out
+    return parse(items)
 
 
 def parse_ids(value: str | None) -> tuple[str, ...] | None:
-    """``--ids``: comma-separated ids, or ``@FILE`` with one id a line."""
-    from streamcue.errors import ConfigError, InputError
+    """``--ids`` (:func:`streamcue.loaders.replay_config.parse_ids`, which ``ReplayConfig`` applies too)."""
+    from streamcue.loaders.replay_config import parse_ids as parse
 
-    if value is None:
-        return None
-    if value.startswith("@"):
-        path = Path(value[1:])
-        if not path.is_file():
-            raise InputError("--ids @FILE: no such file", file=path)
-        items = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
-    else:
-        items = [part.strip() for part in value.split(",")]
-    items = [i for i in items if i]
-    if not items:
-        raise ConfigError("--ids names no record id")
-    return tuple(dict.fromkeys(items))
+    return parse(value)
 
 
 _PARSERS = {"ids": (Optional[str], parse_ids), "params": (Optional[list[str]], parse_params)}

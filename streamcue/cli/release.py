@@ -8,6 +8,10 @@ from typing import Annotated, Optional
 import typer
 
 from streamcue import console
+from streamcue.schemas.kinds import ordered
+
+#: The record kinds in the order a release's default config is chosen (streamcue/schemas/kinds.py).
+_DEFAULT_ORDER = ", ".join(k for k in ordered("default") if k != "video")
 
 __all__ = ["release_app", "release_build", "release_push", "release_diff"]
 
@@ -45,9 +49,8 @@ def release_build(
              "present.")] = None,
     default_config: Annotated[Optional[str], typer.Option(help=(
         "The config load_dataset(repo) gives without a name. Default: the --previous version's (it never "
-        "changes silently), or for a first version the first present of guidance, interval_qa, dense_caption, "
-        "mc_question, open_question, active_item. Naming another is stated in the changelog and release "
-        "diff."))] = None,
+        f"changes silently), or for a first version the first present of {_DEFAULT_ORDER}. Naming another is "
+        "stated in the changelog and release diff."))] = None,
     pseudonyms: Annotated[Optional[Path], typer.Option(
         help="Your mapping of annotators and reviewers to the pseudonyms published (annotator-1, reviewer-1, "
              "...), read and extended by each build, never published; default pseudonyms.json beside --out, "

@@ -13,7 +13,8 @@ Fault injection for tests: :meth:`StubLLMServer.inject` queues, for the next cha
 (``("usage", {"prompt_tokens": "12"})``), or no answer at all (``("hang", 30)``: the connection is
 accepted and nothing is sent for 30 s, or until the server stops), or an answer sent a byte at a time
 (``("trickle", 0.05)``: a pause before each byte). ``api_key`` makes it refuse other
-keys with 401. ``delay_s`` makes every answer take that long (a slow model); ``card`` is the model's
+keys with 401. ``delay_s`` makes every answer take that long (a slow model), ``delay_of(body)`` sets it per call
+(``spans`` logs when each answer started and ended); ``card`` is the model's
 entry in ``GET /v1/models`` and ``GET /v1/models/{id}`` (change it to play another model behind the
 same name); ``entry_route=False`` serves the list alone, as vLLM and llama.cpp do.
 
@@ -117,8 +118,12 @@ class StubLLMServer:
     def __init__(self, responder: Responder = default_responder, *, api_key: str | None = None,
                  model: str = "stub-model", port: int = 0, delay_s: float = 0.0,
                  card: dict[str, Any] | None = None, entry_route: bool = True, streams: bool = True,
-                 piece_delay_s: float = 0.0) -> None:
+                 piece_delay_s: float = 0.0, delay_of: Callable[[dict[str, Any]], float] | None = None) -> None:
         self.responder = responder
+        self.delay_of = delay_of
+        #: ``(start, end, body)`` of every answered chat completion, in the server's own clock (perf_counter): which
+        #: calls were in flight at once.
+        self.spans: list[tuple[float, float, dict[str, Any]]] = []
         self.streams = streams
         self.piece_delay_s = piece_delay_s
         self.entry_route = entry_route
@@ -132,7 +137,9 @@ class StubLLMServer:
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # a short poll: stop() returns within 0.05 s (the default 0.5 s was paid at every stop, minutes over the suite)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
 
     @property
     def base_url(self) -> str:
@@ -217,7 +224,10 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(401, {"error": {"message": "invalid api key", "type": "invalid_request_error"}})
         if fault and fault[0] in ("status", "hang", "trickle", "body"):
             return self._fault(fault, body)
-        return self._answer(body, fault)
+        started = time.perf_counter()
+        self._answer(body, fault)
+        with stub._lock:
+            stub.spans.append((started, time.perf_counter(), body))
 
     def _fault(self, fault: tuple[str, Any], body: dict[str, Any]) -> None:
         """An injected HTTP error, a hang, a trickled answer or a hostile body."""
@@ -246,8 +256,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, body: dict[str, Any], fault: tuple[str, Any] | None) -> None:
         """The responder's answer (or an injected content or usage), streamed when asked and the stub streams."""
         stub = self.stub
-        if stub.delay_s:
-            time.sleep(stub.delay_s)
+        delay = stub.delay_of(body) if stub.delay_of is not None else stub.delay_s
+        if delay:
+            time.sleep(delay)
         try:
             content = fault[1] if fault and fault[0] == "content" else stub.responder(body)
         except Exception as exc:  # a responder that fails answers HTTP 500, like a crashed model server

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from conftest import CAPTAINCOOK4D, VALID
-from label_studio_server import connected, executable, push_served, serve_videos, server  # noqa: F401 (fixtures)
+from label_studio_server import executable, make_users, push_served, serve_videos
 
 pytest.importorskip("label_studio_sdk")
 httpx = pytest.importorskip("httpx")
@@ -35,13 +35,7 @@ _names = itertools.count()
 
 @pytest.fixture(scope="module")
 def annotators(server):
-    ids = []
-    for name in ("ann1", "ann2"):
-        r = httpx.post(f"{server.url}/api/users/", headers={"Authorization": f"Token {server.token}"},
-                       json={"email": f"{name}@streamcue.test", "username": name})
-        r.raise_for_status()
-        ids.append(r.json()["id"])
-    return ids
+    return list(make_users(server, ("ann1", "ann2"), "streamcue.test", username="{}").values())
 
 
 def project_name(kind):

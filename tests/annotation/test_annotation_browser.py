@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from conftest import VALID
-from label_studio_server import connected, executable, server  # noqa: F401 (fixtures)
+from label_studio_server import executable
 
 CHROMIUM = Path(os.environ.get("STREAMCUE_CHROMIUM", "/usr/bin/chromium"))
 
@@ -65,10 +65,11 @@ TIMINGS: dict[str, list[float]] = {}
 
 @pytest.fixture(scope="module")
 def videos(server):
-    """A real 30 s H.264 clip (the records' video v1) under the server's local-files root."""
+    """A real 30 s H.264 clip (the records' video v1) under the server's local-files root, in a folder of its own
+    (the session's other modules serve placeholder files under ``videos/``)."""
     from streamcue.video import ffmpeg_exe
 
-    root = server.document_root / "videos"
+    root = server.document_root / "played-videos"
     (root / "recorded").mkdir(parents=True)
     subprocess.run([ffmpeg_exe(), "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=30",
                     "-t", "30", "-pix_fmt", "yuv420p", "-c:v", "libx264", "-preset", "ultrafast",

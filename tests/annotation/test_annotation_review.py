@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from conftest import CAPTAINCOOK4D, VALID
-from label_studio_server import connected, executable, push_served, serve_videos, server  # noqa: F401 (fixtures)
+from label_studio_server import executable, make_users, push_served, serve_videos
 
 pytest.importorskip("label_studio_sdk")
 httpx = pytest.importorskip("httpx")
@@ -35,13 +35,7 @@ PEOPLE = ("ann1", "ann2", "ann3", "rev")
 
 @pytest.fixture(scope="module")
 def users(server):
-    ids = {}
-    for name in PEOPLE:
-        r = httpx.post(f"{server.url}/api/users/", headers={"Authorization": f"Token {server.token}"},
-                       json={"email": f"{name}@streamcue.test", "username": name})
-        r.raise_for_status()
-        ids[name] = r.json()["id"]
-    return ids
+    return make_users(server, PEOPLE, "streamcue.test", username="{}")
 
 
 def annotate(server, task, result, user):

@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from conftest import CAPTAINCOOK4D
-from label_studio_server import executable, make_users, server  # noqa: F401 (fixture)
+from label_studio_server import executable, make_users
 
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("label_studio_sdk")
@@ -32,7 +32,7 @@ CHOSEN = ("1_25", "1_49", "1_43")  # three test-split recordings
 FPS = 30.0
 
 
-def test_build_verify_adjudicate_merge_release_load_and_diff(server, tmp_path):  # noqa: F811
+def test_build_verify_adjudicate_merge_release_load_and_diff(server, tmp_path):
     env = {"PATH": f"{sys.executable.rsplit('/', 1)[0]}:/usr/bin:/bin", "HOME": str(tmp_path), "COLUMNS": "200",
            "LABEL_STUDIO_URL": server.url, "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1",
            "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
@@ -107,7 +107,7 @@ def test_build_verify_adjudicate_merge_release_load_and_diff(server, tmp_path): 
     streamcue("release", "build", "--records", "out/cc4d-v2", "--only-verified", "--version", "1.0.0",
               "--out", "dist/v1.0.0")
     from datasets import load_dataset
-    from test_release_hub import same
+    from release_checks import same
 
     loaded = load_dataset(str(tmp_path / "dist/v1.0.0"))
     rows = [row for split in loaded.values() for row in split]
@@ -176,7 +176,7 @@ def _swapped(note, swap):
     return note
 
 
-def _project_id(server, title):  # noqa: F811
+def _project_id(server, title):
     projects = httpx.get(f"{server.url}/api/projects/", headers={"Authorization": f"Token {server.token}"},
                          params={"title": title}).json()
     return next(p["id"] for p in projects["results"] if p["title"] == title)

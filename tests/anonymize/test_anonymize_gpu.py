@@ -103,6 +103,7 @@ def test_same_input_same_bytes(small_clip, tmp_path):
     assert _sha256(outs[0]) == _sha256(outs[1])
 
 
+@pytest.mark.slow
 def test_batched_looks_find_the_boxes_of_one_look_at_a_time():
     """CenterFaceDetector.detect_many (several frames in one forward pass of the torch network, on CPU
     tensors here; onnxruntime's session too) against detect_at one frame at a time."""

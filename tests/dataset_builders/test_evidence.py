@@ -107,6 +107,7 @@ def test_no_evidence_within_the_round_limit_is_unsure(built):
     assert (check["verdict"], check["rounds"], check["calls"], check["evidence"]) == ("unsure", 2, 6, [])
 
 
+@pytest.mark.slow
 def test_calls_are_three_per_round_and_a_rerun_makes_none(built):
     records = built[3]
     model = model_for(built, records)
@@ -128,6 +129,7 @@ def test_calls_are_three_per_round_and_a_rerun_makes_none(built):
     assert second == first
 
 
+@pytest.mark.slow
 def test_shifted_intervals_are_flagged(built):
     _, _, videos, records = built
     durations = {vid: v["duration_s"] for vid, v in videos.items()}

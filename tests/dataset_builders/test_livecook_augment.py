@@ -38,6 +38,7 @@ def val_build(tmp_path_factory):
     return result, report
 
 
+@pytest.mark.slow
 def test_a_completion_record_for_every_step_that_passes_the_cleaning_rules(val_build):
     result, report = val_build
     assert validate_file(result.files["guidance"], "guidance", videos=result.files["video"]).records == 133

@@ -23,8 +23,9 @@ from streamcue.dataset_builders.bench_sources import QuirkReport, parse_time
 from streamcue.dataset_builders.output import write_outputs
 from streamcue.io import read_jsonl, write_jsonl
 from streamcue.metrics import evaluate
-from streamcue.metrics.choice_rules import (choice_letter, ovo_choice_correct, ovo_count_correct, ovo_yes_no_correct,
-                                            stated_number, stated_yes_no, streamingbench_choice_correct)
+from streamcue.metrics.choice_rules import choice_letter, stated_number, stated_yes_no
+from streamcue.metrics.ovo_bench import ovo_choice_correct, ovo_count_correct, ovo_yes_no_correct
+from streamcue.metrics.streamingbench import streamingbench_choice_correct
 from streamcue.schemas import check_file
 
 OVO = SHARED_DATA / "ovo_bench"
@@ -123,6 +124,7 @@ def test_streamingbench_builds_the_papers_4500_by_default_and_every_file_with_al
     assert "total" not in files["sqa"] and files["proactive"]["Proactive Output"]["answer_accuracy"] == 1.0
 
 
+@pytest.mark.slow
 def test_the_build_commands_the_streamingbench_page_shows_run(tmp_path):
     page = (Path(__file__).resolve().parents[2] / "docs" / "benchmarks" / "streamingbench.md").read_text()
     lines = [line for line in page.splitlines() if line.startswith("streamcue build streamingbench")]

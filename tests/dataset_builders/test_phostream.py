@@ -16,9 +16,9 @@ from streamcue.io import read_jsonl, write_json, write_jsonl
 from streamcue.loaders.protocols.phostream import PROTOCOL, SCHEDULES, call_seconds, question_text
 from streamcue.metrics.bench_readers import seal_results
 from streamcue.metrics.configs import load_config
-from streamcue.metrics.phostream import clock, run
+from streamcue.metrics.phostream import CATEGORY_ROWS, clock, run
 from phostream_runs import SHORT_S, clock_seconds, leaking_runs, needs_data, now_of, run_short
-from tests.conftest import SHARED_DATA
+from conftest import SHARED_DATA
 
 DATA = SHARED_DATA / "phostream"
 OFFICIAL = DATA / "official"
@@ -94,19 +94,27 @@ def _crafted_results(n: int) -> dict:
         "frames": {}, "prompts": {}, "metric": {"name": "phostream", "config_version": "", "config": {}},
         "streamcue_version": "", "started_at": "", "finished_at": "", "n_benchmark": n, "n_played": n, "videos": [],
         "counts": {"asked": n, "answered": 0, "unparseable": 0}, "unparseable": [],
-        "efficiency": dict.fromkeys(EFFICIENCY), "bootstrap": BootstrapSettings().to_dict(True),
+        "efficiency": {**dict.fromkeys(EFFICIENCY), "real_time_basis": "", "concurrency": 1},
+        "bootstrap": BootstrapSettings().to_dict(True),
         "tables": {"task": {}, "group": {}}, "report": {"metric": "phostream", "config_version": "", "overall": {},
                                                         "per_item": {}}, "replay": {}})
 
 
 def _official(response_file: Path, out: Path, judge_url: str | None = None) -> tuple[dict, list[dict]]:
     """The official scorer on ``response_file``: score-only, or with its judge at ``judge_url`` (its config.yaml
-    reads the judge's address and model from the environment): its summary and per-question rows."""
+    reads the judge's address and model from the environment): its summary and per-question rows.
+
+    It runs as its own ``__main__`` in a subprocess, unchanged but for its waits between asks of an unreadable reply
+    (``time.sleep``: 2, 4, 8 and 16 s, 30 s a reply), which change no figure."""
     import os
 
     judge = ["--disable-llm-judge"] if judge_url is None else []
     env = {**os.environ, "STREAMEVAL_JUDGER_API_BASE": judge_url or "", "STREAMEVAL_JUDGER_MODEL": "stub-judge"}
-    subprocess.run([sys.executable, str(OFFICIAL / "run_stream_eval.py"), "--model-name", "m", "--run-id", "r",
+    script = OFFICIAL / "run_stream_eval.py"
+    without_waits = ("import runpy, sys, time; time.sleep = lambda seconds: None; sys.argv = sys.argv[1:]; "
+                     "sys.path.insert(0, str(__import__('pathlib').Path(sys.argv[0]).parent)); "
+                     "runpy.run_path(sys.argv[0], run_name='__main__')")
+    subprocess.run([sys.executable, "-c", without_waits, str(script), "--model-name", "m", "--run-id", "r",
                     "--skip-inference", "--model-output", str(response_file), *judge, "--output-dir", str(out)],
                    check=True, capture_output=True, timeout=300, env=env)
     scoring = out / "m_r" / "scoring"
@@ -176,7 +184,7 @@ def test_streamcue_run_plays_phostream_and_records_its_schedule(short, tmp_path)
     schedule in replay_report.json, results.json and on the page; ``compare`` refuses a run of the other schedule."""
     from streamcue.prompts import load_prompt
     from streamcue.testing.stub_llm import StubLLMServer
-    from tests.conftest import cli
+    from conftest import cli
 
     with StubLLMServer(lambda body: "A test pattern." if int(now_of(body)) % 5 == 0 else "Silent") as server:
         results = run_short(short, tmp_path / "every", server.base_url)
@@ -211,11 +219,24 @@ def test_streamcue_run_plays_phostream_and_records_its_schedule(short, tmp_path)
 def test_only_the_official_schedule_lets_a_leaking_model_answer_on_time(short, tmp_path):
     """The leaking model (:func:`leaking_runs`): under ``official-sparse`` every forward question is answered on
     time; under the default ``every-chunk`` (no pause: the schedule reads no gold time) none is."""
+    from conftest import cli
+
     on_time = {}
     for schedule, results in leaking_runs(short, tmp_path).items():
         categories = [item["category"] for item in results["report"]["per_item"].values()]
         on_time[schedule] = categories.count("Error (no LLM)") / len(categories)
+        # issue 49: the categories are rows of the run's tables and page, not only of its report
+        shares = {row: results["tables"]["group"][row]["estimate"] for row in CATEGORY_ROWS.values()}
+        assert shares["on-time share"] == on_time[schedule] and sum(shares.values()) == pytest.approx(1.0)
+        assert shares["early share"] == categories.count("EarlyResponse") / len(categories)
+        assert "on-time share" in (tmp_path / schedule / "report.html").read_text()
     assert on_time == {"every-chunk": 0.0, "official-sparse": 1.0}
+    code, out, err = cli("compare", tmp_path / "every-chunk", tmp_path / "official-sparse", "--leak", "--output",
+                         tmp_path / "leak.json")
+    assert code == 0, err
+    rows = json.loads((tmp_path / "leak.json").read_text())["tables"]["group"]
+    assert rows["on-time share"]["estimate"] == 1.0  # the leak shows in the categories, in compare too
+    assert "on-time" in out
 
 
 def test_the_official_sparse_schedule_is_the_official_runners(tmp_path):
@@ -280,6 +301,7 @@ def _agree(report: dict, summary: dict, details: list[dict]) -> None:
                (item["category"], item["score"], clock(item["response_time_s"]), item["response"])
 
 
+@pytest.mark.slow
 @needs_data
 def test_the_official_scorer_agrees_with_a_streamcue_run(short, tmp_path):
     """``streamcue run phostream`` against a stub server (it answers in some seconds, "Silent" in the others),
@@ -287,7 +309,7 @@ def test_the_official_scorer_agrees_with_a_streamcue_run(short, tmp_path):
     its judge at a stub judge server when the run was scored with ``--judge llm`` at the same stub; every figure of
     its summary and every row equal the run's results.json."""
     from streamcue.testing.stub_llm import StubLLMServer
-    from tests.conftest import cli
+    from conftest import cli
 
     with StubLLMServer(lambda body: "A test pattern." if int(now_of(body)) % 3 == 0 else "Silent") as server, \
             StubLLMServer(_judge_reply) as judge:
@@ -317,6 +339,7 @@ def _judge_reply(body: dict) -> str:
             "early": '{"score": 2.5}', "UNREADABLE": "Score: 5 (no JSON)"}.get(answer, '{"score": 1}')
 
 
+@pytest.mark.slow
 @needs_data
 def test_the_official_judge_agrees_with_streamcues(built, tmp_path):
     """The official scorer with its judge (pointed at a stub judge server on 127.0.0.1 through its config's
@@ -326,12 +349,12 @@ def test_the_official_judge_agrees_with_streamcues(built, tmp_path):
     import yaml
 
     from streamcue.testing.stub_llm import StubLLMServer, message_text
-    from tests.conftest import cli
+    from conftest import cli
 
     run_dir = _run_folder(tmp_path, built[1], videos=6)
     preds = read_jsonl(run_dir / "predictions.jsonl")
     first = next(p for p in preds if p["responses"] and p["responses"][-1]["text"] == "now")
-    first["responses"][-1]["text"] = "UNREADABLE"  # one unreadable reply: the official judge retries it for 30 s
+    first["responses"][-1]["text"] = "UNREADABLE"  # one unreadable reply: the official judge asks 5 times
     write_jsonl(run_dir / "predictions.jsonl", preds)
     subprocess.run([sys.executable, "-m", "streamcue", "export", str(run_dir), "--out", str(tmp_path / "exported")],
                    check=True, capture_output=True, timeout=300)
@@ -397,7 +420,7 @@ def test_the_judge_reads_replies_as_the_official_parser():
 
 
 def test_a_judge_other_than_the_official_is_refused(tmp_path):
-    from tests.conftest import cli
+    from conftest import cli
 
     write_jsonl(tmp_path / "gt.jsonl", [])
     write_jsonl(tmp_path / "pred.jsonl", [{"item_id": "x", "responses": []}])

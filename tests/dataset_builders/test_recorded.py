@@ -84,6 +84,7 @@ def built(videos, tmp_path_factory):
     return out, report, requests
 
 
+@pytest.mark.slow
 def test_records_are_valid_and_come_from_anonymized_videos(built):
     out, report, _ = built
     captions = {r["task_id"]: r for r in read_jsonl(out / "dense_caption.jsonl")}
@@ -194,6 +195,7 @@ def test_killed_build_resumes_without_repeated_calls(videos, tmp_path):
         assert len(read_jsonl(tmp_path / "a" / "dense_caption.jsonl")) == 3
 
 
+@pytest.mark.slow
 @pytest.mark.embedding
 def test_stats_agreement_after_verification(built, tmp_path):
     out, _, _ = built

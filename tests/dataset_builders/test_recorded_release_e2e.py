@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from label_studio_server import executable, make_users, server  # noqa: F401 (fixture)
+from label_studio_server import executable, make_users
 
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("label_studio_sdk")
@@ -66,7 +66,7 @@ DESK = """\
 """
 
 
-def test_recordings_to_a_published_benchmark_that_loads_and_scores(server, tmp_path):  # noqa: F811
+def test_recordings_to_a_published_benchmark_that_loads_and_scores(server, tmp_path):
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
            "HOME": str(tmp_path), "COLUMNS": "200", "LABEL_STUDIO_URL": server.url,
            "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1", "HF_DATASETS_OFFLINE": "1",
@@ -208,7 +208,7 @@ print(json.dumps(shapes))
 """
 
 
-def _project_id(server, title):  # noqa: F811
+def _project_id(server, title):
     projects = httpx.get(f"{server.url}/api/projects/", headers={"Authorization": f"Token {server.token}"},
                          params={"title": title}).json()
     return next(p["id"] for p in projects["results"] if p["title"] == title)

@@ -199,6 +199,7 @@ def _score(built, tmp_path, predictions, judge, **options):
                     judge_options={"base_url": judge.base_url, "model": "stub-judge", **options})
 
 
+@pytest.mark.slow
 @pytest.mark.llm_server
 def test_a_blind_baseline_scores_nothing_and_the_reference_answers_score_full(built, tmp_path, judge):
     questions = read_jsonl(built[0] / "open_question.jsonl")

@@ -128,6 +128,7 @@ def test_audio_is_refused_where_no_sound_can_be_sent(played):
         ReplayConfig(records="x.jsonl", no_video=True, audio="parts")
 
 
+@pytest.mark.slow
 def test_the_sound_example_in_the_docs_runs_as_written(tmp_path):
     """docs/replay.md's block: a StreamingBench omni run with sound is labelled ``with sound``, the same run without
     ``--audio`` ``video-only``, in results.json and on the run page."""
@@ -169,3 +170,26 @@ def test_the_sound_example_in_the_docs_runs_as_written(tmp_path):
         assert results["frames"]["audio"] == mode and results["frames"]["sound"] == label
         page = "".join(p.read_text() for p in (work / "runs" / run_name).glob("*.html"))
         assert f"sound={label}" in page
+
+
+def received_frames(url, folder):
+    """The presentation times (s) of every frame in a received ``data:video/mp4`` clip, decoded by ffmpeg."""
+    path = folder / "counted.mp4"
+    path.write_bytes(base64.b64decode(url.split(",", 1)[1]))
+    lines = subprocess.run([ffmpeg_exe(), "-loglevel", "error", "-i", str(path), "-map", "0:v", "-f", "framemd5",
+                            "-"], check=True, capture_output=True, text=True).stdout.splitlines()
+    timebase = next(line for line in lines if line.startswith("#tb 0:")).split(":", 1)[1].strip()
+    num, den = (int(x) for x in timebase.split("/"))
+    return [int(line.split(",")[2]) * num / den for line in lines if not line.startswith("#")]
+
+
+def test_a_clip_holds_exactly_the_frames_its_sample_says(played, tmp_path):
+    """Issue 49: the clip sent held every frame of its span (117 for a question at 116 s) while the request and the
+    sample said 16; the server counts the frames it received and they are the sample's, at the sample's times."""
+    report, requests = played({"v1": False}, transport="video_url")
+    (clip,) = parts_of(requests[0], "video_url")
+    video = report["samples"][0]["video"]
+    times = received_frames(clip["video_url"]["url"], tmp_path)
+    assert len(times) == video["frames"] == requests[0]["media_io_kwargs"]["video"]["num_frames"] == 4
+    assert [t + video["start_s"] for t in times] == pytest.approx(video["t_s"])  # SW+U: 0, 2, 3, 4 s
+    assert video["t_s"] == [0.0, 2.0, 3.0, 4.0]

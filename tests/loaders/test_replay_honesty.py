@@ -129,6 +129,7 @@ def test_plain_text_answers_are_kept_for_the_scorer(tmp_path, monkeypatch, video
     assert sample["raw"] == "Answer: B" and sample["parsed"] == {"text": "Answer: B"} and report["unparseable"] == 0
 
 
+@pytest.mark.slow
 def test_unparseable_answers_are_recorded_wrong_answers_and_every_call_is_a_sample(tmp_path, video):
     (tmp_path / "videos").mkdir(exist_ok=True)
     records = tmp_path / "ovo" / "mc_question.jsonl"

@@ -179,7 +179,9 @@ def test_run_ovo_and_streamingbench_write_a_run_folder_rerun_from_cache_and_comp
     jsonschema.validate(results, _schema("results"))
     for sample in read_jsonl(run / "samples.jsonl"):
         jsonschema.validate(sample, _schema("sample"))
-    assert results["model"] == {"name": "plain-vl", "endpoint": server.base_url}
+    assert {k: results["model"][k] for k in ("name", "endpoint", "revision")} == {
+        "name": "plain-vl", "endpoint": server.base_url, "revision": None}
+    assert len(results["model"]["entry_sha256"]) == 64  # the server's entry for the model (issue 49)
     assert results["generation"]["temperature"] == 0.2 and results["generation"]["max_tokens"] == 64
     assert results["n_played"] == results["n_benchmark"] == 12
     assert results["counts"]["asked"] == 12 and results["counts"]["answered"] == 12
@@ -236,6 +238,9 @@ def test_run_ovo_and_streamingbench_write_a_run_folder_rerun_from_cache_and_comp
     overall = sb["report"]["paper_groups"]["overall"]["accuracy"]
     assert sb["tables"]["group"]["overall"]["estimate"] == pytest.approx(overall)
     assert "proactive answer" in sb["tables"]["group"] and "Timelines" in (tmp_path / "sb" / "report.html").read_text()
+    # issue 49: a polled "No" is not drawn as speech (this model never says yes to a poll: it never spoke)
+    proactive = [s for s in read_jsonl(tmp_path / "sb" / "samples.jsonl") if s["kind"] == "active_item"]
+    assert proactive and all(s["raw_answer"] for s in proactive) and all(s["spoke"] == [] for s in proactive)
 
     # different benchmarks: refused with one line, even when differences are allowed (no record is in both)
     for allow in ([], ["--allow-different"]):

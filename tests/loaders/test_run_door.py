@@ -66,6 +66,27 @@ def test_options_are_checked_once_in_the_configuration():
     assert config.replace(fps=2.0).fps == 2.0 and config.metric_config().window_s == 10
 
 
+def test_the_python_config_reads_ids_and_params_as_the_command_line(tmp_path):
+    """Issue 49: ``RunConfig(ids="a,b")`` was split into characters and ``params=["rules=strict"]`` raised a raw
+    ValueError; both are read as ``--ids`` and ``--param`` read them."""
+    (tmp_path / "ids.txt").write_text("a\nb\n\n")
+    for ids in ("a,b", " a, b ,", f"@{tmp_path / 'ids.txt'}", ["a", "b"]):
+        assert RunConfig(records="x", benchmark="livecook", ids=ids).ids == ("a", "b")
+    config = RunConfig(records="x", benchmark="ovo-bench", params=["rules=strict"])
+    assert config.params == {"rules": "strict"} and config.metric_config().rules == "strict"
+    assert RunConfig(records="x", benchmark="livecook", params="window_s=10").params == {"window_s": 10}
+    with pytest.raises(ConfigError, match="--param expects NAME=VALUE, got 'rules'"):
+        RunConfig(records="x", benchmark="ovo-bench", params=["rules"])
+
+
+@pytest.mark.parametrize("benchmark", ["ovo-bench", "streamingbench"])
+def test_a_judge_a_benchmark_ignores_is_refused(benchmark):
+    """Issue 49: ``--judge llm`` on OVO-Bench and StreamingBench (scored by their official rules, no judge) was
+    accepted and ignored."""
+    with pytest.raises(ConfigError, match=f"{benchmark}'s metric scores without a judge.*--judge llm would be ignored"):
+        RunConfig(records="x", benchmark=benchmark, judge="llm")
+
+
 def test_every_option_reaches_replay_and_run():
     flags = ("--poll-hz", "--every-s", "--transport", "--frame-pixels", "--frame-side", "--frame-label",
              "--jpeg-quality", "--video-url", "--ids", "--split", "--limit", "--llm-retries", "--timing", "--span")

@@ -116,3 +116,18 @@ def test_an_official_prompt_sends_no_response_format_and_a_plain_server_gives_no
     assert all(c["ttft_s"] is None and c["latency_s"] > 0 for s in samples for c in s["calls"])
     assert results["efficiency"]["ttft_p50_s"] is None and results["efficiency"]["latency_p50_s"] > 0
     assert "n/a (no answer was streamed" in (tmp_path / "plain" / "report.html").read_text()
+
+
+def test_a_polled_no_is_not_drawn_as_speech():
+    """Issue 49: StreamingBench timelines drew every polled "No" as speech; the model spoke only when it answered
+    the question after a yes (the dialogue's first turn is the poll, asked again at each poll)."""
+    from streamcue.metrics.run import spoke
+
+    poll, question = "Is it the right time to output the answer?", "What is on the table?"
+    turns = [{"t_s": 1.0, "role": "user", "text": poll}, {"t_s": 1.0, "role": "assistant", "text": "No"},
+             {"t_s": 2.0, "role": "user", "text": poll}, {"t_s": 2.0, "role": "assistant", "text": "Yes"},
+             {"t_s": 2.0, "role": "user", "text": question}, {"t_s": 2.0, "role": "assistant", "text": "B. a cup"}]
+    assert spoke("active_item", {"item_id": "x", "responses": turns}) == [[2.0, "B. a cup"]]
+    assert spoke("active_item", {"item_id": "x", "responses": turns[:2]}) == []
+    said = [{"t_s": 3.0, "text": "A red cup."}]  # a stream protocol's responses (no poll): each one is speech
+    assert spoke("interval_qa", {"qa_id": "q", "responses": said}) == [[3.0, "A red cup."]]

@@ -57,11 +57,21 @@ def test_runs_sharing_no_record_are_refused(runs):
 
 
 def _tamper(runs, name, edit):
-    """A copy of run ``right`` whose samples.jsonl ``edit`` changed (a list of sample dicts -> a list)."""
+    """A copy of run ``right`` whose samples.jsonl ``edit`` changed (a list of sample dicts -> a list), its
+    results.json ``samples_sha256`` and seal made again, as by someone who knows the seal: what is left to refuse it
+    is the samples' agreement with the results (an edit alone is refused by the file's SHA-256,
+    tests/metrics/test_compare_settings.py)."""
+    import hashlib
+
+    from streamcue.metrics.bench_readers import seal_results
+
     folder = runs / name
     shutil.copytree(runs / "right", folder)
     samples = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
     (folder / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in edit(samples)))
+    results = json.loads((folder / "results.json").read_text())
+    results["samples_sha256"] = hashlib.sha256((folder / "samples.jsonl").read_bytes()).hexdigest()
+    (folder / "results.json").write_text(json.dumps(seal_results(results)))
     return folder
 
 
@@ -185,7 +195,11 @@ def test_efficiency_figures():
     assert (eff["ttft_p50_s"], eff["ttft_max_s"]) == (0.1, 0.3)
     assert (eff["tokens_in"], eff["tokens_out"], eff["tokens_in_per_call"]) == (400, 12, 200)
     assert (eff["frames_sent"], eff["bytes_sent"]) == (12, 13000)
-    assert (eff["media_s"], eff["wall_s"], eff["real_time_factor"]) == (29.0, 6.0, pytest.approx(6.0 / 29.0))
+    # the real-time factor counts only the videos answered wholly by the endpoint: b's one call came from the cache
+    assert (eff["media_s"], eff["wall_s"], eff["real_time_factor"]) == (29.0, 6.0, pytest.approx(6.0 / 20.0))
+    assert "1 of 2 videos answered wholly by the endpoint" in eff["real_time_basis"] and eff["concurrency"] == 1
+    cached = efficiency([{"video_id": "b", "calls": calls[2:]}], {"wall_s": 0.1, "concurrency": 4}, [], None, None)
+    assert cached["real_time_factor"] is None and "from the cache" in cached["real_time_basis"]  # issue 49
     none = efficiency([{"video_id": "a", "calls": [{"latency_s": "slow", "prompt_tokens": -3}]}], {}, [], None, None)
     assert none["latency_mean_s"] is None and none["tokens_in"] is None and none["real_time_factor"] is None
 

@@ -215,3 +215,22 @@ def test_released_configs_never_change(name):
     text = resources.files("streamcue.metrics").joinpath(f"configs/{name}.json").read_bytes()
     pinned = json.loads((Path(__file__).parents[1] / "data" / "config_hashes.json").read_text())
     assert hashlib.sha256(text).hexdigest() == pinned[name], f"{name} changed: add a new version instead"
+
+
+def test_evaluate_reads_a_build_folder_as_the_readme_says(tmp_path):
+    """Issue 49: ``evaluate estp-f1 --gt FOLDER`` was refused, though the README says a build folder is read; the
+    folder's records score as the record file does."""
+    from conftest import VALID, cli
+
+    built = tmp_path / "built"
+    built.mkdir()
+    gt = write(built / "interval_qa.jsonl", [VALID["interval_qa"]])
+    write(built / "videos.jsonl", [VALID["video"]])
+    pred = write(tmp_path / "pred.jsonl", [VALID["interval_qa_prediction"]])
+    reports = {}
+    for name, source in (("folder", built), ("file", gt)):
+        code, _, err = cli("evaluate", "estp-f1", "--gt", source, "--pred", pred, "--judge", "exact", "--output",
+                           tmp_path / f"{name}.json")
+        assert code == 0, err
+        reports[name] = json.loads((tmp_path / f"{name}.json").read_text())
+    assert reports["folder"]["per_item"] == reports["file"]["per_item"] and reports["folder"]["per_item"]

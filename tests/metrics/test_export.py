@@ -109,6 +109,20 @@ def test_ovo_export_gives_the_official_scorers_figures(runs, tmp_path):
     assert 0 < official["total_avg"] < 100  # some right, some wrong: the comparison means something
 
 
+def test_the_printed_score_py_command_runs_as_printed(runs, tmp_path):
+    """Issue 49: the OVO export's printed command named the run's model, which score.py refuses ("Unsupported
+    model"); without --model the export now uses a name it accepts, and the line printed runs as printed from the
+    official scorer's folder (``python`` being this interpreter)."""
+    done = cli("export", runs / "ovo-bench", "--out", tmp_path / "ovo", cache=runs / "cache")
+    assert done.returncode == 0, done.stderr
+    printed = next(line for line in done.stdout.splitlines() if line.startswith("official scorer: "))
+    words = printed.removeprefix("official scorer: ").split()
+    assert words[:2] == ["python", "score.py"]
+    scored = subprocess.run([sys.executable, *words[1:]], cwd=OVO_SCORER, capture_output=True, text=True)
+    assert scored.returncode == 0 and "Total Avg.:" in scored.stdout, scored.stderr
+    assert json.loads((tmp_path / "ovo" / "export.json").read_text())["run_model"] == MODEL
+
+
 def test_streamingbench_export_gives_count_py_figures(runs, tmp_path):
     out = tmp_path / "sb-export"
     done = cli("export", runs / "streamingbench", "--out", out, cache=runs / "cache")

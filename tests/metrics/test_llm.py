@@ -190,6 +190,7 @@ def test_llm_judge_estp_scale(tmp_path, server):
     assert "estp_answer.v1@" in report["judge"]["prompts"]["estp"]
 
 
+@pytest.mark.slow
 def test_cli_unreachable_llm_is_a_one_line_error(tmp_path):
     gt = write(tmp_path / "gt.jsonl", [{"qa_id": "q1", "task_type": "OR", "answers": [{"start_s": 1, "end_s": 2,
                                                                                        "text": "x"}]}])

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamcue.metrics.configs import EstpConfig
+from streamcue.metrics.estp import EstpConfig
 from streamcue.metrics.estp import Answer, Response, match_sets, optimal_time, score_question, time_score
 
 CFG = EstpConfig()

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamcue.metrics.configs import VsasConfig
+from streamcue.metrics.vsas import VsasConfig
 from streamcue.metrics.estp import Response
 from streamcue.metrics.vsas import (
     consistency,
@@ -107,3 +107,35 @@ def test_v2_is_the_default_and_clips_the_total():
     # Terms 0.4 and 1.6: v1 clips 1.6 to 1 (1.4 / 3); v2 keeps it (2.0 / 3).
     assert consistency(truth, responses, load_config("vsas", 1)) == pytest.approx(1.4 / 3, abs=1e-15)
     assert consistency(truth, responses, load_config("vsas")) == pytest.approx(2 / 3, abs=1e-15)
+
+
+@pytest.mark.llm_server
+def test_a_vsas_run_answers_every_second_and_shows_its_consistency(tmp_path):
+    """Issue 49: ``run vsas`` polled at ESTP-Bench's 0.175 Hz with its prompt (on a 12 s clip 2 of 3 tasks got no
+    answer); by default it now asks each second, as VSAS-Bench does, and consistency is a row of the run's tables."""
+    import json
+
+    from conftest import VALID, cli
+
+    from streamcue.testing.stub_llm import StubLLMServer
+
+    gt = tmp_path / "built"
+    gt.mkdir()
+    captions = [{"t_s": t, "text": "a test pattern"} for t in range(6)]
+    tasks = [{k: v for k, v in dict(VALID["dense_caption"], task_id=f"t{n}", captions=captions,
+                                                    prompt=f"Task {n}: what is happening now?").items()
+              if k != "verification"} | {"verification": {"status": "unverified"}} for n in range(3)]
+    (gt / "dense_caption.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    (gt / "videos.jsonl").write_text(json.dumps(dict(VALID["video"], duration_s=6.0)) + "\n")
+    with StubLLMServer(lambda body: json.dumps({"speak": True, "text": "a test pattern"})) as server:
+        code, _, err = cli("run", "vsas", gt, "--out", tmp_path / "run", "--no-video", "--judge", "exact",
+                           "--llm-base-url", server.base_url, "--llm-model", "stub-model")
+        asked = len(server.requests)
+    assert code == 0, err
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["protocol"]["kinds"]["dense_caption"]["strategy"] == "single-call"
+    assert asked == 3 * 6  # one call a second, per task
+    assert results["counts"]["answered"] == 3
+    row = results["tables"]["group"]["consistency"]
+    assert row["estimate"] == pytest.approx(results["report"]["overall"]["consistency"]) == pytest.approx(5 / 6)
+    assert "consistency" in (tmp_path / "run" / "report.html").read_text()

@@ -18,7 +18,7 @@ from streamcue.io import read_jsonl, write_jsonl
 from streamcue.metrics.timing import (RULES, Emission, Trigger, anticipation_latency, content_correct, figures,
                                       first_unused, match, maximum_matching, nearest_one_to_one, text_bipartite,
                                       window_last)
-from tests.conftest import SHARED_DATA
+from conftest import SHARED_DATA
 
 OMNIPRO = SHARED_DATA / "omnipro" / "official"
 needs_omnipro = pytest.mark.skipif(not (OMNIPRO / "scripts" / "compute_online_metrics.py").is_file(),
@@ -312,7 +312,7 @@ def livecook_run(tmp_path_factory):
     from streamcue.dataset_builders import captaincook4d
     from streamcue.dataset_builders.output import write_outputs
     from streamcue.metrics.livecook import example_predictions
-    from tests.conftest import CAPTAINCOOK4D
+    from conftest import CAPTAINCOOK4D
 
     root = tmp_path_factory.mktemp("livecook")
     write_outputs(captaincook4d.build(captaincook4d.Config(annotations=CAPTAINCOOK4D)), root / "out")
@@ -337,3 +337,34 @@ def test_livecook_under_its_own_rule_finds_the_metrics_own_mistake_pairs(livecoo
         item["true_mistakes"] for item in own["per_item"].values())
     other = evaluate("livecook", gt, pred, timing_rule="nearest-one-to-one")
     assert other["overrides"]["timing_rule"] == "nearest-one-to-one"
+
+
+def test_phostream_under_its_own_rule_says_where_it_differs_from_the_metric(tmp_path):
+    """Issue 49: re-scored under its own rule, PhoStream gave other on-time counts than the run (6 against 8) with no
+    word why. Two forward questions on one video, each prediction holding the other's answer: the metric pools a
+    video's responses (both on time), the rule reads each question alone (neither); the report says so, by id."""
+    from streamcue.metrics import evaluate
+    from conftest import cli
+
+    base = {"paper_group": None, "subset": None, "activity": None, "clue_time_s": None, "required_ability": None,
+            "category": None, "schema_version": "1.0", "video_id": "v1", "benchmark": "phostream",
+            "task": "Scene & Context Understanding", "group": "forward", "probes": [],
+            "provenance": {"builder": "phostream", "version": "0.1.0", "source": "x"},
+            "verification": {"status": "unverified"}}
+    asked = {"kettle": (5.0, 20.0), "door": (6.0, 30.0)}
+    gt = [dict(base, item_id=f"phostream-0-{n}", question=f"Tell me when the {what} changes.", query_time_s=q,
+               target={"t_s": t, "text": f"The {what} changes now."}) for n, (what, (q, t)) in enumerate(asked.items())]
+    swapped = [gt[1], gt[0]]
+    pred = [{"item_id": g["item_id"], "responses": [{"t_s": g["query_time_s"] + 1, "text": "ok"},
+                                                    {"t_s": other["target"]["t_s"], "text": other["target"]["text"]}]}
+            for g, other in zip(gt, swapped)]
+    write_jsonl(tmp_path / "gt.jsonl", gt)
+    write_jsonl(tmp_path / "pred.jsonl", pred)
+    report = evaluate("phostream", tmp_path / "gt.jsonl", tmp_path / "pred.jsonl", timing_rule="first-unused")
+    against = report["timing"]["against_metric"]
+    assert against["metric"]["on-time"] == 2 and against["rule"]["on-time"] == 0
+    assert against["differ"] == ["phostream-0-0", "phostream-0-1"]
+    code, out, _ = cli("evaluate", "phostream", "--gt", tmp_path / "gt.jsonl", "--pred", tmp_path / "pred.jsonl",
+                       "--timing-rule", "first-unused")
+    said = " ".join(out.split())
+    assert code == 0 and "on time: 0 here, 2 in the metric's own scoring" in said and "pools a video's" in said

@@ -108,6 +108,26 @@ def test_a_release_with_its_videos_names_its_video_root(release, tmp_path):
     assert open_records(copy).video_root == copy / "videos"
 
 
+def test_a_release_and_the_build_it_came_from_are_one_benchmark_version(build, release, tmp_path):
+    """Issue 49: a run from a build folder and one from its release (the same requests, the same figures) were
+    refused as different benchmark versions, and files_sha256 left out the release's videos; the version is now the
+    records' content, the videos included."""
+    from conftest import cli
+
+    video = read_jsonl(build / "guidance.jsonl")[0]["video_id"]
+    results = {}
+    for name, source in (("build", build), ("release", release)):
+        code, _, err = cli("run", "livecook", source, "--out", tmp_path / name, "--ids", video, "--strategy",
+                           "periodic", "--every-s", "20", "--no-video", "--no-bertscore")
+        assert code == 0, err
+        results[name] = json.loads((tmp_path / name / "results.json").read_text())["benchmark"]
+    assert results["build"]["files_sha256"] == results["release"]["files_sha256"]
+    assert set(results["release"]["files_sha256"]) == {"guidance.jsonl", "videos.jsonl"}
+    assert results["build"]["version"] == results["release"]["version"]
+    code, _, err = cli("compare", tmp_path / "build", tmp_path / "release")
+    assert code == 0, err
+
+
 @pytest.mark.slow
 @pytest.mark.hub_server
 def test_a_hub_dataset_at_a_revision(build, release, tmp_path):

@@ -497,3 +497,49 @@ def test_every_release_has_croissant_metadata_that_mlcroissant_validates(release
             assert document[key], key
     assert any("anonymization" in text for text in document["rai:personalSensitiveInformation"])
     assert {r["@id"] for r in document["recordSet"]} == {"videos", "dense_caption", "video_files"}
+
+
+def _tampered_copy(release, dst, how):
+    """A copy of ``release`` whose guidance Parquet file is damaged ``how``; with ``relist`` the manifest's SHA-256
+    is rewritten to match, so only the row count or the Parquet structure can tell."""
+    import pyarrow.parquet as pq
+
+    subprocess.run(["cp", "-r", str(release), str(dst)], check=True)
+    manifest = json.loads((dst / "manifest.json").read_text())
+    rel = next(iter(manifest["configs"]["guidance"].values()))["path"]
+    path = dst / rel
+    if how == "byte":
+        data = bytearray(path.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        path.write_bytes(bytes(data))
+    elif how == "half_rows":
+        table = pq.read_table(path)
+        pq.write_table(table.slice(0, table.num_rows // 2), path)
+    else:
+        path.write_bytes(b"PAR1 not a parquet file PAR1")
+    if how != "byte":
+        manifest["files"][rel] = sha256_file(path)
+        (dst / "manifest.json").write_text(json.dumps(manifest))
+    return dst, path
+
+
+@pytest.mark.parametrize(("how", "message"), [("byte", "SHA-256 differs from manifest.json"),
+                                              ("half_rows", "rows, manifest.json says"),
+                                              ("garbage", "not a readable Parquet file")])
+def test_every_reader_checks_the_files_against_the_manifest(cc4d, release_v1, tmp_path, how, message):
+    from conftest import cli
+    from streamcue.loaders import open_records
+
+    bad, path = _tampered_copy(release_v1, tmp_path / "bad", how)
+    for read in (lambda: read_release(bad), lambda: open_records(bad, kind="guidance"),
+                 lambda: load("guidance", bad)):
+        with pytest.raises(InputError, match=message) as caught:
+            read()
+        assert path.name in str(caught.value)
+    for args in (("release", "diff", release_v1, bad),
+                 ("release", "build", "--records", cc4d,
+                  "--version", "2.0.0", "--out", tmp_path / "v2", "--previous", bad, "--allow-unverified")):
+        code, out, err = cli(*args)
+        assert code != 0 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+        assert path.name in err and message in err
+    assert not (tmp_path / "v2").exists()

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from release_checks import same
 from conftest import CAPTAINCOOK4D, GOALSTEP_VAL, REPO, SHARED_DATA, VALID
 
 datasets = pytest.importorskip("datasets")
@@ -31,26 +32,6 @@ from streamcue.schemas import ID_FIELDS  # noqa: E402
 from streamcue.schemas.features import RELEASE_KINDS, decode, encode, typed  # noqa: E402
 
 datasets.disable_progress_bars()
-
-
-def same(record, loaded, path="$"):
-    """Every field of ``record`` is in ``loaded`` with the same type and value (a struct column may add keys the
-    record does not have, as null; an integer in a ``number`` field reads back as the equal float)."""
-    if isinstance(record, dict):
-        assert isinstance(loaded, dict), f"{path}: {type(loaded).__name__} instead of an object"
-        for key, value in record.items():
-            assert key in loaded, f"{path}.{key} missing"
-            same(value, loaded[key], f"{path}.{key}")
-        extra = {k: v for k, v in loaded.items() if k not in record and v is not None}
-        assert not extra, f"{path}: keys the record does not have: {sorted(extra)}"
-    elif isinstance(record, list):
-        assert isinstance(loaded, list) and len(loaded) == len(record), f"{path}: {loaded!r} != {record!r}"
-        for i, (a, b) in enumerate(zip(record, loaded)):
-            same(a, b, f"{path}[{i}]")
-    elif isinstance(record, int) and not isinstance(record, bool) and isinstance(loaded, float):
-        assert loaded == record, f"{path}: {loaded!r} != {record!r}"
-    else:
-        assert type(loaded) is type(record) and loaded == record, f"{path}: {loaded!r} != {record!r}"
 
 
 def release(records_dir, out, **options):
@@ -83,6 +64,7 @@ def releases(built, tmp_path_factory):
     return {name: release(folder, dist / name) for name, folder in built.items()}
 
 
+@pytest.mark.slow
 def test_every_field_of_every_kind_loads_with_the_records_type(built, releases):
     """Record vs ``load_dataset`` row, field by field, for every kind a release publishes."""
     seen = set()
@@ -375,6 +357,7 @@ def test_push_to_an_endpoint_that_is_not_http_is_a_bad_option(releases, endpoint
 
 # --- the publish example of docs/release.md runs as written --------------------------------------------
 
+@pytest.mark.slow
 def test_the_publish_example_in_the_docs_runs_as_written(tmp_path):
     text = (REPO / "docs" / "release.md").read_text()
     block = re.search(r"<!-- publish-example: run by tests/release/test_release_hub.py -->\n```bash\n(.*?)```", text,

@@ -25,6 +25,7 @@ import importlib
 import inspect
 import json
 import math
+import re
 import subprocess
 import sys
 from contextlib import ExitStack
@@ -61,6 +62,14 @@ def benchmark_files(name: str, root: Path = REPO) -> list[str]:
 @pytest.mark.parametrize("name", list(BENCHMARKS))
 def test_every_benchmark_has_its_files(name):
     assert benchmark_files(name) == [], f"benchmark {name!r} lacks {benchmark_files(name)}"
+
+
+def test_the_readme_lists_every_benchmark():
+    """Issue 49: the README's table listed six benchmarks (no PhoStream); it lists the registry's, each with its
+    page, in the registry's order."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    table = re.findall(r"^\| `([a-z-]+)` \(.*\[docs/benchmarks/(\w+)\.md\]", text, re.M)
+    assert table == [(name, bench.module) for name, bench in BENCHMARKS.items()]
 
 
 @pytest.mark.parametrize("name", list(BENCHMARKS))
@@ -270,6 +279,7 @@ def builder_problems(builder: Builder, config: Any, tmp: Path) -> list[str]:
     return problems
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [pytest.param(n, marks=SLOW_BUILDERS.get(n, [])) for n in BUILDERS])
 def test_every_builder_keeps_the_contract(name, tmp_path):
     with ExitStack() as stack:
@@ -565,6 +575,75 @@ def test_naming_a_benchmark_is_caught():
         "line 1: import streamcue.metrics.livecook"]
     assert names_a_benchmark('"""OVO-Bench, in a docstring."""\nLEGEND = "an OVO-Bench item"\n') == [
         "line 2: 'an OVO-Bench item'"]
+
+
+# --- no shared module compares with, or keys a table by, a benchmark's name ------------------------------------------
+
+#: The package's folders (each installs as ``streamcue.<folder>``).
+PACKAGE_FOLDERS = ("streamcue", "schemas", "anonymize", "dataset_builders", "annotation", "release", "loaders",
+                   "metrics")
+
+
+def own_modules() -> set[str]:
+    """Every benchmark's own modules (its sources' builders, its protocol, its metric) and the registry itself: the
+    only files that may decide by a benchmark's name."""
+    own = {"streamcue/registry.py"}
+    for bench in BENCHMARKS.values():
+        own |= {f"dataset_builders/{SOURCES[s].module}.py" for s in bench.sources if s in SOURCES}
+        own |= {f"loaders/protocols/{bench.protocol}.py", f"metrics/{bench.module}.py"}
+    return own
+
+
+def shared_modules() -> list[str]:
+    """Every module of the package that is no benchmark's own."""
+    found = (p.relative_to(REPO).as_posix() for folder in PACKAGE_FOLDERS for p in (REPO / folder).rglob("*.py"))
+    return sorted(set(found) - own_modules())
+
+
+def _strings(node: ast.AST) -> list[str]:
+    """The string literals of ``node``: a string, or a tuple, list or set of them."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [s for element in node.elts for s in _strings(element)]
+    return []
+
+
+def compares_or_keys_a_benchmark(source: str) -> list[str]:
+    """Where ``source`` compares with a registered benchmark's name (its name, metric or module: ``==``, ``in``,
+    ``match``), or keys a table by one (a dict literal's key, a subscript): one ``line N: 'name'`` each."""
+    names = {n for b in BENCHMARKS.values() for n in (b.name, b.metric, b.module, module_name(b.metric))}
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            literals = [s for side in (node.left, *node.comparators) for s in _strings(side)]
+        elif isinstance(node, ast.Dict):
+            literals = [s for key in node.keys if key is not None for s in _strings(key)]
+        elif isinstance(node, ast.Subscript):
+            literals = _strings(node.slice)
+        elif isinstance(node, ast.MatchValue):
+            literals = _strings(node.value)
+        else:
+            continue
+        found += [f"line {node.lineno}: {s!r}" for s in literals if s in names]
+    return found
+
+
+@pytest.mark.parametrize("path", shared_modules())
+def test_no_shared_module_compares_with_or_keys_by_a_benchmark(path):
+    """A benchmark declares what it needs in its own files (its registry entry, builder, protocol, metric); the shared
+    code asks the declaration, so adding a benchmark edits no shared module."""
+    assert compares_or_keys_a_benchmark((REPO / path).read_text(encoding="utf-8")) == [], path
+
+
+def test_comparing_with_or_keying_by_a_benchmark_is_caught():
+    assert compares_or_keys_a_benchmark('if record["benchmark"] == "ovo-bench":\n    pass\n') == ["line 1: 'ovo-bench'"]
+    assert compares_or_keys_a_benchmark('ok = task in ("llm", "streambench")\n') == ["line 1: 'streambench'"]
+    assert compares_or_keys_a_benchmark('PROMPTS = {"vsas": "vsas_judge.v1"}\nx = PROMPTS["estp"]\n') == [
+        "line 1: 'vsas'", "line 2: 'estp'"]
+    assert compares_or_keys_a_benchmark('match m:\n    case "estp-f1":\n        pass\n') == ["line 2: 'estp-f1'"]
+    assert compares_or_keys_a_benchmark('RunConfig(benchmark="livecook")\n"""vsas in a docstring"""\n') == []
+    assert "metrics/run.py" in shared_modules() and "metrics/ovo_bench.py" not in shared_modules()
 
 
 # --- short functions on the evaluation path ------------------------------------------------------------------------

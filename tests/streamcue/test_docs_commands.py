@@ -63,6 +63,8 @@ RUN_BY_MARKER = {
     "recorded-example: run by tests/dataset_builders/test_recorded_kinds.py":
         "tests/dataset_builders/test_recorded_kinds.py::test_the_recorded_example_in_the_docs_runs_as_written",
     "setup:begin": "tests/annotation/test_annotation_setup.py::test_the_documented_setup_runs_as_written",
+    "clock-example: run by tests/metrics/test_latency_cost.py":
+        "tests/metrics/test_latency_cost.py::test_the_clock_example_in_the_docs_runs_as_written",
     "audio-example: run by tests/loaders/test_audio.py":
         "tests/loaders/test_audio.py::test_the_sound_example_in_the_docs_runs_as_written",
     "review-example: run by tests/annotation/test_annotation_browser.py":
@@ -114,9 +116,9 @@ CANNOT_RUN_HERE = (
 )
 
 
-def _commands() -> list[tuple[str, int, str, str | None]]:
-    """(page, line, command, marker of its block) for every streamcue command in a fenced block, with its
-    backslash-continued lines joined and a trailing ``# comment`` dropped."""
+def _commands(command: re.Pattern = COMMAND) -> list[tuple[str, int, str, str | None]]:
+    """(page, line, command, marker of its block) for every streamcue command (or other ``command``) in a fenced
+    block, with its backslash-continued lines joined and a trailing ``# comment`` dropped."""
     found = []
     for page in PAGES:
         lines, marker, block, last_marker, i = page.read_text(encoding="utf-8").splitlines(), None, False, None, 0
@@ -127,19 +129,30 @@ def _commands() -> list[tuple[str, int, str, str | None]]:
             elif not block:
                 hit = MARKER.search(line)
                 last_marker = hit.group(1) if hit else (last_marker if not line.strip() else None)
-            elif COMMAND.search(line):
+            elif command.search(line):
                 start, text = i + 1, line
                 while text.rstrip().endswith("\\") and i + 1 < len(lines):
                     i += 1
                     text = text.rstrip()[:-1] + " " + lines[i].strip()
                 text = re.sub(r"\s+#.*$", "", text)
-                text = text[COMMAND.search(text).start():].lstrip("$(;& ")
+                text = text[command.search(text).start():].lstrip("$(;& ")
                 found.append((str(page.relative_to(REPO)), start, " ".join(text.split()), marker))
             i += 1
     return found
 
 
 COMMANDS = _commands()
+
+# `./dev.sh perf` commands: --help and --dry-run read only perf/baseline.json (no install, no bench) and run here;
+# the others run the benches, listed with the reason
+PERF_COMMAND = re.compile(r"(?:^|\s)\./dev\.sh perf\b")
+PERF_COMMANDS = _commands(PERF_COMMAND)
+RUN_PERF = ("./dev.sh perf --help", "./dev.sh perf --dry-run")
+CANNOT_RUN_PERF = (
+    (r"\./dev\.sh perf( --only \S+)?( --update-baseline .*)?$", "runs the headline benches: many minutes on 2 "
+     "cores, and what it prints are timings, which no test asserts; "
+     "tests/streamcue/test_perf_guard.py checks how it compares and records them"),
+)
 
 
 def test_no_command_hides_in_an_indented_block():
@@ -266,3 +279,25 @@ def test_every_option_a_doc_command_shows_is_one_its_command_declares():
         wrong += [f"{page}:{line}: {cmd.name} has no option {w}" for w in words[i:]
                   if w.startswith("--") and w.split("=")[0] not in known]
     assert wrong == []
+
+
+@pytest.mark.parametrize(("page", "line", "command", "marker"), PERF_COMMANDS,
+                         ids=[f"{page}:{line}" for page, line, _, _ in PERF_COMMANDS])
+def test_every_perf_command_the_docs_show_runs_or_says_why_not(page, line, command, marker):
+    """``./dev.sh perf --help`` and ``--dry-run`` run as written (with this interpreter's environment, so nothing is
+    installed); every other one is listed in ``CANNOT_RUN_PERF`` with its reason."""
+    if command in RUN_PERF:
+        done = subprocess.run(["bash", "-euo", "pipefail", "-c", command], cwd=REPO, capture_output=True, text=True,
+                              env={**os.environ, "STREAMCUE_VENV": sys.prefix}, timeout=60)
+        assert done.returncode == 0 and "anonymize-720p" in done.stdout, f"{page}:{line}: {command}\n{done.stderr}"
+        return
+    assert any(re.match(pattern, command) for pattern, _ in CANNOT_RUN_PERF), (
+        f"{page}:{line}: `{command}` is neither run here (RUN_PERF) nor listed with its reason (CANNOT_RUN_PERF)")
+
+
+def test_the_perf_lists_name_only_what_the_docs_show_and_options_that_exist():
+    shown = [c for _, _, c, _ in PERF_COMMANDS]
+    assert [c for c in RUN_PERF if c not in shown] == []
+    assert [p for p, _ in CANNOT_RUN_PERF if not any(re.match(p, c) for c in shown if c not in RUN_PERF)] == []
+    declared = set(re.findall(r'add_argument\("(--[\w-]+)"', (REPO / "perf" / "guard.py").read_text()))
+    assert [w for c in shown for w in c.split() if w.startswith("--") and w not in declared | {"--help"}] == []

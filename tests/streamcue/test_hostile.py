@@ -257,6 +257,7 @@ def test_5_inconsistent_captaincook4d_sources_are_errors_or_flagged_warnings(tmp
 # 6. scoring edge cases
 
 
+@pytest.mark.slow
 def test_6_scoring_edge_cases(tmp_path):
     # a VSAS task without any prediction earns no consistency ((N-1)/N is what a perfect run gets)
     captions = [{"t_s": i, "text": f"step {i}"} for i in range(5)]
@@ -433,6 +434,7 @@ def test_9_validate_reports_every_violation_on_one_line_each(tmp_path):
 # 10. names into a card, secrets in messages, slow failures
 
 
+@pytest.mark.slow
 def test_10_release_repo_name_secrets_and_fast_llm_failure(tmp_path):
     records = tmp_path / "records"
     records.mkdir()

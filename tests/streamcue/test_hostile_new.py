@@ -57,6 +57,7 @@ def test_replay_refuses_non_positive_or_non_finite_periods(guidance, tmp_path, o
     assert not (tmp_path / "run" / "predictions.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_unreachable_endpoint_never_prints_the_password(guidance, tmp_path):
     url = f"http://bob:s3cretpw@127.0.0.1:{closed_port()}/v1"
     run = streamcue("replay", guidance, "--out", tmp_path / "run", "--strategy", "turn-loop", "--limit", "1",

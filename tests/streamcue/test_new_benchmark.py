@@ -111,6 +111,7 @@ def test_the_contract_tests_take_it(toybench, tmp_path):
     test_contracts.test_every_metric_config_version_is_pinned()
     test_contracts.test_registered_names_are_checked_against_the_registry("video", "source")
     test_contracts.test_registered_names_are_checked_against_the_registry("open_question", "benchmark")
+    assert test_contracts.compares_or_keys_a_benchmark('if name == "toybench":\n    pass\n') == ["line 1: 'toybench'"]
     test_prologue.test_every_path_option_of_a_build_command_is_a_declared_input("toybench")
     for how in ("equal", "inside", "symlink", "dotdot", "named like an output"):
         case = tmp_path / "prologue" / how.replace(" ", "-")
