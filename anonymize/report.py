@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +43,9 @@ from streamcue.io import read_json
 REPORT_FORMAT = "streamcue.anonymization/1"
 DETECTED = ("face", "plate")
 
-__all__ = ["REPORT_FORMAT", "MEASURED_SCHEDULE", "MEASURED_SHORT_SIDE", "SAMPLES", "BLURRED_MAX", "JUDGED_SIDE",
-           "sha256_file", "anonymization_status", "frame_problem", "frames_at", "schedule_problems", "hidden_samples",
-           "report_problem"]
+__all__ = ["REPORT_FORMAT", "MEASURED_SCHEDULE", "MEASURED_SHORT_SIDE", "MEASURED_SAR", "SAMPLES", "BLURRED_MAX",
+           "JUDGED_SIDE", "sha256_file", "anonymization_status", "frame_problem", "sar_problem", "frames_at",
+           "schedule_problems", "hidden_samples", "report_problem"]
 
 #: The sparsest detection schedule whose recall was measured on the labelled clips, upright, turned
 #: in their pixels and with rotation metadata (tests/anonymize/test_anonymize.py; the ``fast`` preset's
@@ -62,6 +63,12 @@ MEASURED_SCHEDULE = {"look_s": 0.2, "full_s": 0.5, "plate_s": 0.2, "dilate_s": 0
 #: 3840x2160 plate recall fell to 0.24 (docs/anonymize.md, "Frames under 720 px", "Frames over 720 px"), so a
 #: video outside is ``unmeasured``.
 MEASURED_SHORT_SIDE = (720, 1440)
+
+#: Sample aspect ratios (a pixel's width over its height, as shown) where recall was measured, each decoded as shown
+#: (square pixels at :func:`streamcue.video.shown_size`): square pixels, HDV's 4:3 and 2:1 (a 1280x720-stored clip
+#: shown 2560x720; tests/anonymize/test_anonymize_anamorphic.py, docs/anonymize.md "Anamorphic video"). Another is
+#: ``unmeasured``.
+MEASURED_SAR = ("1:1", "4:3", "2:1")
 
 #: Frames with detections whose hidden regions a report samples, at least a second apart.
 SAMPLES = 8
@@ -94,6 +101,14 @@ def frame_problem(width: Any, height: Any) -> str | None:
     if _number(width) and _number(height) and low <= min(width, height) <= high:
         return None
     return f"frames of {width}x{height} px are outside the measured sizes ({low} to {high} px on their short side)"
+
+
+def sar_problem(sar: Fraction) -> str | None:
+    """A sample aspect ratio outside :data:`MEASURED_SAR`, in words; else None."""
+    text = f"{sar.numerator}:{sar.denominator}"
+    if text in MEASURED_SAR:
+        return None
+    return f"a sample aspect ratio of {text} is outside the measured ones ({', '.join(MEASURED_SAR)})"
 
 
 def frames_at(seconds: float, fps: float) -> int:
@@ -204,13 +219,13 @@ def report_problem(report_path: str | Path, video_path: str | Path) -> str | Non
 
 
 def _plate_search_problem(report: dict[str, Any]) -> str | None:
-    """The plate cascade's search of a report made before it looked on both polarities, at two scales and at an
-    angle (issue 45: a plate of a fifth of a 1080p frame was left readable under ``passed``): unmeasured."""
+    """The plate cascade's search of a report made before it looked at each plate-like area on both polarities and
+    at the area's angle (issue 45: a plate of a fifth of a 1080p frame was left readable under ``passed``):
+    unmeasured."""
     plate = (report.get("detectors") or {}).get("plate")
-    if isinstance(plate, dict) and plate.get("name") == "haar-plate" and "polarities" not in (plate.get("settings")
-                                                                                               or {}):
-        return ("its plate search predates the one measured on plates of 2 to 25 % of the frame width "
-                "(detectors.plate.settings has no polarities): anonymize the video again (unmeasured)")
+    if isinstance(plate, dict) and plate.get("name") == "haar-plate" and "looks" not in (plate.get("settings") or {}):
+        return ("its plate search predates the one measured on plates of 4 to 25 % of the frame width "
+                "(detectors.plate.settings has no looks): anonymize the video again (unmeasured)")
     return None
 
 
