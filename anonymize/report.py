@@ -214,8 +214,27 @@ def report_problem(report_path: str | Path, video_path: str | Path) -> str | Non
         from streamcue.video import probe
 
         info = probe(video_path)  # once: the size check and the blur check read the same video
-        problem = _frame_problem(report, info) or _blur_problem(report, video_path, info)
+        problem = (_frame_problem(report, info) or _aspect_problem(report, video_path)
+                   or _blur_problem(report, video_path, info))
     return f"{report_path}: {problem}" if problem else None
+
+
+def _aspect_problem(report: dict[str, Any], video_path: Path) -> str | None:
+    """A report that does not state its input's sample aspect ratio (made before anamorphic video was decoded as
+    shown: its faces were looked at squeezed), states one outside :data:`MEASURED_SAR`, or a published video whose
+    pixels are not square (the output is written as shown)."""
+    from streamcue.video import sample_aspect
+
+    stated = (report.get("input") or {}).get("sample_aspect_ratio")
+    if stated is None:
+        return ("the report states no input.sample_aspect_ratio (made before anamorphic video was looked at as "
+                "shown): anonymize the video again (unmeasured)")
+    if stated not in MEASURED_SAR:
+        return f"a sample aspect ratio of {stated} is outside the measured ones (input.sample_aspect_ratio)"
+    sar = sample_aspect(video_path)
+    if sar != 1:
+        return f"the video's pixels are not square (sample aspect ratio {sar.numerator}:{sar.denominator})"
+    return None
 
 
 def _plate_search_problem(report: dict[str, Any]) -> str | None:

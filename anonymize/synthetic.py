@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -419,44 +420,61 @@ def write_clip(path: str | Path, **kwargs: Any) -> list[Truth]:
     ``kwargs`` are :func:`clip_frames`'s: ``width``, ``height``, ``fps`` (default 10),
     ``seconds``, ``seed``, ``scene`` and ``turn`` (pixels turned), and ``rotation``: degrees of
     rotation metadata (a phone's display matrix) put on the file, the truth then given as shown
-    (decoded frames are shown frames, see :func:`streamcue.video.read_frames`); e.g.
+    (decoded frames are shown frames, see :func:`streamcue.video.read_frames`); and ``sar``, a sample aspect
+    ratio (``"2:1"``: anamorphic video): the clip is made at ``width`` x ``height`` as shown, stored squeezed to
+    :func:`streamcue.video.shown_size`'s inverse with that ratio on the file, the truth as shown; e.g.
     ``write_clip("crowd.mp4", fps=30, seconds=4, scene="crowd")`` for a 1280x720 30 fps clip like
     the benchmark's."""
     from streamcue.video import FrameWriter
 
-    rotation = kwargs.pop("rotation", 0)
+    rotation, sar = kwargs.pop("rotation", 0), Fraction(kwargs.pop("sar", "1").replace(":", "/"))
     width, height, fps = kwargs.get("width", 1280), kwargs.get("height", 720), kwargs.get("fps", 10)
     if kwargs.get("turn", 0) % 2:
         width, height = height, width
-    writer = FrameWriter(path, width, height, fps)
+    stored = (2 * round(width / sar / 2), height) if sar > 1 else (width, 2 * round(height * sar / 2))
+    writer = FrameWriter(path, *stored, fps)
     truths = []
     try:
         for frame, truth in clip_frames(**kwargs):
-            writer.write(frame)
+            writer.write(frame if sar == 1 else _squeezed(frame, stored))
             truths.append(truth)
         writer.close()
     except BaseException:
         writer.abort()
         raise
+    if sar != 1:
+        _set_metadata(Path(path), ["-bsf:v", f"h264_metadata=sample_aspect_ratio={sar.numerator}/{sar.denominator}"])
     if rotation % 360:
         _set_rotation(Path(path), rotation)
         truths = [_turn_frame(np.zeros((height, width, 1), np.uint8), t, rotation // 90)[1] for t in truths]
     return truths
 
 
+def _squeezed(frame: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """``frame`` scaled to ``size`` (width, height): a shown frame as an anamorphic file stores it."""
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    return cv2.resize(frame, size, interpolation=cv2.INTER_AREA)
+
+
 def _set_rotation(path: Path, degrees: int) -> None:
     """Give ``path``'s video stream rotation metadata (a display matrix of ``degrees`` counter-clockwise,
     what a phone writes), its pixels untouched: players and ffmpeg show it turned by ``degrees``."""
+    _set_metadata(path, ["-c", "copy"], before=["-display_rotation", str(degrees)])
+
+
+def _set_metadata(path: Path, after: list[str], before: tuple[str, ...] | list[str] = ()) -> None:
+    """Copy ``path``'s streams into itself with ffmpeg's options ``before`` its input and ``after`` it (metadata
+    only: the pixels are copied)."""
     import subprocess
 
     from streamcue.video import ffmpeg_exe
 
-    tmp = path.with_name(f".{path.name}.rotated.mp4")
-    done = subprocess.run([ffmpeg_exe(), "-hide_banner", "-loglevel", "error", "-y", "-display_rotation",
-                           str(degrees), "-i", str(path), "-c", "copy", str(tmp)], capture_output=True, text=True)
+    tmp = path.with_name(f".{path.name}.metadata.mp4")
+    done = subprocess.run([ffmpeg_exe(), "-hide_banner", "-loglevel", "error", "-y", *before, "-i", str(path),
+                           "-c", "copy", *after, str(tmp)], capture_output=True, text=True)
     if done.returncode != 0:
         tmp.unlink(missing_ok=True)
-        raise RuntimeError(f"ffmpeg could not set the rotation of {path}: {done.stderr.strip()}")
+        raise RuntimeError(f"ffmpeg could not set the metadata of {path}: {done.stderr.strip()}")
     tmp.replace(path)
 
 
@@ -483,14 +501,19 @@ def detail_recall(source: str | Path, output: str | Path, truths: list[Truth], r
     variance in ``source``: sum(area * [var_out < ratio * var_in]) / sum(area), per kind.
     """
     cv2 = require("cv2", "anonymize", "opencv-python")
-    from streamcue.video import probe, read_frames
+    from streamcue.video import probe, read_frames, sample_aspect, shown_size
+
+    def shown(path: str | Path) -> Iterator[np.ndarray]:
+        info = probe(path)
+        size = shown_size(info.width, info.height, sample_aspect(path))
+        return read_frames(path, info, size=None if size == (info.width, info.height) else size)
 
     def sharpness(image: np.ndarray) -> float:
         return float(cv2.Laplacian(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), cv2.CV_64F).var())
 
     hidden: dict[str, float] = {}
     total: dict[str, float] = {}
-    for before, after, truth in zip(read_frames(source, probe(source)), read_frames(output, probe(output)), truths):
+    for before, after, truth in zip(shown(source), shown(output), truths):
         for kind, x1, y1, x2, y2 in truth.boxes:
             mx, my = (x2 - x1) // 5, (y2 - y1) // 5
             inner = (slice(y1 + my, y2 - my), slice(x1 + mx, x2 - mx))
