@@ -37,7 +37,7 @@ os.environ.setdefault("STREAMCUE_NO_PROGRESS", "1")
 
 from streamcue.anonymize.detectors import HaarPlateDetector  # noqa: E402
 from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video  # noqa: E402
-from streamcue.anonymize.synthetic import clip_frames, detail_recall, write_clip  # noqa: E402
+from streamcue.anonymize.synthetic import PLATE_SHARES, clip_frames, detail_recall, write_clip  # noqa: E402
 
 
 def detectors_before(commit: str, folder: Path) -> Any:
@@ -66,6 +66,7 @@ def per_frame(old: Any, scene: str, width: int, height: int, fps: float, seconds
     pair = {"before": old.HaarPlateDetector(scale_factor=1.1, search="texture"),
             "now": HaarPlateDetector(scale_factor=1.1, search="texture")}
     spent = {name: 0.0 for name in pair}
+    narrow: dict[str, set[int]] = {name: set() for name in pair}
     shares: dict[str, dict[int, list[float]]] = {name: {} for name in pair}
     frames = list(clip_frames(width=width, height=height, fps=fps, seconds=seconds, scene=scene))
     for i, (frame, truth) in enumerate(frames):
@@ -74,14 +75,20 @@ def per_frame(old: Any, scene: str, width: int, height: int, fps: float, seconds
             boxes = pair[name].detect(frame)
             spent[name] += time.perf_counter() - start
             for j, (plate_px, share) in enumerate(covered(boxes, truth, frame.shape)):
-                shares[name].setdefault(j, []).append(share if plate_px >= 0.03 * width else -share - 1)
+                shares[name].setdefault(j, []).append(share)
+                if plate_px < 0.03 * width:
+                    narrow[name].add(j)
     line = f"{scene} {width}x{height}:"
+    if scene == "plates":  # each plate of the ``plates`` scene: its share index, light (L) or dark (D), width
+        line += " now per plate " + ", ".join(
+            f"{PLATE_SHARES[j // 2]:.0%} {'LD'[j % 2]} {float(np.mean(v)):.2f}" for j, v in shares["now"].items()) + ";"
     for name in pair:
-        means = [float(np.mean(v)) for v in shares[name].values()]
-        wide, narrow = [m for m in means if m >= 0], [-m - 1 for m in means if m < 0]
+        means = {j: float(np.mean(v)) for j, v in shares[name].items()}
+        wide = [m for j, m in means.items() if j not in narrow[name]]
+        small = [m for j, m in means.items() if j in narrow[name]]
         line += f" {name} {1000 * spent[name] / len(frames):.0f} ms a frame"
         if means:
-            line += f" (4-25 % plates: lowest {min(wide):.2f}; 2 %: lowest {min(narrow, default=float('nan')):.2f})"
+            line += f" (4-25 % plates: lowest {min(wide):.2f}; 2 %: lowest {min(small, default=float('nan')):.2f})"
         line += ";"
     return line
 
@@ -107,8 +114,9 @@ def whole_clips(old: Any, scene: str, width: int, height: int, args: argparse.Na
             scores[name] = detail_recall(clip, out / report["output"]["path"], truths)
     median = {name: statistics.median(v) for name, v in walls.items()}
     return (f"{scene} {width}x{height} {args.preset}, {args.clip_seconds:g} s at 30 fps, {args.rounds} rounds: "
-            + "; ".join(f"{name} {median[name]:.2f} s (face {scores[name]['face']:.3f}, plate "
-                        f"{scores[name]['plate']:.3f})" for name in ("before", "now"))
+            + "; ".join(f"{name} {median[name]:.2f} s (" + ", ".join(f"{kind} {value:.3f}" for kind, value
+                                                                      in sorted(scores[name].items())) + ")"
+                        for name in ("before", "now"))
             + f"; now/before {median['now'] / median['before']:.2f}")
 
 
@@ -116,7 +124,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", default="b66229c")
     parser.add_argument("--sizes", default="1280x720,1920x1080")
-    parser.add_argument("--scenes", default="plates,street")
+    parser.add_argument("--scenes", default="plates,street", help="'' for none")
     parser.add_argument("--fps", type=float, default=3)
     parser.add_argument("--seconds", type=float, default=2)
     parser.add_argument("--clip-scenes", default="street", help="'' for none")
@@ -128,7 +136,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         old = detectors_before(args.before, Path(folder))
         sizes = [tuple(map(int, size.split("x"))) for size in args.sizes.split(",")]
-        for scene in args.scenes.split(","):
+        for scene in filter(None, args.scenes.split(",")):
             for width, height in sizes:
                 print(per_frame(old, scene, width, height, args.fps, args.seconds), flush=True)
         for scene in filter(None, args.clip_scenes.split(",")):
