@@ -52,6 +52,7 @@ from streamcue.anonymize.blur import WindowMask, hide, pad_boxes, stamps, unturn
 from streamcue.anonymize.canary import run_canary
 from streamcue.anonymize.detectors import (DEVICES, asks_for_gpu, check_plate_search, make_face_detector,
                                            make_plate_detector)
+from streamcue.anonymize.contact_sheet import ContactSheet, contact_sheet_path
 from streamcue.anonymize.tracks import CameraMotion, Chain, Links, crops_in_steps, follow_regions, suppress
 from streamcue.video import (FrameWriter, display_rotation, ffmpeg_exe, ffmpeg_version, probe, read_frames,
                              sample_aspect, shown_size)
@@ -723,8 +724,10 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
         frames_in = read_frames(video, stored, size=None if info == stored else (info.width, info.height))
         results = anonymizer.process(_prefetch(frames_in), info.fps, overlap=True, inplace=True)
         expected = round(info.duration_s * info.fps) or None
+        sheet = ContactSheet(info.fps)
         for result in track(_prefetch(results, 4), f"anonymizing {video.name}", total=expected):
             writer.write(result.frame)
+            sheet.add(len(face_counts), result.frame, result.mask)
             face_counts.append(result.faces)
             plate_counts.append(result.plates)
             looked += result.detected
@@ -789,14 +792,18 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
         "ffmpeg": {"binary": Path(ffmpeg_exe()).name, "version": ffmpeg_version()},  # never a local path
         "streamcue_version": __version__,
     }
-    # the report first (atomically), then the video: a failure at either step leaves neither under its final name
+    # the sheet and the report first (atomically), then the video: a failure at any step leaves none of them under
+    # its final name
+    sheet_path = contact_sheet_path(out_path)
     try:
+        report["contact_sheet"] = sheet.write(sheet_path)
         write_json(report_path, report)
         as_usual_file(tmp)  # readable as the report beside it is, not private as its temporary was
         os.replace(tmp, out_path)
     except BaseException as exc:
         tmp.unlink(missing_ok=True)
         report_path.unlink(missing_ok=True)
+        sheet_path.unlink(missing_ok=True)
         if _disk_full(exc):
             raise InputError("file too large: the disk is full or the file-size limit was reached; nothing "
                              "written", file=report_path) from None
