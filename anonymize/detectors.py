@@ -604,17 +604,16 @@ def _dense_areas(cv2: Any, gray: np.ndarray, shrink: float) -> tuple[np.ndarray,
 
 def plate_candidates(cv2: Any, labels: np.ndarray, edges: np.ndarray, stats: np.ndarray,
                      scale: tuple[float, float]) -> list[tuple[float, float, float, float]]:
-    """The plate-like areas of :func:`plate_texture`'s connected areas on ``small`` (``labels``, ``stats`` as
-    OpenCV's ``connectedComponentsWithStats`` gives them, 0 the background; ``edges`` its edge pixels), as (centre
-    x, centre y, length, angle) in the frame's pixels (``scale``: the frame's pixels per ``small``
-    pixel) and degrees.
+    """The plate-like areas among :func:`plate_texture`'s connected areas on its scaled frame (``labels`` and
+    ``stats`` as OpenCV's ``connectedComponentsWithStats`` gives them, 0 the background; ``edges`` the edge pixels),
+    as (centre x, centre y, length, angle) in the frame's pixels (``scale``: the frame's pixels per pixel of the
+    scaled one) and degrees.
 
     An area's centre, angle and length come from the moments of its edge pixels: the turn that levels its long
     axis (in OpenCV's sense: positive turns counter-clockwise, levelling an area whose right end is lower), and
     its length as a rectangle's with that spread (sqrt(12 l1), l1 the larger eigenvalue of their covariance).
-    Kept: areas
-    whose long axis is at least ``PLATE_LOOKS["elongation_min"]`` times their short one (a plate's row of
-    characters), the ``PLATE_LOOKS["most"]`` longest."""
+    Kept: areas whose long axis is at least ``PLATE_LOOKS["elongation_min"]`` times their short one (a plate's row
+    of characters) and within ``PLATE_LOOKS["angle_max_deg"]`` of level, the ``PLATE_LOOKS["most"]`` longest."""
     found = []
     for k, (x, y, width, height, _) in enumerate(stats[1:], start=1):
         area = labels[y:y + height, x:x + width] == k
@@ -626,8 +625,8 @@ def plate_candidates(cv2: Any, labels: np.ndarray, edges: np.ndarray, stats: np.
 
 
 def _long_axis(cv2: Any, pixels: np.ndarray, scale: tuple[float, float]) -> tuple[float, float, float, float] | None:
-    """:func:`plate_candidates`' centre (from the crop's corner), length and angle of ``pixels`` in the frame's
-    pixels; None when they are not ``PLATE_LOOKS["elongation_min"]`` times as long as wide."""
+    """:func:`plate_candidates`' centre (from the corner of ``pixels``' box), length and angle of ``pixels``, in the
+    frame's pixels; None when they are not ``PLATE_LOOKS["elongation_min"]`` times as long as wide."""
     m = cv2.moments(pixels.astype(np.uint8), binaryImage=True)
     if m["m00"] == 0:
         return None
