@@ -802,8 +802,8 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
         os.replace(tmp, out_path)
     except BaseException as exc:
         tmp.unlink(missing_ok=True)
-        report_path.unlink(missing_ok=True)
         sheet_path.unlink(missing_ok=True)
+        report_path.unlink(missing_ok=True)  # last: it raises where the report's name is taken by a folder
         if _disk_full(exc):
             raise InputError("file too large: the disk is full or the file-size limit was reached; nothing "
                              "written", file=report_path) from None
