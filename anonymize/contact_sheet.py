@@ -63,8 +63,12 @@ class ContactSheet:
             raise RuntimeError("OpenCV could not encode the contact sheet")
         path = Path(path)
         tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_bytes(data.tobytes())
-        os.replace(tmp, path)
+        try:
+            tmp.write_bytes(data.tobytes())
+            os.replace(tmp, path)
+        except BaseException:  # a full disk or a Ctrl-C leaves no half-written sheet
+            tmp.unlink(missing_ok=True)
+            raise
         return {"path": path.name, **SHEET, "frames": sorted(self.tiles)}
 
 
