@@ -30,7 +30,8 @@ from streamcue.extras import require
 __all__ = ["EMPTY", "Detector", "default_threads", "DEVICES", "resolve_device", "asks_for_gpu", "TorchNetwork",
            "CenterFaceDetector",
            "CROP_STEP", "centerface_boxes", "greedy_nms", "SCRFDDetector", "HaarPlateDetector", "PLATE_SEARCHES",
-           "check_plate_search", "TEXTURE", "plate_regions", "EgoBlurDetector", "FACE_DETECTORS", "PLATE_DETECTORS",
+           "check_plate_search", "TEXTURE", "PLATE_LOOKS", "plate_regions", "plate_texture",
+           "plate_candidates", "EgoBlurDetector", "FACE_DETECTORS", "PLATE_DETECTORS",
            "make_face_detector", "make_plate_detector"]
 
 
@@ -422,7 +423,12 @@ class SCRFDDetector:
 
 
 class HaarPlateDetector:
-    """OpenCV's Russian-plate Haar cascade (ships with opencv-python < 5): loose boxes, high recall."""
+    """OpenCV's Russian-plate Haar cascade (ships with opencv-python < 5): loose boxes, high recall.
+
+    Two searches make a look: the cascade's own, level and dark characters on a light plate, on the whole frame
+    or where the texture can hold a plate (``search``); and, for each plate-like area of that texture
+    (:func:`plate_candidates`), a small crop scaled to one plate size, levelled by the area's own angle and
+    searched on both polarities (:data:`PLATE_LOOKS`), which finds light-on-dark, turned and small plates."""
 
     name = "haar-plate"
 
@@ -441,8 +447,11 @@ class HaarPlateDetector:
         self.version = f"opencv {cv2.__version__} {Path(path).name}"
         self.settings = {"min_width": min_width, "scale_factor": scale_factor, "min_neighbors": min_neighbors,
                          "max_side": max_side, "search": search}
-        if search == "texture":
-            self.settings.update(TEXTURE)
+        # what passed covers (docs/anonymize.md, "Plates of 2 % to 25 % of the frame width"): 2 % plates are not found
+        self.settings.update(TEXTURE, polarities=["dark on light", "light on dark"], looks=PLATE_LOOKS,
+                             measured_widths="4 to 25 % of the frame width (2 %: not found, unmeasured)")
+        if search != "texture":
+            self.settings.pop("whole_above")
 
     def detect(self, frame: np.ndarray) -> np.ndarray:
         cv2 = self._cv2
@@ -452,12 +461,13 @@ class HaarPlateDetector:
             gray = cv2.resize(gray, (round(gray.shape[1] * scale), round(gray.shape[0] * scale)),
                               interpolation=cv2.INTER_AREA)
         side = max(12, round(self.min_width * scale))
-        regions = plate_regions(cv2, gray) if self.search == "texture" else None
-        if regions is None:
-            boxes = self._cascade_boxes(gray, self.scale_factor, side)
+        regions, candidates = plate_texture(cv2, gray)
+        if self.search == "frame" or regions is None:
+            boxes = [self._cascade_boxes(gray, self.scale_factor, side)]
         else:
-            boxes = np.concatenate([self._cascade_boxes(gray[y1:y2, x1:x2], TEXTURE["region_step"], side)
-                                    + np.float32([x1, y1, x1, y1]) for x1, y1, x2, y2 in regions] + [EMPTY[:, :4]])
+            boxes = [self._cascade_boxes(gray[y1:y2, x1:x2], TEXTURE["region_step"], side)
+                     + np.float32([x1, y1, x1, y1]) for x1, y1, x2, y2 in regions]
+        boxes = np.concatenate([EMPTY[:, :4], *boxes, *(self._candidate_boxes(gray, c) for c in candidates)])
         if len(boxes) == 0:
             return EMPTY
         # in a fixed order: OpenCV's threads hand the cascade's boxes back in any order, and the order in which
@@ -465,10 +475,42 @@ class HaarPlateDetector:
         boxes = boxes[np.lexsort(boxes.T[::-1])]
         return np.hstack([boxes / scale, np.ones((len(boxes), 1), np.float32)])
 
-    def _cascade_boxes(self, gray: np.ndarray, step: float, side: int) -> np.ndarray:
-        """The cascade's boxes on ``gray`` (N, 4): x1, y1, x2, y2 in its pixels."""
-        found = self._cascade.detectMultiScale(gray, scaleFactor=step, minNeighbors=self.min_neighbors,
-                                               minSize=(side, side // 4))
+    def _candidate_boxes(self, gray: np.ndarray, candidate: tuple[float, float, float, float]) -> np.ndarray:
+        """The cascade's boxes around one of :func:`plate_candidates`' areas, in ``gray``'s pixels: a crop around
+        it (``PLATE_LOOKS["crop"]`` of its length each way, and 8 px) at each of the zooms that make its length
+        ``PLATE_LOOKS["plate_px"]``, on both polarities, turned level when its angle is
+        ``PLATE_LOOKS["level_within_deg"]`` or more, for plates at least ``PLATE_LOOKS["smallest"]`` as long."""
+        cx, cy, length, angle = candidate
+        h, w = gray.shape
+        across, up = PLATE_LOOKS["crop"][0] * length + 8, PLATE_LOOKS["crop"][1] * length + 8
+        x1, x2 = max(0, int(cx - across)), min(w, int(np.ceil(cx + across)))
+        y1, y2 = max(0, int(cy - up)), min(h, int(np.ceil(cy + up)))
+        crop = gray[y1:y2, x1:x2]
+        turn = angle if abs(angle) >= PLATE_LOOKS["level_within_deg"] else 0.0
+        boxes = [self._zoomed_boxes(crop, float(np.clip(px / length, 0.2, PLATE_LOOKS["zoom_max"])), turn,
+                                    PLATE_LOOKS["smallest"] * px) for px in PLATE_LOOKS["plate_px"]]
+        return np.clip(np.concatenate(boxes) + np.float32([x1, y1, x1, y1]), 0, [w, h, w, h]).astype(np.float32)
+
+    def _zoomed_boxes(self, crop: np.ndarray, zoom: float, angle: float, smallest: float) -> np.ndarray:
+        """The cascade's boxes, of ``smallest`` px or more, on ``crop`` scaled by ``zoom`` and turned by ``angle``
+        degrees and on its negative, as boxes that hold them on ``crop``."""
+        cv2 = self._cv2
+        size = (max(1, round(crop.shape[1] * zoom)), max(1, round(crop.shape[0] * zoom)))
+        image = cv2.resize(crop, size, interpolation=cv2.INTER_LINEAR if zoom > 1 else cv2.INTER_AREA)
+        turn = cv2.getRotationMatrix2D((size[0] / 2, size[1] / 2), angle, 1.0)
+        if angle:
+            image = cv2.warpAffine(image, turn, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        boxes = np.concatenate([self._cascade_boxes(shown, PLATE_LOOKS["step"], round(smallest),
+                                                    PLATE_LOOKS["min_neighbors"]) for shown in (image, 255 - image)])
+        back = cv2.invertAffineTransform(turn)
+        corners = boxes[:, [[0, 1], [2, 1], [2, 3], [0, 3]]] @ back[:, :2].T + back[:, 2]  # (N, 4, 2)
+        return (np.hstack([corners.min(axis=1), corners.max(axis=1)]) / zoom).reshape(-1, 4)
+
+    def _cascade_boxes(self, gray: np.ndarray, step: float, side: int, neighbors: int | None = None) -> np.ndarray:
+        """The cascade's boxes on ``gray`` (N, 4): x1, y1, x2, y2 in its pixels; ``neighbors``: OpenCV's
+        ``minNeighbors`` (None: the detector's)."""
+        found = self._cascade.detectMultiScale(gray, scaleFactor=step, minSize=(side, side // 4),
+                                               minNeighbors=self.min_neighbors if neighbors is None else neighbors)
         if len(found) == 0:
             return EMPTY[:, :4]
         boxes = np.asarray(found, np.float32).reshape(-1, 4)
@@ -487,6 +529,7 @@ def check_plate_search(search: str) -> str:
         raise ConfigError(f"--plate-search must be one of {', '.join(PLATE_SEARCHES)}, got {search!r}")
     return search
 
+
 #: :func:`plate_regions`' constants (named in the report's detector settings). Chosen on the labelled clips
 #: ``street``, ``crowd``, ``turned`` and ``pan`` (the cascade's plate area on 40 frames of each at 1280x720, 30 fps,
 #: searched in regions at ``region_step`` against the whole frame at 1.1: 0.995 / 1.000 / 0.965 / 0.849 against
@@ -494,32 +537,108 @@ def check_plate_search(search: str) -> str:
 TEXTURE = {"edge_min": 120, "edge_share": 0.25, "window_px": [24, 8], "grow_px": [16, 12], "whole_above": 0.6,
            "region_step": 1.05}
 
+#: The plate-like areas (:func:`plate_candidates`) and the look at each (``HaarPlateDetector._candidate_boxes``),
+#: named in the report's detector settings: an area at least ``elongation_min`` times as long as wide and within
+#: ``angle_max_deg`` of level, the ``most`` longest of them, each in a crop (``crop`` of its length each way) scaled
+#: so that its length is ``plate_px`` (by at most ``zoom_max``), turned level when it lies ``level_within_deg``
+#: degrees or more off level, searched at the cascade step ``step`` for plates at least ``smallest`` of that length,
+#: keeping every window the cascade accepts (``min_neighbors``). Chosen on the ``plates`` scene (2 fps and 3 fps
+#: frames at 1280x720 and 1920x1080); checked on its 5 and 7.5 fps frames (docs/anonymize.md).
+PLATE_LOOKS = {"elongation_min": 2.0, "angle_max_deg": 30.0, "most": 48, "plate_px": [180],
+               "zoom_max": 3.0, "crop": [0.75, 0.3], "level_within_deg": 4.0, "step": 1.05, "smallest": 0.85,
+               "min_neighbors": 0}
+
 
 def plate_regions(cv2: Any, gray: np.ndarray) -> list[tuple[int, int, int, int]] | None:
-    """Where on ``gray`` a plate can be, as (x1, y1, x2, y2) boxes; None: search the whole frame.
+    """Where on ``gray`` a plate can be, as (x1, y1, x2, y2) boxes; None: search the whole frame
+    (:func:`plate_texture`'s first half)."""
+    return plate_texture(cv2, gray)[0]
 
-    On the frame at half size, a pixel is an edge where the horizontal gradient (Sobel, 3x3) reaches ``edge_min``
-    grey levels; an area counts where edges fill at least ``edge_share`` of the ``window_px`` window around it (the
-    strokes of a plate's characters: the cascade's smallest plate, 40 px wide, is 20x5 px at half size). Each
-    connected area is grown sideways by half its width (at least ``grow_px[0]``) and up and down by its height (at
-    least ``grow_px[1]``), so that a plate whose characters it holds lies inside, frame included. When the grown
-    areas add up to more than ``whole_above`` of the frame, the whole frame is searched instead (a crop's scale grid
-    differs from the frame's: regions are searched at the finer ``region_step``, which costs more than the frame at
-    the preset's step once they cover most of it)."""
+
+def plate_texture(cv2: Any, gray: np.ndarray) -> tuple[list[tuple[int, int, int, int]] | None,
+                                                       list[tuple[float, float, float, float]]]:
+    """Where on ``gray`` a plate can be, as (x1, y1, x2, y2) boxes (None: search the whole frame), and the
+    plate-like areas of its texture (:func:`plate_candidates`).
+
+    A pixel is an edge where the horizontal gradient (Sobel, 3x3) reaches ``edge_min`` grey levels (either
+    polarity), on the frame at half size; an area counts where edges fill at least ``edge_share`` of the
+    ``window_px`` window around it (the strokes of a plate's characters: the cascade's smallest plate, 40 px wide,
+    is 20x5 px at half size). Each connected area is grown sideways by half its width (at least ``grow_px[0]``) and
+    up and down by its height (at least ``grow_px[1]``), so that a plate whose characters it holds lies inside,
+    frame included. When the grown areas add up to more than ``whole_above`` of the frame, the whole frame is
+    searched instead (a crop's scale grid differs from the frame's: regions are searched at the finer
+    ``region_step``, which costs more than the frame at the preset's step once they cover most of it).
+
+    The plate-like areas are found the same way on the frame scaled to half of 720p's size (its short side 360 px;
+    the same map at 720p and below): the windows were chosen at 720p, and there a plate of a given share of the
+    width has one size whatever the frame's (at 1080p, half size broke a fifth-of-the-width plate's characters into
+    several areas)."""
     h, w = gray.shape
-    half = cv2.resize(gray, (max(1, w // 2), max(1, h // 2)), interpolation=cv2.INTER_AREA)
-    edges = (cv2.convertScaleAbs(cv2.Sobel(half, cv2.CV_16S, 1, 0, ksize=3)) >= TEXTURE["edge_min"])
-    dense = cv2.boxFilter(edges.astype(np.float32), -1, tuple(TEXTURE["window_px"])) >= TEXTURE["edge_share"]
-    count, _, stats, _ = cv2.connectedComponentsWithStats(dense.astype(np.uint8), connectivity=8)
-    sx, sy = w / half.shape[1], h / half.shape[0]
+    labels, edges, stats, scale = _dense_areas(cv2, gray, 2.0)
     regions = []
-    for x, y, width, height, _ in stats[1:count]:
+    for x, y, width, height, _ in stats[1:]:
         gx, gy = max(TEXTURE["grow_px"][0], width // 2), max(TEXTURE["grow_px"][1], height)
-        regions.append((max(0, int((x - gx) * sx)), max(0, int((y - gy) * sy)),
-                        min(w, int(np.ceil((x + width + gx) * sx))), min(h, int(np.ceil((y + height + gy) * sy)))))
+        regions.append((max(0, int((x - gx) * scale[0])), max(0, int((y - gy) * scale[1])),
+                        min(w, int(np.ceil((x + width + gx) * scale[0]))),
+                        min(h, int(np.ceil((y + height + gy) * scale[1])))))
+    shrink = 2 * max(1.0, min(h, w) / 720)
+    if shrink > 2:
+        labels, edges, stats, scale = _dense_areas(cv2, gray, shrink)
+    candidates = plate_candidates(cv2, labels, edges, stats, scale)
     if sum((x2 - x1) * (y2 - y1) for x1, y1, x2, y2 in regions) > TEXTURE["whole_above"] * w * h:
+        return None, candidates
+    return regions, candidates
+
+
+def _dense_areas(cv2: Any, gray: np.ndarray, shrink: float) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                                     tuple[float, float]]:
+    """:func:`plate_texture`'s areas on ``gray`` scaled down by ``shrink``: their labels, the edge pixels, their
+    stats (OpenCV's ``connectedComponentsWithStats``, row 0 the background) and ``gray``'s pixels per pixel."""
+    h, w = gray.shape
+    small = cv2.resize(gray, (max(1, round(w / shrink)), max(1, round(h / shrink))), interpolation=cv2.INTER_AREA)
+    edges = (cv2.convertScaleAbs(cv2.Sobel(small, cv2.CV_16S, 1, 0, ksize=3)) >= TEXTURE["edge_min"])
+    dense = cv2.boxFilter(edges.astype(np.float32), -1, tuple(TEXTURE["window_px"])) >= TEXTURE["edge_share"]
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(dense.astype(np.uint8), connectivity=8)
+    return labels, edges, stats[:count], (w / small.shape[1], h / small.shape[0])
+
+
+def plate_candidates(cv2: Any, labels: np.ndarray, edges: np.ndarray, stats: np.ndarray,
+                     scale: tuple[float, float]) -> list[tuple[float, float, float, float]]:
+    """The plate-like areas among :func:`plate_texture`'s connected areas on its scaled frame (``labels`` and
+    ``stats`` as OpenCV's ``connectedComponentsWithStats`` gives them, 0 the background; ``edges`` the edge pixels),
+    as (centre x, centre y, length, angle) in the frame's pixels (``scale``: the frame's pixels per pixel of the
+    scaled one) and degrees.
+
+    An area's centre, angle and length come from the moments of its edge pixels: the turn that levels its long
+    axis (in OpenCV's sense: positive turns counter-clockwise, levelling an area whose right end is lower), and
+    its length as a rectangle's with that spread (sqrt(12 l1), l1 the larger eigenvalue of their covariance).
+    Kept: areas whose long axis is at least ``PLATE_LOOKS["elongation_min"]`` times their short one (a plate's row
+    of characters) and within ``PLATE_LOOKS["angle_max_deg"]`` of level, the ``PLATE_LOOKS["most"]`` longest."""
+    found = []
+    for k, (x, y, width, height, _) in enumerate(stats[1:], start=1):
+        area = labels[y:y + height, x:x + width] == k
+        shape = _long_axis(cv2, area & edges[y:y + height, x:x + width], scale)
+        if shape is None or abs(shape[3]) > PLATE_LOOKS["angle_max_deg"]:
+            continue
+        found.append((shape[0] + x * scale[0], shape[1] + y * scale[1], shape[2], shape[3]))
+    return sorted(found, key=lambda c: -c[2])[:PLATE_LOOKS["most"]]
+
+
+def _long_axis(cv2: Any, pixels: np.ndarray, scale: tuple[float, float]) -> tuple[float, float, float, float] | None:
+    """:func:`plate_candidates`' centre (from the corner of ``pixels``' box), length and angle of ``pixels``, in the
+    frame's pixels; None when they are not ``PLATE_LOOKS["elongation_min"]`` times as long as wide."""
+    m = cv2.moments(pixels.astype(np.uint8), binaryImage=True)
+    if m["m00"] == 0:
         return None
-    return regions
+    mu20, mu02, mu11 = m["mu20"] / m["m00"], m["mu02"] / m["m00"], m["mu11"] / m["m00"]
+    spread = np.hypot((mu20 - mu02) / 2, mu11)
+    major, minor = (mu20 + mu02) / 2 + spread, (mu20 + mu02) / 2 - spread
+    if major <= 0 or major < PLATE_LOOKS["elongation_min"] ** 2 * max(minor, 1 / 12):
+        return None
+    angle = 0.5 * np.degrees(np.arctan2(2 * mu11, mu20 - mu02))
+    length = np.sqrt(12 * major) * np.hypot(scale[0] * np.cos(np.radians(angle)), scale[1] * np.sin(np.radians(angle)))
+    return ((m["m10"] / m["m00"] + 0.5) * scale[0], (m["m01"] / m["m00"] + 0.5) * scale[1], float(length),
+            float(angle))
 
 
 class EgoBlurDetector:

@@ -42,7 +42,7 @@ import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +52,12 @@ from streamcue.anonymize.blur import WindowMask, hide, pad_boxes, stamps, unturn
 from streamcue.anonymize.canary import run_canary
 from streamcue.anonymize.detectors import (DEVICES, asks_for_gpu, check_plate_search, make_face_detector,
                                            make_plate_detector)
+from streamcue.anonymize.contact_sheet import ContactSheet, contact_sheet_path
 from streamcue.anonymize.tracks import CameraMotion, Chain, Links, crops_in_steps, follow_regions, suppress
-from streamcue.video import FrameWriter, display_rotation, ffmpeg_exe, ffmpeg_version, probe, read_frames
+from streamcue.video import (FrameWriter, display_rotation, ffmpeg_exe, ffmpeg_version, probe, read_frames,
+                             sample_aspect, shown_size)
 from streamcue.anonymize.report import (REPORT_FORMAT, anonymization_status, frame_problem, frames_at,
-                                        hidden_samples, schedule_problems, sha256_file)
+                                        hidden_samples, sar_problem, schedule_problems, sha256_file)
 from streamcue.errors import ConfigError, InputError
 from streamcue.interrupt import EXIT_SIGTERM, Terminated, held, held_back, on_interrupt
 from streamcue.io import as_usual_file, write_json
@@ -685,13 +687,15 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
     anonymizer = anonymizer or Anonymizer(options)
     options = anonymizer.options
     video, out_dir = Path(video), Path(out_dir)
-    info = probe(video)
+    stored = probe(video)
+    sar = sample_aspect(video)
+    info = replace(stored, **dict(zip(("width", "height"), shown_size(stored.width, stored.height, sar))))
     settings = {"dilate_s": options.dilate_s, **anonymizer.schedule(info.fps)}
     schedule = schedule_problems(settings, info.fps)
     # with a detector off the status is not_anonymized whatever the size: the size is checked only with both on
     both = anonymizer.face is not None and anonymizer.plate is not None
-    size = frame_problem(info.width, info.height) if both else None
-    unmeasured = list(dict.fromkeys([*options.unmeasured(), *schedule, *([size] if size else [])]))
+    geometry = [frame_problem(info.width, info.height), sar_problem(sar)] if both else []
+    unmeasured = list(dict.fromkeys([*options.unmeasured(), *schedule, *filter(None, geometry)]))
     if unmeasured and not options.allow_unmeasured:
         raise ConfigError(f"{'; '.join(unmeasured)}: outside the range where recall was measured "
                           f"({video.name}; docs/anonymize.md); pass --allow-unmeasured to run anyway (the "
@@ -716,10 +720,14 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
                                  audio_from=video if options.keep_audio and info.has_audio else None)
         # all at once: ffmpeg decodes (a process, read by a thread), the camera's motion (a thread), the face
         # detector (a thread, plates beside it in another), hiding (a thread) and this thread feeds the encoder
-        results = anonymizer.process(_prefetch(read_frames(video, info)), info.fps, overlap=True, inplace=True)
+        # as shown: rotation metadata applied by ffmpeg, and non-square pixels scaled to square (shown_size)
+        frames_in = read_frames(video, stored, size=None if info == stored else (info.width, info.height))
+        results = anonymizer.process(_prefetch(frames_in), info.fps, overlap=True, inplace=True)
         expected = round(info.duration_s * info.fps) or None
+        sheet = ContactSheet(info.fps)
         for result in track(_prefetch(results, 4), f"anonymizing {video.name}", total=expected):
             writer.write(result.frame)
+            sheet.add(len(face_counts), result.frame, result.mask)
             face_counts.append(result.faces)
             plate_counts.append(result.plates)
             looked += result.detected
@@ -757,10 +765,13 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
         "unmeasured": unmeasured,  # settings outside the range where recall was measured
         "canary": anonymizer.canary,
         "input": {"path": video.name, "sha256": sha256_file(video), **asdict(info),
-                  "rotation_deg": display_rotation(video)},
-        # frames are decoded as shown (rotation metadata applied) and written so, without rotation metadata; looks
-        # for faces (and plates, at a turn where a face was found) also look at the frame turned by settings.turns_deg
-        "orientation": {"decoded": "as displayed (rotation metadata applied)", "output_rotation_deg": 0,
+                  "rotation_deg": display_rotation(video), "sample_aspect_ratio": f"{sar.numerator}:{sar.denominator}",
+                  "stored_size": [stored.width, stored.height]},
+        # frames are decoded as shown (rotation metadata and sample aspect ratio applied) and written so, square
+        # pixels without rotation metadata; looks for faces (and plates, at a turn where a face was found) also look
+        # at the frame turned by settings.turns_deg
+        "orientation": {"decoded": "as displayed (rotation metadata and sample aspect ratio applied)",
+                        "output_rotation_deg": 0, "output_sample_aspect_ratio": "1:1",
                         "looked_deg": [0, *(90 * k for k in TURNS)]},
         "output": {"path": out_path.name, "sha256": sha256_file(tmp), "frames": frames,
                    "audio": "kept" if options.keep_audio and info.has_audio else "dropped"},
@@ -781,14 +792,18 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
         "ffmpeg": {"binary": Path(ffmpeg_exe()).name, "version": ffmpeg_version()},  # never a local path
         "streamcue_version": __version__,
     }
-    # the report first (atomically), then the video: a failure at either step leaves neither under its final name
+    # the sheet and the report first (atomically), then the video: a failure at any step leaves none of them under
+    # its final name
+    sheet_path = contact_sheet_path(out_path)
     try:
+        report["contact_sheet"] = sheet.write(sheet_path)
         write_json(report_path, report)
         as_usual_file(tmp)  # readable as the report beside it is, not private as its temporary was
         os.replace(tmp, out_path)
     except BaseException as exc:
         tmp.unlink(missing_ok=True)
-        report_path.unlink(missing_ok=True)
+        sheet_path.unlink(missing_ok=True)
+        report_path.unlink(missing_ok=True)  # last: it raises where the report's name is taken by a folder
         if _disk_full(exc):
             raise InputError("file too large: the disk is full or the file-size limit was reached; nothing "
                              "written", file=report_path) from None

