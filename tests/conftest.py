@@ -225,10 +225,16 @@ def valid():
 def cli(*args) -> tuple[int, str, str]:
     """Run the console script's entry point in this process; returns (exit code, stdout, stderr).
 
-    Exceptions other than SystemExit propagate, so a traceback fails the test that caused it.
+    Exceptions other than SystemExit propagate, so a traceback fails the test that caused it. The consoles' width is
+    taken from ``$COLUMNS`` now, as a new process takes it at start (rich keeps the width it found when the console
+    was made: the first in-process call of a worker would otherwise fix it for every later one).
     """
+    from streamcue import console
     from streamcue.cli import main
 
+    columns = os.environ.get("COLUMNS", "")
+    for stream in (console.out, console.err):
+        stream.width = int(columns) if columns.isdigit() else None
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:

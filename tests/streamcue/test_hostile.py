@@ -353,7 +353,7 @@ def test_7_hub_faults_are_one_line_errors(tmp_path):
 
     dist = tmp_path / "dist"
     dist.mkdir()
-    (dist / MANIFEST).write_text(json.dumps({"version": "1.0.0", "title": "t", "files": {}}))
+    (dist / MANIFEST).write_text(json.dumps({"version": "1.0.0", "title": "t", "files": {}, "configs": {}}))
     one_line_error(run_process("release", "push", "--dist", dist, "--repo", "org/na..me"), 2, "is not ORG/NAME")
     result = run_process("release", "push", "--dist", dist, "--repo", "org/name", "--endpoint", "http://127.0.0.1:9",
                          env={"HF_TOKEN": "hf_dummy_token_for_test"})
