@@ -46,7 +46,7 @@ from streamcue.loaders.replay import DEFAULT_K, DEFAULT_MEMORY, Episode, as_memo
 from streamcue.loaders.strategies.base import CallTrace, Transport, tracing
 from streamcue.progress import track
 
-__all__ = ["HISTORIES", "SPANS", "play", "summary"]
+__all__ = ["HISTORIES", "SPANS", "play", "summary", "sample_counts"]
 
 HISTORIES = ("gold", "own")
 SPANS = ("video", "clip")
@@ -222,15 +222,19 @@ def _run_all(units: list[list[int]], run_unit: Any, strategy: Any, concurrency: 
         pass
 
 
+def sample_counts(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a replay's report says of its calls: the samples themselves, the unparseable ones (how many, and which
+    record, time and call each was), the cache hits and the transport retries."""
+    return {"samples": samples, "unparseable": sum(1 for s_ in samples if s_["problem"]),
+            "unparseable_records": [{"record_id": s_["record_id"], "t_s": s_["t_s"], "call": s_["call"],
+                                     "problem": s_["problem"]} for s_ in samples if s_["problem"]],
+            "cache_hits": sum(1 for s_ in samples if s_["cached"]), "retries": sum(s_["retries"] for s_ in samples)}
+
+
 def _summary(reports: list[dict[str, Any] | None], traces: list[CallTrace | None], strategy: Any) -> dict[str, Any]:
     out = summary([r for r in reports if r is not None])
     samples = [sample for trace in traces if trace is not None for sample in trace.samples]
-    out["samples"] = samples
-    out["unparseable"] = sum(1 for s_ in samples if s_["problem"])
-    out["unparseable_records"] = [{"record_id": s_["record_id"], "t_s": s_["t_s"], "call": s_["call"],
-                                   "problem": s_["problem"]} for s_ in samples if s_["problem"]]
-    out["cache_hits"] = sum(1 for s_ in samples if s_["cached"])
-    out["retries"] = sum(s_["retries"] for s_ in samples)
+    out.update(sample_counts(samples))
     if getattr(strategy, "stats", None) is not None:
         out["strategy"] = dict(strategy.stats)
     return out

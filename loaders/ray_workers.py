@@ -202,12 +202,9 @@ def _merge(summaries: list[dict[str, Any]], samples: list[dict[str, Any]], clock
         out["runs"] = runs
         for key in ("latency_mean_s", "actions_per_second"):
             out[key] = sum(s[key] * s["runs"] for s in parts) / runs
-    out["samples"] = samples
-    out["unparseable"] = sum(1 for s_ in samples if s_["problem"])
-    out["unparseable_records"] = [{"record_id": s_["record_id"], "t_s": s_["t_s"], "call": s_["call"],
-                                   "problem": s_["problem"]} for s_ in samples if s_["problem"]]
-    out["cache_hits"] = sum(1 for s_ in samples if s_["cached"])
-    out["retries"] = sum(s_["retries"] for s_ in samples)
+    from streamcue.loaders.engine import sample_counts
+
+    out.update(sample_counts(samples))
     stats = Counter()
     for s in summaries:
         stats.update(s.get("strategy") or {})
