@@ -56,13 +56,16 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def canonical(value: Any) -> bytes:
+    """``value`` as canonical JSON: keys sorted, no spaces, UTF-8, NaN refused (:func:`_plain`)."""
+    return json.dumps(_plain(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False).encode("utf-8")
+
+
 def payload(record: dict[str, Any]) -> bytes:
-    """The bytes a record's signature covers: the record, less ``verification.signature``, as canonical JSON
-    (keys sorted, no spaces, UTF-8, NaN refused; :func:`_plain`)."""
-    body = {**record, "verification": {k: v for k, v in (record.get("verification") or {}).items()
-                                       if k != SIGNATURE}}
-    text = json.dumps(_plain(body), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return text.encode("utf-8")
+    """The bytes a record's signature covers: the record, less ``verification.signature``, as canonical JSON."""
+    return canonical({**record, "verification": {k: v for k, v in (record.get("verification") or {}).items()
+                                                 if k != SIGNATURE}})
 
 
 @dataclass(frozen=True)
@@ -84,10 +87,23 @@ class SigningKey:
 
     def sign(self, record: dict[str, Any]) -> dict[str, Any]:
         """``record`` with ``verification.signature`` set (needs the private key)."""
+        signature = {"key": self.fingerprint, "ed25519": self.sign_bytes(payload(record))}
+        return {**record, "verification": {**record["verification"], SIGNATURE: signature}}
+
+    def sign_bytes(self, data: bytes) -> str:
+        """The Ed25519 signature of ``data`` in hex (needs the private key)."""
         if self.private is None:
             raise ConfigError(f"key {self.fingerprint} is a public key: signing needs the private key file")
-        signature = {"key": self.fingerprint, "ed25519": self.private.sign(payload(record)).hex()}
-        return {**record, "verification": {**record["verification"], SIGNATURE: signature}}
+        return self.private.sign(data).hex()
+
+    def holds(self, data: bytes, signature: Any) -> bool:
+        """Whether ``signature`` (hex) is this key's signature of ``data``."""
+        invalid = require("cryptography.exceptions", "release", "cryptography").InvalidSignature
+        try:
+            self._public().verify(bytes.fromhex(signature), data)
+        except (TypeError, ValueError, invalid):
+            return False
+        return True
 
     def problem(self, record: dict[str, Any]) -> str | None:
         """Why ``record``'s signature does not hold under this key, starting with the field (None: it holds)."""

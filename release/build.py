@@ -195,12 +195,23 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
 
 def _signing(data: ReleaseInput, key: Any) -> dict[str, Any] | None:
     """What the release states about its signatures: the key (fingerprint and public part) every published
-    verified record is signed with, and how many are; None when it publishes no verified record."""
-    verified = sum(1 for kind, splits in data.records.items() if kind != "video" for recs in splits.values()
-                   for rec in recs if rec["verification"]["status"] == "verified")
-    if not verified:
+    verified record is signed with, how many are, and which (``config/split/id``), that list signed with the key
+    too (:func:`verified_statement`), so that a record made unverified after the build is seen; None when it
+    publishes no verified record."""
+    from streamcue.annotation.signing import canonical
+
+    records = verified_ids(keyed({kind: splits for kind, splits in data.records.items() if kind != "video"}))
+    if not records:
         return None
-    return {"algorithm": "ed25519", "key": key.fingerprint, "public_key": key.public_text, "verified": verified}
+    signing = {"algorithm": "ed25519", "key": key.fingerprint, "public_key": key.public_text,
+               "verified": len(records), "records": records}
+    return {**signing, "statement": key.sign_bytes(canonical(signing))}
+
+
+def verified_ids(records: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
+    """``config/split/id`` of every verified record of ``records`` (keyed as :func:`keyed` keys them), sorted."""
+    return sorted(f"{config}/{rid}" for config, recs in records.items() for rid, rec in recs.items()
+                  if (rec.get("verification") or {}).get("status") == "verified")
 
 
 def _pseudonyms(opts: ReleaseConfig) -> Path:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from streamcue.errors import ConfigError, InputError
 from streamcue.io import read_json
@@ -88,6 +89,7 @@ def _verify(dist: Path, where: str, trusted: str | None) -> Verified:
     key = release_key(manifest, dist / MANIFEST)
     verified = sum(1 for recs in records.values() for rec in recs.values()
                    if (rec.get("verification") or {}).get("status") == "verified")
+    _check_statement(manifest.get("signing"), key, records, dist / MANIFEST)
     stated = (manifest.get("signing") or {}).get("verified", 0)
     if verified != stated:
         raise InputError(f"{verified} record(s) marked verified, the manifest states {stated}", file=dist / MANIFEST,
@@ -101,3 +103,22 @@ def _verify(dist: Path, where: str, trusted: str | None) -> Verified:
             for config, splits in manifest["configs"].items()}
     return Verified(where, str(manifest.get("version")), len(manifest["files"]), rows, verified,
                     key.fingerprint if key else None)
+
+
+def _check_statement(signing: Any, key: Any, records: dict[str, Any], manifest: Path) -> None:
+    """The manifest's list of verified records holds under the release's key and names exactly the records marked
+    verified: a record edited and made unverified after the build, with the manifest's count and hashes rewritten to
+    match, is named."""
+    from streamcue.annotation.signing import canonical
+    from streamcue.release.build import verified_ids
+
+    if key is None:
+        return
+    stated = {k: v for k, v in signing.items() if k != "statement"}
+    if not key.holds(canonical(stated), signing.get("statement")):
+        raise InputError("the list of verified records is not signed by the release's key (edited after the build, "
+                         "or a release built before the list was signed)", file=manifest, field="signing.statement")
+    missing = sorted(set(stated.get("records") or []) - set(verified_ids(records)))
+    if missing:
+        raise InputError(f"signed as verified at the build, but not verified now: {', '.join(missing[:5])}",
+                         file=manifest, field="signing.records")

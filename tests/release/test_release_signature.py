@@ -102,8 +102,13 @@ def test_release_build_refuses_a_hand_written_verification_in_one_line_naming_re
     out = " ".join(out.split())   # as one line, whatever the terminal's width
     assert "t2: marked verified, counted as unverified: verification.signature: not signed" in out
     manifest = read_json(tmp_path / "dist" / "v1" / "manifest.json")
-    assert manifest["signing"] == {"algorithm": "ed25519", "key": SIGNING_KEY.fingerprint,
-                                   "public_key": SIGNING_KEY.public_text, "verified": 1}
+    signing = manifest["signing"]
+    assert {k: v for k, v in signing.items() if k != "statement"} == {
+        "algorithm": "ed25519", "key": SIGNING_KEY.fingerprint, "public_key": SIGNING_KEY.public_text, "verified": 1,
+        "records": ["dense_caption/test/t1"]}   # the list of verified records, signed: signing.statement
+    from streamcue.annotation.signing import canonical
+
+    assert SIGNING_KEY.holds(canonical({k: v for k, v in signing.items() if k != "statement"}), signing["statement"])
     assert f"1 verified record(s) signed with key {SIGNING_KEY.fingerprint}" in out
     card = (tmp_path / "dist" / "v1" / "README.md").read_text()
     assert f"1 verified record(s), each signed with the maintainer's Ed25519 key `{SIGNING_KEY.fingerprint}`" in card
@@ -186,6 +191,29 @@ def test_release_verify_and_every_reader_refuse_an_edited_release(release, tmp_p
     assert code == 2 and len(err.strip().splitlines()) == 1 and re.search(message, err), err
     with pytest.raises(InputError, match=message):
         load("dense_caption", copy)
+
+
+def made_unverified(rows):
+    """The verified record edited and marked unverified (its signature would no longer be checked)."""
+    rows[0]["captions"][0]["text"] = "Peeling an onion."
+    rows[0]["verification"] = {"status": "unverified"}
+    return rows
+
+
+def test_a_record_edited_and_made_unverified_after_the_build_is_named(release, tmp_path):
+    """A newcomer's probe: edit the verified record and mark it unverified (its file's SHA-256 rewritten): the list of
+    verified records the build signed names it; with the manifest's count rewritten too, that list's signature
+    fails."""
+    copy = tampered(release, tmp_path / "unverified", made_unverified)
+    code, _, err = cli("release", "verify", copy, "--key", SIGNING_KEY.fingerprint)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "manifest.json, field signing.records: signed as verified at the build, but not verified now: " \
+           "dense_caption/test/t1" in err, err
+    manifest = read_json(copy / "manifest.json")
+    manifest["signing"]["verified"], manifest["signing"]["records"] = 0, []
+    write_json(copy / "manifest.json", manifest)
+    code, _, err = cli("release", "verify", copy, "--key", SIGNING_KEY.fingerprint)
+    assert code == 2 and "field signing.statement: the list of verified records is not signed" in err, err
 
 
 def test_release_verify_names_one_changed_byte_and_a_key_that_is_not_the_trusted_one(release, tmp_path):
