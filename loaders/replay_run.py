@@ -298,9 +298,9 @@ def _say(plan: Any, done: Played, report: dict[str, Any], out: Path, scored: boo
                           "counted in the report (audio.calls_without_audio)", markup=False)
     if report["unparseable_records"] and not scored:
         where = f"{settings.model} at {', '.join(settings.endpoints)}" if settings is not None else "the model"
-        ids = ", ".join(dict.fromkeys(str(u["record_id"]) for u in report["unparseable_records"]))
+        ids = console.listed(list(dict.fromkeys(str(u["record_id"]) for u in report["unparseable_records"])))
         console.err.print(f"warning: {report['unparseable']} unparseable answers from {where}, recorded as wrong "
-                          f"answers (listed in replay_report.json): {ids[:300]}", markup=False)
+                          f"answers (listed in replay_report.json): {ids}", markup=False)
     console.out.print(f"{len(done.predictions)} predictions ({', '.join(f'{len(p[1])} {p[0]}' for p in plan.plays)}) "
                       f"written to {out / 'predictions.jsonl'}", markup=False)
     if endpoint:

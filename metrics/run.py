@@ -666,7 +666,7 @@ def finish_run(out: Path, *, benchmark: str, selection: Selection, predictions: 
 
         console.err.print(f"warning: {len(unparseable)} records with unparseable answers from {run.get('model')} "
                           "(each scored as recorded: its raw text, a no or silence; results.json unparseable, samples "
-                          f"parseable false): {', '.join(unparseable)[:300]}", markup=False)
+                          f"parseable false): {console.listed(unparseable)}", markup=False)
     check_results(results)
     write_json(out / "results.json", results)
     from streamcue.io import atomic_write

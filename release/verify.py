@@ -41,6 +41,10 @@ def _local_copy(source: str | Path, revision: str | None) -> tuple[Path, str]:
     name its files are reported under (``ORG/NAME@REV`` for a Hub dataset)."""
     if Path(source).is_dir():
         return Path(source), str(source)
+    if "@" not in str(source) and not Path(source).exists() and str(Path(source).parent) not in ("", ".") \
+            and Path(source).parent.is_dir():
+        raise InputError("no such release folder (for a Hub dataset named like it, give its revision: "
+                         "ORG/NAME@vX.Y.Z)", file=source)
     repo, _, tag = str(source).partition("@")
     try:
         check_repo_id(repo)

@@ -48,7 +48,7 @@ class _Redacted:
 out = Console(file=_Redacted("stdout"), highlight=False, markup=False)  # texts and extras like [embed] as they are
 err = Console(file=_Redacted("stderr"), highlight=False, markup=False, soft_wrap=True)  # one line, never wrapped
 
-__all__ = ["out", "err", "table", "fmt"]
+__all__ = ["out", "err", "table", "fmt", "listed"]
 
 
 def fmt(value: Any) -> str:
@@ -73,3 +73,13 @@ def table(title: str, columns: Sequence[str], rows: Mapping[str, Mapping[str, An
         for row in rows:
             t.add_row(*(fmt(v) for v in row))
     return t
+
+
+def listed(ids: list[str], limit: int = 300) -> str:
+    """``ids`` joined by commas, whole ids only, within ``limit`` characters; "and N more" when some are left out."""
+    shown: list[str] = []
+    for rid in ids:
+        if len(", ".join([*shown, rid])) > limit:
+            return f"{', '.join(shown)} and {len(ids) - len(shown)} more"
+        shown.append(rid)
+    return ", ".join(shown)

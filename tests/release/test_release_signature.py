@@ -231,6 +231,9 @@ def test_release_verify_names_one_changed_byte_and_a_key_that_is_not_the_trusted
                           f"the key you trust ({other.fingerprint})") in err, err
     code, _, err = cli("release", "verify", release, "--key", "my-key")
     assert code == 2 and "--key 'my-key' is not a key fingerprint (16 hex digits)" in err, err
+    code, _, err = cli("release", "verify", release.parent / "v9.9.9")   # a mistyped folder, not a Hub dataset
+    assert code == 2 and err.strip().endswith("v9.9.9: no such release folder (for a Hub dataset named like it, give "
+                                              "its revision: ORG/NAME@vX.Y.Z)"), err
     code, _, err = cli("release", "verify", release / "manifest.json")
     assert code == 2 and "manifest.json: not a release folder, nor a Hub dataset ORG/NAME[@vX.Y.Z]" in err, err
 

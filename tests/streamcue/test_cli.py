@@ -151,3 +151,14 @@ def test_one_command_alone_has_the_same_help_and_usage_as_in_the_whole_tree(name
     alone = help_of(_command(name), *args)
     assert f"streamcue {' '.join(args)} [OPTIONS]" in " ".join(alone.split())
     assert alone == help_of(_command(), *args)
+
+
+def test_a_long_list_of_ids_is_cut_between_ids_and_says_how_many_more():
+    """A newcomer's run warned of 40 unparseable records and listed 39, the last cut mid-id, without saying so."""
+    from streamcue.console import listed
+
+    ids = [f"ovo-{i}" for i in range(40)]
+    text = listed(ids)
+    assert len(text) <= 300 + len(" and 40 more") and text.endswith(" and 1 more")
+    assert text.removesuffix(" and 1 more").split(", ") == ids[:39]
+    assert listed(ids[:3]) == "ovo-0, ovo-1, ovo-2" and listed([]) == ""
