@@ -113,12 +113,11 @@ class SigningKey:
             return f"{where}: not signed (a verification that annotate pull did not write)"
         if signature.get("key") != self.fingerprint:
             return f"{where}.key: signed by key {str(signature.get('key'))[:16]!r}, not by {self.fingerprint}"
-        invalid = require("cryptography.exceptions", "release", "cryptography").InvalidSignature
         try:
-            self._public().verify(bytes.fromhex(signature["ed25519"]), payload(record))
+            bytes.fromhex(signature["ed25519"])
         except ValueError:
             return f"{where}.ed25519: not a signature in hex"
-        except invalid:
+        if not self.holds(payload(record), signature["ed25519"]):
             return f"{where}: does not match the record (edited after verification, or written by hand)"
         return None
 

@@ -91,9 +91,11 @@ def _verify(dist: Path, where: str, trusted: str | None) -> Verified:
     verify_listed(dist)
     _, records = read_release(dist)   # row counts, and every verified record's signature
     key = release_key(manifest, dist / MANIFEST)
-    verified = sum(1 for recs in records.values() for rec in recs.values()
-                   if (rec.get("verification") or {}).get("status") == "verified")
-    _check_statement(manifest.get("signing"), key, records, dist / MANIFEST)
+    from streamcue.release.build import verified_ids
+
+    ids = verified_ids(records)
+    _check_statement(manifest.get("signing"), key, ids, dist / MANIFEST)
+    verified = len(ids)
     stated = (manifest.get("signing") or {}).get("verified", 0)
     if verified != stated:
         raise InputError(f"{verified} record(s) marked verified, the manifest states {stated}", file=dist / MANIFEST,
@@ -109,12 +111,11 @@ def _verify(dist: Path, where: str, trusted: str | None) -> Verified:
                     key.fingerprint if key else None)
 
 
-def _check_statement(signing: Any, key: Any, records: dict[str, Any], manifest: Path) -> None:
+def _check_statement(signing: Any, key: Any, verified: list[str], manifest: Path) -> None:
     """The manifest's list of verified records holds under the release's key and names exactly the records marked
     verified: a record edited and made unverified after the build, with the manifest's count and hashes rewritten to
     match, is named."""
     from streamcue.annotation.signing import canonical
-    from streamcue.release.build import verified_ids
 
     if key is None:
         return
@@ -122,7 +123,7 @@ def _check_statement(signing: Any, key: Any, records: dict[str, Any], manifest: 
     if not key.holds(canonical(stated), signing.get("statement")):
         raise InputError("the list of verified records is not signed by the release's key (edited after the build, "
                          "or a release built before the list was signed)", file=manifest, field="signing.statement")
-    missing = sorted(set(stated.get("records") or []) - set(verified_ids(records)))
+    missing = sorted(set(stated.get("records") or []) - set(verified))
     if missing:
         raise InputError(f"signed as verified at the build, but not verified now: {', '.join(missing[:5])}",
                          file=manifest, field="signing.records")
