@@ -87,9 +87,10 @@ def browser():
         chromium.close()
 
 
-#: Each person's browser state (cookies) once signed up or logged in through the page: later sessions of the
-#: module start from it, as a browser that stayed logged in does, instead of loading the login and home pages again.
-SIGNED_IN: dict[str, dict] = {}
+#: Each person's browser (a context: cookies, cache) once signed up through the page: later pages of the module open
+#: in it, as a browser that stayed logged in does, with the page's scripts cached rather than fetched again.
+BROWSERS: dict[str, object] = {}
+VIEWPORT = {"width": 1400, "height": 1100}
 
 
 @pytest.fixture(scope="module")
@@ -98,36 +99,31 @@ def annotators(server, browser):
     headers = {"Authorization": f"Token {server.token}"}
     invite = httpx.get(f"{server.url}/api/invite", headers=headers).json()["invite_url"]
     for email in (*ANNOTATORS, REVIEWER):
-        context = browser.new_context()
+        context = browser.new_context(viewport=VIEWPORT)
         page = context.new_page()
         page.goto(server.url + invite)
         page.fill("#email", email)
         page.fill("#password", PASSWORD)
         page.click("button[type=submit]")
         page.wait_for_url(lambda url: "/user/signup" not in url)
-        SIGNED_IN[email] = context.storage_state()
-        context.close()
+        page.close()
+        BROWSERS[email] = context
     users = httpx.get(f"{server.url}/api/users/", headers=headers).json()
-    return {u["email"]: u["id"] for u in users if u["email"] in (*ANNOTATORS, REVIEWER)}
+    yield {u["email"]: u["id"] for u in users if u["email"] in (*ANNOTATORS, REVIEWER)}
+    for context in BROWSERS.values():
+        context.close()
+    BROWSERS.clear()
 
 
 @contextmanager
 def logged_in(browser, server, email):
-    """A page of ``email``'s browser: logged in through the login page the first time, then still logged in."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1100}, storage_state=SIGNED_IN.get(email))
-    page = context.new_page()
+    """A new page in ``email``'s browser, logged in since they signed up."""
+    page = BROWSERS[email].new_page()
     page.set_default_timeout(30_000)
-    if email not in SIGNED_IN:
-        page.goto(f"{server.url}/user/login/")
-        page.fill("#email", email)
-        page.fill("#password", PASSWORD)
-        page.click("button[type=submit]")
-        page.wait_for_url(lambda url: "/user/login" not in url)
-        SIGNED_IN[email] = context.storage_state()
     try:
         yield page
     finally:
-        context.close()
+        page.close()
 
 
 def open_next_task(page, server, project_id, guideline_title, version):
@@ -157,9 +153,10 @@ def select_region(page, rid):
     """Select a region by its id through the Regions list (the detail panel shows the id)."""
     items, head = page.locator(".lsf-outliner-item"), page.locator(".lsf-detailed-region").first
     for i in range(items.count()):
-        items.nth(i).click()
-        if not _visible(head):
-            items.nth(i).click()  # that click unselected the region selected before: select it again
+        item = items.nth(i)
+        # a click on the region selected already would unselect it: only an unselected one is clicked
+        if not item.evaluate("e => Boolean(e.closest('[class*=treenode-selected]'))"):
+            item.click()
         if _visible(head) and rid in [s.strip() for s in head.locator("span").all_inner_texts()]:
             return head
     raise AssertionError(f"region {rid} is not in the Regions list")
