@@ -35,7 +35,17 @@ setup_label_studio() {
     [ -x "$venv/bin/python" ] || "$PY" -m venv "$venv"
     "$venv/bin/python" -m pip install -q --upgrade pip
     "$venv/bin/python" -m pip install -q "label-studio==$version"
+    rm -rf "$venv/migrated-database"  # made by another version
     touch "$venv/.streamcue-label-studio-$version"
+}
+
+# Label Studio's database migrations (about 40 s of CPU) belong to installing it: run once, kept in
+# .venv-label-studio/migrated-database, which every test server starts from (tests/label_studio_server.py).
+migrate_label_studio() {
+    [ -d .venv-label-studio/migrated-database ] && return 0
+    echo "dev.sh: migrating Label Studio's database once (about a minute)" >&2
+    "$VENV/bin/python" -c 'import sys; sys.path.insert(0, "tests"); from label_studio_server import migrated; migrated()' \
+        || echo "dev.sh: Label Studio's migrations failed; its tests will say why" >&2
 }
 
 # The browser tests drive Debian's chromium (no browser download): install it when we can.
@@ -62,6 +72,7 @@ case "${1:-}" in
         shift
         setup dev
         setup_label_studio
+        migrate_label_studio
         setup_chromium
         # one worker per core; a module's tests (and those of one shared server) stay on one worker (tests/conftest.py)
         exec "$VENV/bin/python" -m pytest -n auto "$@"
@@ -70,6 +81,7 @@ case "${1:-}" in
         shift
         setup dev
         setup_label_studio
+        migrate_label_studio
         setup_chromium
         rm -rf .coverage-data && mkdir .coverage-data
         "$VENV/bin/python" -m coverage run -m pytest -n auto "$@" || status=$?

@@ -5,6 +5,7 @@ Django, which clash with ``datasets``): ``./dev.sh test`` installs it in ``.venv
 The first start of a server runs the database migrations (about a minute): :func:`migrated` runs them once,
 without making any account, and keeps that data folder in ``.venv-label-studio/migrated-database``; every
 server (the session's, and the one docs/annotation.md's setup starts) begins from a copy of it (seconds).
+``./dev.sh test`` calls it when it installs the server, as part of the install; a test calls it when it is missing.
 """
 
 from __future__ import annotations
