@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -516,13 +517,7 @@ def test_sparse_looks_at_30_fps_keep_recall_level_with_every_frame(scene):
     above looking at every frame at full size (what deface does). Faces only, on both sides: no plate
     search (a plate's blur over a face would count as hiding it; plates have their own tests), 1 s of
     each clip (measured: pan 0.993 both; turned 0.975 balanced, 0.963 thorough)."""
-    pairs = list(clip_frames(1280, 720, fps=30, seconds=1, scene=scene))
-    truths = [truth for _, truth in pairs]
-    scores = {}
-    for preset in ("balanced", "thorough"):
-        faces_only = AnonymizeConfig.from_preset(preset, plate="none")
-        results = Anonymizer(faces_only).process((f for f, _ in pairs), fps=30, overlap=True)
-        scores[preset] = recall([r.mask for r in results], truths)
+    scores = {preset: faces_only_recall(scene, preset) for preset in ("balanced", "thorough")}
     assert scores["balanced"]["face"] >= scores["thorough"]["face"] - 0.01, scores
     assert scores["balanced"]["hidden_share"] < 0.3
 
@@ -638,29 +633,33 @@ def test_a_frame_override_shows_in_the_reported_seconds():
     assert (schedule["stride"], schedule["look_s"], schedule["full_s"]) == (6, 0.2, 0.4)
 
 
-@pytest.fixture(scope="module")
-def turned_30fps():
-    """1 s of the turned clip at 30 fps, and what deface's way hides of it: CenterFace at full size
-    on every frame, faces from 0.2 only (no weak boxes), hidden +-0.2 s. Faces only: no plate search
-    here or in the presets compared with it (a plate's blur over a face would count as hiding it)."""
-    pairs = list(clip_frames(1280, 720, fps=30, seconds=1, scene="turned"))
-    every_frame = AnonymizeConfig.from_preset("thorough", track_threshold=0.2, allow_unmeasured=True, plate="none")
-    results = Anonymizer(every_frame).process((f for f, _ in pairs), fps=30, overlap=True)
-    return pairs, recall([r.mask for r in results], [truth for _, truth in pairs])
+@functools.cache
+def frames_30fps(scene):
+    """1 s of ``scene`` at 1280x720, 30 fps: (frame, truth) pairs, made once for the module's tests."""
+    return list(clip_frames(1280, 720, fps=30, seconds=1, scene=scene))
+
+
+@functools.cache
+def faces_only_recall(scene, preset, **overrides):
+    """Recall of ``preset`` looking for faces only on :func:`frames_30fps`: no plate search (a plate's blur over a
+    face would count as hiding it; plates have their own tests). Each preset's run is made once for the module."""
+    pairs = frames_30fps(scene)
+    options = AnonymizeConfig.from_preset(preset, plate="none", **overrides)
+    results = Anonymizer(options).process((f for f, _ in pairs), fps=30, overlap=True)
+    return recall([r.mask for r in results], [truth for _, truth in pairs])
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("preset", ["balanced", "fast"])
-def test_turned_and_partly_hidden_faces_are_hidden_at_30_fps(preset, turned_30fps):
+def test_turned_and_partly_hidden_faces_are_hidden_at_30_fps(preset):
     """Weak boxes linked to strong ones and crops at full size: balanced, looking at a third of
     the frames, hides at least as much of the turned, partly hidden faces as looking at every
-    frame at full size (pixel recall of the face boxes: 0.960 every frame, 0.975 balanced); fast,
-    looking at a sixth, stays within 0.02 of it (0.962 measured; by the benchmark's measure on
-    the whole 4 s clip, docs/anonymize.md, both are above deface)."""
-    pairs, every_frame = turned_30fps
-    faces_only = AnonymizeConfig.from_preset(preset, plate="none")
-    results = Anonymizer(faces_only).process((f for f, _ in pairs), fps=30, overlap=True)
-    scores = recall([r.mask for r in results], [truth for _, truth in pairs])
+    frame at full size the way deface does (CenterFace on every frame, faces from 0.2 only: no weak
+    boxes; pixel recall of the face boxes: 0.960 every frame, 0.975 balanced); fast, looking at a
+    sixth, stays within 0.02 of it (0.962 measured; by the benchmark's measure on the whole 4 s clip,
+    docs/anonymize.md, both are above deface)."""
+    every_frame = faces_only_recall("turned", "thorough", track_threshold=0.2, allow_unmeasured=True)
+    scores = faces_only_recall("turned", preset)
     slack = 0.0 if preset == "balanced" else 0.02
     assert scores["face"] >= every_frame["face"] - slack and scores["hidden_share"] < 0.3, (scores, every_frame)
 
