@@ -3,21 +3,20 @@ records -> two annotators (one disagreement) -> a reviewer resolves it -> pull i
 --only-verified -> load_dataset(folder) with no config name -> every field equals the record -> a second
 version -> release diff names the changed field.
 
-Every step is the command a maintainer types (``python -m streamcue ...``); only the annotators' and the
-reviewer's clicks are made through Label Studio's API. The release half needs ``release build
---only-verified`` (issue 24's release side): without it the test stops there with a skip that says so.
+Every step is the command a maintainer types, run in this process (``cli``: no step reads the environment at
+import); only the annotators' and the reviewer's clicks are made through Label Studio's API. The release half
+needs ``release build --only-verified`` (issue 24's release side): without it the test stops there with a skip
+that says so.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
-from conftest import CAPTAINCOOK4D
+from conftest import CAPTAINCOOK4D, cli_run
 from label_studio_server import executable, make_users
 
 httpx = pytest.importorskip("httpx")
@@ -35,14 +34,15 @@ FPS = 30.0
 
 
 def test_build_verify_adjudicate_merge_release_load_and_diff(server, tmp_path):
-    env = {"PATH": f"{sys.executable.rsplit('/', 1)[0]}:/usr/bin:/bin", "HOME": str(tmp_path), "COLUMNS": "200",
-           "LABEL_STUDIO_URL": server.url, "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1",
-           "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"),
+    env = {"HOME": str(tmp_path), "COLUMNS": "200", "LABEL_STUDIO_URL": server.url,
+           "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1",
            KEY_ENV: os.environ[KEY_ENV]}   # the maintainer's signing key: pull signs, release build checks
 
     def streamcue(*args):
-        done = subprocess.run([sys.executable, "-m", "streamcue", *map(str, args)], cwd=tmp_path, env=env,
-                              capture_output=True, text=True)
+        """The command in this process (``cli``), from the maintainer's folder with their variables."""
+        with pytest.MonkeyPatch.context() as patch:
+            patch.chdir(tmp_path)
+            done = cli_run(*args, env=env)
         assert done.returncode == 0, f"streamcue {' '.join(map(str, args))}:\n{done.stdout}{done.stderr}"
         return done.stdout
 

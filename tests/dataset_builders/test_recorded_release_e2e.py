@@ -5,8 +5,10 @@ kind verified) -> ``release build --only-verified`` with the videos -> ``release
 ``datasets.load_dataset(ORG/NAME, revision=...)`` decodes a frame of every published video -> ``streamcue run``
 on ``ORG/NAME@v1.0.0`` (no ``--video-root``) scores an honest baseline.
 
-Every step is the command a maintainer types (``python -m streamcue ...``); only the annotators' and the
-reviewer's clicks are made through Label Studio's API, as in tests/annotation/test_verified_release.py.
+Every step is the command a maintainer types: those up to the release build run in this process (``cli``), the
+Hub's (``release push``, ``load_dataset``, ``streamcue run`` on the Hub release) as ``python -m streamcue ...`` with
+the ``HF_*`` variables the Hub client reads at import. Only the annotators' and the reviewer's clicks are made
+through Label Studio's API, as in tests/annotation/test_verified_release.py.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import cli_run
 from label_studio_server import executable, make_users
 
 httpx = pytest.importorskip("httpx")
@@ -55,6 +58,8 @@ from streamcue.io import read_json, read_jsonl  # noqa: E402
 from streamcue.testing.stub_llm import StubLLMServer, default_responder  # noqa: E402
 
 REPO_ID = "e2e/recorded"
+#: The variables the in-process steps read when they run (``here``).
+RUN_ENV = ("HOME", "COLUMNS", "LABEL_STUDIO_URL", "LABEL_STUDIO_API_KEY", "STREAMCUE_NO_PROGRESS")
 FPS = 5.0
 #: tea.mp4 (8 s, the task plan of test_recorded_kinds) and a second, shorter recording with its own task.
 DESK = """\
@@ -78,12 +83,21 @@ def test_recordings_to_a_published_benchmark_that_loads_and_scores(server, tmp_p
         assert done.returncode == 0, f"streamcue {' '.join(map(str, args))}:\n{done.stdout}{done.stderr}"
         return done.stdout
 
+    def here(*args):
+        """The same command in this process, from the same folder with the same variables (none of these steps
+        touches the Hub, whose client reads its variables at import)."""
+        with pytest.MonkeyPatch.context() as patch:
+            patch.chdir(tmp_path)
+            done = cli_run(*args, env={name: env[name] for name in RUN_ENV})
+        assert done.returncode == 0, f"streamcue {' '.join(map(str, args))}:\n{done.stdout}{done.stderr}"
+        return done.stdout
+
     # 1. two short recordings with real face photos, blurred by the real detectors
     raw = tmp_path / "recordings"
     raw.mkdir()
     write_clip(raw / "tea.mp4", width=1280, height=720, fps=FPS, seconds=8)
     write_clip(raw / "desk.mp4", width=1280, height=720, fps=FPS, seconds=4, seed=1)
-    streamcue("anonymize", raw, "--out", "blurred")
+    here("anonymize", raw, "--out", "blurred")
     for name in ("tea", "desk"):
         report = read_json(tmp_path / "blurred" / f"{name}.anonymization.json")
         assert report["status"] == "passed" and report["detections"]["face"]["total"] > 0, report["problems"]
@@ -92,7 +106,7 @@ def test_recordings_to_a_published_benchmark_that_loads_and_scores(server, tmp_p
     # 2. every record kind from the blurred copies: captions -> ESTP-Gen questions, plan -> drafted guidance
     (tmp_path / "tasks.yaml").write_text(TASKS + DESK)
     with StubLLMServer(responder) as model:
-        streamcue("build", "recorded", "--video-root", "blurred", "--tasks", "tasks.yaml", "--out", "out/built",
+        here("build", "recorded", "--video-root", "blurred", "--tasks", "tasks.yaml", "--out", "out/built",
                   "--anonymized", "--interval-qa", "--guidance", "--llm-base-url", model.base_url,
                   "--llm-model", "stub-vl", "--k", "2")
     built = {kind: read_jsonl(tmp_path / f"out/built/{kind}.jsonl")
@@ -111,7 +125,7 @@ def test_recordings_to_a_published_benchmark_that_loads_and_scores(server, tmp_p
     chosen = {"dense_caption": ("task_id", "desk-now"), "interval_qa": ("qa_id", qa["qa_id"]),
               "guidance": ("video_id", "tea")}
     for kind, (_, rid) in chosen.items():
-        out = streamcue("annotate", "push", "--kind", kind, "--records", f"out/built/{kind}.jsonl", "--project",
+        out = here("annotate", "push", "--kind", kind, "--records", f"out/built/{kind}.jsonl", "--project",
                         f"e2e {kind}", "--ids", rid, "--video-root", served, "--document-root", server.document_root)
         assert "1 tasks imported" in out, out
 
@@ -133,9 +147,9 @@ def test_recordings_to_a_published_benchmark_that_loads_and_scores(server, tmp_p
         submit(kind, "ann1")
         submit(kind, "ann2", shift_s=-1.5 if kind == "guidance" else None)
     submit("guidance", "rev")  # the reviewer keeps the drafted time
-    streamcue("annotate", "pull", "--project", "e2e dense_caption", "--build", "out/built", "--out", "out/v2")
-    streamcue("annotate", "pull", "--project", "e2e interval_qa", "--build", "out/v2", "--out", "out/v3")
-    streamcue("annotate", "pull", "--project", "e2e guidance", "--build", "out/v3", "--out", "out/v4",
+    here("annotate", "pull", "--project", "e2e dense_caption", "--build", "out/built", "--out", "out/v2")
+    here("annotate", "pull", "--project", "e2e interval_qa", "--build", "out/v2", "--out", "out/v3")
+    here("annotate", "pull", "--project", "e2e guidance", "--build", "out/v3", "--out", "out/v4",
               "--reviewer", "rev@e2e.test")
     for kind, (field, rid) in chosen.items():
         record = next(r for r in read_jsonl(tmp_path / f"out/v4/{kind}.jsonl") if r[field] == rid)
@@ -143,7 +157,7 @@ def test_recordings_to_a_published_benchmark_that_loads_and_scores(server, tmp_p
     assert record["verification"]["decided_by"] == "reviewer"
 
     # 4. the release of the verified records, with their (blurred) videos
-    streamcue("release", "build", "--records", "out/v4", "--only-verified", "--version", "1.0.0", "--out",
+    here("release", "build", "--records", "out/v4", "--only-verified", "--version", "1.0.0", "--out",
               "dist/v1.0.0", "--repo", REPO_ID, "--license", "cc-by-4.0", "--video-root", "blurred")
     dist = tmp_path / "dist/v1.0.0"
     manifest = read_json(dist / "manifest.json")
