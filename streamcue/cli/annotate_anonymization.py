@@ -50,7 +50,7 @@ def anonymization_push(
     result = push(reports, project, url=url, document_root=document_root, required=required)
     console.out.print(f"{result.imported} contact sheet(s) imported into project {result.project!r} (id "
                       f"{result.project_id}); {result.skipped} already there; guideline {result.guideline}; "
-                      f"{result.required} person(s) per sheet", markup=False)
+                      f"{result.required} person(s) per sheet", markup=False, soft_wrap=True)
 
 
 @anonymization_app.command("pull")
@@ -88,7 +88,9 @@ def anonymization_pull(
     write_json(out, checks)
     states = Counter(c["state"] for c in checks["checks"])
     console.out.print(f"{len(checks['checks'])} check(s) -> {out}: "
-                      + (", ".join(f"{n} {state}" for state, n in sorted(states.items())) or "none"), markup=False)
+                      + (", ".join(f"{n} {state}" for state, n in sorted(states.items())) or "none"),
+                      markup=False, soft_wrap=True)
     for check in checks["checks"]:
         if check["state"] == "rejected":
-            console.out.print(f"{check['video']}: rejected ({'; '.join(check['notes'])})", markup=False)
+            console.out.print(f"{check['video']}: rejected ({'; '.join(check['notes'])})", markup=False,
+                              soft_wrap=True)

@@ -114,7 +114,7 @@ def release_build(
     if manifest.get("anonymization_check"):
         check = manifest["anonymization_check"]
         console.out.print(f"anonymization check required: {check['ticked']} of {check['videos']} published video(s) "
-                          "ticked on their contact sheet")
+                          "ticked on their contact sheet", soft_wrap=True)
     if manifest["signing"]:
         console.out.print(f"{manifest['signing']['verified']} verified record(s) signed with key "
                           f"{manifest['signing']['key']}")
