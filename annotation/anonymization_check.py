@@ -45,8 +45,9 @@ KIND = "anonymization"
 #: Where ``pull`` writes by default beside the records and where ``release build`` looks (``RECORDS/...``).
 CHECKS_FILE = "anonymization_checks.json"
 FORMAT = "streamcue.anonymization_checks/1"
-#: The two choices of the page.
-HIDDEN, READABLE = "all faces and plates hidden", "something readable"
+#: The two choices of the page: ticked, and rejected.
+HIDDEN = "all faces and plates hidden"
+READABLE = "something readable"
 _REPORT_SUFFIX = ".anonymization.json"
 
 
