@@ -19,7 +19,7 @@ from urllib.parse import unquote
 import yaml
 
 from streamcue.annotation.signing import SigningKey
-from streamcue.anonymize.report import report_problem
+from streamcue.anonymize.report import report_problem, sha256_file
 from streamcue.dataset_builders.output import FILE_NAMES
 from streamcue.errors import ConfigError, InputError, RecordValidationError
 from streamcue.io import iter_jsonl, read_json
@@ -199,7 +199,6 @@ def require_anonymization_checks(published: dict[str, PublishedVideo], checks: A
     states, which :func:`check_published_video` holds against the copy, and the report's own); returns what the
     manifest and card state, the people who ticked as pseudonyms."""
     from streamcue.annotation.anonymization_check import read_checks, video_check
-    from streamcue.anonymize.report import sha256_file
 
     if key is None:
         raise ConfigError("--require-anonymization-check: the checks are signed by annotate anonymization pull; "
@@ -209,9 +208,14 @@ def require_anonymization_checks(published: dict[str, PublishedVideo], checks: A
     found = read_checks(checks.path) if checks.path.is_file() else []
     stated = {}
     for vid, video in published.items():
-        output = (read_json(video.report).get("output") or {}) if video.report.is_file() else {}
+        if not video.report.is_file():
+            raise InputError(f"anonymization report {video.report.name} not found", field="$.anonymization.report",
+                             **video.where())
+        report = read_json(video.report)
+        output = report.get("output") if isinstance(report, dict) else None
+        output = output if isinstance(output, dict) else {}
         state, check, why = video_check(found, str(output.get("path")), str(output.get("sha256")),
-                                        sha256_file(video.report) if video.report.is_file() else "", key)
+                                        sha256_file(video.report), key)
         if check is None:
             raise InputError(f"anonymization check {state}: {why}", field="$.anonymization", **video.where())
         names.add("annotator", check["checked_by"])
