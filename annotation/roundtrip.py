@@ -272,10 +272,7 @@ def _outcomes(project: str, url: str | None, rule: Rule, durations: dict[str, fl
     if rule.required is not None and rule.required < 1:
         raise ConfigError("--required must be at least 1")
     server = ls.connect(url)
-    proj, kind = ls.project_for(server, project)
-    if kind == "anonymization":
-        raise ConfigError(f"project {project!r} is an anonymization check of contact sheets, not records: pull it "
-                          "with streamcue annotate anonymization pull")
+    proj, kind = ls.records_project(server, project)
     required = rule.required if rule.required is not None else (proj.maximum_annotations or 2)
     if rule.majority and required < 3:
         raise ConfigError(f"--majority needs --required 3 or more (a majority of {required} is all of them); "

@@ -70,7 +70,7 @@ def test_verdicts_submitted_in_label_studio_come_back_tied_to_the_bytes_they_wer
     """v1 ticked; v2 ticked by one person and found readable by another (the readable one wins, with its note);
     v3 untouched (pending). Each check names the SHA-256 of the video and report pushed, the people by their
     Label Studio e-mail (the file stays with the maintainer), and is signed with the maintainer's key: it ticks
-    exactly those bytes. A records pull of the check project is refused in one line."""
+    exactly those bytes. A records pull, status or review of the check project is refused in one line."""
     folder = served_videos(fresh("anonymized"), ("v1", "v2", "v3"))
     project = fresh("anonymization check")
     assert cli("annotate", "anonymization", "push", "--reports", folder, "--project", project)[0] == 0
@@ -95,8 +95,9 @@ def test_verdicts_submitted_in_label_studio_come_back_tied_to_the_bytes_they_wer
     assert state == "ticked" and check["video_sha256"] == sha
     assert video_check(list(checks.values()), "v3.mp4", sha, sha256_file(folder / "v3.anonymization.json"),
                        SIGNING_KEY)[0] == "pending"
-    code, _, err = cli("annotate", "pull", "--project", project, "--out", tmp_path / "records.jsonl")
-    assert code == 2 and "is an anonymization check of contact sheets" in err and "Traceback" not in err
+    for command in (("pull", "--out", tmp_path / "records.jsonl"), ("status",), ("review",)):
+        code, _, err = cli("annotate", command[0], "--project", project, *command[1:])
+        assert code == 2 and "is an anonymization check of contact sheets" in err and "Traceback" not in err
 
 
 def test_push_refuses_a_report_a_release_would_refuse_or_a_folder_the_page_cannot_load(tmp_path):
