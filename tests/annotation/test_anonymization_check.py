@@ -102,7 +102,8 @@ def test_verdicts_submitted_in_label_studio_come_back_tied_to_the_bytes_they_wer
 
 def test_push_refuses_a_report_a_release_would_refuse_or_a_folder_the_page_cannot_load(tmp_path):
     """Before anything reaches the server: a report that is not ``passed``, or has no contact sheet (made before
-    sheets), is one line naming the report; a folder outside the local-files document root is one line too."""
+    sheets), is one line naming the report; a folder outside the local-files document root is one line too; and
+    pull never writes its --out over the key it reads."""
     folder = served_videos(fresh("anonymized"), ("v1",))
     report = json.loads((folder / "v1.anonymization.json").read_text())
     (folder / "v1.anonymization.json").write_text(json.dumps({**report, "status": "unmeasured"}))
@@ -119,7 +120,11 @@ def test_push_refuses_a_report_a_release_would_refuse_or_a_folder_the_page_canno
     (outside / "v1.anonymization.json").write_text(json.dumps({**report, "contact_sheet": {"path": "v1.contact.jpg"}}))
     code, _, err = cli("annotate", "anonymization", "push", "--reports", outside, "--project", fresh("refused"))
     assert code == 2 and "must be a subfolder of the document root" in err
-    assert all("Traceback" not in e for e in err.splitlines())
+    key = tmp_path / "key.pem"
+    key.write_bytes(b"the maintainer's key")
+    code, _, err = cli("annotate", "anonymization", "pull", "--project", "any", "--out", key, "--key", key)
+    assert code == 2 and "refusing to overwrite an input" in err and key.read_bytes() == b"the maintainer's key"
+    assert "Traceback" not in err
 
 
 CHECK_EXAMPLE = "anonymization-check-example: run by tests/annotation/test_anonymization_check.py"
