@@ -37,8 +37,8 @@ from streamcue.anonymize.report import sha256_file
 from streamcue.errors import ConfigError, InputError
 from streamcue.io import read_json
 
-__all__ = ["KIND", "CHECKS_FILE", "FORMAT", "HIDDEN", "READABLE", "Sheet", "sheets", "push", "pull", "read_checks",
-           "video_check"]
+__all__ = ["KIND", "CHECKS_FILE", "FORMAT", "HIDDEN", "READABLE", "Sheet", "sheets", "Pushed", "push", "pull",
+           "read_checks", "video_check"]
 
 #: The labeling config and guideline's name (``annotation/configs/anonymization.v1.xml``).
 KIND = "anonymization"
