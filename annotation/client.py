@@ -20,7 +20,7 @@ from streamcue.errors import ConfigError, ServiceError
 from streamcue.extras import require
 
 __all__ = ["label_config", "config_kind", "Server", "server_url", "connect", "find_project", "project_for",
-           "export_tasks", "user_names", "ensure_local_storage"]
+           "records_project", "export_tasks", "user_names", "ensure_local_storage"]
 
 
 _MARKER = re.compile(r"<!--\s*streamcue:(\w+):(v\d+)\s*-->")
@@ -155,6 +155,16 @@ def project_for(server: Server, title: str, kind: str | None = None, *, create: 
     if kind is not None and found != kind:
         raise ConfigError(f"project {title!r} was built for {found} records, not {kind}")
     return project, found
+
+
+def records_project(server: Server, title: str) -> tuple[Any, str]:
+    """:func:`project_for` a project of records (pull, status, review); a contact-sheet check project (``annotate
+    anonymization``) is one line saying how to pull it."""
+    project, kind = project_for(server, title)
+    if kind == "anonymization":
+        raise ConfigError(f"project {title!r} is an anonymization check of contact sheets, not records: pull it with "
+                          "streamcue annotate anonymization pull")
+    return project, kind
 
 
 def configure(server: Server, project: Any, kind: str, *, annotated: bool, checks: int | None,

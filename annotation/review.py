@@ -96,7 +96,7 @@ def review(project: str, *, url: str | None = None, tolerance_s: float = 1.0,
 
     tolerance_s = check_tolerance(tolerance_s)
     server = ls.connect(url)
-    proj, kind = ls.project_for(server, project)
+    proj, kind = ls.records_project(server, project)
     names = ls.user_names(server)
     interface = require("label_studio_sdk.label_interface", "annotation", "label-studio-sdk").LabelInterface(
         ls.label_config(kind))

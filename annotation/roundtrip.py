@@ -34,7 +34,8 @@ from streamcue.progress import track
 from streamcue.schemas import ID_FIELDS, check, check_file, check_records, load_durations
 from streamcue.version import __version__
 
-__all__ = ["BATCH", "Selection", "PushResult", "push", "PullResult", "pull", "status", "check_tolerance"]
+__all__ = ["BATCH", "LOCAL_FILES", "served_root", "served_folder", "Selection", "PushResult", "push", "PullResult",
+           "pull", "status", "check_tolerance"]
 
 
 BATCH = 250
@@ -72,6 +73,26 @@ def _video_url(video: dict[str, Any] | None, record_id: str, videos: Path, video
     if not path.is_file():
         raise InputError(f"no video file {path} under --video-root {videos_root}", **where)
     return LOCAL_FILES + quote(str(path.relative_to(document_root)))
+
+
+def served_root(document_root: Path | None) -> Path | None:
+    """The server's local-files document root: ``--document-root``, else ``$LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT``
+    (resolved; None when neither is set)."""
+    env_root = os.environ.get("LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT")
+    document_root = document_root or (Path(env_root) if env_root else None)
+    return document_root.resolve() if document_root is not None else None
+
+
+def served_folder(folder: Path, document_root: Path | None, option: str) -> Path:
+    """``folder`` (resolved) when Label Studio can serve files from it: a subfolder of its local-files
+    ``document_root``; otherwise one line naming ``option``."""
+    folder = folder.resolve()
+    if document_root is None:
+        raise ConfigError(f"{option} needs the server's local-files document root: pass --document-root "
+                          "or set LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT (as on the server)")
+    if folder == document_root or document_root not in folder.parents:
+        raise ConfigError(f"{option} {folder} must be a subfolder of the document root {document_root}")
+    return folder
 
 
 @dataclass
@@ -164,16 +185,9 @@ def push(kind: str, records_path: Path, project: str, *, url: str | None = None,
     videos = videos or records_path.with_name("videos.jsonl")
     video_of = {v["video_id"]: v for _, v in iter_jsonl(videos)} if videos.is_file() else {}
     chosen, sample = select(list(iter_jsonl(records_path)), kind, selection, video_of, records_path)
-    env_root = os.environ.get("LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT")
-    document_root = (document_root or (Path(env_root) if env_root else None))
-    document_root = document_root.resolve() if document_root is not None else None
+    document_root = served_root(document_root)
     if videos_root is not None:
-        videos_root = videos_root.resolve()
-        if document_root is None:
-            raise ConfigError("--video-root needs the server's local-files document root: pass --document-root "
-                              "or set LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT (as on the server)")
-        if videos_root == document_root or document_root not in videos_root.parents:
-            raise ConfigError(f"--video-root {videos_root} must be a subfolder of the document root {document_root}")
+        videos_root = served_folder(videos_root, document_root, "--video-root")
     id_field = ID_FIELDS[kind]
     url_of = {r[id_field]: _video_url(video_of.get(r["video_id"]), r[id_field], videos, videos_root, document_root)
               for _, r in chosen}   # every video checked before anything reaches the server
@@ -258,7 +272,7 @@ def _outcomes(project: str, url: str | None, rule: Rule, durations: dict[str, fl
     if rule.required is not None and rule.required < 1:
         raise ConfigError("--required must be at least 1")
     server = ls.connect(url)
-    proj, kind = ls.project_for(server, project)
+    proj, kind = ls.records_project(server, project)
     required = rule.required if rule.required is not None else (proj.maximum_annotations or 2)
     if rule.majority and required < 3:
         raise ConfigError(f"--majority needs --required 3 or more (a majority of {required} is all of them); "

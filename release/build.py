@@ -27,8 +27,9 @@ from streamcue.release import card
 from streamcue.release.croissant import write_croissant
 from streamcue.release.diff import changelog_lines, default_config, diff, keyed, read_release
 from streamcue.schemas.features import Layout, encode, typed
-from streamcue.release.gates import (VIDEOS_DIR, PublishedVideo, ReleaseInput, check_published_reports,
-                                     check_published_video, collect, published_report, scan_published)
+from streamcue.release.gates import (VIDEOS_DIR, AnonymizationChecks, PublishedVideo, ReleaseInput,
+                                     check_published_reports, check_published_video, collect, published_report,
+                                     scan_published)
 from streamcue.release.manifest import MANIFEST, check_repo_id
 from streamcue.release.notice import NOTICE_FILE, notice
 from streamcue.schemas import SCHEMA_VERSION
@@ -66,6 +67,11 @@ class ReleaseConfig:
     #: The maintainer's signing key file (None: the one ``$STREAMCUE_SIGNING_KEY`` names, if any): verified records
     #: count as verified only when their signature holds under it, and are published signed again with it.
     key: Path | None = None
+    #: Publish a video only with a ticked contact-sheet check of its exact bytes (``annotate anonymization pull``);
+    #: the card and manifest say the check was required and how many were ticked.
+    require_anonymization_check: bool = False
+    #: The checks file; default ``RECORDS/anonymization_checks.json`` (read only with the check required).
+    anonymization_checks: Path | None = None
 
 
 def parse_version(text: str) -> tuple[int, int, int]:
@@ -92,11 +98,14 @@ def build_release(opts: ReleaseConfig) -> dict[str, Any]:
     out = Path(opts.out)
     # pairs, not a mapping: ``--pseudonyms d --out d`` made one key of the two, and the mapping was written as d
     check_outputs([(out, "--out"), (_pseudonyms(opts), "--pseudonyms")],
-                  [p for p in (opts.records, opts.previous, opts.video_root, opts.annotation_figures) if p is not None],
+                  [p for p in (opts.records, opts.previous, opts.video_root, opts.annotation_figures,
+                               opts.anonymization_checks) if p is not None],
                   inside_inputs=True)
     if out.resolve() in _pseudonyms(opts).resolve().parents:
         raise ConfigError(f"--pseudonyms {_pseudonyms(opts)} is inside the release folder: the mapping is never "
                           "published; keep it beside the release folders")
+    if opts.anonymization_checks is not None and not opts.require_anonymization_check:
+        raise ConfigError("--anonymization-checks is read only with --require-anonymization-check")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ConfigError(f"{out} already exists: a built version is never overwritten; choose a new --out")
     old_manifest, old_records = (None, None)
@@ -116,7 +125,7 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
     key = load_key(opts.key, required=False)
     data = collect(opts.records, allow_unverified=opts.allow_unverified, only_verified=opts.only_verified,
                    video_root=opts.video_root, licence=opts.license, pseudonyms=_pseudonyms(opts),
-                   annotation_figures=opts.annotation_figures, key=key)
+                   annotation_figures=opts.annotation_figures, key=key, anonymization_checks=_checks(opts))
     check_published_reports([rec for recs in data.records["video"].values() for rec in recs])
 
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -156,7 +165,7 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
             "annotation": data.annotation, "examples": examples, "not_held": data.not_held, "default": default,
             "video_files": video_files,
             "total_rows": sum(n for r in rows.values() for n in r.values()),
-            "signing": _signing(data, key),
+            "signing": _signing(data, key), "anonymization_check": data.anonymization_check,
         }
         (tmp / "README.md").write_text(card.card_header(meta, files, data.records) + "\n"
                                        + card.card_body(meta, rows, stats, figures, data.records),
@@ -185,6 +194,7 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
             "layout": {card.CONFIG_NAMES[k]: v.to_dict() for k, v in layouts.items()},
             "video_files": meta["video_files"],
             "signing": meta["signing"],
+            **({"anonymization_check": data.anonymization_check} if data.anonymization_check else {}),
             "files": {rel: digests.get(rel) or sha256_file(p)
                       for p in sorted(tmp.rglob("*")) if p.is_file() and (rel := p.relative_to(tmp).as_posix())},
         }
@@ -212,6 +222,15 @@ def verified_ids(records: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
     """``config/split/id`` of every verified record of ``records`` (keyed as :func:`keyed` keys them), sorted."""
     return sorted(f"{config}/{rid}" for config, recs in records.items() for rid, rec in recs.items()
                   if (rec.get("verification") or {}).get("status") == "verified")
+
+
+def _checks(opts: ReleaseConfig) -> AnonymizationChecks | None:
+    from streamcue.annotation.anonymization_check import CHECKS_FILE
+
+    if not opts.require_anonymization_check:
+        return None
+    given = opts.anonymization_checks is not None
+    return AnonymizationChecks(opts.anonymization_checks if given else Path(opts.records) / CHECKS_FILE, given)
 
 
 def _pseudonyms(opts: ReleaseConfig) -> Path:

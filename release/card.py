@@ -361,7 +361,7 @@ def _agreement(figures: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def _privacy_section(sources: list[str], videos: list[dict[str, Any]]) -> str:
+def _privacy_section(sources: list[str], videos: list[dict[str, Any]], check: dict[str, Any] | None = None) -> str:
     published = [v for v in videos if SOURCES.get(v["source"]) and SOURCES[v["source"]].publishes_videos]
     text = ("## Personal and sensitive information\n\nRecords hold text annotations and times. Every published "
             "string was scanned for local paths, home directories, e-mail addresses and account names (none may be "
@@ -376,6 +376,13 @@ def _privacy_section(sources: list[str], videos: list[dict[str, Any]]) -> str:
                    "(detectors and their versions, settings, per-frame detections, SHA-256 of the blurred file) is "
                    "published beside it (`<name>.anonymization.json`), and the release gate refuses a video unless "
                    "a passing report names its exact bytes; a raw recording is never published.\n")
+    if check:
+        text += (f"\nAn anonymization check by a person was required: {check['ticked']} of {check['videos']} published "
+                 "video(s) were ticked (\"all faces and plates hidden\") on their contact sheet, frames sampled across "
+                 "the video with every hidden region outlined, in Label Studio; each check names the SHA-256 of the "
+                 "video and report it was made on (`manifest.json`, `anonymization_check`), and the release gate "
+                 "refuses a video whose check is missing, rejected or made on other bytes. A contact sheet samples "
+                 "frames: it does not show every frame.\n")
     others = [SOURCES[n] for n in sources if n in SOURCES and not SOURCES[n].publishes_videos]
     if others:
         text += ("\nVideos of these sources are not published (their terms do not allow it); obtain them from the "
@@ -470,7 +477,8 @@ def card_body(meta: dict[str, Any], rows: dict[str, dict[str, int]], stats: dict
             parts.append("An example instance (lists cut to their first 3 items):\n\n```json\n"
                          + json.dumps(_example(example), indent=2, ensure_ascii=False) + "\n```\n")
     parts.append(_annotation_section(meta, records, kinds))
-    parts.append(_privacy_section(sources, [v for recs in records.get("video", {}).values() for v in recs]))
+    parts.append(_privacy_section(sources, [v for recs in records.get("video", {}).values() for v in recs],
+                                  meta.get("anonymization_check")))
     parts.append(_licences(meta["license"], sources))
     citation = meta.get("citation") or (
         f"@misc{{streamcue_{version.replace('.', '_')},\n  title = {{{meta['title']}}},\n"

@@ -19,7 +19,7 @@ from urllib.parse import unquote
 import yaml
 
 from streamcue.annotation.signing import SigningKey
-from streamcue.anonymize.report import report_problem
+from streamcue.anonymize.report import report_problem, sha256_file
 from streamcue.dataset_builders.output import FILE_NAMES
 from streamcue.errors import ConfigError, InputError, RecordValidationError
 from streamcue.io import iter_jsonl, read_json
@@ -34,7 +34,8 @@ __all__ = ["BENCHMARK_SPLITS", "ReleaseInput", "collect", "licence_problem", "PE
            "absolute_path_in", "PERSONAL", "personal_data_in", "scan_published", "HUB_LICENCES",
            "check_licence_id", "check_published_reports", "VIDEOS_DIR", "PublishedVideo", "publishes_videos",
            "published_report", "check_published_video", "VIDEO_SUFFIXES", "licence_conflict", "video_licence_id",
-           "video_licence_problem", "OWN_VIDEOS", "check_benchmarks"]
+           "video_licence_problem", "OWN_VIDEOS", "check_benchmarks", "AnonymizationChecks",
+           "require_anonymization_checks"]
 
 
 #: Splits that are benchmarks: their records must be human-verified before release.
@@ -77,6 +78,9 @@ class ReleaseInput:
     annotation: dict[str, Any] | None = None
     #: Every annotator's and reviewer's account name (the pseudonyms file's keys): the scan refuses them.
     people: list[str] = field(default_factory=list)
+    #: With ``require_anonymization_check``: what the release states of the contact-sheet checks (required, videos,
+    #: ticked, and per published video the bytes checked and who ticked, as pseudonyms); None without it.
+    anonymization_check: dict[str, Any] | None = None
 
 
 def _validated(path: Path, kind: str) -> list[tuple[int, dict[str, Any]]]:
@@ -88,7 +92,8 @@ def _validated(path: Path, kind: str) -> list[tuple[int, dict[str, Any]]]:
 
 def collect(records_dir: str | Path, *, allow_unverified: bool = False, only_verified: bool = False,
             video_root: str | Path | None = None, licence: str = "apache-2.0", pseudonyms: str | Path | None = None,
-            annotation_figures: str | Path | None = None, key: SigningKey | None = None) -> ReleaseInput:
+            annotation_figures: str | Path | None = None, key: SigningKey | None = None,
+            anonymization_checks: AnonymizationChecks | None = None) -> ReleaseInput:
     """Read a builder's output folder and apply every gate; raise on the first refusal.
 
     ``licence`` is the release's (a Hub licence id such as ``apache-2.0`` or ``cc-by-nc-sa-4.0``): it must
@@ -102,6 +107,8 @@ def collect(records_dir: str | Path, *, allow_unverified: bool = False, only_ver
     Every annotator and reviewer becomes their pseudonym from the mapping file ``pseudonyms``
     (:mod:`~streamcue.annotation.pseudonyms`; read, extended and written back), in the records and in the
     agreement figures (``annotation_figures``, default ``RECORDS/agreement.json`` when present).
+    With ``anonymization_checks``, every published video needs a ticked contact-sheet check of its exact bytes
+    (:func:`require_anonymization_checks`).
     """
     check_licence_id(licence)
     if only_verified and allow_unverified:
@@ -169,8 +176,53 @@ def collect(records_dir: str | Path, *, allow_unverified: bool = False, only_ver
     result.published = {k: v for k, v in result.published.items() if k in kept_ids}
     result.records = {"video": _by_split(kept_videos), **result.records}
     result.sources.update(rec["source"] for rec in kept_videos)
+    if anonymization_checks is not None:
+        result.anonymization_check = require_anonymization_checks(result.published, anonymization_checks, key, names)
+        result.people = names.people
     names.save()
     return result
+
+
+@dataclass(frozen=True)
+class AnonymizationChecks:
+    """``release build --require-anonymization-check``: the checks file ``annotate anonymization pull`` wrote
+    (``path``; ``given``: named by ``--anonymization-checks``, so it must exist)."""
+
+    path: Path
+    given: bool = False
+
+
+def require_anonymization_checks(published: dict[str, PublishedVideo], checks: AnonymizationChecks,
+                                 key: SigningKey | None, names: Any) -> dict[str, Any]:
+    """Refuse (one line naming the video and its check's state) a published video without a ticked check of
+    its exact bytes (:func:`~streamcue.annotation.anonymization_check.video_check`: the video's SHA-256 its report
+    states, which :func:`check_published_video` holds against the copy, and the report's own); returns what the
+    manifest and card state, the people who ticked as pseudonyms."""
+    from streamcue.annotation.anonymization_check import read_checks, video_check
+
+    if key is None:
+        raise ConfigError("--require-anonymization-check: the checks are signed by annotate anonymization pull; "
+                          "pass --key or set STREAMCUE_SIGNING_KEY to the key it signed with")
+    if checks.given and not checks.path.is_file():
+        raise InputError("anonymization checks file not found", file=checks.path)
+    found = read_checks(checks.path) if checks.path.is_file() else []
+    stated = {}
+    for vid, video in published.items():
+        if not video.report.is_file():
+            raise InputError(f"anonymization report {video.report.name} not found", field="$.anonymization.report",
+                             **video.where())
+        report = read_json(video.report)
+        output = report.get("output") if isinstance(report, dict) else None
+        output = output if isinstance(output, dict) else {}
+        state, check, why = video_check(found, str(output.get("path")), str(output.get("sha256")),
+                                        sha256_file(video.report), key)
+        if check is None:
+            raise InputError(f"anonymization check {state}: {why}", field="$.anonymization", **video.where())
+        names.add("annotator", check["checked_by"])
+        stated[vid] = {"state": state, "video_sha256": check["video_sha256"], "report_sha256": check["report_sha256"],
+                       "contact_sheet_sha256": check["contact_sheet_sha256"], "guideline": check.get("guideline"),
+                       "checked_by": [names.of("annotator", n) for n in check["checked_by"]]}
+    return {"required": True, "videos": len(published), "ticked": len(stated), "checks": stated}
 
 
 #: The note a record gets when its ``verified`` status does not hold (the card and ``release diff`` quote it).

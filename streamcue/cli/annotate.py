@@ -1,4 +1,5 @@
-"""``streamcue annotate push|pull|review|status``: human verification in Label Studio."""
+"""``streamcue annotate push|pull|review|status``: human verification in Label Studio (``annotate anonymization
+push|pull``: the contact-sheet check, in :mod:`streamcue.cli.annotate_anonymization`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from streamcue import console
+from streamcue.cli.annotate_anonymization import anonymization_app
 
 __all__ = ["annotate_app", "URL_HELP", "KEY_HELP", "annotate_setup", "annotate_push", "annotate_pull",
            "annotate_review", "annotate_status", "annotate_keygen"]
@@ -15,6 +17,7 @@ __all__ = ["annotate_app", "URL_HELP", "KEY_HELP", "annotate_setup", "annotate_p
 
 annotate_app = typer.Typer(help="Send records to Label Studio for human verification and bring the work back.",
                            no_args_is_help=True)
+annotate_app.add_typer(anonymization_app, name="anonymization")
 URL_HELP = "Label Studio URL (or $LABEL_STUDIO_URL). The token is read from $LABEL_STUDIO_API_KEY only."
 KEY_HELP = ("The maintainer's private signing key file (streamcue annotate keygen; default $STREAMCUE_SIGNING_KEY), "
             "kept outside every build and release folder.")

@@ -58,6 +58,13 @@ def release_build(
     key: Annotated[Optional[Path], typer.Option(help=(
         "The maintainer's private signing key file (default $STREAMCUE_SIGNING_KEY): a verified record counts "
         "only when annotate pull's signature holds under it; what is published is signed again with it."))] = None,
+    require_anonymization_check: Annotated[bool, typer.Option("--require-anonymization-check", help=(
+        "Publish a video only when a person ticked its contact sheet (annotate anonymization push/pull) on its "
+        "exact bytes; a missing, rejected, pending or stale check is refused. The card and manifest say so."))
+    ] = False,
+    anonymization_checks: Annotated[Optional[Path], typer.Option(help=(
+        "The checks annotate anonymization pull wrote (with --require-anonymization-check); default "
+        "RECORDS/anonymization_checks.json."))] = None,
 ) -> None:
     """Assemble a Hub-ready release folder: Parquet per config and split, card, changelog, manifest.
 
@@ -76,6 +83,9 @@ def release_build(
         streamcue release build --records out/cc4d-v2 --version 1.0.0 --out dist/v1.0.0 --only-verified
 
         streamcue release build --records out/cc4d --version 1.0.0 --out dist/v1.0.0 --license mit --allow-unverified
+
+        streamcue release build --records out/recorded --video-root /data/recorded --version 1.0.0 \\
+            --out dist/v1.0.0 --only-verified --require-anonymization-check
     """
     from streamcue.release.build import ReleaseConfig, build_release
 
@@ -84,7 +94,9 @@ def release_build(
                                             repo=repo, previous=previous, allow_unverified=allow_unverified,
                                             video_root=video_root, citation=text, only_verified=only_verified,
                                             annotation_figures=annotation_figures, pseudonyms=pseudonyms,
-                                            default_config=default_config, key=key))
+                                            default_config=default_config, key=key,
+                                            require_anonymization_check=require_anonymization_check,
+                                            anonymization_checks=anonymization_checks))
     rows = {config: {split: info["rows"] for split, info in splits.items()}
             for config, splits in manifest["configs"].items()}
     console.out.print(console.table(f"release {manifest['version']} ({out})", ["train", "validation", "test"], rows,
@@ -99,6 +111,10 @@ def release_build(
     if unverified:
         console.out.print("unverified records published in validation/test (stated on the card): "
                           + ", ".join(f"{n} {k}" for k, n in unverified.items()))
+    if manifest.get("anonymization_check"):
+        check = manifest["anonymization_check"]
+        console.out.print(f"anonymization check required: {check['ticked']} of {check['videos']} published video(s) "
+                          "ticked on their contact sheet", soft_wrap=True)
     if manifest["signing"]:
         console.out.print(f"{manifest['signing']['verified']} verified record(s) signed with key "
                           f"{manifest['signing']['key']}")

@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 import pytest
 
 from conftest import CAPTAINCOOK4D, GOALSTEP_VAL, VALID, signed
+from contact_sheets import anonymized_folder
 from hub_server import olah_server
 
 datasets = pytest.importorskip("datasets")
 
 from streamcue.anonymize.report import sha256_file  # noqa: E402
-from streamcue.anonymize.synthetic import write_clip  # noqa: E402
 from streamcue.dataset_builders import BuildReport, captaincook4d, ego4d  # noqa: E402
 from streamcue.dataset_builders.output import write_outputs  # noqa: E402
 from streamcue.release.build import ReleaseConfig, build_release  # noqa: E402
@@ -159,16 +156,11 @@ def test_invalid_records_are_refused(cc4d, tmp_path):
         build_release(ReleaseConfig(records=records, version="1.0.0", out=tmp_path / "d", allow_unverified=True))
 
 
-@functools.lru_cache(maxsize=1)
 def _anonymized_clip() -> tuple[bytes, str]:
-    """A short clip blurred by the real anonymizer (made once per session): its bytes and its passing report."""
-    from streamcue.anonymize.pipeline import AnonymizeConfig, anonymize_video
-
-    folder = Path(tempfile.mkdtemp(prefix="streamcue-test-recorded-"))
-    write_clip(folder / "v1.mp4", width=1280, height=720, fps=10, seconds=1)
-    report = anonymize_video(folder / "v1.mp4", folder / "out", AnonymizeConfig())
-    assert report["status"] == "passed", report
-    return (folder / "out" / "v1.mp4").read_bytes(), (folder / "out" / "v1.anonymization.json").read_text()
+    """A short clip blurred by the real anonymizer (made once per test process, ``contact_sheets``): its bytes and
+    its passing report."""
+    folder = anonymized_folder()
+    return (folder / "v1.mp4").read_bytes(), (folder / "v1.anonymization.json").read_text()
 
 
 def recorded_set(tmp_path, status="passed", tamper=False):

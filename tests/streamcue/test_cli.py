@@ -11,7 +11,8 @@ from conftest import CAPTAINCOOK4D, VALID, cli, cli_run
 
 COMMANDS = [["build", "captaincook4d"], ["build", "ego4d"], ["validate"], ["evaluate"], ["schema"], ["ls"], ["demo"],
             ["release", "build"], ["release", "push"], ["release", "diff"], ["anonymize"], ["build", "recorded"],
-            ["stats", "agreement"], ["annotate", "push"], ["annotate", "pull"], ["annotate", "status"]]
+            ["stats", "agreement"], ["annotate", "push"], ["annotate", "pull"], ["annotate", "status"],
+            ["annotate", "anonymization", "push"], ["annotate", "anonymization", "pull"]]
 
 
 def run(*args, cwd=None):

@@ -71,6 +71,8 @@ RUN_BY_MARKER = {
         "tests/loaders/test_ray_workers.py::test_two_ray_workers_give_exactly_the_figures_of_a_local_run",
     "audio-example: run by tests/loaders/test_audio.py":
         "tests/loaders/test_audio.py::test_the_sound_example_in_the_docs_runs_as_written",
+    "anonymization-check-example: run by tests/annotation/test_anonymization_check.py":
+        "tests/annotation/test_anonymization_check.py::test_the_documented_check_runs_as_written_and_the_release_says_so",
     "review-example: run by tests/annotation/test_annotation_browser.py":
         "tests/annotation/test_annotation_browser.py::test_a_reviewer_starts_from_the_annotators_regions_with_the_disagreements_"
         "marked",

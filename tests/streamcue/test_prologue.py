@@ -279,6 +279,12 @@ COVERED_ELSEWHERE = {
     "annotate pull": "tests/annotation/test_annotation.py: reads a Label Studio server, --changes is written, "
                      "never read",
     "annotate status": "reads a Label Studio server only",
+    "annotate anonymization push": "tests/annotation/test_anonymization_check.py::test_push_refuses_a_report_a_"
+                                   "release_would_refuse_or_a_folder_the_page_cannot_load: reads the anonymizer's "
+                                   "reports (one line each), writes no file",
+    "annotate anonymization pull": "tests/annotation/test_anonymization_check.py::test_push_refuses_a_report_a_"
+                                   "release_would_refuse_or_a_folder_the_page_cannot_load: --out over the --key it "
+                                   "reads is refused; reads a Label Studio project, writes --out atomically",
     "annotate review": "tests/annotation/test_annotation_review.py: reads and writes a Label Studio project only, "
                        "no file",
     "annotate setup": "tests/annotation/test_annotation_setup.py: reads no record file, talks to a Label Studio "

@@ -1,0 +1,244 @@
+"""The anonymization check: a person looks at each anonymized video's contact sheet in Label Studio and ticks
+"all faces and plates hidden" or rejects it with "something readable" (issue 45), before a release may publish it.
+
+``push`` makes one task per anonymizer report (``NAME.anonymization.json`` with its ``NAME.contact.jpg``; the
+labeling config and guideline ``annotation/configs/anonymization.v1.*``), the sheet served through Label
+Studio's local files as videos are. ``pull`` turns each task into a check (``CHECKS_FILE``)::
+
+    {"format": "streamcue.anonymization_checks/1", "project": ..., "required": 1, "checks": [{
+        "video": "v1.mp4", "video_sha256": ..., "report": "v1.anonymization.json", "report_sha256": ...,
+        "contact_sheet": "v1.contact.jpg", "contact_sheet_sha256": ..., "state": "ticked",
+        "checked_by": ["ann1@example.org"], "notes": [], "guideline": "anonymization.v1",
+        "label_studio": {"task": 7, "annotations": [12], "at": "..."}, "signature": {"key": ..., "ed25519": ...}}]}
+
+The rule: skipped annotations are ignored and a person's latest annotation counts; one person choosing
+"something readable" rejects the video (``rejected``, their note kept), whatever the others chose; ``required``
+distinct people choosing "all faces and plates hidden" and nobody else tick it (``ticked``); otherwise it is
+``pending``. A check names the SHA-256 of the video's bytes and of its report as they were pushed, so a video
+anonymized again needs a new check (:func:`video_check`), and is signed with the maintainer's key (as ``annotate
+pull`` signs verified records), so a check written or edited by hand does not count. The file names people by
+their Label Studio e-mail, like a pulled record: it stays with the maintainer, and a release publishes
+pseudonyms only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from streamcue.annotation import client as ls
+from streamcue.annotation.convert import Where
+from streamcue.annotation.roundtrip import BATCH, LOCAL_FILES, served_folder, served_root
+from streamcue.annotation.signing import SigningKey, canonical, load_key
+from streamcue.annotation.verify import latest_per_annotator
+from streamcue.anonymize.report import sha256_file
+from streamcue.errors import ConfigError, InputError
+from streamcue.io import read_json
+
+__all__ = ["KIND", "CHECKS_FILE", "FORMAT", "HIDDEN", "READABLE", "Sheet", "sheets", "Pushed", "push", "pull",
+           "read_checks", "video_check"]
+
+#: The labeling config and guideline's name (``annotation/configs/anonymization.v1.xml``).
+KIND = "anonymization"
+#: Where ``pull`` writes by default beside the records and where ``release build`` looks (``RECORDS/...``).
+CHECKS_FILE = "anonymization_checks.json"
+FORMAT = "streamcue.anonymization_checks/1"
+#: The two choices of the page: ticked, and rejected.
+HIDDEN = "all faces and plates hidden"
+READABLE = "something readable"
+_REPORT_SUFFIX = ".anonymization.json"
+
+
+@dataclass(frozen=True)
+class Sheet:
+    """One anonymized video as the check sees it: its report, its contact sheet, and the bytes they name."""
+
+    report: Path
+    sheet: Path
+    video: str
+    video_sha256: str
+    report_sha256: str
+    sheet_sha256: str
+    frames: int
+
+
+def sheets(reports: Path) -> list[Sheet]:
+    """Every report of ``reports`` (the anonymizer's output folder, or one report file) with its contact sheet;
+    one line naming the report for a report that is not ``passed`` or has no sheet."""
+    files = sorted(reports.glob(f"*{_REPORT_SUFFIX}")) if reports.is_dir() else [reports]
+    if not files or not files[0].is_file():
+        raise InputError(f"no anonymization report (NAME{_REPORT_SUFFIX}, written by streamcue anonymize)",
+                         file=reports)
+    return [_sheet(path) for path in files]
+
+
+def _sheet(path: Path) -> Sheet:
+    report = read_json(path)
+    if not isinstance(report, dict) or not isinstance((report.get("output") or {}).get("sha256"), str):
+        raise InputError("not an anonymization report (no output.sha256)", file=path)
+    if report.get("status") != "passed":
+        raise InputError(f"status {report.get('status')!r}: a release refuses this video whatever a person sees "
+                         "on its sheet; anonymize it again", file=path, field="$.status")
+    named = (report.get("contact_sheet") or {}).get("path")
+    if not isinstance(named, str) or Path(named).name != named:
+        raise InputError("no contact sheet (a report made before sheets were drawn): anonymize the video again",
+                         file=path, field="$.contact_sheet.path")
+    sheet = path.with_name(named)
+    if not sheet.is_file():
+        raise InputError(f"its contact sheet {named} is not beside the report", file=path,
+                         field="$.contact_sheet.path")
+    return Sheet(path, sheet, str(report["output"].get("path")), report["output"]["sha256"], sha256_file(path),
+                 sha256_file(sheet), len(report["contact_sheet"].get("frames") or ()))
+
+
+def _task(sheet: Sheet, document_root: Path) -> dict[str, Any]:
+    url = LOCAL_FILES + quote(str(sheet.sheet.resolve().relative_to(document_root)))
+    about = (f"{sheet.frames} frames of {sheet.video} spread from its first to its last, each with its time; every "
+             "hidden region outlined in red (video sha256 " + sheet.video_sha256[:12] + ")")
+    return {"data": {"sheet": url, "video": sheet.video, "about": about, "video_sha256": sheet.video_sha256,
+                     "report": sheet.report.name, "report_sha256": sheet.report_sha256,
+                     "contact_sheet": sheet.sheet.name, "contact_sheet_sha256": sheet.sheet_sha256}}
+
+
+@dataclass
+class Pushed:
+    project: str
+    project_id: int
+    imported: int
+    skipped: int
+    guideline: str
+    required: int
+
+
+def push(reports: Path, project: str, *, url: str | None = None, document_root: Path | None = None,
+         required: int | None = None) -> Pushed:
+    """Create (or reuse) the check project and import one task per report of ``reports`` whose bytes (video and
+    report) have no task yet; ``reports`` must lie under the server's local-files document root. Each task goes to
+    ``required`` people (None: the project's number, 1 for a new project)."""
+    if required is not None and required < 1:
+        raise ConfigError("--required must be at least 1")
+    found = sheets(reports)
+    document_root = served_root(document_root)
+    folder = served_folder(reports if reports.is_dir() else reports.parent, document_root, "--reports")
+    server = ls.connect(url)
+    created = ls.find_project(server, project) is None
+    proj, _ = ls.project_for(server, project, KIND, create=True)
+    ls.ensure_local_storage(server, proj.id, folder)
+    existing = ls.export_tasks(server, proj.id)
+    guideline, required, _ = ls.configure(server, proj, KIND, annotated=any(t.get("annotations") for t in existing),
+                                          checks=required if required is not None or not created else 1,
+                                          created=created)
+    present = {((t.get("data") or {}).get("video_sha256"), (t.get("data") or {}).get("report_sha256"))
+               for t in existing}
+    tasks = [_task(s, document_root) for s in found if (s.video_sha256, s.report_sha256) not in present]
+    for start in range(0, len(tasks), BATCH):
+        server.call("importing tasks", server.client.projects.import_tasks, proj.id, request=tasks[start:start + BATCH])
+    return Pushed(project, proj.id, len(tasks), len(found) - len(tasks), guideline, required)
+
+
+def _verdict(result: list[dict[str, Any]], where: Where) -> tuple[str, str]:
+    """An annotation's choice and note; one line naming the task and annotation when it holds no choice."""
+    choices = [c for row in result if row.get("from_name") == "verdict"
+               for c in ((row.get("value") or {}).get("choices") or [])]
+    if len(choices) != 1 or choices[0] not in (HIDDEN, READABLE):
+        raise where.error(f"no single choice of {HIDDEN!r} or {READABLE!r} (got {choices})")
+    note = " ".join(t for row in result if row.get("from_name") == "missed"
+                    for t in ((row.get("value") or {}).get("text") or []) if isinstance(t, str)).strip()
+    return choices[0], note
+
+
+def _check(task: dict[str, Any], project: str, names: dict[Any, str], required: int,
+           guideline: str | None) -> dict[str, Any]:
+    """A task's check (the rule in the module docstring), unsigned."""
+    data = task.get("data") or {}
+    fields = ("video", "video_sha256", "report", "report_sha256", "contact_sheet", "contact_sheet_sha256")
+    if not all(isinstance(data.get(k), str) for k in fields):
+        raise InputError(f"task {task.get('id')} holds no contact sheet of streamcue (was it imported by hand?)",
+                         file=f"Label Studio project {project!r}")
+    counted = latest_per_annotator(task.get("annotations") or [])
+    verdicts = {}
+    for annotation in counted:
+        where = Where(project, task["id"], annotation.get("id"), f"video={data['video']}")
+        name = names.get(annotation.get("completed_by"), f"user:{annotation.get('completed_by')}")
+        verdicts[name] = _verdict(annotation.get("result") or [], where)
+    readable = sorted(n for n, (choice, _) in verdicts.items() if choice == READABLE)
+    hidden = sorted(n for n, (choice, _) in verdicts.items() if choice == HIDDEN)
+    state = "rejected" if readable else "ticked" if len(hidden) >= required else "pending"
+    times = [str(a.get("updated_at") or a.get("created_at")) for a in counted if a.get("updated_at")
+             or a.get("created_at")]
+    return {**{k: data[k] for k in fields}, "state": state, "checked_by": sorted(verdicts), "required": required,
+            "notes": [f"{READABLE}: {verdicts[n][1] or '(no note)'}" for n in readable], "guideline": guideline,
+            "label_studio": {"task": task["id"], "annotations": [a["id"] for a in counted],
+                             **({"at": max(times)} if times else {})}}
+
+
+def _signed(check: dict[str, Any], key: SigningKey) -> dict[str, Any]:
+    return {**check, "signature": {"key": key.fingerprint, "ed25519": key.sign_bytes(canonical(check))}}
+
+
+def pull(project: str, *, url: str | None = None, required: int | None = None,
+         key: SigningKey | str | Path | None = None) -> dict[str, Any]:
+    """Every task of the check project as a check (the rule in the module docstring), each signed with ``key``
+    (a :class:`SigningKey`, the private key file, or None: ``$STREAMCUE_SIGNING_KEY``); the document to write to
+    :data:`CHECKS_FILE`. ``required``: people who must tick a video (None: the project's number per task)."""
+    if required is not None and required < 1:
+        raise ConfigError("--required must be at least 1")
+    key = key if isinstance(key, SigningKey) else load_key(key)
+    if key.private is None:
+        raise ConfigError(f"the signing key {key.fingerprint} is a public key: the checks are signed with the "
+                          "private key file (--key or $STREAMCUE_SIGNING_KEY)")
+    server = ls.connect(url)
+    proj, _ = ls.project_for(server, project, KIND)
+    required = required if required is not None else (proj.maximum_annotations or 1)
+    names = ls.user_names(server)
+    guideline = ls.guideline_version(proj.expert_instruction)
+    checks = [_signed(_check(task, project, names, required, guideline), key)
+              for task in ls.export_tasks(server, proj.id)]
+    return {"format": FORMAT, "project": project, "required": required, "checks": checks}
+
+
+def read_checks(path: Path) -> list[dict[str, Any]]:
+    """The checks of a file ``pull`` wrote; one line naming the file when it is not one."""
+    data = read_json(path)
+    if (not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("checks"), list)
+            or not all(isinstance(c, dict) for c in data["checks"])):
+        raise InputError(f"not an anonymization checks file ({FORMAT}, written by streamcue annotate anonymization "
+                         "pull)", file=path)
+    return data["checks"]
+
+
+def _holds(check: dict[str, Any], key: SigningKey) -> bool:
+    signature = check.get("signature")
+    return (isinstance(signature, dict) and signature.get("key") == key.fingerprint
+            and isinstance(signature.get("ed25519"), str)
+            and key.holds(canonical({k: v for k, v in check.items() if k != "signature"}), signature["ed25519"]))
+
+
+def video_check(checks: list[dict[str, Any]], video: str, video_sha256: str, report_sha256: str,
+                key: SigningKey) -> tuple[str, dict[str, Any] | None, str]:
+    """The check of one video's exact bytes: ``(state, check, why)``, state ``ticked`` (with the check) or why not:
+    ``unsigned`` (a check of these bytes whose signature does not hold under ``key``), ``rejected`` (someone saw
+    something readable: it wins over a tick), ``pending``, ``stale`` (checks of a video of that name, on other
+    bytes: anonymized again since) or ``missing``."""
+    same = [c for c in checks if c.get("video_sha256") == video_sha256 and c.get("report_sha256") == report_sha256]
+    if any(not _holds(c, key) for c in same):
+        return "unsigned", None, (f"a check of its bytes is not signed with key {key.fingerprint} (written or edited "
+                                  "by hand): pull the checks again with streamcue annotate anonymization pull")
+    rejected = [c for c in same if c.get("state") == "rejected"]
+    if rejected:
+        return "rejected", None, (f"{'; '.join(rejected[0].get('notes') or [READABLE])}: anonymize it again and "
+                                  "check the new contact sheet")
+    ticked = [c for c in same if c.get("state") == "ticked"]
+    if ticked:
+        return "ticked", ticked[0], ""
+    if same:
+        return "pending", None, "nobody has ticked its contact sheet yet in Label Studio (pull again once they have)"
+    other = [c for c in checks if c.get("video") == video]
+    if other:
+        return "stale", None, (f"checked on other bytes (video sha256 {str(other[-1].get('video_sha256'))[:12]}, "
+                               f"report sha256 {str(other[-1].get('report_sha256'))[:12]}; now {video_sha256[:12]} "
+                               f"and {report_sha256[:12]}): it was anonymized again since; push and check its new "
+                               "contact sheet")
+    return "missing", None, ("no check of its contact sheet (streamcue annotate anonymization push, then pull)")

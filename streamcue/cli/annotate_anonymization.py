@@ -1,0 +1,96 @@
+"""``streamcue annotate anonymization push|pull``: a person ticks each anonymized video's contact sheet."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from streamcue import console
+
+__all__ = ["anonymization_app", "anonymization_push", "anonymization_pull"]
+
+_URL_HELP = "Label Studio URL (or $LABEL_STUDIO_URL). The token is read from $LABEL_STUDIO_API_KEY only."
+
+anonymization_app = typer.Typer(help=(
+    "The anonymization check: each anonymized video's contact sheet (NAME.contact.jpg) shown in Label Studio, "
+    "ticked 'all faces and plates hidden' or rejected 'something readable' by a person."), no_args_is_help=True)
+
+
+@anonymization_app.command("push")
+def anonymization_push(
+    reports: Annotated[Path, typer.Option(help=(
+        "The anonymizer's output folder (NAME.anonymization.json and NAME.contact.jpg of each video; or one "
+        "report), a subfolder of Label Studio's local-files document root: the sheets are served from it."))],
+    project: Annotated[str, typer.Option(help="Project title; created with the check's labeling config and "
+                                              "guideline when missing, reused otherwise.")],
+    url: Annotated[Optional[str], typer.Option(help=_URL_HELP)] = None,
+    document_root: Annotated[Optional[Path], typer.Option(help="The server's LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT "
+                                                               "(default: the same variable here).")] = None,
+    required: Annotated[Optional[int], typer.Option(help=(
+        "People who must tick each sheet (Label Studio's overlap); default: the project's, 1 for a new one."))
+    ] = None,
+) -> None:
+    """Import one task per anonymized video: its contact sheet, the choice 'all faces and plates
+    hidden' / 'something readable' and a note for what was missed; the project shows the
+    guideline (annotation/configs/anonymization.guideline.v1.md) before the first task.
+
+    A task is tied to the SHA-256 of the video and of its report: pushing again skips videos
+    already there and adds a new task for a video anonymized again. Reports that are not
+    `passed`, or have no contact sheet, are refused in one line.
+
+    Example:
+
+        streamcue annotate anonymization push --reports /data/ls-files/anonymized --project "anonymization check"
+    """
+    from streamcue.annotation.anonymization_check import push
+
+    result = push(reports, project, url=url, document_root=document_root, required=required)
+    console.out.print(f"{result.imported} contact sheet(s) imported into project {result.project!r} (id "
+                      f"{result.project_id}); {result.skipped} already there; guideline {result.guideline}; "
+                      f"{result.required} person(s) per sheet", markup=False, soft_wrap=True)
+
+
+@anonymization_app.command("pull")
+def anonymization_pull(
+    project: Annotated[str, typer.Option(help="Project title.")],
+    out: Annotated[Path, typer.Option(help=(
+        "JSON file for the checks (written atomically); release build reads RECORDS/anonymization_checks.json, "
+        "or the file --anonymization-checks names."))],
+    url: Annotated[Optional[str], typer.Option(help=_URL_HELP)] = None,
+    required: Annotated[Optional[int], typer.Option(help="People who must tick a sheet (default: the project's "
+                                                         "number per task).")] = None,
+    key: Annotated[Optional[Path], typer.Option(help=(
+        "The maintainer's private signing key file (streamcue annotate keygen; default $STREAMCUE_SIGNING_KEY): "
+        "every check is signed with it."))] = None,
+) -> None:
+    """Bring the checks back: per video, ticked (REQUIRED people chose 'all faces and plates
+    hidden'), rejected (anyone chose 'something readable'; their note kept) or pending, with
+    the SHA-256 of the video and report that were checked, signed with the maintainer's key.
+
+    release build --require-anonymization-check publishes a video only with a ticked check of
+    its exact bytes. The file names people by their Label Studio e-mail; keep it with the
+    records: a release publishes pseudonyms only.
+
+    Example:
+
+        streamcue annotate anonymization pull --project "anonymization check" \\
+            --out out/recorded/anonymization_checks.json
+    """
+    from streamcue.annotation.anonymization_check import pull
+    from streamcue.io import write_json
+    from streamcue.prologue import check_io
+
+    check_io([(out, "--out")], [key] if key is not None else [])
+    checks = pull(project, url=url, required=required, key=key)
+    write_json(out, checks)
+    states = Counter(c["state"] for c in checks["checks"])
+    console.out.print(f"{len(checks['checks'])} check(s) -> {out}: "
+                      + (", ".join(f"{n} {state}" for state, n in sorted(states.items())) or "none"),
+                      markup=False, soft_wrap=True)
+    for check in checks["checks"]:
+        if check["state"] == "rejected":
+            console.out.print(f"{check['video']}: rejected ({'; '.join(check['notes'])})", markup=False,
+                              soft_wrap=True)

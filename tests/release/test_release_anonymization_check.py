@@ -1,0 +1,133 @@
+"""``release build --require-anonymization-check`` (issue 45): a published video needs a person's ticked contact-sheet
+check of its exact bytes. The checks are real: sheets pushed to the session's Label Studio, verdicts submitted
+through its API, pulled back with ``annotate anonymization pull``; the release build is the real one."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from conftest import VALID, cli
+from contact_sheets import HIDDEN, READABLE, check_tasks, served_videos, verdict
+from label_studio_server import executable, make_users
+
+pytest.importorskip("label_studio_sdk")
+pytest.importorskip("datasets")
+
+from streamcue.io import read_json, write_jsonl  # noqa: E402
+
+pytestmark = [pytest.mark.label_studio, pytest.mark.slow,
+              pytest.mark.skipif(executable() is None, reason="no Label Studio server: ./dev.sh test installs it "
+                                 "in .venv-label-studio (or set STREAMCUE_LABEL_STUDIO)")]
+
+
+@pytest.fixture(scope="module")
+def checked(server, tmp_path_factory):
+    """Three anonymized videos pushed to one check project: v1 ticked, v2 found readable, v3 not looked at yet;
+    the checks pulled to a file. Returns the anonymizer's folder and the checks file."""
+    people = make_users(server, ("ann1", "ann2"), "streamcue.test", username="{}")
+    checks = tmp_path_factory.mktemp("checks") / "anonymization_checks.json"
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("LABEL_STUDIO_URL", server.url)
+        env.setenv("LABEL_STUDIO_API_KEY", server.token)
+        env.setenv("LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT", str(server.document_root))
+        folder = served_videos("release-anonymized", ("v1", "v2", "v3"))
+        assert cli("annotate", "anonymization", "push", "--reports", folder, "--project", "release check")[0] == 0
+        tasks = check_tasks("release check")
+        verdict(server, tasks["v1.mp4"]["id"], people["ann1"], HIDDEN)
+        verdict(server, tasks["v2.mp4"]["id"], people["ann2"], READABLE, "0.3 s: a face top right, sharp")
+        code, _, err = cli("annotate", "anonymization", "pull", "--project", "release check", "--out", checks)
+        assert code == 0, err
+    return folder, checks
+
+
+def records(tmp_path, folder, name, checks=None):
+    """A records folder whose one (verified) caption is on the anonymized video ``name`` of ``folder``."""
+    rec = tmp_path / "rec"
+    rec.mkdir(parents=True)
+    write_jsonl(rec / "videos.jsonl", [dict(VALID["video"], uri=f"{name}.mp4", anonymization={
+        "status": "passed", "report": str(folder / f"{name}.anonymization.json")})])
+    write_jsonl(rec / "dense_caption.jsonl", [VALID["dense_caption"]])
+    if checks is not None:
+        shutil.copyfile(checks, rec / "anonymization_checks.json")
+    return rec
+
+
+def build(rec, folder, out, *extra):
+    return cli("release", "build", "--records", rec, "--video-root", folder, "--version", "1.0.0", "--out", out,
+               "--only-verified", *extra)
+
+
+def test_a_ticked_check_of_the_exact_bytes_lets_the_video_out_and_the_card_says_so(checked, tmp_path):
+    folder, checks = checked
+    code, out, err = build(records(tmp_path, folder, "v1"), folder, tmp_path / "d", "--require-anonymization-check",
+                           "--anonymization-checks", checks)
+    assert code == 0, err
+    assert "anonymization check required: 1 of 1 published video(s) ticked on their contact sheet" in out
+    stated = read_json(tmp_path / "d" / "manifest.json")["anonymization_check"]
+    assert (stated["required"], stated["videos"], stated["ticked"]) == (True, 1, 1)
+    assert stated["checks"]["v1"]["report_sha256"] == {c["video"]: c for c in read_json(checks)["checks"]}[
+        "v1.mp4"]["report_sha256"]
+    assert "1 of 1 published video(s) were ticked" in (tmp_path / "d" / "README.md").read_text()
+
+
+def _stale(tmp_path, folder):
+    """v1 anonymized again after its check: a re-run gives the same video bytes and a new report (its wall time)."""
+    again = tmp_path / "again"
+    again.mkdir()
+    shutil.copyfile(folder / "v1.mp4", again / "v1.mp4")
+    report = json.loads((folder / "v1.anonymization.json").read_text())
+    (again / "v1.anonymization.json").write_text(json.dumps({**report, "wall_s": report["wall_s"] + 1.5}))
+    return again
+
+
+def _edited(tmp_path, checks):
+    """The checks file with v3's pending check turned into a tick by hand."""
+    data = read_json(checks)
+    for check in data["checks"]:
+        if check["video"] == "v3.mp4":
+            check["state"] = "ticked"
+    (tmp_path / "edited.json").write_text(json.dumps(data))
+    return tmp_path / "edited.json"
+
+
+@pytest.mark.parametrize("state, name, message", [
+    ("missing", "v1", "no check of its contact sheet"),
+    ("rejected", "v2", "something readable: 0.3 s: a face top right, sharp: anonymize it again"),
+    ("pending", "v3", "nobody has ticked its contact sheet yet"),
+    ("stale", "v1", "checked on other bytes"),
+    ("unsigned", "v3", "not signed with key"),
+], ids=["missing", "rejected", "pending", "stale", "unsigned"])
+def test_a_missing_rejected_pending_stale_or_forged_check_is_refused_in_one_line(checked, tmp_path, state, name,
+                                                                                  message):
+    folder, checks = checked
+    if state == "stale":
+        folder = _stale(tmp_path, folder)
+    rec = records(tmp_path, folder, name, None if state == "missing" else
+                  _edited(tmp_path, checks) if state == "unsigned" else checks)
+    code, out, err = build(rec, folder, tmp_path / "d", "--require-anonymization-check")
+    assert code == 2, out + err
+    [line] = err.strip().splitlines()
+    assert f"videos.jsonl:1, record video_id=v1, field $.anonymization: anonymization check {state}: " in line, line
+    assert message in line and "Traceback" not in err
+    assert not (tmp_path / "d").exists()
+
+
+def test_without_the_flag_the_release_is_built_as_before(checked, tmp_path, monkeypatch):
+    """v2's check says something is readable, but nothing asked for the check: the build is today's, its manifest
+    and card say nothing of it; --anonymization-checks alone, or the flag without a signing key, is refused."""
+    folder, checks = checked
+    rec = records(tmp_path, folder, "v2", checks)
+    code, _, err = build(rec, folder, tmp_path / "d1", "--anonymization-checks", checks)
+    assert code == 2 and "--anonymization-checks is read only with --require-anonymization-check" in err
+    code, _, err = build(rec, folder, tmp_path / "d")
+    assert code == 0, err
+    assert "anonymization_check" not in read_json(tmp_path / "d" / "manifest.json")
+    assert "anonymization check by a person" not in (tmp_path / "d" / "README.md").read_text()
+    monkeypatch.delenv("STREAMCUE_SIGNING_KEY")
+    code, _, err = cli("release", "build", "--records", records(tmp_path / "k", folder, "v1", checks), "--video-root",
+                       folder, "--version", "1.0.0", "--out", tmp_path / "d2", "--allow-unverified",
+                       "--require-anonymization-check")
+    assert code == 2 and "pass --key or set STREAMCUE_SIGNING_KEY" in err
