@@ -5,13 +5,10 @@ from __future__ import annotations
 import copy
 import itertools
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
-from conftest import CAPTAINCOOK4D, VALID, pulled_verification
+from conftest import CAPTAINCOOK4D, VALID, cli_run, pulled_verification
 from label_studio_server import executable, make_users, push_served, serve_videos
 
 pytest.importorskip("label_studio_sdk")
@@ -32,6 +29,14 @@ pytestmark = [pytest.mark.label_studio, pytest.mark.slow, pytest.mark.usefixture
                                  "in .venv-label-studio (or set STREAMCUE_LABEL_STUDIO)")]
 FPS = 30.0
 _names = itertools.count()
+
+
+def annotate_command(server, *args):
+    """``streamcue annotate ARGS`` in this process (:func:`conftest.cli_run`) with the server's variables, which the
+    command reads when it runs."""
+    return cli_run("annotate", *args, env={"LABEL_STUDIO_URL": server.url, "COLUMNS": "200",
+                                           "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1",
+                                           "LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT": str(server.document_root)})
 
 
 @pytest.fixture(scope="module")
@@ -229,11 +234,7 @@ def test_cli_push_status_pull(server, tmp_path):
     name = project_name("interval_qa")
 
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "streamcue", "annotate", *args], capture_output=True, text=True,
-                              env={"PATH": "/usr/bin:/bin", "LABEL_STUDIO_URL": server.url, "COLUMNS": "200",
-                                   "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1",
-                                   "STREAMCUE_SIGNING_KEY": os.environ["STREAMCUE_SIGNING_KEY"],
-                                   "LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT": str(server.document_root)})
+        return annotate_command(server, *args)
 
     done = run("push", "--kind", "interval_qa", "--records", str(path), "--project", name,
                "--video-root", str(serve_videos(path.with_name("videos.jsonl"))))
@@ -352,11 +353,7 @@ def test_double_check_counts_distinct_annotators_not_annotations(server, annotat
     # throughput: ann1 did one task (two submissions), timed by their latest annotation
     assert [(p["annotator"], p["tasks"], p["skipped"], p["median_s"]) for p in people] == [
         ("ann1@streamcue.test", 1, 0, 20.0), ("ann2@streamcue.test", 1, 0, 30.0)]
-    done = subprocess.run([sys.executable, "-m", "streamcue", "annotate", "status", "--project", name],
-                          capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin", "LABEL_STUDIO_URL": server.url, "COLUMNS": "200",
-                               "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1",
-                               "STREAMCUE_SIGNING_KEY": os.environ["STREAMCUE_SIGNING_KEY"]})
+    done = annotate_command(server, "status", "--project", name)
     assert done.returncode == 0, done.stderr
     table = done.stdout[done.stdout.index("throughput"):]
     cells = [[c.strip() for c in line.split("│")[1:-1]] for line in table.splitlines() if "@streamcue.test" in line]
@@ -403,11 +400,7 @@ def test_relabelled_events_are_valid_or_reported_for_their_record_only(server, a
                   "have null"]}
     assert "mistake_category" in summary.invalid["v2"]
     assert {r["record"]: r["state"] for r in status(name)} == {"v1": "verified", "v2": "invalid"}
-    done = subprocess.run([sys.executable, "-m", "streamcue", "annotate", "pull", "--project", name, "--out",
-                           str(tmp_path / "cli.jsonl")], capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin", "LABEL_STUDIO_URL": server.url, "COLUMNS": "200",
-                               "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1",
-                               "STREAMCUE_SIGNING_KEY": os.environ["STREAMCUE_SIGNING_KEY"]})
+    done = annotate_command(server, "pull", "--project", name, "--out", tmp_path / "cli.jsonl")
     assert done.returncode == 0, done.stderr
     assert f"warning: Label Studio project '{name}', record v2: the annotation makes the record invalid" in done.stderr
     assert (tmp_path / "cli.jsonl").read_text() == out.read_text()

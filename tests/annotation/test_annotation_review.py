@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
-from conftest import CAPTAINCOOK4D, VALID, pulled_verification
+from conftest import CAPTAINCOOK4D, VALID, cli_run, pulled_verification
 from label_studio_server import executable, make_users, push_served, serve_videos
 
 pytest.importorskip("label_studio_sdk")
@@ -78,10 +75,10 @@ def moved(record, rid, frame=None, text=None, label=None):
 
 
 def cli(server, *args):
-    return subprocess.run([sys.executable, "-m", "streamcue", *args], capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin", "LABEL_STUDIO_URL": server.url, "COLUMNS": "200",
-                               "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1",
-                               "STREAMCUE_SIGNING_KEY": os.environ["STREAMCUE_SIGNING_KEY"],
+    """``streamcue ARGS`` in this process (:func:`conftest.cli_run`) with the connected server's variables, which
+    the commands read when they run."""
+    return cli_run(*args, env={"LABEL_STUDIO_URL": server.url, "COLUMNS": "200", "LABEL_STUDIO_API_KEY": server.token,
+                               "STREAMCUE_NO_PROGRESS": "1",
                                "LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT": str(server.document_root)})
 
 
