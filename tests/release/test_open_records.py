@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CAPTAINCOOK4D
+from conftest import CAPTAINCOOK4D, cli_run
 from hub_server import olah_server
 from streamcue.dataset_builders import captaincook4d
 from streamcue.dataset_builders.output import write_outputs
@@ -38,9 +38,8 @@ def build(tmp_path_factory):
 def release(build, tmp_path_factory):
     pytest.importorskip("datasets")
     dist = tmp_path_factory.mktemp("dist") / "v1.0.0"
-    done = subprocess.run([sys.executable, "-m", "streamcue", "release", "build", "--records", str(build),
-                           "--version", "1.0.0", "--out", str(dist), "--allow-unverified", "--repo", REPO_ID],
-                          capture_output=True, text=True, timeout=600)
+    done = cli_run("release", "build", "--records", build, "--version", "1.0.0", "--out", dist, "--allow-unverified",
+                   "--repo", REPO_ID)
     assert done.returncode == 0, done.stderr[-2000:]
     return dist
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import CAPTAINCOOK4D, GOALSTEP_VAL, VALID, signed
+from conftest import CAPTAINCOOK4D, GOALSTEP_VAL, VALID, cli_run, signed
 from contact_sheets import anonymized_folder
 from hub_server import olah_server
 
@@ -427,9 +427,8 @@ def test_records_of_a_source_that_may_not_be_redistributed_are_refused(tmp_path,
 
 def test_the_licence_refusal_is_one_line_from_the_cli(tmp_path):
     records = _bench_records(tmp_path, "ovo-bench")
-    done = subprocess.run([sys.executable, "-m", "streamcue", "release", "build", "--records", str(records),
-                           "--version", "1.0.0", "--out", str(tmp_path / "d"), "--allow-unverified"],
-                          capture_output=True, text=True)
+    done = cli_run("release", "build", "--records", records, "--version", "1.0.0", "--out", tmp_path / "d",
+                   "--allow-unverified")
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "ovo-bench (CC-BY-NC-SA-4.0)" in done.stderr and "apache-2.0" in done.stderr
     assert not (tmp_path / "d").exists()

@@ -7,12 +7,10 @@ record and field, and the MIT notice present in a StreamingBench release.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import pytest
 
-from conftest import SHARED_DATA, VALID
+from conftest import SHARED_DATA, VALID, cli_run
 
 pytest.importorskip("datasets")
 
@@ -78,9 +76,8 @@ def test_a_recorded_video_whose_licence_allows_the_release_is_released(tmp_path,
 
 def test_the_video_licence_refusal_is_one_line_from_the_cli(tmp_path):
     rec, root = _with_video_licence(tmp_path, "All rights reserved")
-    done = subprocess.run([sys.executable, "-m", "streamcue", "release", "build", "--records", str(rec),
-                           "--version", "1.0.0", "--out", str(tmp_path / "d"), "--license", "mit",
-                           "--video-root", str(root)], capture_output=True, text=True)
+    done = cli_run("release", "build", "--records", rec, "--version", "1.0.0", "--out", tmp_path / "d", "--license",
+                   "mit", "--video-root", root)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "videos.jsonl:1, record video_id=v1, field $.license" in done.stderr and "Traceback" not in done.stderr
 

@@ -5,14 +5,11 @@ annotators as stable pseudonyms, no personal data or home path in any notation, 
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 
-from conftest import VALID, cli, signed
+from conftest import VALID, cli, cli_run, signed
 
 pytest.importorskip("datasets")
 pytest.importorskip("pyarrow")
@@ -357,8 +354,7 @@ def test_the_default_config_stays_unless_the_maintainer_changes_it_and_then_diff
                                            allow_unverified=True, default_config="guidance"))
     assert manifest["default_config"] == "guidance" == default_config(dist / "v3")
     assert "- default config: `dense_caption` -> `guidance`" in (dist / "v3" / "CHANGELOG.md").read_text()
-    done = subprocess.run([sys.executable, "-m", "streamcue", "release", "diff", str(dist / "v2"), str(dist / "v3")],
-                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
+    done = cli_run("release", "diff", dist / "v2", dist / "v3", env={"COLUMNS": "200"})
     assert done.returncode == 0, done.stderr
     assert "default config: dense_caption -> guidance" in done.stdout
 
