@@ -3,9 +3,10 @@ plate over a dark scene) was left readable under a ``passed`` report, while the 
 
 The plate search now adds a look at each plate-like area of the frame's texture, found at 720p's scale
 (anonymize.detectors.plate_candidates) and, for plates of 2 % of the width, on a map twice as fine: a crop scaled to
-one plate size, levelled by the area's own angle, on both polarities (PLATE_LOOKS). Recall is the benchmark's measure (synthetic.detail_recall), and, for the detector alone
-on the ``plates`` scene, perf/bench_plate_cost.py's (each plate's box covered by the boxes padded as the pipeline
-pads them). A report made by a search before that (or measured on narrower widths) is refused by a release.
+one plate size, levelled by the area's own angle, on both polarities (PLATE_LOOKS). Recall is the benchmark's measure
+(synthetic.detail_recall), and, for the detector alone on the ``plates`` scene, perf/bench_plate_cost.py's (each
+plate's box covered by the boxes padded as the pipeline pads them). A report made by a search before that (or
+measured on narrower widths) is refused by a release.
 """
 
 from __future__ import annotations
