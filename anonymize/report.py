@@ -64,11 +64,13 @@ MEASURED_SCHEDULE = {"look_s": 0.2, "full_s": 0.5, "plate_s": 0.2, "dilate_s": 0
 #: video outside is ``unmeasured``.
 MEASURED_SHORT_SIDE = (720, 1440)
 
-#: Sample aspect ratios (a pixel's width over its height, as shown) where recall was measured, each decoded as shown
-#: (square pixels at :func:`streamcue.video.shown_size`): square pixels, HDV's 4:3 and 2:1 (a 1280x720-stored clip
-#: shown 2560x720; tests/anonymize/test_anonymize_anamorphic.py, docs/anonymize.md "Anamorphic video"). Another is
-#: ``unmeasured``.
-MEASURED_SAR = ("1:1", "4:3", "2:1")
+#: Sample aspect ratios (a pixel's width over its height, as shown: :func:`streamcue.video.sample_aspect`, turned with
+#: the frame by rotation metadata) where recall was measured, each decoded as shown (square pixels at
+#: :func:`streamcue.video.shown_size`): square pixels, HDV's 4:3 and 2:1 (a 1280x720-stored clip shown 2560x720), each
+#: also turned in its pixels and at 2560x1440, and 3:4 and 1:2: those two with rotation metadata (a phone's portrait
+#: clip, or upright pixels shown sideways) and stored as tall pixels (tests/anonymize/test_anonymize_anamorphic.py,
+#: perf/bench_anamorphic.py, docs/anonymize.md "Anamorphic video"). Another is ``unmeasured``.
+MEASURED_SAR = ("1:1", "4:3", "2:1", "3:4", "1:2")
 
 #: The plate widths where the plate search was measured, stated in a ``haar-plate`` report's plate settings as
 #: ``measured_widths``: the ``plates`` scene's plates of 2 to 25 % of the frame width, light and dark, level and turned
