@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from streamcue.anonymize.report import MEASURED_PLATE_WIDTHS
 from streamcue.errors import ConfigError, InputError
 from streamcue.extras import require
 
@@ -447,9 +448,9 @@ class HaarPlateDetector:
         self.version = f"opencv {cv2.__version__} {Path(path).name}"
         self.settings = {"min_width": min_width, "scale_factor": scale_factor, "min_neighbors": min_neighbors,
                          "max_side": max_side, "search": search}
-        # what passed covers (docs/anonymize.md, "Plates of 2 % to 25 % of the frame width"): 2 % plates are not found
+        # what passed covers (docs/anonymize.md, "Plates of 2 % to 25 % of the frame width")
         self.settings.update(TEXTURE, polarities=["dark on light", "light on dark"], looks=PLATE_LOOKS,
-                             measured_widths="4 to 25 % of the frame width (2 %: not found, unmeasured)")
+                             measured_widths=MEASURED_PLATE_WIDTHS)
         if search != "texture":
             self.settings.pop("whole_above")
 
@@ -477,30 +478,39 @@ class HaarPlateDetector:
 
     def _candidate_boxes(self, gray: np.ndarray, candidate: tuple[float, float, float, float]) -> np.ndarray:
         """The cascade's boxes around one of :func:`plate_candidates`' areas, in ``gray``'s pixels: a crop around
-        it (``PLATE_LOOKS["crop"]`` of its length each way, and 8 px) at each of the zooms that make its length
-        ``PLATE_LOOKS["plate_px"]``, on both polarities, turned level when its angle is
-        ``PLATE_LOOKS["level_within_deg"]`` or more, for plates at least ``PLATE_LOOKS["smallest"]`` as long."""
+        it (``PLATE_LOOKS["crop"]`` of its length each way, and 8 px; an area shorter than ``PLATE_LOOKS["shortest"]``
+        of the frame width taken as that long: it is a part of a plate at least that long) at each of the zooms that
+        make its length ``PLATE_LOOKS["plate_px"]`` (by at most ``PLATE_LOOKS["zoom_max"]``), searched at the step
+        ``PLATE_LOOKS["step"]``; for an area shorter than ``PLATE_LOOKS["small_below"]`` of the width,
+        ``small_plate_px`` and ``small_step`` instead (the cascade's 60x20 px window fits a plate zoomed to 90 px,
+        at a quarter of the pixels); on both polarities, turned level when its angle is
+        ``PLATE_LOOKS["level_within_deg"]`` or more, for plates at least ``PLATE_LOOKS["smallest"]`` as long as the
+        area zoomed."""
         cx, cy, length, angle = candidate
         h, w = gray.shape
+        length = max(length, PLATE_LOOKS["shortest"] * w)  # a shorter area is a part of a plate at least that long
         across, up = PLATE_LOOKS["crop"][0] * length + 8, PLATE_LOOKS["crop"][1] * length + 8
         x1, x2 = max(0, int(cx - across)), min(w, int(np.ceil(cx + across)))
         y1, y2 = max(0, int(cy - up)), min(h, int(np.ceil(cy + up)))
         crop = gray[y1:y2, x1:x2]
         turn = angle if abs(angle) >= PLATE_LOOKS["level_within_deg"] else 0.0
-        boxes = [self._zoomed_boxes(crop, float(np.clip(px / length, 0.2, PLATE_LOOKS["zoom_max"])), turn,
-                                    PLATE_LOOKS["smallest"] * px) for px in PLATE_LOOKS["plate_px"]]
+        small = length < PLATE_LOOKS["small_below"] * w
+        sizes, step = ((PLATE_LOOKS["small_plate_px"], PLATE_LOOKS["small_step"]) if small
+                       else (PLATE_LOOKS["plate_px"], PLATE_LOOKS["step"]))
+        zooms = [float(np.clip(px / length, 0.2, PLATE_LOOKS["zoom_max"])) for px in sizes]
+        boxes = [self._zoomed_boxes(crop, zoom, turn, PLATE_LOOKS["smallest"] * length * zoom, step) for zoom in zooms]
         return np.clip(np.concatenate(boxes) + np.float32([x1, y1, x1, y1]), 0, [w, h, w, h]).astype(np.float32)
 
-    def _zoomed_boxes(self, crop: np.ndarray, zoom: float, angle: float, smallest: float) -> np.ndarray:
+    def _zoomed_boxes(self, crop: np.ndarray, zoom: float, angle: float, smallest: float, step: float) -> np.ndarray:
         """The cascade's boxes, of ``smallest`` px or more, on ``crop`` scaled by ``zoom`` and turned by ``angle``
-        degrees and on its negative, as boxes that hold them on ``crop``."""
+        degrees and on its negative, searched at the cascade step ``step``, as boxes that hold them on ``crop``."""
         cv2 = self._cv2
         size = (max(1, round(crop.shape[1] * zoom)), max(1, round(crop.shape[0] * zoom)))
         image = cv2.resize(crop, size, interpolation=cv2.INTER_LINEAR if zoom > 1 else cv2.INTER_AREA)
         turn = cv2.getRotationMatrix2D((size[0] / 2, size[1] / 2), angle, 1.0)
         if angle:
             image = cv2.warpAffine(image, turn, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        boxes = np.concatenate([self._cascade_boxes(shown, PLATE_LOOKS["step"], round(smallest),
+        boxes = np.concatenate([self._cascade_boxes(shown, step, round(smallest),
                                                     PLATE_LOOKS["min_neighbors"]) for shown in (image, 255 - image)])
         back = cv2.invertAffineTransform(turn)
         corners = boxes[:, [[0, 1], [2, 1], [2, 3], [0, 3]]] @ back[:, :2].T + back[:, 2]  # (N, 4, 2)
@@ -543,10 +553,16 @@ TEXTURE = {"edge_min": 120, "edge_share": 0.25, "window_px": [24, 8], "grow_px":
 #: so that its length is ``plate_px`` (by at most ``zoom_max``), turned level when it lies ``level_within_deg``
 #: degrees or more off level, searched at the cascade step ``step`` for plates at least ``smallest`` of that length,
 #: keeping every window the cascade accepts (``min_neighbors``). Chosen on the ``plates`` scene (2 fps and 3 fps
-#: frames at 1280x720 and 1920x1080); checked on its 5 and 7.5 fps frames (docs/anonymize.md).
+#: frames at 1280x720 and 1920x1080); checked on its 5 and 7.5 fps frames (docs/anonymize.md). Small plates (issue
+#: 45's 2 %, and a 1440p 4 % dark plate whose thin strokes fade on the coarse map): areas also found on a map twice
+#: as fine (:func:`plate_texture`), shorter than ``small_below`` of the frame width, the ``most_small`` longest not
+#: already looked at, each taken as at least ``shortest`` of the width long and zoomed to ``small_plate_px``,
+#: searched at ``small_step``; chosen on ``plates`` frames at 2 and 3 fps (1280x720, 1920x1080, 2560x1440), checked
+#: at 5 and 7.5 fps.
 PLATE_LOOKS = {"elongation_min": 2.0, "angle_max_deg": 30.0, "most": 48, "plate_px": [180],
-               "zoom_max": 3.0, "crop": [0.75, 0.3], "level_within_deg": 4.0, "step": 1.05, "smallest": 0.85,
-               "min_neighbors": 0}
+               "zoom_max": 8.0, "crop": [0.75, 0.3], "level_within_deg": 4.0, "step": 1.05, "smallest": 0.85,
+               "min_neighbors": 0, "small_below": 0.06, "most_small": 32, "shortest": 0.02,
+               "small_plate_px": [90], "small_step": 1.05}
 
 
 def plate_regions(cv2: Any, gray: np.ndarray) -> list[tuple[int, int, int, int]] | None:
@@ -572,7 +588,8 @@ def plate_texture(cv2: Any, gray: np.ndarray) -> tuple[list[tuple[int, int, int,
     The plate-like areas are found the same way on the frame scaled to half of 720p's size (its short side 360 px;
     the same map at 720p and below): the windows were chosen at 720p, and there a plate of a given share of the
     width has one size whatever the frame's (at 1080p, half size broke a fifth-of-the-width plate's characters into
-    several areas)."""
+    several areas); and, for small plates, on a map twice as fine (:func:`_small_candidates`: there a plate of 2 % of
+    the width is 26 px long, where the coarse map made it 13 px, less than one ``window_px``)."""
     h, w = gray.shape
     labels, edges, stats, scale = _dense_areas(cv2, gray, 2.0)
     regions = []
@@ -585,9 +602,29 @@ def plate_texture(cv2: Any, gray: np.ndarray) -> tuple[list[tuple[int, int, int,
     if shrink > 2:
         labels, edges, stats, scale = _dense_areas(cv2, gray, shrink)
     candidates = plate_candidates(cv2, labels, edges, stats, scale)
+    candidates += _small_candidates(cv2, gray, shrink / 2, candidates)
     if sum((x2 - x1) * (y2 - y1) for x1, y1, x2, y2 in regions) > TEXTURE["whole_above"] * w * h:
         return None, candidates
     return regions, candidates
+
+
+def _small_candidates(cv2: Any, gray: np.ndarray, shrink: float,
+                      found: list[tuple[float, float, float, float]]) -> list[tuple[float, float, float, float]]:
+    """:func:`plate_candidates` on the map at ``shrink`` (half :func:`plate_texture`'s, so full size at 720p),
+    kept when shorter than ``PLATE_LOOKS["small_below"]`` of the frame width and not inside an area of ``found``:
+    the plates of 2 % of the width (26 px at 720p: no area on the coarser map) and plates whose thin strokes fade
+    there (a 4 % dark plate at 1440p); the ``PLATE_LOOKS["most_small"]`` longest of them."""
+    limit = PLATE_LOOKS["small_below"] * gray.shape[1]
+    labels, edges, stats, scale = _dense_areas(cv2, gray, shrink)
+    small = [c for c in plate_candidates(cv2, labels, edges, stats, scale, most=len(stats))
+             if c[2] < limit and not any(_holds(f, c) for f in found)]
+    return small[:PLATE_LOOKS["most_small"]]
+
+
+def _holds(area: tuple[float, float, float, float], other: tuple[float, float, float, float]) -> bool:
+    """Whether plate-like ``area`` holds ``other``'s centre (within half its length sideways and a quarter up and
+    down) and is at least 0.8 times as long: a look at ``area`` is a look at ``other``."""
+    return abs(other[0] - area[0]) < area[2] / 2 and abs(other[1] - area[1]) < area[2] / 4 and area[2] >= 0.8 * other[2]
 
 
 def _dense_areas(cv2: Any, gray: np.ndarray, shrink: float) -> tuple[np.ndarray, np.ndarray, np.ndarray,
@@ -603,7 +640,7 @@ def _dense_areas(cv2: Any, gray: np.ndarray, shrink: float) -> tuple[np.ndarray,
 
 
 def plate_candidates(cv2: Any, labels: np.ndarray, edges: np.ndarray, stats: np.ndarray,
-                     scale: tuple[float, float]) -> list[tuple[float, float, float, float]]:
+                     scale: tuple[float, float], most: int | None = None) -> list[tuple[float, float, float, float]]:
     """The plate-like areas among :func:`plate_texture`'s connected areas on its scaled frame (``labels`` and
     ``stats`` as OpenCV's ``connectedComponentsWithStats`` gives them, 0 the background; ``edges`` the edge pixels),
     as (centre x, centre y, length, angle) in the frame's pixels (``scale``: the frame's pixels per pixel of the
@@ -613,7 +650,8 @@ def plate_candidates(cv2: Any, labels: np.ndarray, edges: np.ndarray, stats: np.
     axis (in OpenCV's sense: positive turns counter-clockwise, levelling an area whose right end is lower), and
     its length as a rectangle's with that spread (sqrt(12 l1), l1 the larger eigenvalue of their covariance).
     Kept: areas whose long axis is at least ``PLATE_LOOKS["elongation_min"]`` times their short one (a plate's row
-    of characters) and within ``PLATE_LOOKS["angle_max_deg"]`` of level, the ``PLATE_LOOKS["most"]`` longest."""
+    of characters) and within ``PLATE_LOOKS["angle_max_deg"]`` of level, the ``most`` longest (None:
+    ``PLATE_LOOKS["most"]``), longest first."""
     found = []
     for k, (x, y, width, height, _) in enumerate(stats[1:], start=1):
         area = labels[y:y + height, x:x + width] == k
@@ -621,7 +659,7 @@ def plate_candidates(cv2: Any, labels: np.ndarray, edges: np.ndarray, stats: np.
         if shape is None or abs(shape[3]) > PLATE_LOOKS["angle_max_deg"]:
             continue
         found.append((shape[0] + x * scale[0], shape[1] + y * scale[1], shape[2], shape[3]))
-    return sorted(found, key=lambda c: -c[2])[:PLATE_LOOKS["most"]]
+    return sorted(found, key=lambda c: -c[2])[:PLATE_LOOKS["most"] if most is None else most]
 
 
 def _long_axis(cv2: Any, pixels: np.ndarray, scale: tuple[float, float]) -> tuple[float, float, float, float] | None:

@@ -43,9 +43,9 @@ from streamcue.io import read_json
 REPORT_FORMAT = "streamcue.anonymization/1"
 DETECTED = ("face", "plate")
 
-__all__ = ["REPORT_FORMAT", "MEASURED_SCHEDULE", "MEASURED_SHORT_SIDE", "MEASURED_SAR", "SAMPLES", "BLURRED_MAX",
-           "JUDGED_SIDE", "sha256_file", "anonymization_status", "frame_problem", "sar_problem", "frames_at",
-           "schedule_problems", "hidden_samples", "report_problem"]
+__all__ = ["REPORT_FORMAT", "MEASURED_SCHEDULE", "MEASURED_SHORT_SIDE", "MEASURED_SAR", "MEASURED_PLATE_WIDTHS",
+           "SAMPLES", "BLURRED_MAX", "JUDGED_SIDE", "sha256_file", "anonymization_status", "frame_problem",
+           "sar_problem", "frames_at", "schedule_problems", "hidden_samples", "report_problem"]
 
 #: The sparsest detection schedule whose recall was measured on the labelled clips, upright, turned
 #: in their pixels and with rotation metadata (tests/anonymize/test_anonymize.py; the ``fast`` preset's
@@ -64,11 +64,20 @@ MEASURED_SCHEDULE = {"look_s": 0.2, "full_s": 0.5, "plate_s": 0.2, "dilate_s": 0
 #: video outside is ``unmeasured``.
 MEASURED_SHORT_SIDE = (720, 1440)
 
-#: Sample aspect ratios (a pixel's width over its height, as shown) where recall was measured, each decoded as shown
-#: (square pixels at :func:`streamcue.video.shown_size`): square pixels, HDV's 4:3 and 2:1 (a 1280x720-stored clip
-#: shown 2560x720; tests/anonymize/test_anonymize_anamorphic.py, docs/anonymize.md "Anamorphic video"). Another is
-#: ``unmeasured``.
-MEASURED_SAR = ("1:1", "4:3", "2:1")
+#: Sample aspect ratios (a pixel's width over its height, as shown: :func:`streamcue.video.sample_aspect`, turned with
+#: the frame by rotation metadata) where recall was measured, each decoded as shown (square pixels at
+#: :func:`streamcue.video.shown_size`): square pixels, HDV's 4:3 and 2:1 (a 1280x720-stored clip shown 2560x720), each
+#: also turned in its pixels and at 2560x1440, and 3:4 and 1:2: those two with rotation metadata (a phone's portrait
+#: clip, or upright pixels shown sideways) and stored as tall pixels (tests/anonymize/test_anonymize_anamorphic.py,
+#: perf/bench_anamorphic.py, docs/anonymize.md "Anamorphic video"). Another is ``unmeasured``.
+MEASURED_SAR = ("1:1", "4:3", "2:1", "3:4", "1:2")
+
+#: The plate widths where the plate search was measured, stated in a ``haar-plate`` report's plate settings as
+#: ``measured_widths``: the ``plates`` scene's plates of 2 to 25 % of the frame width, light and dark, level and turned
+#: 12 degrees, at 1280x720, 1920x1080 and 2560x1440 (tests/anonymize/test_anonymize_plates.py, docs/anonymize.md
+#: "Plates of 2 % to 25 % of the frame width"). A report stating other widths (the search before, which found none
+#: of 2 %) is ``unmeasured``.
+MEASURED_PLATE_WIDTHS = "2 to 25 % of the frame width"
 
 #: Frames with detections whose hidden regions a report samples, at least a second apart.
 SAMPLES = 8
@@ -239,12 +248,19 @@ def _aspect_problem(report: dict[str, Any], video_path: Path) -> str | None:
 
 def _plate_search_problem(report: dict[str, Any]) -> str | None:
     """The plate cascade's search of a report made before it looked at each plate-like area on both polarities and
-    at the area's angle (issue 45: a plate of a fifth of a 1080p frame was left readable under ``passed``):
-    unmeasured."""
+    at the area's angle (issue 45: a plate of a fifth of a 1080p frame was left readable under ``passed``), or
+    before it was measured on :data:`MEASURED_PLATE_WIDTHS` (it found no plate of 2 % of the width): unmeasured."""
     plate = (report.get("detectors") or {}).get("plate")
-    if isinstance(plate, dict) and plate.get("name") == "haar-plate" and "looks" not in (plate.get("settings") or {}):
-        return ("its plate search predates the one measured on plates of 4 to 25 % of the frame width "
+    if not isinstance(plate, dict) or plate.get("name") != "haar-plate":
+        return None
+    settings = plate.get("settings") if isinstance(plate.get("settings"), dict) else {}
+    if "looks" not in settings:
+        return (f"its plate search predates the one measured on plates of {MEASURED_PLATE_WIDTHS} "
                 "(detectors.plate.settings has no looks): anonymize the video again (unmeasured)")
+    if settings.get("measured_widths") != MEASURED_PLATE_WIDTHS:
+        return (f"its plate search was measured on plates of {settings.get('measured_widths')!r}, not "
+                f"{MEASURED_PLATE_WIDTHS} (detectors.plate.settings.measured_widths): anonymize the video again "
+                "(unmeasured)")
     return None
 
 

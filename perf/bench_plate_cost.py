@@ -3,7 +3,7 @@ plates it covers, then a preset's whole-clip wall time with each.
 
     python perf/bench_plate_cost.py [--before b66229c] [--sizes 1280x720,1920x1080] [--scenes plates,street]
                                     [--fps 3] [--seconds 2] [--clip-scenes street] [--clip-seconds 3]
-                                    [--rounds 3] [--preset balanced]
+                                    [--clip-sizes SIZES] [--rounds 3] [--preset balanced]
 
 The search before is ``anonymize/detectors.py`` as commit ``--before`` has it (read with ``git show`` and loaded as a
 module of its own; b66229c is main before issue 45's plate work), so both run in the same process on the same
@@ -12,10 +12,10 @@ frames, alternating (which goes first swaps every frame and every round). The de
 (``anonymize.synthetic``; ``plates``: plates of 2 to 25 % of the frame width, light and dark, level and turned 12
 degrees): milliseconds a frame, and, where the scene has plates, each plate's share of its box covered by the boxes
 padded 10 % each way (the pipeline's plate padding), averaged over the frames, as the lowest over the plates of 4 to
-25 % of the width and over those of 2 %. Then ``anonymize_video`` on each ``--clip-scenes`` clip (30 fps) with the
-preset, the one Anonymizer with either plate detector, ``--rounds`` times alternating: the median wall time, the
-ratio now / before, and face and plate recall of the output (``synthetic.detail_recall``). The load average is
-printed before and after.
+25 % of the width and over those of 2 %. Then ``anonymize_video`` on each ``--clip-scenes`` clip (30 fps, at each of
+``--clip-sizes``, by default ``--sizes``) with the preset, the one Anonymizer with either plate detector,
+``--rounds`` times alternating: the median wall time, the ratio now / before, and face and plate recall of the output
+(``synthetic.detail_recall``). The load average is printed before and after.
 """
 
 from __future__ import annotations
@@ -129,6 +129,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=2)
     parser.add_argument("--clip-scenes", default="street", help="'' for none")
     parser.add_argument("--clip-seconds", type=float, default=3)
+    parser.add_argument("--clip-sizes", default=None, help="the whole clips' sizes (default: --sizes)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--preset", default="balanced")
     args = parser.parse_args()
@@ -136,11 +137,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         old = detectors_before(args.before, Path(folder))
         sizes = [tuple(map(int, size.split("x"))) for size in args.sizes.split(",")]
+        clip_sizes = [tuple(map(int, size.split("x"))) for size in (args.clip_sizes or args.sizes).split(",")]
         for scene in filter(None, args.scenes.split(",")):
             for width, height in sizes:
                 print(per_frame(old, scene, width, height, args.fps, args.seconds), flush=True)
         for scene in filter(None, args.clip_scenes.split(",")):
-            for width, height in sizes:
+            for width, height in clip_sizes:
                 print(whole_clips(old, scene, width, height, args, Path(folder)), flush=True)
     print(f"load average after: {os.getloadavg()[0]:.2f}", flush=True)
 

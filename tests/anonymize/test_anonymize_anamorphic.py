@@ -3,7 +3,8 @@
 
 Frames are now decoded as shown (square pixels at streamcue.video.shown_size), looked at so, and written so; the
 report states the input's ratio (``input.sample_aspect_ratio``, ``input.stored_size``); a ratio outside those
-measured (anonymize.report.MEASURED_SAR) is ``unmeasured``, and a release refuses a report that states none or a
+measured (anonymize.report.MEASURED_SAR: 1:1, 4:3, 2:1 and, as rotation metadata or tall pixels give them, 3:4 and
+1:2) is ``unmeasured``, and a release refuses a report that states none or a
 published video whose pixels are not square. Recall is the benchmark's measure (synthetic.detail_recall, which
 decodes both files as shown)."""
 
@@ -19,9 +20,9 @@ pytest.importorskip("cv2")
 
 from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video  # noqa: E402
 from streamcue.anonymize.report import report_problem, sha256_file  # noqa: E402
-from streamcue.anonymize.synthetic import Truth, detail_recall, write_clip  # noqa: E402
+from streamcue.anonymize.synthetic import ORIENTATIONS, Truth, detail_recall, write_clip  # noqa: E402
 from streamcue.errors import ConfigError  # noqa: E402
-from streamcue.video import ffmpeg_exe, probe, sample_aspect  # noqa: E402
+from streamcue.video import display_rotation, ffmpeg_exe, probe, sample_aspect  # noqa: E402
 
 pytestmark = pytest.mark.video
 
@@ -31,10 +32,11 @@ def anonymizer():
     return Anonymizer(AnonymizeConfig())
 
 
-def _anonymized(folder, anonymizer, sar, width, seconds):
-    """``street`` shown at ``width`` x 720, stored with sample aspect ratio ``sar``, 10 fps, and its run."""
+def _anonymized(folder, anonymizer, sar, width, seconds, **orientation):
+    """``street`` shown at ``width`` x 720, stored with sample aspect ratio ``sar``, 10 fps, in ``orientation``
+    (synthetic.ORIENTATIONS'), and its run."""
     clip = folder / f"street_{sar.replace(':', 'x')}.mp4"
-    truths = write_clip(clip, width=width, height=720, fps=10, seconds=seconds, sar=sar)
+    truths = write_clip(clip, width=width, height=720, fps=10, seconds=seconds, sar=sar, **orientation)
     report = anonymize_video(clip, folder / "out", anonymizer=anonymizer)
     return clip, truths, report, folder / "out" / report["output"]["path"]
 
@@ -82,7 +84,7 @@ def test_a_sample_aspect_ratio_outside_the_measured_ones_is_unmeasured(tmp_path,
     clip = tmp_path / "street_3x2.mp4"
     write_clip(clip, width=1280, height=720, fps=10, seconds=0.2, sar="3:2")
     with pytest.raises(ConfigError, match=r"a sample aspect ratio of 3:2 is outside the measured ones "
-                                          r"\(1:1, 4:3, 2:1\).*--allow-unmeasured"):
+                                          r"\(1:1, 4:3, 2:1, 3:4, 1:2\).*--allow-unmeasured"):
         anonymize_video(clip, tmp_path / "out", anonymizer=anonymizer)
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
@@ -95,6 +97,20 @@ def test_a_4_to_3_anamorphic_720p_clip_is_hidden_as_shown(tmp_path, anonymizer):
     assert report["input"]["stored_size"] == [1280, 720] and probe(out).width == 1706
     scores = _scores(clip, out, truths)
     assert scores["face"] >= 0.98 and scores["plate"] >= 0.95 and scores["face40"] == 1.0, scores
+
+
+@pytest.mark.slow
+def test_a_2_to_1_phone_portrait_clip_is_hidden_as_shown(tmp_path, anonymizer):
+    """A ratio with rotation metadata: pixels stored sideways and squeezed (2560x720 shown as 360x2560 stored, 2:1),
+    shown upright by a 90 degree display matrix; the ratio as decoded is 1:2 (turned with the frame), measured
+    (docs/anonymize.md, "Anamorphic video", with perf/bench_anamorphic.py's other orientations)."""
+    clip, truths, report, out = _anonymized(tmp_path, anonymizer, "2:1", 2560, 0.5, **ORIENTATIONS["phone portrait"])
+    assert report["status"] == "passed" and report["unmeasured"] == []
+    assert report["input"]["sample_aspect_ratio"] == "1:2" and report["input"]["rotation_deg"] == 90
+    assert (probe(out).width, probe(out).height, sample_aspect(out), display_rotation(out)) == (2560, 720, 1, 0)
+    scores = _scores(clip, out, truths)
+    assert scores["face"] >= 0.98 and scores["plate"] >= 0.95 and scores["face40"] == 1.0, scores
+    assert report_problem(out.with_name(out.stem + ".anonymization.json"), out) is None
 
 
 def test_shown_size_widens_or_heightens_never_shrinks():
