@@ -651,9 +651,8 @@ def plate_candidates(cv2: Any, labels: np.ndarray, edges: np.ndarray, stats: np.
                      changes_min: int = 0) -> list[tuple[float, float, float, float]]:
     """The plate-like areas among :func:`plate_texture`'s connected areas on its scaled frame (``labels`` and
     ``stats`` as OpenCV's ``connectedComponentsWithStats`` gives them, 0 the background; ``edges`` the edge pixels,
-    non-zero),
-    as (centre x, centre y, length, angle) in the frame's pixels (``scale``: the frame's pixels per pixel of the
-    scaled one) and degrees.
+    non-zero), as (centre x, centre y, length, angle) in the frame's pixels (``scale``: the frame's pixels per pixel
+    of the scaled one) and degrees.
 
     An area's centre, angle and length come from the moments of its edge pixels: the turn that levels its long
     axis (in OpenCV's sense: positive turns counter-clockwise, levelling an area whose right end is lower), and
@@ -666,7 +665,8 @@ def plate_candidates(cv2: Any, labels: np.ndarray, edges: np.ndarray, stats: np.
     for k, (x, y, width, height, _) in enumerate(stats[1:], start=1):
         signs = (labels[y:y + height, x:x + width] == k) * edges[y:y + height, x:x + width]
         shape = _long_axis(cv2, signs != 0, scale)
-        if shape is None or abs(shape[3]) > PLATE_LOOKS["angle_max_deg"] or _sign_changes(signs) < changes_min:
+        if (shape is None or abs(shape[3]) > PLATE_LOOKS["angle_max_deg"]
+                or (changes_min and _sign_changes(signs) < changes_min)):
             continue
         found.append((shape[0] + x * scale[0], shape[1] + y * scale[1], shape[2], shape[3]))
     return sorted(found, key=lambda c: -c[2])[:PLATE_LOOKS["most"] if most is None else most]
@@ -675,7 +675,7 @@ def plate_candidates(cv2: Any, labels: np.ndarray, edges: np.ndarray, stats: np.
 def _sign_changes(signs: np.ndarray) -> int:
     """The most changes of sign between one edge pixel of ``signs`` (1 or -1; 0: none) and the next along any of
     its rows: each stroke of a character that a row crosses is a rise and a fall, so a row across two strokes or
-    more changes sign 3 times or more; a lone edge, a bar or a step, at most twice."""
+    more changes sign 3 times or more, a row across one stroke once."""
     rows, cols = np.nonzero(signs)
     changed = (rows[1:] == rows[:-1]) & (signs[rows[1:], cols[1:]] != signs[rows[:-1], cols[:-1]])
     return int(np.bincount(rows[1:][changed]).max()) if changed.any() else 0
