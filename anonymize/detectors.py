@@ -558,9 +558,9 @@ TEXTURE = {"edge_min": 120, "edge_share": 0.25, "window_px": [24, 8], "grow_px":
 #: as fine (:func:`plate_texture`), shorter than ``small_below`` of the frame width, the ``most_small`` longest not
 #: already looked at, each taken as at least ``shortest`` of the width long and zoomed to ``small_plate_px``,
 #: searched at ``small_step``; chosen on ``plates`` frames at 2 and 3 fps (1280x720, 1920x1080, 2560x1440), checked
-#: at 5 and 7.5 fps. Of those, only areas a row of whose edge pixels changes sign ``small_sign_changes`` times (two
-#: strokes crossed; :func:`_sign_changes`): every small area that found a ``plates`` plate had 3 or more, at 720p
-#: every ``street`` one 2 or fewer (docs/anonymize.md).
+#: at 5 and 7.5 fps. An area shorter than ``small_below`` (on either map) is looked at only when a row of its edge
+#: pixels changes sign ``small_sign_changes`` times or more (two strokes crossed; :func:`_sign_changes`): every short
+#: area whose look found a ``plates`` plate had 3 or more, most of ``street``'s 2 or fewer (docs/anonymize.md).
 PLATE_LOOKS = {"elongation_min": 2.0, "angle_max_deg": 30.0, "most": 48, "plate_px": [180],
                "zoom_max": 8.0, "crop": [0.75, 0.3], "level_within_deg": 4.0, "step": 1.05, "smallest": 0.85,
                "min_neighbors": 0, "small_below": 0.06, "most_small": 32, "shortest": 0.02,
@@ -615,13 +615,10 @@ def _small_candidates(cv2: Any, gray: np.ndarray, shrink: float,
     """:func:`plate_candidates` on the map at ``shrink`` (half :func:`plate_texture`'s, so full size at 720p),
     kept when shorter than ``PLATE_LOOKS["small_below"]`` of the frame width and not inside an area of ``found``:
     the plates of 2 % of the width (26 px at 720p: no area on the coarser map) and plates whose thin strokes fade
-    there (a 4 % dark plate at 1440p); the ``PLATE_LOOKS["most_small"]`` longest of them. Only areas that cross a
-    row of strokes are kept (:func:`_sign_changes` at least ``PLATE_LOOKS["small_sign_changes"]``): at 720p the
-    map's other small areas (a ``street`` frame's 13, none a plate) each cost a zoomed look on both polarities."""
+    there (a 4 % dark plate at 1440p); the ``PLATE_LOOKS["most_small"]`` longest of them."""
     limit = PLATE_LOOKS["small_below"] * gray.shape[1]
     labels, edges, stats, scale = _dense_areas(cv2, gray, shrink)
-    small = [c for c in plate_candidates(cv2, labels, edges, stats, scale, most=len(stats),
-                                         changes_min=PLATE_LOOKS["small_sign_changes"])
+    small = [c for c in plate_candidates(cv2, labels, edges, stats, scale, most=len(stats))
              if c[2] < limit and not any(_holds(f, c) for f in found)]
     return small[:PLATE_LOOKS["most_small"]]
 
@@ -647,8 +644,7 @@ def _dense_areas(cv2: Any, gray: np.ndarray, shrink: float) -> tuple[np.ndarray,
 
 
 def plate_candidates(cv2: Any, labels: np.ndarray, edges: np.ndarray, stats: np.ndarray,
-                     scale: tuple[float, float], most: int | None = None,
-                     changes_min: int = 0) -> list[tuple[float, float, float, float]]:
+                     scale: tuple[float, float], most: int | None = None) -> list[tuple[float, float, float, float]]:
     """The plate-like areas among :func:`plate_texture`'s connected areas on its scaled frame (``labels`` and
     ``stats`` as OpenCV's ``connectedComponentsWithStats`` gives them, 0 the background; ``edges`` the edge pixels,
     non-zero), as (centre x, centre y, length, angle) in the frame's pixels (``scale``: the frame's pixels per pixel
@@ -659,14 +655,17 @@ def plate_candidates(cv2: Any, labels: np.ndarray, edges: np.ndarray, stats: np.
     its length as a rectangle's with that spread (sqrt(12 l1), l1 the larger eigenvalue of their covariance).
     Kept: areas whose long axis is at least ``PLATE_LOOKS["elongation_min"]`` times their short one (a plate's row
     of characters) and within ``PLATE_LOOKS["angle_max_deg"]`` of level, the ``most`` longest (None:
-    ``PLATE_LOOKS["most"]``), longest first, and, when ``changes_min`` is given, that cross a row of strokes
-    (:func:`_sign_changes` of their signed edge pixels at least ``changes_min``)."""
-    found = []
+    ``PLATE_LOOKS["most"]``), longest first; of those shorter than ``PLATE_LOOKS["small_below"]`` of the frame
+    width, only those that cross a row of strokes (:func:`_sign_changes` of their signed edge pixels at least
+    ``PLATE_LOOKS["small_sign_changes"]``: each short area costs a zoomed look on both polarities, and at 720p a
+    ``street`` frame had 13 a frame, none a plate)."""
+    found, short = [], PLATE_LOOKS["small_below"] * labels.shape[1] * scale[0]
+    changes = PLATE_LOOKS["small_sign_changes"]
     for k, (x, y, width, height, _) in enumerate(stats[1:], start=1):
         signs = (labels[y:y + height, x:x + width] == k) * edges[y:y + height, x:x + width]
         shape = _long_axis(cv2, signs != 0, scale)
         if (shape is None or abs(shape[3]) > PLATE_LOOKS["angle_max_deg"]
-                or (changes_min and _sign_changes(signs) < changes_min)):
+                or (shape[2] < short and _sign_changes(signs) < changes)):
             continue
         found.append((shape[0] + x * scale[0], shape[1] + y * scale[1], shape[2], shape[3]))
     return sorted(found, key=lambda c: -c[2])[:PLATE_LOOKS["most"] if most is None else most]
