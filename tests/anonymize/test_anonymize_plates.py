@@ -21,7 +21,7 @@ pytest.importorskip("cv2")
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from streamcue.anonymize.detectors import PLATE_LOOKS, HaarPlateDetector, plate_texture  # noqa: E402
+from streamcue.anonymize.detectors import PLATE_LOOKS, HaarPlateDetector, _sign_changes, plate_texture  # noqa: E402
 from streamcue.anonymize.pipeline import AnonymizeConfig, anonymize_video  # noqa: E402
 from streamcue.anonymize.report import MEASURED_PLATE_WIDTHS, report_problem  # noqa: E402
 from streamcue.anonymize.synthetic import Truth, clip_frames, detail_recall, write_clip  # noqa: E402
@@ -97,3 +97,14 @@ def test_plates_of_2_to_25_percent_light_and_dark_level_and_turned_are_covered(w
         _, candidates = plate_texture(cv2, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY))
         turned = [angle for _, _, length, angle in candidates if length > 0.03 * width and abs(angle) > 4]
         assert len(turned) == 5 and all(abs(angle + 12) < 5 for angle in turned), candidates
+
+
+def test_a_short_area_is_looked_at_only_where_a_row_crosses_two_strokes():
+    """The rule that spares a zoomed look at most of a textured frame's short areas (PLATE_LOOKS
+    ``small_sign_changes``): along a row, each character stroke is a rise and a fall of the gradient, so a row across
+    two strokes changes sign 3 times, one across a single stroke once, a step never; pixels without an edge (0) and
+    other rows do not join them."""
+    two_strokes = np.int8([[1, 1, 0, -1, 0, 1, 0, -1], [1, 0, 0, 0, 0, 0, 0, -1]])
+    one_stroke, step = np.int8([[0, 1, 1, 0, -1, 0]]), np.int8([[1, 1, 0, 0], [0, 1, 1, 0]])
+    assert [_sign_changes(s) for s in (two_strokes, one_stroke, step)] == [3, 1, 0]
+    assert PLATE_LOOKS["small_sign_changes"] == 3
