@@ -1,0 +1,169 @@
+"""CenterFace's runtimes side by side: the network's own speed, and face recall on the labelled clips.
+
+    python perf/bench_runtime.py [--runtimes onnxruntime,openvino-fp32,openvino-bf16] [--threads 2]
+                                 [--speed-only | --recall-only] [--rounds 5]
+                                 [--scenes street,crowd,turned,pan,holdout] [--sizes 1280x720,1600x900,...]
+                                 [--orientations upright,...] [--seconds 1] [--fps 10] [--preset balanced]
+                                 [--json figures.jsonl]
+
+Speed: one process builds CenterFace once per runtime (``CenterFaceDetector(runtime=...)``, ``--threads``
+threads) and runs the network alone (no resizing, no box decoding) on a random image of each input size
+(640x384, 1280x736, 1920x1088: what 640 px looks, 720p and 1080p full-size looks give it), the runtimes
+alternating look by look, ``--rounds`` looks each after one to warm up; the figure is the median time of
+a look and each runtime's ratio to onnxruntime. Then, after one look, the process sleeps 1 s per runtime
+and the CPU time it used meanwhile is printed: threads that spin while idle would show there.
+
+Recall: every labelled clip (``streamcue.anonymize.synthetic``: the scenes, each at every size and in every
+one of ``ORIENTATIONS``; ``--seconds`` long at ``--fps``) goes through one ``Anonymizer`` per runtime (the
+preset's schedule, the models loaded once) and is scored as ``tests/anonymize/test_anonymize_orientation.py``
+scores it (``synthetic.recall``, the share of ground-truth face area the masks hide), on the faces of 40 px
+and more (a box whose longer side is at least 40 px: the measured range, docs/anonymize.md). The table gives
+each case's face recall per runtime, then each runtime's lowest and the cases where it is below onnxruntime's.
+The load average (1 minute) is printed before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("STREAMCUE_NO_PROGRESS", "1")
+
+import numpy as np  # noqa: E402
+
+from streamcue.anonymize.detectors import FACE_RUNTIMES, CenterFaceDetector  # noqa: E402
+from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer  # noqa: E402
+from streamcue.anonymize.synthetic import ORIENTATIONS, Truth, recall, write_clip  # noqa: E402
+from streamcue.video import probe, read_frames  # noqa: E402
+
+INPUTS = ((640, 384), (1280, 736), (1920, 1088))
+SIZES = "1280x720,1600x900,1920x1080,2560x1440"
+SMALLEST_FACE = 40
+
+
+def load() -> str:
+    return f"{os.getloadavg()[0]:.1f}"
+
+
+def speed(runtimes: list[str], threads: int, rounds: int) -> list[dict]:
+    """The median time of a network run per runtime and input size, the runtimes alternating."""
+    nets = {rt: CenterFaceDetector(runtime=rt, threads=threads)._net for rt in runtimes}
+    rng = np.random.default_rng(0)
+    rows = []
+    for w, h in INPUTS:
+        blob = rng.uniform(0, 255, (1, 3, h, w)).astype(np.float32)
+        times: dict[str, list[float]] = {rt: [] for rt in runtimes}
+        outputs = {}
+        for k in range(rounds + 1):
+            for rt in runtimes if k % 2 else runtimes[::-1]:
+                net = nets[rt]
+                started = time.perf_counter()
+                outputs[rt] = net.sess.run(net.onnx_output_names[:3], {net.onnx_input_name: blob})
+                if k:  # the first look of a size warms up
+                    times[rt].append(time.perf_counter() - started)
+        for rt in runtimes:
+            diff = max(float(np.abs(a - b).max()) for a, b in zip(outputs[rt], outputs[runtimes[0]]))
+            rows.append({"input": f"{w}x{h}", "runtime": rt, "ms": 1000 * statistics.median(times[rt]),
+                         "max_diff": diff})
+    for row in rows:
+        base = next(r["ms"] for r in rows if r["input"] == row["input"] and r["runtime"] == runtimes[0])
+        row["speedup"] = base / row["ms"]
+    return rows
+
+
+def idle_cpu(runtimes: list[str], threads: int) -> dict[str, float]:
+    """CPU seconds this process used in the 1 s after a look, per runtime (spinning threads would use it)."""
+    out = {}
+    blob = np.zeros((1, 3, 736, 1280), np.float32)
+    for rt in runtimes:
+        net = CenterFaceDetector(runtime=rt, threads=threads)._net
+        net.sess.run(net.onnx_output_names[:3], {net.onnx_input_name: blob})
+        before = time.process_time()
+        time.sleep(1.0)
+        out[rt] = time.process_time() - before
+    return out
+
+
+def big_faces(truths: list[Truth]) -> list[Truth]:
+    """``truths`` with the faces under :data:`SMALLEST_FACE` px dropped (plates kept)."""
+    return [Truth([b for b in t.boxes if b[0] != "face" or max(b[3] - b[1], b[4] - b[2]) >= SMALLEST_FACE])
+            for t in truths]
+
+
+def recall_cases(args: argparse.Namespace, runtimes: list[str], out) -> list[dict]:
+    anonymizers = {rt: Anonymizer(AnonymizeConfig.from_preset(args.preset, face_runtime=rt, threads=args.threads))
+                   for rt in runtimes}
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in args.sizes.split(","):
+            width, height = map(int, size.split("x"))
+            for scene in args.scenes.split(","):
+                for orientation in args.orientations.split(","):
+                    clip = Path(tmp) / "clip.mp4"
+                    truths = big_faces(write_clip(clip, width=width, height=height, fps=args.fps,
+                                                  seconds=args.seconds, scene=scene, **ORIENTATIONS[orientation]))
+                    info = probe(clip)
+                    row = {"size": size, "scene": scene, "orientation": orientation}
+                    for rt in runtimes:
+                        masks = [r.mask for r in anonymizers[rt].process(read_frames(clip, info), info.fps)]
+                        row[rt] = recall(masks, truths).get("face")
+                    rows.append(row)
+                    print(json.dumps(row), file=out, flush=True)
+    return rows
+
+
+def render_recall(rows: list[dict], runtimes: list[str]) -> str:
+    lines = ["| size | scene | orientation | " + " | ".join(runtimes) + " |",
+             "|---|---|---|" + "---|" * len(runtimes)]
+    for row in rows:
+        lines.append(f"| {row['size']} | {row['scene']} | {row['orientation']} | "
+                     + " | ".join(f"{row[rt]:.3f}" for rt in runtimes) + " |")
+    for rt in runtimes:
+        below = [f"{r['size']} {r['scene']} {r['orientation']}" for r in rows if r[rt] < r[runtimes[0]] - 1e-9]
+        lines.append(f"\n{rt}: lowest {min(r[rt] for r in rows):.3f}, below {runtimes[0]} on {len(below)} of "
+                     f"{len(rows)} cases{': ' + '; '.join(below) if below else ''}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runtimes", default=",".join(FACE_RUNTIMES), help="the first is the reference")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--speed-only", action="store_true")
+    parser.add_argument("--recall-only", action="store_true")
+    parser.add_argument("--scenes", default="street,crowd,turned,pan,holdout")
+    parser.add_argument("--sizes", default=SIZES)
+    parser.add_argument("--orientations", default=",".join(ORIENTATIONS))
+    parser.add_argument("--seconds", type=float, default=1.0)
+    parser.add_argument("--fps", type=float, default=10.0)
+    parser.add_argument("--preset", default="balanced")
+    parser.add_argument("--json", type=Path, help="write each recall case as a JSON line here too")
+    args = parser.parse_args()
+    runtimes = args.runtimes.split(",")
+    print(f"load average {load()}, {args.threads} threads, {os.cpu_count()} CPUs", flush=True)
+    if not args.recall_only:
+        print(f"| input | runtime | ms a look | vs {runtimes[0]} | largest output difference |\n|---|---|---|---|---|")
+        for row in speed(runtimes, args.threads, args.rounds):
+            print(f"| {row['input']} | {row['runtime']} | {row['ms']:.1f} | {row['speedup']:.2f}x | "
+                  f"{row['max_diff']:.2g} |", flush=True)
+        idle = idle_cpu(runtimes, args.threads)
+        print("CPU seconds used in the 1 s after a look: " + ", ".join(f"{k} {v:.3f}" for k, v in idle.items()))
+        print(f"load average {load()}", flush=True)
+    if not args.speed_only:
+        out = args.json.open("a") if args.json else open(os.devnull, "w")
+        with out:
+            rows = recall_cases(args, runtimes, out)
+        print(render_recall(rows, runtimes))
+        print(f"load average {load()}", flush=True)
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
