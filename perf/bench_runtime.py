@@ -15,11 +15,20 @@ and the CPU time it used meanwhile is printed: threads that spin while idle woul
 
 Recall: every labelled clip (``streamcue.anonymize.synthetic``: the scenes, each at every size and in every
 one of ``ORIENTATIONS``; ``--seconds`` long at ``--fps``) goes through one ``Anonymizer`` per runtime (the
-preset's schedule, the models loaded once) and is scored as ``tests/anonymize/test_anonymize_orientation.py``
-scores it (``synthetic.recall``, the share of ground-truth face area the masks hide), on the faces of 40 px
-and more (a box whose longer side is at least 40 px: the measured range, docs/anonymize.md). The table gives
-each case's face recall per runtime, then each runtime's lowest and the cases where it is below onnxruntime's.
+preset's schedule, the models loaded once), its hidden frames encoded as the pipeline encodes them, and is scored
+on the faces of 40 px and more (a box whose longer side is at least 40 px: the measured range, docs/anonymize.md)
+by the benchmark's measure (``synthetic.detail_recall``, as ``perf/bench_anonymize.py`` scores: the share of face
+area whose middle lost its detail) and, beside it, by the orientation tests' (``synthetic.recall``: the share of
+face area the masks cover). The table gives each case's face recall per runtime, then each runtime's lowest and
+the cases where it is below onnxruntime's.
 The load average (1 minute) is printed before and after.
+
+Start-up (``--startup N``): N short clips (1280x720, 0.5 s at 10 fps) in one folder go through
+``streamcue anonymize FOLDER --engine ray --workers 2`` (a local Ray instance, as a user runs it), as a whole
+process, with this checkout's code and with ``--before``'s (a folder holding an earlier checkout's ``streamcue``
+package, put first on ``PYTHONPATH``), alternating ``--rounds`` times; the figures are each run's wall time and the
+sum of its tasks' times (each report's ``wall_s`` is the anonymization alone: the difference is what the task paid
+before it, models and canary included).
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -39,8 +49,8 @@ import numpy as np  # noqa: E402
 
 from streamcue.anonymize.detectors import FACE_RUNTIMES, CenterFaceDetector  # noqa: E402
 from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer  # noqa: E402
-from streamcue.anonymize.synthetic import ORIENTATIONS, Truth, recall, write_clip  # noqa: E402
-from streamcue.video import probe, read_frames  # noqa: E402
+from streamcue.anonymize.synthetic import ORIENTATIONS, Truth, detail_recall, recall, write_clip  # noqa: E402
+from streamcue.video import FrameWriter, probe, read_frames  # noqa: E402
 
 INPUTS = ((640, 384), (1280, 736), (1920, 1088))
 SIZES = "1280x720,1600x900,1920x1080,2560x1440"
@@ -111,24 +121,55 @@ def recall_cases(args: argparse.Namespace, runtimes: list[str], out) -> list[dic
                     info = probe(clip)
                     row = {"size": size, "scene": scene, "orientation": orientation}
                     for rt in runtimes:
-                        masks = [r.mask for r in anonymizers[rt].process(read_frames(clip, info), info.fps)]
-                        row[rt] = recall(masks, truths).get("face")
+                        hidden, masks = Path(tmp) / "hidden.mp4", []
+                        writer = FrameWriter(hidden, info.width, info.height, info.fps)
+                        for result in anonymizers[rt].process(read_frames(clip, info), info.fps):
+                            writer.write(result.frame)
+                            masks.append(result.mask)
+                        writer.close()
+                        row[rt] = detail_recall(clip, hidden, truths).get("face")
+                        row[f"{rt} mask"] = recall(masks, truths).get("face")
                     rows.append(row)
                     print(json.dumps(row), file=out, flush=True)
     return rows
 
 
 def render_recall(rows: list[dict], runtimes: list[str]) -> str:
-    lines = ["| size | scene | orientation | " + " | ".join(runtimes) + " |",
+    lines = ["| size | scene | orientation | " + " | ".join(f"{rt} (masks)" for rt in runtimes) + " |",
              "|---|---|---|" + "---|" * len(runtimes)]
     for row in rows:
         lines.append(f"| {row['size']} | {row['scene']} | {row['orientation']} | "
-                     + " | ".join(f"{row[rt]:.3f}" for rt in runtimes) + " |")
+                     + " | ".join(f"{row[rt]:.3f} ({row[rt + ' mask']:.3f})" for rt in runtimes) + " |")
     for rt in runtimes:
         below = [f"{r['size']} {r['scene']} {r['orientation']}" for r in rows if r[rt] < r[runtimes[0]] - 1e-9]
         lines.append(f"\n{rt}: lowest {min(r[rt] for r in rows):.3f}, below {runtimes[0]} on {len(below)} of "
                      f"{len(rows)} cases{': ' + '; '.join(below) if below else ''}")
     return "\n".join(lines)
+
+
+def startup(count: int, before: Path, rounds: int) -> None:
+    """``--startup``: the same folder through this checkout and ``before``'s, alternating, each run timed whole."""
+    with tempfile.TemporaryDirectory() as tmp:
+        clips = Path(tmp) / "clips"
+        clips.mkdir()
+        for k in range(count):
+            write_clip(clips / f"clip{k:02d}.mp4", width=1280, height=720, fps=10, seconds=0.5, seed=k)
+        print("| code | run | wall s | tasks | sum of the reports' wall_s |\n|---|---|---|---|---|")
+        for k in range(rounds):
+            for label in ("before", "after") if k % 2 == 0 else ("after", "before"):
+                env = {**os.environ, "STREAMCUE_NO_PROGRESS": "1"}
+                if label == "before":
+                    env["PYTHONPATH"] = os.pathsep.join([str(before), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+                out = Path(tmp) / f"out-{label}-{k}"
+                started = time.perf_counter()
+                done = subprocess.run([sys.executable, "-m", "streamcue", "anonymize", str(clips), "--out", str(out),
+                                       "--engine", "ray", "--workers", "2"], capture_output=True, text=True, env=env)
+                wall = time.perf_counter() - started
+                reports = [json.loads(p.read_text()) for p in sorted(out.glob("*.anonymization.json"))]
+                named = sum("runtime" in r["detectors"]["face"]["settings"] for r in reports)
+                print(f"| {label} ({named} reports name a runtime) | {k + 1} | {wall:.1f} | {len(reports)} "
+                      f"(exit {done.returncode}) | {sum(r['wall_s'] for r in reports):.1f} |", flush=True)
+        print(f"load average {load()}", flush=True)
 
 
 def main() -> None:
@@ -145,9 +186,13 @@ def main() -> None:
     parser.add_argument("--fps", type=float, default=10.0)
     parser.add_argument("--preset", default="balanced")
     parser.add_argument("--json", type=Path, help="write each recall case as a JSON line here too")
+    parser.add_argument("--startup", type=int, help="measure start-up instead, on this many short clips")
+    parser.add_argument("--before", type=Path, help="--startup: a folder with an earlier checkout's streamcue package")
     args = parser.parse_args()
     runtimes = args.runtimes.split(",")
     print(f"load average {load()}, {args.threads} threads, {os.cpu_count()} CPUs", flush=True)
+    if args.startup:
+        return startup(args.startup, args.before, args.rounds)
     if not args.recall_only:
         print(f"| input | runtime | ms a look | vs {runtimes[0]} | largest output difference |\n|---|---|---|---|---|")
         for row in speed(runtimes, args.threads, args.rounds):
