@@ -135,15 +135,23 @@ def recall_cases(args: argparse.Namespace, runtimes: list[str], out) -> list[dic
 
 
 def render_recall(rows: list[dict], runtimes: list[str]) -> str:
-    lines = ["| size | scene | orientation | " + " | ".join(f"{rt} (masks)" for rt in runtimes) + " |",
-             "|---|---|---|" + "---|" * len(runtimes)]
-    for row in rows:
-        lines.append(f"| {row['size']} | {row['scene']} | {row['orientation']} | "
-                     + " | ".join(f"{row[rt]:.3f} ({row[rt + ' mask']:.3f})" for rt in runtimes) + " |")
-    for rt in runtimes:
-        below = [f"{r['size']} {r['scene']} {r['orientation']}" for r in rows if r[rt] < r[runtimes[0]] - 1e-9]
-        lines.append(f"\n{rt}: lowest {min(r[rt] for r in rows):.3f}, below {runtimes[0]} on {len(below)} of "
-                     f"{len(rows)} cases{': ' + '; '.join(below) if below else ''}")
+    """One row per size and scene, one column per orientation, each cell the runtimes' detail recall (``a / b``);
+    then, per runtime and measure, the lowest and the cases below the first runtime's."""
+    orientations = list(dict.fromkeys(r["orientation"] for r in rows))
+    lines = [f"| size | scene | {' | '.join(orientations)} |", "|---|---|" + "---|" * len(orientations)]
+    cells = {(r["size"], r["scene"], r["orientation"]): " / ".join(f"{r[rt]:.3f}" for rt in runtimes) for r in rows}
+    for size, scene in dict.fromkeys((r["size"], r["scene"]) for r in rows):
+        lines.append(f"| {size} | {scene} | " + " | ".join(cells.get((size, scene, o), "-") for o in orientations)
+                     + " |")
+    lines.append("")
+    for rt in runtimes[1:]:
+        for measure, suffix in (("detail recall", ""), ("mask share", " mask")):
+            below = [f"{r['size']} {r['scene']} {r['orientation']} ({r[rt + suffix]:.4f} against "
+                     f"{r[runtimes[0] + suffix]:.4f})" for r in rows if r[rt + suffix] < r[runtimes[0] + suffix] - 1e-9]
+            lines.append(f"* {measure}: {rt} lowest {min(r[rt + suffix] for r in rows):.4f}, {runtimes[0]} lowest "
+                         f"{min(r[runtimes[0] + suffix] for r in rows):.4f}; {rt} below {runtimes[0]} on {len(below)} "
+                         f"of {len(rows)} cases{': ' + '; '.join(below[:8]) if below else ''}"
+                         f"{f' and {len(below) - 8} more' if len(below) > 8 else ''}")
     return "\n".join(lines)
 
 
@@ -186,6 +194,7 @@ def main() -> None:
     parser.add_argument("--fps", type=float, default=10.0)
     parser.add_argument("--preset", default="balanced")
     parser.add_argument("--json", type=Path, help="write each recall case as a JSON line here too")
+    parser.add_argument("--table", type=Path, nargs="+", help="print the recall table of these --json files only")
     parser.add_argument("--startup", type=int, help="measure start-up instead, on this many short clips")
     parser.add_argument("--before", type=Path, help="--startup: a folder with an earlier checkout's streamcue package")
     args = parser.parse_args()
@@ -193,6 +202,8 @@ def main() -> None:
     print(f"load average {load()}, {args.threads} threads, {os.cpu_count()} CPUs", flush=True)
     if args.startup:
         return startup(args.startup, args.before, args.rounds)
+    if args.table:
+        return print(render_recall([json.loads(line) for path in args.table for line in path.open()], runtimes))
     if not args.recall_only:
         print(f"| input | runtime | ms a look | vs {runtimes[0]} | largest output difference |\n|---|---|---|---|---|")
         for row in speed(runtimes, args.threads, args.rounds):
