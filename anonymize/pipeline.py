@@ -220,6 +220,9 @@ class AnonymizeConfig:
             out.append(f"--pad {self.pad} is below {MEASURED['pad']}")
         if self.full_every == 0 and self.max_side is not None and self.face == "centerface":
             out.append("--full-every 0 never looks for small faces at full size")
+        if self.face == "centerface" and self.face_runtime == "openvino-bf16" and not asks_for_gpu(self.device):
+            out.append("--face-runtime openvino-bf16 hid less than onnxruntime on labelled clips (720p holdout upside "
+                       "down: face recall 0.955 against 1.000; docs/anonymize.md, \"Runtimes\")")
         if self.face == "centerface" and asks_for_gpu(self.device):
             out.append(f"--device {self.device} runs CenterFace in half precision on a GPU, whose recall was "
                        f"measured end to end in one run on one GPU only")

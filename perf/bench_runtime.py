@@ -108,8 +108,9 @@ def big_faces(truths: list[Truth]) -> list[Truth]:
 
 
 def recall_cases(args: argparse.Namespace, runtimes: list[str], out) -> list[dict]:
-    anonymizers = {rt: Anonymizer(AnonymizeConfig.from_preset(args.preset, face_runtime=rt, threads=args.threads))
-                   for rt in runtimes}
+    # allow_unmeasured: openvino-bf16 is outside the measured range (this measure put it there); nothing else differs
+    anonymizers = {rt: Anonymizer(AnonymizeConfig.from_preset(args.preset, face_runtime=rt, threads=args.threads,
+                                                              allow_unmeasured=True)) for rt in runtimes}
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for size in args.sizes.split(","):
@@ -166,7 +167,7 @@ videos = sorted(Path(sys.argv[1]).glob("*.mp4"))
 for o in anonymize_on_ray(videos, Path(sys.argv[2]), AnonymizeConfig(), cpus=2):
     settings = o.report["detectors"]["face"]["settings"] if o.report else {}
     print(json.dumps({"state": o.state, "task_s": o.ran[1] - o.ran[0], "wall_s": (o.report or {}).get("wall_s"),
-                      "named": "runtime" in settings}))
+                      "named": "runtime" in settings, "error": o.error}))
 """
 
 
@@ -188,6 +189,9 @@ def startup(count: int, before: Path, rounds: int) -> None:
                 # run in the temporary folder, not a checkout: python puts the folder it runs in first on its path
                 done = subprocess.run([sys.executable, "-c", _DRIVER, str(clips), str(Path(tmp) / f"{label}-{k}")],
                                       capture_output=True, text=True, env=env, cwd=tmp)
+                for task in (json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")):
+                    if task["state"] != "done":
+                        print(f"  {label}: a task {task['state']}: {task.get('error')}", flush=True)
                 wall = time.perf_counter() - started
                 tasks = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
                 ok = [t for t in tasks if t["state"] == "done"]
