@@ -27,9 +27,11 @@ Start-up (``--startup N``): N short clips (1280x720, 0.5 s at 10 fps) in one fol
 ``anonymize_on_ray`` (what ``streamcue anonymize FOLDER --engine ray --workers 2`` calls: a local Ray instance with
 2 CPUs, the ``balanced`` defaults), in a process of its own, with this checkout's code and with ``--before``'s (a
 folder holding an earlier checkout's ``streamcue`` package, put first on ``PYTHONPATH``), alternating ``--rounds``
-times. The figures are each run's wall time, the sum of its tasks' times (``VideoOutcome.ran``), of its reports'
-``wall_s`` (decoding, looking, hiding and encoding) and the difference: what the tasks paid besides, models,
-canary and hashing included.
+times (without ``--before``, only the first part below). First, in this process, the start-up itself: ``N`` builds
+of an ``Anonymizer`` (what each task paid) against ``N`` calls of ``ray_engine.worker_anonymizer`` once its worker
+built one (what each later task pays now). Then, per run: its wall time, the sum of its tasks' times
+(``VideoOutcome.ran``), of its reports' ``wall_s`` (decoding, looking, hiding and encoding) and the difference: what
+the tasks paid besides, models, canary and hashing included.
 """
 
 from __future__ import annotations
@@ -171,6 +173,28 @@ for o in anonymize_on_ray(videos, Path(sys.argv[2]), AnonymizeConfig(), cpus=2):
 """
 
 
+def builds(count: int) -> None:
+    """What a Ray task paid before its video, in this process: ``Anonymizer(AnonymizeConfig())`` (every task, before
+    workers kept theirs; the canary was already cached per settings in a process) against ``worker_anonymizer``
+    (every task now: the first in a worker builds, the rest reuse), ``count`` times each after a first build."""
+    from dataclasses import asdict
+
+    from streamcue.anonymize.ray_engine import worker_anonymizer
+
+    options = AnonymizeConfig()
+    given, stated = json.dumps(asdict(options)), json.dumps(options.stated())
+    worker_anonymizer(given, stated)
+    for label, build in (("Anonymizer(AnonymizeConfig())", lambda: Anonymizer(options)),
+                         ("worker_anonymizer (kept)", lambda: worker_anonymizer(given, stated))):
+        times = []
+        for _ in range(count):
+            started = time.perf_counter()
+            build()
+            times.append(time.perf_counter() - started)
+        print(f"{label}: {count} builds, median {statistics.median(times):.3f} s, total {sum(times):.2f} s "
+              f"(load average {load()})", flush=True)
+
+
 def startup(count: int, before: Path, rounds: int) -> None:
     """``--startup``: the same folder through this checkout and ``before``'s, alternating."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -225,7 +249,8 @@ def main() -> None:
     runtimes = args.runtimes.split(",")
     print(f"load average {load()}, {args.threads} threads, {os.cpu_count()} CPUs", flush=True)
     if args.startup:
-        return startup(args.startup, args.before, args.rounds)
+        builds(args.startup)
+        return startup(args.startup, args.before, args.rounds) if args.before else None
     if args.table:
         return print(render_recall([json.loads(line) for path in args.table for line in path.open()], runtimes))
     if not args.recall_only:
