@@ -11,8 +11,10 @@ look finds a box that, padded as the run pads, covers the middle of the face (it
 way, the part the recall figures score). A threshold no face can reach, a model that finds
 nothing, a size too small to see a face: the run stops before its first output.
 
-The result is cached per settings in the process (one CenterFace call per look, about 0.1 s
-each; see docs/anonymize.md for the measured start-up cost).
+The result is cached in the process per model (its SHA-256), runtime and settings (one CenterFace
+call per look, about 0.1 s each; see docs/anonymize.md for the measured start-up cost): every
+Anonymizer a process builds with them (each ``--workers`` process, each Ray worker process, a
+test module) pays it once.
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ def _covers(boxes: np.ndarray, head: tuple[int, int, int, int]) -> bool:
 def run_canary(face: Any, key: tuple[Any, ...], pad: float, two_sizes: bool) -> dict[str, Any] | None:
     """The canary's result for ``face`` (None: no face detector); raises ConfigError when it fails.
 
-    ``key`` names the settings the result is cached under (detector, model, threshold, sizes).
+    ``key`` names the settings the result is cached under (detector, model hash, runtime, threshold, sizes).
     """
     if face is None:
         return None

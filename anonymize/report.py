@@ -13,7 +13,11 @@ frames), ``not_anonymized`` when a detector was switched off (``--detector none`
 hidden), ``unmeasured`` when a setting lies outside the range where recall was measured
 (``--allow-unmeasured``, listed in ``unmeasured``), else ``passed``. ``canary`` records that the
 face detector, with the run's settings, found a known face before the run began
-(:mod:`streamcue.anonymize.canary`). Paths in a report are file names only, never a local folder.
+(:mod:`streamcue.anonymize.canary`). CenterFace's settings name what ran it (``runtime``:
+onnxruntime, openvino-fp32, openvino-bf16 or torch) and the model's SHA-256 (``model_sha256``);
+reports made before they were named lack both and were made with onnxruntime: the check below
+reads neither, so it passes and refuses them as before. Paths in a report are file names only,
+never a local folder.
 
 A recorded video may be published only when its report exists, says ``passed``, names both
 detectors with their versions, holds a detection log for every frame, names the SHA-256 of

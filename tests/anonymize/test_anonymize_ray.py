@@ -112,6 +112,20 @@ def test_one_task_per_video_failures_reported_and_reruns_skip_what_they_did(tmp_
         assert "done 0, skipped 3, failed 1" in fourth.stdout, fourth.stderr
         assert re.search(r"throughput: no video anonymized in this run \([0-9.]+ s\)", fourth.stdout), fourth.stdout
 
+        # start-up paid once per worker process: a worker keeps its Anonymizer (models, canary) for the next video
+        # with the same options; it builds one only when they change (here: from the earlier runs' to these)
+        from streamcue.anonymize.pipeline import AnonymizeConfig
+        from streamcue.anonymize.ray_engine import anonymize_on_ray
+
+        videos = [folder / f"{name}.mp4" for name in ("a", "b", "c")]
+        outcomes = list(anonymize_on_ray(videos, tmp_path / "again", AnonymizeConfig.from_preset("fast", pad=0.4)))
+        assert [o.state for o in outcomes] == ["done"] * 3, [o.error for o in outcomes]
+        by_worker: dict[int, list[int]] = {}
+        for outcome in outcomes:
+            by_worker.setdefault(outcome.worker["pid"], []).append(outcome.worker["anonymizers_built"])
+        assert len(by_worker) < len(outcomes)  # some worker ran several videos
+        assert all(len(set(built)) == 1 for built in by_worker.values()), by_worker  # and loaded the models once
+
 
 def check_throughput(stdout, reports):
     """The summary's line: the videos anonymized in this run, their hours, and hours over the run's wall time."""
