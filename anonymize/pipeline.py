@@ -473,7 +473,7 @@ class Anonymizer:
         recent: deque[tuple[int, tuple[float, float], np.ndarray]] = deque()  # face looks of the last bridge_s
         reach = max(plan.stride, round(self.options.bridge_s * fps))
         turned_at: dict[int, int] = {}  # turn -> the last frame where a look on the frame so turned found something
-        choice = _LookChoice(plan, self.threshold, sweeps=self.face is not None)
+        choice = _LookChoice(plan, faces=self.face is not None, plates=self.plate is not None)
         grey = None
         for i, (frame, position, grey) in enumerate(_prefetch(moving, 8) if overlap else moving):
             if previous is not None:
@@ -610,8 +610,9 @@ class _LookChoice:
     :class:`~streamcue.anonymize.tracks.LookTriggers` finds needed, never sooner after the last look of their kind
     than the clock's spacing. Looks for faces at ``max_side`` keep the clock either way."""
 
-    def __init__(self, plan: Schedule, threshold: float, sweeps: bool = True) -> None:
-        self.plan, self.threshold, self.sweeps = plan, threshold, sweeps
+    def __init__(self, plan: Schedule, faces: bool = True, plates: bool = True) -> None:
+        self.plan = plan
+        self.sweeps, self.plates = faces, plates  # the detectors there are (a turned sweep looks for faces)
         every = {"full": plan.full_every or 1, "turned": plan.turn_every, "plates": plan.plate_every}
         self.triggers = LookTriggers(every, plan.recheck) if plan.triggered else None
         # (camera, boxes) of the last look of each kind: faces at each size (strong), plates, the weak faces no
@@ -637,7 +638,7 @@ class _LookChoice:
             plates = plates and item.plates is None
         if self.triggers is not None and faces and self.sweeps:
             why["turned"] = self.triggers.due("turned", i, grey, last)
-        taken = {"full": faces and full and bool(plan.full_every), "plates": plates,
+        taken = {"full": faces and full and bool(plan.full_every) and self.sweeps, "plates": plates and self.plates,
                  "turned": faces and self.sweeps and why.get("turned") is not None}
         for kind, on in taken.items():
             if on:
