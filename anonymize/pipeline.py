@@ -13,6 +13,11 @@ the calling thread feeds the encoding ffmpeg process. Recall before precision:
   (small faces), plates every ``plate_s`` (0: every frame); :meth:`Anonymizer.plan` turns it
   into frames for one video. At a look at ``max_side``, faces under ``follow_px`` high found
   at an earlier look are looked for again at full size in crops around them;
+* the expensive looks (full size, the turned sweep, plates) by that clock (``looks="clock"``) or only
+  where the frame asks for them (``looks="triggered"``: a scene change, motion outside the boxes
+  followed, a track lost, a weak face no sweep saw, ``recheck_s`` without one), never sooner after
+  the last look of their kind than the clock's spacing (:class:`_LookChoice`,
+  :class:`~streamcue.anonymize.tracks.LookTriggers`); the report counts them by reason (``looks``);
 * the camera's motion, measured on every frame (:class:`~streamcue.anonymize.tracks.CameraMotion`),
   keeps boxes in scene coordinates; each box found at a look is paired with the nearest box at
   the next look of its kind or, when the detector missed it there, at a later one up to
