@@ -657,6 +657,7 @@ class _LookChoice:
         t = self.triggers
         if not last:
             t.scale = grey.shape[1] / item.frame.shape[1]
+            t.growth = FOLLOW_SPEED * item.frame.shape[0] / self.plan.fps  # as fast as a followed face may move
             t.watch(grey)
         why = {"full": t.due("full", item.index, grey, last) if self.plan.full_every else None,
                "plates": t.due("plates", item.index, grey, last)}
@@ -669,9 +670,9 @@ class _LookChoice:
         t = self.triggers
         if t is None:
             return
-        for boxes in (item.faces, item.plates):
+        for what, boxes in (("faces", item.faces), ("plates", item.plates)):
             if boxes is not None:
-                t.found(item.index, boxes)
+                t.found(item.index, boxes, what)
         if item.faces is not None:
             strong = item.strong if item.strong is not None else np.ones(len(item.faces), bool)
             if self._lost(("faces", item.full), item, item.faces[strong]):

@@ -155,6 +155,9 @@ CHANGE_PIXELS = 8
 CUT_SHARE = 0.5
 #: The kinds of expensive look, as the report counts them.
 KINDS = ("full", "turned", "plates")
+#: The boxes whose changes do not ask for a look of each kind: plates are followed by plate looks alone (no look in
+#: between finds them again), so the motion of a plate asks for the next plate look.
+COVERS = {"full": ("faces", "plates"), "turned": ("faces", "plates"), "plates": ("faces",)}
 
 
 class LookTriggers:
@@ -172,7 +175,10 @@ class LookTriggers:
     * ``orientation``: a face look found a weak face (scored under the threshold) that no strong
       face holds (``turned`` only): a face may be there, turned;
     * ``motion``: at least ``CHANGE_PIXELS`` pixels of the small copy changed by more than
-      ``CHANGE_GREY`` since the last look of K, outside every box found at the looks since then;
+      ``CHANGE_GREY`` since the last look of K, outside every box found at the looks since then (faces
+      and plates; for ``plates``, faces only: a plate is followed by plate looks alone, so a moving
+      plate gets the clock's), each grown on every side by how far what it holds may have moved since
+      it was found (``growth`` frame pixels a frame: the speed up to which a found face is followed);
     * ``recheck``: ``recheck`` frames passed since the last look of K (a still scene is looked at
       again).
 
@@ -180,13 +186,15 @@ class LookTriggers:
     copy pixels as they are, the camera's motion not taken out: a moving camera changes the copy
     outside the boxes, so it gets the clock's looks."""
 
-    def __init__(self, every: dict[str, int], recheck: int, scale: float = 1.0) -> None:
+    def __init__(self, every: dict[str, int], recheck: int, scale: float = 1.0, growth: float = 0.0) -> None:
         self.every, self.recheck = every, recheck
-        self.scale = scale  # copy pixels per frame pixel
+        self.scale = scale    # copy pixels per frame pixel
+        self.growth = growth  # frame pixels a found box grows by on each side per frame since it was found
         self.last: dict[str, int] = {}
         self._reference: dict[str, np.ndarray] = {}
         self.pending: dict[str, str] = {}
-        self._boxes: deque[tuple[int, np.ndarray]] = deque()  # (frame, boxes in frame pixels) found at looks
+        # (frame, what, boxes in frame pixels) found at looks: what is "faces" or "plates"
+        self._boxes: deque[tuple[int, str, np.ndarray]] = deque()
         self._previous: np.ndarray | None = None
 
     def watch(self, grey: np.ndarray) -> None:
@@ -214,7 +222,7 @@ class LookTriggers:
             return None
         if kind in self.pending:
             return self.pending[kind]
-        if self._moved(kind, grey):
+        if self._moved(kind, i, grey):
             return "motion"
         return "recheck" if gap >= self.recheck else None
 
@@ -223,24 +231,26 @@ class LookTriggers:
         self.last[kind], self._reference[kind] = i, grey
         self.pending.pop(kind, None)
 
-    def found(self, i: int, boxes: np.ndarray) -> None:
-        """Boxes (frame pixels) a look on frame ``i`` found: changes inside them are what is followed."""
+    def found(self, i: int, boxes: np.ndarray, what: str = "faces") -> None:
+        """Boxes (frame pixels) of ``what`` (faces, plates) a look on frame ``i`` found: changes inside them are
+        what is followed."""
         if len(boxes):
-            self._boxes.append((i, np.asarray(boxes[:, :4], np.float64)))
+            self._boxes.append((i, what, np.asarray(boxes[:, :4], np.float64)))
         oldest = min(self.last.values(), default=i)
         while self._boxes and self._boxes[0][0] < oldest:
             self._boxes.popleft()
 
-    def _moved(self, kind: str, grey: np.ndarray) -> bool:
+    def _moved(self, kind: str, i: int, grey: np.ndarray) -> bool:
         reference = self._reference[kind]
         if reference.shape != grey.shape:
             return True
         changed = _changed(reference, grey)
         h, w = changed.shape
-        for index, boxes in self._boxes:
-            if index < self.last[kind]:
+        for index, what, boxes in self._boxes:
+            if index < self.last[kind] or what not in COVERS[kind]:
                 continue
-            for x1, y1, x2, y2 in np.round(boxes * self.scale).astype(np.int64):
+            grown = boxes + self.growth * (i - index) * np.array([-1, -1, 1, 1])
+            for x1, y1, x2, y2 in np.round(grown * self.scale).astype(np.int64):
                 changed[max(0, y1):max(0, min(h, y2 + 1)), max(0, x1):max(0, min(w, x2 + 1))] = False
         return int(np.count_nonzero(changed)) >= CHANGE_PIXELS
 

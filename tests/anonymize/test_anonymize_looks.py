@@ -138,7 +138,9 @@ def test_look_triggers_keep_the_clocks_spacing_and_look_again_at_a_still_scene()
     moved = still.copy()
     moved[2:6, 2:6] = 200  # 16 pixels changed
     assert triggers.due("plates", 2, moved) is None and triggers.due("plates", 3, moved) == "motion"
-    triggers.found(0, np.array([[0, 0, 200, 200]]))  # a box followed there: its changes are its own
+    triggers.found(0, np.array([[0, 0, 200, 200]]), "plates")
+    assert triggers.due("plates", 3, moved) == "motion"  # a plate is followed by plate looks alone
+    triggers.found(0, np.array([[0, 0, 200, 200]]))  # a face followed there: its changes are its own
     triggers.scale = 0.025
     assert triggers.due("plates", 3, moved) is None
     triggers.watch(still)
