@@ -183,7 +183,8 @@ def main() -> None:
                     else:
                         preset, _, mode = tool.partition("/")
                         cmd = [*streamcue_command(), "anonymize", str(path), "--out", str(folder), "--preset", preset,
-                               *(["--looks", mode] if mode else []), *outside]
+                               *(["--looks", mode] if mode else []),
+                               *(["--allow-unmeasured"] if mode == "triggered" and not outside else []), *outside]
                     times.setdefault((fps, scene, tool), []).append(run(cmd))
                     outputs[(fps, scene, tool)] = out
         elapsed = time.perf_counter() - started

@@ -63,10 +63,11 @@ def anonymize(
                                                              "haar.")] = None,
     looks: Annotated[Optional[str], typer.Option(help="Override the preset: the expensive looks (faces at full "
                                                       "size, the turned sweep, plates) by the clock (every one the "
-                                                      "preset's seconds give; thorough) or triggered (only those "
+                                                      "preset's seconds give; every preset) or triggered (only those "
                                                       "where the picture changed, a face or plate was lost or a "
                                                       "weak face may be turned, and at least every 1 s; never more "
-                                                      "than the clock; balanced, fast). The report counts them "
+                                                      "than the clock; needs --allow-unmeasured: it missed the "
+                                                      "measured recall on a turned clip). The report counts them "
                                                       "(looks).")] = None,
     dilate: Annotated[Optional[float], typer.Option(help="Override the preset: seconds before and after a detection "
                                                          "that stay blurred (0.2; fast: 0.3).")] = None,
