@@ -13,6 +13,11 @@ the calling thread feeds the encoding ffmpeg process. Recall before precision:
   (small faces), plates every ``plate_s`` (0: every frame); :meth:`Anonymizer.plan` turns it
   into frames for one video. At a look at ``max_side``, faces under ``follow_px`` high found
   at an earlier look are looked for again at full size in crops around them;
+* the expensive looks (full size, the turned sweep, plates) by that clock (``looks="clock"``) or only
+  where the frame asks for them (``looks="triggered"``: a scene change, motion outside the boxes
+  followed, a track lost, a weak face no sweep saw, ``recheck_s`` without one), never sooner after
+  the last look of their kind than the clock's spacing (:class:`_LookChoice`,
+  :class:`~streamcue.anonymize.tracks.LookTriggers`); the report counts them by reason (``looks``);
 * the camera's motion, measured on every frame (:class:`~streamcue.anonymize.tracks.CameraMotion`),
   keeps boxes in scene coordinates; each box found at a look is paired with the nearest box at
   the next look of its kind or, when the detector missed it there, at a later one up to
@@ -42,7 +47,7 @@ import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +58,8 @@ from streamcue.anonymize.canary import run_canary
 from streamcue.anonymize.detectors import (DEFAULT_FACE_RUNTIME, DEVICES, asks_for_gpu, check_face_runtime,
                                            check_plate_search, make_face_detector, make_plate_detector)
 from streamcue.anonymize.contact_sheet import ContactSheet, contact_sheet_path
-from streamcue.anonymize.tracks import CameraMotion, Chain, Links, crops_in_steps, follow_regions, suppress
+from streamcue.anonymize.tracks import (KINDS, CameraMotion, Chain, Links, LookTriggers, crops_in_steps, follow_regions,
+                                        lost_boxes, suppress)
 from streamcue.video import (FrameWriter, display_rotation, ffmpeg_exe, ffmpeg_version, probe, read_frames,
                              sample_aspect, shown_size)
 from streamcue.anonymize.report import (REPORT_FORMAT, anonymization_status, frame_problem, frames_at,
@@ -64,9 +70,9 @@ from streamcue.io import as_usual_file, write_json
 from streamcue.progress import track
 from streamcue.version import __version__
 
-__all__ = ["VIDEO_SUFFIXES", "PRESETS", "DEFAULT_PRESET", "MEASURED", "LIMITS", "ENCODER", "X264_PRESETS",
+__all__ = ["VIDEO_SUFFIXES", "PRESETS", "DEFAULT_PRESET", "MEASURED", "LIMITS", "ENCODER", "X264_PRESETS", "LOOKS",
            "AnonymizeConfig", "Schedule", "FrameResult", "Anonymizer",
-           "output_paths", "anonymize_video", "find_videos", "anonymize_many"]
+           "output_paths", "anonymize_video", "look_counts", "find_videos", "anonymize_many"]
 
 
 VIDEO_SUFFIXES = (".mp4", ".mov", ".mkv", ".avi", ".webm", ".m4v", ".mpg", ".mpeg")
@@ -76,21 +82,29 @@ PRESETS: dict[str, dict[str, Any]] = {
     # every frame at full size, plates too: the most CenterFace and the cascade can find
     "thorough": {"max_side": None, "look_s": 0.0, "full_s": 0.0, "plate_s": 0.0, "plate_max_side": None,
                  "plate_step": 1.05, "plate_search": "frame",
-                 "pad": 0.25, "dilate_s": 0.2, "follow_px": 0, "turn_s": 0.0},
+                 "pad": 0.25, "dilate_s": 0.2, "follow_px": 0, "turn_s": 0.0, "looks": "clock"},
     # faces at 640 px 10 times a second, at full size every 0.4 s and, in crops, at every look for the small
     # or weakly found ones; boxes carried between looks; plates 10 times a second (every frame up to 10 fps),
     # where the frame's texture can hold one; boxes padded 35 % (turned faces' boxes are narrow)
     "balanced": {"max_side": 640, "look_s": 0.1, "full_s": 0.4, "plate_s": 0.1, "plate_max_side": None,
                  "plate_step": 1.1, "plate_search": "texture",
-                 "pad": 0.35, "dilate_s": 0.2, "follow_px": 120, "turn_s": 0.5},
+                 "pad": 0.35, "dilate_s": 0.2, "follow_px": 120, "turn_s": 0.5, "looks": "clock"},
     # faces at 640 px 5 times a second, at full size every 0.5 s (crops at every look as above; every 1 s
     # missed 0.98 face recall on ``turned`` at 1920x1080); plates every 0.2 s (upright only, as in every
     # preset, unless a turn found a face); boxes carried between looks, padded and dilated more
     "fast": {"max_side": 640, "look_s": 0.2, "full_s": 0.5, "plate_s": 0.2, "plate_max_side": None,
              "plate_step": 1.1, "plate_search": "texture",
-             "pad": 0.35, "dilate_s": 0.3, "follow_px": 120, "turn_s": 1.0},
+             "pad": 0.35, "dilate_s": 0.3, "follow_px": 120, "turn_s": 1.0, "looks": "clock"},
 }
 DEFAULT_PRESET = "balanced"
+
+#: How the expensive looks (faces at full size, the turned sweep, plates) are scheduled (``AnonymizeConfig.looks``):
+#: ``clock``, at every one the preset's seconds give (schedule 1); ``triggered``, at those of them that what the frame
+#: shows asks for (:class:`~streamcue.anonymize.tracks.LookTriggers`), never more, a still scene looked at again at
+#: least every ``recheck_s`` (docs/anonymize.md "Looks where they are needed"). Every preset keeps the clock:
+#: ``triggered`` missed the measured face recall on ``street`` turned 90 degrees (0.977, in its pixels and by rotation
+#: metadata, 10 fps), so it is ``unmeasured`` (``AnonymizeConfig.unmeasured``).
+LOOKS = ("clock", "triggered")
 
 #: The range where recall was measured (perf/bench_anonymize.py, docs/anonymize.md: CenterFace at
 #: threshold 0.2, face boxes padded 0.25 (thorough) and 0.35 (balanced, fast)). A lower threshold
@@ -103,6 +117,7 @@ LIMITS: dict[str, tuple[float, float, bool]] = {
     "face_threshold": (0.0, 1.0, True), "track_threshold": (0.0, 1.0, True), "plate_threshold": (0.0, 1.0, True),
     "max_side": (64, 16384, False), "plate_max_side": (64, 16384, False),
     "look_s": (0.0, 5.0, False), "full_s": (0.0, 5.0, False), "plate_s": (0.0, 5.0, False), "turn_s": (0.0, 5.0, False),
+    "recheck_s": (0.0, 5.0, True),
     "stride": (1, 300, False), "full_every": (0, 300, False), "plate_every": (1, 300, False),
     "plate_step": (1.0, 2.0, True), "pad": (0.0, 1.0, False), "plate_pad": (0.0, 1.0, False),
     "dilate_s": (0.0, 5.0, False), "bridge_s": (0.0, 5.0, False), "follow_px": (0, 16384, False),
@@ -123,7 +138,7 @@ X264_PRESETS = ("ultrafast", "superfast", "veryfast", "faster", "fast", "medium"
 #: the CLI option of each setting, for messages
 _OPTION = {"face_threshold": "--face-threshold", "track_threshold": "--track-threshold", "max_side": "--max-side",
            "stride": "--stride", "full_every": "--full-every", "plate_every": "--plate-every", "pad": "--pad",
-           "dilate_s": "--dilate"}
+           "dilate_s": "--dilate", "recheck_s": "--recheck"}
 
 
 def _check_number(name: str, value: Any, low: float, high: float, open_: bool) -> None:
@@ -175,6 +190,10 @@ class AnonymizeConfig:
     threads: int | None = None    # detector threads (None: the cores this process may use)
     encoder_threads: int = 8      # x264's threads, whatever the machine: its bytes depend on them (see ENCODER)
     encoder_preset: str = ENCODER["preset"]  # x264's preset (X264_PRESETS): faster, a larger file at the same crf
+    looks: str = "clock"          # expensive looks by the "clock", or "triggered" by what the frame shows (see LOOKS;
+                                  # unmeasured)
+    recheck_s: float = 1.0        # triggered: a still scene gets each expensive look at least this often (never
+                                  # more often than the clock)
     device: str = "cpu"           # the face detector's: cpu, cuda (CenterFace in torch, half precision) or auto
                                   # (cuda when a CUDA device and the [gpu] extra are there); on a GPU: unmeasured
     face_runtime: str = DEFAULT_FACE_RUNTIME  # CenterFace on the CPU: onnxruntime, openvino-fp32 or openvino-bf16
@@ -189,6 +208,8 @@ class AnonymizeConfig:
         check_face_runtime(self.face_runtime)
         if self.encoder_preset not in X264_PRESETS:
             raise ConfigError(f"--encoder-preset must be one of {', '.join(X264_PRESETS)}, got {self.encoder_preset!r}")
+        if self.looks not in LOOKS:
+            raise ConfigError(f"--looks must be one of {', '.join(LOOKS)}, got {self.looks!r}")
         if self.device not in DEVICES:
             raise ConfigError(f"--device must be one of {', '.join(DEVICES)}, got {self.device!r}")
         for name in ("max_side", "plate_max_side"):  # 0: full size, as the CLI's --max-side 0 says
@@ -218,6 +239,8 @@ class AnonymizeConfig:
             out.append(f"--track-threshold {self.track_threshold} is above {MEASURED['track_threshold']}")
         if self.pad < MEASURED["pad"]:
             out.append(f"--pad {self.pad} is below {MEASURED['pad']}")
+        if self.looks == "triggered":
+            out.append("--looks triggered missed the measured face recall on a turned clip (0.977)")
         if self.full_every == 0 and self.max_side is not None and self.face == "centerface":
             out.append("--full-every 0 never looks for small faces at full size")
         if self.face == "centerface" and self.face_runtime == "openvino-bf16" and not asks_for_gpu(self.device):
@@ -237,6 +260,8 @@ class AnonymizeConfig:
         detector's threads and ``allow_unmeasured``; a model file as its name and SHA-256, never its folder. A
         re-run on Ray skips a video only when its report states the same (``ray_engine.already_done``)."""
         stated = {k: v for k, v in asdict(self).items() if k not in ("threads", "allow_unmeasured")}
+        if self.looks == "clock":  # the schedule every report before LOOKS had: its outputs stay done
+            del stated["looks"], stated["recheck_s"]
         for name in ("face_model", "plate_model"):
             path = stated[name] and Path(stated[name])
             stated[name] = path and {"name": path.name, "sha256": sha256_file(path) if path.is_file() else None}
@@ -262,14 +287,35 @@ class Schedule:
     fps: float
     turn_every: int = 1  # every turn looked at on every turn_every-th frame (a look for faces)
     turn_hold: int = 0   # a turn that found something is looked at at every look for faces for this many frames
+    triggered: bool = False  # the expensive looks (full, the turned sweep, plates) only where needed (LOOKS)
+    recheck: int = 0     # triggered: frames after which a still scene gets each expensive look again
 
-    def turns(self, i: int, found: dict[int, int], last: bool = False) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    def turns(self, i: int, found: dict[int, int], last: bool = False,
+              sweep: bool | None = None) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """The turns (``TURNS``'s k) to look at on face look ``i``: (at this look's size, at ``max_side``).
         The first: those that found something at a look up to ``turn_hold`` frames back (``found``: k ->
-        frame); the second: every other one on every ``turn_every``-th frame and the last."""
+        frame); the second: every other one on every ``turn_every``-th frame and the last (``sweep``: where
+        the look was triggered instead)."""
         active = tuple(k for k in TURNS if i - found.get(k, -10**9) <= self.turn_hold)
-        sweep = i % self.turn_every == 0 or last
+        sweep = (i % self.turn_every == 0 or last) if sweep is None else sweep
         return active, tuple(k for k in TURNS if sweep and k not in active)
+
+    def clock_looks(self, frames: int) -> dict[str, int]:
+        """The expensive looks of each kind (``KINDS``) the clock takes on a video of ``frames`` frames: every
+        ``full_every``-th, ``turn_every``-th (a sweep of the turns, at a look for faces) and ``plate_every``-th
+        frame from the first, and the last (a sweep there when it gets a look for faces at full size then)."""
+        if frames < 1:
+            return dict.fromkeys(KINDS, 0)
+        last = frames - 1
+
+        def every(n: int) -> int:
+            return len(range(0, frames, n)) + (last % n != 0)
+
+        # the last frame's first pass looked at faces at full size: no second look (and sweep) there
+        full_first = last % self.full_every == 0 if self.full_every else last % self.stride == 0
+        sweeps = len(range(0, frames, self.turn_every)) + (last % self.turn_every != 0 and not full_first)
+        return {"full": every(self.full_every) if self.full_every else 0, "turned": sweeps,
+                "plates": every(self.plate_every)}
 
     def looks(self, i: int, last: bool = False) -> tuple[bool, bool, bool]:
         """(faces, at full size, plates) for frame ``i``; the last frame is always looked at."""
@@ -285,6 +331,7 @@ class FrameResult:
     faces: int
     plates: int
     detected: bool = True
+    looks: dict[str, str] = field(default_factory=dict)  # the expensive looks taken on this frame: kind -> reason
 
 
 @dataclass
@@ -299,6 +346,7 @@ class _Detected:
     found: np.ndarray | None = None   # the face boxes as found (N, 5), unpadded: where to look again
     camera: tuple[float, float] = (0.0, 0.0)  # where the camera is, in pixels from where it was at frame 0
     turned: tuple[int, ...] = ()      # the turns (TURNS's k) where this look found a face better than upright
+    why: dict[str, str] = field(default_factory=dict)  # the expensive looks taken here: kind (KINDS) -> reason
 
 
 class Anonymizer:
@@ -333,7 +381,8 @@ class Anonymizer:
         plates = o.plate_every if o.plate_every is not None else frames_at(o.plate_s, fps)
         window = max(int(np.ceil(o.dilate_s * fps - 1e-9)), stride - 1)
         turn_every = max(stride, stride * round(frames_at(o.turn_s, fps) / stride))  # a look for faces
-        return Schedule(stride, full, plates, window, fps, turn_every, max(turn_every, round(o.bridge_s * fps)))
+        return Schedule(stride, full, plates, window, fps, turn_every, max(turn_every, round(o.bridge_s * fps)),
+                        o.looks == "triggered", frames_at(o.recheck_s, fps))
 
     def window(self, fps: float) -> int:
         """Frames hidden on each side of a detection."""
@@ -360,7 +409,10 @@ class Anonymizer:
                 # faces are looked for on the frame turned by each of these too, every turn_every frames, and at
                 # every look for faces for turn_hold frames after a turn found one; plates only at such a turn
                 "turns_deg": [90 * k for k in TURNS], "turn_s": o.turn_s, "turn_every": plan.turn_every,
-                "turn_hold": plan.turn_hold, "turned_plates": "at a turn where a face was found"}
+                "turn_hold": plan.turn_hold, "turned_plates": "at a turn where a face was found",
+                # the expensive looks: every one the clock gives, or those of them a trigger asks for (see LOOKS)
+                "looks": o.looks, "recheck_s": o.recheck_s if plan.triggered else None,
+                "recheck_every": plan.recheck if plan.triggered else None}
 
     def _plate_thread(self) -> ThreadPoolExecutor:
         """The thread plates are looked for in: one per Anonymizer and process (a forked child makes its own)."""
@@ -441,25 +493,28 @@ class Anonymizer:
         recent: deque[tuple[int, tuple[float, float], np.ndarray]] = deque()  # face looks of the last bridge_s
         reach = max(plan.stride, round(self.options.bridge_s * fps))
         turned_at: dict[int, int] = {}  # turn -> the last frame where a look on the frame so turned found something
-        for i, (frame, position) in enumerate(_prefetch(moving, 8) if overlap else moving):
+        choice = _LookChoice(plan, faces=self.face is not None, plates=self.plate is not None)
+        grey = None
+        for i, (frame, position, grey) in enumerate(_prefetch(moving, 8) if overlap else moving):
             if previous is not None:
                 yield previous
             item = _Detected(i, frame, camera=position)
             while recent and recent[0][0] < i - reach:
                 recent.popleft()
-            faces, full, plates = plan.looks(i)
+            faces, full, plates, sweep = choice.choose(item, grey)
             # crops only matter at a look at reduced size: the other frames need no list of faces to follow
             follow = (_small_faces(recent, i, item.camera, follow_px, fps, frame.shape[0], self.threshold)
                       if faces and not full else None)
-            previous = self._look(item, faces, full, plates, follow=follow, turns=plan.turns(i, turned_at))
+            previous = self._look(item, faces, full, plates, follow=follow,
+                                  turns=plan.turns(i, turned_at, sweep=sweep))
+            choice.seen(previous, grey)
             turned_at.update(dict.fromkeys(previous.turned, i))
             if previous.found is not None and follow_px:
                 recent.append((i, previous.camera, previous.found))
         if previous is not None:  # the last frame is looked at (at full size with two sizes): nothing after it
-            faces, full, plates = plan.looks(previous.index, last=True)
-            faces = faces and not (previous.faces is not None and previous.full)
-            yield self._look(previous, faces, full, plates and previous.plates is None,
-                             turns=plan.turns(previous.index, turned_at, last=True))
+            faces, full, plates, sweep = choice.choose(previous, grey, last=True)
+            yield self._look(previous, faces, full, plates,
+                             turns=plan.turns(previous.index, turned_at, last=True, sweep=sweep))
 
     def process(self, frames: Iterable[np.ndarray], fps: float, *, overlap: bool = False,
                 inplace: bool = False) -> Iterator[FrameResult]:
@@ -479,7 +534,9 @@ class Anonymizer:
         position interpolated between them; the frame is hidden once, with one mask."""
         plan = self.plan(fps)
         d = plan.window
-        gap = max(plan.stride, plan.full_every, plan.plate_every, round(self.options.bridge_s * fps))
+        # boxes are linked across the longest gap between two looks of a kind: a triggered schedule's recheck too
+        gap = max(plan.stride, plan.full_every, plan.plate_every, round(self.options.bridge_s * fps),
+                  plan.recheck if plan.triggered else 0)
         ahead = max(d, gap)  # frames read before one is hidden
         pending: deque[_Detected] = deque()
         kinds = {"faces": Links(gap, fps), "full": Links(gap, fps), "plates": Links(gap, fps)}
@@ -526,7 +583,7 @@ class Anonymizer:
             nf = sum(c.strong for c in item.chains) if item.faces is not None else 0
             np_ = len(item.plates) if item.plates is not None else 0
             return FrameResult(hide(item.frame, mask, inplace=inplace and item.frame.flags.writeable), mask, nf, np_,
-                               item.faces is not None)
+                               item.faces is not None, item.why)
 
         for item in items:
             if _linked(item, kinds):
@@ -558,11 +615,108 @@ def _linked(item: _Detected, kinds: Mapping[str, Links]) -> bool:
 FOLLOW_SPEED = 0.4
 
 
-def _with_camera(frames: Iterable[np.ndarray]) -> Iterator[tuple[np.ndarray, tuple[float, float]]]:
-    """Each frame with where the camera is (:class:`~streamcue.anonymize.tracks.CameraMotion`)."""
+def _with_camera(frames: Iterable[np.ndarray]) -> Iterator[tuple[np.ndarray, tuple[float, float], np.ndarray]]:
+    """Each frame with where the camera is and its small grey copy
+    (:class:`~streamcue.anonymize.tracks.CameraMotion`)."""
     camera = CameraMotion()
     for frame in frames:
-        yield frame, camera.update(frame)
+        position = camera.update(frame)
+        yield frame, position, camera.grey
+
+
+class _LookChoice:
+    """Which looks each frame of one video gets, and why (``_Detected.why``): the clock's (``Schedule.looks``, the
+    turned sweep every ``turn_every`` frames), or, on a ``triggered`` schedule, those that
+    :class:`~streamcue.anonymize.tracks.LookTriggers` finds needed, never sooner after the last look of their kind
+    than the clock's spacing. Looks for faces at ``max_side`` keep the clock either way."""
+
+    def __init__(self, plan: Schedule, faces: bool = True, plates: bool = True) -> None:
+        self.plan = plan
+        self.sweeps, self.plates = faces, plates  # the detectors there are (a turned sweep looks for faces)
+        every = {"full": plan.full_every or 1, "turned": plan.turn_every, "plates": plan.plate_every}
+        self.triggers = LookTriggers(every, plan.recheck) if plan.triggered else None
+        # (camera, boxes) of the last look of each kind: faces at each size (strong), plates, the weak faces no
+        # strong one holds at the last sweep of the turns ("doubt")
+        self._last: dict[tuple, tuple[tuple[float, float], np.ndarray]] = {}
+
+    def choose(self, item: _Detected, grey: np.ndarray, last: bool = False) -> tuple[bool, bool, bool, bool]:
+        """(faces, at full size, plates, sweep the turns) for ``item``'s frame, each look taken named with its
+        reason in ``item.why``; ``last``: the second pass over the video's last frame (what the first looked at is
+        not looked at again)."""
+        i, plan = item.index, self.plan
+        if self.triggers is None:
+            faces, full, plates = plan.looks(i, last)
+            why = dict.fromkeys(("full", "plates", "turned"), "last" if last else "clock")
+            if i % plan.turn_every != 0 and not last:
+                why.pop("turned")
+        else:
+            why = self._due(item, grey, last)
+            full, plates = "full" in why, "plates" in why
+            faces = full or i % plan.stride == 0 or last
+        if last:
+            faces = faces and not (item.faces is not None and item.full)
+            plates = plates and item.plates is None
+        if self.triggers is not None and faces and self.sweeps:
+            why["turned"] = self.triggers.due("turned", i, grey, last)
+        taken = {"full": faces and full and bool(plan.full_every) and self.sweeps, "plates": plates and self.plates,
+                 "turned": faces and self.sweeps and why.get("turned") is not None}
+        for kind, on in taken.items():
+            if on:
+                item.why[kind] = why[kind]
+                if self.triggers is not None:
+                    self.triggers.looked(kind, i, grey)
+        return faces, full, plates, taken["turned"]
+
+    def _due(self, item: _Detected, grey: np.ndarray, last: bool) -> dict[str, str]:
+        """The triggered looks at full size and for plates due on ``item``'s frame, with their reasons."""
+        t = self.triggers
+        if not last:
+            t.scale = grey.shape[1] / item.frame.shape[1]
+            t.growth = FOLLOW_SPEED * item.frame.shape[0] / self.plan.fps  # as fast as a followed face may move
+            t.watch(grey)
+        why = {"full": t.due("full", item.index, grey, last) if self.plan.full_every else None,
+               "plates": t.due("plates", item.index, grey, last)}
+        return {kind: reason for kind, reason in why.items() if reason is not None}
+
+    def seen(self, item: _Detected, grey: np.ndarray) -> None:
+        """What a look found, for the triggers: boxes followed (motion inside them is theirs), a box of the last look
+        of its kind (faces at the same size, plates) not found again (``track_lost``), a weak face that no strong one
+        holds and that the last sweep of the turns did not see (``orientation``)."""
+        t = self.triggers
+        if t is None:
+            return
+        for what, boxes in (("faces", item.faces), ("plates", item.plates)):
+            if boxes is not None:
+                t.found(item.index, boxes, what)
+        if item.faces is not None:
+            strong = item.strong if item.strong is not None else np.ones(len(item.faces), bool)
+            if self._lost(("faces", item.full), item, item.faces[strong]):
+                t.flag(("full", "turned"), "track_lost")
+            unheld = _unheld(item.faces[~strong], item.faces[strong])
+            if "turned" in item.why:
+                self._last[("doubt",)] = item.camera, unheld
+            elif self._lost(("doubt",), item, unheld, keep=False):
+                t.flag(("turned",), "orientation")
+        if item.plates is not None and self._lost(("plates",), item, item.plates):
+            t.flag(("plates",), "track_lost")
+
+    def _lost(self, key: tuple, item: _Detected, boxes: np.ndarray, keep: bool = True) -> bool:
+        """With ``keep``: whether a box of the last look under ``key`` is not near one of ``boxes`` (then ``boxes``
+        are that look's); without: whether one of ``boxes`` is not near one of that look's."""
+        camera, before = self._last.get(key, (item.camera, np.zeros((0, 4))))
+        if keep:
+            self._last[key] = item.camera, boxes
+            return lost_boxes(before, boxes, np.subtract(camera, item.camera))
+        return lost_boxes(boxes, before, np.subtract(item.camera, camera))
+
+
+def _unheld(weak: np.ndarray, strong: np.ndarray) -> np.ndarray:
+    """The ``weak`` boxes whose centre lies in no ``strong`` box."""
+    if len(weak) == 0 or len(strong) == 0:
+        return weak
+    centres = (weak[:, None, :2] + weak[:, None, 2:4]) / 2
+    inside = ((centres >= strong[None, :, :2]) & (centres <= strong[None, :, 2:4])).all(axis=2)
+    return weak[~inside.any(axis=1)]
 
 
 #: The quarter turns (``np.rot90``'s k: 90, 180 and 270 degrees) a frame is looked at besides upright (faces and
@@ -716,6 +870,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
     plate_counts: list[int] = []
     hidden_share = 0.0
     looked = 0
+    taken: dict[str, dict[str, int]] = {kind: {} for kind in KINDS}  # expensive looks: kind -> reason -> count
     samples: list[dict[str, Any]] = []  # hidden regions of a few frames, for the release to check the blur
     tmp: Path | None = None
     writer: FrameWriter | None = None
@@ -741,6 +896,8 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
             face_counts.append(result.faces)
             plate_counts.append(result.plates)
             looked += result.detected
+            for kind, reason in result.looks.items():
+                taken[kind][reason] = taken[kind].get(reason, 0) + 1
             if result.faces or result.plates:
                 hidden_samples(len(face_counts) - 1, result.mask, samples, info.fps)
             hidden_share += np.count_nonzero(result.mask) / result.mask.size  # mean() casts every pixel to float
@@ -787,6 +944,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
                    "audio": "kept" if options.keep_audio and info.has_audio else "dropped"},
         "frames_processed": frames,
         "frames_detected": looked,
+        "looks": look_counts(taken, anonymizer.plan(info.fps).clock_looks(frames), options.looks),
         "detectors": detectors,
         "options": anonymizer.stated,
         "settings": {"pad": options.pad, "plate_pad": options.plate_pad, **settings,
@@ -819,6 +977,18 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
                              "written", file=report_path) from None
         raise
     return report
+
+
+def look_counts(taken: dict[str, dict[str, int]], clock: dict[str, int], schedule: str) -> dict[str, Any]:
+    """The report's ``looks``: per kind of expensive look (``KINDS``), how many were taken for each reason; what the
+    clock would have taken (``clock``) and how many of those were skipped (``skipped``: the clock's less those
+    taken, never below 0 since a triggered schedule never takes more)."""
+    counts: dict[str, Any] = {"schedule": schedule}
+    for kind in KINDS:
+        counts[kind] = {"total": sum(taken[kind].values()), **dict(sorted(taken[kind].items()))}
+    counts["clock"] = dict(clock)
+    counts["skipped"] = {kind: clock[kind] - counts[kind]["total"] for kind in KINDS}
+    return counts
 
 
 def _disk_full(exc: BaseException) -> bool:

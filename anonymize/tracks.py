@@ -12,6 +12,10 @@ chains that confirm weak detections, and the regions to look at again at full si
   Tracking by Associating Every Detection Box", ECCV 2022), applied forwards and backwards in
   time. A turned or partly hidden face that scores 0.08-0.2 on most frames is kept between the
   frames where it scores higher; a weak box that never joins a strong one is dropped.
+* :class:`LookTriggers` decides when an expensive look (faces at full size, the turned sweep,
+  plates) is needed: a scene change, motion outside the boxes being followed, a track lost or an
+  orientation in doubt since the last look of that kind, or too long without one; never sooner
+  after the last look of that kind than the clock's spacing (the ceiling).
 * :func:`follow_regions` gives the crops around faces found at earlier looks that are small
   enough to need full size, so that a look at reduced size also looks at those faces at full size;
   :func:`crops_in_steps` grows them to a few sizes for a network that prepares itself per input size.
@@ -20,12 +24,14 @@ chains that confirm weak detections, and the regions to look at again at full si
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 
 import numpy as np
 
 from streamcue.extras import require
 
-__all__ = ["CameraMotion", "Chain", "Links", "follow_regions", "crops_in_steps", "suppress"]
+__all__ = ["KINDS", "CameraMotion", "Chain", "Links", "LookTriggers", "lost_boxes", "follow_regions", "crops_in_steps",
+           "suppress"]
 
 
 class CameraMotion:
@@ -39,6 +45,7 @@ class CameraMotion:
         self._previous: np.ndarray | None = None
         self._window: np.ndarray | None = None
         self.position = np.zeros(2)
+        self.grey: np.ndarray | None = None  # the latest frame's small grey copy (a new array each frame)
 
     def update(self, frame: np.ndarray) -> tuple[float, float]:
         cv2 = self._cv2
@@ -46,6 +53,7 @@ class CameraMotion:
         scale = min(1.0, self.side / max(h, w))
         small = cv2.resize(frame, (max(8, round(w * scale)), max(8, round(h * scale))), interpolation=cv2.INTER_AREA)
         grey = np.float32(cv2.cvtColor(small, cv2.COLOR_BGR2GRAY))
+        self.grey = grey.copy()  # phaseCorrelate below windows its inputs in place
         if self._previous is not None:
             if self._window is None:
                 self._window = cv2.createHanningWindow(grey.shape[::-1], cv2.CV_32F)
@@ -135,6 +143,136 @@ class Links:
         if not out:
             return np.zeros((0, 4), np.int32)
         return np.round(np.asarray(out) - np.tile(camera, 2)).astype(np.int32)
+
+
+#: A pixel of the small grey copy (:class:`CameraMotion`'s, 320 px on its long side) has changed when it differs by
+#: more than this many grey levels from the same pixel at the last look of a kind (a 28 px face at 1280x720 covers
+#: about 50 of them; the copy's averaging leaves sensor and coding noise far below it).
+CHANGE_GREY = 16.0
+#: Motion outside the followed boxes: at least this many changed pixels of the small copy.
+CHANGE_PIXELS = 8
+#: A scene change (a cut): more than this share of the small copy's pixels changed from one frame to the next.
+CUT_SHARE = 0.5
+#: The kinds of expensive look, as the report counts them.
+KINDS = ("full", "turned", "plates")
+#: The boxes whose changes do not ask for a look of each kind: plates are followed by plate looks alone (no look in
+#: between finds them again), so the motion of a plate asks for the next plate look.
+COVERS = {"full": ("faces", "plates"), "turned": ("faces", "plates"), "plates": ("faces",)}
+
+
+class LookTriggers:
+    """When an expensive look of each kind (``KINDS``) is taken, instead of by the clock alone.
+
+    A look of kind K is taken on frame i when at least ``every[K]`` frames passed since the last
+    look of kind K (the clock's spacing: so no stretch of the video gets more looks of K than the
+    clock gives it, and a video never more in all) and one of these, the reason it is counted under:
+
+    * ``first``: no look of K yet; ``last``: the video's last frame (see :meth:`due`);
+    * ``scene_change``: on some frame since the last look of K, more than ``CUT_SHARE`` of the small
+      grey copy changed from the frame before (a cut, a flash, a whip pan);
+    * ``track_lost``: a box found at one look was not found near where it was at the next look of
+      its kind (faces for ``full`` and ``turned``, plates for ``plates``);
+    * ``orientation``: a face look found a weak face (scored under the threshold) that no strong
+      face holds (``turned`` only): a face may be there, turned;
+    * ``motion``: at least ``CHANGE_PIXELS`` pixels of the small copy changed by more than
+      ``CHANGE_GREY`` since the last look of K, outside every box found at the looks since then (faces
+      and plates; for ``plates``, faces only: a plate is followed by plate looks alone, so a moving
+      plate gets the clock's), each grown on every side by how far what it holds may have moved since
+      it was found (``growth`` frame pixels a frame: the speed up to which a found face is followed);
+    * ``recheck``: ``recheck`` frames passed since the last look of K (a still scene is looked at
+      again).
+
+    Otherwise the look the clock would take is skipped. Boxes and copies are in frame pixels and
+    copy pixels as they are, the camera's motion not taken out: a moving camera changes the copy
+    outside the boxes, so it gets the clock's looks."""
+
+    def __init__(self, every: dict[str, int], recheck: int, scale: float = 1.0, growth: float = 0.0) -> None:
+        self.every, self.recheck = every, recheck
+        self.scale = scale    # copy pixels per frame pixel
+        self.growth = growth  # frame pixels a found box grows by on each side per frame since it was found
+        self.last: dict[str, int] = {}
+        self._reference: dict[str, np.ndarray] = {}
+        self.pending: dict[str, str] = {}
+        # (frame, what, boxes in frame pixels) found at looks: what is "faces" or "plates"
+        self._boxes: deque[tuple[int, str, np.ndarray]] = deque()
+        self._previous: np.ndarray | None = None
+
+    def watch(self, grey: np.ndarray) -> None:
+        """Every frame, in order: a cut since the frame before makes every kind's next look due."""
+        if self._previous is not None and self._previous.shape == grey.shape \
+                and _changed(self._previous, grey).mean() > CUT_SHARE:
+            self.flag(self.every, "scene_change")
+        self._previous = grey
+
+    def flag(self, kinds: Iterable[str], reason: str) -> None:
+        """The next look of each of ``kinds`` is due for ``reason`` (the first reason since its last look stands)."""
+        for kind in kinds:
+            self.pending.setdefault(kind, reason)
+
+    def due(self, kind: str, i: int, grey: np.ndarray, last: bool = False) -> str | None:
+        """Why frame ``i`` gets a look of ``kind``, or None (skipped). ``last``: the video's last frame, looked at
+        whatever the spacing (no later look carries a box back to it) except by ``turned``, which keeps its
+        spacing there too."""
+        if kind not in self.last:
+            return "first"
+        gap = i - self.last[kind]
+        if last and (kind != "turned" or gap >= self.every[kind]):
+            return "last"
+        if gap < self.every[kind]:
+            return None
+        if kind in self.pending:
+            return self.pending[kind]
+        if self._moved(kind, i, grey):
+            return "motion"
+        return "recheck" if gap >= self.recheck else None
+
+    def looked(self, kind: str, i: int, grey: np.ndarray) -> None:
+        """A look of ``kind`` was taken on frame ``i`` (whose small copy is ``grey``)."""
+        self.last[kind], self._reference[kind] = i, grey
+        self.pending.pop(kind, None)
+
+    def found(self, i: int, boxes: np.ndarray, what: str = "faces") -> None:
+        """Boxes (frame pixels) of ``what`` (faces, plates) a look on frame ``i`` found: changes inside them are
+        what is followed."""
+        if len(boxes):
+            self._boxes.append((i, what, np.asarray(boxes[:, :4], np.float64)))
+        oldest = min(self.last.values(), default=i)
+        while self._boxes and self._boxes[0][0] < oldest:
+            self._boxes.popleft()
+
+    def _moved(self, kind: str, i: int, grey: np.ndarray) -> bool:
+        reference = self._reference[kind]
+        if reference.shape != grey.shape:
+            return True
+        changed = _changed(reference, grey)
+        h, w = changed.shape
+        for index, what, boxes in self._boxes:
+            if index < self.last[kind] or what not in COVERS[kind]:
+                continue
+            grown = boxes + self.growth * (i - index) * np.array([-1, -1, 1, 1])
+            for x1, y1, x2, y2 in np.round(grown * self.scale).astype(np.int64):
+                changed[max(0, y1):max(0, min(h, y2 + 1)), max(0, x1):max(0, min(w, x2 + 1))] = False
+        return int(np.count_nonzero(changed)) >= CHANGE_PIXELS
+
+
+def _changed(before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """Pixels of two small grey copies that differ by more than ``CHANGE_GREY``."""
+    return np.abs(after.astype(np.float32) - before.astype(np.float32)) > CHANGE_GREY
+
+
+def lost_boxes(before: np.ndarray, after: np.ndarray, shift: tuple[float, float] = (0.0, 0.0)) -> bool:
+    """Whether some box of ``before`` (N, 4+, frame pixels at an earlier look, moved by ``shift`` for the camera) has
+    no box of ``after`` whose centre lies within the larger of its sides of its centre: a track lost."""
+    if len(before) == 0:
+        return False
+    if len(after) == 0:
+        return True
+    old = np.asarray(before[:, :4], np.float64) + np.tile(shift, 2)
+    centres = (old[:, :2] + old[:, 2:]) / 2
+    new = (np.asarray(after[:, :2], np.float64) + np.asarray(after[:, 2:4], np.float64)) / 2
+    reach = np.maximum(old[:, 2] - old[:, 0], old[:, 3] - old[:, 1])
+    nearest = np.linalg.norm(centres[:, None] - new[None], axis=2).min(axis=1)
+    return bool((nearest > reach).any())
 
 
 def follow_regions(boxes: np.ndarray, width: int, height: int, margins: np.ndarray,

@@ -4,6 +4,7 @@
                                    [--scenes street,crowd,turned,pan,holdout] [--presets fast,balanced]
                                    [--write-docs docs/anonymize.md] [--json figures.json]
                                    [--previous OTHER/bin/streamcue --previous-fps 10]
+                                   [--looks clock,triggered] [--no-deface]
 
 Labelled clips are written first (``streamcue.anonymize.synthetic``): ``street`` (the tests'
 clip), ``crowd`` (other faces and sizes, bouncing diagonal motion), ``turned`` (faces turned
@@ -20,7 +21,10 @@ over the rounds; the ratio is deface's time over streamcue's (above 1: streamcue
 The machine's load average is printed before and after: only ratios from one run mean anything.
 ``--previous`` adds another streamcue build (its console script, e.g. a checkout of an earlier
 commit in its own virtual environment) with the same presets, at the ``--previous-fps`` rates, so
-that a change is measured against the code before it in the same run.
+that a change is measured against the code before it in the same run. ``--looks clock,triggered`` runs each preset
+with each schedule of its expensive looks (``streamcue anonymize --looks``, rows ``P/clock`` and ``P/triggered``,
+alternating like the rest) and adds the looks each run took, from its report (``looks``: faces at full size,
+turned sweeps, plates); ``--no-deface`` leaves deface out (no ratio).
 
 Recall is measured the same way for both tools, on their output files: the share of
 ground-truth face (plate) area, over all frames, whose inner part (the middle 3/5 of the box
@@ -119,6 +123,9 @@ def main() -> None:
     parser.add_argument("--previous-fps", default="10", help="the frame rates at which --previous runs")
     parser.add_argument("--previous-label", default="previous", help="what the rows and the docs call --previous "
                         "(e.g. its commit); the docs name the label, never the path")
+    parser.add_argument("--looks", default="", help="schedules of the expensive looks to run each preset with "
+                        "(clock, triggered; rows P/clock, P/triggered), their looks counted from the reports")
+    parser.add_argument("--no-deface", action="store_true", help="no deface run (no ratio)")
     parser.add_argument("--throughput", action="store_true", help="frames per second sustained, in one process, "
                         "beside the decode-and-encode floor (see above)")
     parser.add_argument("--sizes", default="1280x720,1920x1080", help="--throughput: frame sizes, at 30 fps")
@@ -140,7 +147,9 @@ def main() -> None:
     rates = [float(f) for f in args.fps.split(",")]
     scenes = args.scenes.split(",")
     presets = args.presets.split(",")
-    tools = ["deface", *presets, *(f"previous:{p}" for p in presets if args.previous)]
+    looks = [mode for mode in args.looks.split(",") if mode]
+    variants = [f"{p}/{mode}" for p in presets for mode in looks] if looks else presets
+    tools = [*([] if args.no_deface else ["deface"]), *variants, *(f"previous:{p}" for p in presets if args.previous)]
     previous_rates = {float(f) for f in args.previous_fps.split(",")} if args.previous else set()
     # frames outside the measured sizes run with --allow-unmeasured: their recall is what this measures
     outside = ["--allow-unmeasured"] if frame_problem(width, height) else []
@@ -172,22 +181,25 @@ def main() -> None:
                         cmd = [str(args.previous), "anonymize", str(path), "--out", str(folder), "--preset",
                                tool.split(":", 1)[1], *outside]
                     else:
-                        cmd = [*streamcue_command(), "anonymize", str(path), "--out", str(folder), "--preset", tool,
-                               *outside]
+                        preset, _, mode = tool.partition("/")
+                        cmd = [*streamcue_command(), "anonymize", str(path), "--out", str(folder), "--preset", preset,
+                               *(["--looks", mode] if mode else []),
+                               *(["--allow-unmeasured"] if mode == "triggered" and not outside else []), *outside]
                     times.setdefault((fps, scene, tool), []).append(run(cmd))
                     outputs[(fps, scene, tool)] = out
         elapsed = time.perf_counter() - started
         load_after = os.getloadavg()
         rows = []
         for (fps, scene), (path, truths) in clips.items():
-            base = statistics.median(times[(fps, scene, "deface")])
+            base = None if args.no_deface else statistics.median(times[(fps, scene, "deface")])
             for tool in tools:
                 if (fps, scene, tool) not in times:
                     continue
                 wall = statistics.median(times[(fps, scene, tool)])
                 scores = detail_recall(path, outputs[(fps, scene, tool)], truths)
                 rows.append({"fps": fps, "scene": scene, "held_out": scene in HELD_OUT_SCENES, "tool": tool,
-                             "wall_s": round(wall, 2), "vs_deface": round(base / wall, 2),
+                             "wall_s": round(wall, 2), "vs_deface": round(base / wall, 2) if base else None,
+                             "looks": _looks_taken(outputs[(fps, scene, tool)]),
                              "face_recall": round(scores.get("face", float("nan")), 3),
                              "plate_recall": round(scores.get("plate", float("nan")), 3)})
     heading = (f"{width}x{height}, {args.seconds:g} s clips, {args.rounds} rounds alternating, "
@@ -461,25 +473,38 @@ def render_throughput(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _looks_taken(output: Path) -> str | None:
+    """The expensive looks a streamcue run took, from its report: full size / turned sweeps / plates."""
+    report = output.with_name(f"{output.stem}.anonymization.json")
+    if not report.is_file():
+        return None
+    looks = json.loads(report.read_text()).get("looks")
+    return "/".join(str(looks[kind]["total"]) for kind in ("full", "turned", "plates")) if looks else None
+
+
 def render(rows: list[dict], rates: list[float], scenes: list[str], tools: list[str],
            previous: str = "previous") -> str:
     """One Markdown row per clip and tool; one column group per frame rate, side by side."""
     cells = {(r["fps"], r["scene"], r["tool"]): r for r in rows}
-    head = "| clip | tool | " + " | ".join(f"{fps:g} fps: wall s, vs deface, face / plate recall" for fps in rates)
+    counted = ", looks at full size / turned / plates" if any(r.get("looks") for r in rows) else ""
+    head = "| clip | tool | " + " | ".join(f"{fps:g} fps: wall s, vs deface, face / plate recall{counted}"
+                                         for fps in rates)
     lines = [head + " |", "|---|---|" + "---|" * len(rates)]
     for scene in scenes:
         label = f"{scene} (never tuned on)" if scene in HELD_OUT_SCENES else f"{scene} (tuned on)"
         for tool in tools:
             name = ("`deface`" if tool == "deface" else f"{previous} `--preset {tool.split(':')[1]}`"
-                    if tool.startswith("previous:") else f"`--preset {tool}`")
+                    if tool.startswith("previous:") else f"`--preset {tool.split('/')[0]}`"
+                    + (f" `--looks {tool.split('/')[1]}`" if "/" in tool else ""))
             parts = []
             for fps in rates:
                 r = cells.get((fps, scene, tool))
                 if r is None:
                     parts.append("-")
                     continue
-                ratio = "1.00x" if tool == "deface" else f"**{r['vs_deface']:.2f}x**"
-                parts.append(f"{r['wall_s']:.1f} s, {ratio}, {r['face_recall']:.3f} / {r['plate_recall']:.3f}")
+                ratio = "1.00x" if tool == "deface" else f"**{r['vs_deface']:.2f}x**" if r["vs_deface"] else "-"
+                looks = f", looks {r['looks']}" if r.get("looks") else ""
+                parts.append(f"{r['wall_s']:.1f} s, {ratio}, {r['face_recall']:.3f} / {r['plate_recall']:.3f}{looks}")
             lines.append(f"| {label} | {name} | " + " | ".join(parts) + " |")
     return "\n".join(lines)
 

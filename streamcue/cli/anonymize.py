@@ -61,6 +61,14 @@ def anonymize(
                                                              "too faint there is missed; balanced, fast) or frame "
                                                              "(the whole frame; thorough). Needs --plate-detector "
                                                              "haar.")] = None,
+    looks: Annotated[Optional[str], typer.Option(help="Override the preset: the expensive looks (faces at full "
+                                                      "size, the turned sweep, plates) by the clock (every one the "
+                                                      "preset's seconds give; every preset) or triggered (only those "
+                                                      "where the picture changed, a face or plate was lost or a "
+                                                      "weak face may be turned, and at least every 1 s; never more "
+                                                      "than the clock; needs --allow-unmeasured: it missed the "
+                                                      "measured recall on a turned clip). The report counts them "
+                                                      "(looks).")] = None,
     dilate: Annotated[Optional[float], typer.Option(help="Override the preset: seconds before and after a detection "
                                                          "that stay blurred (0.2; fast: 0.3).")] = None,
     pad: Annotated[Optional[float], typer.Option(help="Override the preset: grow face boxes by this share of their "
@@ -157,7 +165,7 @@ def anonymize(
         preset, face=detector, face_model=str(face_model) if face_model else None, face_threshold=face_threshold,
         track_threshold=track_threshold, plate=plate_detector, plate_model=str(plate_model) if plate_model else None,
         max_side=max_side, stride=stride, full_every=full_every, plate_every=plate_every,
-        plate_search=plate_search, dilate_s=dilate, pad=pad, keep_audio=keep_audio,
+        plate_search=plate_search, looks=looks, dilate_s=dilate, pad=pad, keep_audio=keep_audio,
         allow_unmeasured=allow_unmeasured, device=device, face_runtime=face_runtime,
         encoder_preset=encoder_preset)
     gpus = 0.0
