@@ -58,8 +58,8 @@ from streamcue.anonymize.canary import run_canary
 from streamcue.anonymize.detectors import (DEFAULT_FACE_RUNTIME, DEVICES, asks_for_gpu, check_face_runtime,
                                            check_plate_search, make_face_detector, make_plate_detector)
 from streamcue.anonymize.contact_sheet import ContactSheet, contact_sheet_path
-from streamcue.anonymize.tracks import (KINDS, CameraMotion, Chain, Links, LookTriggers, crops_in_steps, follow_regions,
-                                        lost_boxes, suppress)
+from streamcue.anonymize.tracks import (LOOK_KINDS, CameraMotion, Chain, Links, LookTriggers, crops_in_steps,
+                                        follow_regions, lost_boxes, suppress)
 from streamcue.video import (FrameWriter, display_rotation, ffmpeg_exe, ffmpeg_version, probe, read_frames,
                              sample_aspect, shown_size)
 from streamcue.anonymize.report import (REPORT_FORMAT, anonymization_status, frame_problem, frames_at,
@@ -301,11 +301,11 @@ class Schedule:
         return active, tuple(k for k in TURNS if sweep and k not in active)
 
     def clock_looks(self, frames: int) -> dict[str, int]:
-        """The expensive looks of each kind (``KINDS``) the clock takes on a video of ``frames`` frames: every
+        """The expensive looks of each kind (``LOOK_KINDS``) the clock takes on a video of ``frames`` frames: every
         ``full_every``-th, ``turn_every``-th (a sweep of the turns, at a look for faces) and ``plate_every``-th
         frame from the first, and the last (a sweep there when it gets a look for faces at full size then)."""
         if frames < 1:
-            return dict.fromkeys(KINDS, 0)
+            return dict.fromkeys(LOOK_KINDS, 0)
         last = frames - 1
 
         def every(n: int) -> int:
@@ -346,7 +346,7 @@ class _Detected:
     found: np.ndarray | None = None   # the face boxes as found (N, 5), unpadded: where to look again
     camera: tuple[float, float] = (0.0, 0.0)  # where the camera is, in pixels from where it was at frame 0
     turned: tuple[int, ...] = ()      # the turns (TURNS's k) where this look found a face better than upright
-    why: dict[str, str] = field(default_factory=dict)  # the expensive looks taken here: kind (KINDS) -> reason
+    why: dict[str, str] = field(default_factory=dict)  # the expensive looks taken here: kind (LOOK_KINDS) -> reason
 
 
 class Anonymizer:
@@ -870,7 +870,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
     plate_counts: list[int] = []
     hidden_share = 0.0
     looked = 0
-    taken: dict[str, dict[str, int]] = {kind: {} for kind in KINDS}  # expensive looks: kind -> reason -> count
+    taken: dict[str, dict[str, int]] = {kind: {} for kind in LOOK_KINDS}  # expensive looks: kind -> reason -> count
     samples: list[dict[str, Any]] = []  # hidden regions of a few frames, for the release to check the blur
     tmp: Path | None = None
     writer: FrameWriter | None = None
@@ -980,14 +980,14 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
 
 
 def look_counts(taken: dict[str, dict[str, int]], clock: dict[str, int], schedule: str) -> dict[str, Any]:
-    """The report's ``looks``: per kind of expensive look (``KINDS``), how many were taken for each reason; what the
-    clock would have taken (``clock``) and how many of those were skipped (``skipped``: the clock's less those
+    """The report's ``looks``: per kind of expensive look (``LOOK_KINDS``), how many were taken for each reason; what
+    the clock would have taken (``clock``) and how many of those were skipped (``skipped``: the clock's less those
     taken, never below 0 since a triggered schedule never takes more)."""
     counts: dict[str, Any] = {"schedule": schedule}
-    for kind in KINDS:
+    for kind in LOOK_KINDS:
         counts[kind] = {"total": sum(taken[kind].values()), **dict(sorted(taken[kind].items()))}
     counts["clock"] = dict(clock)
-    counts["skipped"] = {kind: clock[kind] - counts[kind]["total"] for kind in KINDS}
+    counts["skipped"] = {kind: clock[kind] - counts[kind]["total"] for kind in LOOK_KINDS}
     return counts
 
 

@@ -30,8 +30,8 @@ import numpy as np
 
 from streamcue.extras import require
 
-__all__ = ["KINDS", "CameraMotion", "Chain", "Links", "LookTriggers", "lost_boxes", "follow_regions", "crops_in_steps",
-           "suppress"]
+__all__ = ["LOOK_KINDS", "CameraMotion", "Chain", "Links", "LookTriggers", "lost_boxes", "follow_regions",
+           "crops_in_steps", "suppress"]
 
 
 class CameraMotion:
@@ -154,14 +154,14 @@ CHANGE_PIXELS = 8
 #: A scene change (a cut): more than this share of the small copy's pixels changed from one frame to the next.
 CUT_SHARE = 0.5
 #: The kinds of expensive look, as the report counts them.
-KINDS = ("full", "turned", "plates")
+LOOK_KINDS = ("full", "turned", "plates")
 #: The boxes whose changes do not ask for a look of each kind: plates are followed by plate looks alone (no look in
 #: between finds them again), so the motion of a plate asks for the next plate look.
 COVERS = {"full": ("faces", "plates"), "turned": ("faces", "plates"), "plates": ("faces",)}
 
 
 class LookTriggers:
-    """When an expensive look of each kind (``KINDS``) is taken, instead of by the clock alone.
+    """When an expensive look of each kind (``LOOK_KINDS``) is taken, instead of by the clock alone.
 
     A look of kind K is taken on frame i when at least ``every[K]`` frames passed since the last
     look of kind K (the clock's spacing: so no stretch of the video gets more looks of K than the

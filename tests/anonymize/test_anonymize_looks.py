@@ -14,7 +14,7 @@ cv2 = pytest.importorskip("cv2")
 from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video  # noqa: E402
 from streamcue.anonymize.report import report_problem  # noqa: E402
 from streamcue.anonymize.synthetic import clip_frames, recall, write_clip  # noqa: E402
-from streamcue.anonymize.tracks import KINDS, LookTriggers, lost_boxes  # noqa: E402
+from streamcue.anonymize.tracks import LOOK_KINDS, LookTriggers, lost_boxes  # noqa: E402
 from streamcue.errors import ConfigError  # noqa: E402
 from streamcue.video import probe, read_frames  # noqa: E402
 
@@ -40,7 +40,7 @@ def _whys(anonymizer, frames, fps):
 
 
 def _taken(whys):
-    return {kind: sum(kind in why for why in whys) for kind in KINDS}
+    return {kind: sum(kind in why for why in whys) for kind in LOOK_KINDS}
 
 
 def test_a_still_clip_takes_fewer_expensive_looks_than_the_clock_and_still_hides_its_faces(triggered, street):
@@ -49,7 +49,7 @@ def test_a_still_clip_takes_fewer_expensive_looks_than_the_clock_and_still_hides
     whys, masks = _whys(triggered, frames, 30)
     clock = triggered.plan(30).clock_looks(len(frames))
     taken = _taken(whys)
-    assert all(taken[kind] <= clock[kind] for kind in KINDS) and sum(taken.values()) < sum(clock.values()), \
+    assert all(taken[kind] <= clock[kind] for kind in LOOK_KINDS) and sum(taken.values()) < sum(clock.values()), \
         (taken, clock)
     assert taken["plates"] < clock["plates"] / 2, (taken, clock)  # nothing moves: first, a recheck and the last
     assert not any("motion" in why.values() or "scene_change" in why.values() for why in whys), whys
@@ -96,11 +96,11 @@ def test_the_clock_is_a_ceiling_never_exceeded(preset):
         plan = anonymizer.plan(fps)
         every = {"full": plan.full_every, "turned": plan.turn_every, "plates": plan.plate_every}
         whys = [item.why for item in anonymizer.detect(iter(frames), fps)]
-        for kind in KINDS:
+        for kind in LOOK_KINDS:
             count = np.cumsum([kind in why for why in whys])
             assert all(count[i] <= i // every[kind] + 1 for i in range(len(whys) - 1)), (kind, fps, whys)
         taken, clock = _taken(whys), plan.clock_looks(len(frames))
-        assert all(taken[kind] <= clock[kind] for kind in KINDS), (taken, clock)
+        assert all(taken[kind] <= clock[kind] for kind in LOOK_KINDS), (taken, clock)
 
 
 def test_the_clock_schedule_takes_exactly_the_looks_it_counts(street):
@@ -125,7 +125,7 @@ def test_the_reports_counts_add_up_to_the_looks_taken(triggered, tmp_path):
     assert looks["schedule"] == "triggered" and report["settings"]["looks"] == "triggered"
     assert report["options"]["looks"] == "triggered" and report["settings"]["recheck_every"] == 10
     assert looks["clock"] == triggered.plan(info.fps).clock_looks(frames)
-    for kind in KINDS:
+    for kind in LOOK_KINDS:
         reasons = {k: v for k, v in looks[kind].items() if k != "total"}
         assert looks[kind]["total"] == sum(reasons.values()) == sum(kind in why for why in whys)
         assert looks["skipped"][kind] == looks["clock"][kind] - looks[kind]["total"] >= 0
