@@ -74,8 +74,10 @@ case "${1:-}" in
         setup_label_studio
         migrate_label_studio
         setup_chromium
-        # one worker per core; a module's tests (and those of one shared server) stay on one worker (tests/conftest.py)
-        exec "$VENV/bin/python" -m pytest -n auto "$@"
+        # one worker per core; a module's tests (and those of one shared server) stay on one worker (tests/conftest.py).
+        # A worker that dies is not replaced: the run ends and names the test it was running, where a replacement
+        # was seen to wait for ever (xdist's scope scheduling gave it no work)
+        exec "$VENV/bin/python" -m pytest -n auto --max-worker-restart=0 "$@"
         ;;
     coverage)
         shift
@@ -84,7 +86,7 @@ case "${1:-}" in
         migrate_label_studio
         setup_chromium
         rm -rf .coverage-data && mkdir .coverage-data
-        "$VENV/bin/python" -m coverage run -m pytest -n auto "$@" || status=$?
+        "$VENV/bin/python" -m coverage run -m pytest -n auto --max-worker-restart=0 "$@" || status=$?
         "$VENV/bin/python" -m coverage combine -q
         "$VENV/bin/python" -m coverage report | tail -1
         exit "${status:-0}"
