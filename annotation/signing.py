@@ -30,7 +30,7 @@ from typing import Any
 from streamcue.errors import ConfigError, InputError
 from streamcue.extras import require
 
-__all__ = ["KEY_ENV", "SIGNATURE", "SigningKey", "generate", "load_key", "payload", "public_key"]
+__all__ = ["KEY_ENV", "SIGNATURE", "SigningKey", "generate", "key_files", "load_key", "payload", "public_key"]
 
 #: The environment variable that names the private key file (when ``--key`` is not given).
 KEY_ENV = "STREAMCUE_SIGNING_KEY"
@@ -141,6 +141,16 @@ def public_key(text: Any, where: str = "the public key") -> SigningKey:
 def _raw_public(private: Any) -> bytes:
     serialization = require("cryptography.hazmat.primitives.serialization", "annotation", "cryptography")
     return private.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+
+def key_files(path: str | Path | None = None) -> list[Path]:
+    """The signing key's files that exist: the key (``path``, else the file :data:`KEY_ENV` names) and its public
+    part beside it (``KEY.pub``). A command's outputs must never overwrite them (they are inputs of the command
+    even when the key comes from the environment)."""
+    path = path or os.environ.get(KEY_ENV) or None
+    if path is None:
+        return []
+    return [p for p in (Path(path), Path(f"{path}.pub")) if p.exists()]
 
 
 def load_key(path: str | Path | None = None, *, required: bool = True) -> SigningKey | None:

@@ -143,6 +143,7 @@ def annotate_pull(
     from streamcue.annotation.merge import merge_into_build, side_files
     from streamcue.annotation.roundtrip import check_tolerance, pull
     from streamcue.io import write_json
+    from streamcue.annotation.signing import key_files
     from streamcue.prologue import check_io
 
     check_tolerance(tolerance)
@@ -150,7 +151,7 @@ def annotate_pull(
     outputs = [(out, "--out"), *([(changes, "--changes")] if changes else [])]
     if build is None:
         outputs += [(agreement_file, "agreement"), (samples_file, "samples")]
-    check_io(outputs, [p for p in (build, videos) if p is not None])
+    check_io(outputs, [*(p for p in (build, videos) if p is not None), *key_files(key)])
     if build is not None and out.exists() and (not out.is_dir() or any(out.iterdir())):
         from streamcue.errors import ConfigError
 

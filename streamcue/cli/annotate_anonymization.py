@@ -80,10 +80,11 @@ def anonymization_pull(
             --out out/recorded/anonymization_checks.json
     """
     from streamcue.annotation.anonymization_check import pull
+    from streamcue.annotation.signing import key_files
     from streamcue.io import write_json
     from streamcue.prologue import check_io
 
-    check_io([(out, "--out")], [key] if key is not None else [])
+    check_io([(out, "--out")], key_files(key))
     checks = pull(project, url=url, required=required, key=key)
     write_json(out, checks)
     states = Counter(c["state"] for c in checks["checks"])

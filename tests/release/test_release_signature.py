@@ -90,6 +90,20 @@ def test_keygen_writes_a_private_key_for_its_owner_only_and_never_overwrites(tmp
         load_key(tmp_path / "bad.pem")
 
 
+@pytest.mark.parametrize("pull", [["annotate", "pull"], ["annotate", "anonymization", "pull"]])
+@pytest.mark.parametrize("which", ["k.pem", "k.pem.pub"])
+def test_a_pull_never_writes_over_the_key_the_environment_names(tmp_path, monkeypatch, pull, which):
+    """The newcomer's probe: with the key in $STREAMCUE_SIGNING_KEY (the documented way), ``--out`` on the key or
+    its public part replaced it with the pulled JSON. Refused in one line before Label Studio is asked."""
+    generate(tmp_path / "keys" / "k.pem")
+    monkeypatch.setenv(KEY_ENV, str(tmp_path / "keys" / "k.pem"))
+    target = tmp_path / "keys" / which
+    before = target.read_bytes()
+    code, _, err = cli(*pull, "--project", "p", "--out", target, "--url", "http://127.0.0.1:9")
+    assert code == 2 and "refusing to overwrite an input" in err and len(err.strip().splitlines()) == 1, err
+    assert target.read_bytes() == before
+
+
 def test_release_build_refuses_a_hand_written_verification_in_one_line_naming_record_and_field(tmp_path):
     rec = records_folder(tmp_path / "rec", [signed(caption("t1", AGREED)), sealed(caption("t2", HAND_WRITTEN))])
     code, _, err = cli("release", "build", "--records", rec, "--version", "1.0.0", "--out", tmp_path / "dist" / "a")
