@@ -220,13 +220,16 @@ def video_check(checks: list[dict[str, Any]], video: str, video_sha256: str, rep
                 key: SigningKey) -> tuple[str, dict[str, Any] | None, str]:
     """The check of one video's exact bytes: ``(state, check, why)``, state ``ticked`` (with the check) or why not:
     ``unsigned`` (a check of these bytes whose signature does not hold under ``key``), ``rejected`` (someone saw
-    something readable: it wins over a tick), ``pending``, ``stale`` (checks of a video of that name, on other
-    bytes: anonymized again since) or ``missing``."""
+    something readable in this video's bytes, under this report or another: it wins over a tick), ``pending``,
+    ``stale`` (checks of a video of that name, on other bytes: anonymized again since) or ``missing``."""
     same = [c for c in checks if c.get("video_sha256") == video_sha256 and c.get("report_sha256") == report_sha256]
     if any(not _holds(c, key) for c in same):
         return "unsigned", None, (f"a check of its bytes is not signed with key {key.fingerprint} (written or edited "
                                   "by hand): pull the checks again with streamcue annotate anonymization pull")
-    rejected = [c for c in same if c.get("state") == "rejected"]
+    # a rejection holds for the video's bytes whatever report sits beside them: a report put back, or written
+    # again by a re-run on the same input, never turns what a person saw readable into a tick
+    rejected = [c for c in checks if c.get("state") == "rejected" and c.get("video_sha256") == video_sha256
+                and (c.get("report_sha256") == report_sha256 or c.get("video") == video)]
     if rejected:
         return "rejected", None, (f"{'; '.join(rejected[0].get('notes') or [READABLE])}: anonymize it again and "
                                   "check the new contact sheet")

@@ -73,13 +73,14 @@ def test_a_ticked_check_of_the_exact_bytes_lets_the_video_out_and_the_card_says_
     assert "1 of 1 published video(s) were ticked" in (tmp_path / "d" / "README.md").read_text()
 
 
-def _stale(tmp_path, folder):
-    """v1 anonymized again after its check: a re-run gives the same video bytes and a new report (its wall time)."""
+def _stale(tmp_path, folder, name="v1"):
+    """``name`` anonymized again after its check: a re-run gives the same video bytes and a new report (its wall
+    time)."""
     again = tmp_path / "again"
     again.mkdir()
-    shutil.copyfile(folder / "v1.mp4", again / "v1.mp4")
-    report = json.loads((folder / "v1.anonymization.json").read_text())
-    (again / "v1.anonymization.json").write_text(json.dumps({**report, "wall_s": report["wall_s"] + 1.5}))
+    shutil.copyfile(folder / f"{name}.mp4", again / f"{name}.mp4")
+    report = json.loads((folder / f"{name}.anonymization.json").read_text())
+    (again / f"{name}.anonymization.json").write_text(json.dumps({**report, "wall_s": report["wall_s"] + 1.5}))
     return again
 
 
@@ -98,12 +99,16 @@ def _edited(tmp_path, checks):
     ("rejected", "v2", "something readable: 0.3 s: a face top right, sharp: anonymize it again"),
     ("pending", "v3", "nobody has ticked its contact sheet yet"),
     ("stale", "v1", "checked on other bytes"),
+    ("rejected", "v2 again", "something readable: 0.3 s: a face top right, sharp"),
     ("unsigned", "v3", "not signed with key"),
-], ids=["missing", "rejected", "pending", "stale", "unsigned"])
+], ids=["missing", "rejected", "pending", "stale", "rejected-under-a-new-report", "unsigned"])
 def test_a_missing_rejected_pending_stale_or_forged_check_is_refused_in_one_line(checked, tmp_path, state, name,
                                                                                   message):
     folder, checks = checked
-    if state == "stale":
+    if name.endswith(" again"):  # a new report beside the same bytes: a rejection still holds (a newcomer's probe)
+        name = name.removesuffix(" again")
+        folder = _stale(tmp_path, folder, name)
+    elif state == "stale":
         folder = _stale(tmp_path, folder)
     rec = records(tmp_path, folder, name, None if state == "missing" else
                   _edited(tmp_path, checks) if state == "unsigned" else checks)
