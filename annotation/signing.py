@@ -147,16 +147,21 @@ def key_files(path: str | Path | None = None) -> list[Path]:
     """The signing key's files that exist: the key (``path``, else the file :data:`KEY_ENV` names) and its public
     part beside it (``KEY.pub``). A command's outputs must never overwrite them (they are inputs of the command
     even when the key comes from the environment)."""
-    path = path or os.environ.get(KEY_ENV) or None
+    path = _key_path(path)
     if path is None:
         return []
     return [p for p in (Path(path), Path(f"{path}.pub")) if p.exists()]
 
 
+def _key_path(path: str | Path | None) -> str | Path | None:
+    """``path``, else the file :data:`KEY_ENV` names, else None."""
+    return path or os.environ.get(KEY_ENV) or None
+
+
 def load_key(path: str | Path | None = None, *, required: bool = True) -> SigningKey | None:
     """The key in ``path`` (a private key PEM file, or a ``.pub`` file of :func:`public_key` text), else in the
     file :data:`KEY_ENV` names; None when neither is given and not ``required``."""
-    path = path or os.environ.get(KEY_ENV) or None
+    path = _key_path(path)
     if path is None:
         if required:
             raise ConfigError(f"no signing key: pass --key or set {KEY_ENV} to the key file (make one with "
