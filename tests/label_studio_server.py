@@ -132,6 +132,12 @@ def connected(server, monkeypatch):
     return server
 
 
+def command_env(server: LabelStudio) -> dict[str, str]:
+    """The variables a ``streamcue annotate`` command reads when it runs, set for ``server`` (for ``cli_run``)."""
+    return {"LABEL_STUDIO_URL": server.url, "LABEL_STUDIO_API_KEY": server.token, "COLUMNS": "200",
+            "STREAMCUE_NO_PROGRESS": "1", "LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT": str(server.document_root)}
+
+
 def serve_videos(videos: Path, folder: str = "videos") -> Path:
     """A file for every video of ``videos`` (a videos.jsonl) under the connected server's local-files root,
     where ``push --video-root`` (the folder returned) finds them; files already there are kept."""

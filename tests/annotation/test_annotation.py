@@ -9,7 +9,7 @@ import json
 import pytest
 
 from conftest import CAPTAINCOOK4D, VALID, cli_run, pulled_verification
-from label_studio_server import executable, make_users, push_served, serve_videos
+from label_studio_server import command_env, executable, make_users, push_served, serve_videos
 
 pytest.importorskip("label_studio_sdk")
 httpx = pytest.importorskip("httpx")
@@ -34,9 +34,7 @@ _names = itertools.count()
 def annotate_command(server, *args):
     """``streamcue annotate ARGS`` in this process (:func:`conftest.cli_run`) with the server's variables, which the
     command reads when it runs."""
-    return cli_run("annotate", *args, env={"LABEL_STUDIO_URL": server.url, "COLUMNS": "200",
-                                           "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1",
-                                           "LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT": str(server.document_root)})
+    return cli_run("annotate", *args, env=command_env(server))
 
 
 @pytest.fixture(scope="module")

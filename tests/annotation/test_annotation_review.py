@@ -9,7 +9,7 @@ import json
 import pytest
 
 from conftest import CAPTAINCOOK4D, VALID, cli_run, pulled_verification
-from label_studio_server import executable, make_users, push_served, serve_videos
+from label_studio_server import command_env, executable, make_users, push_served, serve_videos
 
 pytest.importorskip("label_studio_sdk")
 httpx = pytest.importorskip("httpx")
@@ -77,9 +77,7 @@ def moved(record, rid, frame=None, text=None, label=None):
 def cli(server, *args):
     """``streamcue ARGS`` in this process (:func:`conftest.cli_run`) with the connected server's variables, which
     the commands read when they run."""
-    return cli_run(*args, env={"LABEL_STUDIO_URL": server.url, "COLUMNS": "200", "LABEL_STUDIO_API_KEY": server.token,
-                               "STREAMCUE_NO_PROGRESS": "1",
-                               "LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT": str(server.document_root)})
+    return cli_run(*args, env=command_env(server))
 
 
 def test_a_difference_names_the_item_and_field():
