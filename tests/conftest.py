@@ -216,6 +216,26 @@ def pulled_verification(record: dict) -> dict:
     return ver
 
 
+@pytest.fixture(scope="module")
+def made_once(tmp_path_factory):
+    """``made_once(name, make, into)``: ``make(folder)`` runs once per module, in a folder of the module's own, and
+    each test gets its own copy under ``into`` (returned): the module's tests share one build, none sees another's
+    edits. Paths written inside what ``make`` made still name the module's folder, which lasts the module."""
+    import shutil
+
+    folders: dict[str, Path] = {}
+
+    def copy(name: str, make, into: Path) -> Path:
+        if name not in folders:
+            folder = tmp_path_factory.mktemp(name)
+            make(folder)
+            folders[name] = folder
+        shutil.copytree(folders[name], into, symlinks=True, dirs_exist_ok=True)
+        return into
+
+    return copy
+
+
 @pytest.fixture
 def valid():
     """A deep copy of a valid record of each kind, safe to mutate."""

@@ -17,19 +17,24 @@ pytestmark = pytest.mark.llm_server
 
 
 @pytest.fixture
-def runs(toybench, tmp_path, monkeypatch):
+def runs(toybench, made_once, tmp_path, monkeypatch):
     """Run folders of the toy benchmark: ``red`` and ``right`` (two models), ``window`` (``--window-s 60``), and
-    ``first`` / ``last`` (``--ids``: no record in common)."""
+    ``first`` / ``last`` (``--ids``: no record in common). Made once per module; each test edits its own copy."""
+
+    def make(folder):
+        monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(folder / "cache"))
+        source = toybench / "dataset_builders" / "toybench.json"
+        assert cli("build", "toybench", "--questions", source, "--out", folder / "built")[0] == 0
+        made = {"red": (answer_red, []), "right": (answer_right, []), "window": (answer_right, ["--window-s", "60"]),
+                "first": (answer_red, ["--ids", "toy-0-0"]), "last": (answer_red, ["--ids", "toy-1-0"])}
+        for name, (model, extra) in made.items():
+            with StubLLMServer(model) as server:
+                code, _, err = cli("run", "toybench", folder / "built", "--out", folder / name, "--no-video",
+                                   "--llm-base-url", server.base_url, "--llm-model", f"stub-{name}", *extra)
+            assert code == 0, err
+
+    made_once("runs", make, tmp_path)
     monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(tmp_path / "cache"))
-    source = toybench / "dataset_builders" / "toybench.json"
-    assert cli("build", "toybench", "--questions", source, "--out", tmp_path / "built")[0] == 0
-    made = {"red": (answer_red, []), "right": (answer_right, []), "window": (answer_right, ["--window-s", "60"]),
-            "first": (answer_red, ["--ids", "toy-0-0"]), "last": (answer_red, ["--ids", "toy-1-0"])}
-    for name, (model, extra) in made.items():
-        with StubLLMServer(model) as server:
-            code, _, err = cli("run", "toybench", tmp_path / "built", "--out", tmp_path / name, "--no-video",
-                               "--llm-base-url", server.base_url, "--llm-model", f"stub-{name}", *extra)
-        assert code == 0, err
     return tmp_path
 
 

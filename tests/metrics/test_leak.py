@@ -60,26 +60,32 @@ def leaking(body: dict) -> str:
 
 
 @pytest.fixture
-def toy_runs(toybench, tmp_path, monkeypatch):
+def toy_runs(toybench, made_once, tmp_path, monkeypatch):
     """Run folders of the toy benchmark, model ``stub``: ``<model>-<schedule>`` for the leaking and the honest model
     under each schedule, ``wide`` (hinted, ``--window-s 60``), ``other`` (hinted, another model name) and ``silent``
-    (hinted, only the two questions that need no sound: its sound label differs from the full runs')."""
+    (hinted, only the two questions that need no sound: its sound label differs from the full runs'). Made once per
+    module; each test edits its own copy."""
     (toybench / "loaders" / "protocols" / "toybench.py").write_text(textwrap.dedent(LEAKY_PROTOCOL).lstrip())
+
+    def make(folder):
+        source = toybench / "dataset_builders" / "toybench.json"
+        assert cli("build", "toybench", "--questions", source, "--out", folder / "built")[0] == 0
+        made = {f"{name}-{schedule}": (model, ["--schedule", schedule], "stub")
+                for name, model in (("leaking", leaking), ("honest", answer_red)) for schedule in ("asked", "hinted")}
+        made.update(wide=(leaking, ["--schedule", "hinted", "--window-s", "60"], "stub"),
+                    other=(leaking, ["--schedule", "hinted"], "stub-other"),
+                    silent=(leaking, ["--schedule", "hinted", "--ids", "toy-0-0,toy-1-0"], "stub"))
+        for name, (model, extra, model_name) in made.items():
+            # two models behind one name and one model entry: the cache (keyed by the entry, not the URL) is each
+            # one's
+            monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(folder / "cache" / model.__name__))
+            with StubLLMServer(model) as server:
+                code, _, err = cli("run", "toybench", folder / "built", "--out", folder / name, "--no-video",
+                                   "--llm-base-url", server.base_url, "--llm-model", model_name, *extra)
+            assert code == 0, err
+
+    made_once("toy_runs", make, tmp_path)
     monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(tmp_path / "cache"))
-    source = toybench / "dataset_builders" / "toybench.json"
-    assert cli("build", "toybench", "--questions", source, "--out", tmp_path / "built")[0] == 0
-    made = {f"{name}-{schedule}": (model, ["--schedule", schedule], "stub")
-            for name, model in (("leaking", leaking), ("honest", answer_red)) for schedule in ("asked", "hinted")}
-    made.update(wide=(leaking, ["--schedule", "hinted", "--window-s", "60"], "stub"),
-                other=(leaking, ["--schedule", "hinted"], "stub-other"),
-                silent=(leaking, ["--schedule", "hinted", "--ids", "toy-0-0,toy-1-0"], "stub"))
-    for name, (model, extra, model_name) in made.items():
-        # two models behind one name and one model entry: the cache (keyed by the entry, not the URL) is each one's
-        monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(tmp_path / "cache" / model.__name__))
-        with StubLLMServer(model) as server:
-            code, _, err = cli("run", "toybench", tmp_path / "built", "--out", tmp_path / name, "--no-video",
-                               "--llm-base-url", server.base_url, "--llm-model", model_name, *extra)
-        assert code == 0, err
     return tmp_path
 
 
