@@ -29,7 +29,8 @@ from streamcue.prologue import check_numbers, input_path
 from streamcue.llm import LLMClient, LLMSettings
 from streamcue.progress import track
 from streamcue.schemas import SCHEMA_VERSION
-from streamcue.shared_options import LLMBaseURL, LLMConcurrency, LLMModel, LLMStructured, NoCache
+from streamcue.shared_options import (LLMBaseURL, LLMConcurrency, LLMModel, LLMRetries, LLMStructured, LLMTimeout,
+                                      NoCache)
 
 __all__ = ["Config", "build", "example_config", "load_videos", "video_record"]
 
@@ -172,6 +173,8 @@ def command(
     llm_model: LLMModel = None,
     llm_structured: LLMStructured = "json_schema",
     llm_concurrency: LLMConcurrency = 4,
+    llm_timeout: LLMTimeout = None,
+    llm_retries: LLMRetries = None,
     no_llm: Annotated[bool, typer.Option("--no-llm", help="Run only the stages that need no LLM, even with "
                                                           "captions.")] = False,
     min_clip_s: Annotated[float, typer.Option(help="Drop clips (top-level steps) shorter than this.")] = 10.0,
@@ -202,7 +205,8 @@ def command(
     settings = None
     if captions and not no_llm:
         settings = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured,
-                                       max_concurrency=llm_concurrency)
+                                       max_concurrency=llm_concurrency, timeout_s=llm_timeout,
+                                       max_retries=llm_retries)
     config = Config(goalstep=goalstep, narrations=narrations, captions=captions, llm=settings,
                      use_cache=not no_cache, clean=CleanConfig(min_duration_s=min_clip_s,
                                                                min_coverage=min_coverage),

@@ -48,7 +48,8 @@ from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.progress import track
 from streamcue.prompts import Prompt, load_prompt
 from streamcue.schemas import SCHEMA_VERSION
-from streamcue.shared_options import LLMBaseURL, LLMConcurrency, LLMModel, LLMStructured, NoCache
+from streamcue.shared_options import (LLMBaseURL, LLMConcurrency, LLMModel, LLMRetries, LLMStructured, LLMTimeout,
+                                      NoCache)
 
 __all__ = ["Config", "AugmentFigures", "build", "normalise_noun", "COMPLETION_PROMPT", "CRITICAL_PROMPT"]
 
@@ -424,6 +425,8 @@ def command(
     llm_model: LLMModel = None,
     llm_structured: LLMStructured = "json_schema",
     llm_concurrency: LLMConcurrency = 4,
+    llm_timeout: LLMTimeout = None,
+    llm_retries: LLMRetries = None,
     no_cache: NoCache = False,
 ) -> None:
     """LiveCook training augmentations from Ego4D GoalStep: instruction completions (guidance records with
@@ -443,7 +446,8 @@ def command(
     from streamcue.paths import default_goalstep
 
     settings = LLMSettings.resolve(
-        base_url=llm_base_url, model=llm_model, structured=llm_structured, max_concurrency=llm_concurrency
+        base_url=llm_base_url, model=llm_model, structured=llm_structured, max_concurrency=llm_concurrency,
+        timeout_s=llm_timeout, max_retries=llm_retries,
     )
     config = Config(
         goalstep=goalstep or default_goalstep(),

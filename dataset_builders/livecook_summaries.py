@@ -46,7 +46,8 @@ from streamcue.progress import track
 from streamcue.prompts import load_prompt
 from streamcue.schemas import SCHEMA_VERSION
 from streamcue.schemas.taxonomy import COUNTED_MISTAKES
-from streamcue.shared_options import EmbeddingModel, LLMBaseURL, LLMConcurrency, LLMModel, LLMStructured, NoCache
+from streamcue.shared_options import (EmbeddingModel, LLMBaseURL, LLMConcurrency, LLMModel, LLMRetries, LLMStructured,
+                                      LLMTimeout, NoCache)
 
 __all__ = [
     "Config",
@@ -411,6 +412,8 @@ def command(
     llm_model: LLMModel = None,
     llm_structured: LLMStructured = "json_schema",
     llm_concurrency: LLMConcurrency = 4,
+    llm_timeout: LLMTimeout = None,
+    llm_retries: LLMRetries = None,
     no_cache: NoCache = False,
 ) -> None:
     """LiveCook mistake summaries: for each validation/test instruction, the mistakes people made on similar
@@ -432,7 +435,8 @@ def command(
     from streamcue.paths import default_captaincook4d
 
     settings = LLMSettings.resolve(
-        base_url=llm_base_url, model=llm_model, structured=llm_structured, max_concurrency=llm_concurrency
+        base_url=llm_base_url, model=llm_model, structured=llm_structured, max_concurrency=llm_concurrency,
+        timeout_s=llm_timeout, max_retries=llm_retries,
     )
     splits = tuple({"val": "validation"}.get(s, s) for s in split) if split else SUMMARY_SPLITS
     config = Config(

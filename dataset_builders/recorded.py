@@ -52,7 +52,7 @@ from streamcue.prologue import check_numbers, input_path, output_path
 from streamcue.progress import track
 from streamcue.prompts import load_prompt
 from streamcue.schemas import check
-from streamcue.shared_options import VisionBaseURL, VisionModel, VisionStructured
+from streamcue.shared_options import LLMRetries, LLMTimeout, VisionBaseURL, VisionModel, VisionStructured
 from streamcue.version import __version__
 
 __all__ = ["PROMPT", "CAPTION_SCHEMA", "Config", "read_tasks", "prepare_video", "caption_task", "build"]
@@ -400,6 +400,8 @@ def command(
     llm_structured: VisionStructured = "json_schema",
     llm_concurrency: Annotated[int, typer.Option(help="Videos captioned at once unless --concurrency is "
                                                       "given.")] = 4,
+    llm_timeout: LLMTimeout = None,
+    llm_retries: LLMRetries = None,
     concurrency: Annotated[Optional[int], typer.Option(min=1, help="Videos processed at once (anonymized, then "
                                                                    "captioned: each video's tasks and seconds in "
                                                                    "order). Default: --llm-concurrency.")] = None,
@@ -449,7 +451,8 @@ def command(
     from streamcue.dataset_builders.registry import get_builder
 
     settings = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured,
-                                   max_concurrency=llm_concurrency)
+                                   max_concurrency=llm_concurrency, timeout_s=llm_timeout,
+                                   max_retries=llm_retries)
     config = Config(videos=video_root, tasks=tasks, out=out, llm=settings, k=k, frame_side=frame_side,
                     anonymized=anonymized, license=license, use_cache=not no_cache,
                     concurrency=concurrency, interval_qa=interval_qa, guidance=guidance,

@@ -423,12 +423,12 @@ class LLMClient:
             if statuses:
                 raise
             raise ServiceError(f"{where} answered HTTP {exc.status_code} for model {s.model}"
-                               f" (after {self._retries()} retries)") from None
+                               f" ({self._after_retries()})") from None
         except (openai.APITimeoutError, _httpx().TimeoutException):
             raise ServiceError(f"{where} timed out: no answer for model {s.model} within {s.timeout_s:g} s "
-                               f"(--llm-timeout; after {self._retries()} retries)") from None
+                               f"(--llm-timeout; {self._after_retries()})") from None
         except (openai.APIConnectionError, _httpx().TransportError):
-            raise ServiceError(f"cannot reach the {where} (after {self._retries()} retries)") from None
+            raise ServiceError(f"cannot reach the {where} ({self._after_retries()})") from None
         finally:
             retries = self._retries()
             budget.deadline, budget.attempts = math.inf, 0
@@ -439,6 +439,11 @@ class LLMClient:
     def _retries(self) -> int:
         """The retries so far of this thread's request."""
         return max(0, self._budget.attempts - 1)
+
+    def _after_retries(self) -> str:
+        """``after N retries`` of this thread's request, for its error message (``after 1 retry``)."""
+        retries = self._retries()
+        return f"after {retries} {'retry' if retries == 1 else 'retries'}"
 
     def _body(self, response: Any, where: str) -> list[tuple[float, bytes]]:
         """The response body as it arrived (when, bytes), refused past ``max_response_bytes`` or the deadline."""

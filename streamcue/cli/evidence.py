@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from streamcue import console
-from streamcue.shared_options import VisionBaseURL, VisionModel, VisionStructured
+from streamcue.shared_options import LLMRetries, LLMTimeout, VisionBaseURL, VisionModel, VisionStructured
 from streamcue.errors import ConfigError, InputError
 
 __all__ = ["verify_evidence", "evidence_stats"]
@@ -27,6 +27,8 @@ def verify_evidence(
     llm_base_url: VisionBaseURL = None,
     llm_model: VisionModel = None,
     llm_structured: VisionStructured = "json_schema",
+    llm_timeout: LLMTimeout = None,
+    llm_retries: LLMRetries = None,
     concurrency: Annotated[int, typer.Option(help="Records checked at the same time (each record's rounds stay in "
                                                   "order).")] = 4,
     max_rounds: Annotated[int, typer.Option(help="Plan-observe-reflect rounds per record at most (AVP: 3).")] = 3,
@@ -95,7 +97,7 @@ def verify_evidence(
         if not path.is_file():
             raise InputError(f"video file of {vid} not found under --video-root", file=path, record=vid, field="uri")
     settings = LLMSettings.resolve(base_url=llm_base_url, model=llm_model, structured=llm_structured,
-                                   max_concurrency=concurrency)
+                                   max_concurrency=concurrency, timeout_s=llm_timeout, max_retries=llm_retries)
     client = LLMClient(settings, use_cache=not no_cache)
     checked, report = verify_records(
         items, {vid: video_records[vid]["duration_s"] for vid in needed}, SpanFrames(paths, side=frame_side),

@@ -367,7 +367,8 @@ def test_replay_command_refuses_with_one_line(estp, tmp_path):
     qa = tmp_path / "interval_qa.jsonl"
     qa.write_text(json.dumps(records[0]) + "\n")
     (tmp_path / "videos.jsonl").write_text(json.dumps(dict(VALID["video"], video_id=VIDEO, duration_s=4000)) + "\n")
-    base = ["--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m", "--no-video"]
+    # no retries: a closed port is refused at once (the retries against it are test_llm.py's)
+    base = ["--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m", "--no-video", "--llm-retries", "0"]
     cases = [
         (["--strategy", "oracle"], 2, "unknown strategy 'oracle'"),
         (["--strategy", "turn-loop"], 2, "plays guidance records, not interval_qa"),
@@ -376,7 +377,7 @@ def test_replay_command_refuses_with_one_line(estp, tmp_path):
         (["--fps", "nan"], 2, "--fps must be a positive number"),
         (["--fps", "1000"], 2, "--fps must be a positive number"),
         (["--kind", "guidance"], 2, "interval_qa.jsonl:1"),
-        ([], 4, "cannot reach the LLM server"),
+        ([], 4, "cannot reach the LLM server http://127.0.0.1:9/v1 (after 0 retries)"),
     ]
     for extra, code, message in cases:
         done = cli("replay", qa, "--out", tmp_path / "run", *base, *extra)

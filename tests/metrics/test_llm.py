@@ -202,7 +202,8 @@ def test_cli_unreachable_llm_is_a_one_line_error(tmp_path):
     result = cli_run("evaluate", "estp-f1", "--gt", gt, "--pred", pred, "--judge", "llm", "--llm-model", "m",
                      "--llm-base-url", "http://127.0.0.1:9/v1", env={"STREAMCUE_CACHE_DIR": tmp_path})
     assert result.returncode == 4
-    assert result.stderr.startswith("error: cannot reach the LLM server http://127.0.0.1:9/v1")
+    # the default retries, each after the openai package's backoff, then one line
+    assert result.stderr.startswith("error: cannot reach the LLM server http://127.0.0.1:9/v1 (after 4 retries)")
     assert len(result.stderr.strip().splitlines()) == 1
 
 
@@ -263,7 +264,7 @@ def test_retries_are_the_sdks_and_are_counted(server):
     reply = llm.reply(request("a"))
     assert reply.ok and reply.retries == 2 and llm.usage.retries == 2 and len(server.requests) == 3
     server.inject("status", 500, times=2)
-    with pytest.raises(ServiceError, match=r"answered HTTP 500 for model stub-model \(after 1 retries\)"):
+    with pytest.raises(ServiceError, match=r"answered HTTP 500 for model stub-model \(after 1 retry\)"):
         client(server, max_retries=1).reply(request("b"))
     server.inject("status", 400)  # a bad request is not retried
     with pytest.raises(ServiceError, match=r"HTTP 400 .* \(after 0 retries\)"):
@@ -304,7 +305,7 @@ def test_a_server_that_never_answers_times_out_within_the_deadline(server):
     server.inject("hang", 30, times=10)
     started = time.monotonic()
     with pytest.raises(ServiceError, match=r"timed out: no answer for model stub-model within 1.5 s "
-                                           r"\(--llm-timeout; after [12] retries\)") as info:
+                                           r"\(--llm-timeout; after (1 retry|2 retries)\)") as info:
         client(server, timeout_s=1.5, max_retries=4).reply(request())
     elapsed = time.monotonic() - started
     assert 1.5 <= elapsed < 1.5 + 8, elapsed  # the deadline, plus at most one of the SDK's backoff waits

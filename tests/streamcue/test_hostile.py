@@ -455,16 +455,22 @@ def test_10_release_repo_name_secrets_and_fast_llm_failure(tmp_path):
                        "--repo", "../../evil"), 2, "is not ORG/NAME")
     assert not (tmp_path / "d").exists()
 
-    started = time.monotonic()
+    # no model load before the endpoint fails (it took 21 s with the model loaded first): an embedding package that
+    # cannot be imported is on the path, so a load before the call would be the error instead. No retries: the
+    # closed port fails at its first try (retries against one, with a password in the address, are
+    # test_hostile_new.py::test_unreachable_endpoint_never_prints_the_password's)
+    poisoned = tmp_path / "poisoned"
+    poisoned.mkdir()
+    (poisoned / "sentence_transformers.py").write_text("raise ImportError('the model was loaded before the call')\n")
+    path = os.pathsep.join(filter(None, [str(poisoned), os.environ.get("PYTHONPATH")]))
     result = run_process("build", "ego4d", "--goalstep", GOALSTEP_VAL, "--captions", CAPTIONS, "--video",
                          CAPTIONED_VIDEO, "--out", tmp_path / "e", "--llm-base-url",
-                         "http://user:PASSWORD@127.0.0.1:9/v1?api_key=SECRET", "--llm-model", "m")
-    elapsed = time.monotonic() - started
-    line = one_line_error(result, 4, "127.0.0.1:9")
+                         "http://user:PASSWORD@127.0.0.1:9/v1?api_key=SECRET", "--llm-model", "m", "--llm-retries",
+                         "0", env={"PYTHONPATH": path})
+    line = one_line_error(result, 4, "127.0.0.1:9", "(after 0 retries)")  # --llm-retries reaches the builder
     assert "PASSWORD" not in result.stderr + result.stdout and "SECRET" not in result.stderr + result.stdout
     assert "***" in line
     assert not (tmp_path / "e").exists()
-    assert elapsed < 60  # no model load before the endpoint fails (it took 21 s with the model loaded first)
 
 
 def test_10_the_embedding_model_loads_on_first_use_only():

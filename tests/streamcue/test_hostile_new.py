@@ -57,9 +57,10 @@ def test_replay_refuses_non_positive_or_non_finite_periods(guidance, tmp_path, o
 @pytest.mark.slow
 def test_unreachable_endpoint_never_prints_the_password(guidance, tmp_path):
     url = f"http://bob:s3cretpw@127.0.0.1:{closed_port()}/v1"
+    # one retry: the address goes through the retry path too (the default's four are test_llm.py's)
     run = streamcue("replay", guidance, "--out", tmp_path / "run", "--strategy", "turn-loop", "--limit", "1",
-                    "--no-video", "--llm-base-url", url, "--llm-model", "m")
-    line = one_line_error(run, 4, "cannot reach", "127.0.0.1")
+                    "--no-video", "--llm-base-url", url, "--llm-model", "m", "--llm-retries", "1")
+    line = one_line_error(run, 4, "cannot reach", "127.0.0.1", "(after 1 retry)")
     assert "s3cretpw" not in run.stdout + run.stderr and "bob" not in line
     assert not (tmp_path / "run" / "predictions.jsonl").exists()
 
