@@ -33,7 +33,7 @@ from streamcue.fields import unknown_name
 from streamcue.metrics.text import normalize_answer, token_f1
 from streamcue.metrics.verdict import Triple, Verdict
 
-__all__ = ["Verdict", "Judge", "JudgeRunner", "JUDGES", "make_judge", "similarity_verdict"]
+__all__ = ["Verdict", "Judge", "JudgeRunner", "JUDGES", "make_judge", "similarity_verdict", "llm_judge_options"]
 
 
 class Judge(Protocol):
@@ -109,6 +109,16 @@ JUDGES: dict[str, Callable[..., Judge]] = {
     "embedding": lambda **o: EmbeddingJudge(**{k: v for k, v in o.items() if k in ("model_path", "threshold")}),
     "llm": _llm_judge,
 }
+
+
+#: What an LLM judge takes of ``judge_options`` (``evaluate``'s ``--llm-*`` options): the endpoint, the model, and
+#: the bounds on waiting for it (:class:`streamcue.llm.LLMSettings`).
+LLM_JUDGE_OPTIONS = ("model", "base_url", "timeout_s", "max_retries")
+
+
+def llm_judge_options(options: dict[str, Any], *also: str) -> dict[str, Any]:
+    """The options of :data:`LLM_JUDGE_OPTIONS` (and ``also``, a judge's own) that are set."""
+    return {k: v for k, v in options.items() if v is not None and k in (*LLM_JUDGE_OPTIONS, *also)}
 
 
 def make_judge(name: str, **options: Any) -> Judge:

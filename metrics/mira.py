@@ -38,7 +38,7 @@ from streamcue.errors import ConfigError
 from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.llm_pool import make_client
 from streamcue.metrics.configs import check_int_at_least
-from streamcue.metrics.judges import JudgeRunner
+from streamcue.metrics.judges import JudgeRunner, llm_judge_options
 from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import make_report, read_pairs
 from streamcue.metrics.text import normalize_answer
@@ -180,7 +180,7 @@ def run_reasoning(gt: str | Path, pred: str | Path, config: ReasoningConfig, con
     if context.judge != "mira":
         raise ConfigError(f"reasoning traces are scored by the mira judge (an LLM rubric), not {context.judge!r}")
     gt_records, preds = read_reasoning(gt, pred)
-    options = {k: v for k, v in context.judge_options.items() if v is not None and k in ("model", "base_url")}
+    options = llm_judge_options(context.judge_options)
     runner = JudgeRunner(MiraJudge.from_options(scale_max=config.scale_max, **options), use_cache=context.use_cache)
     overall, groups, per_item = score_reasoning(gt_records, preds, runner, config)
     return make_report("reasoning", config, runner, overall, groups, per_item, sorted(set(gt_records) - set(preds)))

@@ -50,7 +50,7 @@ from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.llm_pool import make_client
 from streamcue.metrics.bench_readers import RunPlayed, export_name
 from streamcue.metrics.bootstrap import pooled, pooled_rows
-from streamcue.metrics.judges import JudgeRunner
+from streamcue.metrics.judges import JudgeRunner, llm_judge_options
 from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import make_report, read_pairs
 from streamcue.metrics.timing import Emission, TimingItem, TimingSpec, Trigger, emissions_of, first_unused
@@ -304,8 +304,7 @@ def _runner(context: EvalContext | None) -> JudgeRunner | None:
     if judge != "llm":
         raise ConfigError(f"PhoStream's on-time answers are scored by its official LLM judge (--judge llm) or not "
                           f"at all (no --judge), not by judge {judge!r}")
-    options = {k: v for k, v in context.judge_options.items()
-               if v is not None and k in ("model", "base_url", "max_concurrency")}
+    options = llm_judge_options(context.judge_options, "max_concurrency")
     return JudgeRunner(PhoStreamJudge.from_options(**options), use_cache=context.use_cache)
 
 

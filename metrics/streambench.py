@@ -48,7 +48,7 @@ from streamcue.errors import ConfigError
 from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.metrics.bootstrap import Rows, pooled
 from streamcue.metrics.configs import check_int_at_least
-from streamcue.metrics.judges import JudgeRunner
+from streamcue.metrics.judges import JudgeRunner, llm_judge_options
 from streamcue.metrics.registry import EvalContext, Metric
 from streamcue.metrics.scoring import make_report, read_pairs
 from streamcue.metrics.verdict import Triple
@@ -290,8 +290,7 @@ def run(gt: str | Path, pred: str | Path, config: StreamBenchConfig, context: Ev
         raise ConfigError(f"StreamBench answers are scored by its LLM judge (judge streambench), not {context.judge!r}:"
                           " give the judge's --llm-base-url and model")
     gt_records, preds = read_streambench(gt, pred)
-    options = {k: v for k, v in context.judge_options.items()
-               if v is not None and k in ("model", "base_url", "structured", "max_concurrency")}
+    options = llm_judge_options(context.judge_options, "structured", "max_concurrency")
     runner = JudgeRunner(StreamBenchJudge.from_options(config.judge_prompt, config.score_max, **options),
                          use_cache=context.use_cache)
     asked = {qid: (r["question"], r["answer"], preds[qid]["response"]) for qid, r in gt_records.items()

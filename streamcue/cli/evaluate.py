@@ -70,6 +70,10 @@ def evaluate(
                                                              "$STREAMCUE_LLM_BASE_URL).")] = None,
     llm_model: Annotated[Optional[str], typer.Option(help="llm and mira judges: model name at --llm-base-url (or "
                                                           "$STREAMCUE_LLM_MODEL).")] = None,
+    llm_timeout: Annotated[Optional[float], typer.Option(help="LLM judges: seconds one call may take in all, "
+                                                              "retries included (default 300).")] = None,
+    llm_retries: Annotated[Optional[int], typer.Option(help="LLM judges: retries of a call answered HTTP "
+                                                            "408/409/429/5xx or not answered (default 4).")] = None,
     embedding_model: Annotated[Optional[str], typer.Option(help="embedding judge: sentence-transformers model folder "
                                                                 "(default: the packaged all-MiniLM-L6-v2).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the persistent judge "
@@ -111,7 +115,8 @@ def evaluate(
     from streamcue.metrics.report import print_report
 
     options = dict(judge=judge, config_version=config_version, llm_base_url=llm_base_url, llm_model=llm_model,
-                   embedding_model=embedding_model, no_cache=no_cache, bertscore=bertscore,
+                   llm_timeout=llm_timeout, llm_retries=llm_retries, embedding_model=embedding_model,
+                   no_cache=no_cache, bertscore=bertscore,
                    bertscore_model=bertscore_model, param=param, pred_format=pred_format, pred_model=pred_model,
                    timing_rule=timing_rule and timing_rule.value)
     _check(metric, gt, pred, output, **options)
@@ -141,6 +146,10 @@ def _check(metric: str, gt: str | None, pred: Path, output: Path | None, **optio
         raise ConfigError("--embedding-model is the embedding judge's model folder: add --judge embedding")
     if options["llm_model"] and judge == "embedding":
         raise ConfigError("--llm-model is the llm and mira judges' model; the embedding judge takes --embedding-model")
+    bounds = [name for name in ("llm_timeout", "llm_retries") if options[name] is not None]
+    if bounds and judge in ("exact", "token-f1", "embedding"):
+        raise ConfigError(f"--{bounds[0].replace('_', '-')} bounds an LLM judge's calls; --judge {judge} "
+                          "makes none")
     if options["pred_format"] in info.keyed_pred_formats and not options["pred_model"]:
         raise ConfigError(f"--pred-format {options['pred_format']} needs --pred-model NAME (the key each answer is "
                           "stored under)")
@@ -184,7 +193,8 @@ def _score(metric: str, gt: str | None, pred: Path, **options: Any) -> dict[str,
     judge = options["judge"]
     judge_options = {"model_path" if judge == "embedding" else "model":
                      options["embedding_model"] if judge == "embedding" else options["llm_model"],
-                     **({"base_url": options["llm_base_url"]} if options["llm_base_url"] else {})}
+                     **({"base_url": options["llm_base_url"]} if options["llm_base_url"] else {}),
+                     "timeout_s": options["llm_timeout"], "max_retries": options["llm_retries"]}
     with tempfile.TemporaryDirectory(prefix="streamcue-gt-") as staged:
         gt_path = _ground_truth(gt, metric, Path(staged)) if gt is not None else None
         return run_evaluate(metric, gt_path, pred, judge=judge, config_version=options["config_version"],

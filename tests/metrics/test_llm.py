@@ -205,6 +205,15 @@ def test_cli_unreachable_llm_is_a_one_line_error(tmp_path):
     # the default retries, each after the openai package's backoff, then one line
     assert result.stderr.startswith("error: cannot reach the LLM server http://127.0.0.1:9/v1 (after 4 retries)")
     assert len(result.stderr.strip().splitlines()) == 1
+    # the judge's calls take the bounds of every command that calls a model; a judge that calls none refuses them
+    bounded = cli_run("evaluate", "estp-f1", "--gt", gt, "--pred", pred, "--judge", "llm", "--llm-model", "m",
+                      "--llm-base-url", "http://127.0.0.1:9/v1", "--llm-retries", "0", "--llm-timeout", "30",
+                      env={"STREAMCUE_CACHE_DIR": tmp_path})
+    assert bounded.returncode == 4 and bounded.stderr.strip() == \
+        "error: cannot reach the LLM server http://127.0.0.1:9/v1 (after 0 retries)", bounded.stderr
+    refused = cli_run("evaluate", "estp-f1", "--gt", gt, "--pred", pred, "--judge", "token-f1", "--llm-retries", "0")
+    assert refused.returncode == 2 and refused.stderr.strip() == \
+        "error: --llm-retries bounds an LLM judge's calls; --judge token-f1 makes none", refused.stderr
 
 
 # ---------------------------------------------------------------------------------------------

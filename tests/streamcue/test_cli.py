@@ -163,3 +163,21 @@ def test_a_long_list_of_ids_is_cut_between_ids_and_says_how_many_more():
     assert len(text) <= 300 + len(" and 40 more") and text.endswith(" and 1 more")
     assert text.removesuffix(" and 1 more").split(", ") == ids[:39]
     assert listed(ids[:3]) == "ovo-0, ovo-1, ovo-2" and listed([]) == ""
+
+
+def test_every_command_that_calls_a_model_bounds_its_waits_with_the_same_options():
+    """shared_options: one idea, one name. A command with --llm-base-url takes --llm-retries and --llm-timeout too
+    (the builders had the endpoint but not the bounds on waiting for it)."""
+    from streamcue.cli.main import _command
+
+    def commands(command, path=()):
+        if not hasattr(command, "list_commands"):  # a command, not a group (typer's own click)
+            yield " ".join(path), {option for param in command.params for option in param.opts}
+            return
+        context = command.context_class(command)
+        for name in command.list_commands(context):
+            yield from commands(command.get_command(context, name), (*path, name))
+
+    calling = {path: options for path, options in commands(_command()) if "--llm-base-url" in options}
+    assert {"build ego4d", "build recorded", "replay", "verify-evidence"} <= set(calling), sorted(calling)
+    assert {path for path, options in calling.items() if not {"--llm-retries", "--llm-timeout"} <= options} == set()
