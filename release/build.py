@@ -262,12 +262,16 @@ def _publish_videos(data: ReleaseInput, folder: Path) -> tuple[dict[str, str], d
 
 
 def _publish_video(video: PublishedVideo, folder: Path) -> str:
-    """Copy one video and its report into the release, check the copy; returns its SHA-256."""
+    """Copy one video, its report and the contact sheet the report names (a person's evidence, blurred frames
+    only) into the release, check the copy; returns its SHA-256."""
     copy = folder / VIDEOS_DIR / video.uri
     copy.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(video.file, copy)
     digest = check_published_video(video, copy)
     shutil.copyfile(video.report, folder / published_report(video.uri))
+    sheet = video.contact_sheet()
+    if sheet is not None:
+        shutil.copyfile(sheet[0], folder / sheet[2])
     return digest
 
 

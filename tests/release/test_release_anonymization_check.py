@@ -74,11 +74,12 @@ def test_a_ticked_check_of_the_exact_bytes_lets_the_video_out_and_the_card_says_
 
 
 def _stale(tmp_path, folder, name="v1"):
-    """``name`` anonymized again after its check: a re-run gives the same video bytes and a new report (its wall
-    time)."""
+    """``name`` anonymized again after its check: a re-run gives the same video bytes and sheet and a new report
+    (its wall time)."""
     again = tmp_path / "again"
     again.mkdir()
-    shutil.copyfile(folder / f"{name}.mp4", again / f"{name}.mp4")
+    for suffix in (".mp4", ".contact.jpg"):
+        shutil.copyfile(folder / f"{name}{suffix}", again / f"{name}{suffix}")
     report = json.loads((folder / f"{name}.anonymization.json").read_text())
     (again / f"{name}.anonymization.json").write_text(json.dumps({**report, "wall_s": report["wall_s"] + 1.5}))
     return again
