@@ -173,6 +173,13 @@ def test_push_refuses_a_report_a_release_would_refuse_or_a_folder_the_page_canno
 
 
 CHECK_EXAMPLE = "anonymization-check-example: run by tests/annotation/test_anonymization_check.py"
+TICK_EXAMPLE = "anonymization-tick-example: run by tests/annotation/test_anonymization_check.py"
+
+
+def documented_tick() -> str:
+    """The Python of docs/annotation.md's block under the ``anonymization-tick-example`` marker, as written."""
+    text = (REPO / "docs" / "annotation.md").read_text(encoding="utf-8")
+    return text.split(f"<!-- {TICK_EXAMPLE} -->", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
 
 
 def documented_check() -> list[str]:
@@ -185,9 +192,10 @@ def documented_check() -> list[str]:
             if line and not line.startswith("#")]
 
 
-def test_the_documented_check_runs_as_written_and_the_release_says_so(server, people, tmp_path, monkeypatch):
+def test_the_documented_check_runs_as_written_and_the_release_says_so(server, tmp_path, monkeypatch):
     """docs/annotation.md's commands, as written, in order: push the anonymizer's folder, a person ticks the sheet
-    in Label Studio (here through its API), pull the checks into the records folder, and release build
+    in Label Studio (here through its API, by the docs' Python as written, with the session's token), pull the checks
+    into the records folder, and release build
     --only-verified --require-anonymization-check publishes the video; the card and manifest say the check was
     required and that 1 of 1 was ticked, naming the person by a pseudonym only."""
     push, pull, build = documented_check()
@@ -207,7 +215,9 @@ def test_the_documented_check_runs_as_written_and_the_release_says_so(server, pe
         return out
 
     run(push)
-    verdict(server, check_tasks("anonymization check")["v1.mp4"]["id"], people["ann1"], HIDDEN)
+    exec(compile(documented_tick(), "docs/annotation.md (anonymization-tick-example)", "exec"), {})
+    assert [a["result"][0]["value"]["choices"] for a in check_tasks("anonymization check")["v1.mp4"][
+        "annotations"]] == [[HIDDEN]]
     assert "1 check(s)" in run(pull) and (records / "anonymization_checks.json").is_file()
     out = run(build)
     assert "anonymization check required: 1 of 1 published video(s) ticked" in out
