@@ -167,6 +167,27 @@ def test_a_replaced_or_missing_contact_sheet_is_refused_in_one_line(checked, tmp
     assert not (tmp_path / "d").exists()
 
 
+def test_two_reports_naming_one_published_sheet_are_refused(checked, tmp_path):
+    """v3's report names v1's sheet (videos renamed after anonymizing): both would be published as one file, one
+    replacing the other; the build is refused in one line naming v3's report, before anything is copied."""
+    folder, _ = checked
+    changed = _sheet_changed(tmp_path, folder, lambda p: None)
+    shutil.copyfile(folder / "v3.mp4", changed / "v3.mp4")
+    report = json.loads((folder / "v3.anonymization.json").read_text())
+    (changed / "v3.anonymization.json").write_text(json.dumps(
+        {**report, "contact_sheet": {**report["contact_sheet"], "path": "v1.contact.jpg"}}))
+    rec = records(tmp_path, changed, "v1")
+    write_jsonl(rec / "videos.jsonl", [dict(VALID["video"], video_id=n, uri=f"{n}.mp4", anonymization={
+        "status": "passed", "report": str(changed / f"{n}.anonymization.json")}) for n in ("v1", "v3")])
+    code, out, err = cli("release", "build", "--records", rec, "--video-root", changed, "--version", "1.0.0", "--out",
+                         tmp_path / "d", "--allow-unverified")
+    assert code == 2, out + err
+    [line] = err.strip().splitlines()
+    assert "v3.anonymization.json, record video_id=v3, field $.contact_sheet.path: its contact sheet would be " \
+        "published as videos/v1.contact.jpg, as video_id=v1's" in line, line
+    assert not (tmp_path / "d").exists()
+
+
 def test_a_contact_sheet_whose_jpeg_metadata_names_a_home_path_is_not_published(checked, tmp_path):
     """The published sheet is scanned like every published file: a JPEG comment naming a home path (the report
     restating the sheet's new SHA-256, so only the scan can catch it) refuses the build, naming the file and
