@@ -14,9 +14,12 @@ Studio's local files as videos are. ``pull`` turns each task into a check (``CHE
 The rule: skipped annotations are ignored and a person's latest annotation counts; one person choosing
 "something readable" rejects the video (``rejected``, their note kept), whatever the others chose; ``required``
 distinct people choosing "all faces and plates hidden" and nobody else tick it (``ticked``); otherwise it is
-``pending``. A check names the SHA-256 of the video's bytes and of its report as they were pushed, so a video
-anonymized again needs a new check (:func:`video_check`), and is signed with the maintainer's key (as ``annotate
-pull`` signs verified records), so a check written or edited by hand does not count. The file names people by
+``pending``. A check names the SHA-256 of the video's bytes, of its report and of the sheet shown (which the report
+states, ``contact_sheet.sha256``) as they were pushed, so a video anonymized again, or a sheet replaced, needs a new
+check (:func:`video_check`); a re-push of a video supersedes its older task (deleted when nobody annotated it, else
+marked ``superseded``: its check says so and never ticks, while its rejection holds), and the check is signed
+with the maintainer's key (as ``annotate pull`` signs verified records), so a check written or edited by hand does
+not count. The file names people by
 their Label Studio e-mail, like a pulled record: it stays with the maintainer, and a release publishes
 pseudonyms only.
 """

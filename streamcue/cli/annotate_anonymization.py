@@ -72,7 +72,8 @@ def anonymization_pull(
 ) -> None:
     """Bring the checks back: per video, ticked (REQUIRED people chose 'all faces and plates
     hidden'), rejected (anyone chose 'something readable'; their note kept) or pending, with
-    the SHA-256 of the video and report that were checked, signed with the maintainer's key.
+    the SHA-256 of the video, report and sheet that were checked, signed with the maintainer's
+    key. A superseded task (replaced by a re-push) is pulled marked so: its tick never counts.
 
     release build --require-anonymization-check publishes a video only with a ticked check of
     its exact bytes. The file names people by their Label Studio e-mail; keep it with the
