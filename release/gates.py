@@ -59,9 +59,13 @@ class PublishedVideo:
     def contact_sheet(self) -> tuple[Path, str, str] | None:
         """The contact sheet the report names (beside it), its SHA-256 and where the release publishes it (beside the
         published report, under the name the report states, so the reference holds); None for a report made before
-        sheets were drawn. One line naming the report and field when the sheet is missing, or is not the sheet the
-        report states (replaced since the anonymizer drew it)."""
-        report = read_json(self.report)
+        sheets were drawn, or a report missing or unreadable (:func:`check_published_video` says why). One line naming
+        the report and field when the sheet is missing, or is not the sheet the report states (replaced since the
+        anonymizer drew it)."""
+        try:
+            report = read_json(self.report) if self.report.is_file() else None
+        except InputError:
+            return None
         stated = report.get("contact_sheet") if isinstance(report, dict) else None
         if not isinstance(stated, dict):
             return None
