@@ -14,9 +14,12 @@ Studio's local files as videos are. ``pull`` turns each task into a check (``CHE
 The rule: skipped annotations are ignored and a person's latest annotation counts; one person choosing
 "something readable" rejects the video (``rejected``, their note kept), whatever the others chose; ``required``
 distinct people choosing "all faces and plates hidden" and nobody else tick it (``ticked``); otherwise it is
-``pending``. A check names the SHA-256 of the video's bytes and of its report as they were pushed, so a video
-anonymized again needs a new check (:func:`video_check`), and is signed with the maintainer's key (as ``annotate
-pull`` signs verified records), so a check written or edited by hand does not count. The file names people by
+``pending``. A check names the SHA-256 of the video's bytes, of its report and of the sheet shown (which the report
+states, ``contact_sheet.sha256``) as they were pushed, so a video anonymized again, or a sheet replaced, needs a new
+check (:func:`video_check`); a re-push of a video supersedes its older task (deleted when nobody annotated it, else
+marked ``superseded``: its check says so and never ticks, while its rejection holds), and the check is signed
+with the maintainer's key (as ``annotate pull`` signs verified records), so a check written or edited by hand does
+not count. The file names people by
 their Label Studio e-mail, like a pulled record: it stays with the maintainer, and a release publishes
 pseudonyms only.
 """
@@ -89,8 +92,13 @@ def _sheet(path: Path) -> Sheet:
     if not sheet.is_file():
         raise InputError(f"its contact sheet {named} is not beside the report", file=path,
                          field="$.contact_sheet.path")
+    digest, stated = sha256_file(sheet), report["contact_sheet"].get("sha256")
+    if stated is not None and stated != digest:
+        raise InputError(f"its contact sheet {named} is not the one the anonymizer drew (sha256 {digest[:12]}, the "
+                         f"report states {str(stated)[:12]}): anonymize the video again", file=path,
+                         field="$.contact_sheet.sha256")
     return Sheet(path, sheet, str(report["output"].get("path")), report["output"]["sha256"], sha256_file(path),
-                 sha256_file(sheet), len(report["contact_sheet"].get("frames") or ()))
+                 digest, len(report["contact_sheet"].get("frames") or ()))
 
 
 def _task(sheet: Sheet, document_root: Path) -> dict[str, Any]:
@@ -110,6 +118,8 @@ class Pushed:
     skipped: int
     guideline: str
     required: int
+    #: Tasks of the videos pushed that were made on other bytes: deleted, or marked superseded when annotated.
+    superseded: int = 0
 
 
 def push(reports: Path, project: str, *, url: str | None = None, document_root: Path | None = None,
@@ -130,12 +140,35 @@ def push(reports: Path, project: str, *, url: str | None = None, document_root: 
     guideline, required, _ = ls.configure(server, proj, KIND, annotated=any(t.get("annotations") for t in existing),
                                           checks=required if required is not None or not created else 1,
                                           created=created)
-    present = {((t.get("data") or {}).get("video_sha256"), (t.get("data") or {}).get("report_sha256"))
-               for t in existing}
-    tasks = [_task(s, document_root) for s in found if (s.video_sha256, s.report_sha256) not in present]
+    present = {_bytes(t.get("data") or {}) for t in existing}
+    tasks = [t for t in (_task(s, document_root) for s in found) if _bytes(t["data"]) not in present]
     for start in range(0, len(tasks), BATCH):
         server.call("importing tasks", server.client.projects.import_tasks, proj.id, request=tasks[start:start + BATCH])
-    return Pushed(project, proj.id, len(tasks), len(found) - len(tasks), guideline, required)
+    superseded = _supersede(server, existing, tasks)
+    return Pushed(project, proj.id, len(tasks), len(found) - len(tasks), guideline, required, superseded)
+
+
+def _bytes(data: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """What a task was made on: the SHA-256 of the video, of its report and of the sheet shown."""
+    return data.get("video_sha256"), data.get("report_sha256"), data.get("contact_sheet_sha256")
+
+
+def _supersede(server: ls.Server, existing: list[dict[str, Any]], pushed: list[dict[str, Any]]) -> int:
+    """The tasks of ``existing`` for a video just pushed on other bytes (anonymized again, or a new sheet) leave the
+    check: deleted when nobody annotated them, else marked ``superseded`` (shown on the page; ``pull`` counts no
+    tick of theirs, while a rejection of the same video bytes still holds). Their sheet's URL serves the new sheet
+    by now, so a tick there would be of a sheet the task does not name. Returns how many."""
+    videos = {t["data"]["video"] for t in pushed}
+    old = [t for t in existing if (t.get("data") or {}).get("video") in videos and not t["data"].get("superseded")]
+    for task in old:
+        if not task.get("annotations"):
+            server.call("deleting a superseded task", server.client.tasks.delete, task["id"])
+            continue
+        data = {**task["data"], "superseded": True,
+                "about": "SUPERSEDED by a newer contact sheet of this video: do not check this task. "
+                         + str(task["data"].get("about", ""))}
+        server.call("marking a task superseded", server.client.tasks.update, task["id"], data=data)
+    return len(old)
 
 
 def _verdict(result: list[dict[str, Any]], where: Where) -> tuple[str, str]:
@@ -168,7 +201,8 @@ def _check(task: dict[str, Any], project: str, names: dict[Any, str], required: 
     state = "rejected" if readable else "ticked" if len(hidden) >= required else "pending"
     times = [str(a.get("updated_at") or a.get("created_at")) for a in counted if a.get("updated_at")
              or a.get("created_at")]
-    return {**{k: data[k] for k in fields}, "state": state, "checked_by": sorted(verdicts), "required": required,
+    return {**{k: data[k] for k in fields}, **({"superseded": True} if data.get("superseded") else {}),
+            "state": state, "checked_by": sorted(verdicts), "required": required,
             "notes": [f"{READABLE}: {verdicts[n][1] or '(no note)'}" for n in readable], "guideline": guideline,
             "label_studio": {"task": task["id"], "annotations": [a["id"] for a in counted],
                              **({"at": max(times)} if times else {})}}
@@ -217,11 +251,14 @@ def _holds(check: dict[str, Any], key: SigningKey) -> bool:
 
 
 def video_check(checks: list[dict[str, Any]], video: str, video_sha256: str, report_sha256: str,
-                key: SigningKey) -> tuple[str, dict[str, Any] | None, str]:
+                key: SigningKey, sheet_sha256: str | None = None) -> tuple[str, dict[str, Any] | None, str]:
     """The check of one video's exact bytes: ``(state, check, why)``, state ``ticked`` (with the check) or why not:
     ``unsigned`` (a check of these bytes whose signature does not hold under ``key``), ``rejected`` (someone saw
-    something readable in this video's bytes, under this report or another: it wins over a tick), ``pending``,
-    ``stale`` (checks of a video of that name, on other bytes: anonymized again since) or ``missing``."""
+    something readable in this video's bytes, under this report or another, superseded or not: it wins over a
+    tick), ``pending``, ``stale`` (checks of a video of that name on other bytes: anonymized again since; or, with
+    ``sheet_sha256``, a tick of another contact sheet than the one beside the report now) or ``missing``. A tick
+    binds the video's bytes, its report's and the sheet's; a superseded check (its task replaced by a newer push
+    of the video) never ticks."""
     same = [c for c in checks if c.get("video_sha256") == video_sha256 and c.get("report_sha256") == report_sha256]
     if any(not _holds(c, key) for c in same):
         return "unsigned", None, (f"a check of its bytes is not signed with key {key.fingerprint} (written or edited "
@@ -233,7 +270,12 @@ def video_check(checks: list[dict[str, Any]], video: str, video_sha256: str, rep
     if rejected:
         return "rejected", None, (f"{'; '.join(rejected[0].get('notes') or [READABLE])}: anonymize it again and "
                                   "check the new contact sheet")
+    same = [c for c in same if not c.get("superseded")]
     ticked = [c for c in same if c.get("state") == "ticked"]
+    if sheet_sha256 is not None and ticked and all(c.get("contact_sheet_sha256") != sheet_sha256 for c in ticked):
+        was = str(ticked[0].get("contact_sheet_sha256"))[:12]
+        return "stale", None, (f"ticked on another contact sheet (sha256 {was}; the sheet beside its report now "
+                               f"{sheet_sha256[:12]}): push and check the sheet as it is")
     if ticked:
         return "ticked", ticked[0], ""
     if same:

@@ -9,6 +9,7 @@ frames spread evenly over the whole video (the last one too: it is always added 
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,8 @@ class ContactSheet:
             self.tiles = {i: tile for i, tile in self.tiles.items() if i % self.stride == 0}
 
     def write(self, path: str | Path) -> dict[str, Any]:
-        """Write the sheet to ``path`` (atomically) and return what the report states of it."""
+        """Write the sheet to ``path`` (atomically) and return what the report states of it: its name, the SHA-256
+        of its bytes, how it looks and the frames it holds."""
         cv2 = require("cv2", "anonymize", "opencv-python")
         if self.last is not None and self.last[0] not in self.tiles:
             index, frame, mask = self.last
@@ -69,7 +71,9 @@ class ContactSheet:
         except BaseException:  # a full disk or a Ctrl-C leaves no half-written sheet
             tmp.unlink(missing_ok=True)
             raise
-        return {"path": path.name, **SHEET, "frames": sorted(self.tiles)}
+        # the report states the sheet's bytes: a person's tick holds for this sheet only (annotate anonymization)
+        return {"path": path.name, "sha256": hashlib.sha256(data.tobytes()).hexdigest(), **SHEET,
+                "frames": sorted(self.tiles)}
 
 
 def _tile(frame: np.ndarray, mask: np.ndarray, label: str) -> np.ndarray:

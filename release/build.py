@@ -251,9 +251,10 @@ def _publish_videos(data: ReleaseInput, folder: Path) -> tuple[dict[str, str], d
              if v["video_id"] in data.published]
     listed = {v.video_id for v in order}
     order += [v for v in data.published.values() if v.video_id not in listed]
+    sheets = _contact_sheets(order)
     pool = ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1))
     try:
-        checked = {v.video_id: pool.submit(_publish_video, v, folder) for v in order}
+        checked = {v.video_id: pool.submit(_publish_video, v, folder, sheets.get(v.video_id)) for v in order}
         written, digests = _write_video_files(data, checked, folder)
         digests.update({f"{VIDEOS_DIR}/{v.uri}": checked[v.video_id].result() for v in order})
     finally:
@@ -261,13 +262,34 @@ def _publish_videos(data: ReleaseInput, folder: Path) -> tuple[dict[str, str], d
     return digests, written
 
 
-def _publish_video(video: PublishedVideo, folder: Path) -> str:
-    """Copy one video and its report into the release, check the copy; returns its SHA-256."""
+def _contact_sheets(videos: list[PublishedVideo]) -> dict[str, tuple[Path, str]]:
+    """Video id -> the contact sheet its report names and where the release publishes it
+    (:meth:`PublishedVideo.contact_sheet`), before anything is copied; one line naming the report when two reports
+    name the same published sheet (one would replace the other)."""
+    found: dict[str, tuple[Path, str]] = {}
+    taken: dict[str, str] = {}
+    for video in videos:
+        sheet = video.contact_sheet()
+        if sheet is None:
+            continue
+        if sheet[2] in taken:
+            raise InputError(f"its contact sheet would be published as {sheet[2]}, as video_id={taken[sheet[2]]}'s: "
+                             "give each video its own sheet (anonymize them under distinct names)", file=video.report,
+                             record=f"video_id={video.video_id}", field="$.contact_sheet.path")
+        taken[sheet[2]], found[video.video_id] = video.video_id, (sheet[0], sheet[2])
+    return found
+
+
+def _publish_video(video: PublishedVideo, folder: Path, sheet: tuple[Path, str] | None) -> str:
+    """Copy one video, its report and the contact sheet the report names (``sheet``: a person's evidence, blurred
+    frames only) into the release, check the copy; returns its SHA-256."""
     copy = folder / VIDEOS_DIR / video.uri
     copy.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(video.file, copy)
     digest = check_published_video(video, copy)
     shutil.copyfile(video.report, folder / published_report(video.uri))
+    if sheet is not None:
+        shutil.copyfile(sheet[0], folder / sheet[1])
     return digest
 
 

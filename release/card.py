@@ -374,14 +374,17 @@ def _privacy_section(sources: list[str], videos: list[dict[str, Any]], check: di
                  + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
                  + ". Faces and licence plates are blurred (`streamcue anonymize`); each video's report "
                    "(detectors and their versions, settings, per-frame detections, SHA-256 of the blurred file) is "
-                   "published beside it (`<name>.anonymization.json`), and the release gate refuses a video unless "
-                   "a passing report names its exact bytes; a raw recording is never published.\n")
+                   "published beside it (`<name>.anonymization.json`) with the contact sheet it names "
+                   "(`<name>.contact.jpg`: frames sampled across the blurred video, every hidden region outlined; "
+                   "blurred frames only, as published), and the release gate refuses a video unless a passing report "
+                   "names its exact bytes and those of its sheet; a raw recording is never published.\n")
     if check:
         text += (f"\nAn anonymization check by a person was required: {check['ticked']} of {check['videos']} published "
                  "video(s) were ticked (\"all faces and plates hidden\") on their contact sheet, frames sampled across "
                  "the video with every hidden region outlined, in Label Studio; each check names the SHA-256 of the "
-                 "video and report it was made on (`manifest.json`, `anonymization_check`), and the release gate "
-                 "refuses a video whose check is missing, rejected or made on other bytes. A contact sheet samples "
+                 "video, report and sheet it was made on (`manifest.json`, `anonymization_check`; the sheet is "
+                 "published beside the video), and the release gate refuses a video whose check is missing, rejected "
+                 "or made on other bytes or another sheet. A contact sheet samples "
                  "frames: it does not show every frame.\n")
     others = [SOURCES[n] for n in sources if n in SOURCES and not SOURCES[n].publishes_videos]
     if others:

@@ -56,6 +56,29 @@ class PublishedVideo:
     def where(self) -> dict[str, Any]:
         return dict(file=self.records, line=self.line, record=f"video_id={self.video_id}")
 
+    def contact_sheet(self) -> tuple[Path, str, str] | None:
+        """The contact sheet the report names (beside it), its SHA-256 and where the release publishes it (beside the
+        published report, under the name the report states, so the reference holds); None for a report made before
+        sheets were drawn, or a report missing or unreadable (:func:`check_published_video` says why). One line naming
+        the report and field when the sheet is missing, or is not the sheet the report states (replaced since the
+        anonymizer drew it)."""
+        try:
+            report = read_json(self.report) if self.report.is_file() else None
+        except InputError:
+            return None
+        stated = report.get("contact_sheet") if isinstance(report, dict) else None
+        if not isinstance(stated, dict):
+            return None
+        named, where = stated.get("path"), dict(file=self.report, record=f"video_id={self.video_id}")
+        if not isinstance(named, str) or Path(named).name != named or not self.report.with_name(named).is_file():
+            raise InputError(f"the contact sheet the report names ({named}) is not beside it: the release publishes "
+                             "it with the report", field="$.contact_sheet.path", **where)
+        digest = sha256_file(self.report.with_name(named))
+        if stated.get("sha256") not in (None, digest):
+            raise InputError(f"the contact sheet {named} is not the one the anonymizer drew (sha256 {digest[:12]}, the "
+                             f"report states {str(stated['sha256'])[:12]})", field="$.contact_sheet.sha256", **where)
+        return self.report.with_name(named), digest, published_report(self.uri).rpartition("/")[0] + "/" + named
+
 
 @dataclass
 class ReleaseInput:
@@ -214,12 +237,14 @@ def require_anonymization_checks(published: dict[str, PublishedVideo], checks: A
         report = read_json(video.report)
         output = report.get("output") if isinstance(report, dict) else None
         output = output if isinstance(output, dict) else {}
+        sheet = video.contact_sheet()
         state, check, why = video_check(found, str(output.get("path")), str(output.get("sha256")),
-                                        sha256_file(video.report), key)
+                                        sha256_file(video.report), key, sheet[1] if sheet else None)
         if check is None:
             raise InputError(f"anonymization check {state}: {why}", field="$.anonymization", **video.where())
         names.add("annotator", check["checked_by"])
         stated[vid] = {"state": state, "video_sha256": check["video_sha256"], "report_sha256": check["report_sha256"],
+                       **({"contact_sheet": sheet[2]} if sheet else {}),
                        "contact_sheet_sha256": check["contact_sheet_sha256"], "guideline": check.get("guideline"),
                        "checked_by": [names.of("annotator", n) for n in check["checked_by"]]}
     return {"required": True, "videos": len(published), "ticked": len(stated), "checks": stated}
@@ -594,7 +619,8 @@ def scan_published(folder: str | Path, people: Iterable[str] = ()) -> None:
     Every string is read as a user of the file reads it: Parquet, every string value of every column
     (nested lists and structs included) and every field name; JSON, every value and key once parsed (so an
     escape such as ``\\u00a0`` or ``\\t`` hides nothing); Markdown and other text, the text, and the card's
-    YAML header parsed; PNG, its text chunks. Any other file must be UTF-8 text.
+    YAML header parsed; PNG, its text chunks; JPEG (a contact sheet), its comment and metadata segments. Any other
+    file must be UTF-8 text.
     """
     folder = Path(folder)
     people = [p for p in people if p]
@@ -627,6 +653,8 @@ def _strings(path: Path, people: list[str]) -> Iterator[tuple[str | None, str]]:
     elif path.suffix == ".png":
         yield from ((f"PNG text {key}", value) for key, value in _png_text(path.read_bytes()))
         yield from ((f"PNG text {key}", key) for key, _ in _png_text(path.read_bytes()))
+    elif path.suffix in (".jpg", ".jpeg"):
+        yield from _jpeg_text(path.read_bytes())
     else:
         try:
             text = path.read_text(encoding="utf-8")
@@ -754,6 +782,20 @@ def _arrow_has(kind: Any, test: Any) -> bool:
     if pa.types.is_struct(kind):
         return any(_arrow_has(kind.field(i).type, test) for i in range(kind.num_fields))
     return _is_list(kind) and _arrow_has(kind.value_type, test)
+
+
+def _jpeg_text(data: bytes) -> Iterator[tuple[str, str]]:
+    """``(segment, text)`` of a JPEG's comment (COM) and application segments other than JFIF's APP0 (EXIF, XMP and
+    the like), read up to the image data; a contact sheet (OpenCV's JFIF) has none."""
+    pos = 2
+    while pos + 4 <= len(data) and data[pos] == 0xFF:
+        marker, length = data[pos + 1], int.from_bytes(data[pos + 2:pos + 4], "big")
+        body = data[pos + 4:pos + 2 + length]
+        if marker == 0xDA:  # start of scan: the pixels follow
+            return
+        if marker == 0xFE or (0xE1 <= marker <= 0xEF):
+            yield f"JPEG segment 0x{marker:02X}", body.decode("utf-8", "replace")
+        pos += 2 + length
 
 
 def _png_text(data: bytes) -> Iterator[tuple[str, str]]:

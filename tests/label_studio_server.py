@@ -86,6 +86,9 @@ def _serve(workdir: Path, template: Path | None = None):
         "LABEL_STUDIO_PASSWORD": "streamcue-test-password", "LABEL_STUDIO_USER_TOKEN": TOKEN,
         "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true", "LABEL_STUDIO_LOCAL_FILES_SERVING_ENABLED": "true",
         "LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT": str(root), "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
+        # no telemetry, as docs/annotation.md's setup: Sentry (server and page), usage analytics, PyPI version check
+        "LABEL_STUDIO_SENTRY_DSN": "", "LABEL_STUDIO_FRONTEND_SENTRY_DSN": "",
+        "LABEL_STUDIO_COLLECT_ANALYTICS": "false", "LABEL_STUDIO_LATEST_VERSION_CHECK": "false",
     }
     log = open(workdir / "label-studio.log", "w")
     proc = subprocess.Popen([str(exe), "start", "--no-browser", "--internal-host", "127.0.0.1", "-p", str(port)],

@@ -37,9 +37,11 @@ def anonymization_push(
     hidden' / 'something readable' and a note for what was missed; the project shows the
     guideline (annotation/configs/anonymization.guideline.v1.md) before the first task.
 
-    A task is tied to the SHA-256 of the video and of its report: pushing again skips videos
-    already there and adds a new task for a video anonymized again. Reports that are not
-    `passed`, or have no contact sheet, are refused in one line.
+    A task is tied to the SHA-256 of the video, of its report and of the sheet: pushing again
+    skips videos already there and adds a new task for a video anonymized again (or whose sheet
+    changed), deleting its older task, or marking it superseded when someone annotated it (its
+    ticks no longer count). Reports that are not `passed`, have no contact sheet, or whose sheet
+    is not the one the report states are refused in one line.
 
     Example:
 
@@ -50,7 +52,9 @@ def anonymization_push(
     result = push(reports, project, url=url, document_root=document_root, required=required)
     console.out.print(f"{result.imported} contact sheet(s) imported into project {result.project!r} (id "
                       f"{result.project_id}); {result.skipped} already there; guideline {result.guideline}; "
-                      f"{result.required} person(s) per sheet", markup=False, soft_wrap=True)
+                      f"{result.required} person(s) per sheet"
+                      + (f"; {result.superseded} older task(s) superseded" if result.superseded else ""),
+                      markup=False, soft_wrap=True)
 
 
 @anonymization_app.command("pull")
@@ -68,7 +72,8 @@ def anonymization_pull(
 ) -> None:
     """Bring the checks back: per video, ticked (REQUIRED people chose 'all faces and plates
     hidden'), rejected (anyone chose 'something readable'; their note kept) or pending, with
-    the SHA-256 of the video and report that were checked, signed with the maintainer's key.
+    the SHA-256 of the video, report and sheet that were checked, signed with the maintainer's
+    key. A superseded task (replaced by a re-push) is pulled marked so: its tick never counts.
 
     release build --require-anonymization-check publishes a video only with a ticked check of
     its exact bytes. The file names people by their Label Studio e-mail; keep it with the
@@ -87,9 +92,11 @@ def anonymization_pull(
     check_io([(out, "--out")], key_files(key))
     checks = pull(project, url=url, required=required, key=key)
     write_json(out, checks)
-    states = Counter(c["state"] for c in checks["checks"])
+    states = Counter(c["state"] for c in checks["checks"] if not c.get("superseded"))
+    superseded = sum(1 for c in checks["checks"] if c.get("superseded"))
     console.out.print(f"{len(checks['checks'])} check(s) -> {out}: "
-                      + (", ".join(f"{n} {state}" for state, n in sorted(states.items())) or "none"),
+                      + (", ".join(f"{n} {state}" for state, n in sorted(states.items())) or "none")
+                      + (f"; {superseded} superseded (their ticks do not count)" if superseded else ""),
                       markup=False, soft_wrap=True)
     for check in checks["checks"]:
         if check["state"] == "rejected":

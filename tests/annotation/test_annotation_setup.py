@@ -92,6 +92,9 @@ def test_the_documented_setup_runs_as_written(tmp_path):
                                                       "csrfmiddlewaretoken": client.cookies["csrftoken"]},
                                 headers={"Referer": url})
             assert login.status_code == 302, email
+        # no telemetry: the page the block's server serves has no Sentry DSN and analytics off
+        page = client.get("/projects/").text
+        assert "sentry_dsn: null" in page and "collect_analytics: false" in page and "sentry-cdn" not in page
 
         # running setup again keeps a working token and leaves the accounts alone; without it, it says why not
         again = subprocess.run([sys.executable, "-m", "streamcue", "annotate", "setup", "--admin", "admin@example.org",

@@ -68,9 +68,10 @@ def test_the_check_project_has_one_task_per_video_showing_its_contact_sheet(serv
 def test_verdicts_submitted_in_label_studio_come_back_tied_to_the_bytes_they_were_made_on(server, people,
                                                                                           tmp_path):
     """v1 ticked; v2 ticked by one person and found readable by another (the readable one wins, with its note);
-    v3 untouched (pending). Each check names the SHA-256 of the video and report pushed, the people by their
+    v3 untouched (pending). Each check names the SHA-256 of the video, report and sheet pushed, the people by their
     Label Studio e-mail (the file stays with the maintainer), and is signed with the maintainer's key: it ticks
-    exactly those bytes. A records pull, status or review of the check project is refused in one line."""
+    exactly those bytes and that sheet (a tick of another sheet is stale). A records pull, status or review of the
+    check project is refused in one line. Then a re-push supersedes the older tasks (``superseded_on_a_re_push``)."""
     folder = served_videos(fresh("anonymized"), ("v1", "v2", "v3"))
     project = fresh("anonymization check")
     assert cli("annotate", "anonymization", "push", "--reports", folder, "--project", project)[0] == 0
@@ -95,20 +96,64 @@ def test_verdicts_submitted_in_label_studio_come_back_tied_to_the_bytes_they_wer
     assert state == "ticked" and check["video_sha256"] == sha
     assert video_check(list(checks.values()), "v3.mp4", sha, sha256_file(folder / "v3.anonymization.json"),
                        SIGNING_KEY)[0] == "pending"
+    # the tick is bound to the sheet the person saw (its SHA-256, stated by the report and held by the task)
+    seen = sha256_file(folder / "v1.contact.jpg")
+    assert checks["v1.mp4"]["contact_sheet_sha256"] == seen == read_json(report)["contact_sheet"]["sha256"]
+    state, _, why = video_check(list(checks.values()), "v1.mp4", sha, sha256_file(report), SIGNING_KEY, "f" * 64)
+    assert state == "stale" and why.startswith(f"ticked on another contact sheet (sha256 {seen[:12]}")
     for command in (("pull", "--out", tmp_path / "records.jsonl"), ("status",), ("review",)):
         code, _, err = cli("annotate", command[0], "--project", project, *command[1:])
         assert code == 2 and "is an anonymization check of contact sheets" in err and "Traceback" not in err
+    superseded_on_a_re_push(folder, project, tasks, tmp_path)
+
+
+def superseded_on_a_re_push(folder: Path, project: str, tasks: dict, tmp_path: Path) -> None:
+    """All three anonymized again (a re-run: same bytes, new reports) and pushed again: v3's untouched task is
+    deleted, v1's and v2's are marked superseded (the page says so); pull reads v1's tick as superseded, so v1 is
+    pending on its new report, while v2's rejection still holds for its bytes."""
+    for name in ("v1", "v2", "v3"):
+        report = folder / f"{name}.anonymization.json"
+        report.write_text(json.dumps({**read_json(report), "wall_s": read_json(report)["wall_s"] + 1}))
+    code, out, err = cli("annotate", "anonymization", "push", "--reports", folder, "--project", project)
+    assert code == 0, err
+    assert "3 contact sheet(s) imported" in out and "3 older task(s) superseded" in out
+    server = ls.connect()
+    kept = {t["id"]: t for t in ls.export_tasks(server, ls.find_project(server, project).id)}
+    old = {name: kept[t["id"]] for name, t in tasks.items() if t["id"] in kept}
+    assert sorted(old) == ["v1.mp4", "v2.mp4"]  # v3's, which nobody annotated, is gone
+    assert all(t["data"]["superseded"] and t["data"]["about"].startswith("SUPERSEDED") for t in old.values())
+    code, out, err = cli("annotate", "anonymization", "pull", "--project", project, "--out", tmp_path / "again.json")
+    assert code == 0 and "5 check(s)" in out and "3 pending; 2 superseded (their ticks do not count)" in out, out
+    checks, states = read_checks(tmp_path / "again.json"), {}
+    for name in ("v1", "v2", "v3"):
+        report = folder / f"{name}.anonymization.json"
+        states[name] = video_check(checks, f"{name}.mp4", read_json(report)["output"]["sha256"], sha256_file(report),
+                                   SIGNING_KEY, sha256_file(folder / f"{name}.contact.jpg"))[0]
+    assert states == {"v1": "pending", "v2": "rejected", "v3": "pending"}
+
+
+def replace_sheet(sheet: Path) -> None:
+    """Another contact sheet under the same name (a sheet drawn again, or swapped by hand): a real JPEG, mirrored."""
+    import cv2
+
+    assert cv2.imwrite(str(sheet), cv2.imread(str(sheet))[:, ::-1])
 
 
 def test_push_refuses_a_report_a_release_would_refuse_or_a_folder_the_page_cannot_load(tmp_path):
-    """Before anything reaches the server: a report that is not ``passed``, or has no contact sheet (made before
-    sheets), is one line naming the report; a folder outside the local-files document root is one line too; and
+    """Before anything reaches the server: a report that is not ``passed``, whose sheet is not the one it states
+    (replaced after the anonymizer drew it), or that has no contact sheet (made before sheets), is one line naming
+    the report; a folder outside the local-files document root is one line too; and
     pull never writes its --out over the key it reads."""
     folder = served_videos(fresh("anonymized"), ("v1",))
     report = json.loads((folder / "v1.anonymization.json").read_text())
     (folder / "v1.anonymization.json").write_text(json.dumps({**report, "status": "unmeasured"}))
     code, _, err = cli("annotate", "anonymization", "push", "--reports", folder, "--project", fresh("refused"))
     assert code == 2 and "v1.anonymization.json, field $.status: status 'unmeasured'" in err
+    (folder / "v1.anonymization.json").write_text(json.dumps(report))
+    replace_sheet(folder / "v1.contact.jpg")  # another sheet than the one the report states (the person would see)
+    code, _, err = cli("annotate", "anonymization", "push", "--reports", folder, "--project", fresh("refused"))
+    assert code == 2 and "v1.anonymization.json, field $.contact_sheet.sha256: its contact sheet v1.contact.jpg is " \
+        "not the one the anonymizer drew" in err and len(err.strip().splitlines()) == 1
     del report["contact_sheet"]
     (folder / "v1.anonymization.json").write_text(json.dumps(report))
     code, _, err = cli("annotate", "anonymization", "push", "--reports", folder, "--project", fresh("refused"))
@@ -128,6 +173,13 @@ def test_push_refuses_a_report_a_release_would_refuse_or_a_folder_the_page_canno
 
 
 CHECK_EXAMPLE = "anonymization-check-example: run by tests/annotation/test_anonymization_check.py"
+TICK_EXAMPLE = "anonymization-tick-example: run by tests/annotation/test_anonymization_check.py"
+
+
+def documented_tick() -> str:
+    """The Python of docs/annotation.md's block under the ``anonymization-tick-example`` marker, as written."""
+    text = (REPO / "docs" / "annotation.md").read_text(encoding="utf-8")
+    return text.split(f"<!-- {TICK_EXAMPLE} -->", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
 
 
 def documented_check() -> list[str]:
@@ -140,9 +192,10 @@ def documented_check() -> list[str]:
             if line and not line.startswith("#")]
 
 
-def test_the_documented_check_runs_as_written_and_the_release_says_so(server, people, tmp_path, monkeypatch):
+def test_the_documented_check_runs_as_written_and_the_release_says_so(server, tmp_path, monkeypatch):
     """docs/annotation.md's commands, as written, in order: push the anonymizer's folder, a person ticks the sheet
-    in Label Studio (here through its API), pull the checks into the records folder, and release build
+    in Label Studio (here through its API, by the docs' Python as written, with the session's token), pull the checks
+    into the records folder, and release build
     --only-verified --require-anonymization-check publishes the video; the card and manifest say the check was
     required and that 1 of 1 was ticked, naming the person by a pseudonym only."""
     push, pull, build = documented_check()
@@ -162,7 +215,9 @@ def test_the_documented_check_runs_as_written_and_the_release_says_so(server, pe
         return out
 
     run(push)
-    verdict(server, check_tasks("anonymization check")["v1.mp4"]["id"], people["ann1"], HIDDEN)
+    exec(compile(documented_tick(), "docs/annotation.md (anonymization-tick-example)", "exec"), {})
+    assert [a["result"][0]["value"]["choices"] for a in check_tasks("anonymization check")["v1.mp4"][
+        "annotations"]] == [[HIDDEN]]
     assert "1 check(s)" in run(pull) and (records / "anonymization_checks.json").is_file()
     out = run(build)
     assert "anonymization check required: 1 of 1 published video(s) ticked" in out

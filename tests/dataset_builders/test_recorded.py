@@ -132,8 +132,8 @@ def test_already_anonymized_input_is_recorded_with_relative_paths_only(built, tm
     blurred.mkdir()
     for video in (first / "videos").glob("*.mp4"):
         (blurred / video.name).write_bytes(video.read_bytes())
-        (blurred / f"{video.stem}.anonymization.json").write_bytes(
-            video.with_name(f"{video.stem}.anonymization.json").read_bytes())
+        for name in (f"{video.stem}.anonymization.json", f"{video.stem}.contact.jpg"):
+            (blurred / name).write_bytes(video.with_name(name).read_bytes())
     (blurred / "tasks.yaml").write_text(TASKS)
     out = tmp_path / "out"
     with StubLLMServer(vision_responder) as server:

@@ -24,7 +24,7 @@ from streamcue.release.manifest import read_manifest  # noqa: E402
 from streamcue.release.diff import diff, read_release  # noqa: E402
 from streamcue.release.push import push  # noqa: E402
 from streamcue.errors import ConfigError, InputError, RecordValidationError  # noqa: E402
-from streamcue.io import read_jsonl, write_jsonl  # noqa: E402
+from streamcue.io import read_json, read_jsonl, write_jsonl  # noqa: E402
 from streamcue.loaders import by_video, load  # noqa: E402
 
 REPO_ID = "streamcue/cc4d-guidance"
@@ -156,11 +156,12 @@ def test_invalid_records_are_refused(cc4d, tmp_path):
         build_release(ReleaseConfig(records=records, version="1.0.0", out=tmp_path / "d", allow_unverified=True))
 
 
-def _anonymized_clip() -> tuple[bytes, str]:
-    """A short clip blurred by the real anonymizer (made once per test process, ``contact_sheets``): its bytes and
-    its passing report."""
+def _anonymized_clip() -> tuple[bytes, str, bytes]:
+    """A short clip blurred by the real anonymizer (made once per test process, ``contact_sheets``): its bytes, its
+    passing report and its contact sheet's bytes."""
     folder = anonymized_folder()
-    return (folder / "v1.mp4").read_bytes(), (folder / "v1.anonymization.json").read_text()
+    return ((folder / "v1.mp4").read_bytes(), (folder / "v1.anonymization.json").read_text(),
+            (folder / "v1.contact.jpg").read_bytes())
 
 
 def recorded_set(tmp_path, status="passed", tamper=False):
@@ -169,10 +170,11 @@ def recorded_set(tmp_path, status="passed", tamper=False):
     root, rec = tmp_path / "videos", tmp_path / "rec"
     (root / "recorded").mkdir(parents=True)
     video = root / "recorded" / "v1.mp4"
-    blurred, report = _anonymized_clip()
+    blurred, report, sheet = _anonymized_clip()
     video.write_bytes(blurred)
     (rec / "reports").mkdir(parents=True)
     (rec / "reports" / "v1.json").write_text(json.dumps(dict(json.loads(report), status=status)))
+    (rec / "reports" / "v1.contact.jpg").write_bytes(sheet)  # the sheet the report names, beside it
     if tamper:
         video.write_bytes(b"the unblurred original")
     write_jsonl(rec / "videos.jsonl", [VALID["video"]])
@@ -190,6 +192,9 @@ def test_recorded_video_with_a_passing_report_is_released_with_its_video(tmp_pat
     assert (dist / "videos/recorded/v1.mp4").read_bytes() == (root / "recorded/v1.mp4").read_bytes()
     assert (dist / "videos/recorded/v1.anonymization.json").read_bytes() == (rec / "reports/v1.json").read_bytes()
     assert manifest["files"]["videos/recorded/v1.mp4"] == sha256_file(root / "recorded/v1.mp4")
+    # the contact sheet the report names resolves beside the published report (not a dangling reference)
+    named = read_json(dist / "videos/recorded/v1.anonymization.json")["contact_sheet"]
+    assert manifest["files"][f"videos/recorded/{named['path']}"] == named["sha256"]
     assert list(manifest["video_files"]) == ["test"]
     ds = datasets.load_dataset(str(dist), "video_files", split="test")
     assert isinstance(ds.features["video"], datasets.Video) and ds.num_rows == 1

@@ -16,6 +16,7 @@ from label_studio_server import executable, make_users
 pytest.importorskip("label_studio_sdk")
 pytest.importorskip("datasets")
 
+from streamcue.anonymize.report import sha256_file  # noqa: E402
 from streamcue.io import read_json, write_jsonl  # noqa: E402
 
 pytestmark = [pytest.mark.label_studio, pytest.mark.slow,
@@ -71,14 +72,23 @@ def test_a_ticked_check_of_the_exact_bytes_lets_the_video_out_and_the_card_says_
     assert stated["checks"]["v1"]["report_sha256"] == {c["video"]: c for c in read_json(checks)["checks"]}[
         "v1.mp4"]["report_sha256"]
     assert "1 of 1 published video(s) were ticked" in (tmp_path / "d" / "README.md").read_text()
+    # the sheet the report names is published beside it (the reference holds), the one that was ticked
+    dist = tmp_path / "d"
+    published = read_json(dist / "videos" / "v1.anonymization.json")["contact_sheet"]
+    sheet = dist / "videos" / published["path"]
+    assert sheet.read_bytes() == (folder / "v1.contact.jpg").read_bytes()
+    assert stated["checks"]["v1"]["contact_sheet"] == "videos/v1.contact.jpg"
+    assert read_json(dist / "manifest.json")["files"]["videos/v1.contact.jpg"] == published["sha256"] == stated[
+        "checks"]["v1"]["contact_sheet_sha256"]
 
 
 def _stale(tmp_path, folder, name="v1"):
-    """``name`` anonymized again after its check: a re-run gives the same video bytes and a new report (its wall
-    time)."""
+    """``name`` anonymized again after its check: a re-run gives the same video bytes and sheet and a new report
+    (its wall time)."""
     again = tmp_path / "again"
     again.mkdir()
-    shutil.copyfile(folder / f"{name}.mp4", again / f"{name}.mp4")
+    for suffix in (".mp4", ".contact.jpg"):
+        shutil.copyfile(folder / f"{name}{suffix}", again / f"{name}{suffix}")
     report = json.loads((folder / f"{name}.anonymization.json").read_text())
     (again / f"{name}.anonymization.json").write_text(json.dumps({**report, "wall_s": report["wall_s"] + 1.5}))
     return again
@@ -120,6 +130,80 @@ def test_a_missing_rejected_pending_stale_or_forged_check_is_refused_in_one_line
     assert not (tmp_path / "d").exists()
 
 
+def _sheet_changed(tmp_path, folder, change):
+    """``folder``'s v1 (video, report, sheet) in a new folder, its sheet changed by ``change(path)``."""
+    changed = tmp_path / "changed"
+    changed.mkdir()
+    for suffix in (".mp4", ".anonymization.json", ".contact.jpg"):
+        shutil.copyfile(folder / f"v1{suffix}", changed / f"v1{suffix}")
+    change(changed / "v1.contact.jpg")
+    return changed
+
+
+def _with_comment(path):
+    """A JPEG comment segment (what an editor may leave) naming a home path, right after the start of image."""
+    data = path.read_bytes()
+    text = b"edited in /home/ann1/sheets"
+    path.write_bytes(data[:2] + b"\xff\xfe" + (len(text) + 2).to_bytes(2, "big") + text + data[2:])
+
+
+@pytest.mark.parametrize("change, flag, field, message", [
+    (lambda p: p.write_bytes(p.read_bytes() + b"\0"), True, "$.contact_sheet.sha256",
+     "the contact sheet v1.contact.jpg is not the one the anonymizer drew"),
+    (lambda p: p.unlink(), False, "$.contact_sheet.path", "the contact sheet the report names (v1.contact.jpg) is not "
+     "beside it"),
+], ids=["replaced", "missing"])
+def test_a_replaced_or_missing_contact_sheet_is_refused_in_one_line(checked, tmp_path, change, flag, field, message):
+    """The report names its sheet and states its SHA-256: a sheet replaced since (a person ticked another one), or
+    missing (the release would name a file it lacks), refuses the build, with the check required or not, in one line
+    naming the report and field; nothing is written."""
+    folder, checks = checked
+    changed = _sheet_changed(tmp_path, folder, change)
+    code, out, err = build(records(tmp_path, changed, "v1", checks), changed, tmp_path / "d",
+                           *(["--require-anonymization-check"] if flag else []))
+    assert code == 2, out + err
+    [line] = err.strip().splitlines()
+    assert f"v1.anonymization.json, record video_id=v1, field {field}: {message}" in line, line
+    assert not (tmp_path / "d").exists()
+
+
+def test_two_reports_naming_one_published_sheet_are_refused(checked, tmp_path):
+    """v3's report names v1's sheet (videos renamed after anonymizing): both would be published as one file, one
+    replacing the other; the build is refused in one line naming v3's report, before anything is copied."""
+    folder, _ = checked
+    changed = _sheet_changed(tmp_path, folder, lambda p: None)
+    shutil.copyfile(folder / "v3.mp4", changed / "v3.mp4")
+    report = json.loads((folder / "v3.anonymization.json").read_text())
+    (changed / "v3.anonymization.json").write_text(json.dumps(
+        {**report, "contact_sheet": {**report["contact_sheet"], "path": "v1.contact.jpg"}}))
+    rec = records(tmp_path, changed, "v1")
+    write_jsonl(rec / "videos.jsonl", [dict(VALID["video"], video_id=n, uri=f"{n}.mp4", anonymization={
+        "status": "passed", "report": str(changed / f"{n}.anonymization.json")}) for n in ("v1", "v3")])
+    code, out, err = cli("release", "build", "--records", rec, "--video-root", changed, "--version", "1.0.0", "--out",
+                         tmp_path / "d", "--allow-unverified")
+    assert code == 2, out + err
+    [line] = err.strip().splitlines()
+    assert "v3.anonymization.json, record video_id=v3, field $.contact_sheet.path: its contact sheet would be " \
+        "published as videos/v1.contact.jpg, as video_id=v1's" in line, line
+    assert not (tmp_path / "d").exists()
+
+
+def test_a_contact_sheet_whose_jpeg_metadata_names_a_home_path_is_not_published(checked, tmp_path):
+    """The published sheet is scanned like every published file: a JPEG comment naming a home path (the report
+    restating the sheet's new SHA-256, so only the scan can catch it) refuses the build, naming the file and
+    segment."""
+    folder, checks = checked
+    changed = _sheet_changed(tmp_path, folder, _with_comment)
+    report = json.loads((changed / "v1.anonymization.json").read_text())
+    report["contact_sheet"]["sha256"] = sha256_file(changed / "v1.contact.jpg")
+    (changed / "v1.anonymization.json").write_text(json.dumps(report))
+    code, out, err = build(records(tmp_path, changed, "v1", checks), changed, tmp_path / "d")
+    assert code == 2, out + err
+    [line] = err.strip().splitlines()
+    assert "videos/v1.contact.jpg, field JPEG segment 0xFE: a published file names a local absolute path" in line
+    assert "/home/ann1" not in line and not (tmp_path / "d").exists()
+
+
 def test_without_the_flag_the_release_is_built_as_before(checked, tmp_path, monkeypatch):
     """v2's check says something is readable, but nothing asked for the check: the build is today's, its manifest
     and card say nothing of it; --anonymization-checks alone, or the flag without a signing key, is refused."""
@@ -130,6 +214,7 @@ def test_without_the_flag_the_release_is_built_as_before(checked, tmp_path, monk
     code, _, err = build(rec, folder, tmp_path / "d")
     assert code == 0, err
     assert "anonymization_check" not in read_json(tmp_path / "d" / "manifest.json")
+    assert (tmp_path / "d" / "videos" / "v2.contact.jpg").is_file()  # the report's sheet goes with it all the same
     assert "anonymization check by a person" not in (tmp_path / "d" / "README.md").read_text()
     monkeypatch.delenv("STREAMCUE_SIGNING_KEY")
     code, _, err = cli("release", "build", "--records", records(tmp_path / "k", folder, "v1", checks), "--video-root",

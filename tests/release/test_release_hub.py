@@ -347,7 +347,8 @@ def test_a_recorded_report_path_with_dotdot_is_published_inside_the_release(tmp_
 
     rec, root = recorded_set(tmp_path)
     (rec.parent / "blurred").mkdir()
-    (rec / "reports" / "v1.json").rename(rec.parent / "blurred" / "v1.json")
+    for name in ("v1.json", "v1.contact.jpg"):
+        (rec / "reports" / name).rename(rec.parent / "blurred" / name)
     write_jsonl(rec / "videos.jsonl", [dict(VALID["video"], anonymization={"status": "passed",
                                                                            "report": "../blurred/v1.json"})])
     build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
