@@ -120,10 +120,9 @@ def test_the_encoder_preset_is_checked_stated_and_used(clip, blurred, tmp_path):
     assert fast["settings"]["encoder"]["preset"] == "ultrafast" and fast["status"] == "passed"
     assert (tmp_path / "street.mp4").stat().st_size > blurred[0].stat().st_size
     assert fast["detections"]["face"]["per_frame"] == report["detections"]["face"]["per_frame"]
-    refused = subprocess.run([str(streamcue), "anonymize", str(clip[0]), "--out", str(tmp_path / "no"),
-                              "--encoder-preset", "warp"], capture_output=True, text=True, env=env, timeout=600)
-    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
-    assert "--encoder-preset must be one of" in refused.stderr and not (tmp_path / "no").exists()
+    code, _, err = cli("anonymize", clip[0], "--out", tmp_path / "no", "--encoder-preset", "warp")  # in this process
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "--encoder-preset must be one of" in err and not (tmp_path / "no").exists()
 
 
 @pytest.mark.slow
@@ -722,7 +721,9 @@ def test_plates_searched_where_the_texture_can_hold_one_are_found_as_on_the_whol
     whole, texture = HaarPlateDetector(scale_factor=1.1), HaarPlateDetector(scale_factor=1.1, search="texture")
     found = {"frame": 0, "texture": 0}
     total = searched = 0
-    pairs = list(clip_frames(1280, 720, fps=30, seconds=3, scene=scene))[::3]
+    # every 3rd frame at 30 fps, made alone: a scene is the same at any frame rate (its 10 fps frames are these, to
+    # the byte), and the frames between are never looked at
+    pairs = list(clip_frames(1280, 720, fps=10, seconds=3, scene=scene))
     for frame, truth in pairs:
         regions = plate_regions(cv2, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY))
         assert regions is not None, "these clips' texture leaves most of the frame unsearched"
