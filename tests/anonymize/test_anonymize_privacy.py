@@ -41,8 +41,7 @@ def streamcue(*args, timeout=300, preexec_fn=None):
 
 def in_process(*args):
     """``streamcue anonymize`` called in this process (:func:`conftest.cli_run`): the exit code and the lines a user
-    sees (a run on frames outside the measured sizes, one on a full disk and the Ray addresses' are processes of
-    their own, as a user's)."""
+    sees (the run on a full disk and the Ray addresses' keep processes of their own: a resource limit, a time)."""
     return cli_run("anonymize", *args)
 
 
@@ -139,7 +138,7 @@ def test_a_video_outside_the_measured_frame_sizes_needs_the_override_and_is_neve
     one_line_error(in_process(small, "--out", out), said, "small.mp4", "--allow-unmeasured")
     assert not out.exists()
 
-    run = streamcue(small, "--out", out, "--allow-unmeasured")
+    run = in_process(small, "--out", out, "--allow-unmeasured")
     assert run.returncode == 0 and f"status unmeasured ({said})" in run.stderr, run.stderr
     path, video = out / "small.anonymization.json", out / "small.mp4"
     report = json.loads(path.read_text())
@@ -223,7 +222,7 @@ def test_a_face_model_that_is_not_a_model_is_one_line_naming_it(clip, tmp_path, 
     model = tmp_path / "model.onnx"
     model.write_text(content())
     out = tmp_path / "out"
-    line = one_line_error(streamcue(clip, "--out", out, "--face-model", model, timeout=60), str(model))
+    line = one_line_error(in_process(clip, "--out", out, "--face-model", model), str(model))
     assert "not a CenterFace ONNX model" in line
     assert not out.exists()
 
