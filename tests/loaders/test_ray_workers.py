@@ -94,16 +94,30 @@ def test_two_ray_workers_give_exactly_the_figures_of_a_local_run(joined, tmp_pat
 
 
 def _kill_a_task_worker() -> int:
-    """SIGKILL the Ray worker process running a replay task (its title ``ray::_play_shard``); its pid."""
+    """SIGKILL a Ray worker process of this test's own Ray instance (started from this process: the raylet is its
+    child, the workers the raylet's) running a replay task (its title ``ray::_play_shard``); its pid. Another run's
+    workers on the machine are never touched."""
     for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
         try:
             title = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        if title.startswith(b"ray::_play_shard"):
+        if title.startswith(b"ray::_play_shard") and os.getpid() in _ancestors(pid):
             os.kill(pid, signal.SIGKILL)
             return pid
     raise AssertionError("no Ray worker runs a replay task")
+
+
+def _ancestors(pid: int) -> list[int]:
+    """The parent, grandparent, ... of process ``pid`` (from /proc; empty once it is gone)."""
+    found = []
+    while pid > 1:
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            break
+        found.append(pid)
+    return found
 
 
 def test_a_killed_worker_is_replaced_and_finished_videos_are_kept(joined, tmp_path, monkeypatch):
