@@ -19,7 +19,7 @@ CAPTAINCOOK4D = SHARED_DATA / "captaincook4d"
 GOALSTEP_VAL = SHARED_DATA / "ego4d_goalstep" / "data" / "goalstep_valid.json"
 
 # Fixtures that tests of several stages share, from the helper modules beside this file.
-pytest_plugins = ["toybench", "toykind", "phostream_runs", "label_studio_server"]
+pytest_plugins = ["toybench", "toykind", "phostream_runs", "label_studio_server", "recorded_clips"]
 
 
 def pytest_configure(config):
