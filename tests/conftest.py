@@ -254,3 +254,17 @@ def cli_run(*args, env: dict | None = None) -> types.SimpleNamespace:
             patch.setenv(name, str(value))
         code, out, err = cli(*args)
     return types.SimpleNamespace(returncode=code, stdout=out, stderr=err)
+
+
+def in_folder(folder, env: dict | None = None):
+    """A maintainer's ``streamcue ...`` commands, each in this process (:func:`cli_run`) from ``folder`` with
+    ``env``'s variables: the returned function of a command's arguments gives its stdout, and fails the test with
+    the command and its output unless it exits 0."""
+    def streamcue(*args) -> str:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.chdir(folder)
+            done = cli_run(*args, env=env)
+        assert done.returncode == 0, f"streamcue {' '.join(map(str, args))}:\n{done.stdout}{done.stderr}"
+        return done.stdout
+
+    return streamcue
