@@ -17,7 +17,7 @@ import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -80,10 +80,23 @@ _TURNED_SIZE_NOTICE = _TurnedSizeNotice()
 
 
 def probe(path: str | Path) -> VideoInfo:
-    """Size, frame rate, duration, codec and audio presence; a one-line error for non-video input."""
+    """Size, frame rate, duration, codec and audio presence; a one-line error for non-video input.
+
+    A file is read once while it stays the same file (device, inode, size, modification and change times): the
+    evidence check and the builders ask again for every span and record of a video (each read starts ffmpeg)."""
     path = Path(path)
-    if not path.is_file():
+    try:
+        stat = path.stat()
+    except OSError:
+        stat = None
+    if stat is None or not path.is_file():
         raise InputError("video file not found", file=path)
+    return _probe(path, (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns))
+
+
+@lru_cache(maxsize=1024)
+def _probe(path: Path, _same_file: tuple[int, ...]) -> VideoInfo:
+    """:func:`probe` of ``path`` as it is while its stat (``_same_file``) is unchanged; an error is not kept."""
     imageio_ffmpeg = require("imageio_ffmpeg", "video", "imageio-ffmpeg")
     logging.getLogger("imageio_ffmpeg").addFilter(_TURNED_SIZE_NOTICE)  # once: a filter is added only once
     reader = imageio_ffmpeg.read_frames(str(path), bits_per_pixel=24)

@@ -19,7 +19,7 @@ CAPTAINCOOK4D = SHARED_DATA / "captaincook4d"
 GOALSTEP_VAL = SHARED_DATA / "ego4d_goalstep" / "data" / "goalstep_valid.json"
 
 # Fixtures that tests of several stages share, from the helper modules beside this file.
-pytest_plugins = ["toybench", "toykind", "phostream_runs", "label_studio_server", "ray_instance"]
+pytest_plugins = ["toybench", "toykind", "phostream_runs", "label_studio_server", "ray_instance", "recorded_clips"]
 
 
 def pytest_configure(config):
@@ -274,3 +274,17 @@ def cli_run(*args, env: dict | None = None) -> types.SimpleNamespace:
             patch.setenv(name, str(value))
         code, out, err = cli(*args)
     return types.SimpleNamespace(returncode=code, stdout=out, stderr=err)
+
+
+def in_folder(folder, env: dict | None = None):
+    """A maintainer's ``streamcue ...`` commands, each in this process (:func:`cli_run`) from ``folder`` with
+    ``env``'s variables: the returned function of a command's arguments gives its stdout, and fails the test with
+    the command and its output unless it exits 0."""
+    def streamcue(*args) -> str:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.chdir(folder)
+            done = cli_run(*args, env=env)
+        assert done.returncode == 0, f"streamcue {' '.join(map(str, args))}:\n{done.stdout}{done.stderr}"
+        return done.stdout
+
+    return streamcue

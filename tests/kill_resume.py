@@ -3,8 +3,12 @@
 import json
 import signal
 import subprocess
+import sys
 import threading
 import time
+
+#: The variables a build reads when it runs (not at import): what a resume in this process is given.
+RUN_ENV = ("STREAMCUE_CACHE_DIR", "STREAMCUE_NO_PROGRESS")
 
 
 class HangAtCall:
@@ -38,9 +42,19 @@ def kill_at_hanging_call(cmd, env, hang, timeout_s=120):
     hang.release()
 
 
+def resume_in_process(cmd, env):
+    """``cmd`` (``python -m streamcue ...``) run in this process with the variables of ``env`` it reads when it runs
+    (the cache folder): only the kill needs a process of its own; the resume reads what the killed one left."""
+    from conftest import cli_run
+
+    assert cmd[:3] == [sys.executable, "-m", "streamcue"], cmd
+    return cli_run(*cmd[3:], env={name: env[name] for name in RUN_ENV if name in env})
+
+
 def resume_without_repeats(cmd, env, server):
-    """Run the killed build again: it must succeed and no call may have been answered twice. The answered calls."""
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    """Run the killed build again (in this process): it must succeed and no call may have been answered twice. The
+    answered calls."""
+    done = resume_in_process(cmd, env)
     assert done.returncode == 0, done.stderr
     answered = [json.dumps(b["messages"]) for b in server.requests if b.get("_answered")]
     assert len(answered) == len(set(answered))

@@ -16,7 +16,7 @@ import os
 
 import pytest
 
-from conftest import CAPTAINCOOK4D, cli_run
+from conftest import CAPTAINCOOK4D, in_folder
 from label_studio_server import executable, make_users
 
 httpx = pytest.importorskip("httpx")
@@ -38,13 +38,7 @@ def test_build_verify_adjudicate_merge_release_load_and_diff(server, tmp_path):
            "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1",
            KEY_ENV: os.environ[KEY_ENV]}   # the maintainer's signing key: pull signs, release build checks
 
-    def streamcue(*args):
-        """The command in this process (``cli``), from the maintainer's folder with their variables."""
-        with pytest.MonkeyPatch.context() as patch:
-            patch.chdir(tmp_path)
-            done = cli_run(*args, env=env)
-        assert done.returncode == 0, f"streamcue {' '.join(map(str, args))}:\n{done.stdout}{done.stderr}"
-        return done.stdout
+    streamcue = in_folder(tmp_path, env)  # each command in this process, from the maintainer's folder
 
     headers = {"Authorization": f"Token {server.token}"}
     users = make_users(server, ("ann1", "ann2", "rev"))

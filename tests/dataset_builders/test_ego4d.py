@@ -192,7 +192,7 @@ def test_killed_build_resumes_with_same_records_and_no_repeated_calls(tmp_path):
         proc.wait()
         release.set()
         assert not (tmp_path / "a" / "interval_qa.jsonl").exists()  # nothing half-written
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        done = in_process(cmd, env)  # the resume: in this process too, from what the killed one left
         assert done.returncode == 0, done.stderr
         answered = [json.dumps(b["messages"]) for b in server.requests if b.get("_answered")]
         assert len(answered) == len(set(answered))  # no call answered twice

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from types import SimpleNamespace
 from urllib.parse import urlsplit
 
 import pytest
@@ -43,6 +44,18 @@ def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("videos")
     write_test_videos(videos.values(), root)
     return out, root, videos, records
+
+
+@pytest.fixture(scope="module")
+def checked_all(built, tmp_path_factory):
+    """Every record checked once by the model that knows the truth, with a cache of its own (a rerun with it makes
+    no call): the checked records, the report, the client, the model and the cache folder."""
+    cache = tmp_path_factory.mktemp("evidence-cache")
+    model = model_for(built, built[3])
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("STREAMCUE_CACHE_DIR", str(cache))
+        checked, report, client = _run(built[3], built, model)
+    return SimpleNamespace(checked=checked, report=report, client=client, model=model, cache=cache)
 
 
 def model_for(built, records, what=None):
@@ -106,10 +119,9 @@ def test_no_evidence_within_the_round_limit_is_unsure(built):
 
 
 @pytest.mark.slow
-def test_calls_are_three_per_round_and_a_rerun_makes_none(built):
+def test_calls_are_three_per_round_and_a_rerun_makes_none(built, checked_all, monkeypatch):
     records = built[3]
-    model = model_for(built, records)
-    first, report, client = _run(records, built, model)
+    first, report, client, model = checked_all.checked, checked_all.report, checked_all.client, checked_all.model
     rounds = sum(r["provenance"]["evidence_check"]["rounds"] for r in first)
     # Identical requests (the same question, claims and evidence on two videos) are answered once.
     assert client.usage.calls == sum(model.calls.values())
@@ -120,7 +132,8 @@ def test_calls_are_three_per_round_and_a_rerun_makes_none(built):
     for record in first:
         validate(record, "interval_qa")
     again = model_for(built, records)
-    port = urlsplit(client.settings.base_url).port  # the same endpoint: the cache key holds it
+    port = urlsplit(client.settings.base_url).port  # the same endpoint and cache: the cache key holds the endpoint
+    monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(checked_all.cache))
     second, _, client = _run(records, built, again, port=port)
     assert client.usage.calls == 0 and sum(again.calls.values()) == 0
     assert client.usage.cache_hits == 3 * rounds
@@ -128,15 +141,16 @@ def test_calls_are_three_per_round_and_a_rerun_makes_none(built):
 
 
 @pytest.mark.slow
-def test_shifted_intervals_are_flagged(built):
+def test_shifted_intervals_are_flagged(built, checked_all):
     _, _, videos, records = built
     durations = {vid: v["duration_s"] for vid, v in videos.items()}
     shifted = shifted_records(records, durations)
     assert len(shifted) >= 15
     model = model_for(built, records)
     checked, report, _ = _run(shifted, built, model)
-    originals, _, _ = _run([r for r in records if r["qa_id"] in {s["qa_id"] for s in shifted}], built,
-                           model_for(built, records))
+    # the same records unshifted, as the module's check of every record found them (each record is checked alone)
+    originals = [r for r in checked_all.checked if r["qa_id"] in {s["qa_id"] for s in shifted}]
+    assert len(originals) == len(shifted)
     flagged = sum(r["provenance"]["evidence_check"]["verdict"] != "supported" for r in checked) / len(checked)
     supported = sum(r["provenance"]["evidence_check"]["verdict"] == "supported" for r in originals) / len(originals)
     print(f"shifted records flagged: {flagged:.2f} of {len(checked)}; unshifted supported: {supported:.2f}")

