@@ -102,6 +102,7 @@ def test_the_override_is_recorded_and_a_release_refuses_it(clip, tmp_path):
     report["output"]["path"] = "v1.mp4"
     shutil.copy(out / "street.mp4", root / "recorded" / "v1.mp4")
     (rec / "reports" / "v1.json").write_text(json.dumps(report))
+    shutil.copy(out / report["contact_sheet"]["path"], rec / "reports")  # the sheet the report names, beside it
     write_jsonl(rec / "videos.jsonl", [VALID["video"]])
     write_jsonl(rec / "dense_caption.jsonl", [VALID["dense_caption"]])
     with pytest.raises(InputError, match="status is 'unmeasured'"):
