@@ -34,9 +34,14 @@ class Clip:
         return Path(shutil.copy2(self.raw, folder / self.raw.name))
 
     def copy_blurred(self, folder: Path) -> Path:
-        """The blurred copy and its report, as ``streamcue anonymize`` writes them, copied into ``folder``."""
+        """The blurred copy, its report and the contact sheet the report names, as ``streamcue anonymize`` writes
+        them, copied into ``folder``."""
+        import json
+
         folder.mkdir(parents=True, exist_ok=True)
         shutil.copy2(self.report, folder / self.report.name)
+        sheet = json.loads(self.report.read_text())["contact_sheet"]["path"]
+        shutil.copy2(self.report.parent / sheet, folder / sheet)
         return Path(shutil.copy2(self.blurred, folder / self.blurred.name))
 
 
