@@ -53,6 +53,28 @@ def _link_or_copy(src: str, dst: str) -> None:
         shutil.copy2(src, dst)
 
 
+def _rebase_report_paths(videos: Path, build: Path, out: Path) -> None:
+    """A video's anonymization report named by a relative path is relative to the build folder: written again
+    relative to ``out``, so that it still names the same report from a folder at another place or depth. Lines
+    without one are kept byte for byte; the file (a hard link to the build's) is replaced, never written through."""
+    with open(videos, encoding="utf-8") as fh:
+        raw = fh.read().splitlines(keepends=True)
+    lines, changed = [], False
+    for line, record in iter_jsonl(videos):
+        named = (record.get("anonymization") or {}).get("report")
+        if not named or Path(named).is_absolute():
+            lines.append(raw[line - 1] if raw[line - 1].endswith("\n") else raw[line - 1] + "\n")
+            continue
+        rebased = os.path.relpath(os.path.normpath(os.path.join(os.path.abspath(build), named)), os.path.abspath(out))
+        changed |= rebased != named
+        record["anonymization"]["report"] = rebased
+        lines.append(dumps_record(record) + "\n")
+    if changed:
+        videos.unlink()
+        with atomic_write(videos) as fh:
+            fh.writelines(lines)
+
+
 def merge_into_build(build: Path, out: Path, summary: Any, *, project: str, rule: dict[str, Any]) -> dict[str, Any]:
     """Write ``out`` (see the module docstring); returns the build report entry of this pull.
 
@@ -109,6 +131,7 @@ def merge_into_build(build: Path, out: Path, summary: Any, *, project: str, rule
         target.unlink()
         with atomic_write(target) as fh:
             fh.writelines(lines)
+        _rebase_report_paths(tmp / FILE_NAMES["video"], build, out)
         report = check_file(target, kind, videos=tmp / FILE_NAMES["video"])
         if not report.ok:
             raise RecordValidationError(report.violations)

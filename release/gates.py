@@ -232,7 +232,8 @@ def require_anonymization_checks(published: dict[str, PublishedVideo], checks: A
     stated = {}
     for vid, video in published.items():
         if not video.report.is_file():
-            raise InputError(f"anonymization report {video.report.name} not found", field="$.anonymization.report",
+            raise InputError(f"anonymization report not found at {video.report} (a relative path in videos.jsonl "
+                             "is relative to its folder)", field="$.anonymization.report",
                              **video.where())
         report = read_json(video.report)
         output = report.get("output") if isinstance(report, dict) else None
