@@ -85,6 +85,14 @@ case "${1:-}" in
         setup_label_studio
         migrate_label_studio
         setup_chromium
+        # subprocesses (xdist and Ray workers, CLI calls) are measured through the .pth file coverage's wheel installs:
+        # without it only the first process is, and the total is a few per cent
+        "$VENV/bin/python" -c 'import pathlib, site, sys
+sys.exit(not any((pathlib.Path(d) / "a1_coverage.pth").is_file() for d in site.getsitepackages()))' || {
+            echo "error: $VENV lacks coverage's a1_coverage.pth, so subprocesses would not be measured; reinstall it:" \
+                 "$VENV/bin/python -m pip install --force-reinstall --no-deps coverage" >&2
+            exit 2
+        }
         rm -rf .coverage-data && mkdir .coverage-data
         "$VENV/bin/python" -m coverage run -m pytest -n auto --max-worker-restart=0 "$@" || status=$?
         "$VENV/bin/python" -m coverage combine -q

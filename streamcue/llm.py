@@ -110,12 +110,12 @@ class LLMSettings:
             raise ConfigError("max_concurrency must be at least 1")
         if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) \
                 or not 0 <= self.max_retries <= MAX_RETRIES:
-            raise ConfigError(f"the number of retries must be a whole number >= 0 and at most {MAX_RETRIES}, "
-                              f"got {self.max_retries!r}")
+            raise ConfigError(f"the number of retries (--llm-retries) must be a whole number >= 0 and at most "
+                              f"{MAX_RETRIES}, got {self.max_retries!r}")
         if not (isinstance(self.timeout_s, (int, float)) and math.isfinite(self.timeout_s)
                 and 0 < self.timeout_s <= MAX_TIMEOUT_S):
-            raise ConfigError(f"the LLM timeout must be a finite number of seconds > 0 and at most {MAX_TIMEOUT_S:g} "
-                              f"(a day), got {self.timeout_s!r}")
+            raise ConfigError(f"the LLM timeout (--llm-timeout) must be a finite number of seconds > 0 and at most "
+                              f"{MAX_TIMEOUT_S:g} (a day), got {self.timeout_s!r}")
         if isinstance(self.max_response_bytes, bool) or not isinstance(self.max_response_bytes, int) \
                 or self.max_response_bytes < 1024:
             raise ConfigError(f"max_response_bytes must be a whole number >= 1024, got {self.max_response_bytes!r}")

@@ -19,7 +19,10 @@ def demo(
 ) -> None:
     """Run the main job offline on the embedded defaults: no network, no API key.
 
-    Builds the CaptainCook4D guidance set, validates it and prints a summary.
+    Builds the CaptainCook4D guidance set and validates it; publishes it as a local versioned
+    release, loads it back and scores a blind baseline on it (a run folder with its page);
+    builds Ego4D GoalStep proactive questions (template stage); anonymizes a generated sample
+    clip and prints its report. Each step says where its files are.
 
     Example:
 
