@@ -333,10 +333,10 @@ def test_a_slow_answer_past_the_deadline_times_out():
 
 
 def test_the_limits_are_checked():
-    for bad, words in [({"timeout_s": 0}, "LLM timeout must be a finite number of seconds > 0"),
+    for bad, words in [({"timeout_s": 0}, r"LLM timeout \(--llm-timeout\) must be a finite number of seconds > 0"),
                        ({"timeout_s": float("inf")}, "LLM timeout"),
                        ({"max_response_bytes": 10}, "max_response_bytes must be a whole number >= 1024"),
-                       ({"max_retries": -1}, "retries must be a whole number >= 0")]:
+                       ({"max_retries": -1}, r"retries \(--llm-retries\) must be a whole number >= 0")]:
         with pytest.raises(ConfigError, match=words):
             LLMSettings(base_url="http://127.0.0.1:9/v1", model="m", **bad)
 
