@@ -26,8 +26,7 @@ build resumes from the cache without repeating a call.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -35,6 +34,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from streamcue import console
+from streamcue.concurrency import in_order
 from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video, output_paths
 from streamcue.anonymize.report import report_problem, sha256_file
 from streamcue.dataset_builders.output import BuildReport
@@ -224,22 +224,6 @@ def caption_task(client: LLMClient, task: dict[str, Any], jpegs: list[bytes], k:
     return captions
 
 
-def _concurrently(fn: Any, items: Iterable[Any], workers: int, what: str) -> list[Any]:
-    """``fn`` over ``items`` with at most ``workers`` at once; results in the order of ``items``.
-    The first error stops what has not started and is raised."""
-    items = list(items)
-    if workers <= 1 or len(items) <= 1:
-        return [fn(item) for item in track(items, what)]
-    pool = ThreadPoolExecutor(max_workers=min(workers, len(items)))
-    try:
-        futures = [pool.submit(fn, item) for item in items]
-        for _ in track(as_completed(futures), what, total=len(futures)):
-            pass
-        return [future.result() for future in futures]
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
 def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """``("video", record)`` and ``("dense_caption", record)`` pairs for the writer."""
     report = report if report is not None else BuildReport("recorded")
@@ -272,7 +256,7 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
     # every video is anonymized (or its report checked) before the first LLM call, one after the other (the
     # detector already uses every core), then each video's tasks are captioned in order (each second sees
     # the previous caption), videos side by side
-    prepared = dict(zip(by_source, _concurrently(lambda src: prepare_video(src, config, anonymizer), by_source,
+    prepared = dict(zip(by_source, in_order(lambda src: prepare_video(src, config, anonymizer), by_source,
                                                  1, "anonymizing")))
     client = LLMClient(config.llm, use_cache=config.use_cache)
     prompt = load_prompt("streamcue.dataset_builders", PROMPT)
@@ -281,7 +265,7 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
         frames = jpeg_frames(prepared[source][0], fps=1, side=config.frame_side, quality=config.jpeg_quality)
         return frames, [caption_task(client, task, frames, config.k) for task in by_source[source]]
 
-    done = dict(zip(by_source, _concurrently(caption_video, by_source, workers, "captioning")))
+    done = dict(zip(by_source, in_order(caption_video, by_source, workers, "captioning")))
     jpegs = {source: frames for source, (frames, _) in done.items()}
     captions_of = {id(task): captions for source, (_, per_task) in done.items()
                    for task, captions in zip(by_source[source], per_task)}

@@ -202,14 +202,13 @@ class PhoStreamJudge:
                 "prompt": load_prompt("streamcue.metrics", JUDGE_PROMPT).version, "parser": 1}
 
     def judge(self, triples: Sequence[Triple], task: str) -> list[PhoStreamVerdict]:
-        from concurrent.futures import ThreadPoolExecutor
+        from streamcue.concurrency import in_order
 
         version = load_prompt("streamcue.metrics", JUDGE_PROMPT).version
         requests = [Request(({"role": "user", "content": judge_prompt(question, response, reference)},), _SCHEMA,
                             version, "phostream_verdict", plain=_plain, raw=True)
                     for question, reference, response in triples]
-        with ThreadPoolExecutor(max_workers=self.client.settings.max_concurrency) as pool:
-            replies = list(pool.map(self.client.reply, requests))
+        replies = in_order(self.client.reply, requests, self.client.settings.max_concurrency)
         return [PhoStreamVerdict(reply.parsed["score"] if reply.ok else None, reply.text) for reply in replies]
 
 

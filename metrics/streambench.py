@@ -39,11 +39,11 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from streamcue.concurrency import in_order
 from streamcue.errors import ConfigError
 from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.metrics.bootstrap import Rows, pooled
@@ -188,10 +188,7 @@ class _TextClient(LLMClient):
     so a reply that is not valid JSON must reach the parser instead of failing the call."""
 
     def texts(self, requests: Sequence[Request]) -> list[str]:
-        if len(requests) <= 1 or self.settings.max_concurrency == 1:
-            return [self._call(r) for r in requests]
-        with ThreadPoolExecutor(max_workers=self.settings.max_concurrency) as pool:
-            return list(pool.map(self._call, requests))
+        return in_order(self._call, requests, self.settings.max_concurrency)
 
 
 @dataclass

@@ -49,13 +49,13 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import jsonschema
 
 from streamcue.cache import Cache, cache_key
+from streamcue.concurrency import in_order
 from streamcue.redact import register
 from streamcue.errors import ConfigError, ServiceError
 from streamcue.extras import require
@@ -612,11 +612,9 @@ class LLMClient:
         return None, problem
 
     def complete_many(self, requests: Sequence[Request]) -> list[Any]:
-        """Answers in order, at most ``max_concurrency`` requests in flight."""
-        if len(requests) <= 1 or self.settings.max_concurrency == 1:
-            return [self.complete(r) for r in requests]
-        with ThreadPoolExecutor(max_workers=self.settings.max_concurrency) as pool:
-            return list(pool.map(self.complete, requests))
+        """Answers in order, at most ``max_concurrency`` requests in flight; the first failure ends the rest
+        (:func:`streamcue.concurrency.in_order`)."""
+        return in_order(self.complete, requests, self.settings.max_concurrency)
 
     def response_format(self, request: Request) -> dict[str, Any] | None:
         """The ``response_format`` sent with ``request`` (None: none is sent, the prompt alone asks for JSON or the

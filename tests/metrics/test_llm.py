@@ -444,3 +444,23 @@ def test_a_retry_after_past_the_deadline_ends_the_call_at_once(server):
     with pytest.raises(ServiceError, match="timed out"):
         client(server, timeout_s=5, max_retries=3).reply(request())
     assert time.monotonic() - started < 10 and len(server.requests) == 1  # not the 100 s Retry-After
+
+
+def test_the_first_failure_of_many_calls_ends_the_calls_not_yet_started(tmp_path, monkeypatch):
+    """A builder's twelve calls against an endpoint that fails: the first failure ends the command once the calls
+    in flight end, not after every queued call has waited out its own deadline (a newcomer's build with
+    ``--llm-timeout 20`` waited 54 s)."""
+    import time
+
+    monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(tmp_path))
+
+    def fails(body):
+        time.sleep(0.3)  # each call takes a while: a worker ending one would take the next at once
+        raise RuntimeError("the model is down")
+
+    with StubLLMServer(fails) as down:
+        llm = LLMClient(LLMSettings(base_url=down.base_url, model="m", max_retries=0, max_concurrency=2))
+        with pytest.raises(ServiceError, match="answered HTTP 500"):
+            llm.complete_many([request(f"question {i}") for i in range(12)])
+        asked = [r for r in down.requests if r.get("messages")]
+    assert 1 <= len(asked) <= 2, len(asked)  # those in flight when the first failed; none started after it
