@@ -284,6 +284,7 @@ def video_check(checks: list[dict[str, Any]], video: str, video_sha256: str, rep
     if other:
         return "stale", None, (f"checked on other bytes (video sha256 {str(other[-1].get('video_sha256'))[:12]}, "
                                f"report sha256 {str(other[-1].get('report_sha256'))[:12]}; now {video_sha256[:12]} "
-                               f"and {report_sha256[:12]}): it was anonymized again since; push and check its new "
-                               "contact sheet")
+                               f"and {report_sha256[:12]}): the video or its report is not the one checked "
+                               "(anonymized again, or a report put back or edited); push what is there and check "
+                               "its contact sheet")
     return "missing", None, ("no check of its contact sheet (streamcue annotate anonymization push, then pull)")
