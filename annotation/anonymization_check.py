@@ -36,7 +36,7 @@ from streamcue.annotation.convert import Where
 from streamcue.annotation.roundtrip import BATCH, LOCAL_FILES, served_folder, served_root
 from streamcue.annotation.signing import SigningKey, canonical, load_key
 from streamcue.annotation.verify import latest_per_annotator
-from streamcue.anonymize.report import sha256_file
+from streamcue.anonymize.report import sha256_file, sheet_beside
 from streamcue.errors import ConfigError, InputError
 from streamcue.io import read_json
 
@@ -88,15 +88,7 @@ def _sheet(path: Path) -> Sheet:
     if not isinstance(named, str) or Path(named).name != named:
         raise InputError("no contact sheet (a report made before sheets were drawn): anonymize the video again",
                          file=path, field="$.contact_sheet.path")
-    sheet = path.with_name(named)
-    if not sheet.is_file():
-        raise InputError(f"its contact sheet {named} is not beside the report", file=path,
-                         field="$.contact_sheet.path")
-    digest, stated = sha256_file(sheet), report["contact_sheet"].get("sha256")
-    if stated is not None and stated != digest:
-        raise InputError(f"its contact sheet {named} is not the one the anonymizer drew (sha256 {digest[:12]}, the "
-                         f"report states {str(stated)[:12]}): anonymize the video again", file=path,
-                         field="$.contact_sheet.sha256")
+    sheet, digest = sheet_beside(path, report["contact_sheet"])
     return Sheet(path, sheet, str(report["output"].get("path")), report["output"]["sha256"], sha256_file(path),
                  digest, len(report["contact_sheet"].get("frames") or ()))
 

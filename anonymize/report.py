@@ -49,7 +49,7 @@ DETECTED = ("face", "plate")
 
 __all__ = ["REPORT_FORMAT", "MEASURED_SCHEDULE", "MEASURED_SHORT_SIDE", "MEASURED_SAR", "MEASURED_PLATE_WIDTHS",
            "SAMPLES", "BLURRED_MAX", "JUDGED_SIDE", "sha256_file", "anonymization_status", "frame_problem",
-           "sar_problem", "frames_at", "schedule_problems", "hidden_samples", "report_problem"]
+           "sar_problem", "frames_at", "schedule_problems", "hidden_samples", "report_problem", "sheet_beside"]
 
 #: The sparsest detection schedule whose recall was measured on the labelled clips, upright, turned
 #: in their pixels and with rotation metadata (tests/anonymize/test_anonymize.py; the ``fast`` preset's
@@ -181,6 +181,23 @@ def hidden_samples(index: int, mask: Any, taken: list[dict[str, Any]], fps: floa
             boxes.append([int(x) - half, int(y) - half, int(x) + half + 1, int(y) + half + 1])
     if boxes:
         taken.append({"frame": int(index), "boxes": boxes})
+
+
+def sheet_beside(report: Path, stated: dict[str, Any], **where: Any) -> tuple[Path, str]:
+    """The contact sheet a report states (``stated``: its ``contact_sheet``), beside the report, and its SHA-256; one
+    line naming the report (and ``where``: record) and field when the sheet is missing or is not the one the report
+    states (replaced since the anonymizer drew it: a person's tick is of the sheet they saw)."""
+    named = stated.get("path")
+    sheet = report.with_name(named) if isinstance(named, str) and Path(named).name == named else None
+    if sheet is None or not sheet.is_file():
+        raise InputError(f"the contact sheet the report names ({named}) is not beside it", file=report,
+                         field="$.contact_sheet.path", **where)
+    digest = sha256_file(sheet)
+    if stated.get("sha256") not in (None, digest):
+        raise InputError(f"the contact sheet {named} is not the one the anonymizer drew (sha256 {digest[:12]}, the "
+                         f"report states {str(stated['sha256'])[:12]}): anonymize the video again", file=report,
+                         field="$.contact_sheet.sha256", **where)
+    return sheet, digest
 
 
 def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:

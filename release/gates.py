@@ -19,7 +19,7 @@ from urllib.parse import unquote
 import yaml
 
 from streamcue.annotation.signing import SigningKey
-from streamcue.anonymize.report import report_problem, sha256_file
+from streamcue.anonymize.report import report_problem, sha256_file, sheet_beside
 from streamcue.dataset_builders.output import FILE_NAMES
 from streamcue.errors import ConfigError, InputError, RecordValidationError
 from streamcue.io import iter_jsonl, read_json
@@ -69,15 +69,8 @@ class PublishedVideo:
         stated = report.get("contact_sheet") if isinstance(report, dict) else None
         if not isinstance(stated, dict):
             return None
-        named, where = stated.get("path"), dict(file=self.report, record=f"video_id={self.video_id}")
-        if not isinstance(named, str) or Path(named).name != named or not self.report.with_name(named).is_file():
-            raise InputError(f"the contact sheet the report names ({named}) is not beside it: the release publishes "
-                             "it with the report", field="$.contact_sheet.path", **where)
-        digest = sha256_file(self.report.with_name(named))
-        if stated.get("sha256") not in (None, digest):
-            raise InputError(f"the contact sheet {named} is not the one the anonymizer drew (sha256 {digest[:12]}, the "
-                             f"report states {str(stated['sha256'])[:12]})", field="$.contact_sheet.sha256", **where)
-        return self.report.with_name(named), digest, published_report(self.uri).rpartition("/")[0] + "/" + named
+        sheet, digest = sheet_beside(self.report, stated, record=f"video_id={self.video_id}")
+        return sheet, digest, published_report(self.uri).rpartition("/")[0] + "/" + sheet.name
 
 
 @dataclass

@@ -152,7 +152,7 @@ def test_push_refuses_a_report_a_release_would_refuse_or_a_folder_the_page_canno
     (folder / "v1.anonymization.json").write_text(json.dumps(report))
     replace_sheet(folder / "v1.contact.jpg")  # another sheet than the one the report states (the person would see)
     code, _, err = cli("annotate", "anonymization", "push", "--reports", folder, "--project", fresh("refused"))
-    assert code == 2 and "v1.anonymization.json, field $.contact_sheet.sha256: its contact sheet v1.contact.jpg is " \
+    assert code == 2 and "v1.anonymization.json, field $.contact_sheet.sha256: the contact sheet v1.contact.jpg is " \
         "not the one the anonymizer drew" in err and len(err.strip().splitlines()) == 1
     del report["contact_sheet"]
     (folder / "v1.anonymization.json").write_text(json.dumps(report))
