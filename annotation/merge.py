@@ -53,17 +53,27 @@ def _link_or_copy(src: str, dst: str) -> None:
         shutil.copy2(src, dst)
 
 
+def _raw_lines(path: Path) -> list[str]:
+    """The lines of a JSONL file as written, for records carried byte for byte."""
+    with open(path, encoding="utf-8") as fh:
+        return fh.read().splitlines(keepends=True)
+
+
+def _kept(raw: list[str], line: int) -> str:
+    """Line ``line`` (1-based) as written, ending in a newline."""
+    return raw[line - 1] if raw[line - 1].endswith("\n") else raw[line - 1] + "\n"
+
+
 def _rebase_report_paths(videos: Path, build: Path, out: Path) -> None:
     """A video's anonymization report named by a relative path is relative to the build folder: written again
     relative to ``out``, so that it still names the same report from a folder at another place or depth. Lines
     without one are kept byte for byte; the file (a hard link to the build's) is replaced, never written through."""
-    with open(videos, encoding="utf-8") as fh:
-        raw = fh.read().splitlines(keepends=True)
+    raw = _raw_lines(videos)
     lines, changed = [], False
     for line, record in iter_jsonl(videos):
         named = (record.get("anonymization") or {}).get("report")
         if not named or Path(named).is_absolute():
-            lines.append(raw[line - 1] if raw[line - 1].endswith("\n") else raw[line - 1] + "\n")
+            lines.append(_kept(raw, line))
             continue
         rebased = os.path.relpath(os.path.normpath(os.path.join(os.path.abspath(build), named)), os.path.abspath(out))
         changed |= rebased != named
@@ -96,8 +106,7 @@ def merge_into_build(build: Path, out: Path, summary: Any, *, project: str, rule
     lines: list[str] = []
     replaced: list[str] = []
     seen: set[str] = set()
-    with open(records_file, encoding="utf-8") as fh:
-        raw = fh.read().splitlines(keepends=True)
+    raw = _raw_lines(records_file)
     # records an earlier pull of this project merged into the build (a second pull updates them)
     previous = read_json(build / _REPORT) if (build / _REPORT).is_file() else {}
     earlier = {rid for e in previous.get("annotation", []) if e.get("project") == project and e.get("kind") == kind
@@ -107,7 +116,7 @@ def merge_into_build(build: Path, out: Path, summary: Any, *, project: str, rule
         seen.add(rid)
         outcome = pulled.get(rid)
         if outcome is None or outcome.state == "untouched":
-            lines.append(raw[line - 1] if raw[line - 1].endswith("\n") else raw[line - 1] + "\n")
+            lines.append(_kept(raw, line))
             continue
         if record != summary.pushed[rid] and rid not in earlier:
             raise InputError(f"the record changed in the build since it was pushed to project {project!r}; its "
