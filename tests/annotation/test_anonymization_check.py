@@ -141,6 +141,29 @@ def superseded_on_a_re_push(folder: Path, project: str, tasks: dict, tmp_path: P
     assert states == {"v1": "pending", "v2": "rejected", "v3": "pending"}
 
 
+def test_a_task_of_the_same_bytes_with_no_choice_in_another_check_project_stops_the_pull_in_one_line(
+        server, people, tmp_path):
+    """A video pushed into two check projects; in the first, someone submits only a note, no choice (an API
+    submission the page would not allow): whether it rejects the video's bytes cannot be told, so the second's pull
+    stops in one line naming the first project, its task and annotation, and writes nothing (an unread rejection
+    would be a tick let through)."""
+    folder = served_videos(fresh("anonymized"), ("v1",))
+    first, second = fresh("anonymization check"), fresh("anonymization check")
+    for project in (first, second):
+        assert cli("annotate", "anonymization", "push", "--reports", folder, "--project", project)[0] == 0
+    task = check_tasks(first)["v1.mp4"]["id"]
+    note = {"id": "m", "from_name": "missed", "to_name": "sheet", "type": "textarea", "value": {"text": ["plate?"]}}
+    r = httpx.post(f"{server.url}/api/tasks/{task}/annotations/", headers={"Authorization": f"Token {server.token}"},
+                   json={"completed_by": people["ann1"], "result": [note]})
+    r.raise_for_status()
+    code, out, err = cli("annotate", "anonymization", "pull", "--project", second, "--out", tmp_path / "checks.json")
+    assert code == 2, out + err
+    [line] = err.strip().splitlines()
+    assert f"Label Studio project {first!r}, record video=v1.mp4: task {task}, annotation {r.json()['id']}: no " \
+        "single choice" in line, line
+    assert "Traceback" not in err and "@" not in err and not (tmp_path / "checks.json").exists()
+
+
 def replace_sheet(sheet: Path) -> None:
     """Another contact sheet under the same name (a sheet drawn again, or swapped by hand): a real JPEG, mirrored."""
     import cv2
