@@ -19,14 +19,21 @@ states, ``contact_sheet.sha256``) as they were pushed, so a video anonymized aga
 check (:func:`video_check`); a re-push of a video supersedes its older task (deleted when nobody annotated it, else
 marked ``superseded``: its check says so and never ticks, while its rejection holds), and the check is signed
 with the maintainer's key (as ``annotate pull`` signs verified records), so a check written or edited by hand does
-not count. The file names people by
+not count.
+
+A rejection holds for the video's bytes wherever it was made on the server (:func:`rejections`): ``pull`` also reads
+every other check project the token sees (a project whose labeling config carries streamcue's anonymization marker,
+one export each, only those with annotations) and any task of the project itself made on the same video bytes, and a
+check whose video SHA-256 someone found readable there is ``rejected``, its notes naming the project and task
+(``rejected_elsewhere``), so a tick in a second project never publishes bytes rejected in a first; ``push`` names,
+one line per video, a video already rejected so. The file names people by
 their Label Studio e-mail, like a pulled record: it stays with the maintainer, and a release publishes
 pseudonyms only.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -41,7 +48,7 @@ from streamcue.errors import ConfigError, InputError
 from streamcue.io import read_json
 
 __all__ = ["KIND", "CHECKS_FILE", "FORMAT", "HIDDEN", "READABLE", "Sheet", "sheets", "Pushed", "push", "pull",
-           "read_checks", "video_check"]
+           "rejections", "read_checks", "video_check"]
 
 #: The labeling config and guideline's name (``annotation/configs/anonymization.v1.xml``).
 KIND = "anonymization"
@@ -112,6 +119,9 @@ class Pushed:
     required: int
     #: Tasks of the videos pushed that were made on other bytes: deleted, or marked superseded when annotated.
     superseded: int = 0
+    #: Videos pushed whose bytes someone already found readable (this project or another): their notes, naming
+    #: where (:func:`rejections`); pull keeps them rejected whatever is chosen on the new task.
+    rejected: dict[str, list[str]] = field(default_factory=dict)
 
 
 def push(reports: Path, project: str, *, url: str | None = None, document_root: Path | None = None,
@@ -137,7 +147,10 @@ def push(reports: Path, project: str, *, url: str | None = None, document_root: 
     for start in range(0, len(tasks), BATCH):
         server.call("importing tasks", server.client.projects.import_tasks, proj.id, request=tasks[start:start + BATCH])
     superseded = _supersede(server, existing, tasks)
-    return Pushed(project, proj.id, len(tasks), len(found) - len(tasks), guideline, required, superseded)
+    found_rejected = rejections(server, {s.video_sha256 for s in found}, ls.user_names(server), (proj, existing))
+    rejected = {s.video: [r["note"] for r in found_rejected[s.video_sha256]] for s in found
+                if s.video_sha256 in found_rejected}
+    return Pushed(project, proj.id, len(tasks), len(found) - len(tasks), guideline, required, superseded, rejected)
 
 
 def _bytes(data: dict[str, Any]) -> tuple[Any, Any, Any]:
@@ -200,6 +213,50 @@ def _check(task: dict[str, Any], project: str, names: dict[Any, str], required: 
                              **({"at": max(times)} if times else {})}}
 
 
+def rejections(server: ls.Server, shas: set[str], names: dict[Any, str], own: tuple[Any, list[dict[str, Any]]]
+               ) -> dict[str, list[dict[str, Any]]]:
+    """Every rejection of the video bytes ``shas`` (SHA-256s) on the server, by the rule of the module docstring (a
+    person's latest annotation counts; one "something readable" rejects; a superseded task's too): in the project at
+    hand (``own``: it and its tasks as exported, not exported again) and in every other check project the token sees
+    (:func:`~streamcue.annotation.client.projects_of_kind`: one listing, then one export per project with
+    annotations). Returns per SHA-256 where each was made: ``project``, ``project_id``, ``task``, ``video``,
+    ``checked_by`` (who checked that task) and ``note`` (one line naming the project and task, with their notes).
+    A task of those bytes whose annotation holds no choice is one line naming its project, task and annotation."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    if not shas:
+        return found
+    project, tasks = own
+    seen = [(project, tasks)] + [(p, ls.export_tasks(server, p.id)) for p in ls.projects_of_kind(server, KIND)
+                                 if p.id != project.id and p.total_annotations_number != 0]
+    for proj, exported in seen:
+        for task in exported:
+            if (task.get("data") or {}).get("video_sha256") in shas and task.get("annotations"):
+                check = _check(task, proj.title, names, 1, None)
+                if check["state"] == "rejected":
+                    found.setdefault(check["video_sha256"], []).append(_where(check, proj, proj is project))
+    return found
+
+
+def _where(check: dict[str, Any], project: Any, own: bool) -> dict[str, Any]:
+    """A rejection found by :func:`rejections`, named by its project and task."""
+    task = check["label_studio"]["task"]
+    where = (f"in this project (task {task}, {check['video']}" if own
+             else f"in check project {project.title!r} (id {project.id}, task {task}, {check['video']}")
+    where += ", superseded)" if check.get("superseded") else ")"
+    notes = "; ".join(n.removeprefix(f"{READABLE}: ") for n in check["notes"])
+    return {"project": project.title, "project_id": project.id, "task": task, "video": check["video"],
+            "checked_by": list(check["checked_by"]), "note": f"{READABLE} {where}: {notes}"}
+
+
+def _held(check: dict[str, Any], found: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """``check`` rejected when its video's bytes were found readable on another task (:func:`rejections`)."""
+    other = [r for r in found.get(check["video_sha256"], []) if r["task"] != check["label_studio"]["task"]]
+    if not other:
+        return check
+    return {**check, "state": "rejected", "notes": check["notes"] + [r["note"] for r in other],
+            "rejected_elsewhere": [{k: v for k, v in r.items() if k != "note"} for r in other]}
+
+
 def _signed(check: dict[str, Any], key: SigningKey) -> dict[str, Any]:
     return {**check, "signature": {"key": key.fingerprint, "ed25519": key.sign_bytes(canonical(check))}}
 
@@ -220,9 +277,11 @@ def pull(project: str, *, url: str | None = None, required: int | None = None,
     required = required if required is not None else (proj.maximum_annotations or 1)
     names = ls.user_names(server)
     guideline = ls.guideline_version(proj.expert_instruction)
-    checks = [_signed(_check(task, project, names, required, guideline), key)
-              for task in ls.export_tasks(server, proj.id)]
-    return {"format": FORMAT, "project": project, "required": required, "checks": checks}
+    tasks = ls.export_tasks(server, proj.id)
+    checks = [_check(task, project, names, required, guideline) for task in tasks]
+    found = rejections(server, {c["video_sha256"] for c in checks}, names, (proj, tasks))
+    return {"format": FORMAT, "project": project, "required": required,
+            "checks": [_signed(_held(check, found), key) for check in checks]}
 
 
 def read_checks(path: Path) -> list[dict[str, Any]]:

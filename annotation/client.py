@@ -20,7 +20,7 @@ from streamcue.errors import ConfigError, ServiceError
 from streamcue.extras import require
 
 __all__ = ["label_config", "config_kind", "Server", "server_url", "connect", "find_project", "project_for",
-           "records_project", "export_tasks", "user_names", "ensure_local_storage"]
+           "projects_of_kind", "records_project", "export_tasks", "user_names", "ensure_local_storage"]
 
 
 _MARKER = re.compile(r"<!--\s*streamcue:(\w+):(v\d+)\s*-->")
@@ -155,6 +155,14 @@ def project_for(server: Server, title: str, kind: str | None = None, *, create: 
     if kind is not None and found != kind:
         raise ConfigError(f"project {title!r} was built for {found} records, not {kind}")
     return project, found
+
+
+def projects_of_kind(server: Server, kind: str) -> list[Any]:
+    """Every project the token sees that streamcue made for ``kind``: its labeling config carries the marker
+    ``<!-- streamcue:<kind>:v<N> -->`` (as :func:`project_for` tells a project's kind; titles and descriptions are
+    anybody's to edit). One listing of the server's projects."""
+    projects = server.call("listing projects", lambda: list(server.client.projects.list()))
+    return [p for p in projects if config_kind(p.label_config or "") == kind]
 
 
 def records_project(server: Server, title: str) -> tuple[Any, str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from streamcue.annotation.anonymization_check import HIDDEN, READABLE
 
-__all__ = ["HIDDEN", "READABLE", "anonymized_folder", "served_videos", "check_tasks", "verdict"]
+__all__ = ["HIDDEN", "READABLE", "anonymized_folder", "served_videos", "own_bytes", "check_tasks", "verdict"]
 
 
 @functools.cache
@@ -32,18 +32,29 @@ def anonymized_folder() -> Path:
 def served_videos(folder: str, names: tuple[str, ...] = ("v1",)) -> Path:
     """The anonymizer's output for each of ``names`` in ``folder`` under the connected server's local-files
     root, as ``streamcue anonymize`` writes a folder of videos: the blurred clip, its contact sheet, and its report
-    naming them (so each name's report has its own bytes; the clip's are the same)."""
+    naming them. Each video has its own bytes, as videos of a real folder do (:func:`own_bytes`): a rejection holds
+    for a video's bytes on the whole server, so two test videos sharing bytes would share their checks."""
     source = anonymized_folder()
     out = Path(os.environ["LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT"]) / folder
     out.mkdir(parents=True)
     report = json.loads((source / "v1.anonymization.json").read_text())
     for name in names:
-        shutil.copyfile(source / "v1.mp4", out / f"{name}.mp4")
+        video = own_bytes(source / "v1.mp4", out / f"{name}.mp4", f"{folder}/{name}")
         shutil.copyfile(source / "v1.contact.jpg", out / f"{name}.contact.jpg")
-        named = {**report, "output": {**report["output"], "path": f"{name}.mp4"},
+        named = {**report, "output": {**report["output"], "path": f"{name}.mp4", "sha256": video},
                  "contact_sheet": {**report["contact_sheet"], "path": f"{name}.contact.jpg"}}
         (out / f"{name}.anonymization.json").write_text(json.dumps(named, indent=2) + "\n")
     return out
+
+
+def own_bytes(source: Path, out: Path, tag: str) -> str:
+    """``source`` (an MP4) copied to ``out`` with an MP4 ``free`` box holding ``tag`` at its end (a box players
+    skip; the frames are the same): a video of its own bytes without encoding it again. Returns its SHA-256."""
+    from streamcue.anonymize.report import sha256_file
+
+    text = tag.encode()
+    out.write_bytes(source.read_bytes() + (8 + len(text)).to_bytes(4, "big") + b"free" + text)
+    return sha256_file(out)
 
 
 def check_tasks(project: str) -> dict[str, dict]:

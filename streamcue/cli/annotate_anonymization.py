@@ -41,7 +41,9 @@ def anonymization_push(
     skips videos already there and adds a new task for a video anonymized again (or whose sheet
     changed), deleting its older task, or marking it superseded when someone annotated it (its
     ticks no longer count). Reports that are not `passed`, have no contact sheet, or whose sheet
-    is not the one the report states are refused in one line.
+    is not the one the report states are refused in one line. A video whose bytes someone already
+    found readable (in this project or another check project on the server) is pushed all the
+    same and named in one line: its rejection holds, whatever is chosen on the new task.
 
     Example:
 
@@ -55,6 +57,9 @@ def anonymization_push(
                       f"{result.required} person(s) per sheet"
                       + (f"; {result.superseded} older task(s) superseded" if result.superseded else ""),
                       markup=False, soft_wrap=True)
+    for video, notes in sorted(result.rejected.items()):
+        console.out.print(f"{video}: already rejected ({'; '.join(notes)}); pushed all the same, but pull keeps its "
+                          "bytes rejected whatever is chosen here: anonymize it again", markup=False, soft_wrap=True)
 
 
 @anonymization_app.command("pull")
@@ -74,6 +79,9 @@ def anonymization_pull(
     hidden'), rejected (anyone chose 'something readable'; their note kept) or pending, with
     the SHA-256 of the video, report and sheet that were checked, signed with the maintainer's
     key. A superseded task (replaced by a re-push) is pulled marked so: its tick never counts.
+    A rejection holds for the video's bytes on the whole server: a video whose bytes were found
+    readable in another check project (or on another task of this one) is pulled rejected, its
+    note naming that project and task.
 
     release build --require-anonymization-check publishes a video only with a ticked check of
     its exact bytes. The file names people by their Label Studio e-mail; keep it with the

@@ -94,7 +94,8 @@ def test_verdicts_submitted_in_label_studio_come_back_tied_to_the_bytes_they_wer
     sha = read_json(report)["output"]["sha256"]
     state, check, _ = video_check(list(checks.values()), "v1.mp4", sha, sha256_file(report), SIGNING_KEY)
     assert state == "ticked" and check["video_sha256"] == sha
-    assert video_check(list(checks.values()), "v3.mp4", sha, sha256_file(folder / "v3.anonymization.json"),
+    v3 = folder / "v3.anonymization.json"
+    assert video_check(list(checks.values()), "v3.mp4", read_json(v3)["output"]["sha256"], sha256_file(v3),
                        SIGNING_KEY)[0] == "pending"
     # the tick is bound to the sheet the person saw (its SHA-256, stated by the report and held by the task)
     seen = sha256_file(folder / "v1.contact.jpg")
@@ -110,26 +111,57 @@ def test_verdicts_submitted_in_label_studio_come_back_tied_to_the_bytes_they_wer
 def superseded_on_a_re_push(folder: Path, project: str, tasks: dict, tmp_path: Path) -> None:
     """All three anonymized again (a re-run: same bytes, new reports) and pushed again: v3's untouched task is
     deleted, v1's and v2's are marked superseded (the page says so); pull reads v1's tick as superseded, so v1 is
-    pending on its new report, while v2's rejection still holds for its bytes."""
+    pending on its new report, while v2's rejection still holds for its bytes: push names it, and pull
+    writes v2's new task rejected, naming the superseded task."""
     for name in ("v1", "v2", "v3"):
         report = folder / f"{name}.anonymization.json"
         report.write_text(json.dumps({**read_json(report), "wall_s": read_json(report)["wall_s"] + 1}))
     code, out, err = cli("annotate", "anonymization", "push", "--reports", folder, "--project", project)
     assert code == 0, err
     assert "3 contact sheet(s) imported" in out and "3 older task(s) superseded" in out
+    [told] = [line for line in out.splitlines() if "already rejected" in line]
+    assert told.startswith(f"v2.mp4: already rejected (something readable in this project (task "
+                           f"{tasks['v2.mp4']['id']}, v2.mp4): 0.5 s: plate bottom left readable); pushed all the "
+                           "same, but pull keeps its bytes rejected")
     server = ls.connect()
     kept = {t["id"]: t for t in ls.export_tasks(server, ls.find_project(server, project).id)}
     old = {name: kept[t["id"]] for name, t in tasks.items() if t["id"] in kept}
     assert sorted(old) == ["v1.mp4", "v2.mp4"]  # v3's, which nobody annotated, is gone
     assert all(t["data"]["superseded"] and t["data"]["about"].startswith("SUPERSEDED") for t in old.values())
     code, out, err = cli("annotate", "anonymization", "pull", "--project", project, "--out", tmp_path / "again.json")
-    assert code == 0 and "5 check(s)" in out and "3 pending; 2 superseded (their ticks do not count)" in out, out
+    assert code == 0 and "5 check(s)" in out and "2 pending, 1 rejected; 2 superseded (their ticks do not count)" \
+        in out, out  # v2's new task: its bytes were found readable on its superseded task
+    assert f"v2.mp4: rejected (something readable in this project (task {tasks['v2.mp4']['id']}, v2.mp4, " \
+        "superseded): 0.5 s: plate bottom left readable)" in out
     checks, states = read_checks(tmp_path / "again.json"), {}
     for name in ("v1", "v2", "v3"):
         report = folder / f"{name}.anonymization.json"
         states[name] = video_check(checks, f"{name}.mp4", read_json(report)["output"]["sha256"], sha256_file(report),
                                    SIGNING_KEY, sha256_file(folder / f"{name}.contact.jpg"))[0]
     assert states == {"v1": "pending", "v2": "rejected", "v3": "pending"}
+
+
+def test_a_task_of_the_same_bytes_with_no_choice_in_another_check_project_stops_the_pull_in_one_line(
+        server, people, tmp_path):
+    """A video pushed into two check projects; in the first, someone submits only a note, no choice (an API
+    submission the page would not allow): whether it rejects the video's bytes cannot be told, so the second's pull
+    stops in one line naming the first project, its task and annotation, and writes nothing (an unread rejection
+    would be a tick let through)."""
+    folder = served_videos(fresh("anonymized"), ("v1",))
+    first, second = fresh("anonymization check"), fresh("anonymization check")
+    for project in (first, second):
+        assert cli("annotate", "anonymization", "push", "--reports", folder, "--project", project)[0] == 0
+    task = check_tasks(first)["v1.mp4"]["id"]
+    note = {"id": "m", "from_name": "missed", "to_name": "sheet", "type": "textarea", "value": {"text": ["plate?"]}}
+    r = httpx.post(f"{server.url}/api/tasks/{task}/annotations/", headers={"Authorization": f"Token {server.token}"},
+                   json={"completed_by": people["ann1"], "result": [note]})
+    r.raise_for_status()
+    code, out, err = cli("annotate", "anonymization", "pull", "--project", second, "--out", tmp_path / "checks.json")
+    assert code == 2, out + err
+    [line] = err.strip().splitlines()
+    assert f"Label Studio project {first!r}, record video=v1.mp4: task {task}, annotation {r.json()['id']}: no " \
+        "single choice" in line, line
+    assert "Traceback" not in err and "@" not in err and not (tmp_path / "checks.json").exists()
 
 
 def replace_sheet(sheet: Path) -> None:

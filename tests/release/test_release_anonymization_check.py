@@ -16,6 +16,7 @@ from label_studio_server import executable, make_users
 pytest.importorskip("label_studio_sdk")
 pytest.importorskip("datasets")
 
+from streamcue.annotation import client as ls  # noqa: E402
 from streamcue.anonymize.report import sha256_file  # noqa: E402
 from streamcue.io import read_json, write_jsonl  # noqa: E402
 
@@ -128,6 +129,38 @@ def test_a_missing_rejected_pending_stale_or_forged_check_is_refused_in_one_line
     assert f"videos.jsonl:1, record video_id=v1, field $.anonymization: anonymization check {state}: " in line, line
     assert message in line and "Traceback" not in err
     assert not (tmp_path / "d").exists()
+
+
+def test_a_rejection_in_one_check_project_holds_in_another(checked, connected, tmp_path):
+    """The same anonymized videos pushed into a second check project: push names v2, found readable in the first
+    ("release check"), in one line; someone ticks v2 in the second all the same; the second's checks file holds v2
+    rejected, naming the first project and task, and the release reading it refuses v2 in one line naming that
+    rejection (before the fix it published v2 from the second project's tick)."""
+    folder, _ = checked
+    ann1 = make_users(connected, ("ann1",), "streamcue.test", username="{}")["ann1"]
+    server = ls.connect()
+    first, task = ls.find_project(server, "release check"), check_tasks("release check")["v2.mp4"]["id"]
+    where = f"in check project 'release check' (id {first.id}, task {task}, v2.mp4): 0.3 s: a face top right, sharp"
+    code, out, err = cli("annotate", "anonymization", "push", "--reports", folder, "--project", "release check 2")
+    assert code == 0, err
+    assert [line for line in out.splitlines() if "rejected" in line] == [
+        f"v2.mp4: already rejected (something readable {where}); pushed all the same, but pull keeps its bytes "
+        "rejected whatever is chosen here: anonymize it again"]
+    verdict(connected, check_tasks("release check 2")["v2.mp4"]["id"], ann1, HIDDEN)
+    checks = tmp_path / "second.json"
+    code, out, err = cli("annotate", "anonymization", "pull", "--project", "release check 2", "--out", checks)
+    assert code == 0 and "3 check(s)" in out and "2 pending, 1 rejected" in out, out + err
+    check = {c["video"]: c for c in read_json(checks)["checks"]}["v2.mp4"]
+    assert (check["state"], check["checked_by"]) == ("rejected", ["ann1@streamcue.test"])
+    assert check["rejected_elsewhere"] == [{"project": "release check", "project_id": first.id, "task": task,
+                                            "video": "v2.mp4", "checked_by": ["ann2@streamcue.test"]}]
+    code, out, err = build(records(tmp_path, folder, "v2", checks), folder, tmp_path / "d",
+                           "--require-anonymization-check")
+    assert code == 2, out + err
+    [line] = err.strip().splitlines()
+    assert (f"record video_id=v1, field $.anonymization: anonymization check rejected: something readable {where}: "
+            "anonymize it again") in line, line
+    assert "@" not in out + err and "Traceback" not in err and not (tmp_path / "d").exists()
 
 
 def _sheet_changed(tmp_path, folder, change):
