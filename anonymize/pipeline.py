@@ -62,8 +62,8 @@ from streamcue.anonymize.tracks import (LOOK_KINDS, CameraMotion, Chain, Links, 
                                         follow_regions, lost_boxes, suppress)
 from streamcue.video import (FrameWriter, display_rotation, ffmpeg_exe, ffmpeg_version, probe, read_frames,
                              sample_aspect, shown_size)
-from streamcue.anonymize.report import (REPORT_FORMAT, anonymization_status, frame_problem, frames_at,
-                                        hidden_samples, sar_problem, schedule_problems, sha256_file)
+from streamcue.anonymize.report import (MEASURED_TURNED_FACES, REPORT_FORMAT, anonymization_status, frame_problem,
+                                        frames_at, hidden_samples, sar_problem, schedule_problems, sha256_file)
 from streamcue.errors import ConfigError, InputError
 from streamcue.interrupt import EXIT_SIGTERM, Terminated, held, held_back, on_interrupt
 from streamcue.io import as_usual_file, write_json
@@ -410,6 +410,7 @@ class Anonymizer:
                 # every look for faces for turn_hold frames after a turn found one; plates only at such a turn
                 "turns_deg": [90 * k for k in TURNS], "turn_s": o.turn_s, "turn_every": plan.turn_every,
                 "turn_hold": plan.turn_hold, "turned_plates": "at a turn where a face was found",
+                "turned_faces": MEASURED_TURNED_FACES,
                 # the expensive looks: every one the clock gives, or those of them a trigger asks for (see LOOKS)
                 "looks": o.looks, "recheck_s": o.recheck_s if plan.triggered else None,
                 "recheck_every": plan.recheck if plan.triggered else None}
@@ -456,20 +457,7 @@ class Anonymizer:
                     found = suppress(np.concatenate([found, *more]))
             item.found = found  # where to look again, upright: a turned face is looked for turned at each turn
             if every_turn and self.face is not None:
-                at = None if full and self._two_sizes else self.options.max_side  # this look's size
-                # strong ones only: weak boxes on turned frames are mostly texture, and join chains (hidden share)
-                def strong(boxes: np.ndarray) -> np.ndarray:
-                    return boxes[boxes[:, 4] >= self.threshold]
-
-                if hasattr(self.face, "detect_at"):  # a sweep at max_side (large faces), at this look's size when
-                    # it finds a face: small faces are seen at full size only
-                    swept = strong(_turned(self.face.detect_at, frame, turns[1], self.options.max_side))
-                    new = _turns_that_add(swept, found) if at != self.options.max_side else ()
-                    turned = strong(_turned(self.face.detect_at, frame, (*turns[0], *new), at))
-                    turned = np.concatenate([turned, swept[~np.isin(swept[:, 5], new)]])
-                else:
-                    turned = strong(_turned(self.face.detect, frame, every_turn))
-                item.turned = _turns_that_add(turned, found)
+                item.turned, turned = self._turned_faces(frame, found, full, turns)
                 fresh = tuple(k for k in item.turned if k not in plate_turns)
                 if fresh and plates and self.plate:  # a turn found at this sweep: its plates at this look too
                     turned_plates.append(self._plate_thread().submit(_turned, self.plate.detect, frame, fresh))
@@ -482,6 +470,29 @@ class Anonymizer:
             found = np.concatenate([found[:, :5], *(f.result()[:, :5] for f in turned_plates)])
             item.plates = pad_boxes(found, self.options.plate_pad, w, h)
         return item
+
+    def _turned_faces(self, frame: np.ndarray, found: np.ndarray, full: bool,
+                      turns: tuple[tuple[int, ...], tuple[int, ...]]) -> tuple[tuple[int, ...], np.ndarray]:
+        """Faces on ``frame`` turned as ``turns`` says (``Schedule.turns``: held, swept), in its pixels, and the turns
+        where a strong one was found better than upright (``found``). A sweep looks at ``max_side`` (large faces) and
+        keeps strong boxes only: weak boxes on a turned frame are mostly texture. A held turn, and a turn the sweep
+        found a face at (looked at again at this look's size: small faces are seen at full size only), keeps weak
+        boxes too, which count once linked to a strong one, as upright (``MEASURED_TURNED_FACES``)."""
+        held, sweep = turns
+        if not hasattr(self.face, "detect_at"):
+            out = np.concatenate([_turned(self.face.detect, frame, held),
+                                  self._strong(_turned(self.face.detect, frame, sweep))])
+            return _turns_that_add(self._strong(out), found), out
+        at = None if full and self._two_sizes else self.options.max_side  # this look's size
+        swept = self._strong(_turned(self.face.detect_at, frame, sweep, self.options.max_side))
+        new = _turns_that_add(swept, found) if at != self.options.max_side else ()
+        looked = _turned(self.face.detect_at, frame, (*held, *new), at)
+        out = np.concatenate([looked, swept[~np.isin(swept[:, 5], new)]])
+        return _turns_that_add(self._strong(out), found), out
+
+    def _strong(self, boxes: np.ndarray) -> np.ndarray:
+        """The boxes scored at or above the face threshold."""
+        return boxes[boxes[:, 4] >= self.threshold]
 
     def detect(self, frames: Iterable[np.ndarray], fps: float = 10.0, *, overlap: bool = False) -> Iterator[_Detected]:
         """Each frame with its detections when the schedule looks at it (the last frame always);
@@ -727,8 +738,8 @@ def _unheld(weak: np.ndarray, strong: np.ndarray) -> np.ndarray:
 #: look's size, for ``bridge_s`` after (``Schedule.turns``): a video's orientation rarely changes, so an upright
 #: video pays for a sweep now and then. Plates are looked for on a turned frame only at such a turn, at the
 #: plates' looks (the cascade finds plate-like texture in any orientation, so its own finds there keep no turn
-#: looked at): a video turned with no face in it has its plates looked for upright only. Only boxes at or above
-#: the face threshold count from a turned frame.
+#: looked at): a video turned with no face in it has its plates looked for upright only. A sweep's boxes count at or
+#: above the face threshold only; at a held turn weak boxes count too, once linked to a strong one, as upright.
 TURNS = (1, 2, 3)
 
 
