@@ -70,12 +70,13 @@ MEASURED_SCHEDULE = {"look_s": 0.2, "full_s": 0.5, "plate_s": 0.2, "dilate_s": 0
 MEASURED_SHORT_SIDE = (720, 1440)
 
 #: Sample aspect ratios (a pixel's width over its height, as shown: :func:`streamcue.video.sample_aspect`, turned with
-#: the frame by rotation metadata) where recall was measured, each decoded as shown (square pixels at
-#: :func:`streamcue.video.shown_size`): square pixels, HDV's 4:3 and 2:1 (a 1280x720-stored clip shown 2560x720), each
-#: also turned in its pixels and at 2560x1440, and 3:4 and 1:2: those two with rotation metadata (a phone's portrait
-#: clip, or upright pixels shown sideways) and stored as tall pixels (tests/anonymize/test_anonymize_anamorphic.py,
-#: perf/bench_anamorphic.py, docs/anonymize.md "Anamorphic video"). Another is ``unmeasured``.
-MEASURED_SAR = ("1:1", "4:3", "2:1", "3:4", "1:2")
+#: the frame by rotation metadata) where recall was measured and held: square pixels only. Anamorphic video is decoded
+#: as shown (square pixels at :func:`streamcue.video.shown_size`) and hidden so, but measured on every labelled clip in
+#: every orientation at 720p (perf/bench_anamorphic.py, docs/anonymize.md "Anamorphic video") 4:3 left faces whole
+#: (``holdout`` as a phone's portrait clip: a 45 px face in 4 of 10 frames; ``turned`` upside down) and a plate at
+#: 0.868 (``pan``), where ``street``, the clip it had been measured on, kept them all: 4:3, 2:1 and the 3:4 and 1:2
+#: they give turned are ``unmeasured``.
+MEASURED_SAR = ("1:1",)
 
 #: The plate widths where the plate search was measured, stated in a ``haar-plate`` report's plate settings as
 #: ``measured_widths``: the ``plates`` scene's plates of 2 to 25 % of the frame width, light and dark, level and turned
