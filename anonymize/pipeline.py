@@ -62,8 +62,8 @@ from streamcue.anonymize.tracks import (LOOK_KINDS, CameraMotion, Chain, Links, 
                                         follow_regions, lost_boxes, suppress)
 from streamcue.video import (FrameWriter, display_rotation, ffmpeg_exe, ffmpeg_version, probe, read_frames,
                              sample_aspect, shown_size)
-from streamcue.anonymize.report import (REPORT_FORMAT, anonymization_status, frame_problem, frames_at,
-                                        hidden_samples, sar_problem, schedule_problems, sha256_file)
+from streamcue.anonymize.report import (MEASURED_TURNED_FACES, REPORT_FORMAT, anonymization_status, frame_problem,
+                                        frames_at, hidden_samples, sar_problem, schedule_problems, sha256_file)
 from streamcue.errors import ConfigError, InputError
 from streamcue.interrupt import EXIT_SIGTERM, Terminated, held, held_back, on_interrupt
 from streamcue.io import as_usual_file, write_json
@@ -410,6 +410,7 @@ class Anonymizer:
                 # every look for faces for turn_hold frames after a turn found one; plates only at such a turn
                 "turns_deg": [90 * k for k in TURNS], "turn_s": o.turn_s, "turn_every": plan.turn_every,
                 "turn_hold": plan.turn_hold, "turned_plates": "at a turn where a face was found",
+                "turned_faces": MEASURED_TURNED_FACES,
                 # the expensive looks: every one the clock gives, or those of them a trigger asks for (see LOOKS)
                 "looks": o.looks, "recheck_s": o.recheck_s if plan.triggered else None,
                 "recheck_every": plan.recheck if plan.triggered else None}
@@ -421,10 +422,11 @@ class Anonymizer:
         return self._plates
 
     def _look(self, item: _Detected, faces: bool, full: bool, plates: bool,
-              follow: tuple[np.ndarray, np.ndarray] | None = None,
+              follow: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
               turns: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())) -> _Detected:
         """Detections on ``item``'s frame; ``follow``: boxes found at earlier looks (moved with the
-        camera) to look at again at full size, in crops around them, when this look is at max_side;
+        camera) to look at again at full size, in crops around them turned as each was found, when this look is at
+        max_side;
         ``turns``: the frame turned by these (``Schedule.turns``) is looked at too, at a look for faces."""
         frame = item.frame
         h, w = frame.shape[:2]
@@ -438,42 +440,14 @@ class Anonymizer:
         turned_plates = [self._plate_thread().submit(_turned, self.plate.detect, frame, plate_turns)] \
             if plate_turns else []
         if faces:
-            crops = None
-            if not full and self._two_sizes and follow is not None:
-                crops = follow_regions(follow[0], w, h, follow[1])
-                if getattr(self.face, "crop_step", None):  # a few input sizes for a network that prepares per size
-                    crops = crops_in_steps(crops, w, h, self.face.crop_step)
-            # a sixth column: 1 when the box was found at reduced size (a face that needs no crop while strong)
-            if self.face is None:
-                found = np.zeros((0, 6), np.float32)
-            elif full and self._two_sizes:
-                found = _column(self.face.detect_at(frame, None), 0)
-            else:
-                found = _column(self.face.detect(frame), 1 if self._two_sizes else 0)
-                if crops is not None and len(crops):
-                    more = [_column(self.face.detect_at(frame[y1:y2, x1:x2], None), 0)
-                            + np.float32([x1, y1, x1, y1, 0, 0]) for x1, y1, x2, y2 in crops]
-                    found = suppress(np.concatenate([found, *more]))
-            item.found = found  # where to look again, upright: a turned face is looked for turned at each turn
+            found = item.found = self._upright_faces(frame, full, follow)  # where to look again: each at its turn
             if every_turn and self.face is not None:
-                at = None if full and self._two_sizes else self.options.max_side  # this look's size
-                # strong ones only: weak boxes on turned frames are mostly texture, and join chains (hidden share)
-                def strong(boxes: np.ndarray) -> np.ndarray:
-                    return boxes[boxes[:, 4] >= self.threshold]
-
-                if hasattr(self.face, "detect_at"):  # a sweep at max_side (large faces), at this look's size when
-                    # it finds a face: small faces are seen at full size only
-                    swept = strong(_turned(self.face.detect_at, frame, turns[1], self.options.max_side))
-                    new = _turns_that_add(swept, found) if at != self.options.max_side else ()
-                    turned = strong(_turned(self.face.detect_at, frame, (*turns[0], *new), at))
-                    turned = np.concatenate([turned, swept[~np.isin(swept[:, 5], new)]])
-                else:
-                    turned = strong(_turned(self.face.detect, frame, every_turn))
-                item.turned = _turns_that_add(turned, found)
+                item.turned, turned = self._turned_faces(frame, found[found[:, 6] == 0], full, turns)
                 fresh = tuple(k for k in item.turned if k not in plate_turns)
                 if fresh and plates and self.plate:  # a turn found at this sweep: its plates at this look too
                     turned_plates.append(self._plate_thread().submit(_turned, self.plate.detect, frame, fresh))
-                found = suppress(np.concatenate([found, _column(turned, 0)]))
+                item.found = np.concatenate([found, turned])  # each turn's faces followed at it, unsuppressed
+                found = suppress(item.found)
             item.faces, scores = pad_boxes(found, self.options.pad, w, h, scores=True)
             item.strong = scores >= self.threshold
             item.full = full or not self._two_sizes
@@ -482,6 +456,52 @@ class Anonymizer:
             found = np.concatenate([found[:, :5], *(f.result()[:, :5] for f in turned_plates)])
             item.plates = pad_boxes(found, self.options.plate_pad, w, h)
         return item
+
+    def _turned_faces(self, frame: np.ndarray, found: np.ndarray, full: bool,
+                      turns: tuple[tuple[int, ...], tuple[int, ...]]) -> tuple[tuple[int, ...], np.ndarray]:
+        """Faces on ``frame`` turned as ``turns`` says (``Schedule.turns``: held, swept), in its pixels, and the turns
+        where a strong one was found better than upright (``found``). A sweep looks at ``max_side`` (large faces) and
+        keeps strong boxes only: weak boxes on a turned frame are mostly texture. A held turn, and a turn the sweep
+        found a face at (looked at again at this look's size: small faces are seen at full size only), keeps weak
+        boxes too, which count once linked to a strong one, as upright (``MEASURED_TURNED_FACES``)."""
+        held, sweep = turns
+        if not hasattr(self.face, "detect_at"):
+            out = np.concatenate([_turned(self.face.detect, frame, held),
+                                  self._strong(_turned(self.face.detect, frame, sweep))])
+            return _turns_that_add(self._strong(out), found), _reduced(out, False, turned=True)
+        at = None if full and self._two_sizes else self.options.max_side  # this look's size
+        swept = self._strong(_turned(self.face.detect_at, frame, sweep, self.options.max_side))
+        new = _turns_that_add(swept, found) if at != self.options.max_side else ()
+        looked = _turned(self.face.detect_at, frame, (*held, *new), at)
+        swept = swept[~np.isin(swept[:, 5], new)]
+        out = np.concatenate([_reduced(looked, at is not None, turned=True), _reduced(swept, True, turned=True)])
+        return _turns_that_add(self._strong(np.concatenate([looked, swept])), found), out
+
+    def _upright_faces(self, frame: np.ndarray, full: bool,
+                       follow: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> np.ndarray:
+        """Faces on ``frame`` as it is shown (N, 7: box, score, found at reduced size, turn 0), and in crops at full
+        size around ``follow``'s faces (``_small_faces``), each looked at at its turn: at a look at ``max_side``."""
+        if self.face is None:
+            return np.zeros((0, 7), np.float32)
+        if full and self._two_sizes:
+            return _reduced(self.face.detect_at(frame, None), False)
+        found = _reduced(self.face.detect(frame), self._two_sizes)
+        if not self._two_sizes or follow is None:
+            return found
+        h, w = frame.shape[:2]
+        boxes, margins, turns = follow
+        more = []
+        for k in np.unique(turns):  # a face seen at a turn is looked for at that turn, in its crop
+            crops = follow_regions(boxes[turns == k], w, h, margins[turns == k])
+            if getattr(self.face, "crop_step", None):  # a few input sizes for a network that prepares per size
+                crops = crops_in_steps(crops, w, h, self.face.crop_step)
+            more += [_reduced(_turned(self.face.detect_at, frame[y1:y2, x1:x2], (int(k),), None), False, turned=True)
+                     + np.float32([x1, y1, x1, y1, 0, 0, 0]) for x1, y1, x2, y2 in crops]
+        return suppress(np.concatenate([found, *more])) if more else found
+
+    def _strong(self, boxes: np.ndarray) -> np.ndarray:
+        """The boxes scored at or above the face threshold."""
+        return boxes[boxes[:, 4] >= self.threshold]
 
     def detect(self, frames: Iterable[np.ndarray], fps: float = 10.0, *, overlap: bool = False) -> Iterator[_Detected]:
         """Each frame with its detections when the schedule looks at it (the last frame always);
@@ -727,19 +747,20 @@ def _unheld(weak: np.ndarray, strong: np.ndarray) -> np.ndarray:
 #: look's size, for ``bridge_s`` after (``Schedule.turns``): a video's orientation rarely changes, so an upright
 #: video pays for a sweep now and then. Plates are looked for on a turned frame only at such a turn, at the
 #: plates' looks (the cascade finds plate-like texture in any orientation, so its own finds there keep no turn
-#: looked at): a video turned with no face in it has its plates looked for upright only. Only boxes at or above
-#: the face threshold count from a turned frame.
+#: looked at): a video turned with no face in it has its plates looked for upright only. A sweep's boxes count at or
+#: above the face threshold only; at a held turn weak boxes count too, once linked to a strong one, as upright.
 TURNS = (1, 2, 3)
 
 
 def _turned(detect: Any, frame: np.ndarray, turns: Iterable[int], *args: Any) -> np.ndarray:
-    """What ``detect(turned, *args)`` finds on ``frame`` turned by each of ``turns`` (``np.rot90``'s k), as
-    boxes (N, 6) in ``frame``'s pixels: x1, y1, x2, y2, score, the turn."""
+    """What ``detect(turned, *args)`` finds on ``frame`` turned by each of ``turns`` (``np.rot90``'s k; 0: as it
+    is), as boxes (N, 6) in ``frame``'s pixels: x1, y1, x2, y2, score, the turn."""
     h, w = frame.shape[:2]
     out = [np.zeros((0, 6), np.float32)]
     for k in turns:
-        found = np.asarray(detect(np.ascontiguousarray(np.rot90(frame, k)), *args), np.float32)[:, :5]
-        out.append(np.column_stack([unturn_boxes(found[:, :4], k, w, h), found[:, 4], np.full(len(found), k)]))
+        found = np.asarray(detect(np.ascontiguousarray(np.rot90(frame, k)) if k else frame, *args), np.float32)[:, :5]
+        boxes = unturn_boxes(found[:, :4], k, w, h) if k else found[:, :4]
+        out.append(np.column_stack([boxes, found[:, 4], np.full(len(found), k)]))
     return np.concatenate(out).astype(np.float32)
 
 
@@ -754,39 +775,45 @@ def _turns_that_add(turned: np.ndarray, upright: np.ndarray) -> tuple[int, ...]:
     return tuple(int(k) for k in np.unique(turned[~beaten, 5]))
 
 
-def _column(boxes: np.ndarray, value: float) -> np.ndarray:
-    """``boxes`` (N, 5) with a sixth column set to ``value``."""
-    return np.hstack([boxes[:, :5], np.full((len(boxes), 1), value, np.float32)]).astype(np.float32)
+def _reduced(boxes: np.ndarray, reduced: bool, turned: bool = False) -> np.ndarray:
+    """Face boxes (N, 7): ``boxes``' first five columns, whether they were found at reduced size (1: a face that
+    needs no crop while strong) and the turn (``TURNS``'s k) they were found at: ``boxes``' sixth column when they
+    are ``turned`` (:func:`_turned`'s), else 0 (upright)."""
+    turn = boxes[:, 5] if turned else np.zeros(len(boxes), np.float32)
+    return np.column_stack([boxes[:, :5], np.full(len(boxes), float(reduced)), turn]).astype(np.float32)
 
 
 def _small_faces(recent: Iterable[tuple[int, tuple[float, float], np.ndarray]], index: int,
                  camera: tuple[float, float], below: int, fps: float, height: int,
-                 threshold: float) -> tuple[np.ndarray, np.ndarray] | None:
-    """The faces to look at again at full size on frame ``index``: those under ``below`` px high
-    found at the ``recent`` looks that the reduced look did not find at or above ``threshold``
-    (found at full size only, or weakly), where the camera has carried them, and the margin (px)
-    to look around each: half its size plus how far it may have moved since. A face found at
-    several looks counts once, at its latest look (None: nothing to follow)."""
+                 threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The faces to look at again at full size on frame ``index``: those under ``below`` px high (as found: at a turn
+    of 90 or 270 degrees, their box's width) found at the ``recent`` looks (``_reduced``'s columns) that the reduced
+    look did not find at or above ``threshold`` (found at full size only, or weakly), where the camera has carried
+    them, the margin (px) to look around each: half its size plus how far it may have moved since, and the turn each
+    was found at. A face found at several looks counts once, at its latest look (None: nothing to follow)."""
     if not below:
         return None
-    seen: list[np.ndarray] = []
+    seen: dict[float, list[np.ndarray]] = {}  # per turn: a face seen turned and upright is followed at both
     out: list[np.ndarray] = []
     margins: list[float] = []
+    turns: list[float] = []
     for then_index, then, found in reversed(list(recent)):  # the latest look first
-        for row in found[(found[:, 3] - found[:, 1]) < below]:
+        tall = np.where(found[:, 6] % 2 == 1, found[:, 2] - found[:, 0], found[:, 3] - found[:, 1])
+        for row in found[tall < below]:
             box = row[:4] + np.tile(np.subtract(then, camera), 2)
             centre = (box[:2] + box[2:]) / 2
-            if any(b[0] <= centre[0] <= b[2] and b[1] <= centre[1] <= b[3] for b in seen):
+            if any(b[0] <= centre[0] <= b[2] and b[1] <= centre[1] <= b[3] for b in seen.get(row[6], ())):
                 continue
-            seen.append(box)
+            seen.setdefault(row[6], []).append(box)
             if row[5] and row[4] >= threshold:
                 continue  # the reduced look sees this one well enough
             out.append(box)
+            turns.append(row[6])
             moved = FOLLOW_SPEED * height * (index - then_index) / fps
             margins.append(max(box[2] - box[0], box[3] - box[1]) / 2 + moved)
     if not out:
         return None
-    return np.asarray(out, np.float64).reshape(-1, 4), np.asarray(margins)
+    return np.asarray(out, np.float64).reshape(-1, 4), np.asarray(margins), np.asarray(turns, np.int64)
 
 
 def _moved(boxes: np.ndarray, shift: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

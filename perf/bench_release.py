@@ -77,7 +77,8 @@ def recorded_videos(folder: Path, count: int, megabytes: int) -> tuple[Path, Pat
     from streamcue.annotation.signing import generate
     from streamcue.annotation.verify import sealed
     from streamcue.anonymize.detectors import PLATE_LOOKS
-    from streamcue.anonymize.report import MEASURED_PLATE_WIDTHS, MEASURED_SCHEDULE, REPORT_FORMAT, sha256_file
+    from streamcue.anonymize.report import (MEASURED_PLATE_WIDTHS, MEASURED_SCHEDULE, MEASURED_TURNED_FACES,
+                                            REPORT_FORMAT, sha256_file)
 
     import shutil
     import subprocess
@@ -105,7 +106,8 @@ def recorded_videos(folder: Path, count: int, megabytes: int) -> tuple[Path, Pat
                   "input": {"path": "raw.mp4", "sha256": "0" * 64, "fps": 30.0, "width": 1280, "height": 720,
                             "sample_aspect_ratio": "1:1"},
                   "output": {"path": path.name, "sha256": sha256_file(path), "frames": frames},
-                  "settings": dict(MEASURED_SCHEDULE), "frames_detected": frames,
+                  "settings": {**MEASURED_SCHEDULE, "turned_faces": MEASURED_TURNED_FACES},
+                  "frames_detected": frames,
                   "detectors": {"face": detector, "plate": plates},
                   "detections": {"face": {"per_frame": [0] * frames}, "plate": {"per_frame": [0] * frames}}}
         (records / "reports" / f"v{i}.json").write_text(json.dumps(report))
