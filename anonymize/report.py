@@ -298,8 +298,11 @@ def _turned_faces_problem(report: dict[str, Any]) -> str | None:
     settings = report.get("settings") if isinstance(report.get("settings"), dict) else {}
     if (report.get("detectors") or {}).get("face") is None or settings.get("turned_faces") == MEASURED_TURNED_FACES:
         return None
-    return (f"its turned frames' faces counted {settings.get('turned_faces', 'strong ones only')!r}, not the measured "
-            f"{MEASURED_TURNED_FACES!r} (settings.turned_faces): anonymize the video again (unmeasured)")
+    stated = settings.get("turned_faces")
+    made = (f"states its turned frames' faces counted {stated!r}" if stated is not None
+            else "states no settings.turned_faces (made while a turned frame's weak faces never counted)")
+    return (f"the report {made}, not the measured {MEASURED_TURNED_FACES!r} (settings.turned_faces): anonymize the "
+            "video again with this version (unmeasured)")
 
 
 def _frame_problem(report: dict[str, Any], info: Any) -> str | None:

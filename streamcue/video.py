@@ -130,13 +130,17 @@ def display_rotation(path: str | Path, header: str | None = None) -> int:
 def sample_aspect(path: str | Path) -> Fraction:
     """The width over the height of one pixel of :func:`read_frames`' frames as a player shows them (the video
     stream's sample aspect ratio, inverted when its rotation metadata turns it by 90 or 270 degrees); 1 when the
-    file states none (ffmpeg's 0:1 or N/A). Frames are square-pixelled as shown at :func:`shown_size`."""
+    file states none (ffmpeg's 0:1 or N/A). The container's ratio (an MP4 ``pasp`` box, a Matroska display size:
+    ffmpeg's unbracketed ``SAR a:b DAR``) comes before the codec's (bracketed), as ffmpeg itself shows the frames.
+    Frames are square-pixelled as shown at :func:`shown_size`."""
     header = _stream_header(path)
-    found = re.search(r"Video:.*?\[SAR (\d+):(\d+) DAR", header)
-    if not found or int(found.group(1)) == 0 or int(found.group(2)) == 0:
-        return Fraction(1)
-    sar = Fraction(int(found.group(1)), int(found.group(2)))
-    return 1 / sar if display_rotation(path, header) in (90, 270) else sar
+    line = next((found.group(0) for found in re.finditer(r"Video:.*", header)), "")
+    for pattern in (r"(?<=, )SAR (\d+):(\d+) DAR", r"\[SAR (\d+):(\d+) DAR"):
+        found = re.search(pattern, line)
+        if found and int(found.group(1)) and int(found.group(2)):
+            sar = Fraction(int(found.group(1)), int(found.group(2)))
+            return 1 / sar if display_rotation(path, header) in (90, 270) else sar
+    return Fraction(1)
 
 
 def shown_size(width: int, height: int, sar: Fraction) -> tuple[int, int]:

@@ -84,7 +84,9 @@ def anonymize(
                                                    "--plate-every: every 0.2 s, to the nearest frame at the video's "
                                                    "frame rate; --dilate "
                                                    "at least 0.2; --max-side at least 640), or a video whose short "
-                                                   "side is outside 720 to 1440 px (4K included). The report's "
+                                                   "side is outside 720 to 1440 px (4K included) or whose pixels "
+                                                   "are not square (anamorphic: a sample aspect ratio other than "
+                                                   "1:1), or --looks triggered. The report's "
                                                    "status is "
                                                    "then 'unmeasured' and a release refuses it.")] = False,
     encoder_preset: Annotated[str, typer.Option(help="x264's preset for the blurred video: ultrafast, superfast, "

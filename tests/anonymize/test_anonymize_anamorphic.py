@@ -157,6 +157,18 @@ def test_a_2_to_1_holdout_clip_shown_sideways_has_its_faces_hidden(tmp_path, ano
     _refused(report, out)
 
 
+def test_a_ratio_the_container_states_is_read_as_the_codecs_is(tmp_path):
+    """An MP4's ``pasp`` box (``ffmpeg -c copy -aspect``, MP4Box ``-par``) shows the frames 2:1 as a codec ratio does:
+    read as 1:1, such a clip was reported ``passed`` with most faces whole and its output written squeezed."""
+    clip, boxed = tmp_path / "square.mp4", tmp_path / "boxed.mp4"
+    write_clip(clip, width=1280, height=720, fps=10, seconds=0.2)
+    subprocess.run([ffmpeg_exe(), "-v", "error", "-i", str(clip), "-c", "copy", "-aspect", "32:9", str(boxed)],
+                   check=True)
+    assert sample_aspect(clip) == 1 and sample_aspect(boxed) == 2
+    with pytest.raises(ConfigError, match=r"a sample aspect ratio of 2:1 is outside the measured ones"):
+        anonymize_video(boxed, tmp_path / "out", AnonymizeConfig())
+
+
 def test_shown_size_widens_or_heightens_never_shrinks():
     from fractions import Fraction
 
