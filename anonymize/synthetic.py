@@ -24,7 +24,8 @@ import numpy as np
 from streamcue.extras import require
 
 __all__ = ["FACE_SIZES", "CROWD_FACE_SIZES", "PLATE_WIDTHS", "PLATE_SHARES", "SCENES", "TUNING_SCENES",
-           "HELD_OUT_SCENES", "ORIENTATIONS", "Truth", "clip_frames", "write_clip", "recall", "detail_recall"]
+           "HELD_OUT_SCENES", "ORIENTATIONS", "Truth", "clip_frames", "write_clip", "large_faces", "recall",
+           "detail_recall"]
 
 
 #: Face heights at 720p (scaled with the frame height for other sizes).
@@ -476,6 +477,13 @@ def _set_metadata(path: Path, after: list[str], before: tuple[str, ...] | list[s
         tmp.unlink(missing_ok=True)
         raise RuntimeError(f"ffmpeg could not set the metadata of {path}: {done.stderr.strip()}")
     tmp.replace(path)
+
+
+def large_faces(truths: list[Truth], smallest: int = 40) -> list[Truth]:
+    """``truths`` without the faces whose box is under ``smallest`` px on its longer side (plates kept): the faces of
+    the measured range (40 px and more, docs/anonymize.md)."""
+    return [Truth([b for b in t.boxes if b[0] != "face" or max(b[3] - b[1], b[4] - b[2]) >= smallest])
+            for t in truths]
 
 
 def recall(masks: list[np.ndarray], truths: list[Truth]) -> dict[str, Any]:

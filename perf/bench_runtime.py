@@ -52,12 +52,11 @@ import numpy as np  # noqa: E402
 
 from streamcue.anonymize.detectors import FACE_RUNTIMES, CenterFaceDetector  # noqa: E402
 from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer  # noqa: E402
-from streamcue.anonymize.synthetic import ORIENTATIONS, Truth, detail_recall, recall, write_clip  # noqa: E402
+from streamcue.anonymize.synthetic import ORIENTATIONS, detail_recall, large_faces, recall, write_clip  # noqa: E402
 from streamcue.video import FrameWriter, probe, read_frames  # noqa: E402
 
 INPUTS = ((640, 384), (1280, 736), (1920, 1088))
 SIZES = "1280x720,1600x900,1920x1080,2560x1440"
-SMALLEST_FACE = 40
 
 
 def load() -> str:
@@ -103,12 +102,6 @@ def idle_cpu(runtimes: list[str], threads: int) -> dict[str, float]:
     return out
 
 
-def big_faces(truths: list[Truth]) -> list[Truth]:
-    """``truths`` with the faces under :data:`SMALLEST_FACE` px dropped (plates kept)."""
-    return [Truth([b for b in t.boxes if b[0] != "face" or max(b[3] - b[1], b[4] - b[2]) >= SMALLEST_FACE])
-            for t in truths]
-
-
 def recall_cases(args: argparse.Namespace, runtimes: list[str], out) -> list[dict]:
     # allow_unmeasured: openvino-bf16 is outside the measured range (this measure put it there); nothing else differs
     anonymizers = {rt: Anonymizer(AnonymizeConfig.from_preset(args.preset, face_runtime=rt, threads=args.threads,
@@ -120,7 +113,7 @@ def recall_cases(args: argparse.Namespace, runtimes: list[str], out) -> list[dic
             for scene in args.scenes.split(","):
                 for orientation in args.orientations.split(","):
                     clip = Path(tmp) / "clip.mp4"
-                    truths = big_faces(write_clip(clip, width=width, height=height, fps=args.fps,
+                    truths = large_faces(write_clip(clip, width=width, height=height, fps=args.fps,
                                                   seconds=args.seconds, scene=scene, **ORIENTATIONS[orientation]))
                     info = probe(clip)
                     row = {"size": size, "scene": scene, "orientation": orientation}

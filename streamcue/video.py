@@ -134,7 +134,8 @@ def sample_aspect(path: str | Path) -> Fraction:
     ffmpeg's unbracketed ``SAR a:b DAR``) comes before the codec's (bracketed), as ffmpeg itself shows the frames.
     Frames are square-pixelled as shown at :func:`shown_size`."""
     header = _stream_header(path)
-    line = next((found.group(0) for found in re.finditer(r"Video:.*", header)), "")
+    video = re.search(r"Video:.*", header)
+    line = video.group(0) if video else ""
     for pattern in (r"(?<=, )SAR (\d+):(\d+) DAR", r"\[SAR (\d+):(\d+) DAR"):
         found = re.search(pattern, line)
         if found and int(found.group(1)) and int(found.group(2)):

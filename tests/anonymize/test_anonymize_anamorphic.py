@@ -20,7 +20,7 @@ pytest.importorskip("cv2")
 
 from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video  # noqa: E402
 from streamcue.anonymize.report import report_problem, sha256_file  # noqa: E402
-from streamcue.anonymize.synthetic import ORIENTATIONS, Truth, detail_recall, write_clip  # noqa: E402
+from streamcue.anonymize.synthetic import ORIENTATIONS, Truth, detail_recall, large_faces, write_clip  # noqa: E402
 from streamcue.errors import ConfigError  # noqa: E402
 from streamcue.video import display_rotation, ffmpeg_exe, probe, sample_aspect  # noqa: E402
 
@@ -152,8 +152,7 @@ def test_a_2_to_1_holdout_clip_shown_sideways_has_its_faces_hidden(tmp_path, ano
     report = anonymize_video(clip, tmp_path / "out", anonymizer=anonymizer)
     out = tmp_path / "out" / report["output"]["path"]
     assert (probe(out).width, probe(out).height) == (720, 2560)
-    big = [Truth([b for b in t.boxes if b[0] != "face" or max(b[3] - b[1], b[4] - b[2]) >= 40]) for t in truths]
-    assert detail_recall(clip, out, big)["face"] >= 0.98
+    assert detail_recall(clip, out, large_faces(truths))["face"] >= 0.98
     _refused(report, out)
 
 

@@ -26,8 +26,8 @@ from streamcue.anonymize.blur import unturn_boxes  # noqa: E402
 from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video  # noqa: E402
 from streamcue.anonymize.report import (MEASURED_SHORT_SIDE, MEASURED_TURNED_FACES, frame_problem,  # noqa: E402
                                        frames_at, report_problem, schedule_problems, sha256_file)
-from streamcue.anonymize.synthetic import (ORIENTATIONS, Truth, clip_frames, detail_recall, recall,  # noqa: E402
-                                          write_clip)
+from streamcue.anonymize.synthetic import (ORIENTATIONS, clip_frames, detail_recall, large_faces,  # noqa: E402
+                                          recall, write_clip)
 from streamcue.errors import ConfigError, InputError  # noqa: E402
 from streamcue.video import display_rotation, ffmpeg_exe, probe, read_frames  # noqa: E402
 
@@ -101,10 +101,9 @@ def test_turned_faces_shown_sideways_keep_the_recall_they_have_upright(anonymize
     boxes only, this clip shown sideways by rotation metadata kept 0.915 of its faces of 40 px and more."""
     clip = tmp_path / "turned.mp4"
     truths = write_clip(clip, width=1280, height=720, fps=10, seconds=1, scene="turned", rotation=90)
-    big = [Truth([b for b in t.boxes if b[0] != "face" or max(b[3] - b[1], b[4] - b[2]) >= 40]) for t in truths]
     report, video = anonymize_video(clip, tmp_path / "out", anonymizer=anonymizer), tmp_path / "out" / "turned.mp4"
     assert report["status"] == "passed" and report["settings"]["turned_faces"] == MEASURED_TURNED_FACES
-    assert detail_recall(clip, video, big)["face"] >= 0.98
+    assert detail_recall(clip, video, large_faces(truths))["face"] >= 0.98
     before = tmp_path / "before.json"  # a report made while turned frames kept their strong boxes only: refused
     before.write_text(json.dumps({**report, "settings": {k: v for k, v in report["settings"].items()
                                                           if k != "turned_faces"}}))
