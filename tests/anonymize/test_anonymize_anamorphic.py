@@ -145,7 +145,7 @@ def test_a_look_at_reduced_size_keeps_a_16_to_9_frames_short_side():
 def test_a_2_to_1_holdout_clip_shown_sideways_has_its_faces_hidden(tmp_path, anonymizer):
     """The collapse measured on every labelled clip: ``holdout`` at 2:1 with rotation metadata (shown 720x2560) kept
     0.41 of its faces of 40 px and more while reduced looks scaled its long side to 640 (faces a quarter of their
-    size)."""
+    size). Slow (about 5 s on 2 cores): a 720x2560 clip anonymized and encoded, then decoded for the measure."""
     clip = tmp_path / "holdout.mp4"
     truths = write_clip(clip, width=2560, height=720, fps=10, seconds=0.5, scene="holdout", sar="2:1",
                         **ORIENTATIONS["rotation 90"])

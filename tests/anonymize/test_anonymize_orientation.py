@@ -98,7 +98,9 @@ def test_every_orientation_is_blurred_with_the_measured_recall(anonymizer, tmp_p
 def test_turned_faces_shown_sideways_keep_the_recall_they_have_upright(anonymizer, tmp_path):
     """``turned``'s faces (turned away, partly covered) score under the threshold on most frames: upright they count
     once linked to a strong box, and at a held turn too (``MEASURED_TURNED_FACES``). With the turned frame's strong
-    boxes only, this clip shown sideways by rotation metadata kept 0.915 of its faces of 40 px and more."""
+    boxes only, this clip shown sideways by rotation metadata kept 0.915 of its faces of 40 px and more. Slow (about
+    7 s on 2 cores): the measure needs a whole clip anonymized, encoded and decoded again, 1 s being the shortest
+    where the turn is held and the miss shows."""
     clip = tmp_path / "turned.mp4"
     truths = write_clip(clip, width=1280, height=720, fps=10, seconds=1, scene="turned", rotation=90)
     report, video = anonymize_video(clip, tmp_path / "out", anonymizer=anonymizer), tmp_path / "out" / "turned.mp4"
