@@ -2,9 +2,10 @@
 outlined, in one JPEG beside the report (``NAME.contact.jpg``), so that a person can see a missed face or plate
 before the video is published (issue 45's anonymization check; the review task that shows it is not built here).
 
-Frames are kept as they go by, without knowing how many there will be: every ``stride``-th frame from the first,
-and when more than ``SHEET["most"]`` are kept every other one is dropped and the stride doubles, so the sheet holds
-frames spread evenly over the whole video (the last one too: it is always added at the end).
+Frames are kept as they go by: every ``stride``-th frame from the first (the stride the expected count of frames
+gives, when known: a tile is drawn only for a frame that can stay), and when more than ``SHEET["most"]`` are kept
+every other one is dropped and the stride doubles, so the sheet holds frames spread evenly over the whole video
+(the last one too: it is always added at the end).
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ def contact_sheet_path(out_path: str | Path) -> Path:
 class ContactSheet:
     """Frames sampled over a video as it is written (:meth:`add` each), then one image (:meth:`write`)."""
 
-    def __init__(self, fps: float) -> None:
-        self.fps, self.stride, self.last = fps, 1, None
+    def __init__(self, fps: float, expected: int | None = None) -> None:
+        self.fps, self.last = fps, None
+        self.stride = 1 << max(0, ((expected or 0) - 1) // SHEET["most"]).bit_length()  # what doubling would reach
         self.tiles: dict[int, np.ndarray] = {}
 
     def add(self, index: int, frame: np.ndarray, mask: np.ndarray) -> None:

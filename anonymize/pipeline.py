@@ -127,8 +127,11 @@ LIMITS: dict[str, tuple[float, float, bool]] = {
 #: How the blurred video is encoded (``streamcue.video.FrameWriter``), as the report states it. x264's
 #: bytes depend on its thread count, and its default count follows the CPUs this process may use: a
 #: fixed count (``AnonymizeConfig.encoder_threads``) makes the same input give the same bytes on any
-#: machine and under any CPU affinity (tests/anonymize/test_anonymize.py, ``test_same_input_same_bytes``).
-ENCODER = {"codec": "libx264", "preset": "veryfast", "pix_fmt": "yuv420p (yuv444p for odd sizes)"}
+#: machine and under any CPU affinity (tests/anonymize/test_anonymize.py, ``test_same_input_same_bytes``). Frames go
+#: to the encoder as yuv420p, converted by OpenCV: ffmpeg's own conversion of BGR took about 6 ms of CPU a 720p frame,
+#: OpenCV's 0.6 (docs/anonymize.md, "Where the time goes now").
+ENCODER = {"codec": "libx264", "preset": "veryfast", "pix_fmt": "yuv420p (yuv444p for odd sizes)",
+           "converted_by": "opencv (BT.601, limited range; ffmpeg for odd sizes)"}
 
 #: x264's presets, fastest first (``AnonymizeConfig.encoder_preset``; ``ENCODER["preset"]`` by default). A
 #: faster one takes less CPU for a larger file at the same crf: where many videos share a machine's cores
@@ -908,7 +911,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
             tmp = Path(name)
             started = time.perf_counter()
             writer = FrameWriter(tmp, info.width, info.height, info.fps, crf=options.crf, preset=options.encoder_preset,
-                                 threads=options.encoder_threads,
+                                 threads=options.encoder_threads, convert="opencv",
                                  audio_from=video if options.keep_audio and info.has_audio else None)
         # all at once: ffmpeg decodes (a process, read by a thread), the camera's motion (a thread), the face
         # detector (a thread, plates beside it in another), hiding (a thread) and this thread feeds the encoder
@@ -916,7 +919,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
         frames_in = read_frames(video, stored, size=None if info == stored else (info.width, info.height))
         results = anonymizer.process(_prefetch(frames_in), info.fps, overlap=True, inplace=True)
         expected = round(info.duration_s * info.fps) or None
-        sheet = ContactSheet(info.fps)
+        sheet = ContactSheet(info.fps, expected)
         for result in track(_prefetch(results, 4), f"anonymizing {video.name}", total=expected):
             writer.write(result.frame)
             sheet.add(len(face_counts), result.frame, result.mask)

@@ -230,7 +230,7 @@ def _floor(source: Path, out: Path, options) -> float:
     info = probe(source)
     started = time.perf_counter()
     writer = FrameWriter(out, info.width, info.height, info.fps, crf=options.crf, preset=options.encoder_preset,
-                         threads=options.encoder_threads)
+                         threads=options.encoder_threads, convert="opencv")
     for frame in read_frames(source, info):
         writer.write(frame)
     writer.close()
