@@ -292,6 +292,7 @@ class Schedule:
     turn_hold: int = 0   # a turn that found something is looked at at every look for faces for this many frames
     triggered: bool = False  # the expensive looks (full, the turned sweep, plates) only where needed (LOOKS)
     recheck: int = 0     # triggered: frames after which a still scene gets each expensive look again
+    whole: bool = False  # faces looked for at full size only (no reduced size): every look for faces is one at full
 
     def turns(self, i: int, found: dict[int, int], last: bool = False,
               sweep: bool | None = None) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -317,8 +318,8 @@ class Schedule:
         # the last frame's first pass looked at faces at full size: no second look (and sweep) there
         full_first = last % self.full_every == 0 if self.full_every else last % self.stride == 0
         sweeps = len(range(0, frames, self.turn_every)) + (last % self.turn_every != 0 and not full_first)
-        return {"full": every(self.full_every) if self.full_every else 0, "turned": sweeps,
-                "plates": every(self.plate_every)}
+        full = every(self.full_every) if self.full_every else every(self.stride) if self.whole else 0
+        return {"full": full, "turned": sweeps, "plates": every(self.plate_every)}
 
     def looks(self, i: int, last: bool = False) -> tuple[bool, bool, bool]:
         """(faces, at full size, plates) for frame ``i``; the last frame is always looked at."""
@@ -385,7 +386,8 @@ class Anonymizer:
         window = max(int(np.ceil(o.dilate_s * fps - 1e-9)), stride - 1)
         turn_every = max(stride, stride * round(frames_at(o.turn_s, fps) / stride))  # a look for faces
         return Schedule(stride, full, plates, window, fps, turn_every, max(turn_every, round(o.bridge_s * fps)),
-                        o.looks == "triggered", frames_at(o.recheck_s, fps))
+                        o.looks == "triggered", frames_at(o.recheck_s, fps),
+                        whole=o.max_side is None and hasattr(self.face, "detect_at"))
 
     def window(self, fps: float) -> int:
         """Frames hidden on each side of a detection."""
@@ -681,7 +683,10 @@ class _LookChoice:
             plates = plates and item.plates is None
         if self.triggers is not None and faces and self.sweeps:
             why["turned"] = self.triggers.due("turned", i, grey, last)
-        taken = {"full": faces and full and bool(plan.full_every) and self.sweeps, "plates": plates and self.plates,
+        if plan.whole:  # one size: every look for faces is at full size, taken when the faces' clock says
+            why["full"] = "last" if last else "clock"
+        at_full = (full and bool(plan.full_every)) or plan.whole
+        taken = {"full": faces and at_full and self.sweeps, "plates": plates and self.plates,
                  "turned": faces and self.sweeps and why.get("turned") is not None}
         for kind, on in taken.items():
             if on:

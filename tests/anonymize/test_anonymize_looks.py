@@ -114,6 +114,16 @@ def test_the_clock_schedule_takes_exactly_the_looks_it_counts(street):
         assert _taken(whys) == {**anonymizer.plan(30).clock_looks(n), "plates": 0} and reasons <= {"clock", "last"}
 
 
+def test_a_schedule_at_full_size_only_counts_every_look_for_faces_as_one_at_full_size(street):
+    """``thorough`` looks for faces at full size only (no ``max_side``): each of its looks for faces is a look at full
+    size, in what it takes and in what the clock counts (its reports said 0 looks at full size)."""
+    anonymizer = Anonymizer(AnonymizeConfig.from_preset("thorough", plate="none"))
+    small = [cv2.resize(f, (640, 360), interpolation=cv2.INTER_AREA) for f, _ in street[:4]]
+    whys = [item.why for item in anonymizer.detect(iter(small), 30)]
+    assert anonymizer.plan(30).clock_looks(4)["full"] == _taken(whys)["full"] == 4
+    assert [why["full"] for why in whys] == ["clock"] * 4
+
+
 @pytest.mark.slow
 def test_the_reports_counts_add_up_to_the_looks_taken(triggered, tmp_path):
     source = tmp_path / "street.mp4"
