@@ -63,9 +63,10 @@ from streamcue.anonymize.tracks import (LOOK_KINDS, CameraMotion, Chain, Links, 
                                         follow_regions, lost_boxes, suppress)
 from streamcue.video import (FrameWriter, display_rotation, ffmpeg_exe, ffmpeg_version, probe, read_frames,
                              sample_aspect, shown_size)
-from streamcue.anonymize.report import (MEASURED_ORIENTATION, MEASURED_SCHEDULE, MEASURED_TURNED_FACES, REPORT_FORMAT,
-                                        anonymization_status, frame_problem, frames_at, hidden_samples, sar_problem,
-                                        schedule_problems, sha256_file, turn_frames)
+from streamcue.anonymize.report import (MEASURED, MEASURED_ORIENTATION, MEASURED_RUNTIMES, MEASURED_SCHEDULE,
+                                        MEASURED_TURNED_FACES, REPORT_FORMAT, anonymization_status, frame_problem,
+                                        frames_at, hidden_samples, sar_problem, schedule_problems, sha256_file,
+                                        turn_frames)
 from streamcue.errors import ConfigError, InputError
 from streamcue.interrupt import EXIT_SIGTERM, Terminated, held, held_back, on_interrupt
 from streamcue.io import as_usual_file, write_json
@@ -107,12 +108,6 @@ DEFAULT_PRESET = "balanced"
 #: ``triggered`` missed the measured face recall on ``street`` turned 90 degrees (0.977, in its pixels and by rotation
 #: metadata, 10 fps), so it is ``unmeasured`` (``AnonymizeConfig.unmeasured``).
 LOOKS = ("clock", "triggered")
-
-#: The range where recall was measured (perf/bench_anonymize.py, docs/anonymize.md: CenterFace at
-#: threshold 0.2, face boxes padded 0.25 (thorough) and 0.35 (balanced, fast)). A lower threshold
-#: or a larger pad only adds or grows boxes; a higher threshold or a smaller pad needs
-#: ``allow_unmeasured`` and the report's status is then ``unmeasured``, which a release refuses.
-MEASURED = {"face_threshold": 0.2, "track_threshold": 0.08, "pad": 0.25}
 
 #: option -> (lowest, highest, both ends excluded): every number is finite and inside these, or refused.
 LIMITS: dict[str, tuple[float, float, bool]] = {
@@ -245,7 +240,7 @@ class AnonymizeConfig:
             out.append("--looks triggered missed the measured face recall on a turned clip (0.977)")
         if self.full_every == 0 and self.max_side is not None and self.face == "centerface":
             out.append("--full-every 0 never looks for small faces at full size")
-        if self.face == "centerface" and self.face_runtime == "openvino-bf16" and not asks_for_gpu(self.device):
+        if self.face == "centerface" and self.face_runtime not in MEASURED_RUNTIMES and not asks_for_gpu(self.device):
             out.append("--face-runtime openvino-bf16 hid less than onnxruntime on labelled clips (720p holdout upside "
                        "down: face recall 0.955 against 1.000; docs/anonymize.md, \"Runtimes\")")
         if self.face == "centerface" and asks_for_gpu(self.device):

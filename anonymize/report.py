@@ -47,10 +47,21 @@ from streamcue.io import read_json
 REPORT_FORMAT = "streamcue.anonymization/1"
 DETECTED = ("face", "plate")
 
-__all__ = ["REPORT_FORMAT", "MEASURED_SCHEDULE", "MEASURED_ORIENTATION", "MEASURED_SHORT_SIDE", "MEASURED_SAR",
-           "MEASURED_PLATE_WIDTHS", "MEASURED_TURNED_FACES", "SAMPLES", "BLURRED_MAX", "JUDGED_SIDE", "sha256_file",
-           "anonymization_status", "frame_problem", "sar_problem", "frames_at", "turn_frames", "schedule_problems",
-           "hidden_samples", "report_problem", "sheet_beside"]
+__all__ = ["REPORT_FORMAT", "MEASURED", "MEASURED_RUNTIMES", "MEASURED_SCHEDULE", "MEASURED_ORIENTATION",
+           "MEASURED_SHORT_SIDE", "MEASURED_SAR", "MEASURED_PLATE_WIDTHS", "MEASURED_TURNED_FACES", "SAMPLES",
+           "BLURRED_MAX", "JUDGED_SIDE", "sha256_file", "anonymization_status", "frame_problem", "sar_problem",
+           "frames_at", "turn_frames", "schedule_problems", "hidden_samples", "report_problem", "sheet_beside"]
+
+#: The range where recall was measured (perf/bench_anonymize.py, docs/anonymize.md: CenterFace at
+#: threshold 0.2, face boxes padded 0.25 (thorough) and 0.35 (balanced, fast)). A lower threshold
+#: or a larger pad only adds or grows boxes; a higher threshold or a smaller pad needs
+#: ``allow_unmeasured`` and the report's status is then ``unmeasured``, which a release refuses.
+MEASURED = {"face_threshold": 0.2, "track_threshold": 0.08, "pad": 0.25}
+
+#: CenterFace's runtimes on the CPU whose recall held on the labelled clips (``detectors.face.settings.runtime``;
+#: a report made before it was named was made with onnxruntime); ``openvino-bf16`` hid less (docs/anonymize.md,
+#: "Runtimes") and ``torch`` on a GPU was measured in one run only: both ``unmeasured``.
+MEASURED_RUNTIMES = ("onnxruntime", "openvino-fp32")
 
 #: The sparsest detection schedule whose recall was measured on the labelled clips, upright, turned
 #: in their pixels and with rotation metadata (tests/anonymize/test_anonymize.py; the ``fast`` preset's
@@ -418,6 +429,15 @@ _MEASURED_FIELDS: tuple[tuple[str, Any, Any, str], ...] = (
     ("options.bridge_s", _always, _at_least(_M["bridge_s"]), f"boxes carried across misses for {_M['bridge_s']} s"),
     ("settings.follow_px", _two_sizes, _at_least(_M["follow_px"]),
      f"faces under {_M['follow_px']} px followed at full size"),
+    ("settings.full_every", _two_sizes, lambda v, r: isinstance(v, int) and v >= 1,
+     "small faces looked for at full size"),
+    ("settings.pad", _always, _at_least(MEASURED["pad"]), f"face boxes padded {MEASURED['pad']} or more"),
+    ("detectors.face.settings.threshold", _centerface, _at_most(MEASURED["face_threshold"]),
+     f"a face threshold of {MEASURED['face_threshold']} or less"),
+    ("detectors.face.settings.track_threshold", _centerface, _at_most(MEASURED["track_threshold"]),
+     f"a track threshold of {MEASURED['track_threshold']} or less"),
+    ("detectors.face.settings.runtime", lambda r: _centerface(r) and _field(r, "detectors.face.settings.runtime")
+     is not _ABSENT, lambda v, r: v in MEASURED_RUNTIMES, f"CenterFace run by {' or '.join(MEASURED_RUNTIMES)}"),
     ("detectors.face.settings.short_side_share", _centerface, _is(_M["short_side_share"]),
      f"{_M['short_side_share']} of the look's size kept on the frame's short side"),
 )

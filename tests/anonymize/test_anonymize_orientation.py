@@ -346,6 +346,11 @@ def _edited(report, path, value):
     ("settings.turned_plates", "never", "settings.turned_plates"), ("settings.follow_px", 60, "settings.follow_px"),
     ("options.bridge_s", 0.5, "options.bridge_s"), ("options.bridge_s", DELETE, "options.bridge_s"),
     ("input.stored_size", [640, 720], "input.stored_size"), ("input.rotation_deg", 45, "input.rotation_deg"),
+    ("settings.full_every", 0, "settings.full_every"), ("settings.pad", 0.1, "settings.pad"),
+    ("detectors.face.settings.threshold", 0.5, "detectors.face.settings.threshold"),
+    ("detectors.face.settings.track_threshold", 0.15, "detectors.face.settings.track_threshold"),
+    ("detectors.face.settings.runtime", "openvino-bf16", "detectors.face.settings.runtime"),
+    ("detectors.face.settings.runtime", "torch", "detectors.face.settings.runtime"),
 ])
 def test_a_passing_report_edited_off_the_measured_settings_is_refused(small, tmp_path, path, value, field):
     """The newcomer's hand edits of a genuine ``passed`` report (each was accepted): every field that decides recall
