@@ -23,7 +23,8 @@ A recorded video may be published only when its report exists, says ``passed``, 
 detectors with their versions, holds a detection log for every frame, names the SHA-256 of
 exactly the file being published and one different from its input's, states a detection
 schedule no sparser than the measured one (``MEASURED_SCHEDULE``) and looked at as many frames
-as that schedule does, and when the video is smooth inside the hidden regions the report
+as that schedule does, states the measured value of every other field that decides recall (``_MEASURED_FIELDS``:
+a report lacking one was made before it was stated), and when the video is smooth inside the hidden regions the report
 samples (``hidden_samples``: a square inside the mask of up to ``SAMPLES`` frames with
 detections, the published frame's Laplacian variance there at most ``BLURRED_MAX``).
 :func:`report_problem` is the one check; ``release build`` and ``build recorded
