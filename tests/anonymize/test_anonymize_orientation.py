@@ -23,7 +23,7 @@ pytest.importorskip("onnxruntime")
 pytest.importorskip("cv2")
 
 from streamcue.anonymize.blur import unturn_boxes  # noqa: E402
-from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video  # noqa: E402
+from streamcue.anonymize.pipeline import PRESETS, AnonymizeConfig, Anonymizer, anonymize_video  # noqa: E402
 from streamcue.anonymize.report import (MEASURED_SHORT_SIDE, MEASURED_TURNED_FACES, frame_problem,  # noqa: E402
                                        frames_at, report_problem, schedule_problems, sha256_file)
 from streamcue.anonymize.synthetic import (ORIENTATIONS, clip_frames, detail_recall, large_faces,  # noqa: E402
@@ -313,6 +313,99 @@ def test_the_genuine_report_passes_the_gate(small):
     _, video, path, report = small
     assert report["status"] == "passed" and report["hidden_samples"]
     assert report_problem(path, video) is None
+
+
+DELETE = object()
+
+
+def _edited(report, path, value):
+    """A copy of ``report`` whose field at ``path`` (keys joined by dots) is ``value``, or removed (:data:`DELETE`)."""
+    forged = json.loads(json.dumps(report))
+    *parents, leaf = path.split(".")
+    where = forged
+    for key in parents:
+        where = where[key]
+    if value is DELETE:
+        del where[leaf]
+    else:
+        where[leaf] = value
+    return forged
+
+
+@pytest.mark.parametrize("path, value, field", [
+    ("settings.turns_deg", [], "settings.turns_deg"), ("settings.turns_deg", DELETE, "settings.turns_deg"),
+    ("orientation.looked_deg", [0], "orientation.looked_deg"), ("settings.looks", "triggered", "settings.looks"),
+    ("looks.schedule", "triggered", "looks.schedule"), ("looks", DELETE, "looks.schedule"),
+    ("orientation", DELETE, "orientation.decoded"),
+    ("detectors.face.settings.short_side_share", DELETE, "detectors.face.settings.short_side_share"),
+    ("detectors.face.settings.short_side_share", 0.1, "detectors.face.settings.short_side_share"),
+    ("orientation.output_rotation_deg", 90, "orientation.output_rotation_deg"),
+    ("orientation.output_sample_aspect_ratio", "2:1", "orientation.output_sample_aspect_ratio"),
+    ("problems", ["something wrong"], "problems"), ("settings.turn_s", 1000, "settings.turn_s"),
+    ("settings.turn_every", 100000, "settings.turn_every"), ("settings.turn_hold", 1, "settings.turn_hold"),
+    ("settings.turned_plates", "never", "settings.turned_plates"), ("settings.follow_px", 60, "settings.follow_px"),
+    ("options.bridge_s", 0.5, "options.bridge_s"), ("options.bridge_s", DELETE, "options.bridge_s"),
+    ("input.stored_size", [640, 720], "input.stored_size"), ("input.rotation_deg", 45, "input.rotation_deg"),
+    ("settings.full_every", 0, "settings.full_every"), ("settings.pad", 0.1, "settings.pad"),
+    ("detectors.face.settings.threshold", 0.5, "detectors.face.settings.threshold"),
+    ("detectors.face.settings.track_threshold", 0.15, "detectors.face.settings.track_threshold"),
+    ("detectors.face.settings.runtime", "openvino-bf16", "detectors.face.settings.runtime"),
+    ("detectors.face.settings.runtime", "torch", "detectors.face.settings.runtime"),
+])
+def test_a_passing_report_edited_off_the_measured_settings_is_refused(small, tmp_path, path, value, field):
+    """The newcomer's hand edits of a genuine ``passed`` report (each was accepted): every field that decides recall
+    must hold the measured value (anonymize.report's table of them), and a report lacking one was made before it was
+    stated. One line naming the report and the field."""
+    _, video, _, report = small
+    forged = tmp_path / "street.anonymization.json"
+    forged.write_text(json.dumps(_edited(report, path, value)))
+    problem = report_problem(forged, video)
+    assert problem.startswith(f"{forged}: ") and problem.endswith(f"({field})") and "\n" not in problem, problem
+    assert ("made before" in problem) == (value is DELETE), problem
+
+
+@pytest.mark.parametrize("setting, value, words", [
+    ("turn_s", 5, "turn_s 5 sweeps the turned frames less often than the measured 1.0 s"),
+    ("bridge_s", 0.5, "bridge_s 0.5 carries boxes across misses for less than the measured 1.0 s"),
+    ("follow_px", 60, "follow_px 60 follows fewer small faces at full size than the measured 120 px"),
+])
+def test_python_api_settings_off_the_measured_sweeps_are_unmeasured(setting, value, words):
+    """The CLI has no option for these, the Python API has: outside ``MEASURED_SCHEDULE`` they need
+    ``allow_unmeasured`` and are listed; every preset stays inside (``fast``'s turn_s is the measured 1 s)."""
+    with pytest.raises(ConfigError, match=words):
+        AnonymizeConfig(**{setting: value})
+    assert AnonymizeConfig(allow_unmeasured=True, **{setting: value}).unmeasured() == [words]
+    assert AnonymizeConfig(follow_px=0, max_side=None).unmeasured() == []  # thorough: every look at full size
+    assert all(AnonymizeConfig.from_preset(preset).unmeasured() == [] for preset in PRESETS)
+
+
+def test_a_run_with_turned_frames_swept_less_often_is_unmeasured_and_refused(tmp_path):
+    clip = tmp_path / "street.mp4"
+    write_clip(clip, width=1280, height=720, fps=10, seconds=0.2)
+    report = anonymize_video(clip, tmp_path / "out", AnonymizeConfig(turn_s=5, allow_unmeasured=True))
+    assert report["status"] == "unmeasured" and report["settings"]["turn_s"] == 5, report["unmeasured"]
+    assert report["unmeasured"] == ["turn_s 5 sweeps the turned frames less often than the measured 1.0 s"]
+    problem = report_problem(tmp_path / "out" / "street.anonymization.json", tmp_path / "out" / "street.mp4")
+    assert "status is 'unmeasured'" in problem and "turn_s 5" in problem
+
+
+def test_rotation_metadata_off_a_quarter_turn_is_named_with_its_fix(tmp_path):
+    """ffmpeg decodes a display matrix of 45 degrees, imageio-ffmpeg's parser reads no stream: the error says what the
+    file holds and how to re-mux it, and that command (with this ffmpeg) gives a file streamcue reads."""
+    plain, rotated = tmp_path / "plain.mp4", tmp_path / "rot45.mp4"
+    subprocess.run([ffmpeg_exe(), "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=5", "-frames:v", "3",
+                    "-pix_fmt", "yuv420p", str(plain)], check=True)
+    subprocess.run([ffmpeg_exe(), "-v", "error", "-display_rotation", "45", "-i", str(plain), "-c", "copy",
+                    str(rotated)], check=True)
+    run = streamcue("anonymize", rotated, "--out", tmp_path / "out")
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    line, = run.stderr.strip().splitlines()
+    assert str(rotated) in line and "rotation metadata of 45 degrees (not a multiple of 90)" in line, line
+    fix = line.split("re-mux it without the rotation: ", 1)[1]
+    assert fix == "ffmpeg -display_rotation 0 -i rot45.mp4 -c copy rot45.unrotated.mp4"
+    subprocess.run([ffmpeg_exe(), "-v", "error", *fix.split()[1:]], cwd=tmp_path, check=True)
+    fixed = tmp_path / "rot45.unrotated.mp4"
+    assert (probe(fixed).width, probe(fixed).height, display_rotation(fixed)) == (64, 48, 0)
 
 
 def test_build_recorded_anonymized_refuses_the_forgery(small, tmp_path):
