@@ -6,7 +6,8 @@ are white with black characters in a 4.6:1 box, like the cascade's training plat
 frame comes with its ground-truth boxes, so recall can be measured:
 
 * recall: the share of ground-truth face (plate) pixels that were hidden;
-* hidden share: the share of all frame pixels that were hidden (the price of recall);
+* hidden share: the share of all frame pixels that were hidden (the price of recall), and the share hidden away from
+  every face and plate (:func:`hidden_elsewhere`: what was hidden that need not be);
 * detail recall: read from the published video, the share of ground-truth area whose inner part lost
   its detail (what the benchmark and the docs' recall figures measure, for any tool's output).
 """
@@ -25,7 +26,7 @@ from streamcue.extras import require
 
 __all__ = ["FACE_SIZES", "CROWD_FACE_SIZES", "PLATE_WIDTHS", "PLATE_SHARES", "SCENES", "TUNING_SCENES",
            "HELD_OUT_SCENES", "ORIENTATIONS", "Truth", "clip_frames", "write_clip", "large_faces", "recall",
-           "detail_recall"]
+           "hidden_elsewhere", "detail_recall"]
 
 
 #: Face heights at 720p (scaled with the frame height for other sizes).
@@ -499,6 +500,22 @@ def recall(masks: list[np.ndarray], truths: list[Truth]) -> dict[str, Any]:
     out = {name: hit[name] / total[name] for name in sorted(total)}
     out["hidden_share"] = float(np.mean([m.mean() for m in masks])) if masks else 0.0
     return out
+
+
+def hidden_elsewhere(masks: list[np.ndarray], truths: list[Truth], grow: float = 0.5) -> float:
+    """The mean share of a frame hidden away from every labelled face and plate: over the frames,
+    mean(|mask \\ G| / |frame|), G the union of the frame's truth boxes each grown by ``grow`` times its width
+    sideways and its height up and down (0.5: room for the padding, 0.35 of a face box, and for a box carried a frame
+    or two behind a moving object). What a run hides that no one needed hidden: the price of a false detection."""
+    shares = []
+    for mask, truth in zip(masks, truths):
+        near = np.zeros(mask.shape[:2], bool)
+        h, w = near.shape
+        for _, x1, y1, x2, y2 in truth.boxes:
+            gx, gy = round((x2 - x1) * grow), round((y2 - y1) * grow)
+            near[max(0, y1 - gy):min(h, y2 + gy), max(0, x1 - gx):min(w, x2 + gx)] = True
+        shares.append(np.count_nonzero(mask & ~near) / mask.size)
+    return float(np.mean(shares)) if shares else 0.0
 
 
 def detail_recall(source: str | Path, output: str | Path, truths: list[Truth], ratio: float = 0.2) -> dict[str, float]:

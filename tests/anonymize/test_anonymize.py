@@ -25,7 +25,8 @@ from streamcue.anonymize.pipeline import (  # noqa: E402
     anonymize_video,
 )
 from streamcue.anonymize.report import report_problem, sha256_file  # noqa: E402
-from streamcue.anonymize.synthetic import clip_frames, detail_recall, recall, write_clip  # noqa: E402
+from streamcue.anonymize.synthetic import (  # noqa: E402
+    Truth, clip_frames, detail_recall, hidden_elsewhere, recall, write_clip)
 from streamcue.errors import ConfigError, InputError  # noqa: E402
 
 pytestmark = pytest.mark.video
@@ -123,6 +124,19 @@ def test_the_encoder_preset_is_checked_stated_and_used(clip, blurred, tmp_path):
     code, _, err = cli("anonymize", clip[0], "--out", tmp_path / "no", "--encoder-preset", "warp")  # in this process
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert "--encoder-preset must be one of" in err and not (tmp_path / "no").exists()
+
+
+def test_hidden_elsewhere_counts_only_what_lies_away_from_every_grown_box():
+    """A 100x100 frame with one 20x10 face at (40, 40): grown by half, the box is 40x20 at (30, 35). A mask of the
+    box alone is 0 elsewhere; a 10x10 square in a corner is 100 / 10,000; both frames averaged, half that."""
+    truth = Truth([("face", 40, 40, 60, 50)])
+    on_face, corner = np.zeros((100, 100), bool), np.zeros((100, 100), bool)
+    on_face[35:55, 30:70] = True  # the grown box, whole
+    corner[:10, :10] = True
+    assert hidden_elsewhere([on_face], [truth]) == 0.0
+    assert hidden_elsewhere([corner | on_face], [truth]) == 0.01
+    assert hidden_elsewhere([corner, on_face], [truth, truth]) == 0.005
+    assert hidden_elsewhere([corner], [Truth()]) == 0.01 and hidden_elsewhere([], []) == 0.0
 
 
 @pytest.mark.slow
