@@ -236,8 +236,8 @@ class FrameWriter:
     Call :meth:`close` to finish; :meth:`abort` kills the encoder. ``threads``: the encoder's (None:
     x264's default, from the CPUs this process may use; its bytes depend on the count). ``convert``: who turns
     BGR into yuv420p: ``ffmpeg`` (its scaler, in the encoder's process) or ``opencv`` (``cv2.cvtColor``, in the
-    calling thread: BT.601 limited range as ffmpeg's, a tenth of its CPU, half the bytes through the pipe; the
-    ``anonymize`` extra). Odd sizes are encoded yuv444p, converted by ffmpeg whatever ``convert`` says.
+    calling thread: BT.601 limited range as ffmpeg's, less CPU, half the bytes through the pipe; the ``anonymize``
+    extra). Odd sizes are encoded yuv444p, converted by ffmpeg whatever ``convert`` says.
     """
 
     def __init__(self, path: str | Path, width: int, height: int, fps: float, *, crf: int = 18,
