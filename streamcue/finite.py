@@ -13,8 +13,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["non_finite_path", "parse_json_float", "reject_json_constant", "NonFiniteNumber", "MAX_SECONDS",
-           "seconds_problem", "parse_csv_number"]
+__all__ = ["non_finite_path", "parse_json_float", "parse_json_int", "reject_json_constant", "NonFiniteNumber",
+           "MAX_SECONDS", "seconds_problem", "parse_csv_number"]
 
 #: The longest time a source may give, in seconds (one week): no benchmark video is longer, and a time
 #: past it (``1e308``) in a benchmark without durations would be a question no one can ever reach.
@@ -36,6 +36,14 @@ def parse_json_float(text: str) -> float:
     if not math.isfinite(value):
         raise NonFiniteNumber(f"{text} is too large for a number")
     return value
+
+
+def parse_json_int(text: str) -> int:
+    """``json.loads(parse_int=...)``: refuse integers too large for a float (more than 308 digits: compared with a
+    float they overflow, and past 4,300 digits Python will not read them at all)."""
+    if len(text.lstrip("-")) > 308:
+        raise NonFiniteNumber(f"an integer of {len(text.lstrip('-'))} digits is too large for a number")
+    return int(text)
 
 
 def non_finite_path(value: Any, path: str = "$") -> str | None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from streamcue.errors import InputError
-from streamcue.finite import NonFiniteNumber, non_finite_path, parse_json_float, reject_json_constant
+from streamcue.finite import NonFiniteNumber, non_finite_path, parse_json_float, parse_json_int, reject_json_constant
 from streamcue.redact import redact
 
 __all__ = ["loads", "read_json", "iter_jsonl", "read_jsonl", "atomic_write", "write_jsonl", "write_json",
@@ -58,7 +58,8 @@ def _too_deep(value: Any) -> bool:
 def _parse(text: str | bytes, **hooks: Any) -> Any:
     """``json.loads`` under the finite-number and depth rules."""
     try:
-        value = json.loads(text, parse_constant=reject_json_constant, parse_float=parse_json_float, **hooks)
+        value = json.loads(text, parse_constant=reject_json_constant, parse_float=parse_json_float,
+                           parse_int=parse_json_int, **hooks)
     except RecursionError:
         raise NestedTooDeep(text) from None
     if _too_deep(value):
