@@ -27,10 +27,11 @@ from streamcue.errors import ConfigError, InputError, RecordValidationError
 from streamcue.io import iter_jsonl, read_json
 from streamcue.metrics.registry import METRICS
 from streamcue.schemas import check_records
+from streamcue.seal import SEAL, seal, unsealed_field
 
 __all__ = ["record_files", "read_ground_truth", "read_predictions", "check_pred_format", "letter", "Problems",
            "PROBLEMS", "RunPlayed", "check_scored_files", "check_results", "read_run", "read_results", "exporter",
-           "export_name", "seal_results", "check_sealed", "SEAL"]
+           "export_name", "seal_results", "check_sealed"]
 
 _KINDS = ("mc_question", "active_item")
 
@@ -180,39 +181,26 @@ class RunPlayed:
     videos: dict[str, dict[str, Any]]
 
 
-#: The field of results.json that holds the SHA-256 of each of its other fields (:func:`seal_results`).
-SEAL = "fields_sha256"
-
-
-def _digest(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def seal_results(results: Mapping[str, Any]) -> dict[str, Any]:
     """``results`` as results.json will hold it (redacted as every written file is, :mod:`streamcue.redact`) with
-    :data:`SEAL`: ``{field: SHA-256 of its canonical JSON}`` for every other top-level field. Every reader checks it
-    (:func:`check_sealed`), so a setting edited after the run (a schedule, a window, a model name) is refused, not
-    believed."""
+    :data:`SEAL` (:func:`streamcue.seal.seal`). Every reader checks it (:func:`check_sealed`), so a setting edited
+    after the run (a schedule, a window, a model name) is refused, not believed."""
     from streamcue.redact import redact
 
-    written = json.loads(redact(json.dumps({k: v for k, v in results.items() if k != SEAL}, ensure_ascii=False,
-                                           indent=2)))
-    return {**written, SEAL: {name: _digest(value) for name, value in written.items()}}
+    return seal(json.loads(redact(json.dumps({k: v for k, v in results.items() if k != SEAL}, ensure_ascii=False,
+                                             indent=2))))
 
 
 def check_sealed(path: Path, results: Mapping[str, Any]) -> None:
     """Refuse, one line naming the field, a results.json (at ``path``) whose fields are not those the run wrote:
     a field added, removed or changed since :func:`seal_results`, or no :data:`SEAL` at all."""
-    seal = results.get(SEAL) if isinstance(results, Mapping) else None
-    if not isinstance(seal, Mapping):
+    name = unsealed_field(results)
+    if name == SEAL:
         raise InputError(f"no {SEAL}: not a results.json that streamcue run wrote (or edited after the run)",
                          file=path, field=SEAL)
-    fields = [name for name in results if name != SEAL]
-    for name in dict.fromkeys([*fields, *seal]):
-        if name not in seal or name not in results or seal[name] != _digest(results[name]):
-            raise InputError(f"edited after the run: this field is not the one the run wrote (its SHA-256 differs "
-                             f"from {SEAL}'s); run again into a new folder", file=path, field=name)
+    if name is not None:
+        raise InputError(f"edited after the run: this field is not the one the run wrote (its SHA-256 differs "
+                         f"from {SEAL}'s); run again into a new folder", file=path, field=name)
 
 
 def check_scored_files(run: Path, results: Mapping[str, Any]) -> None:
