@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -106,6 +107,9 @@ def _probe(path: Path, _same_file: tuple[int, ...]) -> VideoInfo:
         raise InputError(_unreadable(path), file=path) from None
     finally:
         reader.close()
+    turned = _rotation_problem(path, _stream_header(path))
+    if turned:
+        raise InputError(turned, file=path)
     width, height = meta.get("size") or (0, 0)
     fps = float(meta.get("fps") or 0)
     if not width or not height or fps <= 0:
@@ -115,26 +119,49 @@ def _probe(path: Path, _same_file: tuple[int, ...]) -> VideoInfo:
 
 
 def _unreadable(path: Path) -> str:
-    """Why imageio-ffmpeg read no frame of ``path``: rotation metadata that is not a multiple of 90 degrees (ffmpeg
-    decodes such a file, but its header parser fails, and :func:`display_rotation` turns frames by quarter turns only),
-    with how to re-mux it; else no video stream."""
-    found = re.search(r"rotation of (-?[0-9.]+) degrees", _stream_header(path))
-    if found and float(found.group(1)) % 90:
-        return (f"rotation metadata of {float(found.group(1)):g} degrees (not a multiple of 90): streamcue cannot "
-                "show its frames as a player would; re-mux it without the rotation: ffmpeg -display_rotation 0 -i "
-                f"{path.name} -c copy {path.stem}.unrotated{path.suffix}")
-    return "not a readable video (ffmpeg found no video stream)"
+    """Why imageio-ffmpeg read no frame of ``path``: rotation metadata off a quarter turn (ffmpeg decodes such a file,
+    but imageio-ffmpeg's header parser fails on some, such as 45 degrees), with how to re-mux it; else no video
+    stream."""
+    return _rotation_problem(path, _stream_header(path)) or "not a readable video (ffmpeg found no video stream)"
 
 
-def _stream_header(path: str | Path) -> str:
-    """What ``ffmpeg -i`` says of ``path`` (its streams, their size, sample aspect ratio and side data)."""
+def _rotation_problem(path: Path, header: str) -> str | None:
+    """Rotation metadata that is not a quarter turn, in words with the command that re-muxes ``path`` without it; else
+    None. ffmpeg turns the frames of 92 degrees by that angle inside the stored frame (its corners cut, black filling
+    the rest) where a player shows them turned whole, and those of 89.2 so too, while it turns 90.5 by a quarter turn:
+    only a quarter turn is taken."""
+    found = re.search(r"rotation of (-?[0-9.]+) degrees", header)
+    degrees = float(found.group(1)) if found else 0.0
+    if degrees % 90 == 0:
+        return None
+    fixed = path.with_name(f"{path.stem}.unrotated{path.suffix}")
+    return (f"rotation metadata of {degrees:g} degrees (not a quarter turn): streamcue cannot show its frames as a "
+            f"player would; re-mux it without the rotation: ffmpeg -display_rotation 0 -i {shlex.quote(str(path))} "
+            f"-c copy {shlex.quote(str(fixed))}")
+
+
+@lru_cache(maxsize=1024)
+def _header(path: Path, _same_file: tuple[int, ...]) -> str:
+    """What ``ffmpeg -i`` says of ``path`` while its stat (``_same_file``) is unchanged."""
     return subprocess.run([ffmpeg_exe(), "-hide_banner", "-nostdin", "-i", str(path)], capture_output=True, text=True,
                           errors="replace").stderr
 
 
+def _stream_header(path: str | Path) -> str:
+    """What ``ffmpeg -i`` says of ``path`` (its streams, their size, sample aspect ratio and side data), read once
+    while it stays the same file."""
+    path = Path(path)
+    try:
+        stat = path.stat()
+    except OSError:
+        return ""
+    return _header(path, (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns))
+
+
 def display_rotation(path: str | Path, header: str | None = None) -> int:
-    """Degrees (counter-clockwise) of the video stream's rotation metadata (its display matrix), 0 when none:
-    what :func:`read_frames` applies, so that frames come as shown and :func:`probe`'s size is the shown one."""
+    """Degrees (counter-clockwise) of the video stream's rotation metadata (its display matrix), 0 when none: a quarter
+    turn (:func:`probe` refuses any other), what :func:`read_frames` applies, so that frames come as shown and
+    :func:`probe`'s size is the shown one."""
     found = re.search(r"rotation of (-?[0-9.]+) degrees", header if header is not None else _stream_header(path))
     return round(float(found.group(1))) % 360 if found else 0
 
