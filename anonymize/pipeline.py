@@ -70,6 +70,7 @@ from streamcue.anonymize.report import (MEASURED, MEASURED_ORIENTATION, MEASURED
 from streamcue.errors import ConfigError, InputError
 from streamcue.interrupt import EXIT_SIGTERM, Terminated, held, held_back, on_interrupt
 from streamcue.io import as_usual_file, write_json
+from streamcue.seal import seal
 from streamcue.progress import track
 from streamcue.version import __version__
 
@@ -399,7 +400,7 @@ class Anonymizer:
         turn_every = turn_frames(o.turn_s, fps, stride)  # at a look for faces
         return Schedule(stride, full, plates, window, fps, turn_every, max(turn_every, round(o.bridge_s * fps)),
                         o.looks == "triggered", frames_at(o.recheck_s, fps),
-                        whole=o.max_side is None and hasattr(self.face, "detect_at"))
+                        whole=o.max_side is None and o.face == "centerface")
 
     def window(self, fps: float) -> int:
         """Frames hidden on each side of a detection."""
@@ -1031,6 +1032,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
     sheet_path = contact_sheet_path(out_path)
     try:
         report["contact_sheet"] = sheet.write(sheet_path)
+        report = seal(report)  # every field as written: a release refuses a report edited after the run
         write_json(report_path, report)
         as_usual_file(tmp)  # readable as the report beside it is, not private as its temporary was
         os.replace(tmp, out_path)

@@ -124,10 +124,7 @@ def already_done(video: Path, out_dir: Path, stated: dict[str, Any]) -> dict[str
         return None
     report = read_json(report_path)
     same_input = (report.get("input") or {}).get("sha256") == sha256_file(video)
-    # reports from before face_runtime was an option were made with onnxruntime, as today's default is
-    options = report.get("options")
-    options = {"face_runtime": "onnxruntime", **options} if isinstance(options, dict) else options
-    return report if same_input and options == stated else None
+    return report if same_input and report.get("options") == stated else None
 
 
 #: this process's Anonymizer, by the options and model files it was built for, and how many it built

@@ -44,6 +44,7 @@ import numpy as np
 from streamcue.errors import InputError
 from streamcue.extras import require
 from streamcue.io import read_json
+from streamcue.seal import SEAL, unsealed_field
 
 REPORT_FORMAT = "streamcue.anonymization/1"
 DETECTED = ("face", "plate")
@@ -212,7 +213,9 @@ def hidden_samples(index: int, mask: Any, taken: list[dict[str, Any]], fps: floa
         return
     cv2 = require("cv2", "anonymize", "opencv-python")
     count, labels = cv2.connectedComponents(mask.astype(np.uint8))
-    depth = cv2.distanceTransform(mask.astype(np.uint8), cv2.DIST_L2, 3)
+    # the frame's edge bounds a region as its outside does: a square stays inside the frame
+    edged = cv2.copyMakeBorder(mask.astype(np.uint8), 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0)
+    depth = cv2.distanceTransform(edged, cv2.DIST_L2, 3)[1:-1, 1:-1]
     boxes = []
     for label in range(1, count):
         inside = np.where(labels == label, depth, 0)
@@ -269,9 +272,11 @@ def report_problem(report_path: str | Path, video_path: str | Path) -> str | Non
         return f"{report_path}: anonymization status is {report.get('status')!r}, not 'passed'{why}"
     if report.get("unmeasured"):
         return f"{report_path}: settings outside the range where recall was measured (unmeasured)"
-    canary = report.get("canary")
-    if canary is not None and not (isinstance(canary, dict) and canary.get("passed") is True):
-        return f"{report_path}: the detector's canary did not pass (canary)"
+    shape = next((key for key in _SECTIONS if key in report and not isinstance(report[key], dict)), None)
+    if shape is not None:
+        return f"{report_path}: not a streamcue anonymization report: {shape} is not an object ({shape})"
+    if not isinstance(report.get("canary"), dict) or report["canary"].get("passed") is not True:
+        return f"{report_path}: the detector's canary is not stated or did not pass (canary)"
     problem = _evidence_problem(report) or _plate_search_problem(report) or _turned_faces_problem(report)
     if problem:
         return f"{report_path}: {problem}"
@@ -286,8 +291,25 @@ def report_problem(report_path: str | Path, video_path: str | Path) -> str | Non
 
         info = probe(video_path)  # once: the size check and the blur check read the same video
         problem = (_frame_problem(report, info) or _aspect_problem(report, video_path) or _measured_problem(report)
-                   or _blur_problem(report, video_path, info))
+                   or _sealed_problem(report) or _blur_problem(report, video_path, info))
     return f"{report_path}: {problem}" if problem else None
+
+
+#: The sections of a report that are objects (one that is not is refused before any is read; a missing one is named
+#: by the check that needs it).
+_SECTIONS = ("canary", "input", "orientation", "output", "looks", "detectors", "options", "settings", "detections")
+
+
+def _sealed_problem(report: dict[str, Any]) -> str | None:
+    """A field not as the anonymizer wrote it (:func:`streamcue.seal.unsealed_field`), or no seal."""
+    name = unsealed_field(report)
+    if name == SEAL:
+        return (f"the report holds no {SEAL} (made before reports were sealed, or not by streamcue anonymize): "
+                f"anonymize the video again ({SEAL})")
+    if name is not None:
+        return (f"edited after the run: this field is not the one the anonymizer wrote (its SHA-256 differs from "
+                f"{SEAL}'s): anonymize the video again ({name})")
+    return None
 
 
 def _aspect_problem(report: dict[str, Any], video_path: Path) -> str | None:
@@ -466,6 +488,12 @@ def _frame_problem(report: dict[str, Any], info: Any) -> str | None:
     if stated != (info.width, info.height):
         return (f"the video's frames are {info.width}x{info.height} px, the report states {stated[0]}x{stated[1]} "
                 "(input.width, input.height)")
+    frames, fps = (report.get("output") or {}).get("frames"), source.get("fps")
+    if not (_number(fps) and abs(fps - info.fps) <= 0.01):
+        return f"the video's frame rate is {info.fps:g} fps, the report states {fps!r} (input.fps)"
+    if info.duration_s and not (isinstance(frames, int) and abs(frames - info.duration_s * info.fps) <= 1.5):
+        return (f"the video holds about {round(info.duration_s * info.fps)} frames, the report states {frames!r} "
+                "(output.frames)")
     problem = frame_problem(info.width, info.height)
     return f"{problem} (input.width, input.height)" if problem else None
 

@@ -186,7 +186,7 @@ def prepare_video(source: Path, config: Config, anonymizer: Any) -> tuple[Path, 
     out_dir = config.out / "videos"
     video, report = output_paths(source, out_dir)
     if report.is_file() and report_problem(report, video) is None \
-            and read_json(report)["input"]["sha256"] == sha256_file(source):
+            and read_json(report)["input"].get("sha256") == sha256_file(source):
         return video, report, f"videos/{report.name}"
     anonymize_video(source, out_dir, anonymizer=anonymizer())
     if report_problem(report, video):

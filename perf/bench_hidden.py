@@ -56,10 +56,10 @@ def main() -> None:
             pairs = list(clip_frames(width, height, fps=args.fps, seconds=args.seconds, scene=scene))
             for preset in args.presets.split(","):
                 got = {part: one(anonymizers[preset, part], pairs, args.fps) for part in PARTS}
-                both = got["both"]
-                print(f"| {scene} {size} | `{preset}` | {both['face']:.3f} / {both['plate']:.3f} | {both['hidden']:.3f} "
-                      f"| {both['elsewhere']:.3f} | {got['faces']['elsewhere']:.3f} / {got['plates']['elsewhere']:.3f} |",
-                      flush=True)
+                both, faces, plates = got["both"], got["faces"], got["plates"]
+                print(f"| {scene} {size} | `{preset}` | {both['face']:.3f} / {both['plate']:.3f} "
+                      f"| {both['hidden']:.3f} | {both['elsewhere']:.3f} "
+                      f"| {faces['elsewhere']:.3f} / {plates['elsewhere']:.3f} |", flush=True)
     print(f"load average after: {os.getloadavg()[0]:.2f}", flush=True)
 
 

@@ -34,6 +34,8 @@ def served_videos(folder: str, names: tuple[str, ...] = ("v1",)) -> Path:
     root, as ``streamcue anonymize`` writes a folder of videos: the blurred clip, its contact sheet, and its report
     naming them. Each video has its own bytes, as videos of a real folder do (:func:`own_bytes`): a rejection holds
     for a video's bytes on the whole server, so two test videos sharing bytes would share their checks."""
+    from streamcue.seal import seal
+
     source = anonymized_folder()
     out = Path(os.environ["LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT"]) / folder
     out.mkdir(parents=True)
@@ -43,7 +45,8 @@ def served_videos(folder: str, names: tuple[str, ...] = ("v1",)) -> Path:
         shutil.copyfile(source / "v1.contact.jpg", out / f"{name}.contact.jpg")
         named = {**report, "output": {**report["output"], "path": f"{name}.mp4", "sha256": video},
                  "contact_sheet": {**report["contact_sheet"], "path": f"{name}.contact.jpg"}}
-        (out / f"{name}.anonymization.json").write_text(json.dumps(named, indent=2) + "\n")
+        # another video's report, as the anonymizer would have written it (sealed)
+        (out / f"{name}.anonymization.json").write_text(json.dumps(seal(named), indent=2) + "\n")
     return out
 
 

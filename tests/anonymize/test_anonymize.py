@@ -268,9 +268,9 @@ def test_the_report_names_the_face_runtime_and_pins_the_models_hash(blurred):
     assert str(Path(default_onnx_path).parent) not in json.dumps(report)  # a hash, never where the model lies
 
 
-def test_a_report_from_before_the_runtime_was_named_passes_as_before(clip, blurred, tmp_path):
-    """Reports made before ``--face-runtime`` name no runtime and no model hash: they were made with onnxruntime,
-    so the release gate passes them as it did, and a re-run with onnxruntime skips their video."""
+def test_a_report_from_before_reports_were_sealed_is_refused_and_done_again(clip, blurred, tmp_path):
+    """A report without ``fields_sha256`` (every report made before they were sealed; these named no runtime either)
+    is refused by the release gate in one line, and a re-run on Ray does its video again instead of skipping it."""
     from streamcue.anonymize.ray_engine import already_done
 
     video, report = blurred
@@ -278,13 +278,17 @@ def test_a_report_from_before_the_runtime_was_named_passes_as_before(clip, blurr
     for name in ("runtime", "model_sha256"):
         old["detectors"]["face"]["settings"].pop(name)
     old["options"].pop("face_runtime")
+    old.pop("fields_sha256")
     out = tmp_path / "out"
     out.mkdir()
     (out / video.name).write_bytes(video.read_bytes())
     (out / "street.anonymization.json").write_text(json.dumps(old))
-    assert report_problem(out / "street.anonymization.json", out / video.name) is None
-    assert already_done(clip[0], out, AnonymizeConfig().stated()) == old
-    assert AnonymizeConfig(face_runtime="openvino-fp32").stated() != {"face_runtime": "onnxruntime", **old["options"]}
+    problem = report_problem(out / "street.anonymization.json", out / video.name)
+    assert problem.endswith("the report holds no fields_sha256 (made before reports were sealed, or not by streamcue "
+                            "anonymize): anonymize the video again (fields_sha256)"), problem
+    assert already_done(clip[0], out, AnonymizeConfig().stated()) is None
+    (out / "street.anonymization.json").write_text(json.dumps(report))
+    assert already_done(clip[0], out, AnonymizeConfig().stated()) == report
 
 
 @pytest.mark.parametrize("tamper, message", [
@@ -292,6 +296,7 @@ def test_a_report_from_before_the_runtime_was_named_passes_as_before(clip, blurr
     (lambda r: r["detectors"]["face"].update(version=""), "names no face detector with its version"),
     (lambda r: r["detections"]["face"].update(per_frame=[]), "face detection log does not cover its 10 frames"),
     (lambda r: r.pop("detections"), "face detection log"),
+    (lambda r: r.update(detections=[1]), "detections is not an object (detections)"),
     (lambda r: r["output"].pop("frames"), "no frame count"),
 ])
 def test_a_passing_report_must_carry_its_evidence(blurred, tmp_path, tamper, message):

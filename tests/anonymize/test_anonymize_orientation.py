@@ -28,6 +28,7 @@ from streamcue.anonymize.report import (MEASURED_SHORT_SIDE, MEASURED_TURNED_FAC
                                        frames_at, report_problem, schedule_problems, sha256_file)
 from streamcue.anonymize.synthetic import (ORIENTATIONS, clip_frames, detail_recall, large_faces,  # noqa: E402
                                           recall, write_clip)
+from streamcue.seal import seal  # noqa: E402
 from streamcue.errors import ConfigError, InputError  # noqa: E402
 from streamcue.video import display_rotation, ffmpeg_exe, probe, read_frames  # noqa: E402
 
@@ -263,7 +264,9 @@ def test_allow_unmeasured_names_every_limit_it_unlocks():
     assert "--full-every 0" in line and "--device" in line
 
 
-def _forge(path, report, **changes):
+def _forge(path, report, *, reseal=False, **changes):
+    """``report`` with ``changes`` (``section__field``), written to ``path``; ``reseal``: its seal recomputed, as a
+    forger who knows it would (what the gate's other checks must then catch)."""
     forged = json.loads(json.dumps(report))
     for key, value in changes.items():
         section, _, field = key.partition("__")
@@ -271,7 +274,7 @@ def _forge(path, report, **changes):
             forged[section][field] = value
         else:
             forged[section] = value
-    path.write_text(json.dumps(forged))
+    path.write_text(json.dumps(seal(forged) if reseal else forged))
 
 
 def test_a_report_whose_output_is_its_input_is_refused(small, tmp_path):
@@ -292,8 +295,10 @@ def test_detections_that_were_not_blurred_are_refused(small, tmp_path):
                     str(video)], check=True)
     assert report["hidden_samples"]
     _forge(path, report, output__sha256=sha256_file(video))
+    assert report_problem(path, video).endswith("(output)")  # the seal: edited after the run
+    _forge(path, report, reseal=True, output__sha256=sha256_file(video))
     assert "is not blurred where the report says it hid something" in report_problem(path, video)
-    _forge(path, report, output__sha256=sha256_file(video), hidden_samples=[])
+    _forge(path, report, reseal=True, output__sha256=sha256_file(video), hidden_samples=[])
     assert "detections listed but no hidden region sampled" in report_problem(path, video)
 
 
@@ -364,6 +369,40 @@ def test_a_passing_report_edited_off_the_measured_settings_is_refused(small, tmp
     assert ("made before" in problem) == (value is DELETE), problem
 
 
+@pytest.mark.parametrize("path, value, field", [
+    ("settings.plate_search", "none", "settings"), ("detectors.plate.settings.min_neighbors", 50, "detectors"),
+    ("settings.stride", 0, "settings"), ("detections.face.per_frame", ["1"] * 10, "detections"),
+    ("detections.plate.per_frame", [0] * 10, "detections"), ("hidden_samples", [{"frame": 0, "boxes": [[0, 0, 1, 1]]}],
+                                                             "hidden_samples"),
+    ("detectors.face.name", "CenterFace", "detectors"), ("options.pad", 0.01, "options"),
+    ("frames_detected", 10 ** 30, "frames_detected"), ("missing_detectors", ["face"], "missing_detectors"),
+    ("looks.full", DELETE, "looks"), ("added", 1, "added"), ("fields_sha256", DELETE, "fields_sha256"),
+])
+def test_a_report_edited_anywhere_is_refused_naming_the_field(small, tmp_path, path, value, field):
+    """The newcomer's edits that no measured-value row names (each was accepted): the report is sealed, and any field
+    not as the anonymizer wrote it is refused in one line naming it; the genuine report passes."""
+    _, video, genuine, report = small
+    assert report_problem(genuine, video) is None
+    forged = tmp_path / "street.anonymization.json"
+    forged.write_text(json.dumps(_edited(report, path, value)))
+    problem = report_problem(forged, video)
+    assert problem.startswith(f"{forged}: ") and problem.endswith(f"({field})") and "\n" not in problem, problem
+
+
+@pytest.mark.parametrize("section", ["output", "input", "canary", "detections"])
+def test_a_report_whose_section_is_not_an_object_is_one_line(small, tmp_path, section):
+    """``"output": [1]`` was an AttributeError through ``build recorded --anonymized``; no canary was accepted."""
+    _, video, _, report = small
+    forged = tmp_path / "street.anonymization.json"
+    for value in ([1], "x"):
+        forged.write_text(json.dumps(_edited(report, section, value)))
+        assert report_problem(forged, video).endswith(f"{section} is not an object ({section})")
+    forged.write_text(json.dumps(_edited(report, section, DELETE)))  # named by the check that needs it
+    problem = report_problem(forged, video)
+    assert problem.startswith(f"{forged}: ") and "\n" not in problem and (section != "canary" or problem.endswith(
+        "the detector's canary is not stated or did not pass (canary)")), problem
+
+
 @pytest.mark.parametrize("setting, value, words", [
     ("turn_s", 5, "turn_s 5 sweeps the turned frames less often than the measured 1.0 s"),
     ("bridge_s", 0.5, "bridge_s 0.5 carries boxes across misses for less than the measured 1.0 s"),
@@ -389,22 +428,26 @@ def test_a_run_with_turned_frames_swept_less_often_is_unmeasured_and_refused(tmp
     assert "status is 'unmeasured'" in problem and "turn_s 5" in problem
 
 
-def test_rotation_metadata_off_a_quarter_turn_is_named_with_its_fix(tmp_path):
-    """ffmpeg decodes a display matrix of 45 degrees, imageio-ffmpeg's parser reads no stream: the error says what the
-    file holds and how to re-mux it, and that command (with this ffmpeg) gives a file streamcue reads."""
-    plain, rotated = tmp_path / "plain.mp4", tmp_path / "rot45.mp4"
+@pytest.mark.parametrize("degrees", ["45", "92", "90.5"])
+def test_rotation_metadata_off_a_quarter_turn_is_named_with_its_fix(tmp_path, degrees):
+    """A display matrix off a quarter turn: at 45 degrees imageio-ffmpeg's parser reads no stream; at 92 ffmpeg turns
+    the picture inside the stored frame (corners cut, black around), which was hidden and reported ``passed``; 90.5
+    it turns by a quarter. Each is refused before any frame is decoded, in one line saying what the file holds and
+    the command that re-muxes it (the path as given), and that command (with this ffmpeg) gives a file streamcue
+    reads."""
+    plain, rotated = tmp_path / "plain.mp4", tmp_path / f"rot{degrees}.mp4"
     subprocess.run([ffmpeg_exe(), "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=5", "-frames:v", "3",
                     "-pix_fmt", "yuv420p", str(plain)], check=True)
-    subprocess.run([ffmpeg_exe(), "-v", "error", "-display_rotation", "45", "-i", str(plain), "-c", "copy",
+    subprocess.run([ffmpeg_exe(), "-v", "error", "-display_rotation", degrees, "-i", str(plain), "-c", "copy",
                     str(rotated)], check=True)
     run = streamcue("anonymize", rotated, "--out", tmp_path / "out")
-    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    assert run.returncode == 2 and "Traceback" not in run.stderr and not (tmp_path / "out").exists(), run.stderr
     line, = run.stderr.strip().splitlines()
-    assert str(rotated) in line and "rotation metadata of 45 degrees (not a multiple of 90)" in line, line
+    assert f"rotation metadata of {float(degrees):g} degrees (not a quarter turn)" in line, line
     fix = line.split("re-mux it without the rotation: ", 1)[1]
-    assert fix == "ffmpeg -display_rotation 0 -i rot45.mp4 -c copy rot45.unrotated.mp4"
-    subprocess.run([ffmpeg_exe(), "-v", "error", *fix.split()[1:]], cwd=tmp_path, check=True)
-    fixed = tmp_path / "rot45.unrotated.mp4"
+    fixed = tmp_path / f"rot{degrees}.unrotated.mp4"
+    assert fix == f"ffmpeg -display_rotation 0 -i {rotated} -c copy {fixed}"
+    subprocess.run([ffmpeg_exe(), "-v", "error", *fix.split()[1:]], check=True)
     assert (probe(fixed).width, probe(fixed).height, display_rotation(fixed)) == (64, 48, 0)
 
 

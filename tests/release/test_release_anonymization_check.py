@@ -19,6 +19,7 @@ pytest.importorskip("datasets")
 from streamcue.annotation import client as ls  # noqa: E402
 from streamcue.anonymize.report import sha256_file  # noqa: E402
 from streamcue.io import read_json, write_jsonl  # noqa: E402
+from streamcue.seal import seal  # noqa: E402
 
 pytestmark = [pytest.mark.label_studio, pytest.mark.slow,
               pytest.mark.skipif(executable() is None, reason="no Label Studio server: ./dev.sh test installs it "
@@ -229,7 +230,7 @@ def test_a_contact_sheet_whose_jpeg_metadata_names_a_home_path_is_not_published(
     changed = _sheet_changed(tmp_path, folder, _with_comment)
     report = json.loads((changed / "v1.anonymization.json").read_text())
     report["contact_sheet"]["sha256"] = sha256_file(changed / "v1.contact.jpg")
-    (changed / "v1.anonymization.json").write_text(json.dumps(report))
+    (changed / "v1.anonymization.json").write_text(json.dumps(seal(report)))  # resealed, as a forger would
     code, out, err = build(records(tmp_path, changed, "v1", checks), changed, tmp_path / "d")
     assert code == 2, out + err
     [line] = err.strip().splitlines()
