@@ -486,7 +486,7 @@ def _frame_problem(report: dict[str, Any], info: Any) -> str | None:
     source = report.get("input") or {}
     stated = (source.get("width"), source.get("height"))
     if stated != (info.width, info.height):
-        return (f"the video's frames are {info.width}x{info.height} px, the report states {stated[0]}x{stated[1]} "
+        return (f"the video's frames are {info.width}x{info.height} px, the report states {stated[0]!r}x{stated[1]!r} "
                 "(input.width, input.height)")
     frames, fps = (report.get("output") or {}).get("frames"), source.get("fps")
     if not (_number(fps) and abs(fps - info.fps) <= 0.01):
