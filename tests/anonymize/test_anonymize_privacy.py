@@ -152,7 +152,7 @@ def test_a_video_outside_the_measured_frame_sizes_needs_the_override_and_is_neve
     for width, height in ((1280, 720), (None, 240), (True, True), ("320", 240)):
         path.write_text(json.dumps(dict(report, status="passed", unmeasured=[],
                                         input=dict(report["input"], width=width, height=height))))
-        assert (f"the video's frames are 320x240 px, the report states {width}x{height} (input.width, input.height)"
+        assert (f"the video's frames are 320x240 px, the report states {width!r}x{height!r} (input.width, input.height)"
                 in report_problem(path, video))
 
 
