@@ -43,7 +43,7 @@ from streamcue.annotation.convert import Where
 from streamcue.annotation.roundtrip import BATCH, LOCAL_FILES, served_folder, served_root
 from streamcue.annotation.signing import SigningKey, canonical, load_key
 from streamcue.annotation.verify import latest_per_annotator
-from streamcue.anonymize.report import sha256_file, sheet_beside
+from streamcue.anonymize.report import seal_problem, sha256_file, sheet_beside
 from streamcue.errors import ConfigError, InputError
 from streamcue.io import read_json
 
@@ -86,18 +86,24 @@ def sheets(reports: Path) -> list[Sheet]:
 
 def _sheet(path: Path) -> Sheet:
     report = read_json(path)
-    if not isinstance(report, dict) or not isinstance((report.get("output") or {}).get("sha256"), str):
+    output = report.get("output") if isinstance(report, dict) else None
+    if not isinstance(output, dict) or not isinstance(output.get("sha256"), str):
         raise InputError("not an anonymization report (no output.sha256)", file=path)
     if report.get("status") != "passed":
         raise InputError(f"status {report.get('status')!r}: a release refuses this video whatever a person sees "
                          "on its sheet; anonymize it again", file=path, field="$.status")
-    named = (report.get("contact_sheet") or {}).get("path")
+    edited = seal_problem(report)  # a person is shown only what the anonymizer wrote
+    if edited:
+        raise InputError(edited, file=path)
+    stated = report.get("contact_sheet")
+    named = stated.get("path") if isinstance(stated, dict) else None
     if not isinstance(named, str) or Path(named).name != named:
         raise InputError("no contact sheet (a report made before sheets were drawn): anonymize the video again",
                          file=path, field="$.contact_sheet.path")
-    sheet, digest = sheet_beside(path, report["contact_sheet"])
-    return Sheet(path, sheet, str(report["output"].get("path")), report["output"]["sha256"], sha256_file(path),
-                 digest, len(report["contact_sheet"].get("frames") or ()))
+    sheet, digest = sheet_beside(path, stated)
+    frames = stated.get("frames")
+    return Sheet(path, sheet, str(output.get("path")), output["sha256"], sha256_file(path), digest,
+                 len(frames) if isinstance(frames, list) else 0)
 
 
 def _task(sheet: Sheet, document_root: Path) -> dict[str, Any]:

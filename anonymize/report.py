@@ -52,7 +52,8 @@ DETECTED = ("face", "plate")
 __all__ = ["REPORT_FORMAT", "MEASURED", "MEASURED_RUNTIMES", "MEASURED_SCHEDULE", "MEASURED_ORIENTATION",
            "MEASURED_SHORT_SIDE", "MEASURED_SAR", "MEASURED_PLATE_WIDTHS", "MEASURED_TURNED_FACES", "SAMPLES",
            "BLURRED_MAX", "JUDGED_SIDE", "sha256_file", "anonymization_status", "frame_problem", "sar_problem",
-           "frames_at", "turn_frames", "schedule_problems", "hidden_samples", "report_problem", "sheet_beside"]
+           "frames_at", "turn_frames", "schedule_problems", "hidden_samples", "report_problem", "seal_problem",
+           "sheet_beside", "REPORT_FIELDS"]
 
 #: The range where recall was measured (perf/bench_anonymize.py, docs/anonymize.md: CenterFace at
 #: threshold 0.2, face boxes padded 0.25 (thorough) and 0.35 (balanced, fast)). A lower threshold
@@ -191,7 +192,7 @@ def schedule_problems(settings: dict[str, Any], fps: Any = None) -> list[str]:
         elif rate and frames is not None and frames > frames_at(measured, rate):
             out.append(f"{option}: a look every {frames} frames at {rate:g} fps is sparser than the measured "
                        f"{measured} s ({frames_at(measured, rate)} frames)")
-        elif value is not None and not (_number(value) and value <= measured + (0.5 / rate + 1e-4 if rate else 0)):
+        elif value is not None and not (_number(value) and 0 <= value <= measured + (0.5 / rate + 1e-4 if rate else 0)):
             out.append(f"{option}: a look every {value} s is sparser than the measured {measured} s")
     dilate = settings.get("dilate_s")
     if dilate is not None and not (_number(dilate) and dilate >= MEASURED_SCHEDULE["dilate_s"]):
@@ -267,7 +268,8 @@ def report_problem(report_path: str | Path, video_path: str | Path) -> str | Non
     if report.get("status") != "passed":
         why = ""
         if report.get("status") == "unmeasured":
-            listed = "; ".join(map(str, report.get("unmeasured") or []))
+            stated = report.get("unmeasured")
+            listed = "; ".join(map(str, stated)) if isinstance(stated, list) else repr(stated)
             why = f" (settings outside the range where recall was measured: {listed})"
         return f"{report_path}: anonymization status is {report.get('status')!r}, not 'passed'{why}"
     if report.get("unmeasured"):
@@ -291,7 +293,7 @@ def report_problem(report_path: str | Path, video_path: str | Path) -> str | Non
 
         info = probe(video_path)  # once: the size check and the blur check read the same video
         problem = (_frame_problem(report, info) or _aspect_problem(report, video_path) or _measured_problem(report)
-                   or _sealed_problem(report) or _blur_problem(report, video_path, info))
+                   or seal_problem(report) or _blur_problem(report, video_path, info))
     return f"{report_path}: {problem}" if problem else None
 
 
@@ -300,8 +302,20 @@ def report_problem(report_path: str | Path, video_path: str | Path) -> str | Non
 _SECTIONS = ("canary", "input", "orientation", "output", "looks", "detectors", "options", "settings", "detections")
 
 
-def _sealed_problem(report: dict[str, Any]) -> str | None:
-    """A field not as the anonymizer wrote it (:func:`streamcue.seal.unsealed_field`), or no seal."""
+#: Every top-level field the anonymizer writes (``anonymize_video``; its test holds the two lists equal): a report
+#: without one was edited (a field and its seal removed together) or made by another version.
+REPORT_FIELDS = ("format", "status", "problems", "missing_detectors", "unmeasured", "canary", "input", "orientation",
+                 "output", "frames_processed", "frames_detected", "looks", "detectors", "options", "settings",
+                 "detections", "hidden_share_mean", "hidden_samples", "wall_s", "fps", "ffmpeg", "streamcue_version",
+                 "contact_sheet", SEAL)
+
+
+def seal_problem(report: dict[str, Any]) -> str | None:
+    """Why ``report`` is not as the anonymizer wrote it, in words ending with the field: a field of
+    :data:`REPORT_FIELDS` missing, no seal, or a field not as sealed (:func:`streamcue.seal.unsealed_field`)."""
+    missing = next((name for name in REPORT_FIELDS if name not in report), None)
+    if missing is not None and missing != SEAL:
+        return f"it holds no {missing}, which the anonymizer writes: anonymize the video again ({missing})"
     name = unsealed_field(report)
     if name == SEAL:
         return (f"the report holds no {SEAL} (made before reports were sealed, or not by streamcue anonymize): "

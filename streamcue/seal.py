@@ -21,9 +21,10 @@ SEAL = "fields_sha256"
 
 
 def digest(value: Any) -> str:
-    """SHA-256 of ``value``'s canonical JSON (keys sorted, no spaces, no NaN)."""
+    """SHA-256 of ``value``'s canonical JSON (keys sorted, no spaces, no NaN); a lone surrogate (``"\\ud800"``, which
+    JSON can spell and UTF-8 cannot) is hashed as it stands, so a field edited to hold one differs, never raises."""
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def seal(document: Mapping[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, SIGNING_KEY, VALID, cli
-from contact_sheets import HIDDEN, READABLE, check_tasks, served_videos, verdict
+from contact_sheets import HIDDEN, READABLE, anonymized_folder, check_tasks, served_videos, verdict
 from label_studio_server import executable, make_users
 
 pytest.importorskip("label_studio_sdk")
@@ -23,6 +23,7 @@ httpx = pytest.importorskip("httpx")
 from streamcue.annotation import client as ls  # noqa: E402
 from streamcue.annotation.anonymization_check import read_checks, video_check  # noqa: E402
 from streamcue.anonymize.report import sha256_file  # noqa: E402
+from streamcue.seal import seal  # noqa: E402
 from streamcue.io import read_json, write_jsonl  # noqa: E402
 
 pytestmark = [pytest.mark.label_studio, pytest.mark.slow, pytest.mark.usefixtures("connected"),
@@ -186,15 +187,17 @@ def test_push_refuses_a_report_a_release_would_refuse_or_a_folder_the_page_canno
     code, _, err = cli("annotate", "anonymization", "push", "--reports", folder, "--project", fresh("refused"))
     assert code == 2 and "v1.anonymization.json, field $.contact_sheet.sha256: the contact sheet v1.contact.jpg is " \
         "not the one the anonymizer drew" in err and len(err.strip().splitlines()) == 1
-    del report["contact_sheet"]
-    (folder / "v1.anonymization.json").write_text(json.dumps(report))
+    (folder / "v1.anonymization.json").write_text(json.dumps({k: v for k, v in report.items() if k != "contact_sheet"}))
     code, _, err = cli("annotate", "anonymization", "push", "--reports", folder, "--project", fresh("refused"))
-    assert code == 2 and "field $.contact_sheet.path: no contact sheet" in err
+    assert code == 2 and "it holds no contact_sheet, which the anonymizer writes" in err  # the seal's check
+    (folder / "v1.anonymization.json").write_text(json.dumps(seal({**report, "contact_sheet": {"frames": []}})))
+    code, _, err = cli("annotate", "anonymization", "push", "--reports", folder, "--project", fresh("refused"))
+    assert code == 2 and "field $.contact_sheet.path: no contact sheet" in err  # resealed: the sheet's own check
     outside = tmp_path / "anonymized"
     outside.mkdir()
-    for name in ("v1.mp4", "v1.contact.jpg"):
-        (outside / name).write_bytes((folder / name).read_bytes())
-    (outside / "v1.anonymization.json").write_text(json.dumps({**report, "contact_sheet": {"path": "v1.contact.jpg"}}))
+    (outside / "v1.mp4").write_bytes((folder / "v1.mp4").read_bytes())
+    (outside / "v1.contact.jpg").write_bytes((anonymized_folder() / "v1.contact.jpg").read_bytes())  # as drawn
+    (outside / "v1.anonymization.json").write_text(json.dumps(report))
     code, _, err = cli("annotate", "anonymization", "push", "--reports", outside, "--project", fresh("refused"))
     assert code == 2 and "must be a subfolder of the document root" in err
     key = tmp_path / "key.pem"

@@ -389,6 +389,26 @@ def test_a_report_edited_anywhere_is_refused_naming_the_field(small, tmp_path, p
     assert problem.startswith(f"{forged}: ") and problem.endswith(f"({field})") and "\n" not in problem, problem
 
 
+def test_the_second_probes_edits_are_one_line_each(small, tmp_path):
+    """A lone surrogate in a sealed field (a traceback out of the seal's hash, through every entry point), a list of
+    unmeasured settings that is not a list, and a field removed with its seal entry (accepted) are each one line."""
+    from streamcue.anonymize.report import REPORT_FIELDS
+
+    _, video, _, report = small
+    assert set(report) == set(REPORT_FIELDS)  # what the anonymizer writes is what the gate requires
+    forged = tmp_path / "street.anonymization.json"
+    forged.write_text(json.dumps(report).replace('"binary": "', '"binary": "\\udc80', 1))
+    assert report_problem(forged, video).endswith("(ffmpeg)")
+    forged.write_text(json.dumps({**report, "status": "unmeasured", "unmeasured": 5}))
+    assert report_problem(forged, video).endswith("not 'passed' (settings outside the range where recall was "
+                                                  "measured: 5)")
+    dropped = {k: v for k, v in report.items() if k != "wall_s"}
+    dropped["fields_sha256"] = {k: v for k, v in report["fields_sha256"].items() if k != "wall_s"}
+    forged.write_text(json.dumps(dropped))
+    assert report_problem(forged, video).endswith("it holds no wall_s, which the anonymizer writes: anonymize the "
+                                                  "video again (wall_s)")
+
+
 @pytest.mark.parametrize("section", ["output", "input", "canary", "detections"])
 def test_a_report_whose_section_is_not_an_object_is_one_line(small, tmp_path, section):
     """``"output": [1]`` was an AttributeError through ``build recorded --anonymized``; no canary was accepted."""
