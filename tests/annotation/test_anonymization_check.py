@@ -114,9 +114,9 @@ def superseded_on_a_re_push(folder: Path, project: str, tasks: dict, tmp_path: P
     deleted, v1's and v2's are marked superseded (the page says so); pull reads v1's tick as superseded, so v1 is
     pending on its new report, while v2's rejection still holds for its bytes: push names it, and pull
     writes v2's new task rejected, naming the superseded task."""
-    for name in ("v1", "v2", "v3"):
+    for name in ("v1", "v2", "v3"):  # a re-run: a new report, sealed as the anonymizer seals it
         report = folder / f"{name}.anonymization.json"
-        report.write_text(json.dumps({**read_json(report), "wall_s": read_json(report)["wall_s"] + 1}))
+        report.write_text(json.dumps(seal({**read_json(report), "wall_s": read_json(report)["wall_s"] + 1})))
     code, out, err = cli("annotate", "anonymization", "push", "--reports", folder, "--project", project)
     assert code == 0, err
     assert "3 contact sheet(s) imported" in out and "3 older task(s) superseded" in out

@@ -92,7 +92,7 @@ def _stale(tmp_path, folder, name="v1"):
     for suffix in (".mp4", ".contact.jpg"):
         shutil.copyfile(folder / f"{name}{suffix}", again / f"{name}{suffix}")
     report = json.loads((folder / f"{name}.anonymization.json").read_text())
-    (again / f"{name}.anonymization.json").write_text(json.dumps({**report, "wall_s": report["wall_s"] + 1.5}))
+    (again / f"{name}.anonymization.json").write_text(json.dumps(seal({**report, "wall_s": report["wall_s"] + 1.5})))
     return again
 
 
