@@ -47,6 +47,7 @@ import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
@@ -983,52 +984,54 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
         raise
     wall = time.perf_counter() - started
     frames = len(face_counts)
-    problems = _output_problems(info, probe(tmp), frames)
-    if problems:  # a failed result is never left under the final name
-        tmp.unlink(missing_ok=True)
-        raise InputError(f"anonymization failed, nothing written: {'; '.join(problems)}", file=video)
+    with _removed_on_failure(tmp):  # a signal while the output is checked or the report made leaves nothing
+        problems = _output_problems(info, probe(tmp), frames)
+        if problems:  # a failed result is never left under the final name
+            tmp.unlink(missing_ok=True)
+            raise InputError(f"anonymization failed, nothing written: {'; '.join(problems)}", file=video)
 
-    def counts(values: list[int]) -> dict[str, Any]:
-        return {"total": int(sum(values)), "frames_with": int(sum(v > 0 for v in values)),
-                "max_per_frame": int(max(values, default=0)), "per_frame": values}
+        def counts(values: list[int]) -> dict[str, Any]:
+            return {"total": int(sum(values)), "frames_with": int(sum(v > 0 for v in values)),
+                    "max_per_frame": int(max(values, default=0)), "per_frame": values}
 
-    detectors = anonymizer.describe()
-    report = {
-        "format": REPORT_FORMAT,
-        "status": anonymization_status(problems, detectors, unmeasured),
-        "problems": problems,
-        "missing_detectors": [what for what in ("face", "plate") if not detectors.get(what)],
-        "unmeasured": unmeasured,  # settings outside the range where recall was measured
-        "canary": anonymizer.canary,
-        "input": {"path": video.name, "sha256": sha256_file(video), **asdict(info),
-                  "rotation_deg": display_rotation(video), "sample_aspect_ratio": f"{sar.numerator}:{sar.denominator}",
-                  "stored_size": [stored.width, stored.height]},
-        # frames are decoded as shown (rotation metadata and sample aspect ratio applied) and written so, square
-        # pixels without rotation metadata; looks for faces (and plates, at a turn where a face was found) also look
-        # at the frame turned by settings.turns_deg
-        "orientation": {**MEASURED_ORIENTATION, "looked_deg": [0, *(90 * k for k in TURNS)]},
-        "output": {"path": out_path.name, "sha256": sha256_file(tmp), "frames": frames,
-                   "audio": "kept" if options.keep_audio and info.has_audio else "dropped"},
-        "frames_processed": frames,
-        "frames_detected": looked,
-        "looks": look_counts(taken, anonymizer.plan(info.fps).clock_looks(frames), options.looks),
-        "detectors": detectors,
-        "options": anonymizer.stated,
-        "settings": {"pad": options.pad, "plate_pad": options.plate_pad, **settings,
-                     "dilate_frames": anonymizer.window(info.fps),
-                     "blur": "ellipse for faces; each merged region pixelated to 5 blocks + gaussian",
-                     "encoder": {**ENCODER, "preset": options.encoder_preset, "crf": options.crf,
-                                 "threads": options.encoder_threads}},
-        "detections": {"face": counts(face_counts), "plate": counts(plate_counts)},
-        "hidden_share_mean": hidden_share / frames if frames else 0.0,
-        "hidden_samples": samples,
-        "wall_s": round(wall, 3),
-        "fps": round(frames / wall, 2) if wall > 0 else None,
-        "ffmpeg": {"binary": Path(ffmpeg_exe()).name, "version": ffmpeg_version()},  # never a local path
-        "streamcue_version": __version__,
-    }
-    # the sheet and the report first (atomically), then the video: a failure at any step leaves none of them under
-    # its final name
+        detectors = anonymizer.describe()
+        report = {
+            "format": REPORT_FORMAT,
+            "status": anonymization_status(problems, detectors, unmeasured),
+            "problems": problems,
+            "missing_detectors": [what for what in ("face", "plate") if not detectors.get(what)],
+            "unmeasured": unmeasured,  # settings outside the range where recall was measured
+            "canary": anonymizer.canary,
+            "input": {"path": video.name, "sha256": sha256_file(video), **asdict(info),
+                      "rotation_deg": display_rotation(video),
+                      "sample_aspect_ratio": f"{sar.numerator}:{sar.denominator}",
+                      "stored_size": [stored.width, stored.height]},
+            # frames are decoded as shown (rotation metadata and sample aspect ratio applied) and written so, square
+            # pixels without rotation metadata; looks for faces (and plates, at a turn where a face was found) also look
+            # at the frame turned by settings.turns_deg
+            "orientation": {**MEASURED_ORIENTATION, "looked_deg": [0, *(90 * k for k in TURNS)]},
+            "output": {"path": out_path.name, "sha256": sha256_file(tmp), "frames": frames,
+                       "audio": "kept" if options.keep_audio and info.has_audio else "dropped"},
+            "frames_processed": frames,
+            "frames_detected": looked,
+            "looks": look_counts(taken, anonymizer.plan(info.fps).clock_looks(frames), options.looks),
+            "detectors": detectors,
+            "options": anonymizer.stated,
+            "settings": {"pad": options.pad, "plate_pad": options.plate_pad, **settings,
+                         "dilate_frames": anonymizer.window(info.fps),
+                         "blur": "ellipse for faces; each merged region pixelated to 5 blocks + gaussian",
+                         "encoder": {**ENCODER, "preset": options.encoder_preset, "crf": options.crf,
+                                     "threads": options.encoder_threads}},
+            "detections": {"face": counts(face_counts), "plate": counts(plate_counts)},
+            "hidden_share_mean": hidden_share / frames if frames else 0.0,
+            "hidden_samples": samples,
+            "wall_s": round(wall, 3),
+            "fps": round(frames / wall, 2) if wall > 0 else None,
+            "ffmpeg": {"binary": Path(ffmpeg_exe()).name, "version": ffmpeg_version()},  # never a local path
+            "streamcue_version": __version__,
+        }
+        # the sheet and the report first (atomically), then the video: a failure at any step leaves none of them under
+        # its final name
     sheet_path = contact_sheet_path(out_path)
     try:
         report["contact_sheet"] = sheet.write(sheet_path)
@@ -1045,6 +1048,16 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
                              "written", file=report_path) from None
         raise
     return report
+
+
+@contextmanager
+def _removed_on_failure(path: Path) -> Iterator[None]:
+    """Remove ``path`` when the block raises anything (a SIGTERM's :class:`Terminated` too), then raise it again."""
+    try:
+        yield
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
 
 
 def look_counts(taken: dict[str, dict[str, int]], clock: dict[str, int], schedule: str) -> dict[str, Any]:
