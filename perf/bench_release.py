@@ -100,6 +100,9 @@ def recorded_videos(folder: Path, count: int, megabytes: int) -> tuple[Path, Pat
                              "track_threshold": 0.08}}
     plates = dict(detector, name="haar-plate",  # the search measured in issue 45
                   settings={"looks": PLATE_LOOKS, "measured_widths": MEASURED_PLATE_WIDTHS})
+    sheet = folder / "sheet.jpg"  # the stand-in's contact sheet: a grey frame
+    sheet.write_bytes(bytes.fromhex("ffd8ffe000104a46494600010100000100010000ffdb004300") + bytes(64) +
+                      bytes.fromhex("ffd9"))
     key = generate(folder / "signing.pem")
     videos, captions = [], []
     for i in range(count):
@@ -115,7 +118,11 @@ def recorded_videos(folder: Path, count: int, megabytes: int) -> tuple[Path, Pat
                                "turn_hold": 30, "stride": 6, "full_every": 15, "plate_every": 6, "pad": 0.35},
                   "frames_detected": frames,
                   "detectors": {"face": detector, "plate": plates},
-                  "detections": {"face": {"per_frame": [0] * frames}, "plate": {"per_frame": [0] * frames}}}
+                  "detections": {"face": {"per_frame": [0] * frames}, "plate": {"per_frame": [0] * frames}},
+                  "missing_detectors": [], "unmeasured": [], "frames_processed": frames, "hidden_share_mean": 0.0,
+                  "hidden_samples": [], "wall_s": 1.0, "fps": 300.0, "ffmpeg": {}, "streamcue_version": "bench",
+                  "contact_sheet": {"path": f"v{i}.contact.jpg", "sha256": sha256_file(sheet)}}
+        shutil.copyfile(sheet, records / "reports" / f"v{i}.contact.jpg")
         (records / "reports" / f"v{i}.json").write_text(json.dumps(seal(report)))  # every field as the gate reads it
         videos.append({"schema_version": "1.0", "video_id": f"v{i}", "source": "recorded", "duration_s": 30.0,
                        "fps": 30.0, "width": 1280, "height": 720, "license": "CC BY 4.0",
