@@ -986,8 +986,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
     frames = len(face_counts)
     with _removed_on_failure(tmp):  # a signal while the output is checked or the report made leaves nothing
         problems = _output_problems(info, probe(tmp), frames)
-        if problems:  # a failed result is never left under the final name
-            tmp.unlink(missing_ok=True)
+        if problems:  # a failed result is never left under the final name (the block removes it)
             raise InputError(f"anonymization failed, nothing written: {'; '.join(problems)}", file=video)
 
         def counts(values: list[int]) -> dict[str, Any]:

@@ -130,8 +130,7 @@ def _rotation_problem(path: Path, header: str) -> str | None:
     None. ffmpeg turns the frames of 92 degrees by that angle inside the stored frame (its corners cut, black filling
     the rest) where a player shows them turned whole, and those of 89.2 so too, while it turns 90.5 by a quarter turn:
     only a quarter turn is taken."""
-    found = re.search(r"rotation of (-?[0-9.]+) degrees", header)
-    degrees = float(found.group(1)) if found else 0.0
+    degrees = _stated_rotation(header)
     if degrees % 90 == 0:
         return None
     fixed = path.with_name(f"{path.stem}.unrotated{path.suffix}")
@@ -162,8 +161,13 @@ def display_rotation(path: str | Path, header: str | None = None) -> int:
     """Degrees (counter-clockwise) of the video stream's rotation metadata (its display matrix), 0 when none: a quarter
     turn (:func:`probe` refuses any other), what :func:`read_frames` applies, so that frames come as shown and
     :func:`probe`'s size is the shown one."""
-    found = re.search(r"rotation of (-?[0-9.]+) degrees", header if header is not None else _stream_header(path))
-    return round(float(found.group(1))) % 360 if found else 0
+    return round(_stated_rotation(header if header is not None else _stream_header(path))) % 360
+
+
+def _stated_rotation(header: str) -> float:
+    """Degrees of rotation metadata as ffmpeg's header states them (two decimals), 0 when none."""
+    found = re.search(r"rotation of (-?[0-9.]+) degrees", header)
+    return float(found.group(1)) if found else 0.0
 
 
 def sample_aspect(path: str | Path) -> Fraction:
