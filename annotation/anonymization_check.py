@@ -43,9 +43,11 @@ from streamcue.annotation.convert import Where
 from streamcue.annotation.roundtrip import BATCH, LOCAL_FILES, served_folder, served_root
 from streamcue.annotation.signing import SigningKey, canonical, load_key
 from streamcue.annotation.verify import latest_per_annotator
-from streamcue.anonymize.report import seal_problem, sha256_file, sheet_beside
+from streamcue.anonymize.contact_sheet import sheet_problem
+from streamcue.anonymize.report import report_problem, seal_problem, sha256_file, sheet_beside
 from streamcue.errors import ConfigError, InputError
 from streamcue.io import read_json
+from streamcue.progress import track
 
 __all__ = ["KIND", "CHECKS_FILE", "FORMAT", "HIDDEN", "READABLE", "Sheet", "sheets", "Pushed", "push", "pull",
            "rejections", "read_checks", "video_check"]
@@ -76,12 +78,13 @@ class Sheet:
 
 def sheets(reports: Path) -> list[Sheet]:
     """Every report of ``reports`` (the anonymizer's output folder, or one report file) with its contact sheet;
-    one line naming the report for a report that is not ``passed`` or has no sheet."""
+    one line naming the report for a report that is not ``passed``, has no sheet, a video a release would refuse
+    under it, or a sheet that does not show that video's frames."""
     files = sorted(reports.glob(f"*{_REPORT_SUFFIX}")) if reports.is_dir() else [reports]
     if not files or not files[0].is_file():
         raise InputError(f"no anonymization report (NAME{_REPORT_SUFFIX}, written by streamcue anonymize)",
                          file=reports)
-    return [_sheet(path) for path in files]
+    return [_sheet(path) for path in track(files, "comparing contact sheets with their videos", total=len(files))]
 
 
 def _sheet(path: Path) -> Sheet:
@@ -101,9 +104,29 @@ def _sheet(path: Path) -> Sheet:
         raise InputError("no contact sheet (a report made before sheets were drawn): anonymize the video again",
                          file=path, field="$.contact_sheet.path")
     sheet, digest = sheet_beside(path, stated)
-    frames = stated.get("frames")
+    _drawn_from_video(path, report, sheet)
     return Sheet(path, sheet, str(output.get("path")), output["sha256"], sha256_file(path), digest,
-                 len(frames) if isinstance(frames, list) else 0)
+                 len(stated["frames"]))
+
+
+def _drawn_from_video(path: Path, report: dict[str, Any], sheet: Path) -> None:
+    """One line naming the report unless the video it names is beside it and a release would publish it under
+    the report (:func:`~streamcue.anonymize.report.report_problem`: its bytes, the blur, every measured field), and
+    the sheet shows that video's frames (:func:`~streamcue.anonymize.contact_sheet.sheet_problem`): what a person
+    ticks is what is published."""
+    named = report["output"].get("path")
+    video = path.with_name(named) if isinstance(named, str) and Path(named).name == named else None
+    if video is None or not video.is_file():
+        raise InputError(f"the video the report names ({named}) is not beside it: the contact sheet is compared with "
+                         "its frames before a person is shown it", file=path, field="$.output.path")
+    problem = report_problem(path, video)
+    if problem:
+        raise InputError(problem.removeprefix(f"{path}: "), file=path)
+    encoder = report["settings"].get("encoder")
+    problem = sheet_problem(sheet, video, report["contact_sheet"], report["input"]["fps"],
+                            encoder.get("crf") if isinstance(encoder, dict) else None)
+    if problem:
+        raise InputError(problem, file=path, field="$.contact_sheet")
 
 
 def _task(sheet: Sheet, document_root: Path) -> dict[str, Any]:

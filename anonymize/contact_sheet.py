@@ -6,24 +6,40 @@ Frames are kept as they go by: every ``stride``-th frame from the first (the str
 gives, when known: a tile is drawn only for a frame that can stay), and when more than ``SHEET["most"]`` are kept
 every other one is dropped and the stride doubles, so the sheet holds frames spread evenly over the whole video
 (the last one too: it is always added at the end).
+
+A sheet is drawn from the frames given to the encoder, so it is bound to the published bytes afterwards
+(:func:`sheet_problem`, run before a person is shown it): each tile is drawn again from the published video's frame,
+and the two may differ no more than the encoder and the JPEG make them (``MATCH``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
 from streamcue.extras import require
+from streamcue.video import probe, read_frames
 
-__all__ = ["SHEET", "ContactSheet", "contact_sheet_path"]
+__all__ = ["SHEET", "MATCH", "ContactSheet", "contact_sheet_path", "sheet_problem", "tile_differences"]
 
 #: How a sheet looks (stated in the report's ``contact_sheet``): at most ``most`` tiles, ``columns`` a row, each
 #: ``tile_width`` px wide, hidden regions outlined ``outline_px`` thick in ``outline_bgr``, JPEG ``quality``.
 SHEET = {"most": 12, "columns": 4, "tile_width": 480, "outline_bgr": [0, 0, 255], "outline_px": 2, "quality": 85}
+
+
+#: How near a sheet's tile must be to the published frame drawn again as a tile (:func:`sheet_problem`): in every
+#: ``block_px`` square of the tile, away from the red outlines, the mean over its pixels of the largest of the three
+#: channels' absolute differences is at most ``most_difference`` (of 255). On the labelled clips at 720p and 1080p,
+#: landscape and portrait, a sheet and its own video differ by at most 14 at crf 18 to 40 and up to 49 at crf 51,
+#: while the unblurred input differs from a sheet by 47 to 123 (tests/anonymize/test_contact_sheet_match.py, the
+#: figures in docs/anonymize.md, "A contact sheet per video"); a sheet of a video encoded above ``most_crf`` is not
+#: compared and is refused, as its frames differ from the sheet as much as other frames do.
+MATCH = {"block_px": 8, "most_difference": 30, "most_crf": 32}
 
 
 def contact_sheet_path(out_path: str | Path) -> Path:
@@ -78,14 +94,83 @@ class ContactSheet:
                 "frames": sorted(self.tiles)}
 
 
-def _tile(frame: np.ndarray, mask: np.ndarray, label: str) -> np.ndarray:
-    """``frame`` scaled to ``SHEET["tile_width"]`` with ``mask``'s regions outlined and ``label`` written on it."""
+def sheet_problem(sheet: Path, video: Path, stated: dict[str, Any], fps: float, crf: Any) -> str | None:
+    """None when each tile of ``sheet`` (the report's ``contact_sheet``: ``stated``) shows the published ``video``'s
+    frame it names within ``MATCH`` (:func:`tile_differences`) and the video was encoded at ``crf`` at most
+    ``MATCH["most_crf"]``; else one line naming the tile, its frame and time (or the crf)."""
+    if not isinstance(crf, int) or isinstance(crf, bool) or crf > MATCH["most_crf"]:
+        return (f"encoded at crf {crf!r}: above crf {MATCH['most_crf']} the published frames differ from the contact "
+                f"sheet as much as other frames do, so the sheet cannot stand for them; anonymize it again with --crf "
+                f"{MATCH['most_crf']} or less")
+    try:
+        for tile, index, worst in tile_differences(sheet, video, stated, fps):
+            if worst > MATCH["most_difference"]:
+                return (f"tile {tile} of the contact sheet ({index / fps:.1f} s) is not frame {index} of {video.name}: "
+                        f"they differ by {worst:.0f} of 255 (at most {MATCH['most_difference']}); the sheet was drawn "
+                        "from other frames than those published")
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def tile_differences(sheet: Path, video: Path, stated: dict[str, Any], fps: float) -> Iterator[tuple[int, int, float]]:
+    """Per tile of ``sheet`` (``stated["frames"]`` names their frames; ``fps`` the labels' rate, the report's
+    ``input.fps``): its number from 1, its frame and how far it is from that frame of ``video`` drawn again as a tile
+    (:func:`_difference`). A ValueError in one line when the sheet is not laid out for that many frames of the
+    video or names a frame the video does not hold."""
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    frames, info = stated.get("frames"), probe(video)
+    height, width = max(1, round(info.height * SHEET["tile_width"] / info.width)), SHEET["tile_width"]
+    image = cv2.imdecode(np.fromfile(sheet, np.uint8), cv2.IMREAD_COLOR)
+    if not isinstance(frames, list) or not frames or image is None or image.shape[:2] != (
+            math.ceil(len(frames) / SHEET["columns"]) * height, SHEET["columns"] * width):
+        raise ValueError(f"the contact sheet is not laid out as drawn for {len(frames or ())} frames of {video.name}")
+    for k, index in enumerate(frames):
+        row, column = divmod(k, SHEET["columns"])
+        frame = _frame_at(video, info, index) if isinstance(index, int) and not isinstance(index, bool) else None
+        if frame is None:
+            raise ValueError(f"tile {k + 1} of the contact sheet names frame {index!r}, which {video.name} does not "
+                             "hold")
+        shown = image[row * height:(row + 1) * height, column * width:(column + 1) * width]
+        yield k + 1, index, _difference(shown, _tile(frame, None, f"{index / fps:.1f} s"))
+
+
+def _frame_at(video: Path, info: Any, index: int) -> np.ndarray | None:
+    """Frame ``index`` of ``video`` (frames at a constant rate, as the anonymizer writes them), None past its end."""
+    start = max(0.0, (index - 0.5) / info.fps)  # a seek lands on the first frame at or after it: frame index
+    frames = read_frames(video, info, span=(start, start + 2 / info.fps))
+    try:
+        return next(frames, None)
+    finally:
+        frames.close()
+
+
+def _difference(shown: np.ndarray, drawn: np.ndarray) -> float:
+    """The largest mean, over ``MATCH["block_px"]`` squares, of the per-pixel largest channel difference between
+    the tile as shown and as drawn again without outlines; pixels on or next to a red outline (on the sheet) count
+    0."""
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    shown, drawn = shown.astype(np.int16), drawn.astype(np.int16)
+    red = (shown[..., 2] - np.maximum(shown[..., 0], shown[..., 1])) > 60  # an outline, its JPEG fringe too
+    near = cv2.dilate(red.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
+    difference = np.abs(shown - drawn).max(axis=2).astype(np.float32)
+    difference[near] = 0
+    block = MATCH["block_px"]
+    h, w = difference.shape
+    blocks = cv2.resize(difference, (max(1, w // block), max(1, h // block)), interpolation=cv2.INTER_AREA)
+    return float(blocks.max())
+
+
+def _tile(frame: np.ndarray, mask: np.ndarray | None, label: str) -> np.ndarray:
+    """``frame`` scaled to ``SHEET["tile_width"]`` with ``mask``'s regions outlined (none without one) and ``label``
+    written on it."""
     cv2 = require("cv2", "anonymize", "opencv-python")
     h, w = frame.shape[:2]
     size = (SHEET["tile_width"], max(1, round(h * SHEET["tile_width"] / w)))
     tile = cv2.resize(frame, size, interpolation=cv2.INTER_AREA)
-    small = cv2.resize(mask.astype(np.uint8), size, interpolation=cv2.INTER_NEAREST)
-    contours, _ = cv2.findContours(small, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    cv2.drawContours(tile, contours, -1, tuple(SHEET["outline_bgr"]), SHEET["outline_px"])
+    if mask is not None:
+        small = cv2.resize(mask.astype(np.uint8), size, interpolation=cv2.INTER_NEAREST)
+        contours, _ = cv2.findContours(small, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        cv2.drawContours(tile, contours, -1, tuple(SHEET["outline_bgr"]), SHEET["outline_px"])
     cv2.putText(tile, label, (6, 20), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (255, 255, 255), 2, cv2.LINE_AA)
     return tile

@@ -1,0 +1,74 @@
+"""A contact sheet is bound to the published frames (anonymize/contact_sheet.py, ``sheet_problem``): each tile is
+drawn again from the published video and compared, so a person never ticks a sheet of other frames than those a
+release publishes (issue 45: a forger who resealed a report could publish the raw input beside the genuine sheet).
+Every case reuses the one clip the real anonymizer blurred for this process (tests/contact_sheets.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from conftest import cli
+from contact_sheets import anonymized_folder, own_bytes
+
+pytest.importorskip("cv2")
+
+from streamcue.anonymize.contact_sheet import MATCH, sheet_problem  # noqa: E402
+from streamcue.seal import SEAL, seal  # noqa: E402
+
+
+def _report():
+    return json.loads((anonymized_folder() / "v1.anonymization.json").read_text())
+
+
+def _problem(video, sheet=None, crf=18, **stated):
+    report, folder = _report(), anonymized_folder()
+    return sheet_problem(sheet or folder / "v1.contact.jpg", video, {**report["contact_sheet"], **stated},
+                         report["input"]["fps"], crf)
+
+
+def test_a_sheet_matches_the_video_it_was_drawn_from():
+    """The anonymizer's own sheet and video: every tile is the published frame it names (the JPEG, the encoder
+    and the outlines set aside)."""
+    assert _problem(anonymized_folder() / "v1.mp4") is None
+
+
+def test_a_sheet_beside_other_frames_is_named_tile_by_tile():
+    """The unblurred input beside the genuine sheet (the forgery issue 45's probe published), the frames named
+    one later than drawn, and an index past the video's end are each one line naming the tile."""
+    folder = anonymized_folder()
+    raw = _problem(folder.parent / "v1.mp4")
+    assert raw.startswith("tile 1 of the contact sheet (0.0 s) is not frame 0 of v1.mp4: they differ by ")
+    assert "the sheet was drawn from other frames than those published" in raw
+    frames = _report()["contact_sheet"]["frames"]
+    shifted = _problem(folder / "v1.mp4", frames=[f + 1 for f in frames[:-1]] + [frames[-1]])
+    assert shifted is not None and shifted.startswith("tile ")
+    past = _problem(folder / "v1.mp4", frames=[*frames[:-1], 10_000])
+    assert past == f"tile {len(frames)} of the contact sheet names frame 10000, which v1.mp4 does not hold"
+    assert _problem(folder / "v1.mp4", frames=frames[:4]).startswith("the contact sheet is not laid out as drawn")
+
+
+@pytest.mark.parametrize("crf", [MATCH["most_crf"] + 1, None, True, "18"])
+def test_a_sheet_of_a_video_encoded_past_the_compared_crf_is_refused(crf):
+    assert _problem(anonymized_folder() / "v1.mp4", crf=crf).startswith(f"encoded at crf {crf!r}: above crf 32 ")
+
+
+def test_push_refuses_the_raw_input_published_under_a_resealed_report(tmp_path):
+    """The forgery end to end: the input re-muxed (the same frames, other bytes) beside the genuine sheet, its
+    report resealed to name those bytes with no detection (so no hidden region for the blur check to sample).
+    ``annotate anonymization push`` refuses it in one line naming the report and field before any server is
+    asked."""
+    folder = anonymized_folder()
+    shutil.copyfile(folder / "v1.contact.jpg", tmp_path / "v1.contact.jpg")
+    raw = own_bytes(folder.parent / "v1.mp4", tmp_path / "v1.mp4", "re-muxed")
+    report = _report()
+    report.pop(SEAL)
+    zero = {"total": 0, "frames_with": 0, "max_per_frame": 0, "per_frame": [0] * report["output"]["frames"]}
+    report.update(output={**report["output"], "sha256": raw}, hidden_samples=[],
+                  detections={"face": zero, "plate": zero}, hidden_share_mean=0.0)
+    (tmp_path / "v1.anonymization.json").write_text(json.dumps(seal(report)))
+    code, out, err = cli("annotate", "anonymization", "push", "--reports", tmp_path, "--project", "forged")
+    assert code != 0 and "Traceback" not in err, err
+    assert "v1.anonymization.json" in err and "$.contact_sheet" in err and "is not frame 0 of v1.mp4" in err, err
