@@ -394,15 +394,16 @@ def _is(expected: Any) -> Any:
 
 def _stored_as_shown(value: Any, report: dict[str, Any]) -> bool:
     """``input.stored_size`` is the frame that ``input.sample_aspect_ratio`` shows at ``input.width`` x ``height``."""
-    from streamcue.video import shown_size
+    from streamcue.video import parse_ratio, shown_size
 
     source = report["input"]
-    ratio = str(source.get("sample_aspect_ratio")).split(":")
-    if not (isinstance(value, list) and len(value) == 2 and all(type(v) is int and v > 0 for v in value)
-            and len(ratio) == 2 and all(part.isdigit() and int(part) for part in ratio)):
+    try:
+        ratio = parse_ratio(source.get("sample_aspect_ratio"))
+    except ValueError:
         return False
-    shown = shown_size(value[0], value[1], Fraction(int(ratio[0]), int(ratio[1])))
-    return list(shown) == [source.get("width"), source.get("height")]
+    if not (isinstance(value, list) and len(value) == 2 and all(type(v) is int and v > 0 for v in value)):
+        return False
+    return list(shown_size(value[0], value[1], ratio)) == [source.get("width"), source.get("height")]
 
 
 def _rate(report: dict[str, Any]) -> tuple[float, int] | None:
