@@ -14,10 +14,8 @@ hidden), ``unmeasured`` when a setting lies outside the range where recall was m
 (``--allow-unmeasured``, listed in ``unmeasured``), else ``passed``. ``canary`` records that the
 face detector, with the run's settings, found a known face before the run began
 (:mod:`streamcue.anonymize.canary`). CenterFace's settings name what ran it (``runtime``:
-onnxruntime, openvino-fp32, openvino-bf16 or torch) and the model's SHA-256 (``model_sha256``);
-reports made before they were named lack both and were made with onnxruntime: the check below
-reads neither, so it passes and refuses them as before. Paths in a report are file names only,
-never a local folder.
+onnxruntime, openvino-fp32, openvino-bf16 or torch) and the model's SHA-256 (``model_sha256``).
+Paths in a report are file names only, never a local folder.
 
 A recorded video may be published only when its report exists, says ``passed``, names both
 detectors with their versions, holds a detection log for every frame, names the SHA-256 of
@@ -61,9 +59,9 @@ __all__ = ["REPORT_FORMAT", "MEASURED", "MEASURED_RUNTIMES", "MEASURED_SCHEDULE"
 #: ``allow_unmeasured`` and the report's status is then ``unmeasured``, which a release refuses.
 MEASURED = {"face_threshold": 0.2, "track_threshold": 0.08, "pad": 0.25}
 
-#: CenterFace's runtimes on the CPU whose recall held on the labelled clips (``detectors.face.settings.runtime``;
-#: a report made before it was named was made with onnxruntime); ``openvino-bf16`` hid less (docs/anonymize.md,
-#: "Runtimes") and ``torch`` on a GPU was measured in one run only: both ``unmeasured``.
+#: CenterFace's runtimes on the CPU whose recall held on the labelled clips (``detectors.face.settings.runtime``,
+#: which a CenterFace report must state); ``openvino-bf16`` hid less (docs/anonymize.md, "Runtimes") and ``torch``
+#: on a GPU was measured in one run only: both ``unmeasured``.
 MEASURED_RUNTIMES = ("onnxruntime", "openvino-fp32")
 
 #: The sparsest detection schedule whose recall was measured on the labelled clips, upright, turned
@@ -394,15 +392,16 @@ def _is(expected: Any) -> Any:
 
 def _stored_as_shown(value: Any, report: dict[str, Any]) -> bool:
     """``input.stored_size`` is the frame that ``input.sample_aspect_ratio`` shows at ``input.width`` x ``height``."""
-    from streamcue.video import shown_size
+    from streamcue.video import parse_ratio, shown_size
 
     source = report["input"]
-    ratio = str(source.get("sample_aspect_ratio")).split(":")
-    if not (isinstance(value, list) and len(value) == 2 and all(type(v) is int and v > 0 for v in value)
-            and len(ratio) == 2 and all(part.isdigit() and int(part) for part in ratio)):
+    try:
+        ratio = parse_ratio(source.get("sample_aspect_ratio"))
+    except ValueError:
         return False
-    shown = shown_size(value[0], value[1], Fraction(int(ratio[0]), int(ratio[1])))
-    return list(shown) == [source.get("width"), source.get("height")]
+    if not (isinstance(value, list) and len(value) == 2 and all(type(v) is int and v > 0 for v in value)):
+        return False
+    return list(shown_size(value[0], value[1], ratio)) == [source.get("width"), source.get("height")]
 
 
 def _rate(report: dict[str, Any]) -> tuple[float, int] | None:
@@ -473,8 +472,8 @@ _MEASURED_FIELDS: tuple[tuple[str, Any, Any, str], ...] = (
      f"a face threshold of {MEASURED['face_threshold']} or less"),
     ("detectors.face.settings.track_threshold", _centerface, _at_most(MEASURED["track_threshold"]),
      f"a track threshold of {MEASURED['track_threshold']} or less"),
-    ("detectors.face.settings.runtime", lambda r: _centerface(r) and _field(r, "detectors.face.settings.runtime")
-     is not _ABSENT, lambda v, r: v in MEASURED_RUNTIMES, f"CenterFace run by {' or '.join(MEASURED_RUNTIMES)}"),
+    ("detectors.face.settings.runtime", _centerface, lambda v, r: v in MEASURED_RUNTIMES,
+     f"CenterFace run by {' or '.join(MEASURED_RUNTIMES)}"),
     ("detectors.face.settings.short_side_share", _centerface, _is(_M["short_side_share"]),
      f"{_M['short_side_share']} of the look's size kept on the frame's short side"),
 )

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -427,9 +426,9 @@ def write_clip(path: str | Path, **kwargs: Any) -> list[Truth]:
     :func:`streamcue.video.shown_size`'s inverse with that ratio on the file, the truth as shown; e.g.
     ``write_clip("crowd.mp4", fps=30, seconds=4, scene="crowd")`` for a 1280x720 30 fps clip like
     the benchmark's."""
-    from streamcue.video import FrameWriter
+    from streamcue.video import FrameWriter, parse_ratio
 
-    rotation, sar = kwargs.pop("rotation", 0), Fraction(kwargs.pop("sar", "1").replace(":", "/"))
+    rotation, sar = kwargs.pop("rotation", 0), parse_ratio(kwargs.pop("sar", "1:1"))
     width, height, fps = kwargs.get("width", 1280), kwargs.get("height", 720), kwargs.get("fps", 10)
     if kwargs.get("turn", 0) % 2:
         width, height = height, width

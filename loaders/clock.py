@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streamcue.errors import ConfigError
+from streamcue.finite import parse_csv_number
 
 __all__ = ["CLOCK_HELP", "WITHIN_S", "Clock", "StreamClock", "arrival", "asked_at", "checked_clock", "clock_report",
            "current", "issue", "next_poll", "place", "restamp", "stream_step", "streaming"]
@@ -58,8 +59,8 @@ class Clock:
             return cls(text)
         head, _, tail = text.partition(":")
         if head == "fixed":
-            try:
-                seconds = float(tail)
+            try:  # as a number option is read: no digit underscores (fixed:1_0), no NaN or Infinity
+                seconds = parse_csv_number(tail)
             except ValueError:
                 seconds = math.nan
             if math.isfinite(seconds) and seconds >= 0:

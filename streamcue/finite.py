@@ -75,8 +75,9 @@ def seconds_problem(value: float) -> str | None:
 
 
 def parse_csv_number(text: str) -> float:
-    """A number from a CSV cell, as a person wrote it: ``float`` would read ``557.0_61`` as 557.061
-    (digit underscores), ``nan`` and ``1e999``; all three are refused with :class:`ValueError`."""
+    """A number from a CSV cell (or an option's text, ``--clock fixed:S``), as a person wrote it: ``float`` would
+    read ``557.0_61`` as 557.061 (digit underscores), ``nan`` and ``1e999``; all three are refused with
+    :class:`ValueError`. (The CLI's ``int`` and ``float`` options refuse digit underscores too.)"""
     stripped = text.strip() if isinstance(text, str) else text
     if not isinstance(stripped, str) or "_" in stripped:
         raise ValueError(f"{text!r} is not a number")

@@ -29,8 +29,8 @@ from streamcue.extras import require
 from streamcue.interrupt import on_interrupt
 
 
-__all__ = ["ffmpeg_exe", "ffmpeg_version", "VideoInfo", "probe", "display_rotation", "sample_aspect", "shown_size",
-           "read_frames", "FrameWriter",
+__all__ = ["ffmpeg_exe", "ffmpeg_version", "VideoInfo", "probe", "display_rotation", "sample_aspect", "parse_ratio",
+           "shown_size", "read_frames", "FrameWriter",
            "jpeg_frames", "Jpeg", "frame_size", "cut_clip", "cut_audio", "AUDIO_RATE"]
 
 
@@ -179,12 +179,25 @@ def sample_aspect(path: str | Path) -> Fraction:
     header = _stream_header(path)
     video = re.search(r"Video:.*", header)
     line = video.group(0) if video else ""
-    for pattern in (r"(?<=, )SAR (\d+):(\d+) DAR", r"\[SAR (\d+):(\d+) DAR"):
+    for pattern in (r"(?<=, )SAR (\d+:\d+) DAR", r"\[SAR (\d+:\d+) DAR"):
         found = re.search(pattern, line)
-        if found and int(found.group(1)) and int(found.group(2)):
-            sar = Fraction(int(found.group(1)), int(found.group(2)))
+        try:
+            sar = parse_ratio(found.group(1)) if found else None
+        except ValueError:  # ffmpeg's 0:1: no ratio stated there
+            sar = None
+        if sar is not None:
             return 1 / sar if display_rotation(path, header) in (90, 270) else sar
     return Fraction(1)
+
+
+def parse_ratio(text: Any) -> Fraction:
+    """The ratio ``"a:b"`` (a sample aspect ratio as ffmpeg and the anonymization report write it) as ``a / b``;
+    a :class:`ValueError` naming the text for anything else: not a string, not two parts, a part that is not a
+    whole number above 0 written in ASCII digits (``0:1``, ``-2:1``, ``1.5:1``, ``2/1``, `` 2:1``, ``2_0:1``)."""
+    parts = text.split(":") if isinstance(text, str) else []
+    if len(parts) != 2 or not all(part.isascii() and part.isdigit() and int(part) > 0 for part in parts):
+        raise ValueError(f"{text!r} is not a ratio a:b of two whole numbers above 0")
+    return Fraction(int(parts[0]), int(parts[1]))
 
 
 def shown_size(width: int, height: int, sar: Fraction) -> tuple[int, int]:

@@ -142,7 +142,8 @@ def _command(name: str | None = None) -> Any:
     """The click command tree typer derives from ``app`` (built once per process: it takes ~0.3 s); with ``name`` (a
     key of :data:`COMMANDS`), the same root with that command alone: its usage, options and help are those of the
     whole tree's."""
-    return _one_line_paragraphs(_plain_usage(typer.main.get_command(app if name is None else _app((name,)))))
+    tree = typer.main.get_command(app if name is None else _app((name,)))
+    return _one_line_paragraphs(_plain_usage(_plain_numbers(tree)))
 
 
 def _one_line_paragraphs(command: Any) -> Any:
@@ -172,6 +173,28 @@ def _plain_usage(command: Any) -> Any:
 
 def _usage_piece(piece: str, ctx: Any) -> list[str]:
     return [piece]
+
+
+def _plain_numbers(command: Any) -> Any:
+    """Every ``int`` and ``float`` option of the tree refuses a value with digit underscores (``--pad 1_0``), as
+    the CSV readers do (:func:`streamcue.finite.parse_csv_number`): typer reads numbers as Python does, so ``1_0``
+    would be 10. What typer refuses (``0x10``, ``abc``) and each command's own range checks (NaN, Infinity,
+    ``1e999``) stay as they are."""
+    for param in getattr(command, "params", []):
+        if getattr(getattr(param, "type_descriptor", None), "annotation", None) in (int, float):
+            param.process_value = functools.partial(_number_text, param.process_value, param)
+    for sub in getattr(command, "commands", {}).values():
+        _plain_numbers(sub)
+    return command
+
+
+def _number_text(process: Any, param: Any, ctx: Any, value: Any) -> Any:
+    """``param``'s ``process_value``: a text with ``_`` is refused naming the option, else typer reads it."""
+    for text in value if isinstance(value, (list, tuple)) else (value,):
+        if isinstance(text, str) and "_" in text:
+            raise typer.BadParameter(f"{text!r} is not a number (digit underscores are not read)", ctx=ctx,
+                                     param=param)
+    return process(ctx, value)
 
 
 def _usage_line(exc: Exception) -> str:

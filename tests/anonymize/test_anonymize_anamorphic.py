@@ -196,3 +196,20 @@ def test_shown_size_widens_or_heightens_never_shrinks():
     assert shown_size(1280, 720, Fraction(2)) == (2560, 720)
     assert shown_size(1440, 1080, Fraction(4, 3)) == (1920, 1080)
     assert shown_size(1280, 720, Fraction(1, 2)) == (1280, 1440)
+
+
+def test_one_reader_of_a_ratio_refuses_what_is_not_two_whole_numbers_above_0(tmp_path):
+    """issue 45: the report's stored-size check, write_clip and sample_aspect each read "a:b" their own way (the
+    check took ``int("٣")``, write_clip took ``"2/1"``); now all read it with streamcue.video.parse_ratio."""
+    from fractions import Fraction
+
+    from streamcue.video import parse_ratio
+
+    assert (parse_ratio("2:1"), parse_ratio("4:3"), parse_ratio("1:30"), parse_ratio("02:2")) == \
+        (2, Fraction(4, 3), Fraction(1, 30), 1)
+    for bad in ("0:1", "1:0", "-2:1", "1.5:1", "2/1", "2", "2:1:1", " 2:1", "2_0:1", "²:1", "٣:1", "", None, 2):
+        with pytest.raises(ValueError, match="is not a ratio a:b of two whole numbers above 0"):
+            parse_ratio(bad)
+    with pytest.raises(ValueError, match="'2/1' is not a ratio"):
+        write_clip(tmp_path / "x.mp4", width=64, height=64, seconds=0.1, sar="2/1")
+    assert not any(tmp_path.iterdir())

@@ -356,6 +356,7 @@ def _edited(report, path, value):
     ("detectors.face.settings.track_threshold", 0.15, "detectors.face.settings.track_threshold"),
     ("detectors.face.settings.runtime", "openvino-bf16", "detectors.face.settings.runtime"),
     ("detectors.face.settings.runtime", "torch", "detectors.face.settings.runtime"),
+    ("detectors.face.settings.runtime", DELETE, "detectors.face.settings.runtime"),  # was read as onnxruntime's
 ])
 def test_a_passing_report_edited_off_the_measured_settings_is_refused(small, tmp_path, path, value, field):
     """The newcomer's hand edits of a genuine ``passed`` report (each was accepted): every field that decides recall

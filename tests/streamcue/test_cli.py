@@ -94,6 +94,37 @@ def test_a_bad_choice_or_option_is_refused_in_one_line(args, start):
     assert "--help" in err and "Traceback" not in err
 
 
+def test_a_number_option_with_digit_underscores_is_refused_in_one_line(tmp_path):
+    """issue 45: typer reads numbers as Python does, so ``--pad 1_0`` was 10 (CSV numbers refuse digit
+    underscores); now every int and float option of every command (a builder's, a strategy's too) and ``--clock
+    fixed:S`` refuse it in one line naming the option, before any input is read. What was refused stays refused
+    (``0x10``, ``1e999`` for an int); a space or a plus sign around a number is still read (as in a CSV cell)."""
+    missing, underscores = tmp_path / "missing", "is not a number (digit underscores are not read)"
+    for args, words in [
+        (["anonymize", "--pad", "0_1", missing, "--out", tmp_path / "a"], ("'--pad'", "'0_1'", underscores)),
+        (["stats", "agreement", "--threshold", "0_5", "--generated", missing, "--verified", missing],
+         ("'--threshold'", underscores)),
+        (["release", "diff", "--show", "1_0", missing, missing], ("'--show'", underscores)),
+        (["compare", "--resamples", "1_000", missing, missing], ("'--resamples'", underscores)),
+        (["build", "ego4d", "--min-clip-s", "1_0", "--goalstep", missing, "--out", tmp_path / "e"],
+         ("'--min-clip-s'", underscores)),
+        (["replay", "--every-s", "1_0", "--strategy", "periodic", missing, "--out", tmp_path / "r"],
+         ("'--every-s'", underscores)),
+        (["replay", "--clock", "fixed:1_0", missing, "--out", tmp_path / "r"], ("--clock", "'fixed:1_0'")),
+        (["release", "diff", "--show", "0x10", missing, missing], ("'--show'", "valid integer")),
+        (["release", "diff", "--show", "1e999", missing, missing], ("'--show'", "valid integer")),
+    ]:
+        code, out, err = cli(*args)
+        assert code == 2 and err.strip().splitlines() == [err.strip()] and "Traceback" not in err, (args, err)
+        assert all(word in err for word in words), (args, err)
+    assert not any(tmp_path.iterdir())
+    records = tmp_path / "dense_caption.jsonl"
+    records.write_text(json.dumps(VALID["dense_caption"]) + "\n")
+    for value in (" 5", "+5"):
+        code, out, err = cli("validate", records, "--kind", "dense_caption", "--max-errors", value)
+        assert code == 0 and "all valid" in out, err
+
+
 def test_build_then_validate_real_captaincook4d(tmp_path):
     out = tmp_path / "out"
     result = run("build", "captaincook4d", "--annotations", CAPTAINCOOK4D, "--out", out)
