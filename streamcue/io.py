@@ -304,6 +304,6 @@ def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> int:
 def write_json(path: str | Path, data: Any) -> None:
     """Atomically write one pretty-printed JSON document."""
     _refuse_non_finite(data, path)
+    text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
     with atomic_write(path) as fh:
-        json.dump(data, fh, ensure_ascii=False, indent=2)
-        fh.write("\n")
+        fh.write(text)  # one write: the redaction reads the document once, not each of its lines
