@@ -2,7 +2,7 @@
 (``anonymize/contact_sheet.py``: ``tile_differences``, the measure ``sheet_problem`` holds to ``MATCH``).
 
     python perf/bench_sheet_match.py [--scenes street,crowd,turned,pan,holdout] [--sizes 1280x720,1920x1080,720x1280]
-                                     [--crfs 18,30] [--seconds 2] [--fps 10]
+                                     [--crfs 18,32] [--seconds 2] [--fps 10]
 
 Each labelled clip (``synthetic.write_clip``, upright) is anonymized at each crf with the default preset; its sheet
 is then compared with the published video (the largest difference over its tiles: what ``sheet_problem`` must let
