@@ -7,7 +7,6 @@ no ``ffprobe`` is needed (the wheel ships none).
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import shlex
@@ -69,17 +68,6 @@ class VideoInfo:
     has_audio: bool
 
 
-class _TurnedSizeNotice(logging.Filter):
-    """Drops imageio-ffmpeg's warning that a rotated video's frames come out turned: :func:`probe` gives the
-    turned size itself, and the warning would be a second line beside a command's one-line error."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not record.getMessage().startswith("The frame size for reading")
-
-
-_TURNED_SIZE_NOTICE = _TurnedSizeNotice()
-
-
 def probe(path: str | Path) -> VideoInfo:
     """Size, frame rate, duration, codec and audio presence; a one-line error for non-video input.
 
@@ -97,31 +85,34 @@ def probe(path: str | Path) -> VideoInfo:
 
 @lru_cache(maxsize=1024)
 def _probe(path: Path, _same_file: tuple[int, ...]) -> VideoInfo:
-    """:func:`probe` of ``path`` as it is while its stat (``_same_file``) is unchanged; an error is not kept."""
-    imageio_ffmpeg = require("imageio_ffmpeg", "video", "imageio-ffmpeg")
-    logging.getLogger("imageio_ffmpeg").addFilter(_TURNED_SIZE_NOTICE)  # once: a filter is added only once
-    reader = imageio_ffmpeg.read_frames(str(path), bits_per_pixel=24)
+    """:func:`probe` of ``path`` as it is while its stat (``_same_file``) is unchanged; an error is not kept. Read
+    from ``ffmpeg -i``'s header (:func:`_stream_header`, which the rotation and the sample aspect ratio are read
+    from too) by imageio-ffmpeg's parser of that header, the one its reader runs: one ffmpeg process a file."""
+    require("imageio_ffmpeg", "video", "imageio-ffmpeg")
+    from imageio_ffmpeg._parsing import parse_ffmpeg_header
+
+    header = _stream_header(path)
     try:
-        meta = next(reader)
-    except (OSError, RuntimeError, StopIteration):
+        meta = parse_ffmpeg_header(header)
+    except (IndexError, AttributeError, ValueError):  # no video stream, or a header it cannot read
         raise InputError(_unreadable(path), file=path) from None
-    finally:
-        reader.close()
-    turned = _rotation_problem(path, _stream_header(path))
+    turned = _rotation_problem(path, header)
     if turned:
         raise InputError(turned, file=path)
-    width, height = meta.get("size") or (0, 0)
+    width, height = meta.get("source_size") or (0, 0)
     fps = float(meta.get("fps") or 0)
     if not width or not height or fps <= 0:
         raise InputError(f"not a readable video (size {width}x{height}, {fps} fps)", file=path)
+    if display_rotation(path, header) in (90, 270):  # frames come as shown: turned by a quarter
+        width, height = height, width
     return VideoInfo(int(width), int(height), fps, float(meta.get("duration") or 0.0), str(meta.get("codec", "?")),
                      bool(meta.get("audio_codec")))
 
 
 def _unreadable(path: Path) -> str:
-    """Why imageio-ffmpeg read no frame of ``path``: rotation metadata off a quarter turn (ffmpeg decodes such a file,
-    but imageio-ffmpeg's header parser fails on some, such as 45 degrees), with how to re-mux it; else no video
-    stream."""
+    """Why ``path``'s header names no readable video stream: rotation metadata off a quarter turn (ffmpeg decodes such
+    a file, but imageio-ffmpeg's header parser fails on some, such as 45 degrees), with how to re-mux it; else no
+    video stream."""
     return _rotation_problem(path, _stream_header(path)) or "not a readable video (ffmpeg found no video stream)"
 
 
