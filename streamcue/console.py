@@ -25,7 +25,10 @@ class _Redacted:
 
     @property
     def _stream(self) -> TextIO:
-        return getattr(sys, self.name)
+        stream = getattr(sys, self.name)
+        # a progress bar (rich's live display) puts a proxy of this console in sys.stderr while it runs: the console's
+        # own output goes to the file behind it, or it would be handed back to the console without end
+        return getattr(stream, "rich_proxied_file", stream)
 
     def write(self, text: str) -> int:
         self._stream.write(redact(text))

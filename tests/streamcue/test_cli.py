@@ -212,3 +212,42 @@ def test_every_command_that_calls_a_model_bounds_its_waits_with_the_same_options
     calling = {path: options for path, options in commands(_command()) if "--llm-base-url" in options}
     assert {"build ego4d", "build recorded", "replay", "verify-evidence"} <= set(calling), sorted(calling)
     assert {path for path, options in calling.items() if not {"--llm-retries", "--llm-timeout"} <= options} == set()
+
+
+def test_a_progress_bar_on_a_terminal_ends_with_its_command(tmp_path):
+    """Every bar hung on a real terminal (a newcomer's push and anonymize ran on at full CPU until killed): rich's
+    live display puts a proxy of the error console in ``sys.stderr``, and that console wrote through whatever
+    ``sys.stderr`` was, handing each line back to itself. The tests hide bars (``STREAMCUE_NO_PROGRESS``), so this
+    one runs a real build with its stderr on a pseudo-terminal, as a user at a terminal does."""
+    import os
+    import pty
+    import threading
+
+    primary, secondary = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "STREAMCUE_NO_PROGRESS"}
+    proc = subprocess.Popen([sys.executable, "-m", "streamcue", "build", "captaincook4d", "--annotations",
+                             str(CAPTAINCOOK4D), "--out", str(tmp_path / "out")], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=secondary, env=env)
+    os.close(secondary)
+    shown = bytearray()
+
+    def read() -> None:
+        while True:
+            try:
+                data = os.read(primary, 65536)
+            except OSError:  # the command ended: the terminal has no writer left
+                return
+            if not data:
+                return
+            shown.extend(data)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        code = proc.wait(timeout=120)
+    finally:
+        proc.kill()
+        reader.join(10)
+        os.close(primary)
+    assert code == 0, bytes(shown[-2000:])
+    assert b"captaincook4d recordings" in shown and (tmp_path / "out" / "guidance.jsonl").is_file()
