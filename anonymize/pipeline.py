@@ -59,7 +59,7 @@ from streamcue.anonymize.blur import WindowMask, hide, pad_boxes, stamps, unturn
 from streamcue.anonymize.canary import run_canary
 from streamcue.anonymize.detectors import (DEFAULT_FACE_RUNTIME, DEVICES, asks_for_gpu, check_face_runtime,
                                            check_plate_search, make_face_detector, make_plate_detector)
-from streamcue.anonymize.contact_sheet import ContactSheet, contact_sheet_path
+from streamcue.anonymize.contact_sheet import MATCH, ContactSheet, contact_sheet_path
 from streamcue.anonymize.tracks import (LOOK_KINDS, CameraMotion, Chain, Links, LookTriggers, crops_in_steps,
                                         follow_regions, lost_boxes, suppress)
 from streamcue.video import (FrameWriter, display_rotation, ffmpeg_exe, ffmpeg_version, probe, read_frames,
@@ -120,8 +120,8 @@ LIMITS: dict[str, tuple[float, float, bool]] = {
     "stride": (1, 300, False), "full_every": (0, 300, False), "plate_every": (1, 300, False),
     "plate_step": (1.0, 2.0, True), "pad": (0.0, 1.0, False), "plate_pad": (0.0, 1.0, False),
     "dilate_s": (0.0, 5.0, False), "bridge_s": (0.0, 5.0, False), "follow_px": (0, 16384, False),
-    "crf": (0, 51, False), "threads": (1, 1024, False), "encoder_threads": (1, 64, False),
-}
+    "crf": (0, MATCH["most_crf"], False), "threads": (1, 1024, False), "encoder_threads": (1, 64, False),
+}  # crf up to the one where a contact sheet still stands for the published frames (contact_sheet.MATCH)
 
 #: How the blurred video is encoded (``streamcue.video.FrameWriter``), as the report states it. x264's
 #: bytes depend on its thread count, and its default count follows the CPUs this process may use: a

@@ -109,6 +109,8 @@ def test_the_encoder_preset_is_checked_stated_and_used(clip, blurred, tmp_path):
 
     with pytest.raises(ConfigError, match="--encoder-preset must be one of ultrafast, superfast"):
         AnonymizeConfig(encoder_preset="warp")
+    with pytest.raises(ConfigError, match="crf must be a whole number from 0 to 32, got 40"):
+        AnonymizeConfig(crf=40)  # past it the contact sheet cannot stand for the published frames (MATCH)
     assert X264_PRESETS.index(AnonymizeConfig().encoder_preset) == 2  # veryfast, the default
     _, report = blurred
     assert report["settings"]["encoder"]["preset"] == "veryfast"
