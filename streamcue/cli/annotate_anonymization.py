@@ -22,8 +22,9 @@ anonymization_app = typer.Typer(help=(
 @anonymization_app.command("push")
 def anonymization_push(
     reports: Annotated[Path, typer.Option(help=(
-        "The anonymizer's output folder (NAME.anonymization.json and NAME.contact.jpg of each video; or one "
-        "report), a subfolder of Label Studio's local-files document root: the sheets are served from it."))],
+        "The anonymizer's output folder (NAME.mp4, NAME.anonymization.json and NAME.contact.jpg of each video; or "
+        "one report beside its video and sheet), a subfolder of Label Studio's local-files document root: the "
+        "sheets are served from it."))],
     project: Annotated[str, typer.Option(help="Project title; created with the check's labeling config and "
                                               "guideline when missing, reused otherwise.")],
     url: Annotated[Optional[str], typer.Option(help=_URL_HELP)] = None,
@@ -40,8 +41,11 @@ def anonymization_push(
     A task is tied to the SHA-256 of the video, of its report and of the sheet: pushing again
     skips videos already there and adds a new task for a video anonymized again (or whose sheet
     changed), deleting its older task, or marking it superseded when someone annotated it (its
-    ticks no longer count). Reports that are not `passed`, have no contact sheet, or whose sheet
-    is not the one the report states are refused in one line. A video whose bytes someone already
+    ticks no longer count). Before any task is made, each video beside its report goes through
+    the release's gate and each tile of its sheet is compared with the video's frame, so that a
+    person ticks what is published: a report that is not `passed`, a video the gate refuses, or
+    a sheet that is not the one the report states or does not show the video's frames is refused
+    in one line naming the report. A video whose bytes someone already
     found readable (in this project or another check project on the server) is pushed all the
     same and named in one line: its rejection holds, whatever is chosen on the new task.
 

