@@ -120,18 +120,27 @@ def tile_differences(sheet: Path, video: Path, stated: dict[str, Any], fps: floa
     cv2 = require("cv2", "anonymize", "opencv-python")
     frames, info = stated.get("frames"), probe(video)
     height, width = max(1, round(info.height * SHEET["tile_width"] / info.width)), SHEET["tile_width"]
-    image = cv2.imdecode(np.fromfile(sheet, np.uint8), cv2.IMREAD_COLOR)
+    data = np.fromfile(sheet, np.uint8)
+    image = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None  # OpenCV asserts on no bytes at all
     if not isinstance(frames, list) or not frames or image is None or image.shape[:2] != (
             math.ceil(len(frames) / SHEET["columns"]) * height, SHEET["columns"] * width):
         raise ValueError(f"the contact sheet is not laid out as drawn for {len(frames or ())} frames of {video.name}")
     for k, index in enumerate(frames):
         row, column = divmod(k, SHEET["columns"])
-        frame = _frame_at(video, info, index) if isinstance(index, int) and not isinstance(index, bool) else None
+        frame = _frame_at(video, info, index) if _held(info, index) else None
         if frame is None:
             raise ValueError(f"tile {k + 1} of the contact sheet names frame {index!r}, which {video.name} does not "
                              "hold")
         shown = image[row * height:(row + 1) * height, column * width:(column + 1) * width]
         yield k + 1, index, _difference(shown, _tile(frame, None, f"{index / fps:.1f} s"))
+
+
+def _held(info: Any, index: Any) -> bool:
+    """Whether ``index`` may be a frame of the video ``info`` describes: a whole number from 0, not past its duration
+    (a frame named 10**30 would reach ffmpeg as a seek it cannot parse, blamed on the video)."""
+    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+        return False
+    return not info.duration_s or index <= (info.duration_s + 1) * info.fps
 
 
 def _frame_at(video: Path, info: Any, index: int) -> np.ndarray | None:

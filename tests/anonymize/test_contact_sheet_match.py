@@ -72,3 +72,21 @@ def test_push_refuses_the_raw_input_published_under_a_resealed_report(tmp_path):
     code, out, err = cli("annotate", "anonymization", "push", "--reports", tmp_path, "--project", "forged")
     assert code != 0 and "Traceback" not in err, err
     assert "v1.anonymization.json" in err and "$.contact_sheet" in err and "is not frame 0 of v1.mp4" in err, err
+
+
+def test_a_sheet_of_no_bytes_is_one_line(tmp_path):
+    """An empty file where the sheet goes (its SHA-256 resealed to match) is a sheet of no tiles, not OpenCV's
+    assertion on an empty buffer."""
+    (tmp_path / "empty.jpg").write_bytes(b"")
+    frames = len(_report()["contact_sheet"]["frames"])
+    problem = _problem(anonymized_folder() / "v1.mp4", sheet=tmp_path / "empty.jpg")
+    assert problem == f"the contact sheet is not laid out as drawn for {frames} frames of v1.mp4"
+
+
+@pytest.mark.parametrize("index", [-1, 10**30, 2**63])
+def test_a_frame_no_video_holds_is_named_as_the_sheets(index):
+    """A frame before the first or far past the end is the sheet's mistake, named by its tile, never a seek that
+    ffmpeg cannot parse reported as an undecodable video."""
+    frames = _report()["contact_sheet"]["frames"]
+    problem = _problem(anonymized_folder() / "v1.mp4", frames=[index, *frames[1:]])
+    assert problem == f"tile 1 of the contact sheet names frame {index}, which v1.mp4 does not hold"
