@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import numpy as np
 import pytest
 
 from conftest import cli
@@ -90,3 +91,42 @@ def test_a_frame_no_video_holds_is_named_as_the_sheets(index):
     frames = _report()["contact_sheet"]["frames"]
     problem = _problem(anonymized_folder() / "v1.mp4", frames=[index, *frames[1:]])
     assert problem == f"tile 1 of the contact sheet names frame {index}, which v1.mp4 does not hold"
+
+
+def _painted_sheet(tmp_path, paint) -> object:
+    """The genuine sheet with ``paint`` (a function of the first tile and where it differs from the unblurred frame
+    0 drawn as a tile: every face and plate) applied, written as PNG bytes (no JPEG to soften a fine pattern)."""
+    cv2 = pytest.importorskip("cv2")
+    from streamcue.anonymize.contact_sheet import _tile
+    from streamcue.video import probe, read_frames
+
+    raw = anonymized_folder().parent / "v1.mp4"
+    frames = read_frames(raw, probe(raw))
+    drawn = _tile(next(frames), None, "0.0 s")
+    frames.close()
+    image = cv2.imread(str(anonymized_folder() / "v1.contact.jpg"))
+    tile = image[:drawn.shape[0], :drawn.shape[1]]
+    differs = np.abs(tile.astype(np.int16) - drawn.astype(np.int16)).max(axis=2).astype(np.float32)
+    paint(tile, cv2.blur(differs, (8, 8)) > 12)
+    path = tmp_path / "painted.jpg"
+    path.write_bytes(cv2.imencode(".png", image)[1].tobytes())
+    return path
+
+
+def _filled(tile, where):
+    tile[where] = (0, 0, 255)
+
+
+def _grid(tile, where):
+    rows, columns = np.indices(where.shape)
+    tile[where & (rows % 4 == 0) & (columns % 4 == 0)] = (0, 0, 255)
+
+
+@pytest.mark.parametrize("paint", [_filled, _grid], ids=["filled red", "a grid of red dots"])
+def test_red_paint_over_the_unblurred_faces_is_refused(tmp_path, paint):
+    """Red outlines are set aside from the comparison, so a forger pairing the unblurred input with the genuine sheet
+    could paint red where they differ (filled, or a grid of dots 4 px apart that sets aside every pixel): the tile
+    then passed the comparison. Such red is wider than outlines are on any labelled scene's sheet, and is named."""
+    problem = _problem(anonymized_folder().parent / "v1.mp4", sheet=_painted_sheet(tmp_path, paint))
+    assert problem.startswith("tile 1 of the contact sheet (0.0 s) is painted red where frame 0 of v1.mp4 is not "
+                              "red, wider than outlines are"), problem
