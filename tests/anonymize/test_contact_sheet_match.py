@@ -130,3 +130,17 @@ def test_red_paint_over_the_unblurred_faces_is_refused(tmp_path, paint):
     problem = _problem(anonymized_folder().parent / "v1.mp4", sheet=_painted_sheet(tmp_path, paint))
     assert problem.startswith("tile 1 of the contact sheet (0.0 s) is painted red where frame 0 of v1.mp4 is not "
                               "red, wider than outlines are"), problem
+
+
+def test_a_mirrored_video_is_other_frames_not_paint(tmp_path):
+    """The published frames mirrored: the sheet's red is then where the frame's is not, so the tile is named for
+    differing from its frame (what it is), not for paint."""
+    from streamcue.video import FrameWriter, probe, read_frames
+
+    video = anonymized_folder() / "v1.mp4"
+    info = probe(video)
+    writer = FrameWriter(tmp_path / "v1.mp4", info.width, info.height, info.fps)
+    for frame in read_frames(video, info):
+        writer.write(np.ascontiguousarray(frame[:, ::-1]))
+    writer.close()
+    assert _problem(tmp_path / "v1.mp4").startswith("tile 1 of the contact sheet (0.0 s) is not frame 0 of v1.mp4")
