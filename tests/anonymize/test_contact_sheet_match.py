@@ -144,3 +144,28 @@ def test_a_mirrored_video_is_other_frames_not_paint(tmp_path):
         writer.write(np.ascontiguousarray(frame[:, ::-1]))
     writer.close()
     assert _problem(tmp_path / "v1.mp4").startswith("tile 1 of the contact sheet (0.0 s) is not frame 0 of v1.mp4")
+
+
+def test_push_refuses_a_video_whose_audio_was_put_back(tmp_path):
+    """The published video with an audio track muxed back in after the anonymizer dropped it (its report resealed
+    to name the new bytes): the frames and the sheet still match, so the release's gate names the audio (a voice or
+    a spoken name the report says is gone), and push refuses it before a person is shown the sheet."""
+    import subprocess
+
+    import imageio_ffmpeg
+
+    from streamcue.annotation.anonymization_check import sheets
+    from streamcue.anonymize.report import sha256_file
+    from streamcue.errors import InputError
+
+    folder = anonymized_folder()
+    subprocess.run([imageio_ffmpeg.get_ffmpeg_exe(), "-loglevel", "error", "-i", str(folder / "v1.mp4"), "-f", "lavfi",
+                    "-i", "sine=duration=1", "-c:v", "copy", "-c:a", "aac", "-shortest", str(tmp_path / "v1.mp4")],
+                   check=True)
+    shutil.copyfile(folder / "v1.contact.jpg", tmp_path / "v1.contact.jpg")
+    report = _report()
+    report.pop(SEAL)
+    report["output"] = {**report["output"], "sha256": sha256_file(tmp_path / "v1.mp4")}
+    (tmp_path / "v1.anonymization.json").write_text(json.dumps(seal(report)))
+    with pytest.raises(InputError, match=r"has an audio track, the report states its audio 'dropped' \(output.audio\)"):
+        sheets(tmp_path)
