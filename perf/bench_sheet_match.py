@@ -2,9 +2,10 @@
 (``anonymize/contact_sheet.py``: ``tile_differences``, the measure ``sheet_problem`` holds to ``MATCH``).
 
     python perf/bench_sheet_match.py [--scenes street,crowd,turned,pan,holdout] [--sizes 1280x720,1920x1080,720x1280]
-                                     [--crfs 18,32] [--seconds 2] [--fps 10]
+                                     [--crfs 18,32] [--seconds 2] [--fps 10] [--orientations upright,...]
 
-Each labelled clip (``synthetic.write_clip``, upright) is anonymized at each crf with the default preset; its sheet
+Each labelled clip (``synthetic.write_clip``, upright unless ``--orientations`` names others of
+``synthetic.ORIENTATIONS``, with ``_`` for a space) is anonymized at each crf with the default preset; its sheet
 is then compared with the published video (the largest difference over its tiles: what ``sheet_problem`` must let
 through) and with the input the clip was made as (the smallest and largest over the tiles: what it must refuse). Nothing
 here is timed. Each sheet's red where its own video's frame is not red (outlines: ``_added_red``) is also measured: the
@@ -15,6 +16,7 @@ widest disk its red holds and the widest its set-aside area holds, over the tile
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 import tempfile
@@ -27,7 +29,7 @@ import numpy as np  # noqa: E402
 
 from streamcue.anonymize.contact_sheet import MATCH, _added_red, _tile_pairs, tile_differences  # noqa: E402
 from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video  # noqa: E402
-from streamcue.anonymize.synthetic import write_clip  # noqa: E402
+from streamcue.anonymize.synthetic import ORIENTATIONS, write_clip  # noqa: E402
 
 
 def differences(report: dict, folder: Path, video: Path) -> list[float]:
@@ -63,25 +65,28 @@ def main() -> None:
     parser.add_argument("--crfs", default=f"18,{MATCH['most_crf']}")
     parser.add_argument("--seconds", type=float, default=2)
     parser.add_argument("--fps", type=float, default=10)
+    parser.add_argument("--orientations", default="upright")
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.2f}; limit {MATCH['most_difference']} of 255", flush=True)
     print(f"widest disks allowed: red {MATCH['widest_red_px'] - 2}, set aside {MATCH['widest_set_aside_px'] - 2}")
     print("| clip | crf | its own video: largest | the input: smallest / largest | widest disk: red / set aside |")
     print("|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
-        for size in args.sizes.split(","):
+        for size, scene, turn in itertools.product(args.sizes.split(","), args.scenes.split(","),
+                                                   args.orientations.split(",")):
             width, height = map(int, size.split("x"))
-            for scene in args.scenes.split(","):
-                clip = Path(tmp) / f"{scene}-{size}.mp4"
-                write_clip(clip, width=width, height=height, fps=args.fps, seconds=args.seconds, scene=scene)
-                for crf in map(int, args.crfs.split(",")):
-                    out = Path(tmp) / f"crf{crf}"
-                    report = anonymize_video(clip, out, anonymizer=Anonymizer(AnonymizeConfig(crf=crf)))
-                    own = differences(report, out, out / report["output"]["path"])
-                    raw = differences(report, out, clip)
-                    red, aside = widest_red(report, out, out / report["output"]["path"])
-                    print(f"| {scene} {size} | {crf} | {max(own):.1f} | {min(raw):.1f} / {max(raw):.1f} "
-                          f"| {red} / {aside} |", flush=True)
+            clip = Path(tmp) / f"{scene}-{size}-{turn}.mp4"
+            write_clip(clip, width=width, height=height, fps=args.fps, seconds=args.seconds, scene=scene,
+                       **ORIENTATIONS[turn.replace("_", " ")])
+            for crf in map(int, args.crfs.split(",")):
+                out = Path(tmp) / f"crf{crf}"
+                report = anonymize_video(clip, out, anonymizer=Anonymizer(AnonymizeConfig(crf=crf)))
+                own = differences(report, out, out / report["output"]["path"])
+                raw = differences(report, out, clip)
+                red, aside = widest_red(report, out, out / report["output"]["path"])
+                name = f"{scene} {size}" + ("" if turn == "upright" else f" {turn.replace('_', ' ')}")
+                print(f"| {name} | {crf} | {max(own):.1f} | {min(raw):.1f} / {max(raw):.1f} | {red} / {aside} |",
+                      flush=True)
     print(f"load average after: {os.getloadavg()[0]:.2f}", flush=True)
 
 
