@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -138,13 +139,12 @@ def _tile_pairs(sheet: Path, video: Path, stated: dict[str, Any],
                 fps: float) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
     """Per tile of ``sheet``: its number from 1, its frame, the tile as shown and that frame of ``video`` drawn again
     as a tile without outlines (:func:`tile_differences`, whose ValueErrors on the layout and frames it raises)."""
-    cv2 = require("cv2", "anonymize", "opencv-python")
     frames, info = stated.get("frames"), probe(video)
     height, width = max(1, round(info.height * SHEET["tile_width"] / info.width)), SHEET["tile_width"]
-    data = np.fromfile(sheet, np.uint8)
-    image = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None  # OpenCV asserts on no bytes at all
-    if not isinstance(frames, list) or not frames or image is None or image.shape[:2] != (
-            math.ceil(len(frames) / SHEET["columns"]) * height, SHEET["columns"] * width):
+    size = (SHEET["columns"] * width, math.ceil(len(frames) / SHEET["columns"]) * height) if isinstance(
+        frames, list) and frames else None
+    image = _sheet_image(sheet, size) if size else None
+    if image is None:
         raise ValueError(f"the contact sheet is not laid out as drawn for {len(frames or ())} frames of {video.name}")
     for k, index in enumerate(frames):
         row, column = divmod(k, SHEET["columns"])
@@ -154,6 +154,24 @@ def _tile_pairs(sheet: Path, video: Path, stated: dict[str, Any],
                              "hold")
         shown = image[row * height:(row + 1) * height, column * width:(column + 1) * width]
         yield k + 1, index, shown, _tile(frame, None, f"{index / fps:.1f} s")
+
+
+def _sheet_image(sheet: Path, size: tuple[int, int]) -> np.ndarray | None:
+    """The sheet decoded (BGR) when its header states ``size`` (width, height); None for no image, or one of another
+    size, which is never decoded (an image of 30000 px a side would take gigabytes)."""
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # its size is what is asked, not read
+            with Image.open(sheet) as header:
+                if header.size != size:
+                    return None
+    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError):
+        return None
+    image = cv2.imdecode(np.fromfile(sheet, np.uint8), cv2.IMREAD_COLOR)
+    return image if image is not None and image.shape[1::-1] == size else None
 
 
 def _held(info: Any, index: Any) -> bool:
