@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -38,7 +39,13 @@ SHEET = {"most": 12, "columns": 4, "tile_width": 480, "outline_bgr": [0, 0, 255]
 #: less (above it the encoder moves the frames as far as other frames are: 31 at crf 40). ``perf/bench_sheet_match.py``
 #: measures it (docs/anonymize.md, "A contact sheet per video"): a sheet and its own video differ by 17 at most, the
 #: unblurred input and its sheet by 47 or more on every tile.
-MATCH = {"block_px": 8, "most_difference": 30, "most_crf": 32}
+#: Red outlines are thin, and what they set aside from the comparison (each red pixel and the 2 px around it) is a
+#: band: a tile whose red, where the frame itself is not red, holds a disk of ``widest_red_px`` (a red box over an
+#: unblurred face) or sets aside an area holding a disk of ``widest_set_aside_px`` (a fine red grid over it) is
+#: painted, not outlined. On the labelled scenes' sheets (every scene, size, crf and orientation measured:
+#: docs/anonymize.md) the widest were 21 and 39 px (outlines of plates a few px apart, their JPEG fringes joined): the
+#: limits leave 8 px to spare, so red narrower than them still hides what it covers (the measured limit).
+MATCH = {"block_px": 8, "most_difference": 30, "most_crf": 32, "widest_red_px": 29, "widest_set_aside_px": 47}
 
 
 def contact_sheet_path(out_path: str | Path) -> Path:
@@ -116,22 +123,63 @@ def tile_differences(sheet: Path, video: Path, stated: dict[str, Any], fps: floa
     """Per tile of ``sheet`` (``stated["frames"]`` names their frames; ``fps`` the labels' rate, the report's
     ``input.fps``): its number from 1, its frame and how far it is from that frame of ``video`` drawn again as a tile
     (:func:`_difference`). A ValueError in one line when the sheet is not laid out for that many frames of the
-    video or names a frame the video does not hold."""
-    cv2 = require("cv2", "anonymize", "opencv-python")
+    video, names a frame the video does not hold, or a tile within ``MATCH`` of its frame is painted red
+    (:func:`_painted`)."""
+    for tile, index, shown, drawn in _tile_pairs(sheet, video, stated, fps):
+        worst = _difference(shown, drawn)  # other frames first: their red is not where the sheet's is
+        if worst <= MATCH["most_difference"] and _painted(shown, drawn):
+            raise ValueError(f"tile {tile} of the contact sheet ({index / fps:.1f} s) is painted red where frame "
+                             f"{index} of {video.name} is not red, wider than outlines are (a red area holding a "
+                             f"{MATCH['widest_red_px']} px disk, or red lines setting aside one of "
+                             f"{MATCH['widest_set_aside_px']} px): it hides what it covers from the comparison")
+        yield tile, index, worst
+
+
+def _tile_pairs(sheet: Path, video: Path, stated: dict[str, Any],
+                fps: float) -> Iterator[tuple[int, int, np.ndarray, np.ndarray]]:
+    """Per tile of ``sheet``: its number from 1, its frame, the tile as shown and that frame of ``video`` drawn again
+    as a tile without outlines (:func:`tile_differences`, whose ValueErrors on the layout and frames it raises)."""
     frames, info = stated.get("frames"), probe(video)
     height, width = max(1, round(info.height * SHEET["tile_width"] / info.width)), SHEET["tile_width"]
-    image = cv2.imdecode(np.fromfile(sheet, np.uint8), cv2.IMREAD_COLOR)
-    if not isinstance(frames, list) or not frames or image is None or image.shape[:2] != (
-            math.ceil(len(frames) / SHEET["columns"]) * height, SHEET["columns"] * width):
+    size = (SHEET["columns"] * width, math.ceil(len(frames) / SHEET["columns"]) * height) if isinstance(
+        frames, list) and frames else None
+    image = _sheet_image(sheet, size) if size else None
+    if image is None:
         raise ValueError(f"the contact sheet is not laid out as drawn for {len(frames or ())} frames of {video.name}")
     for k, index in enumerate(frames):
         row, column = divmod(k, SHEET["columns"])
-        frame = _frame_at(video, info, index) if isinstance(index, int) and not isinstance(index, bool) else None
+        frame = _frame_at(video, info, index) if _held(info, index) else None
         if frame is None:
             raise ValueError(f"tile {k + 1} of the contact sheet names frame {index!r}, which {video.name} does not "
                              "hold")
         shown = image[row * height:(row + 1) * height, column * width:(column + 1) * width]
-        yield k + 1, index, _difference(shown, _tile(frame, None, f"{index / fps:.1f} s"))
+        yield k + 1, index, shown, _tile(frame, None, f"{index / fps:.1f} s")
+
+
+def _sheet_image(sheet: Path, size: tuple[int, int]) -> np.ndarray | None:
+    """The sheet decoded (BGR) when its header states ``size`` (width, height); None for no image, or one of another
+    size, which is never decoded (an image of 30000 px a side would take gigabytes)."""
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # its size is what is asked, not read
+            with Image.open(sheet) as header:
+                if header.size != size:
+                    return None
+    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError):
+        return None
+    image = cv2.imdecode(np.fromfile(sheet, np.uint8), cv2.IMREAD_COLOR)
+    return image if image is not None and image.shape[1::-1] == size else None
+
+
+def _held(info: Any, index: Any) -> bool:
+    """Whether ``index`` may be a frame of the video ``info`` describes: a whole number from 0, not past its duration
+    (a frame named 10**30 would reach ffmpeg as a seek it cannot parse, blamed on the video)."""
+    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+        return False
+    return not info.duration_s or index <= (info.duration_s + 1) * info.fps
 
 
 def _frame_at(video: Path, info: Any, index: int) -> np.ndarray | None:
@@ -149,15 +197,38 @@ def _difference(shown: np.ndarray, drawn: np.ndarray) -> float:
     the tile as shown and as drawn again without outlines; pixels on or next to a red outline (on the sheet) count
     0."""
     cv2 = require("cv2", "anonymize", "opencv-python")
+    near = cv2.dilate(_red(shown).astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
     shown, drawn = shown.astype(np.int16), drawn.astype(np.int16)
-    red = (shown[..., 2] - np.maximum(shown[..., 0], shown[..., 1])) > 60  # an outline, its JPEG fringe too
-    near = cv2.dilate(red.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
     difference = np.abs(shown - drawn).max(axis=2).astype(np.float32)
     difference[near] = 0
     block = MATCH["block_px"]
     h, w = difference.shape
     blocks = cv2.resize(difference, (max(1, w // block), max(1, h // block)), interpolation=cv2.INTER_AREA)
     return float(blocks.max())
+
+
+def _red(tile: np.ndarray) -> np.ndarray:
+    """Where ``tile`` (BGR) is red as an outline is, its JPEG fringe too: red above the larger other channel by 60."""
+    tile = tile.astype(np.int16)
+    return (tile[..., 2] - np.maximum(tile[..., 0], tile[..., 1])) > 60
+
+
+def _added_red(shown: np.ndarray, drawn: np.ndarray) -> np.ndarray:
+    """Where the tile as shown is red and the frame drawn again (``drawn``) is neither red nor next to red (the
+    scene's own red is its own): outlines, or paint. uint8, 1 there."""
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    return (_red(shown) & ~(cv2.dilate(_red(drawn).astype(np.uint8), np.ones((5, 5), np.uint8)) > 0)).astype(np.uint8)
+
+
+def _painted(shown: np.ndarray, drawn: np.ndarray) -> int:
+    """How many pixels of the tile's added red (:func:`_added_red`) lie in a red area holding a disk of
+    ``MATCH["widest_red_px"]``, or in an area that red sets aside (:func:`_difference`'s 2 px around it) holding one
+    of ``MATCH["widest_set_aside_px"]``."""
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    added = _added_red(shown, drawn)
+    return sum(int(np.count_nonzero(cv2.morphologyEx(area, cv2.MORPH_OPEN, cv2.getStructuringElement(
+        cv2.MORPH_ELLIPSE, (MATCH[widest],) * 2)))) for area, widest in
+        ((added, "widest_red_px"), (cv2.dilate(added, np.ones((5, 5), np.uint8)), "widest_set_aside_px")))
 
 
 def _tile(frame: np.ndarray, mask: np.ndarray | None, label: str) -> np.ndarray:

@@ -290,8 +290,8 @@ def report_problem(report_path: str | Path, video_path: str | Path) -> str | Non
         from streamcue.video import probe
 
         info = probe(video_path)  # once: the size check and the blur check read the same video
-        problem = (_frame_problem(report, info) or _aspect_problem(report, video_path) or _measured_problem(report)
-                   or seal_problem(report) or _blur_problem(report, video_path, info))
+        problem = (_frame_problem(report, info) or _audio_problem(report, info) or _aspect_problem(report, video_path)
+                   or _measured_problem(report) or seal_problem(report) or _blur_problem(report, video_path, info))
     return f"{report_path}: {problem}" if problem else None
 
 
@@ -509,6 +509,15 @@ def _frame_problem(report: dict[str, Any], info: Any) -> str | None:
                 "(output.frames)")
     problem = frame_problem(info.width, info.height)
     return f"{problem} (input.width, input.height)" if problem else None
+
+
+def _audio_problem(report: dict[str, Any], info: Any) -> str | None:
+    """A published video with an audio track its report says was dropped (``output.audio``: the anonymizer keeps
+    audio only with --keep-audio, and says so): a voice or a name spoken was put back after it."""
+    if info.has_audio and (report.get("output") or {}).get("audio") != "kept":
+        return (f"the video has an audio track, the report states its audio "
+                f"{(report.get('output') or {}).get('audio')!r} (output.audio)")
+    return None
 
 
 def _schedule_problem(report: dict[str, Any]) -> str | None:

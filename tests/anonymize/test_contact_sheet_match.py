@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import numpy as np
 import pytest
 
 from conftest import cli
@@ -72,3 +73,99 @@ def test_push_refuses_the_raw_input_published_under_a_resealed_report(tmp_path):
     code, out, err = cli("annotate", "anonymization", "push", "--reports", tmp_path, "--project", "forged")
     assert code != 0 and "Traceback" not in err, err
     assert "v1.anonymization.json" in err and "$.contact_sheet" in err and "is not frame 0 of v1.mp4" in err, err
+
+
+def test_a_sheet_of_no_bytes_is_one_line(tmp_path):
+    """An empty file where the sheet goes (its SHA-256 resealed to match) is a sheet of no tiles, not OpenCV's
+    assertion on an empty buffer."""
+    (tmp_path / "empty.jpg").write_bytes(b"")
+    frames = len(_report()["contact_sheet"]["frames"])
+    problem = _problem(anonymized_folder() / "v1.mp4", sheet=tmp_path / "empty.jpg")
+    assert problem == f"the contact sheet is not laid out as drawn for {frames} frames of v1.mp4"
+
+
+@pytest.mark.parametrize("index", [-1, 10**30, 2**63])
+def test_a_frame_no_video_holds_is_named_as_the_sheets(index):
+    """A frame before the first or far past the end is the sheet's mistake, named by its tile, never a seek that
+    ffmpeg cannot parse reported as an undecodable video."""
+    frames = _report()["contact_sheet"]["frames"]
+    problem = _problem(anonymized_folder() / "v1.mp4", frames=[index, *frames[1:]])
+    assert problem == f"tile 1 of the contact sheet names frame {index}, which v1.mp4 does not hold"
+
+
+def _painted_sheet(tmp_path, paint) -> object:
+    """The genuine sheet with ``paint`` (a function of the first tile and where it differs from the unblurred frame
+    0 drawn as a tile: every face and plate) applied, written as PNG bytes (no JPEG to soften a fine pattern)."""
+    cv2 = pytest.importorskip("cv2")
+    from streamcue.anonymize.contact_sheet import _tile
+    from streamcue.video import probe, read_frames
+
+    raw = anonymized_folder().parent / "v1.mp4"
+    frames = read_frames(raw, probe(raw))
+    drawn = _tile(next(frames), None, "0.0 s")
+    frames.close()
+    image = cv2.imread(str(anonymized_folder() / "v1.contact.jpg"))
+    tile = image[:drawn.shape[0], :drawn.shape[1]]
+    differs = np.abs(tile.astype(np.int16) - drawn.astype(np.int16)).max(axis=2).astype(np.float32)
+    paint(tile, cv2.blur(differs, (8, 8)) > 12)
+    path = tmp_path / "painted.jpg"
+    path.write_bytes(cv2.imencode(".png", image)[1].tobytes())
+    return path
+
+
+def _filled(tile, where):
+    tile[where] = (0, 0, 255)
+
+
+def _grid(tile, where):
+    rows, columns = np.indices(where.shape)
+    tile[where & (rows % 4 == 0) & (columns % 4 == 0)] = (0, 0, 255)
+
+
+@pytest.mark.parametrize("paint", [_filled, _grid], ids=["filled red", "a grid of red dots"])
+def test_red_paint_over_the_unblurred_faces_is_refused(tmp_path, paint):
+    """Red outlines are set aside from the comparison, so a forger pairing the unblurred input with the genuine sheet
+    could paint red where they differ (filled, or a grid of dots 4 px apart that sets aside every pixel): the tile
+    then passed the comparison. Such red is wider than outlines are on any labelled scene's sheet, and is named."""
+    problem = _problem(anonymized_folder().parent / "v1.mp4", sheet=_painted_sheet(tmp_path, paint))
+    assert problem.startswith("tile 1 of the contact sheet (0.0 s) is painted red where frame 0 of v1.mp4 is not "
+                              "red, wider than outlines are"), problem
+
+
+def test_a_mirrored_video_is_other_frames_not_paint(tmp_path):
+    """The published frames mirrored: the sheet's red is then where the frame's is not, so the tile is named for
+    differing from its frame (what it is), not for paint."""
+    from streamcue.video import FrameWriter, probe, read_frames
+
+    video = anonymized_folder() / "v1.mp4"
+    info = probe(video)
+    writer = FrameWriter(tmp_path / "v1.mp4", info.width, info.height, info.fps)
+    for frame in read_frames(video, info):
+        writer.write(np.ascontiguousarray(frame[:, ::-1]))
+    writer.close()
+    assert _problem(tmp_path / "v1.mp4").startswith("tile 1 of the contact sheet (0.0 s) is not frame 0 of v1.mp4")
+
+
+def test_push_refuses_a_video_whose_audio_was_put_back(tmp_path):
+    """The published video with an audio track muxed back in after the anonymizer dropped it (its report resealed
+    to name the new bytes): the frames and the sheet still match, so the release's gate names the audio (a voice or
+    a spoken name the report says is gone), and push refuses it before a person is shown the sheet."""
+    import subprocess
+
+    import imageio_ffmpeg
+
+    from streamcue.annotation.anonymization_check import sheets
+    from streamcue.anonymize.report import sha256_file
+    from streamcue.errors import InputError
+
+    folder = anonymized_folder()
+    subprocess.run([imageio_ffmpeg.get_ffmpeg_exe(), "-loglevel", "error", "-i", str(folder / "v1.mp4"), "-f", "lavfi",
+                    "-i", "sine=duration=1", "-c:v", "copy", "-c:a", "aac", "-shortest", str(tmp_path / "v1.mp4")],
+                   check=True)
+    shutil.copyfile(folder / "v1.contact.jpg", tmp_path / "v1.contact.jpg")
+    report = _report()
+    report.pop(SEAL)
+    report["output"] = {**report["output"], "sha256": sha256_file(tmp_path / "v1.mp4")}
+    (tmp_path / "v1.anonymization.json").write_text(json.dumps(seal(report)))
+    with pytest.raises(InputError, match=r"has an audio track, the report states its audio 'dropped' \(output.audio\)"):
+        sheets(tmp_path)
