@@ -213,6 +213,26 @@ def test_audio_is_dropped_unless_kept(tmp_path, anonymizer):
     assert probe(tmp_path / "b" / "talk.mp4").has_audio and kept["output"]["audio"] == "kept"
 
 
+@pytest.mark.parametrize("sound_s", [0.99, 1.5])
+def test_kept_audio_neither_cuts_frames_nor_outlasts_them(tmp_path, sound_s):
+    """A sound that ends just before the frames (0.99 s under 1.0 s) made ffmpeg's -shortest drop the last frame,
+    while the report counted it; a longer one is cut at the last frame's end. Every frame written is in the file,
+    and nothing is left beside it."""
+    src = tmp_path / "talk.mp4"
+    subprocess.run([ffmpeg_exe(), "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=10:duration=1",
+                    "-f", "lavfi", "-i", f"sine=frequency=300:duration={sound_s}", "-pix_fmt", "yuv420p", "-c:a",
+                    "aac", str(src)], check=True)
+    out = tmp_path / "out" / "talk.mp4"
+    out.parent.mkdir()
+    writer = FrameWriter(out, 320, 240, 10, audio_from=src)
+    for shade in range(10):
+        writer.write(np.full((240, 320, 3), shade * 20, np.uint8))
+    writer.close()
+    info = probe(out)
+    assert info.has_audio and sum(1 for _ in read_frames(out, info)) == 10 and info.duration_s <= 1.05
+    assert [p.name for p in out.parent.iterdir()] == ["talk.mp4"]
+
+
 @pytest.mark.parametrize("face, plate, missing", [("none", "none", ["face", "plate"]), ("centerface", "none",
                                                                                         ["plate"]),
                                                   ("none", "haar", ["face"])])
