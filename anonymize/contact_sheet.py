@@ -106,8 +106,8 @@ def sheet_problem(sheet: Path, video: Path, stated: dict[str, Any], fps: float, 
     ``MATCH["most_crf"]``; else one line naming the tile, its frame and time (or the crf)."""
     if not isinstance(crf, int) or isinstance(crf, bool) or crf > MATCH["most_crf"]:
         return (f"encoded at crf {crf!r}: above crf {MATCH['most_crf']} the published frames differ from the contact "
-                f"sheet as much as other frames do, so the sheet cannot stand for them; anonymize it again with --crf "
-                f"{MATCH['most_crf']} or less")
+                "sheet as much as other frames do, so the sheet cannot stand for them; anonymize it again (the "
+                f"anonymizer encodes at crf {MATCH['most_crf']} at most)")
     try:
         for tile, index, worst in tile_differences(sheet, video, stated, fps):
             if worst > MATCH["most_difference"]:
@@ -160,7 +160,7 @@ def _sheet_image(sheet: Path, size: tuple[int, int]) -> np.ndarray | None:
     """The sheet decoded (BGR) when its header states ``size`` (width, height); None for no image, or one of another
     size, which is never decoded (an image of 30000 px a side would take gigabytes)."""
     cv2 = require("cv2", "anonymize", "opencv-python")
-    from PIL import Image, UnidentifiedImageError
+    Image = require("PIL.Image", "anonymize", "pillow")  # noqa: N806 (the module, by its usual name)
 
     try:
         with warnings.catch_warnings():
@@ -168,7 +168,7 @@ def _sheet_image(sheet: Path, size: tuple[int, int]) -> np.ndarray | None:
             with Image.open(sheet) as header:
                 if header.size != size:
                     return None
-    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError):
+    except (Image.UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError):
         return None
     image = cv2.imdecode(np.fromfile(sheet, np.uint8), cv2.IMREAD_COLOR)
     return image if image is not None and image.shape[1::-1] == size else None
