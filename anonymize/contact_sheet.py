@@ -140,7 +140,7 @@ def _tile_pairs(sheet: Path, video: Path, stated: dict[str, Any],
     """Per tile of ``sheet``: its number from 1, its frame, the tile as shown and that frame of ``video`` drawn again
     as a tile without outlines (:func:`tile_differences`, whose ValueErrors on the layout and frames it raises)."""
     frames, info = stated.get("frames"), probe(video)
-    height, width = max(1, round(info.height * SHEET["tile_width"] / info.width)), SHEET["tile_width"]
+    width, height = _tile_size(info.width, info.height)
     size = (SHEET["columns"] * width, math.ceil(len(frames) / SHEET["columns"]) * height) if isinstance(
         frames, list) and frames else None
     image = _sheet_image(sheet, size) if size else None
@@ -197,7 +197,7 @@ def _difference(shown: np.ndarray, drawn: np.ndarray) -> float:
     the tile as shown and as drawn again without outlines; pixels on or next to a red outline (on the sheet) count
     0."""
     cv2 = require("cv2", "anonymize", "opencv-python")
-    near = cv2.dilate(_red(shown).astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
+    near = _set_aside(_red(shown).astype(np.uint8)) > 0
     shown, drawn = shown.astype(np.int16), drawn.astype(np.int16)
     difference = np.abs(shown - drawn).max(axis=2).astype(np.float32)
     difference[near] = 0
@@ -216,27 +216,31 @@ def _red(tile: np.ndarray) -> np.ndarray:
 def _added_red(shown: np.ndarray, drawn: np.ndarray) -> np.ndarray:
     """Where the tile as shown is red and the frame drawn again (``drawn``) is neither red nor next to red (the
     scene's own red is its own): outlines, or paint. uint8, 1 there."""
+    return (_red(shown) & ~(_set_aside(_red(drawn).astype(np.uint8)) > 0)).astype(np.uint8)
+
+
+def _set_aside(red: np.ndarray) -> np.ndarray:
+    """``red`` (uint8) and the 2 px around it: what the comparison sets aside for an outline, its JPEG fringe too."""
     cv2 = require("cv2", "anonymize", "opencv-python")
-    return (_red(shown) & ~(cv2.dilate(_red(drawn).astype(np.uint8), np.ones((5, 5), np.uint8)) > 0)).astype(np.uint8)
+    return cv2.dilate(red, np.ones((5, 5), np.uint8))
 
 
 def _painted(shown: np.ndarray, drawn: np.ndarray) -> int:
     """How many pixels of the tile's added red (:func:`_added_red`) lie in a red area holding a disk of
-    ``MATCH["widest_red_px"]``, or in an area that red sets aside (:func:`_difference`'s 2 px around it) holding one
-    of ``MATCH["widest_set_aside_px"]``."""
+    ``MATCH["widest_red_px"]``, or in an area that red sets aside (:func:`_set_aside`: the 2 px around it too)
+    holding one of ``MATCH["widest_set_aside_px"]``."""
     cv2 = require("cv2", "anonymize", "opencv-python")
     added = _added_red(shown, drawn)
     return sum(int(np.count_nonzero(cv2.morphologyEx(area, cv2.MORPH_OPEN, cv2.getStructuringElement(
         cv2.MORPH_ELLIPSE, (MATCH[widest],) * 2)))) for area, widest in
-        ((added, "widest_red_px"), (cv2.dilate(added, np.ones((5, 5), np.uint8)), "widest_set_aside_px")))
+        ((added, "widest_red_px"), (_set_aside(added), "widest_set_aside_px")))
 
 
 def _tile(frame: np.ndarray, mask: np.ndarray | None, label: str) -> np.ndarray:
     """``frame`` scaled to ``SHEET["tile_width"]`` with ``mask``'s regions outlined (none without one) and ``label``
     written on it."""
     cv2 = require("cv2", "anonymize", "opencv-python")
-    h, w = frame.shape[:2]
-    size = (SHEET["tile_width"], max(1, round(h * SHEET["tile_width"] / w)))
+    size = _tile_size(frame.shape[1], frame.shape[0])
     tile = cv2.resize(frame, size, interpolation=cv2.INTER_AREA)
     if mask is not None:
         small = cv2.resize(mask.astype(np.uint8), size, interpolation=cv2.INTER_NEAREST)
@@ -244,3 +248,8 @@ def _tile(frame: np.ndarray, mask: np.ndarray | None, label: str) -> np.ndarray:
         cv2.drawContours(tile, contours, -1, tuple(SHEET["outline_bgr"]), SHEET["outline_px"])
     cv2.putText(tile, label, (6, 20), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (255, 255, 255), 2, cv2.LINE_AA)
     return tile
+
+
+def _tile_size(width: int, height: int) -> tuple[int, int]:
+    """The size (width, height) of a tile of a ``width`` x ``height`` frame: ``SHEET["tile_width"]`` wide."""
+    return SHEET["tile_width"], max(1, round(height * SHEET["tile_width"] / width))
