@@ -514,9 +514,9 @@ def _frame_problem(report: dict[str, Any], info: Any) -> str | None:
 def _audio_problem(report: dict[str, Any], info: Any) -> str | None:
     """A published video with an audio track its report says was dropped (``output.audio``: the anonymizer keeps
     audio only with --keep-audio, and says so): a voice or a name spoken was put back after it."""
-    if info.has_audio and (report.get("output") or {}).get("audio") != "kept":
-        return (f"the video has an audio track, the report states its audio "
-                f"{(report.get('output') or {}).get('audio')!r} (output.audio)")
+    stated = (report.get("output") or {}).get("audio")
+    if info.has_audio and stated != "kept":
+        return f"the video has an audio track, the report states its audio {stated!r} (output.audio)"
     return None
 
 

@@ -95,7 +95,7 @@ def _probe(path: Path, _same_file: tuple[int, ...]) -> VideoInfo:
     try:
         meta = parse_ffmpeg_header(header)
     except (IndexError, AttributeError, ValueError):  # no video stream, or a header it cannot read
-        raise InputError(_unreadable(path), file=path) from None
+        raise InputError(_unreadable(path, header), file=path) from None
     turned = _rotation_problem(path, header)
     if turned:
         raise InputError(turned, file=path)
@@ -109,11 +109,11 @@ def _probe(path: Path, _same_file: tuple[int, ...]) -> VideoInfo:
                      bool(meta.get("audio_codec")))
 
 
-def _unreadable(path: Path) -> str:
+def _unreadable(path: Path, header: str) -> str:
     """Why ``path``'s header names no readable video stream: rotation metadata off a quarter turn (ffmpeg decodes such
     a file, but imageio-ffmpeg's header parser fails on some, such as 45 degrees), with how to re-mux it; else no
     video stream."""
-    return _rotation_problem(path, _stream_header(path)) or "not a readable video (ffmpeg found no video stream)"
+    return _rotation_problem(path, header) or "not a readable video (ffmpeg found no video stream)"
 
 
 def _rotation_problem(path: Path, header: str) -> str | None:
@@ -319,7 +319,7 @@ class FrameWriter:
     def close(self) -> None:
         self.proc.stdin.close()
         if self.proc.wait() != 0:
-            self._encoded.unlink(missing_ok=True)
+            self._drop_frames_file()
             raise ServiceError(f"ffmpeg could not encode {self.path}: {_log_text(self._log)}")
         self._log.close()
         if self._audio_from is not None:
@@ -339,12 +339,16 @@ class FrameWriter:
                 raise ServiceError(f"ffmpeg could not add the audio to {self.path}: {_log_text(log)}")
             log.close()
         finally:
-            self._encoded.unlink(missing_ok=True)
+            self._drop_frames_file()
 
     def abort(self) -> None:
         self.proc.kill()
         self.proc.wait()
         self._log.close()
+        self._drop_frames_file()
+
+    def _drop_frames_file(self) -> None:
+        """Remove the frames encoded alone, when the audio was to be added beside them (the output is the caller's)."""
         if self._encoded != self.path:
             self._encoded.unlink(missing_ok=True)
 
