@@ -44,7 +44,7 @@ from streamcue.annotation.roundtrip import BATCH, LOCAL_FILES, served_folder, se
 from streamcue.annotation.signing import SigningKey, canonical, load_key
 from streamcue.annotation.verify import latest_per_annotator
 from streamcue.anonymize.contact_sheet import sheet_problem
-from streamcue.anonymize.report import report_problem, seal_problem, sha256_file, sheet_beside
+from streamcue.anonymize.report import beside, report_problem, seal_problem, sha256_file, sheet_beside
 from streamcue.errors import ConfigError, InputError
 from streamcue.io import read_json
 from streamcue.progress import track
@@ -115,7 +115,7 @@ def _drawn_from_video(path: Path, report: dict[str, Any], sheet: Path) -> None:
     the sheet shows that video's frames (:func:`~streamcue.anonymize.contact_sheet.sheet_problem`): what a person
     ticks is what is published."""
     named = report["output"].get("path")
-    video = path.with_name(named) if isinstance(named, str) and Path(named).name == named else None
+    video = beside(path, named)
     if video is None or not video.is_file():
         raise InputError(f"the video the report names ({named}) is not beside it: the contact sheet is compared with "
                          "its frames before a person is shown it", file=path, field="$.output.path")

@@ -51,7 +51,7 @@ __all__ = ["REPORT_FORMAT", "MEASURED", "MEASURED_RUNTIMES", "MEASURED_SCHEDULE"
            "MEASURED_SHORT_SIDE", "MEASURED_SAR", "MEASURED_PLATE_WIDTHS", "MEASURED_TURNED_FACES", "SAMPLES",
            "BLURRED_MAX", "JUDGED_SIDE", "sha256_file", "anonymization_status", "frame_problem", "sar_problem",
            "frames_at", "turn_frames", "schedule_problems", "hidden_samples", "report_problem", "seal_problem",
-           "sheet_beside", "REPORT_FIELDS"]
+           "beside", "sheet_beside", "REPORT_FIELDS"]
 
 #: The range where recall was measured (perf/bench_anonymize.py, docs/anonymize.md: CenterFace at
 #: threshold 0.2, face boxes padded 0.25 (thorough) and 0.35 (balanced, fast)). A lower threshold
@@ -226,12 +226,18 @@ def hidden_samples(index: int, mask: Any, taken: list[dict[str, Any]], fps: floa
         taken.append({"frame": int(index), "boxes": boxes})
 
 
+def beside(report: Path, named: Any) -> Path | None:
+    """The file ``named`` beside ``report`` when ``named`` is a bare file name (as a report names its video and its
+    sheet: never a folder); else None."""
+    return report.with_name(named) if isinstance(named, str) and Path(named).name == named else None
+
+
 def sheet_beside(report: Path, stated: dict[str, Any], **where: Any) -> tuple[Path, str]:
     """The contact sheet a report states (``stated``: its ``contact_sheet``), beside the report, and its SHA-256; one
     line naming the report (and ``where``: record) and field when the sheet is missing or is not the one the report
     states (replaced since the anonymizer drew it: a person's tick is of the sheet they saw)."""
     named = stated.get("path")
-    sheet = report.with_name(named) if isinstance(named, str) and Path(named).name == named else None
+    sheet = beside(report, named)
     if sheet is None or not sheet.is_file():
         raise InputError(f"the contact sheet the report names ({named}) is not beside it", file=report,
                          field="$.contact_sheet.path", **where)
