@@ -60,12 +60,15 @@ def _widest_disk(area: np.ndarray) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenes", default="street,crowd,turned,pan,holdout")
-    parser.add_argument("--sizes", default="1280x720,1920x1080,720x1280")
-    parser.add_argument("--crfs", default=f"18,{MATCH['most_crf']}")
-    parser.add_argument("--seconds", type=float, default=2)
-    parser.add_argument("--fps", type=float, default=10)
-    parser.add_argument("--orientations", default="upright")
+    parser.add_argument("--scenes", default="street,crowd,turned,pan,holdout",
+                        help="labelled scenes (synthetic.write_clip), comma-separated")
+    parser.add_argument("--sizes", default="1280x720,1920x1080,720x1280", help="frame sizes WxH, comma-separated")
+    parser.add_argument("--crfs", default=f"18,{MATCH['most_crf']}",
+                        help=f"encoder crfs, comma-separated (the anonymizer takes 0 to {MATCH['most_crf']})")
+    parser.add_argument("--seconds", type=float, default=2, help="clip length")
+    parser.add_argument("--fps", type=float, default=10, help="clip frame rate")
+    parser.add_argument("--orientations", default="upright",
+                        help="synthetic.ORIENTATIONS names, comma-separated (phone_portrait, rotation_90, ...)")
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.2f}; limit {MATCH['most_difference']} of 255", flush=True)
     print(f"widest disks allowed: red {MATCH['widest_red_px'] - 2}, set aside {MATCH['widest_set_aside_px'] - 2}")
@@ -85,6 +88,8 @@ def main() -> None:
                 raw = differences(report, out, clip)
                 red, aside = widest_red(report, out, out / report["output"]["path"])
                 name = f"{scene} {size}" + ("" if turn == "upright" else f" {turn.replace('_', ' ')}")
+                if not any(report["detections"][kind]["total"] for kind in ("face", "plate")):
+                    name += " (nothing hidden: the input is the output there)"  # its input column then says nothing
                 print(f"| {name} | {crf} | {max(own):.1f} | {min(raw):.1f} / {max(raw):.1f} | {red} / {aside} |",
                       flush=True)
     print(f"load average after: {os.getloadavg()[0]:.2f}", flush=True)
