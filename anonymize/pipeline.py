@@ -64,10 +64,10 @@ from streamcue.anonymize.tracks import (LOOK_KINDS, CameraMotion, Chain, Links, 
                                         follow_regions, lost_boxes, suppress)
 from streamcue.video import (FrameWriter, display_rotation, ffmpeg_exe, ffmpeg_version, probe, read_frames,
                              sample_aspect, shown_size)
-from streamcue.anonymize.report import (MEASURED, MEASURED_ORIENTATION, MEASURED_RUNTIMES, MEASURED_SCHEDULE,
-                                        MEASURED_TURNED_FACES, REPORT_FORMAT, anonymization_status, frame_problem,
-                                        frames_at, hidden_samples, sar_problem, schedule_problems, sha256_file,
-                                        turn_frames)
+from streamcue.anonymize.report import (MEASURED, MEASURED_FOLLOW_SCALE, MEASURED_ORIENTATION, MEASURED_RUNTIMES,
+                                        MEASURED_SCHEDULE, MEASURED_TURNED_FACES, REPORT_FORMAT, anonymization_status,
+                                        frame_problem, frames_at, hidden_samples, sar_problem, schedule_problems,
+                                        sha256_file, turn_frames)
 from streamcue.errors import ConfigError, InputError
 from streamcue.interrupt import EXIT_SIGTERM, Terminated, held, held_back, on_interrupt
 from streamcue.io import as_usual_file, write_json
@@ -430,7 +430,7 @@ class Anonymizer:
                 # every look for faces for turn_hold frames after a turn found one; plates only at such a turn
                 "turns_deg": [90 * k for k in TURNS], "turn_s": o.turn_s, "turn_every": plan.turn_every,
                 "turn_hold": plan.turn_hold, "turned_plates": MEASURED_SCHEDULE["turned_plates"],
-                "turned_faces": MEASURED_TURNED_FACES,
+                "turned_faces": MEASURED_TURNED_FACES, "follow_scale": MEASURED_FOLLOW_SCALE,
                 # the expensive looks: every one the clock gives, or those of them a trigger asks for (see LOOKS)
                 "looks": o.looks, "recheck_s": o.recheck_s if plan.triggered else None,
                 "recheck_every": plan.recheck if plan.triggered else None}
@@ -543,7 +543,7 @@ class Anonymizer:
                 recent.popleft()
             faces, full, plates, sweep = choice.choose(item, grey)
             # crops only matter at a look at reduced size: the other frames need no list of faces to follow
-            follow = (_small_faces(recent, i, item.camera, follow_px, fps, frame.shape[0], self.threshold)
+            follow = (_small_faces(recent, i, item.camera, follow_px, fps, _follow_reach(frame, 1), self.threshold)
                       if faces and not full else None)
             previous = self._look(item, faces, full, plates, follow=follow,
                                   turns=plan.turns(i, turned_at, sweep=sweep))
@@ -650,9 +650,17 @@ def _linked(item: _Detected, kinds: Mapping[str, Links]) -> bool:
     return item.faces is not None or item.plates is not None
 
 
-#: How far a followed face may have moved since it was found, in frame heights per second (about
-#: 290 px/s at 720p, a brisk walk across the frame): the crop around it grows by this, times the time.
+#: How far a followed face may have moved since it was found, in lengths of the frame's short side per second (about
+#: 290 px/s at 720p, a brisk walk across the frame): the crop around it grows by this, times the time. The short side,
+#: not the height: a frame shown portrait (rotation metadata, turned pixels) holds faces of the size and speed the
+#: same scene has landscape (``MEASURED_FOLLOW_SCALE``).
 FOLLOW_SPEED = 0.4
+
+
+def _follow_reach(frame: np.ndarray, seconds: float) -> float:
+    """How far (px) a followed face may move on ``frame`` in ``seconds``: :data:`FOLLOW_SPEED` of its short side a
+    second."""
+    return FOLLOW_SPEED * min(frame.shape[:2]) * seconds
 
 
 def _with_camera(frames: Iterable[np.ndarray]) -> Iterator[tuple[np.ndarray, tuple[float, float], np.ndarray]]:
@@ -715,7 +723,7 @@ class _LookChoice:
         t = self.triggers
         if not last:
             t.scale = grey.shape[1] / item.frame.shape[1]
-            t.growth = FOLLOW_SPEED * item.frame.shape[0] / self.plan.fps  # as fast as a followed face may move
+            t.growth = _follow_reach(item.frame, 1 / self.plan.fps)  # as fast as a followed face may move
             t.watch(grey)
         why = {"full": t.due("full", item.index, grey, last) if self.plan.full_every else None,
                "plates": t.due("plates", item.index, grey, last)}
@@ -807,13 +815,14 @@ def _reduced(boxes: np.ndarray, reduced: bool, turned: bool = False) -> np.ndarr
 
 
 def _small_faces(recent: Iterable[tuple[int, tuple[float, float], np.ndarray]], index: int,
-                 camera: tuple[float, float], below: int, fps: float, height: int,
+                 camera: tuple[float, float], below: int, fps: float, reach: float,
                  threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The faces to look at again at full size on frame ``index``: those under ``below`` px high (as found: at a turn
     of 90 or 270 degrees, their box's width) found at the ``recent`` looks (``_reduced``'s columns) that the reduced
     look did not find at or above ``threshold`` (found at full size only, or weakly), where the camera has carried
     them, the margin (px) to look around each: half its size plus how far it may have moved since, and the turn each
-    was found at. A face found at several looks counts once, at its latest look (None: nothing to follow)."""
+    was found at (``reach``: px a face may move a second). A face found at several looks counts once, at its latest
+    look (None: nothing to follow)."""
     if not below:
         return None
     seen: dict[float, list[np.ndarray]] = {}  # per turn: a face seen turned and upright is followed at both
@@ -832,7 +841,7 @@ def _small_faces(recent: Iterable[tuple[int, tuple[float, float], np.ndarray]], 
                 continue  # the reduced look sees this one well enough
             out.append(box)
             turns.append(row[6])
-            moved = FOLLOW_SPEED * height * (index - then_index) / fps
+            moved = reach * (index - then_index) / fps
             margins.append(max(box[2] - box[0], box[3] - box[1]) / 2 + moved)
     if not out:
         return None

@@ -48,8 +48,9 @@ REPORT_FORMAT = "streamcue.anonymization/1"
 DETECTED = ("face", "plate")
 
 __all__ = ["REPORT_FORMAT", "MEASURED", "MEASURED_RUNTIMES", "MEASURED_SCHEDULE", "MEASURED_ORIENTATION",
-           "MEASURED_SHORT_SIDE", "MEASURED_SAR", "MEASURED_PLATE_WIDTHS", "MEASURED_TURNED_FACES", "SAMPLES",
-           "BLURRED_MAX", "JUDGED_SIDE", "sha256_file", "anonymization_status", "frame_problem", "sar_problem",
+           "MEASURED_SHORT_SIDE", "MEASURED_SAR", "MEASURED_PLATE_WIDTHS", "MEASURED_TURNED_FACES",
+           "MEASURED_FOLLOW_SCALE", "SAMPLES", "BLURRED_MAX", "JUDGED_SIDE", "sha256_file", "anonymization_status",
+           "frame_problem", "sar_problem",
            "frames_at", "turn_frames", "schedule_problems", "hidden_samples", "report_problem", "seal_problem",
            "beside", "sheet_beside", "REPORT_FIELDS"]
 
@@ -117,6 +118,13 @@ MEASURED_PLATE_WIDTHS = "2 to 25 % of the frame width"
 #: only at the threshold. Before (strong ones only at every turn) the ``turned`` clip shown sideways or upside down kept
 #: 0.89 to 0.98 of its faces (docs/anonymize.md, "Runtimes"); a report that does not state this is ``unmeasured``.
 MEASURED_TURNED_FACES = "weak ones linked to a strong one at a held turn"
+
+#: What a followed face's speed is measured in, stated in a report's ``settings`` as ``follow_scale``
+#: (``pipeline.FOLLOW_SPEED``). Before, it was the frame's height, so a frame shown portrait got crops 16/9 as wide as
+#: the same scene landscape, fewer of them within the crops' budget, and a partly hidden face of ``turned`` at
+#: 1600x900 with rotation metadata kept face recall 0.972 against 1.000 upright (docs/anonymize.md, "Faces shown
+#: sideways or upside down"); a report that does not state this is ``unmeasured``.
+MEASURED_FOLLOW_SCALE = "the frame's short side"
 
 #: Frames with detections whose hidden regions a report samples, at least a second apart.
 SAMPLES = 8
@@ -283,7 +291,7 @@ def report_problem(report_path: str | Path, video_path: str | Path) -> str | Non
         return f"{report_path}: not a streamcue anonymization report: {shape} is not an object ({shape})"
     if not isinstance(report.get("canary"), dict) or report["canary"].get("passed") is not True:
         return f"{report_path}: the detector's canary is not stated or did not pass (canary)"
-    problem = _evidence_problem(report) or _plate_search_problem(report) or _turned_faces_problem(report)
+    problem = _evidence_problem(report) or _plate_search_problem(report) or _finding_problem(report)
     if problem:
         return f"{report_path}: {problem}"
     if not video_path.is_file():
@@ -366,16 +374,24 @@ def _plate_search_problem(report: dict[str, Any]) -> str | None:
     return None
 
 
-def _turned_faces_problem(report: dict[str, Any]) -> str | None:
-    """A report made before a held turn's weak faces were linked (:data:`MEASURED_TURNED_FACES`): unmeasured."""
+#: How faces were found where recall was measured, as a report's ``settings`` states it: field -> (the measured value,
+#: what a report without the field was made with).
+_MEASURED_FINDING = {"turned_faces": (MEASURED_TURNED_FACES, "while a turned frame's weak faces never counted"),
+                     "follow_scale": (MEASURED_FOLLOW_SCALE, "while a followed face's speed was in frame heights")}
+
+
+def _finding_problem(report: dict[str, Any]) -> str | None:
+    """A report made before a change to how faces are found (:data:`_MEASURED_FINDING`): unmeasured."""
     settings = report.get("settings") if isinstance(report.get("settings"), dict) else {}
-    if (report.get("detectors") or {}).get("face") is None or settings.get("turned_faces") == MEASURED_TURNED_FACES:
+    if (report.get("detectors") or {}).get("face") is None:
         return None
-    stated = settings.get("turned_faces")
-    made = (f"states its turned frames' faces counted {stated!r}" if stated is not None
-            else "states no settings.turned_faces (made while a turned frame's weak faces never counted)")
-    return (f"the report {made}, not the measured {MEASURED_TURNED_FACES!r} (settings.turned_faces): anonymize the "
-            "video again with this version (unmeasured)")
+    for name, (measured, before) in _MEASURED_FINDING.items():
+        stated = settings.get(name)
+        if stated != measured:
+            made = f"states {stated!r}" if stated is not None else f"states no settings.{name} (made {before})"
+            return (f"the report {made}, not the measured {measured!r} (settings.{name}): anonymize the video again "
+                    "with this version (unmeasured)")
+    return None
 
 
 _ABSENT = object()

@@ -24,8 +24,8 @@ pytest.importorskip("cv2")
 
 from streamcue.anonymize.blur import unturn_boxes  # noqa: E402
 from streamcue.anonymize.pipeline import PRESETS, AnonymizeConfig, Anonymizer, anonymize_video  # noqa: E402
-from streamcue.anonymize.report import (MEASURED_SHORT_SIDE, MEASURED_TURNED_FACES, frame_problem,  # noqa: E402
-                                       frames_at, report_problem, schedule_problems, sha256_file)
+from streamcue.anonymize.report import (MEASURED_FOLLOW_SCALE, MEASURED_SHORT_SIDE, MEASURED_TURNED_FACES,  # noqa: E402
+                                       frame_problem, frames_at, report_problem, schedule_problems, sha256_file)
 from streamcue.anonymize.synthetic import (ORIENTATIONS, clip_frames, detail_recall, large_faces,  # noqa: E402
                                           recall, write_clip)
 from streamcue.seal import seal  # noqa: E402
@@ -98,20 +98,25 @@ def test_every_orientation_is_blurred_with_the_measured_recall(anonymizer, tmp_p
 @pytest.mark.slow
 def test_turned_faces_shown_sideways_keep_the_recall_they_have_upright(anonymizer, tmp_path):
     """``turned``'s faces (turned away, partly covered) score under the threshold on most frames: upright they count
-    once linked to a strong box, and at a held turn too (``MEASURED_TURNED_FACES``). With the turned frame's strong
-    boxes only, this clip shown sideways by rotation metadata kept 0.915 of its faces of 40 px and more. Slow (about
-    7 s on 2 cores): the measure needs a whole clip anonymized, encoded and decoded again, 1 s being the shortest
-    where the turn is held and the miss shows."""
+    once linked to a strong box, and at a held turn too (``MEASURED_TURNED_FACES``); a followed face's crop grows with
+    the frame's short side, not its height (``MEASURED_FOLLOW_SCALE``: a portrait frame's height is its long side, and
+    crops 16/9 as wide fell out of the crops' budget). With the turned frame's strong boxes only, this clip shown
+    sideways by rotation metadata kept 0.959 of its faces of 40 px and more (0.915 at 1280x720); with crops grown by
+    the height, 0.972 (1.000 upright). Slow (10 to 17 s on 2 cores, by load): the measure needs a whole clip
+    anonymized, encoded and decoded again, 1 s being the shortest where the turn is held and the miss shows. Reports
+    made before either change are refused."""
     clip = tmp_path / "turned.mp4"
-    truths = write_clip(clip, width=1280, height=720, fps=10, seconds=1, scene="turned", rotation=90)
+    truths = write_clip(clip, width=1600, height=900, fps=10, seconds=1, scene="turned", rotation=90)
     report, video = anonymize_video(clip, tmp_path / "out", anonymizer=anonymizer), tmp_path / "out" / "turned.mp4"
-    assert report["status"] == "passed" and report["settings"]["turned_faces"] == MEASURED_TURNED_FACES
+    settings = report["settings"]
+    assert report["status"] == "passed" and settings["turned_faces"] == MEASURED_TURNED_FACES
+    assert settings["follow_scale"] == MEASURED_FOLLOW_SCALE
     assert detail_recall(clip, video, large_faces(truths))["face"] >= 0.98
-    before = tmp_path / "before.json"  # a report made while turned frames kept their strong boxes only: refused
-    before.write_text(json.dumps({**report, "settings": {k: v for k, v in report["settings"].items()
-                                                          if k != "turned_faces"}}))
-    problem = report_problem(before, video)
-    assert "(settings.turned_faces)" in problem and "unmeasured" in problem and "\n" not in problem
+    for field in ("turned_faces", "follow_scale"):
+        before = tmp_path / f"before-{field}.json"  # a report made before the change: refused
+        before.write_text(json.dumps({**report, "settings": {k: v for k, v in settings.items() if k != field}}))
+        problem = report_problem(before, video)
+        assert f"(settings.{field})" in problem and "unmeasured" in problem and "\n" not in problem
 
 
 def test_the_report_states_orientation_and_the_output_carries_no_rotation(anonymizer, tmp_path):
