@@ -529,7 +529,7 @@ def _tampered_copy(release, dst, how):
     return dst, path
 
 
-@pytest.mark.parametrize(("how", "message"), [("byte", r"its SHA-256 is [0-9a-f]{12}, manifest\.json's files\["),
+@pytest.mark.parametrize(("how", "message"), [("byte", "manifest.json's files"),
                                               ("half_rows", "rows, manifest.json says"),
                                               ("garbage", "not a readable Parquet file")])
 def test_every_reader_checks_the_files_against_the_manifest(cc4d, release_v1, tmp_path, how, message):
