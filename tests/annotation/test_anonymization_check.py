@@ -102,7 +102,8 @@ def test_verdicts_submitted_in_label_studio_come_back_tied_to_the_bytes_they_wer
     seen = sha256_file(folder / "v1.contact.jpg")
     assert checks["v1.mp4"]["contact_sheet_sha256"] == seen == read_json(report)["contact_sheet"]["sha256"]
     state, _, why = video_check(list(checks.values()), "v1.mp4", sha, sha256_file(report), SIGNING_KEY, "f" * 64)
-    assert state == "stale" and why.startswith(f"ticked on another contact sheet (the check's contact_sheet_sha256 {seen[:12]}")
+    assert state == "stale"
+    assert why.startswith(f"ticked on another contact sheet (the check's contact_sheet_sha256 {seen[:12]}")
     for command in (("pull", "--out", tmp_path / "records.jsonl"), ("status",), ("review",)):
         code, _, err = cli("annotate", command[0], "--project", project, *command[1:])
         assert code == 2 and "is an anonymization check of contact sheets" in err and "Traceback" not in err

@@ -203,9 +203,10 @@ def test_push_names_every_refused_report_of_a_folder_before_any_server_is_asked(
     assert len(lines) == 3, err
     assert lines[0].startswith(f"error: {tmp_path / 'v1.anonymization.json'}: $: edited after the run") and \
         lines[0].endswith("(hidden_share_mean)"), lines[0]
-    assert lines[1] == (f"error: {tmp_path / 'v2.anonymization.json'}: $.output.path: the video the report names (v2.mp4) "
-                        "is not beside it: the contact sheet is compared with its frames before a person is shown it")
+    assert lines[1] == (f"error: {tmp_path / 'v2.anonymization.json'}: $.output.path: the video the report names "
+                        "(v2.mp4) is not beside it: the contact sheet is compared with its frames before a person is "
+                        "shown it")
     found, stated = sha256_file(tmp_path / "v3.mp4"), report["output"]["sha256"]
-    assert lines[2].startswith(f"error: {tmp_path / 'v3.anonymization.json'}: $: {tmp_path / 'v3.mp4'} is not the video "
-                               f"the report states: its SHA-256 is {found[:12]}, the report's $.output.sha256 "
+    assert lines[2].startswith(f"error: {tmp_path / 'v3.anonymization.json'}: $: {tmp_path / 'v3.mp4'} is not the "
+                               f"video the report states: its SHA-256 is {found[:12]}, the report's $.output.sha256 "
                                f"{stated[:12]} "), lines[2]
