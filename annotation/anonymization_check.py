@@ -45,7 +45,7 @@ from streamcue.annotation.signing import SigningKey, canonical, load_key
 from streamcue.annotation.verify import latest_per_annotator
 from streamcue.anonymize.contact_sheet import sheet_problem
 from streamcue.anonymize.report import beside, report_problem, seal_problem, sha256_file, sheet_beside
-from streamcue.errors import ConfigError, InputError
+from streamcue.errors import ConfigError, InputError, RecordValidationError, Violation
 from streamcue.io import read_json
 from streamcue.progress import track
 
@@ -77,14 +77,30 @@ class Sheet:
 
 
 def sheets(reports: Path) -> list[Sheet]:
-    """Every report of ``reports`` (the anonymizer's output folder, or one report file) with its contact sheet;
-    one line naming the report for a report that is not ``passed``, has no sheet, a video a release would refuse
-    under it, or a sheet that does not show that video's frames."""
+    """Every report of ``reports`` (the anonymizer's output folder, or one report file) with its contact sheet.
+    Every report is checked before any is refused: one that is not ``passed``, has no sheet, a video a release would
+    refuse under it, or a sheet that does not show that video's frames is a :class:`Violation` naming the report
+    (and the field), all of them raised together as one :class:`RecordValidationError`."""
     files = sorted(reports.glob(f"*{_REPORT_SUFFIX}")) if reports.is_dir() else [reports]
     if not files or not files[0].is_file():
         raise InputError(f"no anonymization report (NAME{_REPORT_SUFFIX}, written by streamcue anonymize)",
                          file=reports)
-    return [_sheet(path) for path in track(files, "comparing contact sheets with their videos", total=len(files))]
+    found, refused = [], []
+    for path in track(files, "comparing contact sheets with their videos", total=len(files)):
+        try:
+            found.append(_sheet(path))
+        except InputError as exc:
+            refused.extend(_violations(exc, path))
+    if refused:
+        raise RecordValidationError(refused)
+    return found
+
+
+def _violations(exc: InputError, path: Path) -> list[Violation]:
+    """``exc`` (one report refused) as the violations it names."""
+    if isinstance(exc, RecordValidationError):
+        return exc.violations
+    return [Violation(exc.message, exc.field or "$", file=str(exc.file or path), line=exc.line, record=exc.record)]
 
 
 def _sheet(path: Path) -> Sheet:
@@ -354,17 +370,19 @@ def video_check(checks: list[dict[str, Any]], video: str, video_sha256: str, rep
     ticked = [c for c in same if c.get("state") == "ticked"]
     if sheet_sha256 is not None and ticked and all(c.get("contact_sheet_sha256") != sheet_sha256 for c in ticked):
         was = str(ticked[0].get("contact_sheet_sha256"))[:12]
-        return "stale", None, (f"ticked on another contact sheet (sha256 {was}; the sheet beside its report now "
-                               f"{sheet_sha256[:12]}): push and check the sheet as it is")
+        return "stale", None, (f"ticked on another contact sheet (the check's contact_sheet_sha256 {was}; the sheet "
+                               f"beside its report now {sheet_sha256[:12]}): push and check the sheet as it is")
     if ticked:
         return "ticked", ticked[0], ""
     if same:
         return "pending", None, "nobody has ticked its contact sheet yet in Label Studio (pull again once they have)"
     other = [c for c in checks if c.get("video") == video]
     if other:
-        return "stale", None, (f"checked on other bytes (video sha256 {str(other[-1].get('video_sha256'))[:12]}, "
-                               f"report sha256 {str(other[-1].get('report_sha256'))[:12]}; now {video_sha256[:12]} "
-                               f"and {report_sha256[:12]}): the video or its report is not the one checked "
+        return "stale", None, (f"checked on other bytes (the check's video_sha256 "
+                               f"{str(other[-1].get('video_sha256'))[:12]} and report_sha256 "
+                               f"{str(other[-1].get('report_sha256'))[:12]}; now the report's $.output.sha256 "
+                               f"{video_sha256[:12]} and the report's own {report_sha256[:12]}): the video or its "
+                               "report is not the one checked "
                                "(anonymized again, or a report put back or edited); push what is there and check "
                                "its contact sheet")
     return "missing", None, ("no check of its contact sheet (streamcue annotate anonymization push, then pull)")

@@ -296,9 +296,11 @@ def report_problem(report_path: str | Path, video_path: str | Path) -> str | Non
         return f"{report_path}: {problem}"
     if not video_path.is_file():
         return f"video file {video_path} not found"
-    expected = (report.get("output") or {}).get("sha256")
-    if expected != sha256_file(video_path):
-        return f"{video_path} does not match the SHA-256 in {report_path} (changed after anonymization?)"
+    expected, found = (report.get("output") or {}).get("sha256"), sha256_file(video_path)
+    if expected != found:
+        return (f"{report_path}: {video_path} is not the video the report states: its SHA-256 is {found[:12]}, "
+                f"the report's $.output.sha256 {str(expected)[:12]} (changed after anonymization, or another "
+                "video's report?)")
     problem = _schedule_problem(report)
     if problem is None:
         from streamcue.video import probe

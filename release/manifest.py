@@ -58,7 +58,7 @@ def verify_listed(dist: str | Path) -> dict[str, Any]:
     rows = {info.get("path"): info.get("rows") for splits in configs.values() for info in (splits or {}).values()
             if isinstance(info, dict)}
     for rel, digest in files.items():
-        _check_file(dist / rel, digest, rows.get(rel))
+        _check_file(dist / rel, rel, digest, rows.get(rel))
     return manifest
 
 
@@ -69,7 +69,7 @@ def check_record_files(dist: str | Path) -> dict[str, Any]:
     dist = Path(dist)
     manifest = read_manifest(dist)
     for rel, digest, rows in _record_files(manifest, dist / MANIFEST):
-        _check_file(dist / rel, digest, rows)
+        _check_file(dist / rel, rel, digest, rows)
     return manifest
 
 
@@ -108,7 +108,7 @@ def check_hub_files(repo: str, revision: str | None, configs: list[str] | None =
     where = f"{repo}@{revision or 'main'}"
     for rel, digest, rows in _record_files(manifest, f"{where}/{MANIFEST}", configs):
         try:
-            _check_file(hub_file(repo, rel, revision), digest, rows)
+            _check_file(hub_file(repo, rel, revision), rel, digest, rows)
         except InputError as exc:
             raise InputError(exc.message, file=f"{where}/{rel}") from None
     return manifest
@@ -147,22 +147,26 @@ def check_signatures(records: list[dict[str, Any]], kind: str, key: SigningKey |
     return checked
 
 
-def _check_file(path: Path, digest: str, rows: Any) -> None:
+def _check_file(path: Path, rel: str, digest: str, rows: Any) -> None:
+    """One line naming ``path`` unless it is the file manifest.json lists as ``rel`` (its SHA-256 ``digest``)."""
     try:
         stat = path.stat()
     except OSError:
         raise InputError("listed in manifest.json but missing or unreadable", file=path) from None
-    problem = _file_problem(str(path.resolve()), stat.st_size, stat.st_mtime_ns, digest, rows)
+    problem = _file_problem(str(path.resolve()), stat.st_size, stat.st_mtime_ns, rel, digest, rows)
     if problem:
         raise InputError(problem, file=path)
 
 
 @lru_cache(maxsize=4096)
-def _file_problem(path: str, size: int, mtime_ns: int, digest: str, rows: Any) -> str | None:
-    """Why the file at ``path`` (of this size and mtime) is not the one the manifest lists; None when it is."""
+def _file_problem(path: str, size: int, mtime_ns: int, rel: str, digest: str, rows: Any) -> str | None:
+    """Why the file at ``path`` (of this size and mtime) is not the one the manifest lists as ``rel``; None when
+    it is. A changed file names both SHA-256s (first 12 hex digits), so which side changed can be told."""
     try:
-        if sha256_file(path) != digest:
-            return "changed since the release was built (SHA-256 differs from manifest.json)"
+        found = sha256_file(path)
+        if found != digest:
+            return (f"changed since the release was built: its SHA-256 is {found[:12]}, manifest.json's "
+                    f'files["{rel}"] states {str(digest)[:12]}')
     except OSError as exc:
         return f"unreadable: {exc.strerror or type(exc).__name__}"
     if rows is None or not path.endswith(".parquet"):

@@ -294,8 +294,9 @@ def annotate_setup(
 ) -> None:
     """Make a personal access token for the admin and an account per annotator and reviewer.
 
-    Prints `export LABEL_STUDIO_URL=...` and `export LABEL_STUDIO_API_KEY=...` on stdout (so
-    `eval "$(streamcue annotate setup ...)"` sets them), everything else on stderr. Accounts
+    Prints `export LABEL_STUDIO_URL=...` and `export LABEL_STUDIO_API_KEY=...` on stdout, and on
+    failure nothing there (keep them, then eval them only if there are some, as the example does:
+    `eval "$(...)"` alone runs an empty string and carries on), everything else on stderr. Accounts
     are signed up through the organisation's invite link with a generated first password,
     written to --accounts; accounts that exist already are left as they are. Run again, it
     keeps the token in $LABEL_STUDIO_API_KEY when that still works (Label Studio shows a
@@ -303,9 +304,10 @@ def annotate_setup(
 
     Example:
 
-        LABEL_STUDIO_PASSWORD=... eval "$(streamcue annotate setup --url http://127.0.0.1:8080 \\
+        LS_ENV=$(LABEL_STUDIO_PASSWORD=... streamcue annotate setup --url http://127.0.0.1:8080 \\
             --admin admin@example.org --annotator ann1@example.org --annotator ann2@example.org \\
-            --reviewer rev@example.org --accounts ls-accounts.tsv)"
+            --reviewer rev@example.org --accounts ls-accounts.tsv)
+        eval "${LS_ENV:?streamcue annotate setup failed: its error is above}"
     """
     import os
     import shlex

@@ -45,7 +45,8 @@ def anonymization_push(
     the release's gate and each tile of its sheet is compared with the video's frame, so that a
     person ticks what is published: a report that is not `passed`, a video the gate refuses, or
     a sheet that is not the one the report states or does not show the video's frames is refused
-    in one line naming the report. A video whose bytes someone already
+    in one line naming the report and field; every report of the folder is checked, and each
+    one refused is named, before any server is asked. A video whose bytes someone already
     found readable (in this project or another check project on the server) is pushed all the
     same and named in one line: its rejection holds, whatever is chosen on the new task.
 
@@ -54,8 +55,14 @@ def anonymization_push(
         streamcue annotate anonymization push --reports /data/ls-files/anonymized --project "anonymization check"
     """
     from streamcue.annotation.anonymization_check import push
+    from streamcue.errors import RecordValidationError
 
-    result = push(reports, project, url=url, document_root=document_root, required=required)
+    try:
+        result = push(reports, project, url=url, document_root=document_root, required=required)
+    except RecordValidationError as exc:  # every refused report, one line each (as anonymize prints failures)
+        for violation in exc.violations:
+            console.err.print(f"error: {violation}", markup=False, soft_wrap=True)
+        raise typer.Exit(2) from None
     console.out.print(f"{result.imported} contact sheet(s) imported into project {result.project!r} (id "
                       f"{result.project_id}); {result.skipped} already there; guideline {result.guideline}; "
                       f"{result.required} person(s) per sheet"

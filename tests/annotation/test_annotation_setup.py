@@ -29,9 +29,9 @@ from streamcue.dataset_builders.output import run_builder  # noqa: E402
 from streamcue.dataset_builders.registry import BUILDERS  # noqa: E402
 from streamcue.io import iter_jsonl  # noqa: E402
 
-pytestmark = [pytest.mark.label_studio, pytest.mark.slow,
-              pytest.mark.skipif(executable() is None, reason="no Label Studio server: ./dev.sh test installs it "
-                                 "in .venv-label-studio (or set STREAMCUE_LABEL_STUDIO)")]
+#: The block run against a real server (a failing setup needs none: it fails before asking one).
+needs_label_studio = pytest.mark.skipif(executable() is None, reason="no Label Studio server: ./dev.sh test installs "
+                                        "it in .venv-label-studio (or set STREAMCUE_LABEL_STUDIO)")
 DOC = Path(__file__).resolve().parents[2] / "docs" / "annotation.md"
 
 
@@ -42,6 +42,37 @@ def setup_block() -> str:
     return found.group(1)
 
 
+def setup_step() -> str:
+    """The block's setup step, as written: setup's exports kept, then evaluated."""
+    found = re.search(r"^LS_ENV=\$\(streamcue annotate setup .*?^eval .*?\n", setup_block(), re.S | re.M)
+    assert found, "docs/annotation.md's setup block lost its setup step"
+    return found.group(0)
+
+
+@pytest.mark.parametrize("strict", [True, False], ids=["set -e", "plain shell"])
+def test_a_failing_setup_stops_the_documented_block_with_its_error(tmp_path, strict):
+    """``eval "$(streamcue annotate setup ...)"`` ran an empty string when setup failed and the next command went
+    on without a token (issue 45). The documented step stops there, non-zero, under ``set -e`` or not, with
+    setup's one-line error (here: an accounts file that exists, refused before any server is asked) above, and
+    nothing after it runs."""
+    (tmp_path / "accounts.tsv").write_text("ann1@example.org\tannotator\tshown-once\n")
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8",
+           "LS_HOME": str(tmp_path), "LABEL_STUDIO_PASSWORD": "documented-admin-pass", "STREAMCUE_NO_PROGRESS": "1",
+           "LABEL_STUDIO_URL": "http://127.0.0.1:9", "COLUMNS": "200"}
+    script = ("set -euo pipefail\n" if strict else "") + setup_step() + "echo after-setup\n"
+    done = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "after-setup" not in done.stdout, done.stdout + done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and str(tmp_path / "accounts.tsv") in errors[0] and "exists" in errors[0], done.stderr
+    assert "Traceback" not in done.stderr and "LABEL_STUDIO_API_KEY" not in done.stdout
+    if not strict:  # the eval is what stops it, saying so
+        assert "LS_ENV: streamcue annotate setup failed: its error is above" in done.stderr, done.stderr
+    assert (tmp_path / "accounts.tsv").read_text() == "ann1@example.org\tannotator\tshown-once\n"
+
+
+@pytest.mark.label_studio
+@pytest.mark.slow
+@needs_label_studio
 def test_the_documented_setup_runs_as_written(tmp_path):
     home = tmp_path / "ls"
     home.mkdir()

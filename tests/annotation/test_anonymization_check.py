@@ -102,7 +102,8 @@ def test_verdicts_submitted_in_label_studio_come_back_tied_to_the_bytes_they_wer
     seen = sha256_file(folder / "v1.contact.jpg")
     assert checks["v1.mp4"]["contact_sheet_sha256"] == seen == read_json(report)["contact_sheet"]["sha256"]
     state, _, why = video_check(list(checks.values()), "v1.mp4", sha, sha256_file(report), SIGNING_KEY, "f" * 64)
-    assert state == "stale" and why.startswith(f"ticked on another contact sheet (sha256 {seen[:12]}")
+    assert state == "stale"
+    assert why.startswith(f"ticked on another contact sheet (the check's contact_sheet_sha256 {seen[:12]}")
     for command in (("pull", "--out", tmp_path / "records.jsonl"), ("status",), ("review",)):
         code, _, err = cli("annotate", command[0], "--project", project, *command[1:])
         assert code == 2 and "is an anonymization check of contact sheets" in err and "Traceback" not in err
@@ -181,18 +182,19 @@ def test_push_refuses_a_report_a_release_would_refuse_or_a_folder_the_page_canno
     report = json.loads((folder / "v1.anonymization.json").read_text())
     (folder / "v1.anonymization.json").write_text(json.dumps({**report, "status": "unmeasured"}))
     code, _, err = cli("annotate", "anonymization", "push", "--reports", folder, "--project", fresh("refused"))
-    assert code == 2 and "v1.anonymization.json, field $.status: status 'unmeasured'" in err
+    assert code == 2 and "v1.anonymization.json: $.status: status 'unmeasured'" in err
     (folder / "v1.anonymization.json").write_text(json.dumps(report))
     replace_sheet(folder / "v1.contact.jpg")  # another sheet than the one the report states (the person would see)
     code, _, err = cli("annotate", "anonymization", "push", "--reports", folder, "--project", fresh("refused"))
-    assert code == 2 and "v1.anonymization.json, field $.contact_sheet.sha256: the contact sheet v1.contact.jpg is " \
+    assert code == 2 and "v1.anonymization.json: $.contact_sheet.sha256: the contact sheet v1.contact.jpg is " \
         "not the one the anonymizer drew" in err and len(err.strip().splitlines()) == 1
     (folder / "v1.anonymization.json").write_text(json.dumps({k: v for k, v in report.items() if k != "contact_sheet"}))
     code, _, err = cli("annotate", "anonymization", "push", "--reports", folder, "--project", fresh("refused"))
     assert code == 2 and "it holds no contact_sheet, which the anonymizer writes" in err  # the seal's check
     (folder / "v1.anonymization.json").write_text(json.dumps(seal({**report, "contact_sheet": {"frames": []}})))
     code, _, err = cli("annotate", "anonymization", "push", "--reports", folder, "--project", fresh("refused"))
-    assert code == 2 and "field $.contact_sheet.path: no contact sheet" in err  # resealed: the sheet's own check
+    # resealed: the sheet's own check
+    assert code == 2 and "v1.anonymization.json: $.contact_sheet.path: no contact sheet" in err
     outside = tmp_path / "anonymized"
     outside.mkdir()
     (outside / "v1.mp4").write_bytes((folder / "v1.mp4").read_bytes())

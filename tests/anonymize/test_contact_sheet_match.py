@@ -169,3 +169,44 @@ def test_push_refuses_a_video_whose_audio_was_put_back(tmp_path):
     (tmp_path / "v1.anonymization.json").write_text(json.dumps(seal(report)))
     with pytest.raises(InputError, match=r"has an audio track, the report states its audio 'dropped' \(output.audio\)"):
         sheets(tmp_path)
+
+
+def test_push_names_every_refused_report_of_a_folder_before_any_server_is_asked(tmp_path, monkeypatch):
+    """Issue 45: a folder of three bad reports (one edited after the run, one whose video is missing, one beside a
+    video changed since) is refused naming all three in one run, one line each naming the report and the field (the
+    changed video with both SHA-256s), exit 2, and Label Studio is never asked: its address is a real socket that
+    nothing connects to."""
+    import socket
+
+    from streamcue.anonymize.report import sha256_file
+
+    folder, report = anonymized_folder(), _report()
+    for name in ("v1", "v2", "v3"):
+        shutil.copyfile(folder / "v1.contact.jpg", tmp_path / f"{name}.contact.jpg")
+        named = {**report, "output": {**report["output"], "path": f"{name}.mp4"},
+                 "contact_sheet": {**report["contact_sheet"], "path": f"{name}.contact.jpg"}}
+        named.pop(SEAL)
+        (tmp_path / f"{name}.anonymization.json").write_text(json.dumps(seal(named)))
+    shutil.copyfile(folder / "v1.mp4", tmp_path / "v1.mp4")
+    edited = json.loads((tmp_path / "v1.anonymization.json").read_text())
+    (tmp_path / "v1.anonymization.json").write_text(json.dumps({**edited, "hidden_share_mean": 0.5}))
+    (tmp_path / "v3.mp4").write_bytes((folder / "v1.mp4").read_bytes() + b"\x00")  # not the bytes it states
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        listener.setblocking(False)
+        monkeypatch.setenv("LABEL_STUDIO_URL", f"http://127.0.0.1:{listener.getsockname()[1]}")
+        monkeypatch.setenv("LABEL_STUDIO_API_KEY", "never-sent")
+        code, out, err = cli("annotate", "anonymization", "push", "--reports", tmp_path, "--project", "three bad")
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nobody knocked
+    assert code == 2 and "Traceback" not in err and "imported" not in out, out + err
+    lines = err.strip().splitlines()
+    assert len(lines) == 3, err
+    assert lines[0].startswith(f"error: {tmp_path / 'v1.anonymization.json'}: $: edited after the run") and \
+        lines[0].endswith("(hidden_share_mean)"), lines[0]
+    assert lines[1] == (f"error: {tmp_path / 'v2.anonymization.json'}: $.output.path: the video the report names "
+                        "(v2.mp4) is not beside it: the contact sheet is compared with its frames before a person is "
+                        "shown it")
+    found, stated = sha256_file(tmp_path / "v3.mp4"), report["output"]["sha256"]
+    assert lines[2].startswith(f"error: {tmp_path / 'v3.anonymization.json'}: $: {tmp_path / 'v3.mp4'} is not the "
+                               f"video the report states: its SHA-256 is {found[:12]}, the report's $.output.sha256 "
+                               f"{stated[:12]} "), lines[2]

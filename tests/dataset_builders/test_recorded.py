@@ -119,7 +119,7 @@ def test_release_checks_the_real_anonymization_reports(built, tmp_path):
     copy.mkdir()
     for video in (out / "videos").glob("*.mp4"):
         (copy / video.name).write_bytes(video.read_bytes() + b"\x00")  # not the file the report describes
-    with pytest.raises(InputError, match="does not match the SHA-256"):
+    with pytest.raises(InputError, match="is not the video the report states"):
         build_release(ReleaseConfig(records=out, version="1.0.0", out=tmp_path / "e", allow_unverified=True,
                                      video_root=copy))
 

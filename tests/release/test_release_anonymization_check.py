@@ -110,7 +110,7 @@ def _edited(tmp_path, checks):
     ("missing", "v1", "no check of its contact sheet"),
     ("rejected", "v2", "something readable: 0.3 s: a face top right, sharp: anonymize it again"),
     ("pending", "v3", "nobody has ticked its contact sheet yet"),
-    ("stale", "v1", "checked on other bytes"),
+    ("stale", "v1", "checked on other bytes (the check's video_sha256 "),
     ("rejected", "v2 again", "something readable: 0.3 s: a face top right, sharp"),
     ("unsigned", "v3", "not signed with key"),
 ], ids=["missing", "rejected", "pending", "stale", "rejected-under-a-new-report", "unsigned"])

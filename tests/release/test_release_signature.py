@@ -238,7 +238,10 @@ def test_release_verify_names_one_changed_byte_and_a_key_that_is_not_the_trusted
     data[-2] ^= 1
     card.write_bytes(bytes(data))
     code, _, err = cli("release", "verify", copy)
-    assert code == 2 and "README.md: changed since the release was built (SHA-256 differs" in err, err
+    # both SHA-256s and the manifest's field: which side changed can be told
+    stated = json.loads((copy / "manifest.json").read_text())["files"]["README.md"]
+    assert code == 2 and (f"README.md: changed since the release was built: its SHA-256 is {sha256_file(card)[:12]}, "
+                          f'manifest.json\'s files["README.md"] states {stated[:12]}') in err, err
     other = SigningKey(bytes(32))
     code, _, err = cli("release", "verify", release, "--key", other.fingerprint)
     assert code == 2 and (f"manifest.json, field signing.key: signed with key {SIGNING_KEY.fingerprint}, not with "
@@ -302,7 +305,8 @@ def test_a_pushed_release_downloaded_from_the_hub_verifies_and_a_tampered_one_do
         blob.write_bytes(bytes(data))
         done = verify("ORG/NAME")
         assert done.returncode == 2 and "ORG/NAME@v1.0.0/data/dense_caption/" in done.stderr
-        assert "changed since the release was built (SHA-256 differs" in done.stderr, done.stderr
+        assert "changed since the release was built: its SHA-256 is " in done.stderr, done.stderr
+        assert 'manifest.json\'s files["data/dense_caption/' in done.stderr, done.stderr
         script = "from streamcue.loaders import load; load('dense_caption', 'ORG/NAME', revision='v1.0.0')"
         done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
         assert done.returncode != 0 and "ORG/NAME@v1.0.0/data/dense_caption/" in done.stderr
