@@ -9,13 +9,17 @@
     +-- MissingExtraError           an optional dependency is not installed
     +-- ServiceError                a server (LLM endpoint, Label Studio, Hub) failed or is unreachable
 
-Library code raises these and never exits; ``streamcue.cli`` alone maps them to exit codes.
+Library code raises these and never exits; ``streamcue.cli`` alone maps them to exit codes (and prints each
+violation of a :class:`RecordValidationError` on its own line). A gate that checks many files or videos checks them
+all before refusing (:func:`check_every`), so one run names every one it refuses.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from streamcue.redact import redact
 
@@ -27,7 +31,12 @@ __all__ = [
     "ConfigError",
     "MissingExtraError",
     "ServiceError",
+    "violations_of",
+    "check_every",
 ]
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 
 
 class StreamcueError(Exception):
@@ -109,3 +118,28 @@ class ServiceError(StreamcueError):
     """A server failed or could not be reached."""
 
     exit_code = 4
+
+
+def violations_of(exc: InputError, file: str | Path | None = None) -> list[Violation]:
+    """``exc`` as the violations it names: its own (a :class:`RecordValidationError`), or one naming its file (else
+    ``file``), line, record and field."""
+    if isinstance(exc, RecordValidationError):
+        return exc.violations
+    named = exc.file if exc.file is not None else file
+    return [Violation(exc.message, exc.field or "$", file=None if named is None else str(named), line=exc.line,
+                      record=exc.record)]
+
+
+def check_every(items: Iterable[_T], check: Callable[[_T], _R]) -> list[_R]:
+    """``check(item)`` of every item, in order: an item it refuses (an :class:`InputError`) does not stop the others;
+    then every refusal, each as its violations (:func:`violations_of`), is raised together as one
+    :class:`RecordValidationError`. Returns the results when none is refused. Any other error stops at once."""
+    results, refused = [], []
+    for item in items:
+        try:
+            results.append(check(item))
+        except InputError as exc:
+            refused.extend(violations_of(exc))
+    if refused:
+        raise RecordValidationError(refused)
+    return results
