@@ -127,7 +127,7 @@ def test_a_missing_rejected_pending_stale_or_forged_check_is_refused_in_one_line
     code, out, err = build(rec, folder, tmp_path / "d", "--require-anonymization-check")
     assert code == 2, out + err
     [line] = err.strip().splitlines()
-    assert f"videos.jsonl:1, record video_id=v1, field $.anonymization: anonymization check {state}: " in line, line
+    assert f"videos.jsonl:1, record video_id=v1: $.anonymization: anonymization check {state}: " in line, line
     assert message in line and "Traceback" not in err
     assert not (tmp_path / "d").exists()
 
@@ -159,7 +159,7 @@ def test_a_rejection_in_one_check_project_holds_in_another(checked, connected, t
                            "--require-anonymization-check")
     assert code == 2, out + err
     [line] = err.strip().splitlines()
-    assert (f"record video_id=v1, field $.anonymization: anonymization check rejected: something readable {where}: "
+    assert (f"record video_id=v1: $.anonymization: anonymization check rejected: something readable {where}: "
             "anonymize it again") in line, line
     assert "@" not in out + err and "Traceback" not in err and not (tmp_path / "d").exists()
 
@@ -197,7 +197,7 @@ def test_a_replaced_or_missing_contact_sheet_is_refused_in_one_line(checked, tmp
                            *(["--require-anonymization-check"] if flag else []))
     assert code == 2, out + err
     [line] = err.strip().splitlines()
-    assert f"v1.anonymization.json, record video_id=v1, field {field}: {message}" in line, line
+    assert f"v1.anonymization.json, record video_id=v1: {field}: {message}" in line, line
     assert not (tmp_path / "d").exists()
 
 
@@ -217,7 +217,7 @@ def test_two_reports_naming_one_published_sheet_are_refused(checked, tmp_path):
                          tmp_path / "d", "--allow-unverified")
     assert code == 2, out + err
     [line] = err.strip().splitlines()
-    assert "v3.anonymization.json, record video_id=v3, field $.contact_sheet.path: its contact sheet would be " \
+    assert "v3.anonymization.json, record video_id=v3: $.contact_sheet.path: its contact sheet would be " \
         "published as videos/v1.contact.jpg, as video_id=v1's" in line, line
     assert not (tmp_path / "d").exists()
 
