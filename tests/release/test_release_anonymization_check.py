@@ -132,6 +132,24 @@ def test_a_missing_rejected_pending_stale_or_forged_check_is_refused_in_one_line
     assert not (tmp_path / "d").exists()
 
 
+def test_every_video_without_a_ticked_check_is_named_in_one_run(checked, tmp_path):
+    """Issue 45: of v1 (ticked), v2 (found readable) and v3 (never looked at), the build names v2 and v3, one line
+    each with its check's state, exit 2, no traceback; nothing is written."""
+    folder, checks = checked
+    rec = records(tmp_path, folder, "v1", checks)
+    write_jsonl(rec / "videos.jsonl", [dict(VALID["video"], video_id=n, uri=f"{n}.mp4", anonymization={
+        "status": "passed", "report": str(folder / f"{n}.anonymization.json")}) for n in ("v1", "v2", "v3")])
+    code, out, err = cli("release", "build", "--records", rec, "--video-root", folder, "--version", "1.0.0", "--out",
+                         tmp_path / "d", "--allow-unverified", "--require-anonymization-check")
+    assert code == 2 and "Traceback" not in err, out + err
+    rejected, pending = err.strip().splitlines()
+    assert "videos.jsonl:2, record video_id=v2: $.anonymization: anonymization check rejected: something readable: " \
+        "0.3 s: a face top right, sharp" in rejected, rejected
+    assert "videos.jsonl:3, record video_id=v3: $.anonymization: anonymization check pending: nobody has ticked" \
+        in pending, pending
+    assert not (tmp_path / "d").exists() and not list(tmp_path.glob("d.*"))
+
+
 def test_a_rejection_in_one_check_project_holds_in_another(checked, connected, tmp_path):
     """The same anonymized videos pushed into a second check project: push names v2, found readable in the first
     ("release check"), in one line; someone ticks v2 in the second all the same; the second's checks file holds v2
