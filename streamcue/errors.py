@@ -10,8 +10,8 @@
     +-- ServiceError                a server (LLM endpoint, Label Studio, Hub) failed or is unreachable
 
 Library code raises these and never exits; ``streamcue.cli`` alone maps them to exit codes (and prints each
-violation of a :class:`RecordValidationError` on its own line). A gate that checks many files or videos checks them
-all before refusing (:func:`check_every`), so one run names every one it refuses.
+violation of a :class:`RecordValidationError` of separate refusals on its own line). A gate that checks many files
+or videos checks them all before refusing (:func:`check_every`), so one run names every one it refuses.
 """
 
 from __future__ import annotations
@@ -92,10 +92,13 @@ class Violation:
 
 
 class RecordValidationError(InputError):
-    """Records violate their schema; ``violations`` holds every one of them."""
+    """Records violate their schema; ``violations`` holds every one of them. Its message is the first violation and
+    how many more (``streamcue validate`` lists a file's); with ``one_line_each`` (separate refusals, such as every
+    video a gate refuses: :func:`check_every`) the CLI prints every violation on its own line."""
 
-    def __init__(self, violations: list[Violation]) -> None:
+    def __init__(self, violations: list[Violation], *, one_line_each: bool = False) -> None:
         self.violations = list(violations)
+        self.one_line_each = one_line_each
         first = self.violations[0]
         more = len(self.violations) - 1
         StreamcueError.__init__(self, str(first) + (f" (and {more} more violation{'s' * (more > 1)})" if more else ""))
@@ -133,7 +136,8 @@ def violations_of(exc: InputError, file: str | Path | None = None) -> list[Viola
 def check_every(items: Iterable[_T], check: Callable[[_T], _R]) -> list[_R]:
     """``check(item)`` of every item, in order: an item it refuses (an :class:`InputError`) does not stop the others;
     then every refusal, each as its violations (:func:`violations_of`), is raised together as one
-    :class:`RecordValidationError`. Returns the results when none is refused. Any other error stops at once."""
+    :class:`RecordValidationError` that the CLI prints one line per violation. Returns the results when none is
+    refused. Any other error stops at once."""
     results, refused = [], []
     for item in items:
         try:
@@ -141,5 +145,5 @@ def check_every(items: Iterable[_T], check: Callable[[_T], _R]) -> list[_R]:
         except InputError as exc:
             refused.extend(violations_of(exc))
     if refused:
-        raise RecordValidationError(refused)
+        raise RecordValidationError(refused, one_line_each=True)
     return results

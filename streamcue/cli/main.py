@@ -1,7 +1,8 @@
 """The ``streamcue`` command line: one subcommand per step of the pipeline.
 
 Library code raises :class:`streamcue.errors.StreamcueError`; :func:`main` alone turns it into
-a one-line message on stderr (one line per violation of a refusal of many records) and a non-zero exit code.
+a one-line message on stderr (one line per refusal when a gate refuses many videos or files) and a non-zero exit
+code.
 """
 
 from __future__ import annotations
@@ -212,9 +213,10 @@ _MAX_VIOLATION_LINES = 50
 
 def _error_lines(exc: StreamcueError) -> list[str]:
     """What the command line prints for ``exc``: its one line, or each violation of a
-    :class:`~streamcue.errors.RecordValidationError` on its own line (every refused video of a release gate, every
-    refused report of ``annotate anonymization push``; at most :data:`_MAX_VIOLATION_LINES`, then how many more)."""
-    violations = getattr(exc, "violations", None)
+    :class:`~streamcue.errors.RecordValidationError` of separate refusals (``one_line_each``: every refused video
+    of a release gate, every refused report of ``annotate anonymization push``) on its own line, at most
+    :data:`_MAX_VIOLATION_LINES`, then how many more."""
+    violations = getattr(exc, "violations", None) if getattr(exc, "one_line_each", False) else None
     if not violations:
         return [str(exc)]
     more = len(violations) - _MAX_VIOLATION_LINES
