@@ -289,6 +289,25 @@ def test_every_refused_video_is_named_in_one_run_and_nothing_is_published(tmp_pa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rec", "videos"]  # no d, no d.tmp
 
 
+def test_a_gate_prints_fifty_refused_videos_then_how_many_more(tmp_path):
+    """53 videos to publish whose records say their anonymization failed (no clip needed: refused before any file is
+    read): the first 50 are named, one line each, then how many more; exit 2, nothing written."""
+    rec = tmp_path / "rec"
+    rec.mkdir()
+    write_jsonl(rec / "videos.jsonl", [dict(VALID["video"], video_id=f"v{n}", anonymization={
+        "status": "failed", "report": "r.json"}) for n in range(1, 54)])
+    write_jsonl(rec / "dense_caption.jsonl", [VALID["dense_caption"]])
+    (tmp_path / "videos").mkdir()
+    done = cli_run("release", "build", "--records", rec, "--video-root", tmp_path / "videos", "--version", "1.0.0",
+                   "--out", tmp_path / "d")
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 51 and lines[-1] == "error: ... and 3 more", done.stderr[-500:]
+    assert [line.split("record video_id=")[1].split(":")[0] for line in lines[:50]] == [f"v{n}" for n in range(1, 51)]
+    assert all(": $.anonymization: a video to publish without a passing anonymization (status 'failed')" in line
+               for line in lines[:50])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rec", "videos"]
+
+
 def test_a_not_anonymized_video_is_refused(tmp_path):
     rec, root = recorded_set(tmp_path, "not_anonymized")
     with pytest.raises(InputError, match="anonymization status is 'not_anonymized', not 'passed'"):
