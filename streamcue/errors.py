@@ -123,13 +123,12 @@ class ServiceError(StreamcueError):
     exit_code = 4
 
 
-def violations_of(exc: InputError, file: str | Path | None = None) -> list[Violation]:
-    """``exc`` as the violations it names: its own (a :class:`RecordValidationError`), or one naming its file (else
-    ``file``), line, record and field."""
+def violations_of(exc: InputError) -> list[Violation]:
+    """``exc`` as the violations it names: its own (a :class:`RecordValidationError`), or one naming its file, line,
+    record and field."""
     if isinstance(exc, RecordValidationError):
         return exc.violations
-    named = exc.file if exc.file is not None else file
-    return [Violation(exc.message, exc.field or "$", file=None if named is None else str(named), line=exc.line,
+    return [Violation(exc.message, exc.field or "$", file=None if exc.file is None else str(exc.file), line=exc.line,
                       record=exc.record)]
 
 
