@@ -45,7 +45,7 @@ from streamcue.annotation.signing import SigningKey, canonical, load_key
 from streamcue.annotation.verify import latest_per_annotator
 from streamcue.anonymize.contact_sheet import sheet_problem
 from streamcue.anonymize.report import beside, report_problem, seal_problem, sha256_file, sheet_beside
-from streamcue.errors import ConfigError, InputError, RecordValidationError, Violation
+from streamcue.errors import ConfigError, InputError, check_every
 from streamcue.io import read_json
 from streamcue.progress import track
 
@@ -79,28 +79,14 @@ class Sheet:
 def sheets(reports: Path) -> list[Sheet]:
     """Every report of ``reports`` (the anonymizer's output folder, or one report file) with its contact sheet.
     Every report is checked before any is refused: one that is not ``passed``, has no sheet, a video a release would
-    refuse under it, or a sheet that does not show that video's frames is a :class:`Violation` naming the report
-    (and the field), all of them raised together as one :class:`RecordValidationError`."""
+    refuse under it, or a sheet that does not show that video's frames is a violation naming the report (and the
+    field), all of them raised together as one :class:`~streamcue.errors.RecordValidationError`
+    (:func:`~streamcue.errors.check_every`)."""
     files = sorted(reports.glob(f"*{_REPORT_SUFFIX}")) if reports.is_dir() else [reports]
     if not files or not files[0].is_file():
         raise InputError(f"no anonymization report (NAME{_REPORT_SUFFIX}, written by streamcue anonymize)",
                          file=reports)
-    found, refused = [], []
-    for path in track(files, "comparing contact sheets with their videos", total=len(files)):
-        try:
-            found.append(_sheet(path))
-        except InputError as exc:
-            refused.extend(_violations(exc, path))
-    if refused:
-        raise RecordValidationError(refused)
-    return found
-
-
-def _violations(exc: InputError, path: Path) -> list[Violation]:
-    """``exc`` (one report refused) as the violations it names."""
-    if isinstance(exc, RecordValidationError):
-        return exc.violations
-    return [Violation(exc.message, exc.field or "$", file=str(exc.file or path), line=exc.line, record=exc.record)]
+    return check_every(track(files, "comparing contact sheets with their videos", total=len(files)), _sheet)
 
 
 def _sheet(path: Path) -> Sheet:

@@ -42,7 +42,7 @@ from streamcue.dataset_builders.recorded_guidance import draft_marks, guidance_r
 from streamcue.dataset_builders.jitter import jitter_guidance
 from streamcue.dataset_builders.recorded_qa import QAConfig, question_task, questions
 from streamcue.dataset_builders.recorded_summaries import summaries
-from streamcue.errors import InputError, RecordValidationError
+from streamcue.errors import InputError, RecordValidationError, check_every
 from streamcue.extras import require
 from streamcue.io import iter_jsonl, read_json
 from streamcue.llm import LLMClient, LLMSettings, Request
@@ -166,6 +166,14 @@ def _refuse_repeats(items: list[tuple[int | None, dict[str, Any]]], path: Path) 
         video_of.setdefault(vid, (task["video"], where))
 
 
+def _check_video(config: Config, task: dict[str, Any]) -> None:
+    """One line naming the task unless its video is a file under ``--video-root`` (never one outside it)."""
+    resolve_uri(config.videos, task["video"], file=config.tasks, record=f"task_id={task['task_id']}", field="video")
+    if not (config.videos / task["video"]).is_file():
+        raise InputError("video file not found", file=config.videos / task["video"],
+                         record=f"task_id={task['task_id']}", field="$.video")
+
+
 def _video_id(task: dict[str, Any]) -> str:
     return task.get("video_id") or Path(task["video"]).stem
 
@@ -234,12 +242,7 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
         raise InputError("step marks are read for guidance only: add --guidance", file=config.step_marks)
     if config.mistake_summaries and not config.guidance:
         raise InputError("mistake summaries are made from guidance: add --guidance", file=config.tasks)
-    for task in tasks:  # a task names a file under --video-root, never one outside it
-        resolve_uri(config.videos, task["video"], file=config.tasks, record=f"task_id={task['task_id']}",
-                    field="video")
-        if not (config.videos / task["video"]).is_file():
-            raise InputError("video file not found", file=config.videos / task["video"],
-                             record=f"task_id={task['task_id']}", field="$.video")
+    check_every(tasks, lambda task: _check_video(config, task))
     by_source: dict[Path, list[dict[str, Any]]] = {}
     for task in tasks:
         by_source.setdefault(config.videos / task["video"], []).append(task)
@@ -255,9 +258,10 @@ def build(config: Config, report: BuildReport | None = None) -> Iterator[tuple[s
 
     # every video is anonymized (or its report checked) before the first LLM call, one after the other (the
     # detector already uses every core), then each video's tasks are captioned in order (each second sees
-    # the previous caption), videos side by side
-    prepared = dict(zip(by_source, in_order(lambda src: prepare_video(src, config, anonymizer), by_source,
-                                                 1, "anonymizing")))
+    # the previous caption), videos side by side; every video is prepared before any refusal is raised, so that one
+    # run names every video refused (a blurred copy that passed is reused by the next run)
+    prepared = dict(zip(by_source, check_every(track(list(by_source), "anonymizing", total=len(by_source)),
+                                               lambda src: prepare_video(src, config, anonymizer))))
     client = LLMClient(config.llm, use_cache=config.use_cache)
     prompt = load_prompt("streamcue.dataset_builders", PROMPT)
 

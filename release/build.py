@@ -18,7 +18,7 @@ from typing import Any
 
 from streamcue.anonymize.report import sha256_file
 from streamcue.bulk import gc_paused
-from streamcue.errors import ConfigError, InputError
+from streamcue.errors import ConfigError, InputError, check_every
 from streamcue.extras import require
 from streamcue.io import atomic_write, write_json
 from streamcue.paths import check_outputs
@@ -246,7 +246,9 @@ def _publish_videos(data: ReleaseInput, folder: Path) -> tuple[dict[str, str], d
     ``video_files`` paths.
 
     Copying and hashing release the GIL: two videos are copied and checked at a time while the Parquet file
-    takes each checked copy, in record order (the first refusal in that order is the one reported)."""
+    takes each checked copy, in record order. A refused copy stops the Parquet file, not the copies: every video is
+    checked, and every refused one named, before the build is refused (:func:`~streamcue.errors.check_every`; the
+    staged folder goes with it)."""
     order = [data.published[v["video_id"]] for videos in data.records["video"].values() for v in videos
              if v["video_id"] in data.published]
     listed = {v.video_id for v in order}
@@ -256,7 +258,8 @@ def _publish_videos(data: ReleaseInput, folder: Path) -> tuple[dict[str, str], d
     try:
         checked = {v.video_id: pool.submit(_publish_video, v, folder, sheets.get(v.video_id)) for v in order}
         written, digests = _write_video_files(data, checked, folder)
-        digests.update({f"{VIDEOS_DIR}/{v.uri}": checked[v.video_id].result() for v in order})
+        copies = check_every(order, lambda v: checked[v.video_id].result())
+        digests.update({f"{VIDEOS_DIR}/{v.uri}": digest for v, digest in zip(order, copies)})
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     return digests, written
@@ -265,19 +268,21 @@ def _publish_videos(data: ReleaseInput, folder: Path) -> tuple[dict[str, str], d
 def _contact_sheets(videos: list[PublishedVideo]) -> dict[str, tuple[Path, str]]:
     """Video id -> the contact sheet its report names and where the release publishes it
     (:meth:`PublishedVideo.contact_sheet`), before anything is copied; one line naming the report when two reports
-    name the same published sheet (one would replace the other)."""
-    found: dict[str, tuple[Path, str]] = {}
+    name the same published sheet (one would replace the other). Every video is looked at before any is refused."""
     taken: dict[str, str] = {}
-    for video in videos:
+
+    def sheet_of(video: PublishedVideo) -> tuple[str, tuple[Path, str]] | None:
         sheet = video.contact_sheet()
         if sheet is None:
-            continue
+            return None
         if sheet[2] in taken:
             raise InputError(f"its contact sheet would be published as {sheet[2]}, as video_id={taken[sheet[2]]}'s: "
                              "give each video its own sheet (anonymize them under distinct names)", file=video.report,
                              record=f"video_id={video.video_id}", field="$.contact_sheet.path")
-        taken[sheet[2]], found[video.video_id] = video.video_id, (sheet[0], sheet[2])
-    return found
+        taken[sheet[2]] = video.video_id
+        return video.video_id, (sheet[0], sheet[2])
+
+    return dict(found for found in check_every(videos, sheet_of) if found is not None)
 
 
 def _publish_video(video: PublishedVideo, folder: Path, sheet: tuple[Path, str] | None) -> str:
@@ -317,7 +322,8 @@ def _write_video_files(data: ReleaseInput, checked: dict[str, Future], folder: P
         with pq.ParquetWriter(path, schema, compression="none", use_dictionary=False, write_statistics=False,
                               data_page_size=1 << 31) as writer:
             for v in track(published, "publishing videos"):
-                checked[v["video_id"]].result()
+                if checked[v["video_id"]].exception() is not None:
+                    return {}, {}  # a copy refused: the caller names every refused one, and nothing is published
                 data_bytes = pa.memory_map(str(folder / VIDEOS_DIR / v["uri"])).read_buffer()
                 if data_bytes.size >= 1 << 31:
                     raise InputError("a video of 2 GiB or more does not fit the Hub's video feature (cut it into "

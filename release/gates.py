@@ -21,7 +21,7 @@ import yaml
 from streamcue.annotation.signing import SigningKey
 from streamcue.anonymize.report import report_problem, sha256_file, sheet_beside
 from streamcue.dataset_builders.output import FILE_NAMES
-from streamcue.errors import ConfigError, InputError, RecordValidationError
+from streamcue.errors import ConfigError, InputError, RecordValidationError, check_every
 from streamcue.io import iter_jsonl, read_json
 from streamcue.paths import resolve_uri
 from streamcue.redact import key_shaped
@@ -110,7 +110,8 @@ def collect(records_dir: str | Path, *, allow_unverified: bool = False, only_ver
             video_root: str | Path | None = None, licence: str = "apache-2.0", pseudonyms: str | Path | None = None,
             annotation_figures: str | Path | None = None, key: SigningKey | None = None,
             anonymization_checks: AnonymizationChecks | None = None) -> ReleaseInput:
-    """Read a builder's output folder and apply every gate; raise on the first refusal.
+    """Read a builder's output folder and apply every gate; raise on the first gate that refuses (a gate of the
+    videos names every video it refuses).
 
     ``licence`` is the release's (a Hub licence id such as ``apache-2.0`` or ``cc-by-nc-sa-4.0``): it must
     be on the Hub's list (:data:`HUB_LICENCES`), and the records of every source present must be
@@ -210,11 +211,13 @@ class AnonymizationChecks:
 
 def require_anonymization_checks(published: dict[str, PublishedVideo], checks: AnonymizationChecks,
                                  key: SigningKey | None, names: Any) -> dict[str, Any]:
-    """Refuse (one line naming the video and its check's state) a published video without a ticked check of
-    its exact bytes (:func:`~streamcue.annotation.anonymization_check.video_check`: the video's SHA-256 its report
-    states, which :func:`check_published_video` holds against the copy, and the report's own); returns what the
-    manifest and card state, the people who ticked as pseudonyms."""
-    from streamcue.annotation.anonymization_check import read_checks, video_check
+    """Refuse a published video without a ticked check of its exact bytes
+    (:func:`~streamcue.annotation.anonymization_check.video_check`: the video's SHA-256 its report states, which
+    :func:`check_published_video` holds against the copy, and the report's own): one line naming the video and its
+    check's state, every such video named before the build is refused
+    (:func:`~streamcue.errors.check_every`); returns what the manifest and card state, the people who ticked as
+    pseudonyms."""
+    from streamcue.annotation.anonymization_check import read_checks
 
     if key is None:
         raise ConfigError("--require-anonymization-check: the checks are signed by annotate anonymization pull; "
@@ -222,26 +225,31 @@ def require_anonymization_checks(published: dict[str, PublishedVideo], checks: A
     if checks.given and not checks.path.is_file():
         raise InputError("anonymization checks file not found", file=checks.path)
     found = read_checks(checks.path) if checks.path.is_file() else []
-    stated = {}
-    for vid, video in published.items():
-        if not video.report.is_file():
-            raise InputError(f"anonymization report not found at {video.report} (a relative path in videos.jsonl "
-                             "is relative to its folder)", field="$.anonymization.report",
-                             **video.where())
-        report = read_json(video.report)
-        output = report.get("output") if isinstance(report, dict) else None
-        output = output if isinstance(output, dict) else {}
-        sheet = video.contact_sheet()
-        state, check, why = video_check(found, str(output.get("path")), str(output.get("sha256")),
-                                        sha256_file(video.report), key, sheet[1] if sheet else None)
-        if check is None:
-            raise InputError(f"anonymization check {state}: {why}", field="$.anonymization", **video.where())
-        names.add("annotator", check["checked_by"])
-        stated[vid] = {"state": state, "video_sha256": check["video_sha256"], "report_sha256": check["report_sha256"],
-                       **({"contact_sheet": sheet[2]} if sheet else {}),
-                       "contact_sheet_sha256": check["contact_sheet_sha256"], "guideline": check.get("guideline"),
-                       "checked_by": [names.of("annotator", n) for n in check["checked_by"]]}
+    stated = dict(check_every(published.items(), lambda item: (item[0], _ticked(item[1], found, key, names))))
     return {"required": True, "videos": len(published), "ticked": len(stated), "checks": stated}
+
+
+def _ticked(video: PublishedVideo, found: list[dict[str, Any]], key: SigningKey, names: Any) -> dict[str, Any]:
+    """What the release states of ``video``'s ticked check (who ticked as pseudonyms); one line naming the video
+    and the check's state when it has none."""
+    from streamcue.annotation.anonymization_check import video_check
+
+    if not video.report.is_file():
+        raise InputError(f"anonymization report not found at {video.report} (a relative path in videos.jsonl "
+                         "is relative to its folder)", field="$.anonymization.report", **video.where())
+    report = read_json(video.report)
+    output = report.get("output") if isinstance(report, dict) else None
+    output = output if isinstance(output, dict) else {}
+    sheet = video.contact_sheet()
+    state, check, why = video_check(found, str(output.get("path")), str(output.get("sha256")),
+                                    sha256_file(video.report), key, sheet[1] if sheet else None)
+    if check is None:
+        raise InputError(f"anonymization check {state}: {why}", field="$.anonymization", **video.where())
+    names.add("annotator", check["checked_by"])
+    return {"state": state, "video_sha256": check["video_sha256"], "report_sha256": check["report_sha256"],
+            **({"contact_sheet": sheet[2]} if sheet else {}),
+            "contact_sheet_sha256": check["contact_sheet_sha256"], "guideline": check.get("guideline"),
+            "checked_by": [names.of("annotator", n) for n in check["checked_by"]]}
 
 
 #: The note a record gets when its ``verified`` status does not hold (the card and ``release diff`` quote it).
@@ -474,34 +482,40 @@ def _check_anonymization(videos: dict[str, tuple[int, dict[str, Any]]], path: Pa
     of the bytes is checked on the release's own copy (:func:`check_published_video`).
 
     The published record's ``anonymization.report`` becomes ``videos/<uri stem>.anonymization.json`` (a path
-    inside the release, never one with ``..`` that names the maintainer's folders)."""
-    for line, rec in videos.values():
-        report = (rec.get("anonymization") or {}).get("report")
-        if report and not publishes_videos(rec["source"]) and _escapes(report):
-            raise InputError("an anonymization report path that leaves the records folder (a '..' segment or an "
-                             "absolute path) would be published; keep reports under the records folder",
-                             file=path, line=line, record=f"video_id={rec['video_id']}",
-                             field="$.anonymization.report")
-    published: dict[str, PublishedVideo] = {}
+    inside the release, never one with ``..`` that names the maintainer's folders). Every video is checked before
+    any is refused (:func:`~streamcue.errors.check_every`): each refused one is named."""
+    check_every(videos.values(), lambda item: _report_stays_inside(*item, path))
     own = [(line, rec) for line, rec in videos.values() if publishes_videos(rec["source"])]
     if own and video_root is None:
         raise ConfigError(f"{len(own)} video(s) to publish in {path}: pass --video-root so that each file "
                           "can be checked against its anonymization report")
-    for line, rec in own:
-        anon = rec["anonymization"]
-        where = dict(file=path, line=line, record=f"video_id={rec['video_id']}")
-        if anon["status"] != "passed" or not anon.get("report"):
-            raise InputError(f"a video to publish without a passing anonymization (status {anon['status']!r}); "
-                             "run streamcue anonymize first", field="$.anonymization", **where)
-        report = Path(anon["report"])
-        video = resolve_uri(video_root, rec["uri"], file=path, record=where["record"])
-        if not video.is_file():
-            raise InputError(f"video file {rec['uri']} not found under --video-root", field="$.uri", **where)
-        published[rec["video_id"]] = PublishedVideo(rec["video_id"], rec["uri"], video,
-                                                    report if report.is_absolute() else path.parent / report,
-                                                    path, line)
-        rec["anonymization"] = dict(anon, report=published_report(rec["uri"]))
-    return published
+    return dict(check_every(own, lambda item: _to_publish(*item, path, video_root)))
+
+
+def _report_stays_inside(line: int, rec: dict[str, Any], path: Path) -> None:
+    """One line naming the video record when its report, not published, names a path that leaves the records."""
+    report = (rec.get("anonymization") or {}).get("report")
+    if report and not publishes_videos(rec["source"]) and _escapes(report):
+        raise InputError("an anonymization report path that leaves the records folder (a '..' segment or an "
+                         "absolute path) would be published; keep reports under the records folder",
+                         file=path, line=line, record=f"video_id={rec['video_id']}", field="$.anonymization.report")
+
+
+def _to_publish(line: int, rec: dict[str, Any], path: Path, video_root: str | Path) -> tuple[str, PublishedVideo]:
+    """A video to publish with its report (its record made to name the report's published path); one line naming
+    the record when it has no passing anonymization or its file is not under ``video_root``."""
+    anon = rec["anonymization"]
+    where = dict(file=path, line=line, record=f"video_id={rec['video_id']}")
+    if anon["status"] != "passed" or not anon.get("report"):
+        raise InputError(f"a video to publish without a passing anonymization (status {anon['status']!r}); "
+                         "run streamcue anonymize first", field="$.anonymization", **where)
+    report = Path(anon["report"])
+    video = resolve_uri(video_root, rec["uri"], file=path, record=where["record"])
+    if not video.is_file():
+        raise InputError(f"video file {rec['uri']} not found under --video-root", field="$.uri", **where)
+    rec["anonymization"] = dict(anon, report=published_report(rec["uri"]))
+    return rec["video_id"], PublishedVideo(rec["video_id"], rec["uri"], video,
+                                           report if report.is_absolute() else path.parent / report, path, line)
 
 
 def check_published_video(video: PublishedVideo, copy: Path) -> str:

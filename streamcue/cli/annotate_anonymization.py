@@ -55,14 +55,8 @@ def anonymization_push(
         streamcue annotate anonymization push --reports /data/ls-files/anonymized --project "anonymization check"
     """
     from streamcue.annotation.anonymization_check import push
-    from streamcue.errors import RecordValidationError
 
-    try:
-        result = push(reports, project, url=url, document_root=document_root, required=required)
-    except RecordValidationError as exc:  # every refused report, one line each (as anonymize prints failures)
-        for violation in exc.violations:
-            console.err.print(f"error: {violation}", markup=False, soft_wrap=True)
-        raise typer.Exit(2) from None
+    result = push(reports, project, url=url, document_root=document_root, required=required)  # each refusal: a line
     console.out.print(f"{result.imported} contact sheet(s) imported into project {result.project!r} (id "
                       f"{result.project_id}); {result.skipped} already there; guideline {result.guideline}; "
                       f"{result.required} person(s) per sheet"

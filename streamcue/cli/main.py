@@ -1,7 +1,8 @@
 """The ``streamcue`` command line: one subcommand per step of the pipeline.
 
 Library code raises :class:`streamcue.errors.StreamcueError`; :func:`main` alone turns it into
-a one-line message on stderr and a non-zero exit code.
+a one-line message on stderr (one line per refusal when a gate refuses many videos or files) and a non-zero exit
+code.
 """
 
 from __future__ import annotations
@@ -206,6 +207,22 @@ def _usage_line(exc: Exception) -> str:
     return f"{message} (see '{ctx.command_path} --help')" if ctx is not None else message
 
 
+#: A refusal of many records (:class:`~streamcue.errors.RecordValidationError`) prints at most this many violations.
+_MAX_VIOLATION_LINES = 50
+
+
+def _error_lines(exc: StreamcueError) -> list[str]:
+    """What the command line prints for ``exc``: its one line, or each violation of a
+    :class:`~streamcue.errors.RecordValidationError` of separate refusals (``one_line_each``: every refused video
+    of a release gate, every refused report of ``annotate anonymization push``) on its own line, at most
+    :data:`_MAX_VIOLATION_LINES`, then how many more."""
+    violations = getattr(exc, "violations", None) if getattr(exc, "one_line_each", False) else None
+    if not violations:
+        return [str(exc)]
+    more = len(violations) - _MAX_VIOLATION_LINES
+    return [str(v) for v in violations[:_MAX_VIOLATION_LINES]] + ([f"... and {more} more"] if more > 0 else [])
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``streamcue`` console script.
 
@@ -219,8 +236,9 @@ def main(argv: list[str] | None = None) -> None:
     from streamcue.redact import redact
     from streamcue.paths import release_outputs
 
-    def fail(message: str, code: int) -> None:
-        console.err.print(f"error: {redact(message)}", markup=False, soft_wrap=True)
+    def fail(message: str | list[str], code: int) -> None:
+        for line in [message] if isinstance(message, str) else message:
+            console.err.print(f"error: {redact(line)}", markup=False, soft_wrap=True)
         sys.exit(code)
 
     restore = interrupt.install() if threading.current_thread() is threading.main_thread() else None
@@ -231,7 +249,7 @@ def main(argv: list[str] | None = None) -> None:
         command = _command(args[0]) if args and args[0] in COMMANDS else _command()
         code = command(args=argv, prog_name="streamcue", standalone_mode=False)
     except StreamcueError as exc:
-        fail(str(exc), exc.exit_code)
+        fail(_error_lines(exc), exc.exit_code)
     except TyperException as exc:  # usage errors (an unknown option, a bad choice): one line, like every error
         fail(_usage_line(exc), getattr(exc, "exit_code", 2))
     except typer.Exit as exc:

@@ -150,9 +150,37 @@ def test_already_anonymized_input_is_recorded_with_relative_paths_only(built, tm
 
 def test_unanonymized_input_is_refused_when_said_to_be_anonymized(videos, tmp_path):
     with StubLLMServer(vision_responder) as server:
-        with pytest.raises(InputError, match=r"kitchen.mp4: anonymization report .* not found .*--anonymized"):
+        with pytest.raises(InputError, match=r"kitchen.mp4: \$: anonymization report .* not found .*--anonymized") \
+                as refused:
             list(recorded.build(config(videos, tmp_path, server, anonymized=True)))
         assert server.completions == 0
+    assert [v.file for v in refused.value.violations] == [str(videos / "kitchen.mp4"), str(videos / "street.mp4")]
+
+
+@pytest.mark.slow
+def test_every_refused_video_is_named_in_one_run(built, tmp_path):
+    """Issue 45, ``build recorded --anonymized``: kitchen's bytes changed after anonymization and street's report is
+    ``unmeasured``: both are named, one line each, exit 2, before any model call, and no record is written."""
+    first, _, _ = built
+    blurred = tmp_path / "blurred"
+    blurred.mkdir()
+    for video in (first / "videos").glob("*.mp4"):
+        for path in (video, video.with_suffix(".anonymization.json"), video.with_suffix(".contact.jpg")):
+            (blurred / path.name).write_bytes(path.read_bytes())
+    (blurred / "kitchen.mp4").write_bytes((blurred / "kitchen.mp4").read_bytes() + b"\x00")
+    report = json.loads((blurred / "street.anonymization.json").read_text())
+    (blurred / "street.anonymization.json").write_text(json.dumps(dict(report, status="unmeasured")))
+    (blurred / "tasks.yaml").write_text(TASKS)
+    with StubLLMServer(vision_responder) as server:
+        done = cli_run("build", "recorded", "--anonymized", "--video-root", blurred, "--tasks", blurred / "tasks.yaml",
+                       "--out", tmp_path / "out", "--llm-base-url", server.base_url, "--llm-model", "stub-vl")
+        assert server.completions == 0
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    kitchen, street = done.stderr.strip().splitlines()
+    assert kitchen.startswith(f"error: {blurred / 'kitchen.mp4'}: $: ") and "is not the video the report states" \
+        in kitchen, kitchen
+    assert street.startswith(f"error: {blurred / 'street.mp4'}: $: ") and "status is 'unmeasured'" in street, street
+    assert not (tmp_path / "out").exists()  # nothing written, not even the folder
 
 
 def test_bad_tasks_file_names_the_entry(videos, tmp_path):

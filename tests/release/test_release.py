@@ -259,7 +259,53 @@ def test_recorded_video_without_a_valid_report_is_refused(tmp_path, status, tamp
     rec, root = recorded_set(tmp_path, status, tamper)
     with pytest.raises(InputError, match=message) as err:
         build_release(ReleaseConfig(records=rec, version="1.0.0", out=tmp_path / "d", video_root=root))
-    assert "videos.jsonl:1, record video_id=v1, field $.anonymization.report" in str(err.value)
+    assert "videos.jsonl:1, record video_id=v1: $.anonymization.report: " in str(err.value)
+
+
+@pytest.mark.parametrize("second", ["unmeasured", "missing"])
+def test_every_refused_video_is_named_in_one_run_and_nothing_is_published(tmp_path, second):
+    """Issue 45: v1's bytes changed after anonymization and v2's report is ``unmeasured`` (or missing): the build
+    checks every copy before refusing, names both (one line each: records file, record, field; exit 2, no
+    traceback), and leaves no release folder, staged or not."""
+    rec, root = recorded_set(tmp_path, tamper=True)
+    report = json.loads((rec / "reports" / "v1.json").read_text())
+    (root / "other").mkdir()  # its own folder: its report names the sheet v1.contact.jpg too, published beside it
+    (root / "other" / "v2.mp4").write_bytes(_anonymized_clip()[0])
+    (rec / "reports" / "v2").mkdir()
+    (rec / "reports" / "v2" / "v1.contact.jpg").write_bytes((rec / "reports" / "v1.contact.jpg").read_bytes())
+    if second == "unmeasured":
+        (rec / "reports" / "v2" / "v2.json").write_text(json.dumps(dict(report, status="unmeasured")))
+    write_jsonl(rec / "videos.jsonl", [VALID["video"], dict(VALID["video"], video_id="v2", uri="other/v2.mp4",
+                                                            anonymization={"status": "passed",
+                                                                           "report": "reports/v2/v2.json"})])
+    done = cli_run("release", "build", "--records", rec, "--video-root", root, "--version", "1.0.0", "--out",
+                   tmp_path / "d")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    first, other = done.stderr.strip().splitlines()
+    assert re.search(r"^error: \S*videos\.jsonl:1, record video_id=v1: \$\.anonymization\.report: .*recorded/v1\.mp4 "
+                     r"is not the video the report states: its SHA-256 is [0-9a-f]{12}", first), first
+    assert other.startswith(f"error: {rec / 'videos.jsonl'}:2, record video_id=v2: $.anonymization.report: "), other
+    assert ("status is 'unmeasured'" if second == "unmeasured" else "not found") in other, other
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rec", "videos"]  # no d, no d.tmp
+
+
+def test_a_gate_prints_fifty_refused_videos_then_how_many_more(tmp_path):
+    """53 videos to publish whose records say their anonymization failed (no clip needed: refused before any file is
+    read): the first 50 are named, one line each, then how many more; exit 2, nothing written."""
+    rec = tmp_path / "rec"
+    rec.mkdir()
+    write_jsonl(rec / "videos.jsonl", [dict(VALID["video"], video_id=f"v{n}", anonymization={
+        "status": "failed", "report": "r.json"}) for n in range(1, 54)])
+    write_jsonl(rec / "dense_caption.jsonl", [VALID["dense_caption"]])
+    (tmp_path / "videos").mkdir()
+    done = cli_run("release", "build", "--records", rec, "--video-root", tmp_path / "videos", "--version", "1.0.0",
+                   "--out", tmp_path / "d")
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 51 and lines[-1] == "error: ... and 3 more", done.stderr[-500:]
+    assert [line.split("record video_id=")[1].split(":")[0] for line in lines[:50]] == [f"v{n}" for n in range(1, 51)]
+    assert all(": $.anonymization: a video to publish without a passing anonymization (status 'failed')" in line
+               for line in lines[:50])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rec", "videos"]
 
 
 def test_a_not_anonymized_video_is_refused(tmp_path):

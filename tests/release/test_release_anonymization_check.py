@@ -127,9 +127,27 @@ def test_a_missing_rejected_pending_stale_or_forged_check_is_refused_in_one_line
     code, out, err = build(rec, folder, tmp_path / "d", "--require-anonymization-check")
     assert code == 2, out + err
     [line] = err.strip().splitlines()
-    assert f"videos.jsonl:1, record video_id=v1, field $.anonymization: anonymization check {state}: " in line, line
+    assert f"videos.jsonl:1, record video_id=v1: $.anonymization: anonymization check {state}: " in line, line
     assert message in line and "Traceback" not in err
     assert not (tmp_path / "d").exists()
+
+
+def test_every_video_without_a_ticked_check_is_named_in_one_run(checked, tmp_path):
+    """Issue 45: of v1 (ticked), v2 (found readable) and v3 (never looked at), the build names v2 and v3, one line
+    each with its check's state, exit 2, no traceback; nothing is written."""
+    folder, checks = checked
+    rec = records(tmp_path, folder, "v1", checks)
+    write_jsonl(rec / "videos.jsonl", [dict(VALID["video"], video_id=n, uri=f"{n}.mp4", anonymization={
+        "status": "passed", "report": str(folder / f"{n}.anonymization.json")}) for n in ("v1", "v2", "v3")])
+    code, out, err = cli("release", "build", "--records", rec, "--video-root", folder, "--version", "1.0.0", "--out",
+                         tmp_path / "d", "--allow-unverified", "--require-anonymization-check")
+    assert code == 2 and "Traceback" not in err, out + err
+    rejected, pending = err.strip().splitlines()
+    assert "videos.jsonl:2, record video_id=v2: $.anonymization: anonymization check rejected: something readable: " \
+        "0.3 s: a face top right, sharp" in rejected, rejected
+    assert "videos.jsonl:3, record video_id=v3: $.anonymization: anonymization check pending: nobody has ticked" \
+        in pending, pending
+    assert not (tmp_path / "d").exists() and not list(tmp_path.glob("d.*"))
 
 
 def test_a_rejection_in_one_check_project_holds_in_another(checked, connected, tmp_path):
@@ -159,7 +177,7 @@ def test_a_rejection_in_one_check_project_holds_in_another(checked, connected, t
                            "--require-anonymization-check")
     assert code == 2, out + err
     [line] = err.strip().splitlines()
-    assert (f"record video_id=v1, field $.anonymization: anonymization check rejected: something readable {where}: "
+    assert (f"record video_id=v1: $.anonymization: anonymization check rejected: something readable {where}: "
             "anonymize it again") in line, line
     assert "@" not in out + err and "Traceback" not in err and not (tmp_path / "d").exists()
 
@@ -197,7 +215,7 @@ def test_a_replaced_or_missing_contact_sheet_is_refused_in_one_line(checked, tmp
                            *(["--require-anonymization-check"] if flag else []))
     assert code == 2, out + err
     [line] = err.strip().splitlines()
-    assert f"v1.anonymization.json, record video_id=v1, field {field}: {message}" in line, line
+    assert f"v1.anonymization.json, record video_id=v1: {field}: {message}" in line, line
     assert not (tmp_path / "d").exists()
 
 
@@ -217,7 +235,7 @@ def test_two_reports_naming_one_published_sheet_are_refused(checked, tmp_path):
                          tmp_path / "d", "--allow-unverified")
     assert code == 2, out + err
     [line] = err.strip().splitlines()
-    assert "v3.anonymization.json, record video_id=v3, field $.contact_sheet.path: its contact sheet would be " \
+    assert "v3.anonymization.json, record video_id=v3: $.contact_sheet.path: its contact sheet would be " \
         "published as videos/v1.contact.jpg, as video_id=v1's" in line, line
     assert not (tmp_path / "d").exists()
 

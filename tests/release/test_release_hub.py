@@ -337,7 +337,8 @@ def test_a_published_report_path_with_dotdot_is_refused(built, tmp_path):
                  anonymization={"status": "not_required", "report": "../elsewhere/report.json"})
     write_jsonl(records / "videos.jsonl", [video])
     write_jsonl(records / "open_question.jsonl", [VALID["open_question"]])
-    with pytest.raises(InputError, match=r"videos.jsonl:1, record video_id=v1, field \$.anonymization.report"):
+    with pytest.raises(InputError, match=r"videos.jsonl:1, record video_id=v1: \$.anonymization.report: an "
+                       r"anonymization report path that leaves the records folder"):
         release(records, tmp_path / "d")
 
 
