@@ -21,7 +21,8 @@ a 0.2 s clip of the same size (``warm_up``): its bytecode written and its files 
 every tool alike (deface's bytecode was compiled when pip installed it; an editable checkout's is written on its first
 run, unless ``PYTHONDONTWRITEBYTECODE`` is set, which this machine's shells set and the tools' processes here do not
 get: with it, every streamcue process compiled its changed modules again, the 25 an anonymization imports taking
-0.06 s of CPU). Each tool's wall time is the median over the rounds; the ratio is deface's time over streamcue's (above 1: streamcue is faster).
+0.06 s of CPU). Each tool's wall time is the median over the rounds; the ratio is deface's time over streamcue's
+(above 1: streamcue is faster).
 The machine's load average is printed before and after: only ratios from one run mean anything.
 ``--previous`` adds another streamcue build (its console script, e.g. a checkout of an earlier
 commit in its own virtual environment) with the same presets, at the ``--previous-fps`` rates, so
