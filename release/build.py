@@ -200,6 +200,7 @@ def _build(opts: ReleaseConfig, version: tuple[int, int, int], out: Path, old_ma
         }
         write_json(tmp / MANIFEST, manifest)
         scan_published(tmp, data.people)
+        data.names.save()  # the last step before the release takes its name: a refused build leaves the file alone
     return manifest
 
 

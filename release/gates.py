@@ -97,6 +97,9 @@ class ReleaseInput:
     #: With ``require_anonymization_check``: what the release states of the contact-sheet checks (required, videos,
     #: ticked, and per published video the bytes checked and who ticked, as pseudonyms); None without it.
     anonymization_check: dict[str, Any] | None = None
+    #: The pseudonyms mapping, extended with this build's people and not yet written back: the build saves it once
+    #: everything is written (``Pseudonyms.save``), so a refused build leaves the maintainer's file as it was.
+    names: Any = None
 
 
 def _validated(path: Path, kind: str) -> list[tuple[int, dict[str, Any]]]:
@@ -122,7 +125,8 @@ def collect(records_dir: str | Path, *, allow_unverified: bool = False, only_ver
     one that does not is published, if at all, as ``unverified`` with a note saying why. A verified record is
     published signed again with ``key``, its annotators as pseudonyms.
     Every annotator and reviewer becomes their pseudonym from the mapping file ``pseudonyms``
-    (:mod:`~streamcue.annotation.pseudonyms`; read, extended and written back), in the records and in the
+    (:mod:`~streamcue.annotation.pseudonyms`; read and extended here, written back by the build once the
+    release is written: ``ReleaseInput.names``), in the records and in the
     agreement figures (``annotation_figures``, default ``RECORDS/agreement.json`` when present).
     With ``anonymization_checks``, every published video needs a ticked contact-sheet check of its exact bytes
     (:func:`require_anonymization_checks`).
@@ -196,7 +200,7 @@ def collect(records_dir: str | Path, *, allow_unverified: bool = False, only_ver
     if anonymization_checks is not None:
         result.anonymization_check = require_anonymization_checks(result.published, anonymization_checks, key, names)
         result.people = names.people
-    names.save()
+    result.names = names
     return result
 
 

@@ -266,8 +266,11 @@ def test_recorded_video_without_a_valid_report_is_refused(tmp_path, status, tamp
 def test_every_refused_video_is_named_in_one_run_and_nothing_is_published(tmp_path, second):
     """Issue 45: v1's bytes changed after anonymization and v2's report is ``unmeasured`` (or missing): the build
     checks every copy before refusing, names both (one line each: records file, record, field; exit 2, no
-    traceback), and leaves no release folder, staged or not."""
+    traceback), and leaves no release folder, staged or not, nor the pseudonyms file its annotators would have been
+    added to (it is written once the release is)."""
     rec, root = recorded_set(tmp_path, tamper=True)
+    write_jsonl(rec / "dense_caption.jsonl", [dict(VALID["dense_caption"], verification=dict(
+        TWO_AGREE, annotators=["ann1", "ann2"]))])  # account names, which a build maps to pseudonyms
     report = json.loads((rec / "reports" / "v1.json").read_text())
     (root / "other").mkdir()  # its own folder: its report names the sheet v1.contact.jpg too, published beside it
     (root / "other" / "v2.mp4").write_bytes(_anonymized_clip()[0])
@@ -279,14 +282,14 @@ def test_every_refused_video_is_named_in_one_run_and_nothing_is_published(tmp_pa
                                                             anonymization={"status": "passed",
                                                                            "report": "reports/v2/v2.json"})])
     done = cli_run("release", "build", "--records", rec, "--video-root", root, "--version", "1.0.0", "--out",
-                   tmp_path / "d")
+                   tmp_path / "d", "--allow-unverified")  # its record names annotators, its signature is not held
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     first, other = done.stderr.strip().splitlines()
     assert re.search(r"^error: \S*videos\.jsonl:1, record video_id=v1: \$\.anonymization\.report: .*recorded/v1\.mp4 "
                      r"is not the video the report states: its SHA-256 is [0-9a-f]{12}", first), first
     assert other.startswith(f"error: {rec / 'videos.jsonl'}:2, record video_id=v2: $.anonymization.report: "), other
     assert ("status is 'unmeasured'" if second == "unmeasured" else "not found") in other, other
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["rec", "videos"]  # no d, no d.tmp
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rec", "videos"]  # no d, no d.tmp, no pseudonyms.json
 
 
 def test_a_gate_prints_fifty_refused_videos_then_how_many_more(tmp_path):
