@@ -190,8 +190,8 @@ def collect(records_dir: str | Path, *, allow_unverified: bool = False, only_ver
             used.add(rec["video_id"])
         result.records[kind] = _by_split(kept)
     if only_verified and not used:
-        raise InputError("--only-verified: no verified record to release (pull verified records into the build "
-                         "first: streamcue annotate pull)", file=records_dir)
+        raise InputError(f"--only-verified: no verified record to release ({_why_none_verified(result)})",
+                         file=records_dir)
     kept_videos = [rec for _, rec in videos.values() if not only_verified or rec["video_id"] in used]
     kept_ids = {rec["video_id"] for rec in kept_videos}
     result.published = {k: v for k, v in result.published.items() if k in kept_ids}
@@ -267,6 +267,16 @@ def _published(rec: dict[str, Any], kind: str, result: ReleaseInput, names: Any,
     if rec["verification"]["status"] == "verified" and key is not None:
         rec = key.sign(rec)
     return rec
+
+
+def _why_none_verified(result: ReleaseInput) -> str:
+    """What to do when no record is verified: the reason the first record saying ``verified`` did not hold
+    (a missing signing key, most often), else pull verified records in."""
+    held_not = [(kind, rid, why) for kind, ids in result.not_held.items() for rid, why in ids.items()]
+    if not held_not:
+        return "pull verified records into the build first: streamcue annotate pull"
+    kind, rid, why = held_not[0]
+    return (f"{len(held_not)} record(s) say verified and do not hold; {kind} {rid}: {why}")
 
 
 #: Why a verified record does not hold when the build has no key to check its signature against.

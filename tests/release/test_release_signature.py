@@ -104,6 +104,21 @@ def test_a_pull_never_writes_over_the_key_the_environment_names(tmp_path, monkey
     assert target.read_bytes() == before
 
 
+def test_only_verified_without_the_signing_key_names_the_key_not_the_pull(tmp_path, monkeypatch):
+    """Verified records whose signatures cannot be checked (no --key, no $STREAMCUE_SIGNING_KEY): --only-verified
+    finds none verified and says why (the key), not "pull verified records", which a newcomer followed in vain."""
+    from streamcue.annotation.signing import KEY_ENV
+
+    rec = records_folder(tmp_path / "rec", [signed(caption("t1", AGREED))])
+    monkeypatch.delenv(KEY_ENV)
+    code, _, err = cli("release", "build", "--records", rec, "--version", "1.0.0", "--out", tmp_path / "dist" / "v1",
+                       "--only-verified")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "no verified record to release (1 record(s) say verified and do not hold; dense_caption t1: " in err
+    assert "pass --key or set STREAMCUE_SIGNING_KEY" in err and "annotate pull)" not in err, err
+    assert not (tmp_path / "dist" / "v1").exists()
+
+
 def test_release_build_refuses_a_hand_written_verification_in_one_line_naming_record_and_field(tmp_path):
     rec = records_folder(tmp_path / "rec", [signed(caption("t1", AGREED)), sealed(caption("t2", HAND_WRITTEN))])
     code, _, err = cli("release", "build", "--records", rec, "--version", "1.0.0", "--out", tmp_path / "dist" / "a")
