@@ -298,9 +298,11 @@ def report_problem(report_path: str | Path, video_path: str | Path) -> str | Non
         return f"video file {video_path} not found"
     expected, found = (report.get("output") or {}).get("sha256"), sha256_file(video_path)
     if expected != found:
+        raw = found == (report.get("input") or {}).get("sha256")
         return (f"{report_path}: {video_path} is not the video the report states: its SHA-256 is {found[:12]}, "
-                f"the report's $.output.sha256 {str(expected)[:12]} (changed after anonymization, or another "
-                "video's report?)")
+                f"the report's $.output.sha256 {str(expected)[:12]} "
+                + ("(it is the unblurred input the report was made from: $.input.sha256; publish the anonymizer's "
+                   "output)" if raw else "(changed after anonymization, or another video's report?)"))
     problem = _schedule_problem(report)
     if problem is None:
         from streamcue.video import probe

@@ -290,6 +290,9 @@ def test_a_report_whose_output_is_its_input_is_refused(small, tmp_path):
     assert report["detections"]["face"]["total"] > 0
     _forge(path, report, output__sha256=sha256_file(video))
     assert "the output's bytes are the input's" in report_problem(path, video)
+    # the careless maintainer's version: the genuine report, the raw recording published in the output's place
+    problem = report_problem(small[2], video)
+    assert "it is the unblurred input the report was made from: $.input.sha256" in problem, problem
 
 
 def test_detections_that_were_not_blurred_are_refused(small, tmp_path):
