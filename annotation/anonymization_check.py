@@ -83,9 +83,9 @@ def sheets(reports: Path) -> list[Sheet]:
     field), all of them raised together as one :class:`~streamcue.errors.RecordValidationError`
     (:func:`~streamcue.errors.check_every`)."""
     files = sorted(reports.glob(f"*{_REPORT_SUFFIX}")) if reports.is_dir() else [reports]
-    if not files or not files[0].is_file():
-        raise InputError(f"no anonymization report (NAME{_REPORT_SUFFIX}, written by streamcue anonymize)",
-                         file=reports)
+    if not files or not files[0].is_file() or not files[0].name.endswith(_REPORT_SUFFIX):
+        raise InputError(f"no anonymization report (NAME{_REPORT_SUFFIX}, written by streamcue anonymize beside "
+                         "NAME.mp4): pass one, or the folder of them", file=reports)
     return check_every(track(files, "comparing contact sheets with their videos", total=len(files)), _sheet)
 
 

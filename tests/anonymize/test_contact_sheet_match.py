@@ -210,3 +210,7 @@ def test_push_names_every_refused_report_of_a_folder_before_any_server_is_asked(
     assert lines[2].startswith(f"error: {tmp_path / 'v3.anonymization.json'}: $: {tmp_path / 'v3.mp4'} is not the "
                                f"video the report states: its SHA-256 is {found[:12]}, the report's $.output.sha256 "
                                f"{stated[:12]} "), lines[2]
+    code, _, err = cli("annotate", "anonymization", "push", "--reports", tmp_path / "v1.mp4", "--project", "a video")
+    assert code == 2 and err.strip() == (f"error: {tmp_path / 'v1.mp4'}: no anonymization report (NAME.anonymization"
+                                         ".json, written by streamcue anonymize beside NAME.mp4): pass one, or the "
+                                         "folder of them"), err  # the video given for its report: said so
