@@ -34,18 +34,21 @@ SHEET = {"most": 12, "columns": 4, "tile_width": 480, "outline_bgr": [0, 0, 255]
 
 
 #: How near a sheet's tile must be to the published frame drawn again as a tile (:func:`sheet_problem`): in every
-#: ``block_px`` square of the tile, away from the red outlines, the mean over its pixels of the largest of the three
-#: channels' absolute differences is at most ``most_difference`` (of 255), for a video encoded at crf ``most_crf`` or
-#: less (above it the encoder moves the frames as far as other frames are: 31 at crf 40). ``perf/bench_sheet_match.py``
-#: measures it (docs/anonymize.md, "A contact sheet per video"): a sheet and its own video differ by 17 at most, the
-#: unblurred input and its sheet by 47 or more on every tile.
+#: ``block_px`` square of the tile, the mean over its pixels compared (away from the red outlines; a square less than
+#: ``least_compared`` of which is compared is left to the paint check) of the largest of the three channels' absolute
+#: differences is at most ``most_difference`` (of 255), for a video encoded at crf ``most_crf`` or less (above it the
+#: encoder moves the frames as far as other frames are: 31 at crf 40). ``perf/bench_sheet_match.py`` measures it
+#: (docs/anonymize.md, "A contact sheet per video"): a sheet and its own video differ by 17 at most, the unblurred
+#: input and its sheet by 47 or more on every tile.
 #: Red outlines are thin, and what they set aside from the comparison (each red pixel and the 2 px around it) is a
 #: band: a tile whose red, where the frame itself is not red, holds a disk of ``widest_red_px`` (a red box over an
-#: unblurred face) or sets aside an area holding a disk of ``widest_set_aside_px`` (a fine red grid over it) is
-#: painted, not outlined. On the labelled scenes' sheets (every scene, size, crf and orientation measured:
-#: docs/anonymize.md) the widest were 21 and 39 px (outlines of plates a few px apart, their JPEG fringes joined): the
-#: limits leave 8 px to spare, so red narrower than them still hides what it covers (the measured limit).
-MATCH = {"block_px": 8, "most_difference": 30, "most_crf": 32, "widest_red_px": 29, "widest_set_aside_px": 47}
+#: unblurred face) or sets aside an area that, its gaps narrower than a block closed, holds a disk of
+#: ``widest_set_aside_px`` (a fine red grid or mesh of lines over it) is painted, not outlined. On the labelled
+#: scenes' sheets (every scene, size, crf and orientation measured: docs/anonymize.md) the widest were 21 and 39 px
+#: (outlines of plates a few px apart, their JPEG fringes joined): the limits leave 8 px to spare, so red narrower than
+#: them still hides what it covers (the measured limit).
+MATCH = {"block_px": 8, "most_difference": 30, "most_crf": 32, "widest_red_px": 29, "widest_set_aside_px": 47,
+         "least_compared": 0.2}
 
 
 def contact_sheet_path(out_path: str | Path) -> Path:
@@ -194,17 +197,20 @@ def _frame_at(video: Path, info: Any, index: int) -> np.ndarray | None:
 
 def _difference(shown: np.ndarray, drawn: np.ndarray) -> float:
     """The largest mean, over ``MATCH["block_px"]`` squares, of the per-pixel largest channel difference between
-    the tile as shown and as drawn again without outlines; pixels on or next to a red outline (on the sheet) count
-    0."""
+    the tile as shown and as drawn again without outlines, over the pixels compared only: a pixel on or next to a red
+    outline (on the sheet: :func:`_set_aside`) is unknown, not equal, and a square less than ``MATCH["least_compared"]``
+    of which is compared is left to :func:`_painted` (whose closing leaves none such where paint could hide a wide
+    area)."""
     cv2 = require("cv2", "anonymize", "opencv-python")
-    near = _set_aside(_red(shown).astype(np.uint8)) > 0
-    shown, drawn = shown.astype(np.int16), drawn.astype(np.int16)
-    difference = np.abs(shown - drawn).max(axis=2).astype(np.float32)
-    difference[near] = 0
-    block = MATCH["block_px"]
-    h, w = difference.shape
-    blocks = cv2.resize(difference, (max(1, w // block), max(1, h // block)), interpolation=cv2.INTER_AREA)
-    return float(blocks.max())
+    compared = (_set_aside(_red(shown).astype(np.uint8)) == 0).astype(np.float32)
+    difference = np.abs(shown.astype(np.int16) - drawn.astype(np.int16)).max(axis=2).astype(np.float32)
+    h, w = compared.shape
+    size = (max(1, w // MATCH["block_px"]), max(1, h // MATCH["block_px"]))
+    shares = cv2.resize(compared, size, interpolation=cv2.INTER_AREA)  # the share of each square compared
+    sums = cv2.resize(difference * compared, size, interpolation=cv2.INTER_AREA)
+    known = shares >= MATCH["least_compared"]
+    means = sums[known] / shares[known]
+    return float(means.max()) if means.size else 0.0
 
 
 def _red(tile: np.ndarray) -> np.ndarray:
@@ -226,14 +232,25 @@ def _set_aside(red: np.ndarray) -> np.ndarray:
 
 
 def _painted(shown: np.ndarray, drawn: np.ndarray) -> int:
-    """How many pixels of the tile's added red (:func:`_added_red`) lie in a red area holding a disk of
-    ``MATCH["widest_red_px"]``, or in an area that red sets aside (:func:`_set_aside`: the 2 px around it too)
-    holding one of ``MATCH["widest_set_aside_px"]``."""
+    """How many pixels of the tile's paint areas (:func:`_paint_areas`) lie in a disk of their limit."""
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    return sum(int(np.count_nonzero(cv2.morphologyEx(area, cv2.MORPH_OPEN, cv2.getStructuringElement(
+        cv2.MORPH_ELLIPSE, (MATCH[widest],) * 2)))) for area, widest in _paint_areas(shown, drawn))
+
+
+def _paint_areas(shown: np.ndarray, drawn: np.ndarray) -> tuple[tuple[np.ndarray, str], ...]:
+    """The tile's added red (:func:`_added_red`), which must hold no disk of ``MATCH["widest_red_px"]``, and the
+    area it sets aside (:func:`_set_aside`) closed by a ``MATCH["block_px"]`` square, which must hold none of
+    ``["widest_set_aside_px"]``. The closing fills every gap narrower than a square between set-aside pixels, so
+    what stays compared inside a wide area is made of whole squares, each giving a block of :func:`_difference` 16
+    of its pixels or more (4 by 4; a block is 8 to 8.2 px a side: a share of 0.24, above ``MATCH["least_compared"]``):
+    red lines of any spacing either close into a solid area or leave the pixels
+    between them compared."""
     cv2 = require("cv2", "anonymize", "opencv-python")
     added = _added_red(shown, drawn)
-    return sum(int(np.count_nonzero(cv2.morphologyEx(area, cv2.MORPH_OPEN, cv2.getStructuringElement(
-        cv2.MORPH_ELLIPSE, (MATCH[widest],) * 2)))) for area, widest in
-        ((added, "widest_red_px"), (_set_aside(added), "widest_set_aside_px")))
+    square = np.ones((MATCH["block_px"],) * 2, np.uint8)
+    return (added, "widest_red_px"), (cv2.morphologyEx(_set_aside(added), cv2.MORPH_CLOSE, square),
+                                      "widest_set_aside_px")
 
 
 def _tile(frame: np.ndarray, mask: np.ndarray | None, label: str) -> np.ndarray:

@@ -9,8 +9,9 @@ Each labelled clip (``synthetic.write_clip``, upright unless ``--orientations`` 
 is then compared with the published video (the largest difference over its tiles: what ``sheet_problem`` must let
 through) and with the input the clip was made as (the smallest and largest over the tiles: what it must refuse). Nothing
 here is timed. Each sheet's red where its own video's frame is not red (outlines: ``_added_red``) is also measured: the
-widest disk its red holds and the widest its set-aside area holds, over the tiles (what ``MATCH["widest_red_px"]`` and
-``["widest_set_aside_px"]`` must stay above). The load average is printed before and after.
+widest disk its red holds and the widest its set-aside area holds, its gaps narrower than a block closed
+(``_paint_areas``), over the tiles (what ``MATCH["widest_red_px"]`` and ``["widest_set_aside_px"]`` must stay above).
+The load average is printed before and after.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ os.environ.setdefault("STREAMCUE_NO_PROGRESS", "1")
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from streamcue.anonymize.contact_sheet import MATCH, _added_red, _tile_pairs, tile_differences  # noqa: E402
+from streamcue.anonymize.contact_sheet import MATCH, _paint_areas, _tile_pairs, tile_differences  # noqa: E402
 from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video  # noqa: E402
 from streamcue.anonymize.synthetic import ORIENTATIONS, write_clip  # noqa: E402
 
@@ -39,12 +40,12 @@ def differences(report: dict, folder: Path, video: Path) -> list[float]:
 
 
 def widest_red(report: dict, folder: Path, video: Path) -> tuple[int, int]:
-    """The widest disk (odd px, 0 for none) held by a tile's added red and by the area it sets aside, over the tiles
-    of the sheet beside ``report`` compared with ``video``."""
+    """The widest disk (odd px, 0 for none) held by a tile's added red and by the area it sets aside (its gaps
+    narrower than a block closed: ``_paint_areas``), over the tiles of the sheet beside ``report`` compared with
+    ``video``."""
     sheet, widest = folder / report["contact_sheet"]["path"], [0, 0]
     for _, _, shown, drawn in _tile_pairs(sheet, video, report["contact_sheet"], report["input"]["fps"]):
-        added = _added_red(shown, drawn)
-        for i, area in enumerate((added, cv2.dilate(added, np.ones((5, 5), np.uint8)))):
+        for i, (area, _) in enumerate(_paint_areas(shown, drawn)):
             widest[i] = max(widest[i], _widest_disk(area))
     return widest[0], widest[1]
 
