@@ -47,7 +47,7 @@ SHEET = {"most": 12, "columns": 4, "tile_width": 480, "outline_bgr": [0, 0, 255]
 #: scenes' sheets (every scene, size, crf and orientation measured: docs/anonymize.md) the widest were 21 and 39 px
 #: (outlines of plates a few px apart, their JPEG fringes joined): the limits leave 8 px to spare, so red narrower than
 #: them still hides what it covers (the measured limit).
-MATCH = {"block_px": 8, "most_difference": 30, "most_crf": 32, "widest_red_px": 29, "widest_set_aside_px": 47,
+MATCH = {"block_px": 8, "most_difference": 30, "most_crf": 32, "widest_red_px": 29, "widest_blind_px": 47,
          "least_compared": 0.2}
 
 
@@ -197,20 +197,25 @@ def _frame_at(video: Path, info: Any, index: int) -> np.ndarray | None:
 
 def _difference(shown: np.ndarray, drawn: np.ndarray) -> float:
     """The largest mean, over ``MATCH["block_px"]`` squares, of the per-pixel largest channel difference between
-    the tile as shown and as drawn again without outlines, over the pixels compared only: a pixel on or next to a red
-    outline (on the sheet: :func:`_set_aside`) is unknown, not equal, and a square less than ``MATCH["least_compared"]``
-    of which is compared is left to :func:`_painted` (whose closing leaves none such where paint could hide a wide
-    area)."""
+    the tile as shown and as drawn again without outlines, over each square's pixels compared only: a pixel on or
+    next to a red outline (on the sheet: :func:`_set_aside`) is unknown, not equal, and a square blind to the
+    comparison (:func:`_shares`) is left to :func:`_painted`."""
     cv2 = require("cv2", "anonymize", "opencv-python")
-    compared = (_set_aside(_red(shown).astype(np.uint8)) == 0).astype(np.float32)
+    compared = _set_aside(_red(shown).astype(np.uint8)) == 0
     difference = np.abs(shown.astype(np.int16) - drawn.astype(np.int16)).max(axis=2).astype(np.float32)
+    shares = _shares(compared)
+    sums = cv2.resize(difference * compared, shares.shape[::-1], interpolation=cv2.INTER_AREA)
+    known = shares >= MATCH["least_compared"]
+    return float((sums[known] / shares[known]).max()) if known.any() else 0.0
+
+
+def _shares(compared: np.ndarray) -> np.ndarray:
+    """The share of each ``MATCH["block_px"]`` square of a tile whose pixels are ``compared`` (bool); a square of
+    which less than ``MATCH["least_compared"]`` is compared (12 of 64 px) is blind: too few pixels to average."""
+    cv2 = require("cv2", "anonymize", "opencv-python")
     h, w = compared.shape
     size = (max(1, w // MATCH["block_px"]), max(1, h // MATCH["block_px"]))
-    shares = cv2.resize(compared, size, interpolation=cv2.INTER_AREA)  # the share of each square compared
-    sums = cv2.resize(difference * compared, size, interpolation=cv2.INTER_AREA)
-    known = shares >= MATCH["least_compared"]
-    means = sums[known] / shares[known]
-    return float(means.max()) if means.size else 0.0
+    return cv2.resize(compared.astype(np.float32), size, interpolation=cv2.INTER_AREA)
 
 
 def _red(tile: np.ndarray) -> np.ndarray:
@@ -240,17 +245,14 @@ def _painted(shown: np.ndarray, drawn: np.ndarray) -> int:
 
 def _paint_areas(shown: np.ndarray, drawn: np.ndarray) -> tuple[tuple[np.ndarray, str], ...]:
     """The tile's added red (:func:`_added_red`), which must hold no disk of ``MATCH["widest_red_px"]``, and the
-    area it sets aside (:func:`_set_aside`) closed by a ``MATCH["block_px"]`` square, which must hold none of
-    ``["widest_set_aside_px"]``. The closing fills every gap narrower than a square between set-aside pixels, so
-    what stays compared inside a wide area is made of whole squares, each giving a block of :func:`_difference` 16
-    of its pixels or more (4 by 4; a block is 8 to 8.2 px a side: a share of 0.24, above ``MATCH["least_compared"]``):
-    red lines of any spacing either close into a solid area or leave the pixels
-    between them compared."""
+    squares it leaves blind to the comparison (:func:`_shares` of what it does not set aside), which must hold none
+    of ``["widest_blind_px"]``: every square is compared on its own pixels or blind, so red lines of any spacing
+    either blind a wide area or leave the pixels between them to carry the difference. uint8 masks, 1 there."""
     cv2 = require("cv2", "anonymize", "opencv-python")
     added = _added_red(shown, drawn)
-    square = np.ones((MATCH["block_px"],) * 2, np.uint8)
-    return (added, "widest_red_px"), (cv2.morphologyEx(_set_aside(added), cv2.MORPH_CLOSE, square),
-                                      "widest_set_aside_px")
+    blind = (_shares(_set_aside(added) == 0) < MATCH["least_compared"]).astype(np.uint8)
+    return (added, "widest_red_px"), (cv2.resize(blind, added.shape[::-1], interpolation=cv2.INTER_NEAREST),
+                                      "widest_blind_px")
 
 
 def _tile(frame: np.ndarray, mask: np.ndarray | None, label: str) -> np.ndarray:
