@@ -133,8 +133,9 @@ def tile_differences(sheet: Path, video: Path, stated: dict[str, Any], fps: floa
         if worst <= MATCH["most_difference"] and _painted(shown, drawn):
             raise ValueError(f"tile {tile} of the contact sheet ({index / fps:.1f} s) is painted red where frame "
                              f"{index} of {video.name} is not red, wider than outlines are (a red area holding a "
-                             f"{MATCH['widest_red_px']} px disk, or red lines setting aside one of "
-                             f"{MATCH['widest_set_aside_px']} px): it hides what it covers from the comparison")
+                             f"{MATCH['widest_red_px']} px disk, or red dots or lines leaving too few pixels compared "
+                             f"over one of {MATCH['widest_blind_px']} px): it hides what it covers from the "
+                             "comparison")
         yield tile, index, worst
 
 
