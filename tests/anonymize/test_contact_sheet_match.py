@@ -143,14 +143,14 @@ def _mesh(spacing):
 @pytest.mark.parametrize("spacing", [4, 6, 8, 16])
 def test_a_red_mesh_of_any_spacing_over_the_unblurred_faces_is_refused(tmp_path, spacing):
     """Red lines 1 px wide a few px apart set aside every pixel they cross without making a solid red area: when a
-    set-aside pixel counted as equal, lines 6 px apart hid an area of any size. A set-aside pixel is now unknown
-    (a block is the mean of its pixels compared), and the set-aside area is closed before its disk is measured: lines
-    close enough to leave no block compared are a solid painted area, lines farther apart leave the pixels between
-    them to carry the difference. Either way tile 1 is named, and the genuine sheet still matches its video."""
+    set-aside pixel counted as equal, lines 6 px apart hid an area of any size. A set-aside pixel is now unknown: an
+    8 px square is the mean of its pixels compared, or blind when too few are, and blind squares may not hold a wide
+    disk. Lines 4 to 8 px apart blind the unblurred faces (painted), lines 16 px apart leave the pixels between them
+    to carry the difference (other frames): either way tile 1 is named (the genuine sheet still matching its video:
+    ``test_a_sheet_matches_the_video_it_was_drawn_from``)."""
     problem = _problem(anonymized_folder().parent / "v1.mp4", sheet=_painted_sheet(tmp_path, _mesh(spacing)))
     assert re.match(r"tile 1 of the contact sheet \(0\.0 s\) is (painted red where frame 0 of v1\.mp4 is not red, "
                     r"wider than outlines are|not frame 0 of v1\.mp4: they differ by )", problem), problem
-    assert _problem(anonymized_folder() / "v1.mp4") is None
 
 
 def test_a_mirrored_video_is_other_frames_not_paint(tmp_path):
