@@ -48,7 +48,7 @@ SHEET = {"most": 12, "columns": 4, "tile_width": 480, "outline_bgr": [0, 0, 255]
 #: (outlines of plates a few px apart, their JPEG fringes joined): the limits leave 8 px to spare, so red narrower than
 #: them still hides what it covers (the measured limit).
 MATCH = {"block_px": 8, "most_difference": 30, "most_crf": 32, "widest_red_px": 29, "widest_blind_px": 47,
-         "least_compared": 0.5}
+         "least_compared": 0.4}
 
 
 def contact_sheet_path(out_path: str | Path) -> Path:
@@ -212,9 +212,10 @@ def _difference(shown: np.ndarray, drawn: np.ndarray) -> float:
 
 def _shares(compared: np.ndarray) -> np.ndarray:
     """The share of each ``MATCH["block_px"]`` square of a tile whose pixels are ``compared`` (bool). A square of
-    which less than ``MATCH["least_compared"]`` is compared (32 of 64 px) is blind: too few pixels to average (beside
+    which less than ``MATCH["least_compared"]`` is compared (26 of 64 px) is blind: too few pixels to average (beside
     an outline, past the 2 px set aside, its JPEG fringe moved a square compared on a quarter of its pixels 32 from
-    its own video on a genuine sheet)."""
+    its own video on a genuine sheet; at a half, outlines converging blinded a 45 px disk of a genuine `street`
+    sheet; docs/anonymize.md)."""
     cv2 = require("cv2", "anonymize", "opencv-python")
     h, w = compared.shape
     size = (max(1, w // MATCH["block_px"]), max(1, h // MATCH["block_px"]))
