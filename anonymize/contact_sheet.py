@@ -242,9 +242,15 @@ def _set_aside(red: np.ndarray) -> np.ndarray:
 
 def _painted(shown: np.ndarray, drawn: np.ndarray) -> int:
     """How many pixels of the tile's paint areas (:func:`_paint_areas`) lie in a disk of their limit."""
+    return sum(int(np.count_nonzero(_disks(area, MATCH[widest]))) for area, widest in _paint_areas(shown, drawn))
+
+
+def _disks(area: np.ndarray, width: int) -> np.ndarray:
+    """The pixels of ``area`` (uint8) that lie in a disk ``width`` px wide inside it and inside the tile (OpenCV's
+    opening would count the outside as area: an outline along two edges of a tile held a wide disk at its corner)."""
     cv2 = require("cv2", "anonymize", "opencv-python")
-    return sum(int(np.count_nonzero(cv2.morphologyEx(area, cv2.MORPH_OPEN, cv2.getStructuringElement(
-        cv2.MORPH_ELLIPSE, (MATCH[widest],) * 2)))) for area, widest in _paint_areas(shown, drawn))
+    return cv2.morphologyEx(area, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (width, width)),
+                            borderType=cv2.BORDER_CONSTANT, borderValue=0)
 
 
 def _paint_areas(shown: np.ndarray, drawn: np.ndarray) -> tuple[tuple[np.ndarray, str], ...]:

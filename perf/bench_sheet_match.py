@@ -25,10 +25,9 @@ from pathlib import Path
 
 os.environ.setdefault("STREAMCUE_NO_PROGRESS", "1")
 
-import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from streamcue.anonymize.contact_sheet import MATCH, _difference, _paint_areas, _tile_pairs  # noqa: E402
+from streamcue.anonymize.contact_sheet import MATCH, _difference, _disks, _paint_areas, _tile_pairs  # noqa: E402
 from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video  # noqa: E402
 from streamcue.anonymize.synthetic import ORIENTATIONS, write_clip  # noqa: E402
 
@@ -52,10 +51,9 @@ def widest_red(report: dict, folder: Path, video: Path) -> tuple[int, int]:
 
 
 def _widest_disk(area: np.ndarray) -> int:
-    """The widest odd disk an opening of ``area`` keeps (0 when ``area`` is empty)."""
+    """The widest odd disk inside ``area`` and the tile (``_disks``; 0 when ``area`` is empty)."""
     width = 1 if area.any() else 0
-    while width and width < 99 and cv2.morphologyEx(area, cv2.MORPH_OPEN, cv2.getStructuringElement(
-            cv2.MORPH_ELLIPSE, (width + 2, width + 2))).any():
+    while width and width < 99 and _disks(area, width + 2).any():
         width += 2
     return width
 
