@@ -34,19 +34,19 @@ SHEET = {"most": 12, "columns": 4, "tile_width": 480, "outline_bgr": [0, 0, 255]
 
 
 #: How near a sheet's tile must be to the published frame drawn again as a tile (:func:`sheet_problem`): in every
-#: ``block_px`` square of the tile, the mean over its pixels compared (away from the red outlines; a square less than
-#: ``least_compared`` of which is compared is left to the paint check) of the largest of the three channels' absolute
-#: differences is at most ``most_difference`` (of 255), for a video encoded at crf ``most_crf`` or less (above it the
-#: encoder moves the frames as far as other frames are: 31 at crf 40). ``perf/bench_sheet_match.py`` measures it
-#: (docs/anonymize.md, "A contact sheet per video"): a sheet and its own video differ by 17 at most, the unblurred
-#: input and its sheet by 47 or more on every tile.
+#: ``block_px`` square of the tile, the mean over its pixels compared (away from the red outlines: a pixel set aside is
+#: unknown, not equal) of the largest of the three channels' absolute differences is at most ``most_difference`` (of
+#: 255), for a video encoded at crf ``most_crf`` or less (above it the encoder moves the frames as far as other frames
+#: are: 31 at crf 40). A square compared on less than ``least_compared`` of its pixels is blind (:func:`_shares`).
+#: ``perf/bench_sheet_match.py`` measures it (docs/anonymize.md, "A contact sheet per video"): a sheet and its own
+#: video differ by 19 at most, the unblurred input and its sheet by 62.9 or more on every tile of the upright clips.
 #: Red outlines are thin, and what they set aside from the comparison (each red pixel and the 2 px around it) is a
 #: band: a tile whose red, where the frame itself is not red, holds a disk of ``widest_red_px`` (a red box over an
-#: unblurred face) or sets aside an area that, its gaps narrower than a block closed, holds a disk of
-#: ``widest_set_aside_px`` (a fine red grid or mesh of lines over it) is painted, not outlined. On the labelled
-#: scenes' sheets (every scene, size, crf and orientation measured: docs/anonymize.md) the widest were 21 and 39 px
-#: (outlines of plates a few px apart, their JPEG fringes joined): the limits leave 8 px to spare, so red narrower than
-#: them still hides what it covers (the measured limit).
+#: unblurred face) or leaves squares blind over a disk of ``widest_blind_px`` (a fine red grid or mesh of lines over
+#: it), disks inside the tile, is painted, not outlined; red lines farther apart leave squares compared between them.
+#: On the labelled scenes' sheets (every scene, size, crf and orientation measured: docs/anonymize.md) the widest were
+#: 21 and 39 px (outlines of plates a few px apart, their JPEG fringes joined): the limits leave 8 px to spare, so red
+#: narrower than them still hides what it covers (the measured limit).
 MATCH = {"block_px": 8, "most_difference": 30, "most_crf": 32, "widest_red_px": 29, "widest_blind_px": 47,
          "least_compared": 0.4}
 
