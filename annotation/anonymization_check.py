@@ -2,13 +2,13 @@
 "all faces and plates hidden" or rejects it with "something readable" (issue 45), before a release may publish it.
 
 ``push`` makes one task per anonymizer report (``NAME.anonymization.json`` with its ``NAME.contact.jpg``; the
-labeling config and guideline ``annotation/configs/anonymization.v1.*``), the sheet served through Label
-Studio's local files as videos are. ``pull`` turns each task into a check (``CHECKS_FILE``)::
+labeling config ``annotation/configs/anonymization.v1.xml``, the guideline ``anonymization.guideline.v2.md``), the
+sheet served through Label Studio's local files as videos are. ``pull`` turns each task into a check (``CHECKS_FILE``)::
 
     {"format": "streamcue.anonymization_checks/1", "project": ..., "required": 1, "checks": [{
         "video": "v1.mp4", "video_sha256": ..., "report": "v1.anonymization.json", "report_sha256": ...,
         "contact_sheet": "v1.contact.jpg", "contact_sheet_sha256": ..., "state": "ticked",
-        "checked_by": ["ann1@example.org"], "notes": [], "guideline": "anonymization.v1",
+        "checked_by": ["ann1@example.org"], "notes": [], "guideline": "anonymization.v2",
         "label_studio": {"task": 7, "annotations": [12], "at": "..."}, "signature": {"key": ..., "ed25519": ...}}]}
 
 The rule: skipped annotations are ignored and a person's latest annotation counts; one person choosing

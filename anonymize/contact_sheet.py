@@ -34,18 +34,21 @@ SHEET = {"most": 12, "columns": 4, "tile_width": 480, "outline_bgr": [0, 0, 255]
 
 
 #: How near a sheet's tile must be to the published frame drawn again as a tile (:func:`sheet_problem`): in every
-#: ``block_px`` square of the tile, away from the red outlines, the mean over its pixels of the largest of the three
-#: channels' absolute differences is at most ``most_difference`` (of 255), for a video encoded at crf ``most_crf`` or
-#: less (above it the encoder moves the frames as far as other frames are: 31 at crf 40). ``perf/bench_sheet_match.py``
-#: measures it (docs/anonymize.md, "A contact sheet per video"): a sheet and its own video differ by 17 at most, the
-#: unblurred input and its sheet by 47 or more on every tile.
+#: ``block_px`` square of the tile, the mean over its pixels compared (away from the red outlines: a pixel set aside is
+#: unknown, not equal) of the largest of the three channels' absolute differences is at most ``most_difference`` (of
+#: 255), for a video encoded at crf ``most_crf`` or less (above it the encoder moves the frames as far as other frames
+#: are: 31 at crf 40). A square compared on less than ``least_compared`` of its pixels is blind (:func:`_shares`).
+#: ``perf/bench_sheet_match.py`` measures it (docs/anonymize.md, "A contact sheet per video"): a sheet and its own
+#: video differ by 19 at most, the unblurred input and its sheet by 62.9 or more on every tile of the upright clips.
 #: Red outlines are thin, and what they set aside from the comparison (each red pixel and the 2 px around it) is a
 #: band: a tile whose red, where the frame itself is not red, holds a disk of ``widest_red_px`` (a red box over an
-#: unblurred face) or sets aside an area holding a disk of ``widest_set_aside_px`` (a fine red grid over it) is
-#: painted, not outlined. On the labelled scenes' sheets (every scene, size, crf and orientation measured:
-#: docs/anonymize.md) the widest were 21 and 39 px (outlines of plates a few px apart, their JPEG fringes joined): the
-#: limits leave 8 px to spare, so red narrower than them still hides what it covers (the measured limit).
-MATCH = {"block_px": 8, "most_difference": 30, "most_crf": 32, "widest_red_px": 29, "widest_set_aside_px": 47}
+#: unblurred face) or leaves squares blind over a disk of ``widest_blind_px`` (a fine red grid or mesh of lines over
+#: it), disks inside the tile, is painted, not outlined; red lines farther apart leave squares compared between them.
+#: On the labelled scenes' sheets (every scene, size, crf and orientation measured: docs/anonymize.md) the widest were
+#: 21 and 39 px (outlines of plates a few px apart, their JPEG fringes joined): the limits leave 8 px to spare, so red
+#: narrower than them still hides what it covers (the measured limit).
+MATCH = {"block_px": 8, "most_difference": 30, "most_crf": 32, "widest_red_px": 29, "widest_blind_px": 47,
+         "least_compared": 0.4}
 
 
 def contact_sheet_path(out_path: str | Path) -> Path:
@@ -130,8 +133,9 @@ def tile_differences(sheet: Path, video: Path, stated: dict[str, Any], fps: floa
         if worst <= MATCH["most_difference"] and _painted(shown, drawn):
             raise ValueError(f"tile {tile} of the contact sheet ({index / fps:.1f} s) is painted red where frame "
                              f"{index} of {video.name} is not red, wider than outlines are (a red area holding a "
-                             f"{MATCH['widest_red_px']} px disk, or red lines setting aside one of "
-                             f"{MATCH['widest_set_aside_px']} px): it hides what it covers from the comparison")
+                             f"{MATCH['widest_red_px']} px disk, or red dots or lines leaving too few pixels compared "
+                             f"over one of {MATCH['widest_blind_px']} px): it hides what it covers from the "
+                             "comparison")
         yield tile, index, worst
 
 
@@ -194,17 +198,28 @@ def _frame_at(video: Path, info: Any, index: int) -> np.ndarray | None:
 
 def _difference(shown: np.ndarray, drawn: np.ndarray) -> float:
     """The largest mean, over ``MATCH["block_px"]`` squares, of the per-pixel largest channel difference between
-    the tile as shown and as drawn again without outlines; pixels on or next to a red outline (on the sheet) count
-    0."""
+    the tile as shown and as drawn again without outlines, over each square's pixels compared only: a pixel on or
+    next to a red outline (on the sheet: :func:`_set_aside`) is unknown, not equal, and a square blind to the
+    comparison (:func:`_shares`) is left to :func:`_painted`."""
     cv2 = require("cv2", "anonymize", "opencv-python")
-    near = _set_aside(_red(shown).astype(np.uint8)) > 0
-    shown, drawn = shown.astype(np.int16), drawn.astype(np.int16)
-    difference = np.abs(shown - drawn).max(axis=2).astype(np.float32)
-    difference[near] = 0
-    block = MATCH["block_px"]
-    h, w = difference.shape
-    blocks = cv2.resize(difference, (max(1, w // block), max(1, h // block)), interpolation=cv2.INTER_AREA)
-    return float(blocks.max())
+    compared = _set_aside(_red(shown).astype(np.uint8)) == 0
+    difference = np.abs(shown.astype(np.int16) - drawn.astype(np.int16)).max(axis=2).astype(np.float32)
+    shares = _shares(compared)
+    sums = cv2.resize(difference * compared, shares.shape[::-1], interpolation=cv2.INTER_AREA)
+    known = shares >= MATCH["least_compared"]
+    return float((sums[known] / shares[known]).max()) if known.any() else 0.0
+
+
+def _shares(compared: np.ndarray) -> np.ndarray:
+    """The share of each ``MATCH["block_px"]`` square of a tile whose pixels are ``compared`` (bool). A square of
+    which less than ``MATCH["least_compared"]`` is compared (26 of 64 px) is blind: too few pixels to average (beside
+    an outline, past the 2 px set aside, its JPEG fringe moved a square compared on a quarter of its pixels 32 from
+    its own video on a genuine sheet; at a half, outlines converging blinded a 45 px disk of a genuine `street`
+    sheet; docs/anonymize.md)."""
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    h, w = compared.shape
+    size = (max(1, w // MATCH["block_px"]), max(1, h // MATCH["block_px"]))
+    return cv2.resize(compared.astype(np.float32), size, interpolation=cv2.INTER_AREA)
 
 
 def _red(tile: np.ndarray) -> np.ndarray:
@@ -226,14 +241,28 @@ def _set_aside(red: np.ndarray) -> np.ndarray:
 
 
 def _painted(shown: np.ndarray, drawn: np.ndarray) -> int:
-    """How many pixels of the tile's added red (:func:`_added_red`) lie in a red area holding a disk of
-    ``MATCH["widest_red_px"]``, or in an area that red sets aside (:func:`_set_aside`: the 2 px around it too)
-    holding one of ``MATCH["widest_set_aside_px"]``."""
+    """How many pixels of the tile's paint areas (:func:`_paint_areas`) lie in a disk of their limit."""
+    return sum(int(np.count_nonzero(_disks(area, MATCH[widest]))) for area, widest in _paint_areas(shown, drawn))
+
+
+def _disks(area: np.ndarray, width: int) -> np.ndarray:
+    """The pixels of ``area`` (uint8) that lie in a disk ``width`` px wide inside it and inside the tile (OpenCV's
+    opening would count the outside as area: an outline along two edges of a tile held a wide disk at its corner)."""
+    cv2 = require("cv2", "anonymize", "opencv-python")
+    return cv2.morphologyEx(area, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (width, width)),
+                            borderType=cv2.BORDER_CONSTANT, borderValue=0)
+
+
+def _paint_areas(shown: np.ndarray, drawn: np.ndarray) -> tuple[tuple[np.ndarray, str], ...]:
+    """The tile's added red (:func:`_added_red`), which must hold no disk of ``MATCH["widest_red_px"]``, and the
+    squares it leaves blind to the comparison (:func:`_shares` of what it does not set aside), which must hold none
+    of ``["widest_blind_px"]``: every square is compared on its own pixels or blind, so red lines of any spacing
+    either blind a wide area or leave the pixels between them to carry the difference. uint8 masks, 1 there."""
     cv2 = require("cv2", "anonymize", "opencv-python")
     added = _added_red(shown, drawn)
-    return sum(int(np.count_nonzero(cv2.morphologyEx(area, cv2.MORPH_OPEN, cv2.getStructuringElement(
-        cv2.MORPH_ELLIPSE, (MATCH[widest],) * 2)))) for area, widest in
-        ((added, "widest_red_px"), (_set_aside(added), "widest_set_aside_px")))
+    blind = (_shares(_set_aside(added) == 0) < MATCH["least_compared"]).astype(np.uint8)
+    return (added, "widest_red_px"), (cv2.resize(blind, added.shape[::-1], interpolation=cv2.INTER_NEAREST),
+                                      "widest_blind_px")
 
 
 def _tile(frame: np.ndarray, mask: np.ndarray | None, label: str) -> np.ndarray:

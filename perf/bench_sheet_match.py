@@ -9,8 +9,9 @@ Each labelled clip (``synthetic.write_clip``, upright unless ``--orientations`` 
 is then compared with the published video (the largest difference over its tiles: what ``sheet_problem`` must let
 through) and with the input the clip was made as (the smallest and largest over the tiles: what it must refuse). Nothing
 here is timed. Each sheet's red where its own video's frame is not red (outlines: ``_added_red``) is also measured: the
-widest disk its red holds and the widest its set-aside area holds, over the tiles (what ``MATCH["widest_red_px"]`` and
-``["widest_set_aside_px"]`` must stay above). The load average is printed before and after.
+widest disk its red holds and the widest the squares it leaves blind to the comparison hold (``_paint_areas``), over
+the tiles (what ``MATCH["widest_red_px"]`` and ``["widest_blind_px"]`` must stay above).
+The load average is printed before and after.
 """
 
 from __future__ import annotations
@@ -24,36 +25,35 @@ from pathlib import Path
 
 os.environ.setdefault("STREAMCUE_NO_PROGRESS", "1")
 
-import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from streamcue.anonymize.contact_sheet import MATCH, _added_red, _tile_pairs, tile_differences  # noqa: E402
+from streamcue.anonymize.contact_sheet import MATCH, _difference, _disks, _paint_areas, _tile_pairs  # noqa: E402
 from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video  # noqa: E402
 from streamcue.anonymize.synthetic import ORIENTATIONS, write_clip  # noqa: E402
 
 
 def differences(report: dict, folder: Path, video: Path) -> list[float]:
-    """Each tile's difference from ``video``'s frame, the sheet being the one beside ``report`` in ``folder``."""
+    """Each tile's difference from ``video``'s frame (``_difference``: what ``tile_differences`` yields, its paint
+    check aside, measured apart), the sheet being the one beside ``report`` in ``folder``."""
     sheet = folder / report["contact_sheet"]["path"]
-    return [worst for _, _, worst in tile_differences(sheet, video, report["contact_sheet"], report["input"]["fps"])]
+    return [_difference(shown, drawn) for _, _, shown, drawn in _tile_pairs(sheet, video, report["contact_sheet"],
+                                                                            report["input"]["fps"])]
 
 
 def widest_red(report: dict, folder: Path, video: Path) -> tuple[int, int]:
-    """The widest disk (odd px, 0 for none) held by a tile's added red and by the area it sets aside, over the tiles
-    of the sheet beside ``report`` compared with ``video``."""
+    """The widest disk (odd px, 0 for none) held by a tile's added red and by the squares it leaves blind to the
+    comparison (``_paint_areas``), over the tiles of the sheet beside ``report`` compared with ``video``."""
     sheet, widest = folder / report["contact_sheet"]["path"], [0, 0]
     for _, _, shown, drawn in _tile_pairs(sheet, video, report["contact_sheet"], report["input"]["fps"]):
-        added = _added_red(shown, drawn)
-        for i, area in enumerate((added, cv2.dilate(added, np.ones((5, 5), np.uint8)))):
+        for i, (area, _) in enumerate(_paint_areas(shown, drawn)):
             widest[i] = max(widest[i], _widest_disk(area))
     return widest[0], widest[1]
 
 
 def _widest_disk(area: np.ndarray) -> int:
-    """The widest odd disk an opening of ``area`` keeps (0 when ``area`` is empty)."""
+    """The widest odd disk inside ``area`` and the tile (``_disks``; 0 when ``area`` is empty)."""
     width = 1 if area.any() else 0
-    while width and width < 99 and cv2.morphologyEx(area, cv2.MORPH_OPEN, cv2.getStructuringElement(
-            cv2.MORPH_ELLIPSE, (width + 2, width + 2))).any():
+    while width and width < 99 and _disks(area, width + 2).any():
         width += 2
     return width
 
@@ -71,8 +71,8 @@ def main() -> None:
                         help="synthetic.ORIENTATIONS names, comma-separated (phone_portrait, rotation_90, ...)")
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.2f}; limit {MATCH['most_difference']} of 255", flush=True)
-    print(f"widest disks allowed: red {MATCH['widest_red_px'] - 2}, set aside {MATCH['widest_set_aside_px'] - 2}")
-    print("| clip | crf | its own video: largest | the input: smallest / largest | widest disk: red / set aside |")
+    print(f"widest disks allowed: red {MATCH['widest_red_px'] - 2}, blind {MATCH['widest_blind_px'] - 2}")
+    print("| clip | crf | its own video: largest | the input: smallest / largest | widest disk: red / blind |")
     print("|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for size, scene, turn in itertools.product(args.sizes.split(","), args.scenes.split(","),

@@ -36,7 +36,7 @@ def anonymization_push(
 ) -> None:
     """Import one task per anonymized video: its contact sheet, the choice 'all faces and plates
     hidden' / 'something readable' and a note for what was missed; the project shows the
-    guideline (annotation/configs/anonymization.guideline.v1.md) before the first task.
+    guideline (annotation/configs/anonymization.guideline.v2.md) before the first task.
 
     A task is tied to the SHA-256 of the video, of its report and of the sheet: pushing again
     skips videos already there and adds a new task for a video anonymized again (or whose sheet

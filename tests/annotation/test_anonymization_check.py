@@ -49,7 +49,7 @@ def test_the_check_project_has_one_task_per_video_showing_its_contact_sheet(serv
     project = fresh("anonymization check")
     code, out, err = cli("annotate", "anonymization", "push", "--reports", folder, "--project", project)
     assert code == 0, err
-    assert "2 contact sheet(s) imported" in out and "guideline anonymization.v1; 1 person(s) per sheet" in out
+    assert "2 contact sheet(s) imported" in out and "guideline anonymization.v2; 1 person(s) per sheet" in out
     tasks = check_tasks(project)
     assert sorted(tasks) == ["v1.mp4", "v2.mp4"]
     for name, task in tasks.items():
@@ -60,7 +60,7 @@ def test_the_check_project_has_one_task_per_video_showing_its_contact_sheet(serv
         served = httpx.get(server.url + data["sheet"], headers={"Authorization": f"Token {server.token}"})
         assert served.status_code == 200 and served.content == (folder / f"{stem}.contact.jpg").read_bytes()
     found = ls.find_project(ls.connect(), project)
-    assert "streamcue guideline anonymization.v1" in found.expert_instruction and found.show_instruction
+    assert "streamcue guideline anonymization.v2" in found.expert_instruction and found.show_instruction
     assert found.maximum_annotations == 1 and "streamcue:anonymization:v1" in found.label_config
     code, out, _ = cli("annotate", "anonymization", "push", "--reports", folder, "--project", project)
     assert code == 0 and "0 contact sheet(s) imported" in out and "2 already there" in out
@@ -89,7 +89,7 @@ def test_verdicts_submitted_in_label_studio_come_back_tied_to_the_bytes_they_wer
                                                           "v3.mp4": "pending"}
     assert checks["v1.mp4"]["checked_by"] == ["ann1@streamcue.test"]
     assert checks["v2.mp4"]["checked_by"] == ["ann1@streamcue.test", "ann2@streamcue.test"]
-    assert checks["v1.mp4"]["guideline"] == "anonymization.v1" and checks["v1.mp4"]["required"] == 1
+    assert checks["v1.mp4"]["guideline"] == "anonymization.v2" and checks["v1.mp4"]["required"] == 1
     assert checks["v1.mp4"]["label_studio"]["task"] == tasks["v1.mp4"]["id"]
     report = folder / "v1.anonymization.json"
     sha = read_json(report)["output"]["sha256"]

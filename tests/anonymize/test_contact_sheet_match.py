@@ -6,6 +6,7 @@ Every case reuses the one clip the real anonymizer blurred for this process (tes
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import numpy as np
@@ -130,6 +131,26 @@ def test_red_paint_over_the_unblurred_faces_is_refused(tmp_path, paint):
     problem = _problem(anonymized_folder().parent / "v1.mp4", sheet=_painted_sheet(tmp_path, paint))
     assert problem.startswith("tile 1 of the contact sheet (0.0 s) is painted red where frame 0 of v1.mp4 is not "
                               "red, wider than outlines are"), problem
+
+
+def _mesh(spacing):
+    def paint(tile, where):
+        rows, columns = np.indices(where.shape)
+        tile[where & ((rows % spacing == 0) | (columns % spacing == 0))] = (0, 0, 255)
+    return paint
+
+
+@pytest.mark.parametrize("spacing", [4, 6, 8, 16])
+def test_a_red_mesh_of_any_spacing_over_the_unblurred_faces_is_refused(tmp_path, spacing):
+    """Red lines 1 px wide a few px apart set aside every pixel they cross without making a solid red area: when a
+    set-aside pixel counted as equal, lines 6 px apart hid an area of any size. A set-aside pixel is now unknown: an
+    8 px square is the mean of its pixels compared, or blind when too few are, and blind squares may not hold a wide
+    disk. Lines 4 to 8 px apart blind the unblurred faces (painted), lines 16 px apart leave the pixels between them
+    to carry the difference (other frames): either way tile 1 is named (the genuine sheet still matching its video:
+    ``test_a_sheet_matches_the_video_it_was_drawn_from``)."""
+    problem = _problem(anonymized_folder().parent / "v1.mp4", sheet=_painted_sheet(tmp_path, _mesh(spacing)))
+    assert re.match(r"tile 1 of the contact sheet \(0\.0 s\) is (painted red where frame 0 of v1\.mp4 is not red, "
+                    r"wider than outlines are|not frame 0 of v1\.mp4: they differ by )", problem), problem
 
 
 def test_a_mirrored_video_is_other_frames_not_paint(tmp_path):
