@@ -308,6 +308,14 @@ class Schedule:
     triggered: bool = False  # the expensive looks (full, the turned sweep, plates) only where needed (LOOKS)
     recheck: int = 0     # triggered: frames after which a still scene gets each expensive look again
     whole: bool = False  # faces looked for at full size only (no reduced size): every look for faces is one at full
+    plate_sweep_every: int = 0  # a sweep on every plate_sweep_every-th frame looks for plates at SIDEWAYS too (0: none)
+
+    def plate_sweep(self, i: int, face_turns: tuple[tuple[int, ...], tuple[int, ...]],
+                    last: bool = False) -> tuple[int, ...]:
+        """The :data:`SIDEWAYS` turns frame ``i``'s sweep (``face_turns``: :meth:`turns`) looks for plates at too: on
+        every ``plate_sweep_every``-th frame and the last."""
+        due = self.plate_sweep_every and (i % self.plate_sweep_every == 0 or last)
+        return tuple(k for k in SIDEWAYS if k in face_turns[1]) if due else ()
 
     def turns(self, i: int, found: dict[int, int], last: bool = False,
               sweep: bool | None = None) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -365,6 +373,7 @@ class _Detected:
     found: np.ndarray | None = None   # the face boxes as found (N, 5), unpadded: where to look again
     camera: tuple[float, float] = (0.0, 0.0)  # where the camera is, in pixels from where it was at frame 0
     turned: tuple[int, ...] = ()      # the turns (TURNS's k) where this look found a face better than upright
+    plate_turned: tuple[int, ...] = ()  # the sideways turns (SIDEWAYS) where this look's plate sweep found a plate
     why: dict[str, str] = field(default_factory=dict)  # the expensive looks taken here: kind (LOOK_KINDS) -> reason
 
 
@@ -400,9 +409,11 @@ class Anonymizer:
         plates = o.plate_every if o.plate_every is not None else frames_at(o.plate_s, fps)
         window = max(int(np.ceil(o.dilate_s * fps - 1e-9)), stride - 1)
         turn_every = turn_frames(o.turn_s, fps, stride)  # at a look for faces
+        # plates swept sideways at the measured sweeps' pace (fast's 1 s), at a sweep: each costs a plate search
+        plate_sweep = turn_every * max(1, round(frames_at(MEASURED_SCHEDULE["turn_s"], fps) / turn_every))
         return Schedule(stride, full, plates, window, fps, turn_every, max(turn_every, round(o.bridge_s * fps)),
                         o.looks == "triggered", frames_at(o.recheck_s, fps),
-                        whole=o.max_side is None and o.face == "centerface")
+                        whole=o.max_side is None and o.face == "centerface", plate_sweep_every=plate_sweep)
 
     def window(self, fps: float) -> int:
         """Frames hidden on each side of a detection."""
@@ -443,11 +454,14 @@ class Anonymizer:
 
     def _look(self, item: _Detected, faces: bool, full: bool, plates: bool,
               follow: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
-              turns: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())) -> _Detected:
+              turns: tuple[tuple[int, ...], tuple[int, ...]] = ((), ()),
+              plate_turns: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())) -> _Detected:
         """Detections on ``item``'s frame; ``follow``: boxes found at earlier looks (moved with the
         camera) to look at again at full size, in crops around them turned as each was found, when this look is at
         max_side;
-        ``turns``: the frame turned by these (``Schedule.turns``) is looked at too, at a look for faces."""
+        ``turns``: the frame turned by these (``Schedule.turns``) is looked at too, at a look for faces;
+        ``plate_turns``: turns where a plate sweep found a plate lately, looked at for plates, and the turns swept for
+        plates here (:data:`SIDEWAYS`, :meth:`Schedule.plate_sweep`)."""
         frame = item.frame
         h, w = frame.shape[:2]
         # plates in a thread of their own while the face detector runs (both release the GIL): the cores
@@ -456,9 +470,12 @@ class Anonymizer:
         # faces on the frame turned 90/180/270 too, as the schedule says; plates there only at turns where faces
         # were found (see TURNS)
         every_turn = (*turns[0], *turns[1]) if faces else ()
-        plate_turns = turns[0] if plates and self.plate else ()
+        held_plates, sideways = plate_turns
+        plate_turns = tuple(sorted({*turns[0], *held_plates})) if plates and self.plate else ()
         turned_plates = [self._plate_thread().submit(_turned, self.plate.detect, frame, plate_turns)] \
             if plate_turns else []
+        sideways = tuple(k for k in sideways if k not in plate_turns) if plates and self.plate else ()
+        plate_sweep = self._plate_thread().submit(_turned, self.plate.detect, frame, sideways) if sideways else None
         if faces:
             found = item.found = self._upright_faces(frame, full, follow)  # where to look again: each at its turn
             if every_turn and self.face is not None:
@@ -473,7 +490,9 @@ class Anonymizer:
             item.full = full or not self._two_sizes
         if plates:
             found = plates_found.result() if plates_found is not None else np.zeros((0, 5))
-            found = np.concatenate([found[:, :5], *(f.result()[:, :5] for f in turned_plates)])
+            swept = plate_sweep.result() if plate_sweep is not None else np.zeros((0, 6), np.float32)
+            item.plate_turned = _turns_that_add(swept, found[:, :5]) if len(swept) else ()
+            found = np.concatenate([found[:, :5], swept[:, :5], *(f.result()[:, :5] for f in turned_plates)])
             item.plates = pad_boxes(found, self.options.plate_pad, w, h)
         return item
 
@@ -533,6 +552,7 @@ class Anonymizer:
         recent: deque[tuple[int, tuple[float, float], np.ndarray]] = deque()  # face looks of the last bridge_s
         reach = max(plan.stride, round(self.options.bridge_s * fps))
         turned_at: dict[int, int] = {}  # turn -> the last frame where a look on the frame so turned found something
+        plates_at: dict[int, int] = {}  # sideways turn -> the last frame where a plate sweep found a plate there
         choice = _LookChoice(plan, faces=self.face is not None, plates=self.plate is not None)
         grey = None
         for i, (frame, position, grey) in enumerate(_prefetch(moving, 8) if overlap else moving):
@@ -545,16 +565,20 @@ class Anonymizer:
             # crops only matter at a look at reduced size: the other frames need no list of faces to follow
             follow = (_small_faces(recent, i, item.camera, follow_px, fps, _follow_reach(frame, 1), self.threshold)
                       if faces and not full else None)
-            previous = self._look(item, faces, full, plates, follow=follow,
-                                  turns=plan.turns(i, turned_at, sweep=sweep))
+            turns = plan.turns(i, turned_at, sweep=sweep)
+            previous = self._look(item, faces, full, plates, follow=follow, turns=turns,
+                                  plate_turns=(plan.turns(i, plates_at)[0], plan.plate_sweep(i, turns)))
             choice.seen(previous, grey)
             turned_at.update(dict.fromkeys(previous.turned, i))
+            plates_at.update(dict.fromkeys(previous.plate_turned, i))
             if previous.found is not None and follow_px:
                 recent.append((i, previous.camera, previous.found))
         if previous is not None:  # the last frame is looked at (at full size with two sizes): nothing after it
             faces, full, plates, sweep = choice.choose(previous, grey, last=True)
-            yield self._look(previous, faces, full, plates,
-                             turns=plan.turns(previous.index, turned_at, last=True, sweep=sweep))
+            turns = plan.turns(previous.index, turned_at, last=True, sweep=sweep)
+            yield self._look(previous, faces, full, plates, turns=turns,
+                             plate_turns=(plan.turns(previous.index, plates_at)[0],
+                                          plan.plate_sweep(previous.index, turns, last=True)))
 
     def process(self, frames: Iterable[np.ndarray], fps: float, *, overlap: bool = False,
                 inplace: bool = False) -> Iterator[FrameResult]:
@@ -776,11 +800,18 @@ def _unheld(weak: np.ndarray, strong: np.ndarray) -> np.ndarray:
 #: ``turn_s`` (faces at ``max_side``); a turn where a face was found at the threshold and better than the upright
 #: look found it (no upright box over its centre scored as high) is looked at at every look for faces, at that
 #: look's size, for ``bridge_s`` after (``Schedule.turns``): a video's orientation rarely changes, so an upright
-#: video pays for a sweep now and then. Plates are looked for on a turned frame only at such a turn, at the
-#: plates' looks (the cascade finds plate-like texture in any orientation, so its own finds there keep no turn
-#: looked at): a video turned with no face in it has its plates looked for upright only. A sweep's boxes count at or
+#: video pays for a sweep now and then. Plates are looked for on a turned frame at such a turn, at the plates' looks,
+#: and at a sideways turn (:data:`SIDEWAYS`) where a sweep's plate look found a plate. A sweep's boxes count at or
 #: above the face threshold only; at a held turn weak boxes count too, once linked to a strong one, as upright.
 TURNS = tuple(degrees // 90 for degrees in MEASURED_SCHEDULE["turns_deg"])  # (1, 2, 3)
+
+#: The turns a sweep also looks for plates at (90 and 270 degrees), when it falls on a look for plates, every
+#: ``MEASURED_SCHEDULE["turn_s"]`` (1 s, ``Schedule.plate_sweep``): a turn where it finds one that no upright plate box
+#: holds is looked at for plates at every look for plates for ``bridge_s`` after, as a face's turn is. Upside down, the
+#: cascade finds plates as they are; sideways it finds none, so a video shown sideways with plates and no face kept
+#: every plate (plate recall 0.000 on ``plates`` turned 90; docs/anonymize.md). On the labelled clips upright the
+#: cascade found no box at these turns: an upright video holds none.
+SIDEWAYS = (1, 3)
 
 
 def _turned(detect: Any, frame: np.ndarray, turns: Iterable[int], *args: Any) -> np.ndarray:
@@ -1016,8 +1047,8 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
                       "sample_aspect_ratio": f"{sar.numerator}:{sar.denominator}",
                       "stored_size": [stored.width, stored.height]},
             # frames are decoded as shown (rotation metadata and sample aspect ratio applied) and written so, square
-            # pixels without rotation metadata; looks for faces (and plates, at a turn where a face was found) also look
-            # at the frame turned by settings.turns_deg
+            # pixels without rotation metadata; looks for faces (and plates, at a turn where a face or a plate was
+            # found) also look at the frame turned by settings.turns_deg
             "orientation": {**MEASURED_ORIENTATION, "looked_deg": [0, *(90 * k for k in TURNS)]},
             "output": {"path": out_path.name, "sha256": sha256_file(tmp), "frames": frames,
                        "audio": "kept" if options.keep_audio and info.has_audio else "dropped"},

@@ -80,7 +80,9 @@ MEASURED_RUNTIMES = ("onnxruntime", "openvino-fp32")
 #: ``turned_plates``, and every look the clock gives (``looks``; ``triggered`` is unmeasured).
 MEASURED_SCHEDULE = {"look_s": 0.2, "full_s": 0.5, "plate_s": 0.2, "dilate_s": 0.2, "max_side": 640,
                      "turn_s": 1.0, "bridge_s": 1.0, "follow_px": 120, "short_side_share": 9 / 16,
-                     "turns_deg": (90, 180, 270), "turned_plates": "at a turn where a face was found", "looks": "clock"}
+                     "turns_deg": (90, 180, 270),
+                     "turned_plates": "at a turn where a face or, swept at 90 and 270 degrees, a plate was found",
+                     "looks": "clock"}
 
 #: How frames were looked at where recall was measured, stated in a report's ``orientation``: decoded as shown,
 #: looked at upright and at every turn of ``MEASURED_SCHEDULE["turns_deg"]``, written with square pixels and no

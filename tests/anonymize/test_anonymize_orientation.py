@@ -24,8 +24,9 @@ pytest.importorskip("cv2")
 
 from streamcue.anonymize.blur import unturn_boxes  # noqa: E402
 from streamcue.anonymize.pipeline import PRESETS, AnonymizeConfig, Anonymizer, anonymize_video  # noqa: E402
-from streamcue.anonymize.report import (MEASURED_FOLLOW_SCALE, MEASURED_SHORT_SIDE, MEASURED_TURNED_FACES,  # noqa: E402
-                                       frame_problem, frames_at, report_problem, schedule_problems, sha256_file)
+from streamcue.anonymize.report import (MEASURED_FOLLOW_SCALE, MEASURED_SCHEDULE, MEASURED_SHORT_SIDE,  # noqa: E402
+                                       MEASURED_TURNED_FACES, frame_problem, frames_at, report_problem,
+                                       schedule_problems, sha256_file)
 from streamcue.anonymize.synthetic import (ORIENTATIONS, clip_frames, detail_recall, large_faces,  # noqa: E402
                                           recall, write_clip)
 from streamcue.seal import seal  # noqa: E402
@@ -127,7 +128,8 @@ def test_the_report_states_orientation_and_the_output_carries_no_rotation(anonym
     assert report["status"] == "passed" and report["input"]["rotation_deg"] == 90
     assert report["orientation"]["looked_deg"] == [0, 90, 180, 270]
     assert report["settings"]["turns_deg"] == [90, 180, 270] and report["settings"]["turn_every"] >= 1
-    assert report["settings"]["turned_plates"] == "at a turn where a face was found"
+    assert report["settings"]["turned_plates"] == MEASURED_SCHEDULE["turned_plates"]
+    assert "swept at 90 and 270 degrees, a plate" in MEASURED_SCHEDULE["turned_plates"]
     assert display_rotation(out) == 0 and (probe(out).width, probe(out).height) == (1280, 720)  # frames as shown
 
 

@@ -69,6 +69,29 @@ def test_a_report_of_the_plate_search_before_issue_45_is_refused(lone_plate_1080
     path.write_text(json.dumps(narrower))
     problem = report_problem(path, video)
     assert "measured on plates of '4 to 25 %" in problem and "unmeasured" in problem and "\n" not in problem
+    upright = json.loads(json.dumps(report))  # made while a video with no face had its plates looked for upright only
+    upright["settings"]["turned_plates"] = "at a turn where a face was found"
+    path.write_text(json.dumps(upright))
+    problem = report_problem(path, video)
+    assert "settings.turned_plates" in problem and "\n" not in problem, problem
+
+
+@pytest.mark.parametrize("orientation", ["rotation 90", "turned 90"])
+def test_plates_shown_sideways_with_no_face_are_hidden(orientation, tmp_path):
+    """The contact sheet's hostile probe saw them: ``plates`` (no face) shown sideways kept plate recall 0.000 under a
+    ``passed`` report, its plates looked for upright only (the cascade finds none sideways; upside down it finds
+    them). A sweep now looks for plates at 90 and 270 degrees too and holds a turn where it finds one
+    (``pipeline.SIDEWAYS``): every plate's box is covered on every frame. 0.5 s at 10 fps, the masks alone (no
+    encoding): the shortest clip with a sweep and the looks while the turn is held."""
+    from streamcue.anonymize.pipeline import Anonymizer
+    from streamcue.anonymize.synthetic import ORIENTATIONS, recall
+    from streamcue.video import probe, read_frames
+
+    clip = tmp_path / "plates.mp4"
+    truths = write_clip(clip, width=1280, height=720, fps=10, seconds=0.5, scene="plates", **ORIENTATIONS[orientation])
+    info = probe(clip)
+    masks = [r.mask for r in Anonymizer(AnonymizeConfig()).process(read_frames(clip, info), info.fps)]
+    assert recall(masks, truths)["plate"] >= 0.98
 
 
 def _covered(boxes, box, shape):
