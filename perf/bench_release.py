@@ -78,7 +78,8 @@ def recorded_videos(folder: Path, count: int, megabytes: int) -> tuple[Path, Pat
     from streamcue.annotation.verify import sealed
     from streamcue.anonymize.detectors import PLATE_LOOKS
     from streamcue.anonymize.report import (MEASURED_ORIENTATION, MEASURED_PLATE_WIDTHS, MEASURED_RUNTIMES,
-                                            MEASURED_SCHEDULE, MEASURED_TURNED_FACES, REPORT_FORMAT, sha256_file)
+                                            MEASURED_SCHEDULE, MEASURED_TURNED_FACES, MEASURED_FOLLOW_SCALE,
+                                            REPORT_FORMAT, sha256_file)
 
     import shutil
     import subprocess
@@ -114,7 +115,8 @@ def recorded_videos(folder: Path, count: int, megabytes: int) -> tuple[Path, Pat
                   "orientation": MEASURED_ORIENTATION, "looks": {"schedule": MEASURED_SCHEDULE["looks"]},
                   "options": {"bridge_s": MEASURED_SCHEDULE["bridge_s"]},
                   "output": {"path": path.name, "sha256": sha256_file(path), "frames": frames},
-                  "settings": {**MEASURED_SCHEDULE, "turned_faces": MEASURED_TURNED_FACES, "turn_every": 30,
+                  "settings": {**MEASURED_SCHEDULE, "turned_faces": MEASURED_TURNED_FACES,
+                               "follow_scale": MEASURED_FOLLOW_SCALE, "turn_every": 30,
                                "turn_hold": 30, "stride": 6, "full_every": 15, "plate_every": 6, "pad": 0.35},
                   "frames_detected": frames,
                   "detectors": {"face": detector, "plate": plates},
