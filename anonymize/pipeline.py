@@ -409,8 +409,10 @@ class Anonymizer:
         plates = o.plate_every if o.plate_every is not None else frames_at(o.plate_s, fps)
         window = max(int(np.ceil(o.dilate_s * fps - 1e-9)), stride - 1)
         turn_every = turn_frames(o.turn_s, fps, stride)  # at a look for faces
-        # plates swept sideways at the measured sweeps' pace (fast's 1 s), at a sweep: each costs a plate search
-        plate_sweep = turn_every * max(1, round(frames_at(MEASURED_SCHEDULE["turn_s"], fps) / turn_every))
+        # plates swept sideways at the measured sweeps' pace (fast's 1 s), on a frame that has a sweep and a look for
+        # plates (a multiple of both spacings, whatever the overrides): each costs a plate search
+        both = math.lcm(turn_every, plates)
+        plate_sweep = both * max(1, round(frames_at(MEASURED_SCHEDULE["turn_s"], fps) / both))
         return Schedule(stride, full, plates, window, fps, turn_every, max(turn_every, round(o.bridge_s * fps)),
                         o.looks == "triggered", frames_at(o.recheck_s, fps),
                         whole=o.max_side is None and o.face == "centerface", plate_sweep_every=plate_sweep)
@@ -438,7 +440,7 @@ class Anonymizer:
                 "plate_search": o.plate_search if o.plate == "haar" else None,  # only the cascade searches
                 "follow_px": o.follow_px if self._two_sizes else 0,
                 # faces are looked for on the frame turned by each of these too, every turn_every frames, and at
-                # every look for faces for turn_hold frames after a turn found one; plates only at such a turn
+                # every look for faces for turn_hold frames after a turn found one; plates: turned_plates
                 "turns_deg": [90 * k for k in TURNS], "turn_s": o.turn_s, "turn_every": plan.turn_every,
                 "turn_hold": plan.turn_hold, "turned_plates": MEASURED_SCHEDULE["turned_plates"],
                 "turned_faces": MEASURED_TURNED_FACES, "follow_scale": MEASURED_FOLLOW_SCALE,
@@ -467,8 +469,8 @@ class Anonymizer:
         # plates in a thread of their own while the face detector runs (both release the GIL): the cores
         # one of them leaves idle between its parallel parts go to the other
         plates_found = self._plate_thread().submit(self.plate.detect, frame) if plates and self.plate else None
-        # faces on the frame turned 90/180/270 too, as the schedule says; plates there only at turns where faces
-        # were found (see TURNS)
+        # faces on the frame turned 90/180/270 too, as the schedule says; plates there at turns where faces were
+        # found, and at 90/270 where a sweep for plates found one (see TURNS, SIDEWAYS)
         every_turn = (*turns[0], *turns[1]) if faces else ()
         held_plates, sideways = plate_turns
         plate_turns = tuple(sorted({*turns[0], *held_plates})) if plates and self.plate else ()
