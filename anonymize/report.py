@@ -293,7 +293,7 @@ def report_problem(report_path: str | Path, video_path: str | Path) -> str | Non
         return f"{report_path}: not a streamcue anonymization report: {shape} is not an object ({shape})"
     if not isinstance(report.get("canary"), dict) or report["canary"].get("passed") is not True:
         return f"{report_path}: the detector's canary is not stated or did not pass (canary)"
-    problem = _evidence_problem(report) or _plate_search_problem(report) or _finding_problem(report)
+    problem = _evidence_problem(report) or _plate_search_problem(report)
     if problem:
         return f"{report_path}: {problem}"
     if not video_path.is_file():
@@ -380,26 +380,6 @@ def _plate_search_problem(report: dict[str, Any]) -> str | None:
     return None
 
 
-#: How faces were found where recall was measured, as a report's ``settings`` states it: field -> (the measured value,
-#: what a report without the field was made with).
-_MEASURED_FINDING = {"turned_faces": (MEASURED_TURNED_FACES, "while a turned frame's weak faces never counted"),
-                     "follow_scale": (MEASURED_FOLLOW_SCALE, "while a followed face's speed was in frame heights")}
-
-
-def _finding_problem(report: dict[str, Any]) -> str | None:
-    """A report made before a change to how faces are found (:data:`_MEASURED_FINDING`): unmeasured."""
-    settings = report.get("settings") if isinstance(report.get("settings"), dict) else {}
-    if (report.get("detectors") or {}).get("face") is None:
-        return None
-    for name, (measured, before) in _MEASURED_FINDING.items():
-        stated = settings.get(name)
-        if stated != measured:
-            made = f"states {stated!r}" if stated is not None else f"states no settings.{name} (made {before})"
-            return (f"the report {made}, not the measured {measured!r} (settings.{name}): anonymize the video again "
-                    "with this version (unmeasured)")
-    return None
-
-
 _ABSENT = object()
 
 
@@ -442,6 +422,11 @@ def _rate(report: dict[str, Any]) -> tuple[float, int] | None:
 
 def _always(report: dict[str, Any]) -> bool:
     return True
+
+
+def _faces(report: dict[str, Any]) -> bool:
+    """A face detector ran (a report of plates alone states nothing of how faces were found)."""
+    return _field(report, "detectors.face") not in (None, _ABSENT)
 
 
 def _centerface(report: dict[str, Any]) -> bool:
@@ -487,6 +472,9 @@ _MEASURED_FIELDS: tuple[tuple[str, Any, Any, str], ...] = (
     ("settings.looks", _always, _is(_M["looks"]), f"every look the {_M['looks']} gives"),
     ("settings.turns_deg", _always, _is(_M["turns_deg"]), f"the frame also turned {list(_M['turns_deg'])} degrees"),
     ("settings.turned_plates", _always, _is(_M["turned_plates"]), f"plates on a turned frame {_M['turned_plates']}"),
+    ("settings.turned_faces", _faces, _is(MEASURED_TURNED_FACES), f"a turned frame's faces: {MEASURED_TURNED_FACES}"),
+    ("settings.follow_scale", _faces, _is(MEASURED_FOLLOW_SCALE),
+     f"a followed face's speed in lengths of {MEASURED_FOLLOW_SCALE}"),
     ("settings.turn_s", _always, _at_most(_M["turn_s"]), f"the turns swept at least every {_M['turn_s']} s"),
     ("settings.turn_every", _rate, _sweeps_often, f"the turns swept at least every {_M['turn_s']} s at input.fps"),
     ("settings.turn_hold", _rate, _holds_turns, f"a turn that found a face held {_M['bridge_s']} s at input.fps"),
