@@ -382,13 +382,13 @@ class CenterFaceDetector:
             self.settings.update(precision=self._net.sess.precision, openvino=self._net.sess.version)
 
     def _int8_graph(self, model: Any, path: str | Path) -> bytes:
-        """``model`` quantized to int8 (``anonymize/quantize.py``), calibrated on the looks the pipeline makes: the
-        calibration frames at ``max_side`` and at full size; its hash and recipe kept for the report as ``int8``."""
-        from streamcue.anonymize.quantize import RECIPE, calibration_frames, int8_graph, int8_units
+        """``model`` quantized to int8 (``anonymize/quantize.py``), calibrated on looks at the calibration frames at the
+        recipe's sizes (whatever this detector's ``max_side``); its hash and recipe kept for the report as ``int8``."""
+        from streamcue.anonymize.quantize import CALIBRATION_SIDES, RECIPE, calibration_frames, int8_graph, int8_units
 
         def feeds() -> Iterator[dict[str, np.ndarray]]:
             for frame in calibration_frames():
-                for side in (self.max_side, None):
+                for side in CALIBRATION_SIDES:
                     yield {self._net.onnx_input_name: self._blob([frame], side)}
 
         graph, sha = int8_graph(model, model_sha256(path), feeds)

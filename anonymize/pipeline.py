@@ -296,16 +296,16 @@ class AnonymizeConfig:
 #: Why a runtime outside ``MEASURED_RUNTIMES`` is (docs/anonymize.md, "Runtimes").
 _UNMEASURED_RUNTIMES = {
     "openvino-bf16": "hid less than onnxruntime on labelled clips (720p holdout upside down: face recall 0.955 against "
-                     "1.000)",
+                     "1.000; docs/anonymize.md, \"Runtimes\")",
     "onnxruntime-int8": "hid less than onnxruntime on a labelled clip (900p holdout upside down: face recall 0.924 "
-                        "against 1.000)"}
+                        "against 1.000; docs/anonymize.md, \"Runtimes\")"}
 
 
 def _unmeasured_runtime(runtime: str) -> list[str]:
     """Why CenterFace on the CPU by ``runtime`` is outside the measured range, in words (none: inside)."""
     if runtime in MEASURED_RUNTIMES:
         return []
-    return [f"--face-runtime {runtime} {_UNMEASURED_RUNTIMES[runtime]}; docs/anonymize.md, \"Runtimes\""]
+    return [f"--face-runtime {runtime} {_UNMEASURED_RUNTIMES[runtime]}"]
 
 
 @dataclass(frozen=True)

