@@ -44,7 +44,7 @@ from streamcue.annotation.roundtrip import BATCH, LOCAL_FILES, served_folder, se
 from streamcue.annotation.signing import SigningKey, canonical, load_key
 from streamcue.annotation.verify import latest_per_annotator
 from streamcue.anonymize.contact_sheet import sheet_problem
-from streamcue.anonymize.report import beside, report_problem, seal_problem, sha256_file, sheet_beside
+from streamcue.anonymize.report import beside, problem_field, report_problem, seal_problem, sha256_file, sheet_beside
 from streamcue.errors import ConfigError, InputError, check_every
 from streamcue.io import read_json
 from streamcue.progress import track
@@ -99,7 +99,7 @@ def _sheet(path: Path) -> Sheet:
                          "on its sheet; anonymize it again", file=path, field="$.status")
     edited = seal_problem(report)  # a person is shown only what the anonymizer wrote
     if edited:
-        raise InputError(edited, file=path)
+        raise InputError(edited, file=path, field=problem_field(edited))
     stated = report.get("contact_sheet")
     named = stated.get("path") if isinstance(stated, dict) else None
     if not isinstance(named, str) or Path(named).name != named:
@@ -123,7 +123,7 @@ def _drawn_from_video(path: Path, report: dict[str, Any], sheet: Path) -> None:
                          "its frames before a person is shown it", file=path, field="$.output.path")
     problem = report_problem(path, video)
     if problem:
-        raise InputError(problem.removeprefix(f"{path}: "), file=path)
+        raise InputError(problem.removeprefix(f"{path}: "), file=path, field=problem_field(problem))
     encoder = report["settings"].get("encoder")
     problem = sheet_problem(sheet, video, report["contact_sheet"], report["input"]["fps"],
                             encoder.get("crf") if isinstance(encoder, dict) else None)

@@ -66,18 +66,18 @@ from streamcue.video import (FrameWriter, display_rotation, ffmpeg_exe, ffmpeg_v
                              sample_aspect, shown_size)
 from streamcue.anonymize.report import (MEASURED, MEASURED_FOLLOW_SCALE, MEASURED_ORIENTATION,
                                         MEASURED_RUNTIMES, MEASURED_SCHEDULE, MEASURED_TURNED_FACES, REPORT_FORMAT,
-                                        anonymization_status, frame_problem, frames_at, hidden_samples, sar_problem,
-                                        schedule_problems, sha256_file, turn_frames)
+                                        anonymization_status, frame_problem, frames_at, hidden_samples, report_problem,
+                                        sar_problem, schedule_problems, sha256_file, turn_frames)
 from streamcue.errors import ConfigError, InputError
 from streamcue.interrupt import EXIT_SIGTERM, Terminated, held, held_back, on_interrupt
-from streamcue.io import as_usual_file, write_json
+from streamcue.io import as_usual_file, read_json, write_json
 from streamcue.seal import seal
 from streamcue.progress import track
 from streamcue.version import __version__
 
 __all__ = ["VIDEO_SUFFIXES", "PRESETS", "DEFAULT_PRESET", "MEASURED", "LIMITS", "SHOWN_SAR", "SHOWN_SIDE_MAX",
            "ENCODER", "X264_PRESETS", "LOOKS", "AnonymizeConfig", "Schedule", "FrameResult", "Anonymizer",
-           "output_paths", "anonymize_video", "look_counts", "find_videos", "anonymize_many"]
+           "output_paths", "already_done", "anonymize_video", "look_counts", "find_videos", "anonymize_many"]
 
 
 VIDEO_SUFFIXES = (".mp4", ".mov", ".mkv", ".avi", ".webm", ".m4v", ".mpg", ".mpeg")
@@ -275,7 +275,7 @@ class AnonymizeConfig:
     def stated(self) -> dict[str, Any]:
         """The options that decide a run's output, as its report states them (``options``): every field but the
         detector's threads and ``allow_unmeasured``; a model file as its name and SHA-256, never its folder. A
-        re-run on Ray skips a video only when its report states the same (``ray_engine.already_done``)."""
+        re-run skips a video only when its report states the same (:func:`already_done`)."""
         stated = {k: v for k, v in asdict(self).items() if k not in ("threads", "allow_unmeasured")}
         if self.looks == "clock":  # the schedule every report before LOOKS had: its outputs stay done
             del stated["looks"], stated["recheck_s"]
@@ -930,6 +930,18 @@ def output_paths(video: str | Path, out_dir: str | Path) -> tuple[Path, Path]:
     """Where the blurred video and its report go: ``OUT/<stem>.mp4`` and ``OUT/<stem>.anonymization.json``."""
     stem = Path(video).stem
     return Path(out_dir) / f"{stem}.mp4", Path(out_dir) / f"{stem}.anonymization.json"
+
+
+def already_done(video: Path, out_dir: Path, stated: dict[str, Any]) -> dict[str, Any] | None:
+    """The report of an earlier run when its output and passing report match ``video``'s bytes and it states
+    ``stated``, this run's options (:meth:`AnonymizeConfig.stated`: another preset, encoder or model is done
+    again): a re-run into the same folder, on either engine, skips that video."""
+    out, report_path = output_paths(video, out_dir)
+    if not report_path.is_file() or report_problem(report_path, out) is not None:
+        return None
+    report = read_json(report_path)
+    same_input = (report.get("input") or {}).get("sha256") == sha256_file(video)
+    return report if same_input and report.get("options") == stated else None
 
 
 def _output_problems(info: Any, check: Any, frames: int) -> list[str]:

@@ -33,13 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from streamcue.anonymize.detectors import asks_for_gpu
-from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video, output_paths
-from streamcue.anonymize.report import report_problem, sha256_file
+from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, already_done, anonymize_video
 from streamcue.errors import ConfigError, ServiceError, StreamcueError
 from streamcue.extras import require
-from streamcue.io import read_json
 
-__all__ = ["CONNECT_TIMEOUT_S", "VideoOutcome", "check_address", "gpus_per_task", "already_done",
+__all__ = ["CONNECT_TIMEOUT_S", "VideoOutcome", "check_address", "gpus_per_task",
            "worker_anonymizer", "anonymize_on_ray"]
 
 
@@ -113,18 +111,6 @@ def _check_gpus(ray: Any, gpus: float, address: str | None) -> None:
         raise ConfigError(f"--gpus-per-video {gpus:g}: no node of {where} has {gpus:g} GPU{'s' * (gpus > 1)} "
                           f"(the most on one node: {most:g}); run on GPU nodes, or leave --gpus-per-video out and "
                           "use --device cpu")
-
-
-def already_done(video: Path, out_dir: Path, stated: dict[str, Any]) -> dict[str, Any] | None:
-    """The report of an earlier run when its output and passing report match ``video``'s bytes and it states
-    ``stated``, this run's options (:meth:`AnonymizeConfig.stated`: another preset, encoder or model is done
-    again)."""
-    out, report_path = output_paths(video, out_dir)
-    if not report_path.is_file() or report_problem(report_path, out) is not None:
-        return None
-    report = read_json(report_path)
-    same_input = (report.get("input") or {}).get("sha256") == sha256_file(video)
-    return report if same_input and report.get("options") == stated else None
 
 
 #: this process's Anonymizer, by the options and model files it was built for, and how many it built

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,7 @@ __all__ = ["REPORT_FORMAT", "MEASURED", "MEASURED_RUNTIMES", "MEASURED_SCHEDULE"
            "MEASURED_FOLLOW_SCALE", "SAMPLES", "BLURRED_MAX", "JUDGED_SIDE", "sha256_file", "anonymization_status",
            "frame_problem", "sar_problem",
            "frames_at", "turn_frames", "schedule_problems", "hidden_samples", "report_problem", "seal_problem",
+           "problem_field",
            "beside", "sheet_beside", "REPORT_FIELDS"]
 
 #: The range where recall was measured (perf/bench_anonymize.py, docs/anonymize.md: CenterFace at
@@ -328,6 +330,17 @@ REPORT_FIELDS = ("format", "status", "problems", "missing_detectors", "unmeasure
                  "output", "frames_processed", "frames_detected", "looks", "detectors", "options", "settings",
                  "detections", "hidden_share_mean", "hidden_samples", "wall_s", "fps", "ffmpeg", "streamcue_version",
                  "contact_sheet", SEAL)
+
+
+#: The field a line of :func:`report_problem` or :func:`seal_problem` ends with, in brackets: ``(detections)``.
+_ENDING_FIELD = re.compile(r"\(([A-Za-z_][\w.]*)\)$")
+
+
+def problem_field(problem: str) -> str | None:
+    """The report field ``problem`` (a line of :func:`report_problem` or :func:`seal_problem`) ends with in
+    brackets, as a JSON path (``$.output.audio``); None when it ends with none."""
+    found = _ENDING_FIELD.search(problem)
+    return f"$.{found[1]}" if found else None
 
 
 def seal_problem(report: dict[str, Any]) -> str | None:

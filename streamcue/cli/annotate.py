@@ -168,19 +168,22 @@ def annotate_pull(
         write_json(agreement_file, {result.kind: result.agreement})
         write_json(samples_file, {result.kind: result.samples})
         where = str(out)
+    # soft_wrap: the title and each line whole, piped or not (not wrapped to the table's or 80 columns' width)
     console.out.print(console.table(f"{result.records} records -> {where}", ["records"],
-                                    {state: {"records": n} for state, n in sorted(result.states.items())}, "state"))
+                                    {state: {"records": n} for state, n in sorted(result.states.items())}, "state"),
+                      soft_wrap=True)
     if result.decided_by:
-        console.out.print("decided by " + ", ".join(f"{how}: {n}" for how, n in sorted(result.decided_by.items())))
+        console.out.print("decided by " + ", ".join(f"{how}: {n}" for how, n in sorted(result.decided_by.items())),
+                          soft_wrap=True)
     for rid, what in list(result.changes.items())[:20]:
-        console.out.print(f"{rid}: {'; '.join(what)}", markup=False)
+        console.out.print(f"{rid}: {'; '.join(what)}", markup=False, soft_wrap=True)
     for rid, why in result.disagreements.items():
-        console.out.print(f"{rid}: annotators disagree: {why}", markup=False)
+        console.out.print(f"{rid}: annotators disagree: {why}", markup=False, soft_wrap=True)
     for rid, why in result.invalid.items():
         console.err.print(f"warning: Label Studio project {project!r}, record {rid}: the annotation makes the record "
                           f"invalid ({why}); kept as pushed, unverified", markup=False)
     for sample in result.samples:
-        console.out.print(sample["statement"], markup=False)
+        console.out.print(sample["statement"], markup=False, soft_wrap=True)
     if changes:
         write_json(changes, {"changes": result.changes, "disagreements": result.disagreements,
                              "invalid": result.invalid, "states": dict(result.states)})

@@ -105,13 +105,14 @@ def anonymization_pull(
     check_io([(out, "--out")], key_files(key))
     checks = pull(project, url=url, required=required, key=key)
     write_json(out, checks)
-    states = Counter(c["state"] for c in checks["checks"] if not c.get("superseded"))
-    superseded = sum(1 for c in checks["checks"] if c.get("superseded"))
+    current = [c for c in checks["checks"] if not c.get("superseded")]  # a superseded task's rejection is told by
+    states = Counter(c["state"] for c in current)                      # its video's current task, which holds it
+    superseded = len(checks["checks"]) - len(current)
     console.out.print(f"{len(checks['checks'])} check(s) -> {out}: "
                       + (", ".join(f"{n} {state}" for state, n in sorted(states.items())) or "none")
                       + (f"; {superseded} superseded (their ticks do not count)" if superseded else ""),
                       markup=False, soft_wrap=True)
-    for check in checks["checks"]:
+    for check in current:
         if check["state"] == "rejected":
             console.out.print(f"{check['video']}: rejected ({'; '.join(check['notes'])})", markup=False,
                               soft_wrap=True)

@@ -135,10 +135,11 @@ def anonymize(
     frame, wall time and fps. `streamcue release build` refuses recorded videos without a
     passing report that matches the file.
 
-    With --engine ray, videos whose output and passing report already match the input's
-    SHA-256 and this run's options are skipped, a video that fails is reported while the
-    others go on, and the summary lists done, skipped and failed. Every run ends with its
-    throughput in video hours per hour, unless every video failed.
+    A re-run into the same --out skips every video whose output and passing report already
+    match the input's SHA-256 and this run's options (a person's check of them still holds);
+    any other video is anonymized again, replacing its output and report. A video that fails
+    is reported while the others go on; with --engine ray the summary lists done, skipped and
+    failed. Every run ends with its throughput in video hours per hour, unless every video failed.
 
     Examples:
 
@@ -148,11 +149,10 @@ def anonymize(
 
         streamcue anonymize /shared/recordings --out /shared/anonymized --engine ray --address auto
     """
-    import contextlib
     import dataclasses
     import time
 
-    from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_many, find_videos, output_paths
+    from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, find_videos, output_paths
     from streamcue.prologue import check_io
 
     _check_flags(engine, workers, address, gpus_per_video, plate_search, plate_detector)
@@ -189,8 +189,23 @@ def anonymize(
     if engine == "ray":
         _on_ray(videos, out, options, address, workers, gpus, started)
         return
+    _on_local(videos, out, options, workers, anonymizer, started)
+
+
+def _on_local(videos: list[Path], out: Path, options: object, workers: int, anonymizer: object,
+              started: float) -> None:
+    """The local engine: every video not already done (:func:`_skip_done`) in ``workers`` processes, then the
+    summary; exit 2 when one failed."""
+    import contextlib
+    import time
+
+    from streamcue.anonymize.pipeline import anonymize_many, output_paths
+
     rows, failures, not_anonymized, reports = [], [], [], []
-    with contextlib.closing(anonymize_many(videos, out, options, workers, anonymizer=anonymizer)) as results:
+    todo, skipped = _skip_done(videos, out, options)
+    rows += [[video.name, "skipped", r["frames_processed"], r["detections"]["face"]["total"],
+              r["detections"]["plate"]["total"], "-"] for video, r in skipped]
+    with contextlib.closing(anonymize_many(todo, out, options, workers, anonymizer=anonymizer)) as results:
         for video, result in results:
             if isinstance(result, BaseException):
                 failures.append((video, result))
@@ -209,6 +224,10 @@ def anonymize(
         console.out.print(console.table(f"anonymized into {out}", ["video", "status", "frames", "faces", "plates",
                                                                    "fps"], rows))
         console.out.print(_throughput(reports, time.perf_counter() - started), soft_wrap=True)
+    if skipped:
+        console.out.print(f"skipped {len(skipped)} video{'s' * (len(skipped) != 1)} whose output and passing report "
+                          "already match the input and these options (their anonymization checks still hold); "
+                          "anonymize into another --out to do them again", soft_wrap=True)
     for video, status, why in not_anonymized:
         _refused_by_release(video, status, why)
     for video, exc in failures:
@@ -218,6 +237,16 @@ def anonymize(
     report = output_paths(videos[0], out)[1].name
     console.out.print(f"report: {report}, beside the video" if len(videos) == 1
                       else f"reports: {report} and the like, beside each video")
+
+
+def _skip_done(videos: list[Path], out: Path, options: object) -> tuple[list[Path], list[tuple[Path, dict]]]:
+    """The videos to anonymize, and those skipped with their reports: an output and passing report of this input
+    and these options already in ``out`` (:func:`~streamcue.anonymize.pipeline.already_done`, as on Ray)."""
+    from streamcue.anonymize.pipeline import already_done
+
+    stated = options.stated()  # once: a model file is hashed once, not once a video
+    done = {video: already_done(video, out, stated) for video in videos}
+    return [v for v, r in done.items() if r is None], [(v, r) for v, r in done.items() if r is not None]
 
 
 def _check_flags(engine: str, workers: int, address: Optional[str], gpus_per_video: Optional[float],

@@ -151,6 +151,13 @@ def test_interval_qa_moved_edited_rejected_and_disputed(server, annotators, tmp_
     assert "q3" in summary.disagreements
     states = {row["record"]: (row["state"], row["annotations"], row["missing"]) for row in status(name)}
     assert states == {"q1": ("verified", 2, 0), "q2": ("rejected", 2, 0), "q3": ("disagreement", 2, 0)}
+    # the command's summary piped (80 columns, not a terminal): its title and every line whole, none wrapped
+    done = cli_run("annotate", "pull", "--project", name, "--out", tmp_path / "cli.jsonl",
+                   env={**command_env(server), "COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert f"3 records -> {tmp_path / 'cli.jsonl'}" in lines, done.stdout
+    assert f"q3: annotators disagree: {summary.disagreements['q3']}" in lines and "q2: question rejected" in lines
 
 
 def test_dense_captions_corrected_and_guidance_mistake_moved(server, annotators, tmp_path):

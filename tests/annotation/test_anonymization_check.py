@@ -135,6 +135,7 @@ def superseded_on_a_re_push(folder: Path, project: str, tasks: dict, tmp_path: P
         in out, out  # v2's new task: its bytes were found readable on its superseded task
     assert f"v2.mp4: rejected (something readable in this project (task {tasks['v2.mp4']['id']}, v2.mp4, " \
         "superseded): 0.5 s: plate bottom left readable)" in out
+    assert out.count("v2.mp4: rejected") == 1, out  # the rejection once: not again as its superseded task's own
     checks, states = read_checks(tmp_path / "again.json"), {}
     for name in ("v1", "v2", "v3"):
         report = folder / f"{name}.anonymization.json"

