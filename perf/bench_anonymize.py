@@ -216,7 +216,8 @@ def main() -> None:
                 for tool in order:
                     if tool.startswith("previous:") and fps not in previous_rates:
                         continue
-                    folder = tmp / f"{fps:g}fps-{tool.replace(':', '-')}"
+                    # a folder per round: a re-run into the same --out skips a video already done
+                    folder = tmp / f"round{r}" / f"{fps:g}fps-{tool.replace(':', '-')}"
                     out = folder / f"{scene}.mp4"
                     times.setdefault((fps, scene, tool), []).append(run(tool_command(tool, path, out, args, outside)))
                     outputs[(fps, scene, tool)] = out
