@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import os
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -432,7 +432,6 @@ class CenterFaceDetector:
         if not frames:
             return []
         net = self._net
-        h, w = frames[0].shape[:2]
         w_in, h_in, scale_w, scale_h = self._input_size(frames[0], max_side)
         names = net.onnx_output_names[:3]  # heatmap, scale, offset: the landmarks are never used
         found = []
@@ -448,7 +447,6 @@ class CenterFaceDetector:
                 dets[:, 1:4:2] /= scale_h
                 found.append(dets)
         return found
-
 
     def _input_size(self, frame: np.ndarray, max_side: int | None) -> tuple[int, int, float, float]:
         """The network's input width and height for a look at ``frame`` at ``max_side`` (None: full size), and the
