@@ -1163,12 +1163,15 @@ def find_videos(path: str | Path) -> list[Path]:
 
 _WORKER: Anonymizer | None = None
 _IN_JOB = False
+_UNWINDING = False  # a SIGTERM is being answered: another one must not cut the cleanup short
 
 
 def _worker_sigterm(signum: int, frame: Any) -> None:
-    if held_back(signum):
+    global _UNWINDING
+    if held_back(signum) or _UNWINDING:
         return
     if _IN_JOB:  # unwind through anonymize_video: its encoder is killed and its temporary file removed
+        _UNWINDING = True
         raise Terminated()
     os._exit(EXIT_SIGTERM)
 
@@ -1190,6 +1193,20 @@ def _worker_run(video: Path, out_dir: Path) -> dict[str, Any]:
         os._exit(EXIT_SIGTERM)  # cleaned up already; never go on to the next video
     finally:
         _IN_JOB = False
+
+
+def _remove_leftovers(videos: list[Path], out_dir: Path, since: float) -> None:
+    """Remove the temporary files of ``videos`` in ``out_dir`` made since ``since`` (this run's): those a worker killed
+    before it could clean up left behind (``anonymize_video``'s names for them): one stopped by SIGKILL after it did
+    not end in time, or one that died."""
+    for video in videos:
+        name = output_paths(video, out_dir)[0].name
+        for path in (*out_dir.glob(f".{name}.*.tmp.mp4"), *out_dir.glob(f"..{name}.*.tmp.mp4.frames.mp4")):
+            try:
+                if path.stat().st_mtime >= since - 1:  # 1 s: a file system's coarse clock
+                    path.unlink()
+            except OSError:
+                pass  # gone already
 
 
 def _stop_workers(pool: Any) -> None:
@@ -1229,7 +1246,12 @@ def anonymize_many(videos: list[Path], out_dir: Path, options: AnonymizeConfig, 
     # spawned, not forked: a fork copies onnxruntime's thread pools and this process's threads half-way
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init, initargs=(options,))
-    stop = lambda: _stop_workers(pool)  # noqa: E731
+    started = time.time()
+
+    def stop() -> None:
+        _stop_workers(pool)
+        _remove_leftovers(videos, out_dir, started)
+
     on_interrupt(stop)
     finished = False
     try:
@@ -1241,7 +1263,8 @@ def anonymize_many(videos: list[Path], out_dir: Path, options: AnonymizeConfig, 
                 yield futures[future], exc
         finished = True
     finally:
-        if finished:
+        if finished:  # a worker that died (killed, out of memory) left its temporary files: removed too
             pool.shutdown(wait=True)
+            _remove_leftovers(videos, out_dir, started)
         else:
-            _stop_workers(pool)
+            stop()

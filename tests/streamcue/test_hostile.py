@@ -413,6 +413,42 @@ def test_8_signals_end_the_process_tree_cleanly(tmp_path, long_videos, workers, 
     assert files_under(tmp_path / "out") == []  # no temporary file, no partial output
 
 
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid``."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+@pytest.mark.video
+@pytest.mark.slow
+def test_8_a_worker_killed_while_encoding_leaves_no_temporary_file(tmp_path, long_videos):
+    """A worker that dies without cleaning up (SIGKILL: the out-of-memory killer, or the parent's after a worker did
+    not end in time) left its temporary output in --out. The parent removes what its workers left: the run reports
+    the videos as failed, one line each, and --out holds nothing."""
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "streamcue", "anonymize", str(long_videos[0].parent), "--out",
+                             str(out), "--workers", "2", "--max-side", "0", "--allow-unmeasured"],
+                            env={**os.environ, "STREAMCUE_NO_PROGRESS": "1"}, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(out.glob(".*.tmp.mp4"))) < 2:
+        time.sleep(0.05)  # both workers encoding
+    workers = [pid for pid in _children(proc.pid) if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    assert workers and proc.poll() is None, proc.communicate()
+    os.kill(workers[0], signal.SIGKILL)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode != 0 and "Traceback" not in stderr, stderr
+    time.sleep(0.5)
+    assert _session_processes(proc.pid) == []
+    assert files_under(out) == []
+
+
 # ---------------------------------------------------------------------------------------------
 # 9. validate reports everything, refuses empty files, never wraps; an empty source is an error
 
