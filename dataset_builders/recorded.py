@@ -35,8 +35,8 @@ import typer
 
 from streamcue import console
 from streamcue.concurrency import in_order
-from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, anonymize_video, output_paths
-from streamcue.anonymize.report import report_problem, sha256_file
+from streamcue.anonymize.pipeline import AnonymizeConfig, Anonymizer, already_done, anonymize_video, output_paths
+from streamcue.anonymize.report import report_problem
 from streamcue.dataset_builders.output import BuildReport
 from streamcue.dataset_builders.recorded_guidance import draft_marks, guidance_record, read_marks
 from streamcue.dataset_builders.jitter import jitter_guidance
@@ -44,7 +44,7 @@ from streamcue.dataset_builders.recorded_qa import QAConfig, question_task, ques
 from streamcue.dataset_builders.recorded_summaries import summaries
 from streamcue.errors import InputError, RecordValidationError, check_every
 from streamcue.extras import require
-from streamcue.io import iter_jsonl, read_json
+from streamcue.io import iter_jsonl
 from streamcue.llm import LLMClient, LLMSettings, Request
 from streamcue.frame_memory import Frame, select_frames
 from streamcue.paths import resolve_uri
@@ -193,8 +193,7 @@ def prepare_video(source: Path, config: Config, anonymizer: Any) -> tuple[Path, 
         return source, report, _relative(report, config.out)
     out_dir = config.out / "videos"
     video, report = output_paths(source, out_dir)
-    if report.is_file() and report_problem(report, video) is None \
-            and read_json(report)["input"].get("sha256") == sha256_file(source):
+    if already_done(source, out_dir, config.anonymize.stated()) is not None:  # as streamcue anonymize re-runs
         return video, report, f"videos/{report.name}"
     anonymize_video(source, out_dir, anonymizer=anonymizer())
     if report_problem(report, video):
