@@ -359,6 +359,8 @@ class CenterFaceDetector:
             model = _weights_as_constants(net.dynamicize_shapes(onnx.load(str(path))), keep=net.onnx_input_name)
             graph = self._int8_graph(model, path) if self.runtime == "onnxruntime-int8" else model
             net.sess = self._session(graph, provider, torch_device, net.onnx_input_name)
+        except InputError:  # the int8 graph's cache folder: said as such
+            raise
         except Exception as exc:
             raise _not_a_model(path, "a CenterFace ONNX model", exc) from None
         self.threshold = threshold

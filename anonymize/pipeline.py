@@ -1176,12 +1176,27 @@ def _worker_sigterm(signum: int, frame: Any) -> None:
     os._exit(EXIT_SIGTERM)
 
 
-def _worker_init(options: AnonymizeConfig) -> None:
-    """A worker process: the parent alone answers Ctrl-C; SIGTERM (from the parent) ends it cleanly."""
+def _worker_init(options: AnonymizeConfig, parent: int) -> None:
+    """A worker process: the parent alone answers Ctrl-C; SIGTERM (from the parent, or from Linux when the parent
+    dies) ends it cleanly."""
     global _WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _worker_sigterm)
+    _die_with(parent)
     _WORKER = Anonymizer(options)
+
+
+def _die_with(parent: int) -> None:
+    """On Linux, a SIGTERM to this worker when ``parent`` dies (prctl's PR_SET_PDEATHSIG): a parent SIGKILLed (the
+    out-of-memory killer) left its workers taking video after video from the queue with no one to report to."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the parent's own stop is all there is
+        return
+    if os.getppid() != parent:  # it died before the request was made
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _worker_run(video: Path, out_dir: Path) -> dict[str, Any]:
@@ -1242,10 +1257,11 @@ def anonymize_many(videos: list[Path], out_dir: Path, options: AnonymizeConfig, 
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
 
     # spawned, not forked: a fork copies onnxruntime's thread pools and this process's threads half-way
     context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init, initargs=(options,))
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init, initargs=(options, os.getpid()))
     started = time.time()
 
     def stop() -> None:
@@ -1259,6 +1275,10 @@ def anonymize_many(videos: list[Path], out_dir: Path, options: AnonymizeConfig, 
         for future in as_completed(futures):
             try:
                 yield futures[future], future.result()
+            except BrokenProcessPool:  # one worker died: the pool stops every video it held, each said as such
+                yield futures[future], InputError("a worker process died (killed, or out of memory) while this video "
+                                                  "was anonymized or waited its turn; nothing was written for it",
+                                                  file=futures[future])
             except Exception as exc:
                 yield futures[future], exc
         finished = True

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from streamcue.errors import InputError
 from streamcue.extras import require
 from streamcue.io import atomic_write
 from streamcue.paths import cache_dir
@@ -70,7 +71,8 @@ def int8_graph(model: Any, source_sha256: str,
                feeds: Callable[[], Iterable[dict[str, np.ndarray]]]) -> tuple[bytes, str]:
     """The int8 graph of ``model`` (a float ONNX ``ModelProto`` whose file has ``source_sha256``) and its SHA-256:
     read from the cache folder, or made by :data:`RECIPE` with ``feeds()`` (the network's inputs) as calibration and
-    kept there (a kept file that is not a valid ONNX graph, cut short or damaged, is made again)."""
+    kept there (a kept file that is not a valid quantized ONNX graph, cut short, damaged or another model, is made
+    again); a cache folder where it cannot be kept is one line naming it."""
     ort = require("onnxruntime", "anonymize")
     name = f"centerface-{source_sha256[:16]}-int8-r{RECIPE['version']}-onnxruntime{ort.__version__}.onnx"
     path = cache_dir() / "models" / name
@@ -81,20 +83,23 @@ def int8_graph(model: Any, source_sha256: str,
             path.parent.mkdir(parents=True, exist_ok=True)
             with atomic_write(path, "wb") as out:
                 out.write(data)
-        except OSError:
-            pass  # an unwritable cache: made again by the next process, the same way
+        except OSError as exc:  # said, not skipped: every run would make it again, 20 s each
+            raise InputError(f"cache folder unusable for the int8 graph ({exc.strerror or exc}); set "
+                             "$STREAMCUE_CACHE_DIR to a writable folder", file=path.parent) from None
     return data, hashlib.sha256(data).hexdigest()
 
 
 def _kept(path: Path) -> bytes | None:
-    """The graph kept at ``path``, or None: no such file, or not a valid ONNX graph."""
+    """The graph kept at ``path``, or None: no such file, not a valid ONNX graph, or not a quantized one (another model
+    copied there)."""
     onnx = require("onnx", "anonymize")
     try:
         data = path.read_bytes()
-        onnx.checker.check_model(onnx.load_from_string(data))
-    except (OSError, ValueError, onnx.checker.ValidationError, Exception):  # protobuf's DecodeError is an Exception
+        graph = onnx.load_from_string(data)
+        onnx.checker.check_model(graph)
+    except Exception:  # OSError, protobuf's DecodeError, onnx's ValidationError: made again
         return None
-    return data
+    return data if any(node.op_type == "QuantizeLinear" for node in graph.graph.node) else None
 
 
 def _quantized(model: Any, feeds: Iterable[dict[str, np.ndarray]]) -> bytes:

