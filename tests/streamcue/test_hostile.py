@@ -431,7 +431,8 @@ def test_8_a_worker_killed_while_encoding_leaves_no_temporary_file(tmp_path, lon
     """A worker that dies without cleaning up (SIGKILL: the out-of-memory killer, or the parent's after a worker did
     not end in time) left its temporary output in --out. The parent removes what its workers left: the run reports
     the videos as failed, one line each naming the video (it said "A process in the process pool was terminated
-    abruptly ..." once per video), and --out holds nothing."""
+    abruptly ..." once per video), and --out holds nothing. About 6 s: the workers start and load their models
+    before they encode, as in the signal test above."""
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "streamcue", "anonymize", str(long_videos[0].parent), "--out",
                              str(out), "--workers", "2", "--max-side", "0", "--allow-unmeasured"],
@@ -458,7 +459,8 @@ def test_8_a_worker_killed_while_encoding_leaves_no_temporary_file(tmp_path, lon
 def test_8_workers_end_when_their_parent_is_killed(tmp_path, long_videos):
     """A parent SIGKILLed (the out-of-memory killer) while its workers encode: they went on taking video after video
     from the queue, writing outputs no one reported, and then waited for ever. Now each worker ends with its parent
-    (SIGTERM from Linux), cleaning up as for the parent's own SIGTERM: no process left, nothing in --out."""
+    (SIGTERM from Linux), cleaning up as for the parent's own SIGTERM: no process left, nothing in --out. About 10 s:
+    the workers start and load their models before they encode, then clean up."""
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "streamcue", "anonymize", str(long_videos[0].parent), "--out",
                              str(out), "--workers", "2", "--max-side", "0", "--allow-unmeasured"],
