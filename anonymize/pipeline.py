@@ -944,6 +944,15 @@ def already_done(video: Path, out_dir: Path, stated: dict[str, Any]) -> dict[str
     return report if same_input and report.get("options") == stated else None
 
 
+#: A video is encoded to a hidden file beside its output, ``.NAME.mp4.RANDOM.tmp.mp4``, renamed once it is checked.
+_TEMPORARY = ".tmp.mp4"
+
+
+def _temporary_prefix(out_path: Path) -> str:
+    """The start of the name of ``out_path``'s temporary file (unique by ``tempfile.mkstemp``'s random part)."""
+    return f".{out_path.name}."
+
+
 def _output_problems(info: Any, check: Any, frames: int) -> list[str]:
     """How the encoded output (``check``, probed) differs from the input (``info``): size, frame rate, duration, or
     no frames at all."""
@@ -1015,7 +1024,7 @@ def anonymize_video(video: str | Path, out_dir: str | Path, options: AnonymizeCo
     writer: FrameWriter | None = None
     try:
         with held():  # a Ctrl-C or SIGTERM between creating the file and the encoder waits until both are known
-            handle, name = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".tmp.mp4", dir=out_dir)  # unique
+            handle, name = tempfile.mkstemp(prefix=_temporary_prefix(out_path), suffix=_TEMPORARY, dir=out_dir)
             os.close(handle)
             tmp = Path(name)
             started = time.perf_counter()
@@ -1215,8 +1224,9 @@ def _remove_leftovers(videos: list[Path], out_dir: Path, since: float) -> None:
     before it could clean up left behind (``anonymize_video``'s names for them): one stopped by SIGKILL after it did
     not end in time, or one that died."""
     for video in videos:
-        name = output_paths(video, out_dir)[0].name
-        for path in (*out_dir.glob(f".{name}.*.tmp.mp4"), *out_dir.glob(f"..{name}.*.tmp.mp4.frames.mp4")):
+        prefix = _temporary_prefix(output_paths(video, out_dir)[0])
+        # the encoder's file, and the frames it encodes alone first when audio is kept (FrameWriter: ".NAME.frames.mp4")
+        for path in (*out_dir.glob(f"{prefix}*{_TEMPORARY}"), *out_dir.glob(f".{prefix}*{_TEMPORARY}.frames.mp4")):
             try:
                 if path.stat().st_mtime >= since - 1:  # 1 s: a file system's coarse clock
                     path.unlink()

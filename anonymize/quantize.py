@@ -9,7 +9,7 @@ clips the settings were chosen on (``street``, ``crowd``, ``turned``, ``pan`` of
 
 The graph is made once per machine and kept in the cache folder (``$STREAMCUE_CACHE_DIR/models``, written
 atomically), named by the float model's SHA-256, :data:`RECIPE`'s version and onnxruntime's version (another
-version may quantize otherwise); where that folder cannot be written it is made again in each process. The report
+version may quantize otherwise); a folder where it cannot be kept is one line naming it. The report
 states the SHA-256 of the graph that ran (``detectors.face.settings.int8_sha256``): calibration runs the float graph,
 whose last bits follow the CPU's instructions, so two machines may make graphs that differ, and the hash says which
 one hid a video.
@@ -58,7 +58,7 @@ def int8_units(cpuinfo: str | Path = "/proc/cpuinfo") -> str | None:
 
 
 def calibration_frames() -> Iterator[np.ndarray]:
-    """The frames :data:`RECIPE` names: each scene at 1280x720, 1 frame a second from 0.5 s, in each turn."""
+    """The frames :data:`RECIPE` names: each scene at 1280x720, at 0 s and 1 s, in each turn."""
     from streamcue.anonymize.synthetic import clip_frames
 
     for scene in CALIBRATION_SCENES:

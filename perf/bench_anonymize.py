@@ -129,8 +129,7 @@ def tool_command(tool: str, path: Path, out: Path, args: argparse.Namespace, out
     if tool.startswith("previous:"):
         return [str(args.previous), "anonymize", str(path), "--out", str(out.parent), "--preset", tool.split(":", 1)[1],
                 *outside]
-    tool, _, runtime = tool.partition("@")
-    preset, _, mode = tool.partition("/")
+    preset, mode, runtime = variant(tool)
     unmeasured = mode == "triggered" or (runtime and runtime not in MEASURED_RUNTIMES)
     return [*streamcue_command(), "anonymize", str(path), "--out", str(out.parent), "--preset", preset,
             *(["--looks", mode] if mode else []), *(["--face-runtime", runtime] if runtime else []),
@@ -516,10 +515,16 @@ def _looks_taken(output: Path) -> str | None:
     return "/".join(str(looks[kind]["total"]) for kind in ("full", "turned", "plates")) if looks else None
 
 
-def variant_name(tool: str) -> str:
-    """How a row names ``P[/looks][@runtime]``: its options."""
+def variant(tool: str) -> tuple[str, str, str]:
+    """``P[/looks][@runtime]`` as (preset, looks, runtime), the last two empty when not given."""
     tool, _, runtime = tool.partition("@")
     preset, _, mode = tool.partition("/")
+    return preset, mode, runtime
+
+
+def variant_name(tool: str) -> str:
+    """How a row names ``P[/looks][@runtime]``: its options."""
+    preset, mode, runtime = variant(tool)
     return (f"`--preset {preset}`" + (f" `--looks {mode}`" if mode else "")
             + (f" `--face-runtime {runtime}`" if runtime else ""))
 
